@@ -1,0 +1,48 @@
+/* walk — enumerate the markdown files of a collection.
+ *
+ * Walks a directory tree depth-first in a stable (byte-sorted) order and
+ * reports every regular file whose path relative to the root matches one of
+ * the masks (glob syntax, default "**\/*.md") and none of the excludes. It
+ * skips dot-folders (.git, .obsidian, .trash, ...), node_modules, and paths
+ * ignored by .gitignore files found along the way (nested .gitignore files
+ * apply below their folder; negation, dir-only and anchored patterns per
+ * git). Symlinks to files are followed; symlinked directories are followed
+ * once, and a directory already visited (same dev/inode) is never entered
+ * again, so loops cannot hang the walk. Unreadable directories produce a
+ * warning through the callback and the walk goes on.
+ *
+ * glob_match() is exported for reuse: '*' and '?' do not cross '/', "**"
+ * matches any number of path segments, [...] classes and {a,b} alternatives. */
+#ifndef TROVE_WALK_H
+#define TROVE_WALK_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "util/err.h"
+
+typedef struct walk_opts {
+    const char *root;           /* absolute path of the collection root */
+    const char *const *masks;   /* NULL or n_masks == 0: "**\/*.md" */
+    size_t n_masks;
+    const char *const *excludes;
+    size_t n_excludes;
+} walk_opts;
+
+typedef struct walk_callbacks {
+    void *ctx;
+    /* relpath uses '/' separators, no leading "./"; st is the stat of the
+     * file (after following a symlink). Return non-zero to stop the walk. */
+    int (*on_file)(void *ctx, const char *relpath, const struct stat *st);
+    /* A path that could not be read (message names it). May be NULL. */
+    void (*on_warning)(void *ctx, const char *message);
+} walk_callbacks;
+
+/* TROVE_ENOENT / TROVE_EIO with a detail if the root itself is missing or
+ * unreadable; otherwise TROVE_OK (per-entry problems go to on_warning). */
+trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb);
+
+/* 1 if `path` matches glob `pattern` (both '/'-separated). */
+int glob_match(const char *pattern, const char *path);
+
+#endif

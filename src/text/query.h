@@ -1,0 +1,45 @@
+/* query — turn whatever the user typed into a safe FTS5 MATCH expression.
+ *
+ * Parsing never fails. Syntax understood: "quoted phrases", -exclusion (of a
+ * word or a "phrase"), prefix* (word ending in '*'), [[wikilink]] brackets
+ * (stripped). Everything else is plain words; punctuation inside words is
+ * left to the tokenizer ("node.js" becomes the phrase "node js", "C++" the
+ * word c). Words that yield no token (lone "*", "AND"/"OR"/"NOT" used as
+ * operators are treated as ordinary words; "+++") are dropped. Positive terms
+ * are OR-ed, so a note ranks by how many and how rare the matched terms are;
+ * English stopwords are dropped when at least one other positive term
+ * remains. Exclusions become NOT. Every term is emitted double-quoted with
+ * internal quotes doubled, so no user input can produce an FTS5 syntax error.
+ *
+ * The caller owns a query_parsed and frees it with query_free(). */
+#ifndef TROVE_QUERY_H
+#define TROVE_QUERY_H
+
+#include <stddef.h>
+
+typedef enum query_term_kind {
+    QUERY_WORD,
+    QUERY_PHRASE,  /* from "..." in the input */
+    QUERY_PREFIX,  /* word* */
+} query_term_kind;
+
+typedef struct query_term {
+    query_term_kind kind;
+    int negated;
+    int stopword;   /* dropped from the FTS expression as a stopword */
+    char *text;     /* raw text of the term (without quotes / '-' / '*') */
+} query_term;
+
+typedef struct query_parsed {
+    query_term *terms;
+    size_t n_terms;
+    char *fts;        /* FTS5 MATCH expression, or NULL when no positive
+                         term remains (then the keyword channel is empty) */
+    char *plain;      /* the positive terms joined by spaces, for the title
+                         channel and display ("" when none) */
+} query_parsed;
+
+void query_parse(const char *input, query_parsed *out);
+void query_free(query_parsed *q);
+
+#endif

@@ -1,0 +1,21 @@
+/* mem — allocation that cannot return NULL.
+ *
+ * trove is a command-line tool and a daemon; on allocation failure there is
+ * nothing sensible to do but report and exit, so every module allocates
+ * through these wrappers (as git and Redis do) and never checks for NULL. */
+#ifndef TROVE_MEM_H
+#define TROVE_MEM_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Grow *items (element size `size`) so that it holds at least `need`
+ * elements; *cap is updated. Amortised doubling. */
+void xgrow(void *items_ptr, size_t *cap, size_t need, size_t size);
+
+#endif
