@@ -1,0 +1,377 @@
+/* query — see query.h.
+ *
+ * Input is cut into chunks at whitespace (ASCII, no-break and ideographic
+ * spaces). A chunk is a word, a prefix (word*), a "phrase", or one of those
+ * preceded by '-' (exclusion). An unbalanced '"' makes the rest of the input
+ * one phrase. "[[" and "]]" are removed. A term is kept only if the trove
+ * tokenizer finds at least one token in it, and it reaches FTS5 as its raw
+ * text in double quotes, so FTS5 runs the same tokenizer on it as on the
+ * notes and no user input is ever FTS5 syntax.
+ *
+ * CJK is written without spaces, so a plain word's CJK runs are split into
+ * the segmenter's units (bigrams by default), each its own OR-ed term: a
+ * natural-language question then matches notes sharing some of its words
+ * instead of requiring the whole sentence as a phrase. A CJK run of one
+ * character becomes a prefix term so it also matches the bigrams starting
+ * with it. Quoted phrases and exclusions stay whole phrases. */
+#include "text/query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/tok.h"
+#include "text/tok_int.h"
+#include "util/buf.h"
+#include "util/mem.h"
+
+/* Bounds on what one query can cost: a pasted page becomes at most this
+ * many terms, and at most this many OR-ed FTS5 phrases. */
+#define QUERY_MAX_TERMS 64
+#define QUERY_MAX_UNITS 128
+
+/* A common English stopword list, sorted for bsearch. Compared with the
+ * tokens of a word (folded, unstemmed), so "What's" is "what" + "s". */
+static const char *const stopwords[] = {
+    "a", "about", "above", "after", "again", "against", "all", "am", "an",
+    "and", "any", "are", "as", "at", "be", "because", "been", "before",
+    "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+    "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no",
+    "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our",
+    "ours", "ourselves", "out", "over", "own", "s", "same", "she", "should",
+    "so", "some", "such", "t", "than", "that", "the", "their", "theirs",
+    "them", "themselves", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we",
+    "were", "what", "when", "where", "which", "while", "who", "whom", "why",
+    "will", "with", "would", "you", "your", "yours", "yourself",
+    "yourselves",
+};
+
+typedef struct key { const char *s; size_t len; } key;
+
+static int cmp_stop(const void *k, const void *e)
+{
+    const key *a = k;
+    const char *b = *(const char *const *)e;
+    size_t bl = strlen(b);
+    int c = memcmp(a->s, b, a->len < bl ? a->len : bl);
+    if (c)
+        return c;
+    return (a->len > bl) - (a->len < bl);
+}
+
+static int is_stopword(const char *t, size_t len)
+{
+    key k = {t, len};
+    return bsearch(&k, stopwords, sizeof stopwords / sizeof *stopwords,
+                   sizeof *stopwords, cmp_stop) != NULL;
+}
+
+/* ---- term list ------------------------------------------------------------ */
+
+typedef struct scan { size_t n; int all_stop; } scan;
+
+static int scan_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
+{
+    (void)s, (void)e;
+    scan *sc = ctx;
+    sc->n++;
+    if (!is_stopword(t, len))
+        sc->all_stop = 0;
+    return 0;
+}
+
+static void add_term(query_parsed *q, size_t *cap, query_term_kind kind,
+                     int neg, const char *s, size_t len)
+{
+    if (q->n_terms >= QUERY_MAX_TERMS)
+        return;
+    scan sc = {0, 1};
+    tok_opts nostem = {0};
+    tok_run(&nostem, s, len, &sc, scan_cb);
+    if (sc.n == 0)
+        return;
+    xgrow(&q->terms, cap, q->n_terms + 1, sizeof *q->terms);
+    q->terms[q->n_terms++] = (query_term){
+        .kind = kind,
+        .negated = neg,
+        .stopword = kind == QUERY_WORD && !neg && sc.all_stop,
+        .text = xstrndup(s, len),
+    };
+}
+
+/* ---- chunking ------------------------------------------------------------- */
+
+static size_t space_len(const char *s)
+{
+    unsigned char c = (unsigned char)s[0];
+    if (c == ' ' || (c >= '\t' && c <= '\r'))
+        return 1;
+    if (c == 0xC2 && (unsigned char)s[1] == 0xA0)
+        return 2;
+    if (c == 0xE3 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] == 0x80)
+        return 3;
+    return 0;
+}
+
+/* Copy of the input with invalid UTF-8 and control bytes turned into
+ * spaces (so terms and `plain` are clean UTF-8) and without wikilink
+ * brackets: "[[" at the start of a chunk
+ * (or after its '-') is removed so "-[[Note]]" still excludes; elsewhere
+ * both "[[" and "]]" become spaces. */
+static char *strip_brackets(const char *in)
+{
+    size_t n = strlen(in);
+    char *out = xmalloc(n + 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)in[i];
+        if (c >= 0x80) {
+            /* Keep valid UTF-8; an invalid byte separates, like in tok. */
+            size_t j = i;
+            if (tok_utf8_next(in, n, &j) < 0) {
+                out[o++] = ' ';
+                i = j;
+                continue;
+            }
+            memcpy(out + o, in + i, j - i);
+            o += j - i;
+            i = j;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7F) {   /* control bytes: whitespace */
+            out[o++] = ' ';
+            i++;
+            continue;
+        }
+        if ((in[i] == '[' && in[i + 1] == '[') ||
+            (in[i] == ']' && in[i + 1] == ']')) {
+            int chunk_start = o == 0 || space_len(&out[o - 1]) ||
+                              (out[o - 1] == '-' && (o == 1 || space_len(&out[o - 2])));
+            if (in[i] == ']' || !chunk_start)
+                out[o++] = ' ';
+            i += 2;
+            continue;
+        }
+        out[o++] = in[i++];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static size_t count_chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+static void parse_terms(const char *s, query_parsed *q)
+{
+    size_t cap = 0, i = 0, sp;
+    while (s[i]) {
+        if ((sp = space_len(s + i))) {
+            i += sp;
+            continue;
+        }
+        int neg = 0;
+        if (s[i] == '-' && s[i + 1] && !space_len(s + i + 1)) {
+            neg = 1;
+            i++;
+        }
+        if (s[i] == '"') {
+            const char *body = s + i + 1;
+            const char *close = strchr(body, '"');
+            size_t blen = close ? (size_t)(close - body) : strlen(body);
+            i += 1 + blen + (close ? 1 : 0);
+            query_term_kind kind = QUERY_PHRASE;
+            if (close && s[i] == '*') {
+                kind = QUERY_PREFIX;
+                while (s[i] == '*')
+                    i++;
+            }
+            add_term(q, &cap, kind, neg, body, blen);
+            continue;
+        }
+        size_t start = i;
+        while (s[i] && !space_len(s + i))
+            i++;
+        size_t end = i;
+        while (end > start && s[end - 1] == '*')
+            end--;
+        query_term_kind kind = QUERY_WORD;
+        if (end < i && count_chars(s + start, end - start) >= 2)
+            kind = QUERY_PREFIX;
+        add_term(q, &cap, kind, neg, s + start, end - start);
+    }
+}
+
+/* ---- FTS5 expression ------------------------------------------------------ */
+
+typedef struct units {
+    tbuf *b;
+    size_t n;
+} units;
+
+static void put_quoted(units *u, const char *s, size_t len, int prefix)
+{
+    if (u->n >= QUERY_MAX_UNITS)
+        return;
+    if (u->n++)
+        tbuf_puts(u->b, " OR ");
+    tbuf_putc(u->b, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            tbuf_putc(u->b, '"');
+        tbuf_putc(u->b, s[i]);
+    }
+    tbuf_putc(u->b, '"');
+    if (prefix)
+        tbuf_puts(u->b, " *");
+}
+
+static int has_cjk(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        if (tok_cjk_char(tok_utf8_next(s, len, &i)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Code point ending just before byte `at` (-1 at the start). */
+static int cp_before(const char *s, size_t at)
+{
+    if (at == 0)
+        return -1;
+    size_t p = at - 1;
+    while (p > 0 && at - p < 4 && ((unsigned char)s[p] & 0xC0) == 0x80)
+        p--;
+    size_t q = p;
+    int cp = tok_utf8_next(s, at, &q);
+    return q == at ? cp : -1;
+}
+
+typedef struct split_ctx {
+    const char *w;
+    size_t len;
+    units *u;
+    size_t grp_start, grp_end;
+    int have_grp;
+} split_ctx;
+
+static void flush_group(split_ctx *c)
+{
+    if (c->have_grp)
+        put_quoted(c->u, c->w + c->grp_start, c->grp_end - c->grp_start, 0);
+    c->have_grp = 0;
+}
+
+static int split_cb(void *ctx, const char *t, size_t tl, size_t start,
+                    size_t end)
+{
+    (void)t, (void)tl;
+    split_ctx *c = ctx;
+    size_t p = start;
+    int cp = tok_utf8_next(c->w, c->len, &p);
+    if (!tok_cjk_char(cp)) {
+        /* Consecutive non-CJK tokens stay one phrase: "node.js". */
+        if (!c->have_grp)
+            c->grp_start = start;
+        c->grp_end = end;
+        c->have_grp = 1;
+        return 0;
+    }
+    flush_group(c);
+    /* A run of one character (plus marks) becomes a prefix term. */
+    size_t after = end;
+    int lone = !tok_cjk_char(cp_before(c->w, start)) &&
+               (end >= c->len || !tok_cjk_char(tok_utf8_next(c->w, c->len, &after)));
+    while (lone && p < end)
+        lone = tok_is_mark(tok_utf8_next(c->w, c->len, &p));
+    put_quoted(c->u, c->w + start, end - start, lone);
+    return 0;
+}
+
+static void put_word(units *u, const char *w, size_t len)
+{
+    if (!has_cjk(w, len)) {
+        put_quoted(u, w, len, 0);
+        return;
+    }
+    split_ctx c = {w, len, u, 0, 0, 0};
+    tok_opts nostem = {0};
+    tok_run(&nostem, w, len, &c, split_cb);
+    flush_group(&c);
+}
+
+static void put_term(units *u, const query_term *t, int whole)
+{
+    size_t len = strlen(t->text);
+    if (t->kind == QUERY_WORD && !whole)
+        put_word(u, t->text, len);
+    else
+        put_quoted(u, t->text, len, t->kind == QUERY_PREFIX);
+}
+
+static void build(query_parsed *q)
+{
+    size_t nonstop = 0;
+    for (size_t k = 0; k < q->n_terms; k++)
+        nonstop += !q->terms[k].negated && !q->terms[k].stopword;
+    tbuf pos = {0}, neg = {0}, plain = {0};
+    units up = {&pos, 0}, un = {&neg, 0};
+    for (size_t k = 0; k < q->n_terms; k++) {
+        query_term *t = &q->terms[k];
+        if (nonstop == 0)
+            t->stopword = 0;
+        if (t->negated) {
+            put_term(&un, t, 1);
+            continue;
+        }
+        if (plain.len)
+            tbuf_putc(&plain, ' ');
+        tbuf_puts(&plain, t->text);
+        if (!t->stopword)
+            put_term(&up, t, 0);
+    }
+    if (up.n && un.n) {
+        tbuf out = {0};
+        tbuf_printf(&out, "(%s) NOT (%s)", tbuf_cstr(&pos), tbuf_cstr(&neg));
+        q->fts = tbuf_detach(&out);
+    } else if (up.n) {
+        q->fts = tbuf_detach(&pos);
+    }
+    tbuf_free(&pos);
+    tbuf_free(&neg);
+    q->plain = plain.len ? tbuf_detach(&plain) : xstrdup("");
+    tbuf_free(&plain);
+}
+
+void query_parse(const char *input, query_parsed *out)
+{
+    memset(out, 0, sizeof *out);
+    char *s = strip_brackets(input ? input : "");
+    parse_terms(s, out);
+    free(s);
+    build(out);
+}
+
+void query_free(query_parsed *q)
+{
+    if (!q)
+        return;
+    for (size_t k = 0; k < q->n_terms; k++)
+        free(q->terms[k].text);
+    free(q->terms);
+    free(q->fts);
+    free(q->plain);
+    memset(q, 0, sizeof *q);
+}

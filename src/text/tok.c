@@ -1,0 +1,470 @@
+/* tok — see tok.h.
+ *
+ * One pass over the bytes groups code points into runs: a word run (letters,
+ * digits and marks outside CJK), a CJK run, or separators. Pure-ASCII words
+ * (the common case in notes) are folded with a few comparisons into a stack
+ * buffer; anything else is folded by utf8proc into a thread-local code point
+ * buffer, so no token costs a malloc. */
+#include "text/tok.h"
+
+#include <libstemmer.h>
+#include <pthread.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "text/tok_int.h"
+
+/* Bytes of one word handed to utf8proc; the folded form is cut to
+ * TOK_MAX_TERM anyway, and a cap keeps the fold buffer bounded. */
+#define TOK_MAX_FOLD_IN 192
+/* Code points in the fold buffer. One input code point decomposes into at
+ * most 18, and folding retries on a shorter prefix if it ever overflows. */
+#define TOK_FOLD_CAP 1024
+
+#define WORD_OPTS (UTF8PROC_CASEFOLD | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT | \
+                   UTF8PROC_STRIPMARK | UTF8PROC_STABLE)
+/* CJK terms get NFKC without mark stripping: stripping would turn が into
+ * か, and recomposition keeps Hangul syllables whole. */
+#define CJK_OPTS (UTF8PROC_CASEFOLD | UTF8PROC_COMPOSE | UTF8PROC_COMPAT | \
+                  UTF8PROC_STABLE)
+
+/* ---- UTF-8 and classification ------------------------------------------ */
+
+int tok_utf8_next(const char *text, size_t len, size_t *i)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t p = *i;
+    unsigned c = s[p];
+    if (c < 0x80) {
+        *i = p + 1;
+        return (int)c;
+    }
+    size_t n;
+    unsigned cp, min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2, cp = c & 0x1F, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3, cp = c & 0x0F, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+        *i = p + 1;
+        return -1;
+    }
+    if (len - p < n) {
+        *i = p + 1;
+        return -1;
+    }
+    for (size_t k = 1; k < n; k++) {
+        unsigned cc = s[p + k];
+        if ((cc & 0xC0) != 0x80) {
+            *i = p + 1;
+            return -1;
+        }
+        cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        *i = p + 1;
+        return -1;
+    }
+    *i = p + n;
+    return (int)cp;
+}
+
+int tok_is_cjk(int cp)
+{
+    if (cp < 0x1100)
+        return 0;
+    if (cp <= 0x11FF)                       /* Hangul Jamo */
+        return 1;
+    if (cp < 0x3005)
+        return 0;
+    if (cp <= 0x3007)                       /* 々 〆 〇 */
+        return 1;
+    if (cp >= 0x3021 && cp <= 0x3029)       /* Hangzhou numerals */
+        return 1;
+    if (cp >= 0x3038 && cp <= 0x303B)
+        return 1;
+    if (cp >= 0x3041 && cp <= 0x309F)       /* Hiragana */
+        return cp != 0x309B && cp != 0x309C;
+    if (cp >= 0x30A1 && cp <= 0x30FF)       /* Katakana, less ・ */
+        return cp != 0x30FB;
+    if (cp >= 0x3131 && cp <= 0x318E)       /* Hangul compatibility jamo */
+        return 1;
+    if (cp >= 0x31F0 && cp <= 0x31FF)       /* Katakana phonetic ext. */
+        return 1;
+    if (cp >= 0x3400 && cp <= 0x4DBF)       /* CJK ext. A */
+        return 1;
+    if (cp >= 0x4E00 && cp <= 0x9FFF)       /* CJK unified */
+        return 1;
+    if (cp >= 0xA960 && cp <= 0xA97F)       /* Hangul jamo ext. A */
+        return 1;
+    if (cp >= 0xAC00 && cp <= 0xD7FF)       /* Hangul syllables, jamo ext. B */
+        return 1;
+    if (cp >= 0xF900 && cp <= 0xFAFF)       /* CJK compatibility ideographs */
+        return 1;
+    if (cp >= 0xFF66 && cp <= 0xFF9F)       /* halfwidth katakana */
+        return 1;
+    if (cp >= 0xFFA0 && cp <= 0xFFDC)       /* halfwidth hangul */
+        return 1;
+    if (cp >= 0x1B000 && cp <= 0x1B16F)     /* kana supplement/extended */
+        return 1;
+    if (cp >= 0x20000 && cp <= 0x323AF)     /* CJK ext. B-H, compat suppl. */
+        return 1;
+    return 0;
+}
+
+enum { C_SEP, C_WORD, C_DIGIT, C_CJK, C_MARK };
+
+static int classify(int cp)
+{
+    if (cp < 0)
+        return C_SEP;
+    switch (utf8proc_category(cp)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+        return tok_is_cjk(cp) ? C_CJK : C_WORD;
+    case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+        return tok_is_cjk(cp) ? C_CJK : C_DIGIT;
+    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+        return C_MARK;
+    default:
+        return C_SEP;
+    }
+}
+
+int tok_cjk_char(int cp)
+{
+    if (!tok_is_cjk(cp))
+        return 0;
+    int c = classify(cp);
+    return c == C_CJK || c == C_MARK;
+}
+
+/* ---- folding ------------------------------------------------------------ */
+
+static _Thread_local utf8proc_int32_t fold_buf[TOK_FOLD_CAP];
+
+/* Largest length <= n that ends on a character boundary of s. */
+static size_t utf8_floor(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+/* Fold s[0..len) with utf8proc; *out points into the thread-local buffer.
+ * Returns the folded length in bytes, cut to TOK_MAX_TERM. */
+static size_t fold_unicode(const char *s, size_t len, utf8proc_option_t opts,
+                           const char **out)
+{
+    if (len > TOK_MAX_FOLD_IN)
+        len = utf8_floor(s, TOK_MAX_FOLD_IN);
+    utf8proc_ssize_t n;
+    for (;;) {
+        n = utf8proc_decompose((const utf8proc_uint8_t *)s,
+                               (utf8proc_ssize_t)len, fold_buf,
+                               TOK_FOLD_CAP - 1, opts);
+        if (n < 0)
+            return 0;
+        if (n < TOK_FOLD_CAP)
+            break;
+        len = utf8_floor(s, len / 2);
+        if (len == 0)
+            return 0;
+    }
+    n = utf8proc_reencode(fold_buf, n, opts);
+    if (n <= 0)
+        return 0;
+    const char *r = (const char *)fold_buf;
+    size_t rl = (size_t)n;
+    if (rl > TOK_MAX_TERM)
+        rl = utf8_floor(r, TOK_MAX_TERM);
+    *out = r;
+    return rl;
+}
+
+/* ---- stemming ----------------------------------------------------------- */
+
+/* sb_stemmer keeps state per instance, so each thread gets its own; the key
+ * destructor frees it when the thread exits. */
+static _Thread_local struct sb_stemmer *tl_stemmer;
+static _Thread_local int tl_stemmer_failed;
+static pthread_key_t stem_key;
+static pthread_once_t stem_once = PTHREAD_ONCE_INIT;
+
+static void stemmer_free(void *p)
+{
+    sb_stemmer_delete(p);
+}
+
+static void stem_key_init(void)
+{
+    pthread_key_create(&stem_key, stemmer_free);
+}
+
+static struct sb_stemmer *stemmer(void)
+{
+    if (tl_stemmer || tl_stemmer_failed)
+        return tl_stemmer;
+    pthread_once(&stem_once, stem_key_init);
+    tl_stemmer = sb_stemmer_new("english", NULL);
+    if (!tl_stemmer)
+        tl_stemmer_failed = 1;
+    else
+        pthread_setspecific(stem_key, tl_stemmer);
+    return tl_stemmer;
+}
+
+/* The English stemmer only makes sense for Latin letters. */
+static int latin_word(const char *w, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)w[i];
+        if (c < 0x80) {
+            if (c < 'a' || c > 'z')
+                return 0;
+            i++;
+            continue;
+        }
+        int cp = tok_utf8_next(w, len, &i);
+        if (!((cp >= 0xC0 && cp <= 0x24F) || (cp >= 0x1E00 && cp <= 0x1EFF) ||
+              (cp >= 0x2C60 && cp <= 0x2C7F) || (cp >= 0xA720 && cp <= 0xA7FF)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Stem w in place when it is worth it; the result may point at the
+ * stemmer's own buffer (valid until the next stem on this thread). */
+static void stem_word(const char **w, size_t *len)
+{
+    /* Snowball English leaves words of up to two letters alone. */
+    if (*len <= 2 || !latin_word(*w, *len))
+        return;
+    struct sb_stemmer *st = stemmer();
+    if (!st)
+        return;
+    const sb_symbol *r = sb_stemmer_stem(st, (const sb_symbol *)*w, (int)*len);
+    int rl = r ? sb_stemmer_length(st) : 0;
+    if (rl <= 0)
+        return;
+    *w = (const char *)r;
+    *len = (size_t)rl;
+}
+
+/* ---- runs ----------------------------------------------------------------- */
+
+typedef struct tok_state {
+    int stem;
+    void *ctx;
+    tok_cb cb;
+} tok_state;
+
+static int emit_word(const tok_state *st, const char *text, size_t start,
+                     size_t end, int ascii, int digit)
+{
+    char small[TOK_MAX_TERM];
+    const char *w;
+    size_t wl;
+    int truncated;
+    if (ascii) {
+        wl = end - start;
+        truncated = wl > TOK_MAX_TERM;
+        if (truncated)
+            wl = TOK_MAX_TERM;
+        for (size_t k = 0; k < wl; k++) {
+            char c = text[start + k];
+            small[k] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+        }
+        w = small;
+    } else {
+        wl = fold_unicode(text + start, end - start, WORD_OPTS, &w);
+        if (wl == 0)        /* only marks, or nothing survived folding */
+            return 0;
+        truncated = wl == TOK_MAX_TERM || end - start > TOK_MAX_FOLD_IN;
+    }
+    if (st->stem && !digit && !truncated)
+        stem_word(&w, &wl);
+    return st->cb(st->ctx, w, wl, start, end);
+}
+
+/* ---- CJK segmentation ------------------------------------------------- */
+
+static tok_segmenter g_seg;
+static int g_seg_set;
+
+void tok_set_cjk_segmenter(const tok_segmenter *seg)
+{
+    if (seg && seg->segment) {
+        g_seg = *seg;
+        g_seg_set = 1;
+    } else {
+        g_seg_set = 0;
+    }
+}
+
+typedef struct cjk_emit_ctx {
+    const tok_state *st;
+    size_t base;     /* offset of the run in the text */
+    size_t run_len;
+    int stop;        /* non-zero once the callback asked to stop */
+} cjk_emit_ctx;
+
+/* Code points NFKC and case folding leave unchanged: unified ideographs,
+ * plain kana and Hangul syllables cover nearly all real CJK text. */
+static int cjk_stable(const char *t, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        int cp = tok_utf8_next(t, len, &i);
+        if (!((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+              (cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FA) ||
+              (cp >= 0xAC00 && cp <= 0xD7A3)))
+            return 0;
+    }
+    return 1;
+}
+
+static int cjk_emit(void *vctx, const char *term, size_t len, size_t start,
+                    size_t end)
+{
+    cjk_emit_ctx *e = vctx;
+    if (e->stop)
+        return e->stop;
+    /* A segmenter is other people's code: never trust its offsets. */
+    if (start > end || end > e->run_len || len == 0)
+        return 0;
+    const char *w = term;
+    size_t wl = len;
+    if (!cjk_stable(term, len)) {
+        wl = fold_unicode(term, len, CJK_OPTS, &w);
+        if (wl == 0)
+            return 0;
+    } else if (wl > TOK_MAX_TERM) {
+        wl = utf8_floor(term, TOK_MAX_TERM);
+    }
+    e->stop = e->st->cb(e->st->ctx, w, wl, e->base + start, e->base + end);
+    return e->stop;
+}
+
+int tok_is_mark(int cp)
+{
+    if (cp < 0x300)
+        return 0;
+    utf8proc_category_t c = utf8proc_category(cp);
+    return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC ||
+           c == UTF8PROC_CATEGORY_ME;
+}
+
+/* Default segmenter: overlapping bigrams of characters (a character being a
+ * code point with its trailing marks); a one-character run emits itself. */
+static int bigram_segment(void *ud, const char *run, size_t len,
+                          void *emit_ctx, tok_emit_fn emit)
+{
+    (void)ud;
+    size_t prev = (size_t)-1, cur = 0, i = 0;
+    int n_chars = 0, rc;
+    while (i < len) {
+        size_t at = i;
+        int cp = tok_utf8_next(run, len, &i);
+        if (n_chars > 0 && tok_is_mark(cp))
+            continue;
+        if (n_chars >= 2 && (rc = emit(emit_ctx, run + prev, at - prev, prev, at)))
+            return rc;
+        prev = cur;
+        cur = at;
+        n_chars++;
+    }
+    if (n_chars == 1)
+        return emit(emit_ctx, run, len, 0, len);
+    if (n_chars >= 2)
+        return emit(emit_ctx, run + prev, len - prev, prev, len);
+    return 0;
+}
+
+static int emit_cjk(const tok_state *st, const char *text, size_t start,
+                    size_t end)
+{
+    cjk_emit_ctx e = {st, start, end - start, 0};
+    int rc;
+    if (g_seg_set)
+        rc = g_seg.segment(g_seg.ud, text + start, end - start, &e, cjk_emit);
+    else
+        rc = bigram_segment(NULL, text + start, end - start, &e, cjk_emit);
+    return e.stop ? e.stop : rc;
+}
+
+/* ---- the scanner ---------------------------------------------------------- */
+
+static inline int ascii_alnum(unsigned char c)
+{
+    return (unsigned)((c | 0x20) - 'a') < 26 || (unsigned)(c - '0') < 10;
+}
+
+int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx,
+            tok_cb cb)
+{
+    tok_state st = {opts ? opts->stem : 0, ctx, cb};
+    size_t i = 0;
+    int rc;
+    if (!text)
+        return 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x80 && !ascii_alnum(c)) {
+            i++;
+            continue;
+        }
+        size_t start = i, end;
+        int kind;
+        if (c < 0x80) {
+            kind = (c >= '0' && c <= '9') ? C_DIGIT : C_WORD;
+            i++;
+        } else {
+            kind = classify(tok_utf8_next(text, len, &i));
+            if (kind == C_SEP)
+                continue;
+            if (kind == C_MARK)     /* a stray mark opens an ordinary word */
+                kind = C_WORD;
+        }
+        if (kind == C_CJK) {
+            for (end = i; i < len; end = i) {
+                if ((unsigned char)text[i] < 0x80)
+                    break;
+                int k = classify(tok_utf8_next(text, len, &i));
+                if (k != C_CJK && k != C_MARK)
+                    break;
+            }
+            i = end;
+            if ((rc = emit_cjk(&st, text, start, end)))
+                return rc;
+            continue;
+        }
+        int ascii = c < 0x80, digit = kind == C_DIGIT;
+        /* ASCII inner loop first: most words never leave it. */
+        for (end = i; i < len; end = i) {
+            c = (unsigned char)text[i];
+            if (c < 0x80) {
+                if (!ascii_alnum(c))
+                    break;
+                digit |= c <= '9';
+                i++;
+                continue;
+            }
+            int k = classify(tok_utf8_next(text, len, &i));
+            if (k == C_SEP || k == C_CJK)
+                break;
+            ascii = 0;
+            digit |= k == C_DIGIT;
+        }
+        i = end;
+        if ((rc = emit_word(&st, text, start, end, ascii, digit)))
+            return rc;
+    }
+    return 0;
+}
