@@ -2,14 +2,18 @@
  *
  * Walks a directory tree depth-first in a stable (byte-sorted) order and
  * reports every regular file whose path relative to the root matches one of
- * the masks (glob syntax, default "**\/*.md") and none of the excludes. It
- * skips dot-folders (.git, .obsidian, .trash, ...), node_modules, and paths
- * ignored by .gitignore files found along the way (nested .gitignore files
- * apply below their folder; negation, dir-only and anchored patterns per
- * git). Symlinks to files are followed; symlinked directories are followed
- * once, and a directory already visited (same dev/inode) is never entered
- * again, so loops cannot hang the walk. Unreadable directories produce a
- * warning through the callback and the walk goes on.
+ * the masks (glob syntax; the default is every .md file at any depth, i.e.
+ * "**" then "/" then "*.md") and none of the excludes. It skips dot-folders
+ * (.git, .obsidian, .trash, ...), dot-files, node_modules, and paths ignored
+ * by .gitignore files found along the way (nested .gitignore files apply
+ * below their folder; negation, dir-only and anchored patterns per git).
+ * Symlinks to files are followed; symlinked directories are followed once,
+ * and a directory already visited (same dev/inode) is never entered again,
+ * so loops cannot hang the walk. Symlinked directories are walked after the
+ * real tree, so a file reachable both ways keeps its real path; without them
+ * the order is plain depth-first byte order. Unreadable directories and
+ * dangling symlinks produce a warning through the callback and the walk
+ * goes on.
  *
  * glob_match() is exported for reuse: '*' and '?' do not cross '/', "**"
  * matches any number of path segments, [...] classes and {a,b} alternatives. */
@@ -23,7 +27,7 @@
 
 typedef struct walk_opts {
     const char *root;           /* absolute path of the collection root */
-    const char *const *masks;   /* NULL or n_masks == 0: "**\/*.md" */
+    const char *const *masks;   /* NULL or n_masks == 0: all .md files */
     size_t n_masks;
     const char *const *excludes;
     size_t n_excludes;
@@ -39,7 +43,8 @@ typedef struct walk_callbacks {
 } walk_callbacks;
 
 /* TROVE_ENOENT / TROVE_EIO with a detail if the root itself is missing or
- * unreadable; otherwise TROVE_OK (per-entry problems go to on_warning). */
+ * unreadable, TROVE_EINVAL if it is not a directory; otherwise TROVE_OK
+ * (per-entry problems go to on_warning), also when on_file stopped it. */
 trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb);
 
 /* 1 if `path` matches glob `pattern` (both '/'-separated). */
