@@ -1,0 +1,116 @@
+#include "fs/gitignore.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/glob.h"
+#include "util/mem.h"
+
+typedef struct gi_rule {
+    tglob *g;
+    uint8_t negate, dir_only, anchored;
+} gi_rule;
+
+struct gi_frame {
+    gi_frame *parent;
+    int refs;
+    size_t prefix_len;
+    gi_rule *rules;
+    size_t n, cap;
+};
+
+/* Trailing spaces are dropped unless escaped; an escape is a backslash
+ * preceded by an even number of backslashes. */
+static size_t trim_trailing_spaces(const char *s, size_t len)
+{
+    while (len && s[len - 1] == ' ') {
+        size_t bs = 0;
+        while (bs < len - 1 && s[len - 2 - bs] == '\\')
+            bs++;
+        if (bs & 1)
+            break;
+        len--;
+    }
+    return len;
+}
+
+static void add_line(gi_frame *f, const char *s, size_t len)
+{
+    if (len && s[len - 1] == '\r')
+        len--;
+    len = trim_trailing_spaces(s, len);
+    if (!len || s[0] == '#')
+        return;
+    gi_rule r = {0};
+    if (s[0] == '!')
+        r.negate = 1, s++, len--;
+    if (len && s[len - 1] == '/')
+        r.dir_only = 1, len--;
+    if (!len)
+        return;
+    r.anchored = memchr(s, '/', len) != NULL;
+    if (s[0] == '/')
+        s++, len--;
+    if (!len)
+        return;
+    r.g = tglob_compile(s, len, GLOB_NOBRACE);
+    xgrow(&f->rules, &f->cap, f->n + 1, sizeof *f->rules);
+    f->rules[f->n++] = r;
+}
+
+gi_frame *gi_frame_ref(gi_frame *f)
+{
+    if (f)
+        f->refs++;
+    return f;
+}
+
+gi_frame *gi_frame_new(gi_frame *parent, size_t prefix_len, const char *data, size_t len)
+{
+    gi_frame *f = xcalloc(1, sizeof *f);
+    f->refs = 1;
+    f->prefix_len = prefix_len;
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(data + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        add_line(f, data + i, end - i);
+        i = end + 1;
+    }
+    if (f->n == 0) {
+        free(f);
+        return gi_frame_ref(parent);
+    }
+    f->parent = gi_frame_ref(parent);
+    return f;
+}
+
+void gi_frame_unref(gi_frame *f)
+{
+    while (f && --f->refs == 0) {
+        gi_frame *parent = f->parent;
+        for (size_t i = 0; i < f->n; i++)
+            tglob_free(f->rules[i].g);
+        free(f->rules);
+        free(f);
+        f = parent;
+    }
+}
+
+int gi_ignored(gi_frame *f, const char *rel, size_t len, size_t base, int is_dir)
+{
+    for (; f; f = f->parent) {
+        for (size_t k = f->n; k-- > 0;) {
+            const gi_rule *r = &f->rules[k];
+            if (r->dir_only && !is_dir)
+                continue;
+            size_t off = r->anchored ? f->prefix_len : base;
+            if (off > len)
+                continue;
+            if (tglob_match(r->g, rel + off, len - off))
+                return !r->negate;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,402 @@
+/* walk — depth-first, byte-sorted enumeration of a collection.
+ *
+ * Every directory is read whole through its fd, sorted, then visited with
+ * openat/fstatat relative to that fd, so no path is resolved from the root
+ * again and d_type saves a stat per subdirectory; only files that pass the
+ * mask, excludes and .gitignore are stat'ed (the indexer needs size and
+ * mtime anyway).
+ *
+ * Symlinked directories are not entered where they are met but queued and
+ * walked after the real tree, in the order they were met. Real paths thus
+ * always win: adding "aaa -> notes" to a vault does not rename every note
+ * to aaa/..., and a link into a place already walked (a loop, a duplicate)
+ * is skipped by the (dev, ino) visited set. Without directory symlinks the
+ * order is plain depth-first byte order. */
+#include "fs/walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/gitignore.h"
+#include "fs/glob.h"
+#include "util/buf.h"
+#include "util/mem.h"
+
+#define GITIGNORE_MAX_BYTES (4u << 20)
+
+typedef struct devino {
+    dev_t dev;
+    ino_t ino;
+} devino;
+
+typedef struct deferred {
+    char *rel;     /* relative path of the symlink, no trailing '/' */
+    gi_frame *gi;  /* .gitignore chain of the folder holding it */
+} deferred;
+
+typedef struct ent {
+    const char *name;
+    unsigned char type;
+} ent;
+
+typedef struct walker {
+    const walk_callbacks *cb;
+    tglob **masks, **excl;
+    size_t nmasks, nexcl;
+    tbuf path;        /* current relative path */
+    devino *seen;     /* open-addressing set of entered directories */
+    size_t seen_cap, seen_n;
+    deferred *defer;
+    size_t ndefer, defer_cap;
+    int rootfd;
+    int stop;
+} walker;
+
+static void warn(walker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(walker *w, const char *fmt, ...)
+{
+    if (!w->cb->on_warning)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->cb->on_warning(w->cb->ctx, msg);
+}
+
+static size_t hash_devino(dev_t dev, ino_t ino)
+{
+    uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Insert (dev, ino); 0 if it was already there. Slot ino 0 + dev 0 marks
+ * empty, which no real directory has. */
+static int seen_add(walker *w, dev_t dev, ino_t ino)
+{
+    if ((w->seen_n + 1) * 2 > w->seen_cap) {
+        size_t ncap = w->seen_cap ? w->seen_cap * 2 : 256;
+        devino *n = xcalloc(ncap, sizeof *n);
+        for (size_t i = 0; i < w->seen_cap; i++) {
+            devino d = w->seen[i];
+            if (d.dev == 0 && d.ino == 0)
+                continue;
+            size_t h = hash_devino(d.dev, d.ino) & (ncap - 1);
+            while (n[h].dev || n[h].ino)
+                h = (h + 1) & (ncap - 1);
+            n[h] = d;
+        }
+        free(w->seen);
+        w->seen = n;
+        w->seen_cap = ncap;
+    }
+    size_t h = hash_devino(dev, ino) & (w->seen_cap - 1);
+    while (w->seen[h].dev || w->seen[h].ino) {
+        if (w->seen[h].dev == dev && w->seen[h].ino == ino)
+            return 0;
+        h = (h + 1) & (w->seen_cap - 1);
+    }
+    w->seen[h] = (devino){dev, ino};
+    w->seen_n++;
+    return 1;
+}
+
+static void path_truncate(walker *w, size_t len)
+{
+    w->path.len = len;
+    w->path.data[len] = '\0';
+}
+
+static int any_match(tglob **gs, size_t n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tglob_match(gs[i], s, len))
+            return 1;
+    return 0;
+}
+
+/* A directory is excluded if an exclude matches "dir" or "dir/", so that
+ * "drafts", "drafts/" and "drafts/" followed by "**" all prune it. */
+static int dir_excluded(walker *w)
+{
+    size_t len = w->path.len;
+    if (any_match(w->excl, w->nexcl, w->path.data, len))
+        return 1;
+    tbuf_putc(&w->path, '/');
+    int r = any_match(w->excl, w->nexcl, w->path.data, len + 1);
+    path_truncate(w, len);
+    return r;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+    return strcmp(((const ent *)a)->name, ((const ent *)b)->name);
+}
+
+static gi_frame *read_gitignore(walker *w, int dfd, gi_frame *parent)
+{
+    int fd = openat(dfd, ".gitignore", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        warn(w, "%s.gitignore: %s", w->path.data, strerror(errno));
+        return gi_frame_ref(parent);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return gi_frame_ref(parent);
+    }
+    size_t want = st.st_size > (off_t)GITIGNORE_MAX_BYTES ? GITIGNORE_MAX_BYTES : (size_t)st.st_size;
+    char *data = xmalloc(want + 1);
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = read(fd, data + got, want - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    gi_frame *f = gi_frame_new(parent, w->path.len, data, got);
+    free(data);
+    return f;
+}
+
+static void walk_dir(walker *w, int fd, gi_frame *gi);
+
+/* Enter the directory open on fd (path already set, no trailing '/'),
+ * unless it was entered before. Takes ownership of fd. */
+static void enter_dir(walker *w, int fd, gi_frame *gi)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        warn(w, "%s: %s", w->path.len ? w->path.data : ".", strerror(errno));
+        close(fd);
+        return;
+    }
+    if (!seen_add(w, st.st_dev, st.st_ino)) {
+        close(fd);
+        return;
+    }
+    size_t len = w->path.len;
+    if (len)
+        tbuf_putc(&w->path, '/');
+    walk_dir(w, fd, gi);
+    path_truncate(w, len);
+}
+
+static void visit_file(walker *w, int dfd, const char *name, size_t base,
+                       gi_frame *gi, const struct stat *lst)
+{
+    const char *rel = w->path.data;
+    size_t len = w->path.len;
+    if (!any_match(w->masks, w->nmasks, rel, len) || any_match(w->excl, w->nexcl, rel, len) ||
+        gi_ignored(gi, rel, len, base, 0))
+        return;
+    struct stat st;
+    if (!lst) {
+        if (fstatat(dfd, name, &st, 0) != 0) {
+            warn(w, "%s: %s", rel, strerror(errno));
+            return;
+        }
+        if (!S_ISREG(st.st_mode))
+            return;
+        lst = &st;
+    }
+    if (w->cb->on_file(w->cb->ctx, rel, lst))
+        w->stop = 1;
+}
+
+static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
+{
+    size_t base = w->path.len;
+    unsigned char type = e->type;
+    struct stat st;
+    int is_link = 0;
+    tbuf_puts(&w->path, e->name);
+    const char *rel = w->path.data;
+    if (type == DT_UNKNOWN) {
+        if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            warn(w, "%s: %s", rel, strerror(errno));
+            goto out;
+        }
+        type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
+             : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    }
+    if (type == DT_LNK) {
+        is_link = 1;
+        if (fstatat(dfd, e->name, &st, 0) != 0) {
+            warn(w, "%s: dangling symlink (%s)", rel, strerror(errno));
+            goto out;
+        }
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    }
+    if (type == DT_DIR) {
+        if (dir_excluded(w) || gi_ignored(gi, rel, w->path.len, base, 1))
+            goto out;
+        if (is_link) {
+            xgrow(&w->defer, &w->defer_cap, w->ndefer + 1, sizeof *w->defer);
+            w->defer[w->ndefer++] = (deferred){xstrdup(rel), gi_frame_ref(gi)};
+            goto out;
+        }
+        int cfd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cfd < 0) {
+            warn(w, "%s: %s", rel, strerror(errno));
+            goto out;
+        }
+        enter_dir(w, cfd, gi);
+    } else if (type == DT_REG) {
+        visit_file(w, dfd, e->name, base, gi, is_link ? &st : NULL);
+    }
+out:
+    path_truncate(w, base);
+}
+
+/* Read the whole directory (names into one arena), sorted by bytes. */
+static ent *read_entries(walker *w, DIR *d, char **arena_out, size_t *n_out, int *has_gitignore)
+{
+    tbuf arena = {0};
+    size_t *offs = NULL, n = 0, cap = 0;
+    unsigned char *types = NULL;
+    size_t tcap = 0;
+    struct dirent *de;
+    for (;;) {
+        errno = 0;
+        if ((de = readdir(d)) == NULL)
+            break;
+        const char *nm = de->d_name;
+        /* Dot-files and dot-folders (.git, .obsidian, .trash) are never
+         * content; node_modules is never notes. */
+        if (nm[0] == '.') {
+            if (strcmp(nm, ".gitignore") == 0)
+                *has_gitignore = 1;
+            continue;
+        }
+        if (strcmp(nm, "node_modules") == 0)
+            continue;
+        xgrow(&offs, &cap, n + 1, sizeof *offs);
+        xgrow(&types, &tcap, n + 1, 1);
+        offs[n] = arena.len;
+        types[n] = de->d_type;
+        n++;
+        tbuf_append(&arena, nm, strlen(nm) + 1);
+    }
+    if (errno != 0)
+        warn(w, "%s: %s", w->path.len ? w->path.data : ".", strerror(errno));
+    ent *ents = xmalloc((n ? n : 1) * sizeof *ents);
+    for (size_t i = 0; i < n; i++)
+        ents[i] = (ent){arena.data + offs[i], types[i]};
+    free(offs);
+    free(types);
+    qsort(ents, n, sizeof *ents, cmp_ent);
+    *arena_out = arena.data;
+    *n_out = n;
+    return ents;
+}
+
+/* Walk the directory open on fd; w->path holds its relative path with a
+ * trailing '/' ("" for the root). Takes ownership of fd. */
+static void walk_dir(walker *w, int fd, gi_frame *gi)
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        warn(w, "%s: %s", w->path.len ? w->path.data : ".", strerror(errno));
+        close(fd);
+        return;
+    }
+    int has_gi = 0;
+    char *arena;
+    size_t n;
+    ent *ents = read_entries(w, d, &arena, &n, &has_gi);
+    int dfd = dirfd(d);
+    gi_frame *here = has_gi ? read_gitignore(w, dfd, gi) : gi_frame_ref(gi);
+    for (size_t i = 0; i < n && !w->stop; i++)
+        visit_entry(w, dfd, &ents[i], here);
+    gi_frame_unref(here);
+    free(ents);
+    free(arena);
+    closedir(d);
+}
+
+static void walk_deferred(walker *w)
+{
+    for (size_t i = 0; i < w->ndefer; i++) {
+        deferred d = w->defer[i];
+        if (!w->stop) {
+            tbuf_reset(&w->path);
+            tbuf_puts(&w->path, d.rel);
+            int fd = openat(w->rootfd, d.rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd < 0)
+                warn(w, "%s: %s", d.rel, strerror(errno));
+            else
+                enter_dir(w, fd, d.gi);
+        }
+        free(d.rel);
+        gi_frame_unref(d.gi);
+    }
+    w->ndefer = 0;
+}
+
+static tglob **compile_all(const char *const *pats, size_t n)
+{
+    tglob **gs = xmalloc((n ? n : 1) * sizeof *gs);
+    for (size_t i = 0; i < n; i++)
+        gs[i] = tglob_compile(pats[i], strlen(pats[i]), 0);
+    return gs;
+}
+
+trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb)
+{
+    if (!opts || !opts->root || !cb || !cb->on_file)
+        return trove_fail(TROVE_EINVAL, "walk_tree: missing root or callback");
+    const char *root = opts->root;
+    struct stat st;
+    if (stat(root, &st) != 0) {
+        int e = errno;
+        return trove_fail(e == ENOENT || e == ENOTDIR ? TROVE_ENOENT : TROVE_EIO,
+                          "%s: %s", root, strerror(e));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return trove_fail(TROVE_EINVAL, "%s: not a directory", root);
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return trove_fail(TROVE_EIO, "%s: %s", root, strerror(errno));
+    int rootfd = dup(fd);
+    if (rootfd < 0) {
+        int e = errno;
+        close(fd);
+        return trove_fail(TROVE_EIO, "%s: %s", root, strerror(e));
+    }
+
+    static const char *const default_mask[] = {"**/*.md"};
+    walker w = {.cb = cb, .rootfd = rootfd};
+    int nomask = !opts->masks || opts->n_masks == 0;
+    w.nmasks = nomask ? 1 : opts->n_masks;
+    w.masks = compile_all(nomask ? default_mask : opts->masks, w.nmasks);
+    w.nexcl = opts->excludes ? opts->n_excludes : 0;
+    w.excl = compile_all(opts->excludes, w.nexcl);
+    tbuf_puts(&w.path, "");
+
+    enter_dir(&w, fd, NULL);
+    walk_deferred(&w);
+
+    for (size_t i = 0; i < w.nmasks; i++)
+        tglob_free(w.masks[i]);
+    for (size_t i = 0; i < w.nexcl; i++)
+        tglob_free(w.excl[i]);
+    free(w.masks);
+    free(w.excl);
+    free(w.defer);
+    free(w.seen);
+    tbuf_free(&w.path);
+    close(rootfd);
+    return TROVE_OK;
+}
