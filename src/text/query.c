@@ -117,15 +117,16 @@ static size_t space_len(const char *s)
 }
 
 /* Copy of the input with invalid UTF-8 and control bytes turned into
- * spaces (so terms and `plain` are clean UTF-8) and without wikilink
- * brackets: "[[" at the start of a chunk
- * (or after its '-') is removed so "-[[Note]]" still excludes; elsewhere
- * both "[[" and "]]" become spaces. */
+ * spaces (so terms and `plain` are clean UTF-8) and wikilinks unwrapped:
+ * "[[Some Note]]" becomes the words Some Note, and "-[[Some Note]]" the
+ * excluded phrase -"Some Note" (excluding each word alone would drop far
+ * more than the user asked for). Other "[[" / "]]" become spaces. */
 static char *strip_brackets(const char *in)
 {
     size_t n = strlen(in);
     char *out = xmalloc(n + 1);
     size_t o = 0;
+    int in_neg_link = 0;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)in[i];
         if (c >= 0x80) {
@@ -146,12 +147,21 @@ static char *strip_brackets(const char *in)
             i++;
             continue;
         }
-        if ((in[i] == '[' && in[i + 1] == '[') ||
-            (in[i] == ']' && in[i + 1] == ']')) {
-            int chunk_start = o == 0 || space_len(&out[o - 1]) ||
-                              (out[o - 1] == '-' && (o == 1 || space_len(&out[o - 2])));
-            if (in[i] == ']' || !chunk_start)
+        if (in[i] == '[' && in[i + 1] == '[') {
+            int neg_start = o > 0 && out[o - 1] == '-' &&
+                            (o == 1 || space_len(&out[o - 2]));
+            if (neg_start && !in_neg_link && strstr(in + i + 2, "]]")) {
+                out[o++] = '"';
+                in_neg_link = 1;
+            } else {
                 out[o++] = ' ';
+            }
+            i += 2;
+            continue;
+        }
+        if (in[i] == ']' && in[i + 1] == ']') {
+            out[o++] = in_neg_link ? '"' : ' ';
+            in_neg_link = 0;
             i += 2;
             continue;
         }

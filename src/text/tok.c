@@ -427,10 +427,10 @@ int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx,
             i++;
         } else {
             kind = classify(tok_utf8_next(text, len, &i));
-            if (kind == C_SEP)
+            /* A mark with no letter before it (a variation selector after
+             * an emoji, say) belongs to no word. */
+            if (kind == C_SEP || kind == C_MARK)
                 continue;
-            if (kind == C_MARK)     /* a stray mark opens an ordinary word */
-                kind = C_WORD;
         }
         if (kind == C_CJK) {
             for (end = i; i < len; end = i) {
