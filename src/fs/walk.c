@@ -11,7 +11,7 @@
  * always win: adding "aaa -> notes" to a vault does not rename every note
  * to aaa/..., and a link into a place already walked (a loop, a duplicate)
  * is skipped by the (dev, ino) visited set. Without directory symlinks the
- * order is plain depth-first byte order. */
+ * reported paths are in strcmp order. */
 #include "fs/walk.h"
 
 #include <dirent.h>
@@ -136,9 +136,18 @@ static int dir_excluded(walker *w)
     return r;
 }
 
-static int cmp_ent(const void *a, const void *b)
+/* Byte order of the names, with an implicit '/' after directory names:
+ * then the reported relative paths come out in strcmp order ("a.md"
+ * before "a/x.md"), which lets callers merge them with a sorted list. */
+static int cmp_ent(const void *pa, const void *pb)
 {
-    return strcmp(((const ent *)a)->name, ((const ent *)b)->name);
+    const ent *a = pa, *b = pb;
+    const unsigned char *x = (const unsigned char *)a->name, *y = (const unsigned char *)b->name;
+    while (*x && *x == *y)
+        x++, y++;
+    int cx = *x ? *x : a->type == DT_DIR ? '/' : 0;
+    int cy = *y ? *y : b->type == DT_DIR ? '/' : 0;
+    return cx - cy;
 }
 
 static gi_frame *read_gitignore(walker *w, int dfd, gi_frame *parent)
@@ -229,7 +238,7 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
             goto out;
         }
         type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
-             : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+             : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
     }
     if (type == DT_LNK) {
         is_link = 1;
@@ -237,7 +246,7 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
             warn(w, "%s: dangling symlink (%s)", rel, strerror(errno));
             goto out;
         }
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
     }
     if (type == DT_DIR) {
         if (dir_excluded(w) || gi_ignored(gi, rel, w->path.len, base, 1))
@@ -282,10 +291,15 @@ static ent *read_entries(walker *w, DIR *d, char **arena_out, size_t *n_out, int
         }
         if (strcmp(nm, "node_modules") == 0)
             continue;
+        unsigned char type = de->d_type;
+        struct stat st;
+        if (type == DT_UNKNOWN && fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
+                 : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
         xgrow(&offs, &cap, n + 1, sizeof *offs);
         xgrow(&types, &tcap, n + 1, 1);
         offs[n] = arena.len;
-        types[n] = de->d_type;
+        types[n] = type;
         n++;
         tbuf_append(&arena, nm, strlen(nm) + 1);
     }

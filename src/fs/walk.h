@@ -10,10 +10,11 @@
  * Symlinks to files are followed; symlinked directories are followed once,
  * and a directory already visited (same dev/inode) is never entered again,
  * so loops cannot hang the walk. Symlinked directories are walked after the
- * real tree, so a file reachable both ways keeps its real path; without them
- * the order is plain depth-first byte order. Unreadable directories and
- * dangling symlinks produce a warning through the callback and the walk
- * goes on.
+ * real tree, so a file reachable both ways keeps its real path; apart from
+ * those, the relative paths are reported in strcmp order (depth-first, each
+ * folder sorted by bytes as if directory names ended in '/'). Unreadable
+ * directories and dangling symlinks produce a warning through the callback
+ * and the walk goes on.
  *
  * glob_match() is exported for reuse: '*' and '?' do not cross '/', "**"
  * matches any number of path segments, [...] classes and {a,b} alternatives. */
