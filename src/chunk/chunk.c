@@ -5,9 +5,11 @@
  * section (the text from one heading to the next). Then:
  *   - a section that fits the target is one chunk, and following sections
  *     are merged into it while the total fits and they stay under the first
- *     section's parent; the merged chunk's heading path is the longest
- *     common prefix of the merged sections' paths (their common ancestor),
- *     so a chunk never claims a heading that covers only part of it;
+ *     section's parent heading (sections directly under the root, and the
+ *     text before the first heading, are not merged with their siblings);
+ *     the merged chunk's heading path is the longest common prefix of the
+ *     merged sections' paths (their deepest common heading), so a chunk
+ *     never claims a heading that covers only part of it;
  *   - a section over the target is split greedily at blank lines (when that
  *     keeps a piece at least half full), else at line ends; a single line
  *     over the target is split at sentence ends, else word starts, else at
@@ -304,7 +306,12 @@ static int sentence_start(const char *s, size_t lo, size_t i)
     size_t j = i;
     while (j > lo && (s[j - 1] == ' ' || s[j - 1] == '\t'))
         j--;
-    return j < i && j > lo && (s[j - 1] == '.' || s[j - 1] == '!' || s[j - 1] == '?');
+    if (j == i || j <= lo + 1)
+        return 0;
+    /* "1. item" numbers a list; it does not end a sentence. */
+    if (s[j - 1] == '.' && s[j - 2] >= '0' && s[j - 2] <= '9')
+        return 0;
+    return s[j - 1] == '.' || s[j - 1] == '!' || s[j - 1] == '?';
 }
 
 /* Start of the overlap for a piece ending at hi: the earliest line or
@@ -315,15 +322,17 @@ static size_t overlap_start(const ctx *c, size_t lo, size_t hi)
     if (c->overlap <= 0 || hi <= lo + 1)
         return hi;
     size_t bound = (size_t)(c->overlap / 4 + 1) * OVERLAP_BYTES_PER_TOKEN;
-    size_t i = hi - lo > bound ? hi - bound : lo + 1;
-    for (; i < hi; i++) {
-        if (((unsigned char)c->src[i] & 0xC0) == 0x80)
-            continue;
-        int cand = (c->src[i - 1] == '\n' && !is_space((unsigned char)c->src[i])) ||
-                   sentence_start(c->src, lo, i);
-        if (cand && units(c->src + i, hi - i) <= c->overlap)
-            return i;
-    }
+    size_t from = hi - lo > bound ? hi - bound : lo + 1;
+    /* Whole lines read better than a sentence cut, so try them first. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = from; i < hi; i++) {
+            if (((unsigned char)c->src[i] & 0xC0) == 0x80)
+                continue;
+            int cand = pass == 0 ? c->src[i - 1] == '\n' && c->src[i] != '\n' && c->src[i] != '\r'
+                                 : sentence_start(c->src, lo, i);
+            if (cand && units(c->src + i, hi - i) <= c->overlap)
+                return i;
+        }
     return hi;
 }
 
@@ -443,7 +452,8 @@ static void chunk_sections(ctx *c, section *s, size_t ns)
             continue;
         }
         hpath g = s[i].path;
-        int need = s[i].path.depth - 1;
+        /* Merge only under a real common heading, never at the root. */
+        int need = s[i].path.depth > 2 ? s[i].path.depth - 1 : 1;
         long acc = s[i].units;
         size_t k = i + 1, last_b1 = s[i].b1;
         for (; k < ns; k++) {
