@@ -1,0 +1,314 @@
+"""Shared fixtures for the end-to-end tests of the `trove` binary.
+
+Run with:  /usr/bin/python3 -m pytest tests/e2e
+The binary is $TROVE_BIN, or build/trove relative to the repository root.
+
+Every test gets its own index, config and XDG directories under tmp_path, so
+tests never see each other's state nor the user's real index. `vault` is a
+fresh copy of fixtures/sample-vault; `indexed` has it added as collection
+"vault" and updated.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_VAULT = REPO / "fixtures" / "sample-vault"
+COLLECTION = "vault"
+
+# Files of the fixture that must never be indexed (besides dot-folders).
+IGNORED_NOTES = {"drafts/unfinished-idea.md", "travel/scratch.md"}
+
+RESULT_FIELDS = ("docid", "collection", "path", "title", "heading_path",
+                 "line_start", "line_end", "start_byte", "end_byte", "score",
+                 "snippet", "context")
+
+
+def trove_bin():
+    env = os.environ.get("TROVE_BIN")
+    p = Path(env) if env else REPO / "build" / "trove"
+    if not p.is_absolute():
+        p = REPO / p
+    return p
+
+
+def expected_notes(root):
+    """Relative paths of the notes trove should index in a copy of the
+    fixture: every *.md outside dot-folders, minus the gitignored ones.
+    Symlinked folders are not entered."""
+    out = set()
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith(".")
+                   and x != "node_modules"]
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+            if f.endswith(".md") and rel not in IGNORED_NOTES:
+                out.add(rel)
+    return out
+
+
+class Run:
+    def __init__(self, args, proc):
+        self.args = args
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    def __repr__(self):
+        return ("trove %s -> rc=%d\n--- stdout ---\n%s\n--- stderr ---\n%s"
+                % (" ".join(self.args), self.rc, self.out[-3000:],
+                   self.err[-3000:]))
+
+    def json(self):
+        try:
+            return json.loads(self.out)
+        except ValueError as e:
+            raise AssertionError("output is not JSON (%s): %r" % (e, self))
+
+
+class Trove:
+    """Runs the binary with an isolated environment rooted at `home`."""
+
+    def __init__(self, home):
+        self.home = Path(home)
+        self.index = self.home / "state" / "index.db"
+        self.config = self.home / "config" / "trove"
+        self.env = dict(os.environ)
+        for k in ("TROVE_INDEX", "TROVE_CONFIG_DIR", "XDG_CACHE_HOME",
+                  "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            self.env.pop(k, None)
+        self.env.update({
+            "HOME": str(self.home / "home"),
+            "XDG_CACHE_HOME": str(self.home / "xdg-cache"),
+            "XDG_CONFIG_HOME": str(self.home / "xdg-config"),
+            "XDG_DATA_HOME": str(self.home / "xdg-data"),
+            "TROVE_INDEX": str(self.index),
+            "TROVE_CONFIG_DIR": str(self.config),
+            "NO_COLOR": "1",
+            "LC_ALL": "C.UTF-8",
+        })
+        for d in ("home", "xdg-cache", "xdg-config", "xdg-data", "state"):
+            (self.home / d).mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, *args, env=None, timeout=60, cwd=None):
+        args = [str(a) for a in args]
+        e = dict(self.env)
+        if env:
+            for k, v in env.items():
+                if v is None:
+                    e.pop(k, None)
+                else:
+                    e[k] = v
+        proc = subprocess.run([str(trove_bin())] + args, env=e,
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, cwd=cwd or str(self.home))
+        out = proc.stdout.decode("utf-8", "replace")
+        err = proc.stderr.decode("utf-8", "replace")
+        return Run(args, subprocess.CompletedProcess(args, proc.returncode,
+                                                     out, err))
+
+    def ok(self, *args, **kw):
+        r = self(*args, **kw)
+        assert r.rc == 0, r
+        return r
+
+    def search(self, query, *flags, **kw):
+        """`trove search QUERY --json FLAGS`, checked: returns the results."""
+        r = self.ok("search", query, "--json", *flags, **kw)
+        doc = r.json()
+        assert isinstance(doc, dict), r
+        assert "results" in doc and isinstance(doc["results"], list), r
+        return doc["results"]
+
+    def paths(self, query, *flags, **kw):
+        return [x["path"] for x in self.search(query, *flags, **kw)]
+
+
+@pytest.fixture
+def trove(tmp_path):
+    b = trove_bin()
+    if not (b.is_file() and os.access(b, os.X_OK)):
+        pytest.fail("trove binary not found at %s: build it (cmake) or set "
+                    "TROVE_BIN" % b)
+    return Trove(tmp_path / "env")
+
+
+@pytest.fixture
+def vault(tmp_path):
+    dst = tmp_path / "vault"
+    shutil.copytree(FIXTURE_VAULT, dst, symlinks=True)
+    return dst
+
+
+@pytest.fixture
+def indexed(trove, vault):
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.ok("update")
+    return trove, vault
+
+
+# ---- helpers shared by the test modules ------------------------------------
+
+def read_bytes(vault, rel):
+    return (Path(vault) / rel).read_bytes()
+
+
+def file_lines(vault, rel):
+    """Lines of a file as text, 1-based list (index 0 unused), without line
+    terminators (CR of CRLF stripped)."""
+    data = read_bytes(vault, rel).decode("utf-8", "replace")
+    if data.startswith("\ufeff"):
+        data = data[1:]
+    lines = data.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [None] + [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def _frontmatter_end(lines):
+    """1-based index of the closing '---' of leading frontmatter, or 0."""
+    if len(lines) > 1 and lines[1].strip() == "---":
+        for i in range(2, len(lines)):
+            if lines[i].strip() in ("---", "..."):
+                return i
+    return 0
+
+
+def heading_chains(vault, rel):
+    """For every 1-based line, the chain of heading texts (outermost first)
+    in effect at that line, from ATX and setext headings outside code."""
+    lines = file_lines(vault, rel)
+    n = len(lines) - 1
+    fm_end = _frontmatter_end(lines)
+    chains = [[] for _ in range(n + 2)]
+    stack = []  # (level, text)
+    fence = None
+    i = 1
+    while i <= n:
+        ln = lines[i]
+        if i <= fm_end:
+            chains[i] = []
+            i += 1
+            continue
+        m = re.match(r"^ {0,3}(`{3,}|~{3,})", ln)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            chains[i] = [t for _, t in stack]
+            i += 1
+            continue
+        if m:
+            fence = m.group(1)
+            chains[i] = [t for _, t in stack]
+            i += 1
+            continue
+        level, text = 0, None
+        m = re.match(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$", ln)
+        if m and not ln.startswith("    "):
+            level = len(m.group(1))
+            text = re.sub(r"[ \t]+#+$", "", m.group(2) or "").strip()
+        elif (i + 1 <= n and ln.strip() and not ln.startswith("    ")
+              and re.match(r"^ {0,3}(=+|-+)[ \t]*$", lines[i + 1])
+              and not re.match(r"^ {0,3}([-*+]|\d+[.)])[ \t]", ln)
+              and (i == fm_end + 1 or not lines[i - 1].strip())):
+            level = 1 if lines[i + 1].strip()[0] == "=" else 2
+            text = ln.strip()
+        if text is not None:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, text))
+        chains[i] = [t for _, t in stack]
+        if text is not None and level and not m:
+            chains[i + 1] = [t for _, t in stack]  # the underline
+            i += 2
+            continue
+        i += 1
+    return chains
+
+
+def words(text):
+    text = re.sub(r"</?\w+[^>]*>", " ", text)  # highlight tags, if any
+    return [w.lower() for w in re.findall(r"\w+", text)]
+
+
+def line_of_byte(data, off):
+    """1-based line containing byte offset `off` of `data`."""
+    return data.count(b"\n", 0, off) + 1
+
+
+def check_result_provenance(vault, res):
+    """Strict provenance checks for one JSON result against the file on disk:
+    byte offsets agree with line numbers, the snippet text comes from those
+    lines, and heading_path is the heading chain at the chunk start (or a
+    prefix of it, when small sections were merged under their parent)."""
+    rel = res["path"]
+    data = read_bytes(vault, rel)
+    lines = file_lines(vault, rel)
+    n_lines = len(lines) - 1
+    ls, le = res["line_start"], res["line_end"]
+    sb, eb = res["start_byte"], res["end_byte"]
+    assert 1 <= ls <= le <= n_lines, res
+    assert 0 <= sb < eb <= len(data), res
+    assert line_of_byte(data, sb) == ls, (res, "start_byte is on line %d"
+                                          % line_of_byte(data, sb))
+    assert line_of_byte(data, eb - 1) == le, (res, "end_byte-1 is on line %d"
+                                              % line_of_byte(data, eb - 1))
+    chunk_text = "\n".join(lines[ls:le + 1])
+    # Compare without whitespace so that a snippet that joins lines, or CJK
+    # text without spaces, still matches; every word must come from the
+    # chunk's lines.
+    flat = re.sub(r"\s+", "", chunk_text.lower())
+    sw = words(res["snippet"])
+    inner = sw[1:-1]  # the ends may be cut mid-word by an ellipsis
+    missing = [w for w in inner if w not in flat]
+    assert not missing, ("snippet words not in lines %d-%d of %s: %r"
+                         % (ls, le, rel, missing), res)
+    chains = heading_chains(vault, rel)
+    hp = list(res["heading_path"])
+    first_text = next((i for i in range(ls, le + 1) if lines[i].strip()), ls)
+    candidates = [chains[ls], chains[first_text]]
+    assert any(c[:len(hp)] == hp for c in candidates), (
+        "heading_path %r is not the heading chain at line %d of %s (%r)"
+        % (hp, ls, rel, candidates), res)
+
+
+def find(results, rel):
+    """Index of the result for `rel` (first), or None."""
+    for i, r in enumerate(results):
+        if r["path"] == rel:
+            return i
+    return None
+
+
+def summary_counts(text):
+    """Counts in an `update` summary line, keyed by a canonical word:
+    new, changed, deleted, renamed, unchanged. Understands "3 new",
+    "new: 3", "new=3" and common synonyms."""
+    syn = {
+        "new": "new", "added": "new", "indexed": None,
+        "changed": "changed", "updated": "changed", "modified": "changed",
+        "deleted": "deleted", "removed": "deleted",
+        "renamed": "renamed", "moved": "renamed",
+        "unchanged": "unchanged", "skipped": "unchanged", "same": "unchanged",
+    }
+    out = {}
+    pat = "|".join(syn)
+    for m in re.finditer(r"(\d+)\s+(?:files?\s+)?(%s)\b" % pat, text, re.I):
+        key = syn[m.group(2).lower()]
+        if key:
+            out.setdefault(key, int(m.group(1)))
+    for m in re.finditer(r"\b(%s)\s*[:=]\s*(\d+)" % pat, text, re.I):
+        key = syn[m.group(1).lower()]
+        if key:
+            out.setdefault(key, int(m.group(2)))
+    return out
+
+
+def bump_mtime(path, seconds=5):
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + seconds * 10**9))

@@ -1,0 +1,264 @@
+"""`trove update`: counts, incremental behaviour, ignores, index location."""
+import os
+import re
+import time
+
+import pytest
+
+from conftest import (COLLECTION, bump_mtime, expected_notes, summary_counts)
+
+
+def ls_paths(trove, vault, extra=()):
+    """The notes of the vault (every *.md on disk, ignored ones included,
+    plus `extra`) that `trove ls COLLECTION` lists, as paths relative to the
+    collection root. A path counts as listed when it appears on a line as a
+    whole path (optionally behind "COLLECTION/" or a URI prefix)."""
+    out = trove.ok("ls", COLLECTION).out
+    cands = set(extra)
+    for d, dirs, files in os.walk(vault):
+        for f in files:
+            if f.endswith(".md"):
+                cands.add(os.path.relpath(os.path.join(d, f), vault)
+                          .replace(os.sep, "/"))
+    return {p for p in cands
+            if re.search(r"(^|[\s/])%s(\s|:|$)" % re.escape(p), out, re.M)}
+
+
+def update(trove):
+    r = trove.ok("update")
+    return r, summary_counts(r.out + "\n" + r.err)
+
+
+def test_first_update_indexes_every_note(trove, vault):
+    want = expected_notes(vault)
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    r, counts = update(trove)
+    text = r.out + r.err
+    assert re.search(r"\b%d\b" % len(want), text), r
+    assert ls_paths(trove, vault) == want
+
+
+def test_nothing_changed(indexed):
+    trove, vault = indexed
+    r, counts = update(trove)
+    assert counts.get("new", 0) == 0, r
+    assert counts.get("changed", 0) == 0, r
+    assert counts.get("deleted", 0) == 0, r
+    assert ls_paths(trove, vault) == expected_notes(vault)
+
+
+def test_touch_without_change_is_not_reindexed(indexed):
+    trove, vault = indexed
+    bump_mtime(vault / "travel" / "lisbon.md")
+    r, counts = update(trove)
+    assert counts.get("changed", 0) == 0, r
+    assert counts.get("new", 0) == 0, r
+
+
+def test_modified_file_is_reindexed(indexed):
+    trove, vault = indexed
+    p = vault / "travel" / "lisbon.md"
+    text = p.read_text()
+    p.write_text(text.replace("Tram 28", "Tram 28 and the Elevador de "
+                              "Santa Justa, a wrought-iron lift ("
+                              "gorblewhistle)"))
+    bump_mtime(p)
+    r, counts = update(trove)
+    assert counts.get("changed") == 1, r
+    assert counts.get("new", 0) == 0 and counts.get("deleted", 0) == 0, r
+    assert [x["path"] for x in trove.search("gorblewhistle")] == [
+        "travel/lisbon.md"]
+
+
+def test_modified_same_size_same_second(indexed):
+    trove, vault = indexed
+    p = vault / "travel" / "lisbon.md"
+    st = os.stat(p)
+    data = p.read_bytes()
+    new = data.replace(b"pickpockets", b"pickpocketz")
+    assert len(new) == len(data)
+    p.write_bytes(new)
+    # same size; mtime moved by one nanosecond-level write is still a change
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+    update(trove)
+    assert [x["path"] for x in trove.search("pickpocketz")] == [
+        "travel/lisbon.md"]
+
+
+def test_new_file(indexed):
+    trove, vault = indexed
+    (vault / "travel" / "porto.md").write_text(
+        "---\ntitle: Porto\ntags: [travel]\n---\n\n# Porto\n\n"
+        "Francesinha and port cellars across the river in Gaia.\n")
+    r, counts = update(trove)
+    assert counts.get("new") == 1, r
+    assert trove.paths("francesinha") == ["travel/porto.md"]
+    assert "travel/porto.md" in ls_paths(trove, vault)
+
+
+def test_deleted_file(indexed):
+    trove, vault = indexed
+    (vault / "travel" / "lisbon.md").unlink()
+    r, counts = update(trove)
+    assert counts.get("deleted") == 1, r
+    assert trove.search("pastéis") == []
+    assert "travel/lisbon.md" not in ls_paths(trove, vault,
+                                              extra={"travel/lisbon.md"})
+
+
+def test_renamed_file(indexed):
+    trove, vault = indexed
+    os.rename(vault / "travel" / "lisbon.md", vault / "travel" / "lisboa.md")
+    r, counts = update(trove)
+    assert (counts.get("renamed") == 1
+            or (counts.get("new") == 1 and counts.get("deleted") == 1)), r
+    assert trove.paths("pasteis de nata")[0] == "travel/lisboa.md"
+    paths = ls_paths(trove, vault, extra={"travel/lisbon.md"})
+    assert "travel/lisboa.md" in paths and "travel/lisbon.md" not in paths
+
+
+def test_moved_to_new_folder(indexed):
+    trove, vault = indexed
+    (vault / "archive").mkdir()
+    os.rename(vault / "cooking" / "knife-skills.md",
+              vault / "archive" / "knife-skills.md")
+    update(trove)
+    assert trove.paths("whetstone") == ["archive/knife-skills.md"]
+
+
+def test_update_is_idempotent_after_changes(indexed):
+    trove, vault = indexed
+    (vault / "travel" / "porto.md").write_text("# Porto\n\nFrancesinha.\n")
+    (vault / "travel" / "lisbon.md").unlink()
+    update(trove)
+    r, counts = update(trove)
+    assert counts.get("new", 0) == 0 and counts.get("changed", 0) == 0, r
+    assert counts.get("deleted", 0) == 0, r
+
+
+def test_ignored_content_not_indexed(indexed):
+    trove, vault = indexed
+    assert trove.search("zeppelinmarmalade") == []      # drafts/ (.gitignore)
+    assert trove.search("quokkascratchpad") == []       # travel/.gitignore
+    assert trove.search("obsidianconfigsentinel") == []  # .obsidian/
+    assert trove.search("alwaysUpdateLinks") == []      # .obsidian/app.json
+    paths = ls_paths(trove, vault)
+    assert not any(p.startswith((".obsidian", "drafts/")) for p in paths)
+    assert "travel/scratch.md" not in paths
+
+
+def test_other_skipped_folders(indexed):
+    trove, vault = indexed
+    for d in (".git", ".trash", "node_modules", "sub/node_modules",
+              ".hidden"):
+        (vault / d).mkdir(parents=True, exist_ok=True)
+        (vault / d / "note.md").write_text("# Skipped\n\nplumbusgrommet\n")
+    update(trove)
+    assert trove.search("plumbusgrommet") == []
+
+
+def test_gitignore_change_is_honoured(indexed):
+    trove, vault = indexed
+    (vault / ".gitignore").write_text("*.tmp\n")   # drafts/ no longer ignored
+    bump_mtime(vault / ".gitignore")
+    update(trove)
+    assert trove.paths("zeppelinmarmalade") == ["drafts/unfinished-idea.md"]
+
+
+def test_symlink_loop_does_not_hang(indexed):
+    trove, vault = indexed
+    want = expected_notes(vault)
+    os.symlink(vault, vault / "loop")
+    os.symlink("..", vault / "programming" / "up")
+    t0 = time.monotonic()
+    r = trove("update", timeout=60)
+    assert r.rc == 0, r
+    assert time.monotonic() - t0 < 30
+    # the loops are never entered: no note is indexed twice
+    assert {r["path"] for r in trove.search("related", "--all")} <= want
+    assert ls_paths(trove, vault) == want
+
+
+def test_symlinked_file_is_followed(indexed, tmp_path):
+    trove, vault = indexed
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nsnorkelwaffle lives outside the vault.\n")
+    os.symlink(outside, vault / "inbox" / "linked.md")
+    update(trove)
+    assert trove.paths("snorkelwaffle") == ["inbox/linked.md"]
+
+
+def test_nothing_written_inside_the_vault(trove, vault):
+    def snapshot():
+        return sorted((str(p.relative_to(vault)), p.stat().st_size,
+                       p.stat().st_mtime_ns)
+                      for p in vault.rglob("*"))
+    before = snapshot()
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.ok("update")
+    trove.search("autolyse")
+    trove.ok("status")
+    assert snapshot() == before
+
+
+def test_default_index_location(trove, vault):
+    env = {"TROVE_INDEX": None}
+    trove.ok("collection", "add", vault, "--name", COLLECTION, env=env)
+    trove.ok("update", env=env)
+    default = trove.home / "xdg-cache" / "trove" / "index.db"
+    assert default.is_file()
+    assert not trove.index.exists()
+    r = trove.ok("search", "autolyse", "--json", env=env)
+    assert r.json()["results"]
+
+
+def test_index_flag_overrides_env(trove, vault, tmp_path):
+    other = tmp_path / "elsewhere" / "idx.db"
+    other.parent.mkdir()
+    trove.ok("--index", other, "collection", "add", vault, "--name",
+             COLLECTION)
+    trove.ok("--index", other, "update")
+    assert other.is_file()
+    r = trove.ok("--index", other, "search", "autolyse", "--json")
+    assert r.json()["results"]
+    assert not trove.index.exists()
+
+
+def test_dangling_link_resolves_when_target_appears(indexed):
+    trove, vault = indexed
+
+    def graph_signal(path, query):
+        res = trove.search(query, "--explain", "--all")
+        hit = [r for r in res if r["path"] == path]
+        assert hit, (path, res)
+        r = hit[0]
+        found = []
+
+        def walk(o, key=""):
+            if isinstance(o, dict):
+                for k, v in o.items():
+                    walk(v, k.lower())
+            elif isinstance(o, list):
+                for v in o:
+                    walk(v, key)
+            elif isinstance(o, (int, float)) and not isinstance(o, bool):
+                if re.search(r"in_?degree|backlinks?|inlinks?|links_in", key):
+                    found.append(o)
+        walk(r)
+        return found
+
+    note = vault / "books" / "Designing Data-Intensive Applications.md"
+    note.parent.mkdir()
+    note.write_text("# DDIA\n\nNotes on replication and partitioning by "
+                    "Kleppmann. Leaderless quorums: w + r > n.\n")
+    control = vault / "books" / "Unlinked Book.md"
+    control.write_text("# Unlinked Book\n\nLeaderless quorums, nobody links "
+                       "to this note.\n")
+    update(trove)
+    signal = graph_signal("books/Designing Data-Intensive Applications.md",
+                          "leaderless quorums")
+    if not signal:
+        pytest.skip("no in-degree/backlink count shown by search --explain")
+    assert max(signal) >= 1, signal
+    control = graph_signal("books/Unlinked Book.md", "leaderless quorums")
+    assert not control or max(control) == 0, control
