@@ -20,6 +20,7 @@ static const char *const messages[TROVE_ERR_COUNT] = {
     [TROVE_ERANGE] = "out of range",
     [TROVE_EINVAL] = "invalid argument",
     [TROVE_EACCES] = "permission denied",
+    [TROVE_EINTR] = "interrupted",
 };
 
 const char *trove_strerror(trove_err code)

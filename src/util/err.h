@@ -23,6 +23,7 @@ typedef enum trove_err {
     TROVE_ERANGE,       /* value or size out of range */
     TROVE_EINVAL,       /* invalid argument */
     TROVE_EACCES,       /* permission denied or path escapes a collection */
+    TROVE_EINTR,        /* interrupted by the user (Ctrl-C) */
     TROVE_ERR_COUNT
 } trove_err;
 

@@ -1,0 +1,49 @@
+/* cli — the `trove` command line: global options, command dispatch, and the
+ * helpers every command shares (opening the config and the index, printing
+ * errors with the right exit code).
+ *
+ * Exit codes: 0 success (also when nothing matched), 1 runtime errors
+ * (missing collection, unreadable index, missing file), 2 usage errors. */
+#ifndef TROVE_CLI_H
+#define TROVE_CLI_H
+
+#include <stdio.h>
+
+#include "config/config.h"
+#include "store/store.h"
+#include "util/err.h"
+
+enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
+
+typedef struct cli {
+    const char *index_path;   /* --index, else $TROVE_INDEX, else default */
+    int color;                /* stdout is a TTY and NO_COLOR is unset */
+    int stderr_tty;
+} cli;
+
+typedef int (*cli_cmd_fn)(cli *c, int argc, char **argv);
+
+/* Print "trove: <detail or strerror>" and return the exit code for `err`. */
+int cli_error(trove_err err);
+/* Print a usage error for `cmd` and return EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Load the config; on failure prints the error and returns the exit code. */
+int cli_load_config(config *cfg);
+/* Open the index (readonly for queries). Prints errors. */
+int cli_open_store(cli *c, int readonly, store **out);
+
+/* Commands (one file each). */
+int cmd_collection(cli *c, int argc, char **argv);
+int cmd_context(cli *c, int argc, char **argv);
+int cmd_update(cli *c, int argc, char **argv);
+int cmd_search(cli *c, int argc, char **argv);
+int cmd_get(cli *c, int argc, char **argv);
+int cmd_multi_get(cli *c, int argc, char **argv);
+int cmd_ls(cli *c, int argc, char **argv);
+int cmd_status(cli *c, int argc, char **argv);
+
+/* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+
+#endif

@@ -1,0 +1,344 @@
+/* trove collection add|list|remove|rename, trove context add|list|rm */
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+static const char collection_help[] =
+    "usage: trove collection add PATH [--name NAME] [--mask GLOB ...] [--exclude GLOB ...]\n"
+    "       trove collection list\n"
+    "       trove collection remove NAME\n"
+    "       trove collection rename OLD NEW\n"
+    "Masks default to **/*.md. Dot-folders, node_modules and .gitignore'd paths are skipped.\n";
+
+static int valid_name(const char *name)
+{
+    if (!*name || strchr(name, '/') || strchr(name, '\\') || name[0] == '.' || name[0] == '-')
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20)
+            return 0;
+    return 1;
+}
+
+static int collection_add(int argc, char **argv)
+{
+    const char *path = NULL, *name = NULL;
+    const char **masks = xcalloc((size_t)argc, sizeof *masks);
+    const char **excludes = xcalloc((size_t)argc, sizeof *excludes);
+    size_t n_masks = 0, n_excludes = 0;
+    int rc = EXIT_OK;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if (cli_opt_value(argc, argv, &i, "--name", &v) || cli_opt_value(argc, argv, &i, "-n", &v)) {
+            if (!v) { rc = cli_usage("collection", "--name needs a value"); goto out; }
+            name = v;
+        } else if (cli_opt_value(argc, argv, &i, "--mask", &v)) {
+            if (!v) { rc = cli_usage("collection", "--mask needs a glob"); goto out; }
+            masks[n_masks++] = v;
+        } else if (cli_opt_value(argc, argv, &i, "--exclude", &v)) {
+            if (!v) { rc = cli_usage("collection", "--exclude needs a glob"); goto out; }
+            excludes[n_excludes++] = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            rc = cli_usage("collection", "unknown option %s", argv[i]);
+            goto out;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            rc = cli_usage("collection", "unexpected argument '%s'", argv[i]);
+            goto out;
+        }
+    }
+    if (!path) {
+        rc = cli_usage("collection", "add needs a PATH");
+        goto out;
+    }
+    char abs[PATH_MAX];
+    struct stat sb;
+    if (!realpath(path, abs) || stat(abs, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "trove: %s is not a folder\n", path);
+        rc = EXIT_ERR;
+        goto out;
+    }
+    char *default_name = NULL;
+    if (!name) {
+        default_name = xstrdup(strcmp(abs, "/") == 0 ? "root" : str_basename(abs));
+        name = default_name;
+    }
+    if (!valid_name(name)) {
+        rc = cli_usage("collection", "invalid collection name '%s' (no '/', not starting with "
+                       "'.' or '-')", name);
+        free(default_name);
+        goto out;
+    }
+    config cfg;
+    if ((rc = cli_load_config(&cfg)) != EXIT_OK) {
+        free(default_name);
+        goto out;
+    }
+    if (config_find_collection(&cfg, name)) {
+        fprintf(stderr, "trove: a collection named '%s' already exists; pick another with "
+                        "--name\n", name);
+        rc = EXIT_ERR;
+    } else {
+        config_add_collection(&cfg, name, abs, masks, n_masks, excludes, n_excludes);
+        trove_err err = config_save(&cfg);
+        if (err)
+            rc = cli_error(err);
+        else
+            printf("added collection '%s' -> %s\nrun `trove update` to index it\n", name, abs);
+    }
+    config_free(&cfg);
+    free(default_name);
+out:
+    free(masks);
+    free(excludes);
+    return rc;
+}
+
+/* Number of indexed notes per collection, or -1 without an index. */
+static long indexed_count(cli *c, const char *name)
+{
+    if (access(c->index_path, R_OK) != 0)
+        return -1;
+    store *st;
+    if (store_open(c->index_path, 1, &st) != TROVE_OK)
+        return -1;
+    long n = -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM docs d JOIN collections c"
+                           " ON c.id = d.collection_id WHERE c.name = ?", -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            n = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    store_close(st);
+    return n;
+}
+
+static int collection_list(cli *c)
+{
+    config cfg;
+    int rc = cli_load_config(&cfg);
+    if (rc)
+        return rc;
+    if (cfg.n_collections == 0)
+        printf("no collections; add one with `trove collection add PATH`\n");
+    for (size_t i = 0; i < cfg.n_collections; i++) {
+        const config_collection *col = &cfg.collections[i];
+        long n = indexed_count(c, col->name);
+        printf("%s\t%s", col->name, col->path);
+        if (n >= 0)
+            printf("\t%ld notes", n);
+        for (size_t m = 0; m < col->n_masks; m++)
+            printf("\tmask=%s", col->masks[m]);
+        for (size_t m = 0; m < col->n_excludes; m++)
+            printf("\texclude=%s", col->excludes[m]);
+        putchar('\n');
+    }
+    config_free(&cfg);
+    return EXIT_OK;
+}
+
+/* Apply a change to the index too, if one exists. */
+static int index_apply(cli *c, const char *from, const char *to)
+{
+    if (access(c->index_path, F_OK) != 0)
+        return EXIT_OK;
+    store *st;
+    int rc = cli_open_store(c, 0, &st);
+    if (rc)
+        return rc;
+    trove_err err = store_begin(st);
+    if (!err)
+        err = to ? store_collection_rename(st, from, to) : store_collection_delete(st, from);
+    if (!err)
+        err = store_commit(st);
+    else
+        store_rollback(st);
+    store_close(st);
+    return err ? cli_error(err) : EXIT_OK;
+}
+
+static int collection_remove(cli *c, int argc, char **argv)
+{
+    if (argc != 3)
+        return cli_usage("collection", "remove needs exactly one NAME");
+    config cfg;
+    int rc = cli_load_config(&cfg);
+    if (rc)
+        return rc;
+    if (!config_remove_collection(&cfg, argv[2])) {
+        fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", argv[2]);
+        config_free(&cfg);
+        return EXIT_ERR;
+    }
+    rc = index_apply(c, argv[2], NULL);
+    if (rc == EXIT_OK) {
+        trove_err err = config_save(&cfg);
+        rc = err ? cli_error(err) : EXIT_OK;
+    }
+    if (rc == EXIT_OK)
+        printf("removed collection '%s'\n", argv[2]);
+    config_free(&cfg);
+    return rc;
+}
+
+static int collection_rename(cli *c, int argc, char **argv)
+{
+    if (argc != 4)
+        return cli_usage("collection", "rename needs OLD and NEW names");
+    const char *from = argv[2], *to = argv[3];
+    if (!valid_name(to))
+        return cli_usage("collection", "invalid collection name '%s'", to);
+    config cfg;
+    int rc = cli_load_config(&cfg);
+    if (rc)
+        return rc;
+    config_collection *col = config_find_collection(&cfg, from);
+    if (!col) {
+        fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", from);
+        rc = EXIT_ERR;
+    } else if (config_find_collection(&cfg, to)) {
+        fprintf(stderr, "trove: a collection named '%s' already exists\n", to);
+        rc = EXIT_ERR;
+    } else {
+        free(col->name);
+        col->name = xstrdup(to);
+        /* contexts follow their collection */
+        size_t fl = strlen(from);
+        for (size_t i = 0; i < cfg.n_contexts; i++) {
+            char *t = cfg.contexts[i].target;
+            if (strncmp(t, from, fl) == 0 && (t[fl] == '\0' || t[fl] == '/')) {
+                size_t len = strlen(to) + strlen(t + fl) + 1;
+                char *nt = xmalloc(len);
+                snprintf(nt, len, "%s%s", to, t + fl);
+                free(t);
+                cfg.contexts[i].target = nt;
+            }
+        }
+        rc = index_apply(c, from, to);
+        if (rc == EXIT_OK) {
+            trove_err err = config_save(&cfg);
+            rc = err ? cli_error(err) : EXIT_OK;
+        }
+        if (rc == EXIT_OK)
+            printf("renamed collection '%s' to '%s'\n", from, to);
+    }
+    config_free(&cfg);
+    return rc;
+}
+
+int cmd_collection(cli *c, int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(collection_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "add") == 0)
+        return collection_add(argc, argv);
+    if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0)
+        return collection_list(c);
+    if (strcmp(sub, "remove") == 0 || strcmp(sub, "rm") == 0)
+        return collection_remove(c, argc, argv);
+    if (strcmp(sub, "rename") == 0 || strcmp(sub, "mv") == 0)
+        return collection_rename(c, argc, argv);
+    return cli_usage("collection", "unknown subcommand '%s'", sub);
+}
+
+/* ---- contexts --------------------------------------------------------- */
+
+static const char context_help[] =
+    "usage: trove context add TARGET \"description\"\n"
+    "       trove context list\n"
+    "       trove context rm TARGET\n"
+    "TARGET is a collection name, COLLECTION/path/inside, or a path on disk inside a\n"
+    "collection. Descriptions are returned with every result under TARGET.\n";
+
+/* Turn TARGET into "collection[/relative/path]". Returns NULL if it names
+ * neither a collection nor a path inside one. */
+static char *resolve_target(const config *cfg, const char *target)
+{
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const char *name = cfg->collections[i].name;
+        size_t nl = strlen(name);
+        if (strncmp(target, name, nl) == 0 && (target[nl] == '\0' || target[nl] == '/'))
+            return xstrdup(target);
+    }
+    char abs[PATH_MAX];
+    if (!realpath(target, abs))
+        return NULL;
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const char *root = cfg->collections[i].path;
+        size_t rl = strlen(root);
+        if (strncmp(abs, root, rl) == 0 && (abs[rl] == '\0' || abs[rl] == '/')) {
+            size_t len = strlen(cfg->collections[i].name) + strlen(abs + rl) + 1;
+            char *out = xmalloc(len);
+            snprintf(out, len, "%s%s", cfg->collections[i].name, abs + rl);
+            return out;
+        }
+    }
+    return NULL;
+}
+
+int cmd_context(cli *c, int argc, char **argv)
+{
+    (void)c;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(context_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    const char *sub = argv[1];
+    config cfg;
+    int rc;
+    if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0) {
+        if ((rc = cli_load_config(&cfg)) != EXIT_OK)
+            return rc;
+        for (size_t i = 0; i < cfg.n_contexts; i++)
+            printf("%s\t%s\n", cfg.contexts[i].target, cfg.contexts[i].text);
+        config_free(&cfg);
+        return EXIT_OK;
+    }
+    int add = strcmp(sub, "add") == 0;
+    int rm = strcmp(sub, "rm") == 0 || strcmp(sub, "remove") == 0;
+    if (!add && !rm)
+        return cli_usage("context", "unknown subcommand '%s'", sub);
+    if (add ? argc != 4 : argc != 3)
+        return cli_usage("context", add ? "add needs TARGET and a description"
+                                        : "rm needs a TARGET");
+    if ((rc = cli_load_config(&cfg)) != EXIT_OK)
+        return rc;
+    char *target = resolve_target(&cfg, argv[2]);
+    if (!target && rm)
+        target = xstrdup(argv[2]);
+    if (!target) {
+        fprintf(stderr, "trove: '%s' is neither a collection nor a path inside one "
+                        "(see `trove collection list`)\n", argv[2]);
+        config_free(&cfg);
+        return EXIT_ERR;
+    }
+    if (add) {
+        config_add_context(&cfg, target, argv[3]);
+    } else if (!config_remove_context(&cfg, target)) {
+        fprintf(stderr, "trove: no context for '%s' (see `trove context list`)\n", target);
+        free(target);
+        config_free(&cfg);
+        return EXIT_ERR;
+    }
+    trove_err err = config_save(&cfg);
+    rc = err ? cli_error(err) : EXIT_OK;
+    if (rc == EXIT_OK)
+        printf("%s context for %s\n", add ? "set" : "removed", target);
+    free(target);
+    config_free(&cfg);
+    return rc;
+}

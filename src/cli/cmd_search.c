@@ -1,0 +1,210 @@
+/* trove search QUERY [options] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/out.h"
+#include "search/search.h"
+#include "util/buf.h"
+#include "util/mem.h"
+
+static const char search_help[] =
+    "usage: trove search QUERY... [options]\n"
+    "Query: words (ranked by how many and how rare), \"exact phrase\", -excluded, prefix*\n"
+    "  -n N                  results to show (default 10)\n"
+    "  --all                 every match\n"
+    "  -c, --collection NAME restrict to a collection (repeatable)\n"
+    "  --folder PREFIX       restrict to a folder inside the collections\n"
+    "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
+    "  --min-score F         drop results scoring below F (scores are 0..1)\n"
+    "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
+    "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
+    "  --graph-weight F      RRF weight of the link in-degree channel (default 0.3)\n"
+    "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
+    "  --full                whole note instead of a snippet\n"
+    "  --line-numbers        number the lines of --full output\n"
+    "  --explain             per-channel ranks and scores\n";
+
+typedef struct search_args {
+    search_opts so;
+    out_opts oo;
+    tbuf query;
+    const char **collections;
+    size_t n_collections;
+    char **tags;
+    size_t n_tags, cap_tags;
+} search_args;
+
+static int parse_double(const char *v, double *out)
+{
+    char *end;
+    if (!v || !*v)
+        return 0;
+    *out = strtod(v, &end);
+    return *end == '\0';
+}
+
+static void add_tags(search_args *a, const char *v)
+{
+    const char *p = v;
+    while (*p) {
+        size_t len = strcspn(p, ", ");
+        if (len) {
+            xgrow(&a->tags, &a->cap_tags, a->n_tags + 1, sizeof *a->tags);
+            a->tags[a->n_tags++] = xstrndup(p, len);
+        }
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+}
+
+static void add_query_word(search_args *a, const char *w)
+{
+    if (a->query.len)
+        tbuf_putc(&a->query, ' ');
+    tbuf_puts(&a->query, w);
+}
+
+static const struct { const char *flag; out_format format; } formats[] = {
+    {"--json", OUT_JSON}, {"--csv", OUT_CSV}, {"--md", OUT_MD},
+    {"--xml", OUT_XML}, {"--files", OUT_FILES},
+};
+
+/* Returns -1 when parsed, else an exit code. */
+static int parse_args(search_args *a, int argc, char **argv)
+{
+    int only_query = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        double d;
+        if (only_query || arg[0] != '-' || arg[1] == '\0') {
+            add_query_word(a, arg);
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_query = 1;
+            continue;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(search_help, stdout);
+            return EXIT_OK;
+        }
+        int matched_format = 0;
+        for (size_t k = 0; k < sizeof formats / sizeof *formats; k++) {
+            if (strcmp(arg, formats[k].flag) == 0) {
+                a->oo.format = formats[k].format;
+                matched_format = 1;
+            }
+        }
+        if (matched_format)
+            continue;
+        if (strcmp(arg, "--all") == 0) {
+            a->so.limit = 0;
+        } else if (strcmp(arg, "--full") == 0) {
+            a->oo.full = 1;
+        } else if (strcmp(arg, "--line-numbers") == 0) {
+            a->oo.line_numbers = 1;
+        } else if (strcmp(arg, "--explain") == 0) {
+            a->oo.explain = 1;
+        } else if (cli_opt_value(argc, argv, &i, "-n", &v)) {
+            char *end;
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || n < 1)
+                return cli_usage("search", "-n needs a positive number");
+            a->so.limit = (size_t)n;
+        } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
+                   cli_opt_value(argc, argv, &i, "--collection", &v)) {
+            if (!v)
+                return cli_usage("search", "--collection needs a name");
+            a->collections[a->n_collections++] = v;
+        } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
+            if (!v)
+                return cli_usage("search", "--folder needs a path prefix");
+            a->so.folder = v;
+        } else if (cli_opt_value(argc, argv, &i, "--tags", &v) ||
+                   cli_opt_value(argc, argv, &i, "--tag", &v)) {
+            if (!v)
+                return cli_usage("search", "--tags needs a tag");
+            add_tags(a, v);
+        } else if (cli_opt_value(argc, argv, &i, "--min-score", &v)) {
+            if (!parse_double(v, &a->so.min_score))
+                return cli_usage("search", "--min-score needs a number");
+        } else if (cli_opt_value(argc, argv, &i, "--title-weight", &v)) {
+            if (!parse_double(v, &d) || d < 0)
+                return cli_usage("search", "--title-weight needs a number >= 0");
+            a->so.weights[SEARCH_CH_TITLE] = d;
+        } else if (cli_opt_value(argc, argv, &i, "--bm25-weight", &v)) {
+            if (!parse_double(v, &d) || d < 0)
+                return cli_usage("search", "--bm25-weight needs a number >= 0");
+            a->so.weights[SEARCH_CH_BM25] = d;
+        } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
+            if (!parse_double(v, &d) || d < 0)
+                return cli_usage("search", "--graph-weight needs a number >= 0");
+            a->so.weights[SEARCH_CH_GRAPH] = d;
+        } else if (arg[1] == '-') {
+            return cli_usage("search", "unknown option %s", arg);
+        } else {
+            add_query_word(a, arg);   /* "-word" is an exclusion in the query */
+        }
+    }
+    return -1;
+}
+
+/* Collections named with -c must exist: a typo should not look like "no results". */
+static int check_collections(const search_args *a, const config *cfg)
+{
+    for (size_t i = 0; i < a->n_collections; i++) {
+        if (!config_find_collection(cfg, a->collections[i])) {
+            fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n",
+                    a->collections[i]);
+            return EXIT_ERR;
+        }
+    }
+    return EXIT_OK;
+}
+
+int cmd_search(cli *c, int argc, char **argv)
+{
+    search_args a = {0};
+    search_opts_init(&a.so);
+    a.oo.color = c->color;
+    a.collections = xcalloc((size_t)argc, sizeof *a.collections);
+    int rc = parse_args(&a, argc, argv);
+    config cfg = {0};
+    store *st = NULL;
+    if (rc >= 0)
+        goto out;
+    if (a.query.len == 0) {
+        rc = cli_usage("search", "needs a QUERY");
+        goto out;
+    }
+    a.so.query = a.query.data;
+    a.so.collections = a.collections;
+    a.so.n_collections = a.n_collections;
+    a.so.tags = (const char *const *)a.tags;
+    a.so.n_tags = a.n_tags;
+    if ((rc = cli_load_config(&cfg)) != EXIT_OK || (rc = check_collections(&a, &cfg)) != EXIT_OK)
+        goto out;
+    if ((rc = cli_open_store(c, 1, &st)) != EXIT_OK)
+        goto out;
+    search_results res;
+    trove_err err = search_run(st, &cfg, &a.so, &res);
+    if (err) {
+        rc = cli_error(err);
+        goto out;
+    }
+    out_results(stdout, a.query.data, &res, &a.oo);
+    search_results_free(&res);
+    rc = EXIT_OK;
+out:
+    store_close(st);
+    config_free(&cfg);
+    for (size_t i = 0; i < a.n_tags; i++)
+        free(a.tags[i]);
+    free(a.tags);
+    free(a.collections);
+    tbuf_free(&a.query);
+    return rc;
+}

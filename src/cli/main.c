@@ -1,0 +1,142 @@
+/* trove — local-first hybrid search for markdown knowledge bases. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define TROVE_VERSION "0.1.0"
+
+typedef struct command {
+    const char *name;
+    cli_cmd_fn fn;
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"collection", cmd_collection, "add|list|remove|rename collections of markdown files"},
+    {"context", cmd_context, "add|list|rm descriptions returned with results under a path"},
+    {"update", cmd_update, "index new and changed files, drop deleted ones"},
+    {"search", cmd_search, "search by keywords, titles and links"},
+    {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
+    {"multi-get", cmd_multi_get, "print several notes matching a glob"},
+    {"ls", cmd_ls, "list indexed notes"},
+    {"status", cmd_status, "collections, counts, index size and freshness"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: trove [--index PATH] COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
+                 "NO_COLOR\nrun `trove COMMAND --help` for the options of a command\n");
+}
+
+int cli_error(trove_err err)
+{
+    const char *detail = trove_errmsg();
+    fprintf(stderr, "trove: %s\n", detail && *detail ? detail : trove_strerror(err));
+    return err == TROVE_EUSAGE ? EXIT_USAGE : EXIT_ERR;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "trove %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nrun `trove %s --help` for usage\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_load_config(config *cfg)
+{
+    trove_err rc = config_load(cfg);
+    if (rc)
+        return cli_error(rc);
+    return EXIT_OK;
+}
+
+int cli_open_store(cli *c, int readonly, store **out)
+{
+    trove_err rc = store_open(c->index_path, readonly, out);
+    return rc ? cli_error(rc) : EXIT_OK;
+}
+
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    size_t len = strlen(name);
+    const char *arg = argv[*i];
+    if (strncmp(arg, name, len) != 0)
+        return 0;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return 1;
+    }
+    if (arg[len] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        *value = NULL;  /* caller reports the missing value */
+        return 1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    cli c = {0};
+    int i = 1;
+    const char *index = NULL;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("trove %s\n", TROVE_VERSION);
+            return EXIT_OK;
+        }
+        if (cli_opt_value(argc, argv, &i, "--index", &v)) {
+            if (!v || !*v)
+                return cli_usage("", "--index needs a path");
+            index = v;
+            continue;
+        }
+        fprintf(stderr, "trove: unknown option %s\n", argv[i]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    char *default_index = NULL;
+    if (!index)
+        index = default_index = store_default_path();
+    c.index_path = index;
+    const char *no_color = getenv("NO_COLOR");
+    c.color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
+    c.stderr_tty = isatty(STDERR_FILENO);
+
+    const char *name = argv[i];
+    int rc = -1;
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        if (strcmp(commands[k].name, name) == 0) {
+            rc = commands[k].fn(&c, argc - i, argv + i);
+            break;
+        }
+    }
+    if (rc < 0) {
+        fprintf(stderr, "trove: unknown command '%s'\n", name);
+        usage(stderr);
+        rc = EXIT_USAGE;
+    }
+    free(default_index);
+    return rc;
+}

@@ -1,0 +1,437 @@
+#include "config/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "util/buf.h"
+#include "util/mem.h"
+
+char *config_dir(void)
+{
+    const char *env = getenv("TROVE_CONFIG_DIR");
+    if (env && *env)
+        return xstrdup(env);
+    tbuf b = {0};
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    if (xdg && *xdg) {
+        tbuf_printf(&b, "%s/trove", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        tbuf_printf(&b, "%s/.config/trove", home && *home ? home : ".");
+    }
+    return tbuf_detach(&b);
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+static const char *scalar(yaml_document_t *doc, yaml_node_t *n)
+{
+    (void)doc;
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+        if (k && strcmp(k, key) == 0)
+            return yaml_document_get_node(doc, p->value);
+    }
+    return NULL;
+}
+
+/* A scalar or a sequence of scalars, as a list of strings. */
+static char **string_list(yaml_document_t *doc, yaml_node_t *n, size_t *count)
+{
+    char **out = NULL;
+    size_t cap = 0;
+    *count = 0;
+    if (!n)
+        return NULL;
+    if (n->type == YAML_SCALAR_NODE) {
+        out = xmalloc(sizeof *out);
+        out[0] = xstrdup(scalar(doc, n));
+        *count = 1;
+        return out;
+    }
+    if (n->type != YAML_SEQUENCE_NODE)
+        return NULL;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        const char *s = scalar(doc, yaml_document_get_node(doc, *it));
+        if (!s)
+            continue;
+        xgrow(&out, &cap, *count + 1, sizeof *out);
+        out[(*count)++] = xstrdup(s);
+    }
+    return out;
+}
+
+/* `key:` with nothing after it loads as an empty scalar. */
+static int is_empty(yaml_document_t *doc, yaml_node_t *n)
+{
+    const char *s = scalar(doc, n);
+    return !n || (s && (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0));
+}
+
+static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t *cols)
+{
+    if (is_empty(doc, cols))
+        return TROVE_OK;
+    if (cols->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'collections' must be a mapping of name to settings", cfg->file);
+    for (yaml_node_pair_t *p = cols->data.mapping.pairs.start; p < cols->data.mapping.pairs.top; p++) {
+        const char *name = scalar(doc, yaml_document_get_node(doc, p->key));
+        yaml_node_t *v = yaml_document_get_node(doc, p->value);
+        const char *path = scalar(doc, map_get(doc, v, "path"));
+        if (!name || !path)
+            return trove_fail(TROVE_EPARSE, "%s: collection %s has no 'path'", cfg->file, name ? name : "?");
+        size_t nm = 0, ne = 0;
+        char **masks = string_list(doc, map_get(doc, v, "mask"), &nm);
+        char **excl = string_list(doc, map_get(doc, v, "exclude"), &ne);
+        config_add_collection(cfg, name, path, (const char *const *)masks, nm,
+                              (const char *const *)excl, ne);
+        for (size_t i = 0; i < nm; i++)
+            free(masks[i]);
+        for (size_t i = 0; i < ne; i++)
+            free(excl[i]);
+        free(masks);
+        free(excl);
+    }
+    return TROVE_OK;
+}
+
+static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *ctxs)
+{
+    if (is_empty(doc, ctxs))
+        return TROVE_OK;
+    if (ctxs->type != YAML_SEQUENCE_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'contexts' must be a list", cfg->file);
+    for (yaml_node_item_t *it = ctxs->data.sequence.items.start; it < ctxs->data.sequence.items.top; it++) {
+        yaml_node_t *n = yaml_document_get_node(doc, *it);
+        const char *target = scalar(doc, map_get(doc, n, "target"));
+        const char *text = scalar(doc, map_get(doc, n, "text"));
+        if (!target || !text)
+            return trove_fail(TROVE_EPARSE, "%s: each context needs 'target' and 'text'", cfg->file);
+        config_add_context(cfg, target, text);
+    }
+    return TROVE_OK;
+}
+
+trove_err config_load_file(config *cfg, const char *file)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->file = xstrdup(file);
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return TROVE_OK;
+        return trove_fail(TROVE_EIO, "%s: %s", file, strerror(errno));
+    }
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, f);
+    trove_err rc = TROVE_OK;
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file,
+                        parser.problem_mark.line + 1, parser.problem ? parser.problem : "invalid YAML");
+    } else {
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        if (root && root->type == YAML_MAPPING_NODE) {
+            rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
+            if (rc == TROVE_OK)
+                rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
+        } else if (root) {
+            rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
+        }
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return rc;
+}
+
+trove_err config_load(config *cfg)
+{
+    char *dir = config_dir();
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/config.yaml", dir);
+    free(dir);
+    trove_err rc = config_load_file(cfg, b.data);
+    tbuf_free(&b);
+    return rc;
+}
+
+/* ---- writing --------------------------------------------------------- */
+
+/* YAML double-quoted scalar: always valid, whatever the string holds. */
+static void put_quoted(tbuf *b, const char *s)
+{
+    tbuf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            tbuf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            tbuf_puts(b, "\\n");
+        else if (*p == '\t')
+            tbuf_puts(b, "\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            tbuf_printf(b, "\\x%02x", *p);
+        else
+            tbuf_putc(b, (char)*p);
+    }
+    tbuf_putc(b, '"');
+}
+
+static void put_list(tbuf *b, char **items, size_t n)
+{
+    tbuf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            tbuf_puts(b, ", ");
+        put_quoted(b, items[i]);
+    }
+    tbuf_puts(b, "]\n");
+}
+
+static int mkdir_p(const char *dir)
+{
+    char *tmp = xstrdup(dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+            free(tmp);
+            return -1;
+        }
+        *p = '/';
+    }
+    int rc = mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    free(tmp);
+    return rc;
+}
+
+trove_err config_save(const config *cfg)
+{
+    tbuf b = {0};
+    tbuf_puts(&b, "# trove configuration: maintained by `trove collection` and `trove context`,\n"
+                  "# safe to edit by hand.\n");
+    tbuf_puts(&b, "collections:\n");
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *c = &cfg->collections[i];
+        tbuf_puts(&b, "  ");
+        put_quoted(&b, c->name);
+        tbuf_puts(&b, ":\n    path: ");
+        put_quoted(&b, c->path);
+        tbuf_puts(&b, "\n    mask: ");
+        put_list(&b, c->masks, c->n_masks);
+        tbuf_puts(&b, "    exclude: ");
+        put_list(&b, c->excludes, c->n_excludes);
+    }
+    tbuf_puts(&b, "contexts:\n");
+    for (size_t i = 0; i < cfg->n_contexts; i++) {
+        tbuf_puts(&b, "  - target: ");
+        put_quoted(&b, cfg->contexts[i].target);
+        tbuf_puts(&b, "\n    text: ");
+        put_quoted(&b, cfg->contexts[i].text);
+        tbuf_putc(&b, '\n');
+    }
+
+    char *dir = xstrdup(cfg->file);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (mkdir_p(dir) != 0) {
+            trove_err rc = trove_fail(TROVE_EIO, "cannot create %s: %s", dir, strerror(errno));
+            free(dir);
+            tbuf_free(&b);
+            return rc;
+        }
+    }
+    free(dir);
+    tbuf tmp = {0};
+    tbuf_printf(&tmp, "%s.tmp.%d", cfg->file, (int)getpid());
+    trove_err rc = TROVE_OK;
+    FILE *f = fopen(tmp.data, "wb");
+    if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+        rc = trove_fail(TROVE_EIO, "cannot write %s: %s", tmp.data, strerror(errno));
+        unlink(tmp.data);
+    } else if (rename(tmp.data, cfg->file) != 0) {
+        rc = trove_fail(TROVE_EIO, "cannot replace %s: %s", cfg->file, strerror(errno));
+        unlink(tmp.data);
+    }
+    tbuf_free(&tmp);
+    tbuf_free(&b);
+    return rc;
+}
+
+/* ---- editing --------------------------------------------------------- */
+
+static void free_list(char **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(items[i]);
+    free(items);
+}
+
+static char **copy_list(const char *const *items, size_t n)
+{
+    char **out = n ? xmalloc(n * sizeof *out) : NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(items[i]);
+    return out;
+}
+
+void config_free(config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        config_collection *c = &cfg->collections[i];
+        free(c->name);
+        free(c->path);
+        free_list(c->masks, c->n_masks);
+        free_list(c->excludes, c->n_excludes);
+    }
+    free(cfg->collections);
+    for (size_t i = 0; i < cfg->n_contexts; i++) {
+        free(cfg->contexts[i].target);
+        free(cfg->contexts[i].text);
+    }
+    free(cfg->contexts);
+    free(cfg->file);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+config_collection *config_find_collection(const config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_collections; i++)
+        if (strcmp(cfg->collections[i].name, name) == 0)
+            return &cfg->collections[i];
+    return NULL;
+}
+
+config_collection *config_add_collection(config *cfg, const char *name, const char *path,
+                                         const char *const *masks, size_t n_masks,
+                                         const char *const *excludes, size_t n_excludes)
+{
+    size_t cap = cfg->n_collections;
+    xgrow(&cfg->collections, &cap, cfg->n_collections + 1, sizeof *cfg->collections);
+    config_collection *c = &cfg->collections[cfg->n_collections++];
+    c->name = xstrdup(name);
+    size_t plen = strlen(path);
+    while (plen > 1 && path[plen - 1] == '/')
+        plen--;
+    c->path = xstrndup(path, plen);
+    c->masks = copy_list(masks, n_masks);
+    c->n_masks = n_masks;
+    c->excludes = copy_list(excludes, n_excludes);
+    c->n_excludes = n_excludes;
+    return c;
+}
+
+int config_remove_collection(config *cfg, const char *name)
+{
+    config_collection *c = config_find_collection(cfg, name);
+    if (!c)
+        return 0;
+    free(c->name);
+    free(c->path);
+    free_list(c->masks, c->n_masks);
+    free_list(c->excludes, c->n_excludes);
+    size_t idx = (size_t)(c - cfg->collections);
+    memmove(c, c + 1, (cfg->n_collections - idx - 1) * sizeof *c);
+    cfg->n_collections--;
+    return 1;
+}
+
+void config_add_context(config *cfg, const char *target, const char *text)
+{
+    for (size_t i = 0; i < cfg->n_contexts; i++) {
+        if (strcmp(cfg->contexts[i].target, target) == 0) {
+            free(cfg->contexts[i].text);
+            cfg->contexts[i].text = xstrdup(text);
+            return;
+        }
+    }
+    size_t cap = cfg->n_contexts;
+    xgrow(&cfg->contexts, &cap, cfg->n_contexts + 1, sizeof *cfg->contexts);
+    size_t tlen = strlen(target);
+    while (tlen > 1 && target[tlen - 1] == '/')
+        tlen--;
+    cfg->contexts[cfg->n_contexts].target = xstrndup(target, tlen);
+    cfg->contexts[cfg->n_contexts].text = xstrdup(text);
+    cfg->n_contexts++;
+}
+
+int config_remove_context(config *cfg, const char *target)
+{
+    int removed = 0;
+    size_t tlen = strlen(target);
+    while (tlen > 1 && target[tlen - 1] == '/')
+        tlen--;
+    for (size_t i = 0; i < cfg->n_contexts;) {
+        config_context *c = &cfg->contexts[i];
+        if (strlen(c->target) == tlen && strncmp(c->target, target, tlen) == 0) {
+            free(c->target);
+            free(c->text);
+            memmove(c, c + 1, (cfg->n_contexts - i - 1) * sizeof *c);
+            cfg->n_contexts--;
+            removed++;
+        } else {
+            i++;
+        }
+    }
+    return removed;
+}
+
+/* Does context target "coll/prefix" cover document coll:path? The prefix must
+ * end at a path-segment boundary ("notes/a" covers "a/x.md" and "a.md"? no:
+ * only "a" itself or "a/..."). */
+static int context_applies(const char *target, const char *collection, const char *path)
+{
+    size_t cl = strlen(collection);
+    if (strncmp(target, collection, cl) != 0)
+        return 0;
+    if (target[cl] == '\0')
+        return 1;
+    if (target[cl] != '/')
+        return 0;
+    const char *prefix = target + cl + 1;
+    size_t pl = strlen(prefix);
+    if (pl == 0)
+        return 1;
+    return strncmp(path, prefix, pl) == 0 && (path[pl] == '\0' || path[pl] == '/');
+}
+
+const char **config_contexts_for(const config *cfg, const char *collection,
+                                 const char *path, size_t *n_out)
+{
+    const char **out = NULL;
+    size_t *lens = NULL, n = 0;
+    for (size_t i = 0; i < cfg->n_contexts; i++) {
+        if (!context_applies(cfg->contexts[i].target, collection, path))
+            continue;
+        out = xrealloc(out, (n + 1) * sizeof *out);
+        lens = xrealloc(lens, (n + 1) * sizeof *lens);
+        /* insertion sort by target length: most general first */
+        size_t len = strlen(cfg->contexts[i].target), j = n;
+        while (j > 0 && lens[j - 1] > len) {
+            out[j] = out[j - 1];
+            lens[j] = lens[j - 1];
+            j--;
+        }
+        out[j] = cfg->contexts[i].text;
+        lens[j] = len;
+        n++;
+    }
+    free(lens);
+    *n_out = n;
+    return out;
+}

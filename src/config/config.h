@@ -1,0 +1,61 @@
+/* config — collections and contexts, kept in a YAML file the user may edit.
+ *
+ * Location: $TROVE_CONFIG_DIR/config.yaml, else $XDG_CONFIG_HOME/trove/,
+ * else ~/.config/trove/. A missing file is an empty configuration. The
+ * config owns every string in it; config_free() releases all. Writes go to a
+ * temporary file renamed over the old one, so a crash never leaves half a
+ * file. */
+#ifndef TROVE_CONFIG_H
+#define TROVE_CONFIG_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef struct config_collection {
+    char *name;
+    char *path;        /* absolute, no trailing '/' */
+    char **masks;      /* empty: the default mask, all .md files */
+    size_t n_masks;
+    char **excludes;
+    size_t n_excludes;
+} config_collection;
+
+typedef struct config_context {
+    char *target;      /* "collection" or "collection/path/prefix" */
+    char *text;
+} config_context;
+
+typedef struct config {
+    char *file;        /* path of config.yaml */
+    config_collection *collections;
+    size_t n_collections;
+    config_context *contexts;
+    size_t n_contexts;
+} config;
+
+/* Directory holding config.yaml (caller frees). */
+char *config_dir(void);
+
+trove_err config_load(config *cfg);          /* from config_dir() */
+trove_err config_load_file(config *cfg, const char *file);
+trove_err config_save(const config *cfg);
+void config_free(config *cfg);
+
+config_collection *config_find_collection(const config *cfg, const char *name);
+/* Takes ownership of nothing: copies every string. */
+config_collection *config_add_collection(config *cfg, const char *name, const char *path,
+                                         const char *const *masks, size_t n_masks,
+                                         const char *const *excludes, size_t n_excludes);
+int config_remove_collection(config *cfg, const char *name);  /* 1 if removed */
+
+void config_add_context(config *cfg, const char *target, const char *text);
+int config_remove_context(config *cfg, const char *target);   /* count removed */
+
+/* Contexts that apply to a document, most general first: those whose target
+ * is the collection itself or a folder/file prefix of `path`. Returns a
+ * malloc'd array of borrowed strings (free the array only). */
+const char **config_contexts_for(const config *cfg, const char *collection,
+                                 const char *path, size_t *n_out);
+
+#endif

@@ -1,0 +1,387 @@
+#include "index/indexer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "fs/walk.h"
+#include "util/buf.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+/* One file found by the walk. */
+typedef struct found {
+    char *path;
+    int64_t size, mtime_ns;
+} found;
+
+typedef struct run {
+    store *st;
+    const config_collection *coll;
+    const index_opts *opts;
+    index_stats *stats;
+    int64_t collection_id;
+    found *files;
+    size_t n_files, cap_files;
+    /* Indexed documents of the collection and an open-addressing table of
+     * their paths, so each walked file finds its row in O(1). */
+    store_file *old;
+    size_t n_old;
+    size_t *slots;      /* index+1 into old, 0 = empty */
+    size_t n_slots;
+    uint64_t *new_hashes;   /* content hashes of notes added in this run */
+    size_t n_new, cap_new;
+    tbuf msg;
+} run;
+
+static void warnf(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(run *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (r->opts->warn)
+        r->opts->warn(r->opts->warn_ctx, line);
+}
+
+static void on_walk_warning(void *ctx, const char *message)
+{
+    warnf(ctx, "%s", message);
+}
+
+static int on_walk_file(void *ctx, const char *relpath, const struct stat *sb)
+{
+    run *r = ctx;
+    xgrow(&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files);
+    found *f = &r->files[r->n_files++];
+    f->path = xstrdup(relpath);
+    f->size = (int64_t)sb->st_size;
+    f->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    return r->opts->interrupted && *r->opts->interrupted;
+}
+
+static void build_path_table(run *r)
+{
+    r->n_slots = 16;
+    while (r->n_slots < r->n_old * 2)
+        r->n_slots *= 2;
+    r->slots = xcalloc(r->n_slots, sizeof *r->slots);
+    for (size_t i = 0; i < r->n_old; i++) {
+        size_t h = (size_t)str_hash(r->old[i].path, strlen(r->old[i].path)) & (r->n_slots - 1);
+        while (r->slots[h])
+            h = (h + 1) & (r->n_slots - 1);
+        r->slots[h] = i + 1;
+    }
+}
+
+static store_file *lookup_old(run *r, const char *path)
+{
+    size_t h = (size_t)str_hash(path, strlen(path)) & (r->n_slots - 1);
+    while (r->slots[h]) {
+        store_file *f = &r->old[r->slots[h] - 1];
+        if (strcmp(f->path, path) == 0)
+            return f;
+        h = (h + 1) & (r->n_slots - 1);
+    }
+    return NULL;
+}
+
+/* Read a whole file into a malloc'd buffer. */
+static trove_err read_file(const char *path, size_t expect, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = expect + 1, n = 0;
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap + 1);
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            free(buf);
+            return trove_fail(TROVE_EIO, "%s: %s", path, strerror(e));
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return TROVE_OK;
+}
+
+/* A NUL byte in the first 8 KiB marks a binary file, as git decides. */
+static int looks_binary(const char *data, size_t len)
+{
+    return memchr(data, '\0', len < 8192 ? len : 8192) != NULL;
+}
+
+static trove_err index_note(run *r, const found *f, const char *text, size_t len, uint64_t hash)
+{
+    md_doc md;
+    trove_err rc = md_parse(text, len, &md);
+    if (rc)
+        return rc;
+    if (md.warning)
+        warnf(r, "%s/%s: %s", r->coll->path, f->path, md.warning);
+    chunk_list chunks = {0};
+    rc = chunk_note(text, len, &md, &r->opts->chunk, &chunks);
+    if (rc == TROVE_OK) {
+        store_note note = {
+            .collection_id = r->collection_id,
+            .collection = r->coll->name,
+            .path = f->path,
+            .text = text,
+            .len = len,
+            .mtime_ns = f->mtime_ns,
+            .hash = hash,
+            .md = &md,
+            .chunks = &chunks,
+        };
+        int64_t id;
+        rc = store_doc_insert(r->st, &note, &id);
+        chunk_list_free(&chunks);
+    }
+    md_doc_free(&md);
+    return rc;
+}
+
+/* Bring one walked file up to date. Store errors abort the run; problems of
+ * the file itself are warnings. */
+static trove_err process_file(run *r, const found *f)
+{
+    store_file *old = lookup_old(r, f->path);
+    if (old && old->size == f->size && old->mtime_ns == f->mtime_ns) {
+        old->seen = 1;
+        r->stats->unchanged++;
+        return TROVE_OK;
+    }
+    tbuf_reset(&r->msg);
+    tbuf_printf(&r->msg, "%s/%s", r->coll->path, f->path);
+    const char *full = r->msg.data;
+    if ((size_t)f->size > r->opts->max_file_bytes) {
+        warnf(r, "%s: skipped, %lld bytes is over the %zu-byte limit", full, (long long)f->size,
+              r->opts->max_file_bytes);
+        r->stats->skipped++;
+        return TROVE_OK;   /* an old version, if any, is removed as unseen */
+    }
+    char *text;
+    size_t len;
+    if (read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
+        warnf(r, "%s; skipped", trove_errmsg());
+        r->stats->skipped++;
+        if (old)
+            old->seen = 1;  /* keep the last good version rather than lose it */
+        return TROVE_OK;
+    }
+    trove_err rc = TROVE_OK;
+    if (looks_binary(text, len)) {
+        warnf(r, "%s: skipped, binary file", full);
+        r->stats->skipped++;
+        goto out;
+    }
+    uint64_t hash = str_hash(text, len);
+    if (old) {
+        old->seen = 1;
+        if (old->hash == hash) {
+            r->stats->unchanged++;
+            rc = store_doc_touch(r->st, old->id, f->size, f->mtime_ns);
+            goto out;
+        }
+        if ((rc = store_doc_delete(r->st, old->id)) != TROVE_OK)
+            goto out;
+        r->stats->updated++;
+    } else {
+        r->stats->added++;
+        xgrow(&r->new_hashes, &r->cap_new, r->n_new + 1, sizeof *r->new_hashes);
+        r->new_hashes[r->n_new++] = hash;
+    }
+    rc = index_note(r, f, text, len, hash);
+out:
+    free(text);
+    return rc;
+}
+
+static int hash_is_new(const run *r, uint64_t hash)
+{
+    for (size_t i = 0; i < r->n_new; i++)
+        if (r->new_hashes[i] == hash)
+            return 1;
+    return 0;
+}
+
+/* Notes not seen in the walk are gone; one whose content was just added
+ * under another path was renamed. */
+static trove_err remove_unseen(run *r)
+{
+    for (size_t i = 0; i < r->n_old; i++) {
+        store_file *f = &r->old[i];
+        if (f->seen)
+            continue;
+        trove_err rc = store_doc_delete(r->st, f->id);
+        if (rc)
+            return rc;
+        if (r->n_new && hash_is_new(r, f->hash)) {
+            r->stats->renamed++;
+            r->stats->added--;
+        } else {
+            r->stats->removed++;
+        }
+    }
+    return TROVE_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void draw_progress(const run *r, size_t done, double *last)
+{
+    double t = now_seconds();
+    if (done != r->n_files && t - *last < 0.1)
+        return;
+    *last = t;
+    int width = 30, filled = r->n_files ? (int)(width * done / r->n_files) : width;
+    fprintf(stderr, "\r%-12.12s [", r->coll->name);
+    for (int i = 0; i < width; i++)
+        fputc(i < filled ? '#' : ' ', stderr);
+    fprintf(stderr, "] %zu/%zu", done, r->n_files);
+    if (done == r->n_files)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+static void run_free(run *r)
+{
+    for (size_t i = 0; i < r->n_files; i++)
+        free(r->files[i].path);
+    free(r->files);
+    store_files_free(r->old, r->n_old);
+    free(r->slots);
+    free(r->new_hashes);
+    tbuf_free(&r->msg);
+}
+
+static trove_err check_root(const config_collection *coll)
+{
+    struct stat sb;
+    if (stat(coll->path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return trove_fail(TROVE_ENOENT, "collection '%s': folder %s %s; its indexed notes are "
+                          "kept (fix the path or run `trove collection remove %s`)", coll->name,
+                          coll->path, stat(coll->path, &sb) != 0 ? "does not exist" : "is not a folder",
+                          coll->name);
+    return TROVE_OK;
+}
+
+/* Load the indexed files of the collection and walk the folder. */
+static trove_err scan(run *r)
+{
+    trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
+    if (rc)
+        return rc;
+    build_path_table(r);
+    const config_collection *coll = r->coll;
+    walk_opts wo = {
+        .root = coll->path,
+        .masks = (const char *const *)coll->masks,
+        .n_masks = coll->n_masks,
+        .excludes = (const char *const *)coll->excludes,
+        .n_excludes = coll->n_excludes,
+    };
+    walk_callbacks cb = {.ctx = r, .on_file = on_walk_file, .on_warning = on_walk_warning};
+    return walk_tree(&wo, &cb);
+}
+
+trove_err index_collection(store *st, const config_collection *coll, const index_opts *opts,
+                           index_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    run r = {.st = st, .coll = coll, .opts = opts, .stats = stats};
+    trove_err rc = check_root(coll);
+    if (rc == TROVE_OK)
+        rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
+    if (rc == TROVE_OK)
+        rc = scan(&r);
+    stats->files = r.n_files;
+    double last = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
+        if (opts->interrupted && *opts->interrupted)
+            rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
+        else
+            rc = process_file(&r, &r.files[i]);
+        if (opts->progress)
+            draw_progress(&r, i + 1, &last);
+    }
+    if (rc == TROVE_OK && opts->interrupted && *opts->interrupted)
+        rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
+    if (rc == TROVE_OK)
+        rc = remove_unseen(&r);
+    run_free(&r);
+    return rc;
+}
+
+static int64_t collection_id(store *st, const char *name)
+{
+    sqlite3_stmt *s;
+    int64_t id = -1;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM collections WHERE name = ?", -1, &s, NULL)
+        == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            id = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    return id;
+}
+
+trove_err index_check_freshness(store *st, const config_collection *coll, index_freshness *out)
+{
+    memset(out, 0, sizeof *out);
+    index_opts opts = {0};
+    index_stats stats = {0};
+    run r = {.st = st, .coll = coll, .opts = &opts, .stats = &stats};
+    trove_err rc = check_root(coll);
+    if (rc)
+        return rc;
+    r.collection_id = collection_id(st, coll->name);
+    rc = scan(&r);
+    for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
+        const found *f = &r.files[i];
+        store_file *old = lookup_old(&r, f->path);
+        if (!old) {
+            out->added++;
+            continue;
+        }
+        old->seen = 1;
+        if (old->size == f->size && old->mtime_ns == f->mtime_ns)
+            out->fresh++;
+        else
+            out->changed++;
+    }
+    for (size_t i = 0; i < r.n_old; i++)
+        out->deleted += !r.old[i].seen;
+    out->files = r.n_files;
+    run_free(&r);
+    return rc;
+}

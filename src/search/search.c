@@ -1,0 +1,615 @@
+#include "search/search.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/query.h"
+#include "text/tok.h"
+#include "util/buf.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "graph"};
+
+/* BM25 column weights of chunks_fts(heading, body). */
+#define BM25_HEADING_WEIGHT 2.0
+#define BM25_BODY_WEIGHT 1.0
+
+void search_opts_init(search_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->limit = 10;
+    o->rrf_k = 60;
+    o->weights[SEARCH_CH_BM25] = 1.0;
+    o->weights[SEARCH_CH_TITLE] = 1.5;
+    o->weights[SEARCH_CH_GRAPH] = 0.3;
+    o->with_snippet = 1;
+}
+
+/* A note found by at least one channel. */
+typedef struct cand {
+    int64_t doc_id;
+    int64_t chunk_id;      /* anchoring chunk, 0 = none yet */
+    int in_degree;
+    search_channel_hit ch[SEARCH_N_CHANNELS];
+    double fused;
+} cand;
+
+typedef struct cand_set {
+    cand *items;
+    size_t n, cap;
+    size_t *slots;         /* index+1, open addressing on doc_id */
+    size_t n_slots;
+} cand_set;
+
+static cand *cand_get(cand_set *cs, int64_t doc_id, int create)
+{
+    if (cs->n_slots == 0 || (create && cs->n * 2 >= cs->n_slots)) {
+        size_t ns = cs->n_slots ? cs->n_slots * 2 : 256;
+        free(cs->slots);
+        cs->slots = xcalloc(ns, sizeof *cs->slots);
+        cs->n_slots = ns;
+        for (size_t i = 0; i < cs->n; i++) {
+            size_t h = (size_t)cs->items[i].doc_id * 0x9E3779B97F4A7C15ull & (ns - 1);
+            while (cs->slots[h])
+                h = (h + 1) & (ns - 1);
+            cs->slots[h] = i + 1;
+        }
+    }
+    size_t h = (size_t)doc_id * 0x9E3779B97F4A7C15ull & (cs->n_slots - 1);
+    while (cs->slots[h]) {
+        if (cs->items[cs->slots[h] - 1].doc_id == doc_id)
+            return &cs->items[cs->slots[h] - 1];
+        h = (h + 1) & (cs->n_slots - 1);
+    }
+    if (!create)
+        return NULL;
+    xgrow(&cs->items, &cs->cap, cs->n + 1, sizeof *cs->items);
+    cand *c = &cs->items[cs->n];
+    memset(c, 0, sizeof *c);
+    c->doc_id = doc_id;
+    cs->slots[h] = ++cs->n;
+    return c;
+}
+
+/* ---- filters --------------------------------------------------------- */
+
+/* SQL conditions on `d` (docs) for the user's filters, with their values in
+ * bind order. */
+typedef struct filter {
+    tbuf sql;
+    const char **binds;
+    size_t n_binds, cap_binds;
+    char **owned;
+    size_t n_owned;
+} filter;
+
+static void filter_bind(filter *f, const char *value)
+{
+    xgrow(&f->binds, &f->cap_binds, f->n_binds + 1, sizeof *f->binds);
+    f->binds[f->n_binds++] = value;
+}
+
+static const char *filter_own(filter *f, char *value)
+{
+    f->owned = xrealloc(f->owned, (f->n_owned + 1) * sizeof *f->owned);
+    f->owned[f->n_owned++] = value;
+    return value;
+}
+
+static void filter_build(filter *f, const search_opts *o)
+{
+    if (o->n_collections) {
+        tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
+        for (size_t i = 0; i < o->n_collections; i++) {
+            tbuf_puts(&f->sql, i ? ",?" : "?");
+            filter_bind(f, o->collections[i]);
+        }
+        tbuf_puts(&f->sql, "))");
+    }
+    if (o->folder && *o->folder) {
+        size_t len = strlen(o->folder);
+        while (len > 0 && o->folder[len - 1] == '/')
+            len--;
+        const char *start = o->folder;
+        while (*start == '/' && len > 0)
+            start++, len--;
+        if (len > 0) {
+            tbuf prefix = {0};
+            tbuf_append(&prefix, start, len);
+            tbuf_putc(&prefix, '/');
+            tbuf_printf(&f->sql, " AND substr(d.path, 1, %zu) = ?", prefix.len);
+            filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
+        }
+    }
+    for (size_t i = 0; i < o->n_tags; i++) {
+        const char *t = o->tags[i];
+        while (*t == '#')
+            t++;
+        char *tag = str_fold(t);
+        filter_own(f, tag);
+        tbuf tagprefix = {0};
+        tbuf_printf(&tagprefix, "%s/", tag);
+        tbuf_printf(&f->sql, " AND EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND"
+                             " (t.tag = ? OR substr(t.tag, 1, %zu) = ?))", tagprefix.len);
+        filter_bind(f, tag);
+        filter_bind(f, filter_own(f, tbuf_detach(&tagprefix)));
+    }
+}
+
+static void filter_free(filter *f)
+{
+    tbuf_free(&f->sql);
+    free(f->binds);
+    for (size_t i = 0; i < f->n_owned; i++)
+        free(f->owned[i]);
+    free(f->owned);
+}
+
+static void bind_filters(sqlite3_stmt *s, int first, const filter *f)
+{
+    for (size_t i = 0; i < f->n_binds; i++)
+        sqlite3_bind_text(s, first + (int)i, f->binds[i], -1, SQLITE_STATIC);
+}
+
+static trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)
+{
+    if (sqlite3_prepare_v2(store_db(st), sql, -1, s, NULL) != SQLITE_OK)
+        return store_fail(st, "preparing search");
+    return TROVE_OK;
+}
+
+/* ---- channel: BM25 over chunks ---------------------------------------- */
+
+static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_t depth,
+                              cand_set *cs)
+{
+    tbuf sql = {0};
+    tbuf_printf(&sql,
+                "SELECT c.id, c.doc_id, -bm25(chunks_fts, %g, %g) AS s"
+                " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                " JOIN docs d ON d.id = c.doc_id"
+                " WHERE chunks_fts MATCH ?1%s ORDER BY s DESC",
+                BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, tbuf_cstr(&f->sql));
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, sql.data, &s);
+    tbuf_free(&sql);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+    bind_filters(s, 2, f);
+    int rank = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t doc = sqlite3_column_int64(s, 1);
+        cand *c = cand_get(cs, doc, 1);
+        if (c->ch[SEARCH_CH_BM25].rank)
+            continue;   /* a better chunk of this note came first */
+        c->ch[SEARCH_CH_BM25].rank = ++rank;
+        c->ch[SEARCH_CH_BM25].score = sqlite3_column_double(s, 2);
+        c->chunk_id = sqlite3_column_int64(s, 0);
+        if (depth && (size_t)rank >= depth)
+            break;
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = store_fail(st, "keyword search");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- channel: title / alias / file name ------------------------------- */
+
+typedef struct token_set {
+    char **items;
+    size_t n, cap;
+} token_set;
+
+static int token_set_has(const token_set *ts, const char *tok, size_t len)
+{
+    for (size_t i = 0; i < ts->n; i++)
+        if (strlen(ts->items[i]) == len && memcmp(ts->items[i], tok, len) == 0)
+            return 1;
+    return 0;
+}
+
+static int collect_token(void *ctx, const char *token, size_t len, size_t start, size_t end)
+{
+    (void)start, (void)end;
+    token_set *ts = ctx;
+    if (!token_set_has(ts, token, len)) {
+        xgrow(&ts->items, &ts->cap, ts->n + 1, sizeof *ts->items);
+        ts->items[ts->n++] = xstrndup(token, len);
+    }
+    return 0;
+}
+
+static void token_set_free(token_set *ts)
+{
+    for (size_t i = 0; i < ts->n; i++)
+        free(ts->items[i]);
+    free(ts->items);
+    memset(ts, 0, sizeof *ts);
+}
+
+static void tokenize_into(token_set *ts, const char *text, size_t len)
+{
+    static const tok_opts opts = {.stem = 1};
+    tok_run(&opts, text, len, ts, collect_token);
+}
+
+/* How well one name (title, alias or file name) matches the query: the
+ * share of query terms it contains, plus a smaller credit for how little
+ * else it contains, plus a bonus for an exact (folded) match. */
+static double name_score(const token_set *q, const char *name, size_t len, const char *q_folded)
+{
+    token_set nt = {0};
+    tokenize_into(&nt, name, len);
+    size_t hit = 0;
+    for (size_t i = 0; i < q->n; i++)
+        if (token_set_has(&nt, q->items[i], strlen(q->items[i])))
+            hit++;
+    double score = 0;
+    if (hit && nt.n) {
+        double coverage = (double)hit / (double)q->n;
+        double precision = (double)hit / (double)nt.n;
+        score = coverage + 0.5 * precision;
+        if (coverage < 0.5 && q->n > 2)
+            score = 0;   /* a name that shares one word with a long query is noise */
+    }
+    token_set_free(&nt);
+    if (score > 0) {
+        char *n = xstrndup(name, len);
+        char *folded = str_fold(n);
+        if (strcmp(folded, q_folded) == 0)
+            score += 1.0;
+        free(folded);
+        free(n);
+    }
+    return score;
+}
+
+static double best_name_score(const token_set *q, sqlite3_stmt *s, const char *q_folded)
+{
+    double best = 0;
+    for (int col = 1; col <= 3; col++) {
+        const char *text = (const char *)sqlite3_column_text(s, col);
+        if (!text)
+            continue;
+        /* aliases are stored one per line */
+        for (const char *line = text; *line;) {
+            const char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
+            double sc = name_score(q, line, len, q_folded);
+            if (sc > best)
+                best = sc;
+            if (!nl)
+                break;
+            line = nl + 1;
+        }
+    }
+    return best;
+}
+
+typedef struct title_hit {
+    int64_t doc_id;
+    double score, bm25;
+} title_hit;
+
+static int cmp_title_hit(const void *a, const void *b)
+{
+    const title_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    if (x->bm25 != y->bm25)
+        return x->bm25 < y->bm25 ? 1 : -1;
+    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+static trove_err channel_title(store *st, const query_parsed *q, const filter *f, size_t depth,
+                               cand_set *cs)
+{
+    token_set qt = {0};
+    tokenize_into(&qt, q->plain, strlen(q->plain));
+    if (qt.n == 0)
+        return TROVE_OK;
+    tbuf sql = {0};
+    tbuf_printf(&sql,
+                "SELECT t.rowid, t.title, t.aliases, t.filename, -bm25(titles_fts, 3.0, 2.0, 1.0)"
+                " FROM titles_fts t JOIN docs d ON d.id = t.rowid"
+                " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 1000",
+                tbuf_cstr(&f->sql));
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, sql.data, &s);
+    tbuf_free(&sql);
+    if (rc) {
+        token_set_free(&qt);
+        return rc;
+    }
+    char *q_folded = str_fold(q->plain);
+    sqlite3_bind_text(s, 1, q->fts, -1, SQLITE_STATIC);
+    bind_filters(s, 2, f);
+    title_hit *hits = NULL;
+    size_t n = 0, cap = 0;
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        double sc = best_name_score(&qt, s, q_folded);
+        if (sc <= 0)
+            continue;
+        xgrow(&hits, &cap, n + 1, sizeof *hits);
+        hits[n++] = (title_hit){sqlite3_column_int64(s, 0), sc, sqlite3_column_double(s, 4)};
+    }
+    if (step != SQLITE_DONE)
+        rc = store_fail(st, "title search");
+    sqlite3_finalize(s);
+    qsort(hits, n, sizeof *hits, cmp_title_hit);
+    for (size_t i = 0; i < n && (!depth || i < depth); i++) {
+        cand *c = cand_get(cs, hits[i].doc_id, 1);
+        c->ch[SEARCH_CH_TITLE].rank = (int)i + 1;
+        c->ch[SEARCH_CH_TITLE].score = hits[i].score;
+    }
+    free(hits);
+    free(q_folded);
+    token_set_free(&qt);
+    return rc;
+}
+
+/* ---- channel: link graph ---------------------------------------------- */
+
+static int cmp_in_degree(const void *a, const void *b)
+{
+    const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
+    if (x->in_degree != y->in_degree)
+        return x->in_degree < y->in_degree ? 1 : -1;
+    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+static trove_err channel_graph(store *st, cand_set *cs)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT in_degree FROM docs WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
+    size_t n = 0;
+    for (size_t i = 0; i < cs->n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, cs->items[i].doc_id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            cs->items[i].in_degree = sqlite3_column_int(s, 0);
+        if (cs->items[i].in_degree > 0)
+            order[n++] = &cs->items[i];
+    }
+    sqlite3_finalize(s);
+    qsort(order, n, sizeof *order, cmp_in_degree);
+    for (size_t i = 0; i < n; i++) {
+        order[i]->ch[SEARCH_CH_GRAPH].rank = (int)i + 1;
+        order[i]->ch[SEARCH_CH_GRAPH].score = order[i]->in_degree;
+    }
+    free(order);
+    return TROVE_OK;
+}
+
+/* ---- fusion ----------------------------------------------------------- */
+
+static int cmp_fused(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->fused != y->fused)
+        return x->fused < y->fused ? 1 : -1;
+    int rx = x->ch[SEARCH_CH_BM25].rank ? x->ch[SEARCH_CH_BM25].rank : 1 << 30;
+    int ry = y->ch[SEARCH_CH_BM25].rank ? y->ch[SEARCH_CH_BM25].rank : 1 << 30;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+static void fuse(cand_set *cs, const search_opts *o)
+{
+    double best = 0;
+    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
+        best += o->weights[ch] / (o->rrf_k + 1);
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *c = &cs->items[i];
+        double sum = 0;
+        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
+            if (c->ch[ch].rank)
+                sum += o->weights[ch] / (o->rrf_k + c->ch[ch].rank);
+        c->fused = best > 0 ? sum / best : 0;
+    }
+    qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+}
+
+/* ---- result details --------------------------------------------------- */
+
+static char **split_heading(const char *joined, size_t *n)
+{
+    *n = 0;
+    if (!joined || !*joined)
+        return NULL;
+    char **out = NULL;
+    size_t cap = 0;
+    for (const char *p = joined;;) {
+        const char *sep = strchr(p, '\x1f');
+        size_t len = sep ? (size_t)(sep - p) : strlen(p);
+        xgrow(&out, &cap, *n + 1, sizeof *out);
+        out[(*n)++] = xstrndup(p, len);
+        if (!sep)
+            break;
+        p = sep + 1;
+    }
+    return out;
+}
+
+/* Cut text to about `max` bytes at a UTF-8 boundary, collapsing whitespace. */
+static char *preview(const char *text, size_t max)
+{
+    tbuf b = {0};
+    int space = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') {
+            space = b.len > 0;
+            continue;
+        }
+        if (b.len >= max && (*p & 0xC0) != 0x80) {
+            tbuf_puts(&b, "…");
+            break;
+        }
+        if (space)
+            tbuf_putc(&b, ' ');
+        space = 0;
+        tbuf_putc(&b, (char)*p);
+    }
+    return tbuf_detach(&b);
+}
+
+static char *chunk_snippet(store *st, const char *fts, int64_t chunk_id)
+{
+    sqlite3_stmt *s;
+    char *out = NULL;
+    if (fts && prepare(st, "SELECT snippet(chunks_fts, 1, char(2), char(3), '…', 24)"
+                           " FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2", &s) == TROVE_OK) {
+        sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, chunk_id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            const char *text = (const char *)sqlite3_column_text(s, 0);
+            if (text && strchr(text, '\x02'))
+                out = preview(text, 100000);
+        }
+        sqlite3_finalize(s);
+    }
+    if (out)
+        return out;
+    if (prepare(st, "SELECT body FROM chunks_fts WHERE rowid = ?", &s) == TROVE_OK) {
+        sqlite3_bind_int64(s, 1, chunk_id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            out = preview((const char *)sqlite3_column_text(s, 0), 160);
+        sqlite3_finalize(s);
+    }
+    return out ? out : xstrdup("");
+}
+
+static void load_tags(store *st, search_result *r)
+{
+    sqlite3_stmt *s;
+    if (prepare(st, "SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag", &s))
+        return;
+    sqlite3_bind_int64(s, 1, r->doc_id);
+    size_t cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        xgrow(&r->tags, &cap, r->n_tags + 1, sizeof *r->tags);
+        r->tags[r->n_tags++] = xstrdup((const char *)sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+}
+
+static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
+                             const char *fts, search_result *r)
+{
+    sqlite3_stmt *s;
+    /* The anchoring chunk: the best BM25 chunk, else the note's first. */
+    trove_err rc = prepare(st,
+        "SELECT d.docid, col.name, col.root, d.path, d.title, d.in_degree,"
+        "       c.id, c.heading, c.start_byte, c.end_byte, c.line_start, c.line_end"
+        " FROM docs d JOIN collections col ON col.id = d.collection_id"
+        " LEFT JOIN chunks c ON c.id = (CASE WHEN ?2 THEN ?2 ELSE"
+        "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY seq LIMIT 1) END)"
+        " WHERE d.id = ?1", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, c->doc_id);
+    sqlite3_bind_int64(s, 2, c->chunk_id);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return store_fail(st, "reading result");
+    }
+    r->doc_id = c->doc_id;
+    snprintf(r->docid, sizeof r->docid, "%s", (const char *)sqlite3_column_text(s, 0));
+    r->collection = xstrdup((const char *)sqlite3_column_text(s, 1));
+    r->root = xstrdup((const char *)sqlite3_column_text(s, 2));
+    r->path = xstrdup((const char *)sqlite3_column_text(s, 3));
+    r->title = xstrdup((const char *)sqlite3_column_text(s, 4));
+    r->in_degree = sqlite3_column_int(s, 5);
+    r->score = c->fused;
+    memcpy(r->channel, c->ch, sizeof r->channel);
+    int64_t chunk_id = sqlite3_column_int64(s, 6);
+    if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
+        r->heading_path = split_heading((const char *)sqlite3_column_text(s, 7), &r->n_heading_path);
+        r->start_byte = sqlite3_column_int64(s, 8);
+        r->end_byte = sqlite3_column_int64(s, 9);
+        r->line_start = sqlite3_column_int(s, 10);
+        r->line_end = sqlite3_column_int(s, 11);
+        r->snippet = o->with_snippet ? chunk_snippet(st, fts, chunk_id) : xstrdup("");
+    } else {
+        r->line_start = r->line_end = 1;
+        r->snippet = xstrdup("");
+    }
+    sqlite3_finalize(s);
+    r->context = config_contexts_for(cfg, r->collection, r->path, &r->n_context);
+    load_tags(st, r);
+    return TROVE_OK;
+}
+
+trove_err search_run(store *st, const config *cfg, const search_opts *o, search_results *out)
+{
+    memset(out, 0, sizeof *out);
+    query_parsed q;
+    query_parse(o->query ? o->query : "", &q);
+    if (q.fts)
+        out->fts = xstrdup(q.fts);
+    filter f = {0};
+    filter_build(&f, o);
+    cand_set cs = {0};
+    /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
+    size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
+    trove_err rc = TROVE_OK;
+    if (q.fts) {
+        if (o->weights[SEARCH_CH_BM25] > 0 || o->weights[SEARCH_CH_TITLE] <= 0)
+            rc = channel_bm25(st, q.fts, &f, depth, &cs);
+        if (rc == TROVE_OK && o->weights[SEARCH_CH_TITLE] > 0)
+            rc = channel_title(st, &q, &f, depth, &cs);
+        if (rc == TROVE_OK)
+            rc = channel_graph(st, &cs);
+    }
+    if (rc == TROVE_OK) {
+        fuse(&cs, o);
+        size_t keep = 0;
+        while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
+            keep++;
+        out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
+        for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
+            rc = fill_result(st, cfg, &cs.items[i], o, q.fts, &out->items[i]);
+            if (rc == TROVE_OK)
+                out->n++;
+        }
+    }
+    free(cs.items);
+    free(cs.slots);
+    filter_free(&f);
+    query_free(&q);
+    if (rc)
+        search_results_free(out);
+    return rc;
+}
+
+void search_results_free(search_results *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        search_result *x = &r->items[i];
+        free(x->collection);
+        free(x->root);
+        free(x->path);
+        free(x->title);
+        for (size_t j = 0; j < x->n_heading_path; j++)
+            free(x->heading_path[j]);
+        free(x->heading_path);
+        free(x->snippet);
+        free(x->context);
+        for (size_t j = 0; j < x->n_tags; j++)
+            free(x->tags[j]);
+        free(x->tags);
+    }
+    free(r->items);
+    free(r->fts);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,79 @@
+/* search — run a query through the channels and fuse them.
+ *
+ * Channels (each yields a ranked list of notes):
+ *   bm25   FTS5 BM25 over chunks (heading column weighted above body); a note
+ *          ranks by its best chunk, which also anchors the result;
+ *   title  title / alias / file-name match, ranked by how much of the query
+ *          the name covers, exact matches first;
+ *   graph  the notes found by the other channels, ranked by link in-degree.
+ * Fusion is weighted reciprocal rank fusion: score = sum w_c / (k + rank_c),
+ * normalised so that a note ranked first by every channel scores 1.0.
+ * Later channels (vectors) plug in as one more ranked list.
+ *
+ * The caller owns the search_results and frees it with search_results_free();
+ * every string in it is owned by it. */
+#ifndef TROVE_SEARCH_H
+#define TROVE_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "store/store.h"
+
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_GRAPH, SEARCH_N_CHANNELS };
+
+extern const char *const search_channel_names[SEARCH_N_CHANNELS];
+
+typedef struct search_opts {
+    const char *query;
+    const char *const *collections;  /* restrict to these names (OR) */
+    size_t n_collections;
+    const char *folder;              /* path prefix inside a collection */
+    const char *const *tags;         /* notes must carry all of them */
+    size_t n_tags;
+    double min_score;
+    size_t limit;                    /* 0 = no limit (--all) */
+    double weights[SEARCH_N_CHANNELS];
+    int rrf_k;
+    int with_snippet;
+} search_opts;
+
+void search_opts_init(search_opts *o);   /* defaults: k=60, bm25 1, title 1.5, graph 0.3 */
+
+typedef struct search_channel_hit {
+    int rank;        /* 1-based, 0 = not found by this channel */
+    double score;    /* the channel's own score (bm25: positive, larger better) */
+} search_channel_hit;
+
+typedef struct search_result {
+    int64_t doc_id;
+    char docid[9];
+    char *collection;
+    char *root;          /* collection folder */
+    char *path;          /* relative to root */
+    char *title;
+    char **heading_path; /* of the anchoring chunk */
+    size_t n_heading_path;
+    int line_start, line_end;
+    int64_t start_byte, end_byte;
+    double score;
+    char *snippet;       /* one passage with matches marked by \x02..\x03 */
+    const char **context; /* borrowed from the config */
+    size_t n_context;
+    char **tags;
+    size_t n_tags;
+    int in_degree;
+    search_channel_hit channel[SEARCH_N_CHANNELS];
+} search_result;
+
+typedef struct search_results {
+    search_result *items;
+    size_t n;
+    char *fts;           /* the FTS5 expression used (for --explain) */
+} search_results;
+
+trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);
+void search_results_free(search_results *r);
+
+#endif

@@ -1,0 +1,698 @@
+#include "store/store.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "text/tok.h"
+#include "util/buf.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+/* Prepared statements of the write path, compiled once per connection. */
+enum {
+    S_DOC_INSERT, S_CHUNK_INSERT, S_CHUNK_FTS_INSERT, S_TITLE_FTS_INSERT,
+    S_NAME_INSERT, S_TAG_INSERT, S_LINK_INSERT, S_DOC_TOUCH, S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+    [S_DOC_INSERT] =
+        "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
+        " hash, meta, n_lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    [S_CHUNK_INSERT] =
+        "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
+        " VALUES (?,?,?,?,?,?,?)",
+    [S_CHUNK_FTS_INSERT] = "INSERT INTO chunks_fts(rowid, heading, body) VALUES (?,?,?)",
+    [S_TITLE_FTS_INSERT] = "INSERT INTO titles_fts(rowid, title, aliases, filename) VALUES (?,?,?,?)",
+    [S_NAME_INSERT] = "INSERT INTO names(doc_id, name) VALUES (?,?)",
+    [S_TAG_INSERT] = "INSERT OR IGNORE INTO tags(tag, doc_id) VALUES (?,?)",
+    [S_LINK_INSERT] =
+        "INSERT INTO links(src_doc, kind, target, target_key, fragment, line)"
+        " VALUES (?,?,?,?,?,?)",
+    [S_DOC_TOUCH] = "UPDATE docs SET size = ?, mtime_ns = ? WHERE id = ?",
+};
+
+struct store {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *stmt[S_COUNT];
+    tbuf scratch;
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS collections("
+    "  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, root TEXT NOT NULL,"
+    "  updated_at INTEGER);"
+    "CREATE TABLE IF NOT EXISTS docs("
+    "  id INTEGER PRIMARY KEY, collection_id INTEGER NOT NULL, path TEXT NOT NULL,"
+    "  path_key TEXT NOT NULL, stem TEXT NOT NULL, docid TEXT NOT NULL, title TEXT NOT NULL,"
+    "  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, meta TEXT,"
+    "  n_lines INTEGER NOT NULL, in_degree INTEGER NOT NULL DEFAULT 0,"
+    "  UNIQUE(collection_id, path));"
+    "CREATE INDEX IF NOT EXISTS docs_docid ON docs(docid);"
+    "CREATE INDEX IF NOT EXISTS docs_path_key ON docs(path_key);"
+    "CREATE INDEX IF NOT EXISTS docs_stem ON docs(stem);"
+    "CREATE TABLE IF NOT EXISTS names(doc_id INTEGER NOT NULL, name TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS names_name ON names(name);"
+    "CREATE INDEX IF NOT EXISTS names_doc ON names(doc_id);"
+    "CREATE TABLE IF NOT EXISTS tags(tag TEXT NOT NULL, doc_id INTEGER NOT NULL,"
+    "  PRIMARY KEY(tag, doc_id)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS tags_doc ON tags(doc_id);"
+    "CREATE TABLE IF NOT EXISTS chunks("
+    "  id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    "  heading TEXT NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,"
+    "  line_start INTEGER NOT NULL, line_end INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(heading, body, tokenize='trove');"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS titles_fts USING fts5(title, aliases, filename,"
+    "  tokenize='trove');"
+    "CREATE TABLE IF NOT EXISTS links("
+    "  id INTEGER PRIMARY KEY, src_doc INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    "  target TEXT NOT NULL, target_key TEXT NOT NULL, fragment TEXT, line INTEGER NOT NULL,"
+    "  dst_doc INTEGER);"
+    "CREATE INDEX IF NOT EXISTS links_src ON links(src_doc);"
+    "CREATE INDEX IF NOT EXISTS links_dst ON links(dst_doc);"
+    "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;";
+
+char *store_default_path(void)
+{
+    const char *env = getenv("TROVE_INDEX");
+    if (env && *env)
+        return xstrdup(env);
+    tbuf b = {0};
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg) {
+        tbuf_printf(&b, "%s/trove/index.db", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        tbuf_printf(&b, "%s/.cache/trove/index.db", home && *home ? home : ".");
+    }
+    return tbuf_detach(&b);
+}
+
+trove_err store_fail(store *st, const char *what)
+{
+    int code = sqlite3_errcode(st->db);
+    const char *msg = sqlite3_errmsg(st->db);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+        return trove_fail(TROVE_EBUSY, "%s: index is locked by another trove process (%s); "
+                          "try again when it finishes", st->path, what);
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        return trove_fail(TROVE_ECORRUPT, "%s: index is damaged (%s: %s); delete it and run "
+                          "`trove update` to rebuild", st->path, what, msg);
+    return trove_fail(TROVE_ESQL, "%s: %s: %s", st->path, what, msg);
+}
+
+trove_err store_exec(store *st, const char *sql)
+{
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return store_fail(st, sql);
+    return TROVE_OK;
+}
+
+static int mkdir_parents(const char *path)
+{
+    char *tmp = xstrdup(path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+            free(tmp);
+            return -1;
+        }
+        *p = '/';
+    }
+    free(tmp);
+    return 0;
+}
+
+static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *coll = (const char *)sqlite3_value_text(argv[0]);
+    const char *path = (const char *)sqlite3_value_text(argv[1]);
+    char id[9];
+    store_docid(coll ? coll : "", path ? path : "", id);
+    sqlite3_result_text(ctx, id, 8, SQLITE_TRANSIENT);
+}
+
+static trove_err check_schema(store *st, int readonly)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
+        != SQLITE_OK) {
+        if (readonly)
+            return trove_fail(TROVE_ECORRUPT, "%s: not a trove index (no meta table); run "
+                              "`trove update` to create it", st->path);
+        return store_fail(st, "reading schema version");
+    }
+    int version = 0;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        version = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (version != STORE_SCHEMA_VERSION)
+        return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d, this trove needs %d; "
+                          "delete the file and run `trove update` to rebuild", st->path, version,
+                          STORE_SCHEMA_VERSION);
+    return TROVE_OK;
+}
+
+static trove_err create_schema(store *st)
+{
+    trove_err rc = store_exec(st, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if ((rc = store_exec(st, schema_sql)) == TROVE_OK) {
+        char sql[128];
+        snprintf(sql, sizeof sql,
+                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '%d')",
+                 STORE_SCHEMA_VERSION);
+        rc = store_exec(st, sql);
+    }
+    if (rc) {
+        store_exec(st, "ROLLBACK");
+        return rc;
+    }
+    return store_exec(st, "COMMIT");
+}
+
+trove_err store_open(const char *path, int readonly, store **out)
+{
+    *out = NULL;
+    struct stat sb;
+    if (readonly && stat(path, &sb) != 0)
+        return trove_fail(TROVE_ENOENT, "%s: no index yet; add a collection with `trove collection "
+                          "add PATH` and run `trove update`", path);
+    if (!readonly && mkdir_parents(path) != 0)
+        return trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", path, strerror(errno));
+
+    store *st = xcalloc(1, sizeof *st);
+    st->path = xstrdup(path);
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    trove_err rc = TROVE_OK;
+    if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        rc = trove_fail(TROVE_EIO, "%s: cannot open index: %s", path,
+                        st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    sqlite3_extended_result_codes(st->db, 0);
+    if ((rc = tok_register_fts5(st->db)) != TROVE_OK)
+        goto fail;
+    sqlite3_create_function(st->db, "trove_docid", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_docid, NULL, NULL);
+    if (!readonly) {
+        if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
+            goto fail;
+        store_exec(st, "PRAGMA synchronous=NORMAL");
+    }
+    store_exec(st, "PRAGMA cache_size=-32000");
+    store_exec(st, "PRAGMA temp_store=MEMORY");
+    if (!readonly && (rc = create_schema(st)) != TROVE_OK)
+        goto fail;
+    if ((rc = check_schema(st, readonly)) != TROVE_OK)
+        goto fail;
+    *out = st;
+    return TROVE_OK;
+fail:
+    store_close(st);
+    return rc;
+}
+
+void store_close(store *st)
+{
+    if (!st)
+        return;
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close_v2(st->db);
+    tbuf_free(&st->scratch);
+    free(st->path);
+    free(st);
+}
+
+sqlite3 *store_db(store *st)
+{
+    return st->db;
+}
+
+const char *store_path(const store *st)
+{
+    return st->path;
+}
+
+trove_err store_begin(store *st)
+{
+    return store_exec(st, "BEGIN IMMEDIATE");
+}
+
+trove_err store_commit(store *st)
+{
+    return store_exec(st, "COMMIT");
+}
+
+void store_rollback(store *st)
+{
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static sqlite3_stmt *stmt(store *st, int which)
+{
+    if (!st->stmt[which] &&
+        sqlite3_prepare_v3(st->db, stmt_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                           &st->stmt[which], NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_reset(st->stmt[which]);
+    sqlite3_clear_bindings(st->stmt[which]);
+    return st->stmt[which];
+}
+
+/* Step a write statement to completion. */
+static trove_err step_done(store *st, sqlite3_stmt *s, const char *what)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return store_fail(st, what);
+    return TROVE_OK;
+}
+
+void store_docid(const char *collection, const char *path, char out[9])
+{
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/%s", collection, path);
+    uint64_t h = str_hash(b.data, b.len);
+    tbuf_free(&b);
+    snprintf(out, 9, "%08x", (unsigned)(h >> 32));
+}
+
+/* ---- collections ---- */
+
+trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO collections(name, root) VALUES (?1, ?2)"
+                           " ON CONFLICT(name) DO UPDATE SET root = excluded.root"
+                           " RETURNING id", -1, &s, NULL) != SQLITE_OK)
+        return store_fail(st, "registering collection");
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, root, -1, SQLITE_STATIC);
+    trove_err rc = TROVE_OK;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *id = sqlite3_column_int64(s, 0);
+    else
+        rc = store_fail(st, "registering collection");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static trove_err exec_bound(store *st, const char *sql, const char *a, const char *b)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return store_fail(st, sql);
+    sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? TROVE_OK : store_fail(st, sql);
+}
+
+trove_err store_collection_delete(store *st, const char *name)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT d.id FROM docs d JOIN collections c"
+                           " ON c.id = d.collection_id WHERE c.name = ?", -1, &s, NULL) != SQLITE_OK)
+        return store_fail(st, "listing collection documents");
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        xgrow(&ids, &cap, n + 1, sizeof *ids);
+        ids[n++] = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < n && rc == TROVE_OK; i++)
+        rc = store_doc_delete(st, ids[i]);
+    free(ids);
+    if (rc == TROVE_OK)
+        rc = exec_bound(st, "DELETE FROM collections WHERE name = ?", name, NULL);
+    if (rc == TROVE_OK)
+        rc = store_links_resolve(st);
+    return rc;
+}
+
+trove_err store_collection_rename(store *st, const char *from, const char *to)
+{
+    trove_err rc = exec_bound(st, "UPDATE collections SET name = ?2 WHERE name = ?1", from, to);
+    if (rc == TROVE_OK)
+        rc = exec_bound(st, "UPDATE docs SET docid = trove_docid(?1, path) WHERE collection_id ="
+                        " (SELECT id FROM collections WHERE name = ?1)", to, NULL);
+    return rc;
+}
+
+/* ---- documents ---- */
+
+trove_err store_files(store *st, int64_t collection_id, store_file **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, path, size, mtime_ns, hash FROM docs"
+                           " WHERE collection_id = ? ORDER BY path", -1, &s, NULL) != SQLITE_OK)
+        return store_fail(st, "listing documents");
+    sqlite3_bind_int64(s, 1, collection_id);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_file *f = &(*out)[(*n)++];
+        f->id = sqlite3_column_int64(s, 0);
+        f->path = xstrdup((const char *)sqlite3_column_text(s, 1));
+        f->size = sqlite3_column_int64(s, 2);
+        f->mtime_ns = sqlite3_column_int64(s, 3);
+        f->hash = (uint64_t)sqlite3_column_int64(s, 4);
+        f->seen = 0;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? TROVE_OK : store_fail(st, "listing documents");
+}
+
+void store_files_free(store_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(files[i].path);
+    free(files);
+}
+
+/* Title: frontmatter title, else first H1, else the file name without .md. */
+static char *note_title(const store_note *note)
+{
+    if (note->md->title && *note->md->title)
+        return xstrdup(note->md->title);
+    const char *base = str_basename(note->path);
+    size_t len = strlen(base);
+    if (len > 3 && strcmp(base + len - 3, ".md") == 0)
+        len -= 3;
+    return xstrndup(base, len);
+}
+
+static char *join_heading_path(const chunk *c)
+{
+    tbuf b = {0};
+    for (size_t i = 0; i < c->n_heading_path; i++) {
+        if (i)
+            tbuf_putc(&b, '\x1f');
+        tbuf_puts(&b, c->heading_path[i]);
+    }
+    return tbuf_detach(&b);
+}
+
+static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note, const char *title)
+{
+    const chunk_list *cl = note->chunks;
+    for (size_t i = 0; i < cl->n; i++) {
+        const chunk *c = &cl->items[i];
+        char *heading = join_heading_path(c);
+        sqlite3_stmt *s = stmt(st, S_CHUNK_INSERT);
+        if (!s) {
+            free(heading);
+            return store_fail(st, "preparing chunk insert");
+        }
+        sqlite3_bind_int64(s, 1, doc_id);
+        sqlite3_bind_int(s, 2, (int)i);
+        sqlite3_bind_text(s, 3, heading, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 4, (int64_t)c->start_byte);
+        sqlite3_bind_int64(s, 5, (int64_t)c->end_byte);
+        sqlite3_bind_int(s, 6, c->line_start);
+        sqlite3_bind_int(s, 7, c->line_end);
+        trove_err rc = step_done(st, s, "inserting chunk");
+        if (rc) {
+            free(heading);
+            return rc;
+        }
+        int64_t chunk_id = sqlite3_last_insert_rowid(st->db);
+
+        /* The heading column carries the note title and the heading path so
+         * that words of titles and headings count for every chunk below them. */
+        tbuf_reset(&st->scratch);
+        tbuf_puts(&st->scratch, title);
+        for (size_t h = 0; h < c->n_heading_path; h++) {
+            tbuf_puts(&st->scratch, " \n");
+            tbuf_puts(&st->scratch, c->heading_path[h]);
+        }
+        char *body = md_clean_text(note->text + c->start_byte, c->end_byte - c->start_byte);
+        s = stmt(st, S_CHUNK_FTS_INSERT);
+        if (!s) {
+            free(heading);
+            free(body);
+            return store_fail(st, "preparing chunk text insert");
+        }
+        sqlite3_bind_int64(s, 1, chunk_id);
+        sqlite3_bind_text(s, 2, st->scratch.data, (int)st->scratch.len, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, body, -1, SQLITE_STATIC);
+        rc = step_done(st, s, "indexing chunk text");
+        free(heading);
+        free(body);
+        if (rc)
+            return rc;
+    }
+    return TROVE_OK;
+}
+
+/* Aliases go to `names` (link resolution, case-folded) and, with the title
+ * and file name, to titles_fts (the title channel). */
+static trove_err insert_names(store *st, int64_t doc_id, const store_note *note, const char *title,
+                              const char *filename)
+{
+    const md_doc *md = note->md;
+    tbuf aliases = {0};
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < md->n_aliases && rc == TROVE_OK; i++) {
+        if (aliases.len)
+            tbuf_putc(&aliases, '\n');
+        tbuf_puts(&aliases, md->aliases[i]);
+        char *key = str_fold(md->aliases[i]);
+        sqlite3_stmt *s = stmt(st, S_NAME_INSERT);
+        if (!s) {
+            free(key);
+            rc = store_fail(st, "preparing alias insert");
+            break;
+        }
+        sqlite3_bind_int64(s, 1, doc_id);
+        sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+        rc = step_done(st, s, "inserting alias");
+        free(key);
+    }
+    if (rc == TROVE_OK) {
+        sqlite3_stmt *s = stmt(st, S_TITLE_FTS_INSERT);
+        if (!s) {
+            rc = store_fail(st, "preparing title insert");
+        } else {
+            sqlite3_bind_int64(s, 1, doc_id);
+            sqlite3_bind_text(s, 2, title, -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 3, tbuf_cstr(&aliases), -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 4, filename, -1, SQLITE_STATIC);
+            rc = step_done(st, s, "indexing title");
+        }
+    }
+    tbuf_free(&aliases);
+    return rc;
+}
+
+static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
+{
+    for (size_t i = 0; i < md->n_tags; i++) {
+        sqlite3_stmt *s = stmt(st, S_TAG_INSERT);
+        if (!s)
+            return store_fail(st, "preparing tag insert");
+        sqlite3_bind_text(s, 1, md->tags[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, doc_id);
+        trove_err rc = step_done(st, s, "inserting tag");
+        if (rc)
+            return rc;
+    }
+    return TROVE_OK;
+}
+
+/* Link key relative to the linking note: markdown links are relative paths
+ * ("../b.md"), wikilinks are names or vault paths. */
+static char *link_key(const char *src_path, const md_link *l)
+{
+    if (l->kind != MD_LINK_MARKDOWN || l->target[0] == '/')
+        return str_note_key(l->target, strlen(l->target));
+    tbuf b = {0};
+    const char *slash = strrchr(src_path, '/');
+    if (slash)
+        tbuf_append(&b, src_path, (size_t)(slash - src_path + 1));
+    tbuf_puts(&b, l->target);
+    /* Collapse "." and ".." segments. */
+    char **segs = NULL;
+    size_t n = 0, cap = 0;
+    char *save = NULL;
+    for (char *seg = strtok_r(b.data, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+        if (strcmp(seg, ".") == 0)
+            continue;
+        if (strcmp(seg, "..") == 0) {
+            if (n)
+                n--;
+            continue;
+        }
+        xgrow(&segs, &cap, n + 1, sizeof *segs);
+        segs[n++] = seg;
+    }
+    tbuf joined = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            tbuf_putc(&joined, '/');
+        tbuf_puts(&joined, segs[i]);
+    }
+    free(segs);
+    char *key = str_note_key(tbuf_cstr(&joined), joined.len);
+    tbuf_free(&joined);
+    tbuf_free(&b);
+    return key;
+}
+
+static trove_err insert_links(store *st, int64_t doc_id, const store_note *note)
+{
+    const md_doc *md = note->md;
+    for (size_t i = 0; i < md->n_links; i++) {
+        const md_link *l = &md->links[i];
+        if (!l->target[0])
+            continue;  /* same-note [[#heading]] links say nothing about the graph */
+        char *key = link_key(note->path, l);
+        sqlite3_stmt *s = stmt(st, S_LINK_INSERT);
+        if (!s) {
+            free(key);
+            return store_fail(st, "preparing link insert");
+        }
+        sqlite3_bind_int64(s, 1, doc_id);
+        sqlite3_bind_int(s, 2, (int)l->kind);
+        sqlite3_bind_text(s, 3, l->target, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, key, -1, SQLITE_STATIC);
+        if (l->fragment)
+            sqlite3_bind_text(s, 5, l->fragment, -1, SQLITE_STATIC);
+        sqlite3_bind_int(s, 6, l->line);
+        trove_err rc = step_done(st, s, "inserting link");
+        free(key);
+        if (rc)
+            return rc;
+    }
+    return TROVE_OK;
+}
+
+trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
+{
+    char docid[9];
+    store_docid(note->collection, note->path, docid);
+    char *title = note_title(note);
+    char *path_key = str_note_key(note->path, strlen(note->path));
+    char *stem = xstrdup(str_basename(path_key));
+    const char *base = str_basename(note->path);
+    size_t base_len = strlen(base);
+    if (base_len > 3 && strcmp(base + base_len - 3, ".md") == 0)
+        base_len -= 3;
+    char *filename = xstrndup(base, base_len);
+
+    trove_err rc = TROVE_OK;
+    sqlite3_stmt *s = stmt(st, S_DOC_INSERT);
+    if (!s) {
+        rc = store_fail(st, "preparing document insert");
+        goto done;
+    }
+    sqlite3_bind_int64(s, 1, note->collection_id);
+    sqlite3_bind_text(s, 2, note->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, path_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, stem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, docid, 8, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, title, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 7, (int64_t)note->len);
+    sqlite3_bind_int64(s, 8, note->mtime_ns);
+    sqlite3_bind_int64(s, 9, (int64_t)note->hash);
+    if (note->md->meta_json)
+        sqlite3_bind_text(s, 10, note->md->meta_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 11, note->md->n_lines);
+    if ((rc = step_done(st, s, note->path)) != TROVE_OK)
+        goto done;
+    *doc_id = sqlite3_last_insert_rowid(st->db);
+    if ((rc = insert_chunks(st, *doc_id, note, title)) == TROVE_OK &&
+        (rc = insert_names(st, *doc_id, note, title, filename)) == TROVE_OK &&
+        (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK)
+        rc = insert_links(st, *doc_id, note);
+done:
+    free(title);
+    free(path_key);
+    free(stem);
+    free(filename);
+    return rc;
+}
+
+trove_err store_doc_delete(store *st, int64_t doc_id)
+{
+    static const char *const sqls[] = {
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?1)",
+        "DELETE FROM chunks WHERE doc_id = ?1",
+        "DELETE FROM titles_fts WHERE rowid = ?1",
+        "DELETE FROM names WHERE doc_id = ?1",
+        "DELETE FROM tags WHERE doc_id = ?1",
+        "DELETE FROM links WHERE src_doc = ?1",
+        "UPDATE links SET dst_doc = NULL WHERE dst_doc = ?1",
+        "DELETE FROM docs WHERE id = ?1",
+    };
+    for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v3(st->db, sqls[i], -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+            return store_fail(st, sqls[i]);
+        sqlite3_bind_int64(s, 1, doc_id);
+        int rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            return store_fail(st, "deleting document");
+    }
+    return TROVE_OK;
+}
+
+trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime_ns)
+{
+    sqlite3_stmt *s = stmt(st, S_DOC_TOUCH);
+    if (!s)
+        return store_fail(st, "preparing touch");
+    sqlite3_bind_int64(s, 1, size);
+    sqlite3_bind_int64(s, 2, mtime_ns);
+    sqlite3_bind_int64(s, 3, doc_id);
+    return step_done(st, s, "updating file times");
+}
+
+trove_err store_links_resolve(store *st)
+{
+    /* Each pass only touches links still unresolved, in order of preference.
+     * A candidate in the linking note's own collection wins, then the
+     * shortest path (Obsidian's "closest" rule, simplified). */
+    static const char sql[] =
+        "UPDATE links SET dst_doc = ("
+        "  SELECT d.id FROM docs d, docs s WHERE s.id = links.src_doc AND d.path_key = links.target_key"
+        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
+        " WHERE dst_doc IS NULL;"
+        "UPDATE links SET dst_doc = ("
+        "  SELECT d.id FROM docs d, docs s WHERE s.id = links.src_doc"
+        "   AND d.stem = replace(links.target_key, rtrim(links.target_key, replace(links.target_key, '/', '')), '')"
+        "   AND (instr(links.target_key, '/') = 0 OR d.path_key LIKE '%/' || links.target_key ESCAPE '\\')"
+        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
+        " WHERE dst_doc IS NULL;"
+        "UPDATE links SET dst_doc = ("
+        "  SELECT d.id FROM names n JOIN docs d ON d.id = n.doc_id, docs s"
+        "  WHERE s.id = links.src_doc AND n.name = links.target_key"
+        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
+        " WHERE dst_doc IS NULL;"
+        "UPDATE docs SET in_degree = (SELECT count(DISTINCT src_doc) FROM links"
+        "  WHERE dst_doc = docs.id AND src_doc != docs.id);";
+    return store_exec(st, sql);
+}

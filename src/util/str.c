@@ -1,0 +1,77 @@
+#include "util/str.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+#include <xxhash.h>
+
+#include "util/buf.h"
+#include "util/mem.h"
+
+char *str_fold(const char *s)
+{
+    tbuf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s), i = 0;
+    while (i < len) {
+        if (p[i] < 0x80) {
+            char c = (char)p[i];
+            tbuf_putc(&b, c >= 'A' && c <= 'Z' ? (char)(c + 32) : c);
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t n = utf8proc_iterate(p + i, (utf8proc_ssize_t)(len - i), &cp);
+        if (n <= 0) {
+            tbuf_putc(&b, (char)p[i]);
+            i++;
+            continue;
+        }
+        utf8proc_uint8_t enc[4];
+        utf8proc_ssize_t m = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+        tbuf_append(&b, enc, (size_t)m);
+        i += (size_t)n;
+    }
+    return tbuf_detach(&b);
+}
+
+char *str_note_key(const char *s, size_t len)
+{
+    char *raw = xstrndup(s, len);
+    for (char *p = raw; *p; p++)
+        if (*p == '\\')
+            *p = '/';
+    const char *start = raw;
+    while (str_starts_with(start, "./"))
+        start += 2;
+    while (*start == '/')
+        start++;
+    char *key = str_fold(start);
+    free(raw);
+    size_t kl = strlen(key);
+    if (kl > 3 && strcmp(key + kl - 3, ".md") == 0)
+        key[kl - 3] = '\0';
+    return key;
+}
+
+const char *str_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int str_starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int str_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+uint64_t str_hash(const void *data, size_t len)
+{
+    return (uint64_t)XXH3_64bits(data, len);
+}

@@ -1,0 +1,25 @@
+/* str — small string helpers shared by modules. All returned strings are
+ * malloc'd and owned by the caller. */
+#ifndef TROVE_STR_H
+#define TROVE_STR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Unicode case-folded copy (invalid UTF-8 bytes kept as they are). */
+char *str_fold(const char *s);
+
+/* Lookup key of a note path or link target: case-folded, "\\" -> "/",
+ * leading "./" and "/" dropped, a trailing ".md" removed. */
+char *str_note_key(const char *s, size_t len);
+
+/* Last path segment of a note key ("a/b/c" -> "c"); borrowed pointer. */
+const char *str_basename(const char *path);
+
+int str_starts_with(const char *s, const char *prefix);
+int str_ends_with(const char *s, const char *suffix);
+
+/* 64-bit content hash (xxh3). */
+uint64_t str_hash(const void *data, size_t len);
+
+#endif
