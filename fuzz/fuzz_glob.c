@@ -3,7 +3,8 @@
  * Input: pattern, a NUL byte, then the path (no NUL: the whole input is the
  * pattern and also the path). Checks that nothing crashes or reads out of
  * bounds, that a pattern free of special characters matches exactly itself,
- * and that gitignore parsing of the same bytes is safe. The matcher is
+ * that the compare fast paths agree with the NFA, and that gitignore
+ * parsing of the same bytes is safe. The matcher is
  * linear by construction, so long adversarial inputs must stay fast. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,9 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!has_special(pat) && !glob_match(pat, pat))
         abort();
 
-    tglob *g = tglob_compile((const char *)data, plen, GLOB_NOBRACE);
-    (void)tglob_match(g, path, strlen(path));
-    tglob_free(g);
+    /* The compare fast paths must agree with the NFA. */
+    size_t pathlen = strlen(path);
+    for (int flags = 0; flags <= GLOB_NOBRACE; flags++) {
+        tglob *fast = tglob_compile((const char *)data, plen, flags);
+        tglob *nfa = tglob_compile((const char *)data, plen, flags | GLOB_NOFAST);
+        if (tglob_match(fast, path, pathlen) != tglob_match(nfa, path, pathlen))
+            abort();
+        tglob_free(fast);
+        tglob_free(nfa);
+    }
 
     gi_frame *f = gi_frame_new(NULL, 0, (const char *)data, size);
     size_t len = strlen(path);

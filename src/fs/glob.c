@@ -25,7 +25,14 @@ typedef struct ginst {
     uint32_t x, y;   /* OP_SPLIT: both targets; OP_JMP: x; OP_CLASS: x = class */
 } ginst;
 
+/* Shapes common enough (the default mask, gitignore lines like "*.log" or
+ * "venv") to be matched with a compare instead of the NFA. */
+enum { FAST_NONE, FAST_LITERAL, FAST_STAR_SUFFIX, FAST_ANY_SUFFIX, FAST_ANY_TAIL };
+
 struct tglob {
+    int fast;
+    char *lit;       /* the literal part of a FAST_ shape */
+    size_t litlen;
     ginst *code;
     size_t n;
     uint8_t (*cls)[32];
@@ -223,9 +230,63 @@ static void find_braces(gcomp *gc)
             gc->owner[i] = -1;
 }
 
+static int has_prefix(const char *s, size_t len, const char *pre)
+{
+    size_t n = strlen(pre);
+    return len >= n && memcmp(s, pre, n) == 0;
+}
+
+/* Recognise a literal L alone, after "*", after a globstar segment, or
+ * after a globstar segment and a star; L has no special byte (and, right
+ * after a star, no '/'). */
+static void detect_fast(tglob *g, const char *pat, size_t len)
+{
+    int kind = FAST_LITERAL;
+    size_t skip = 0;
+    if (has_prefix(pat, len, "**/*"))
+        kind = FAST_ANY_SUFFIX, skip = 4;
+    else if (has_prefix(pat, len, "**/"))
+        kind = FAST_ANY_TAIL, skip = 3;
+    else if (has_prefix(pat, len, "*"))
+        kind = FAST_STAR_SUFFIX, skip = 1;
+    for (size_t i = skip; i < len; i++) {
+        char c = pat[i];
+        if (c == '*' || c == '?' || c == '[' || c == '{' || c == '\\' || c == '\0')
+            return;
+        if (c == '/' && (kind == FAST_ANY_SUFFIX || kind == FAST_STAR_SUFFIX))
+            return;
+    }
+    g->fast = kind;
+    g->lit = xstrndup(pat + skip, len - skip);
+    g->litlen = len - skip;
+}
+
+static int ends_with(const char *s, size_t len, const char *suf, size_t n)
+{
+    return len >= n && memcmp(s + len - n, suf, n) == 0;
+}
+
+static int match_fast(const tglob *g, const char *s, size_t len)
+{
+    const char *l = g->lit;
+    size_t n = g->litlen;
+    switch (g->fast) {
+    case FAST_LITERAL:
+        return len == n && memcmp(s, l, n) == 0;
+    case FAST_STAR_SUFFIX:
+        return ends_with(s, len, l, n) && !memchr(s, '/', len - n);
+    case FAST_ANY_SUFFIX:
+        return ends_with(s, len, l, n);
+    default: /* FAST_ANY_TAIL */
+        return ends_with(s, len, l, n) && (len == n || s[len - n - 1] == '/');
+    }
+}
+
 tglob *tglob_compile(const char *pat, size_t len, int flags)
 {
     tglob *g = xcalloc(1, sizeof *g);
+    if (!(flags & GLOB_NOFAST))
+        detect_fast(g, pat, len);
     gcomp gc = {.p = pat, .n = len, .flags = flags, .g = g};
     /* Offsets are kept in int32_t; longer patterns cannot be paths anyway
      * and are matched as far as their first 1 GiB goes. */
@@ -249,6 +310,7 @@ void tglob_free(tglob *g)
 {
     if (!g)
         return;
+    free(g->lit);
     free(g->code);
     free(g->cls);
     free(g->clist);
@@ -304,6 +366,8 @@ static int step_ok(const tglob *g, const ginst *in, unsigned char c)
 
 int tglob_match(tglob *g, const char *s, size_t len)
 {
+    if (g->fast)
+        return match_fast(g, s, len);
     uint32_t *cl = g->clist, *nl = g->nlist;
     size_t nc = 0;
     add_state(g, cl, &nc, 0, next_gen(g));

@@ -19,7 +19,11 @@
 
 #include <stddef.h>
 
-enum { GLOB_NOBRACE = 1 };
+/* GLOB_NOFAST forces the NFA even for the shapes matched by plain compares
+ * (a literal; a star then a literal; a globstar segment then a literal,
+ * with or without a star before it);
+ * tests use it to check that the two agree. */
+enum { GLOB_NOBRACE = 1, GLOB_NOFAST = 2 };
 
 typedef struct tglob tglob;
 
