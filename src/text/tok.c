@@ -9,10 +9,13 @@
 
 #include <libstemmer.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #include "text/tok_int.h"
+#include "util/mem.h"
 
 /* Bytes of one word handed to utf8proc; the folded form is cut to
  * TOK_MAX_TERM anyway, and a cap keeps the fold buffer bounded. */
@@ -189,34 +192,63 @@ static size_t fold_unicode(const char *s, size_t len, utf8proc_option_t opts,
 
 /* ---- stemming ----------------------------------------------------------- */
 
-/* sb_stemmer keeps state per instance, so each thread gets its own; the key
- * destructor frees it when the thread exits. */
-static _Thread_local struct sb_stemmer *tl_stemmer;
-static _Thread_local int tl_stemmer_failed;
+/* sb_stemmer keeps state per instance, so each thread gets its own, with a
+ * small direct-mapped cache of recent stems in front of it: word frequencies
+ * are Zipfian, so most lookups hit, at a fraction of a Snowball run. The key
+ * destructor frees both when the thread exits. */
+#define STEM_CACHE_SLOTS 2048        /* power of two */
+#define STEM_CACHE_WORD 24           /* longer words bypass the cache */
+
+typedef struct stem_slot {
+    unsigned char wlen, slen;
+    char word[STEM_CACHE_WORD];
+    char stem[STEM_CACHE_WORD];
+} stem_slot;
+
+typedef struct stem_state {
+    struct sb_stemmer *sb;
+    stem_slot slots[STEM_CACHE_SLOTS];
+} stem_state;
+
+static _Thread_local stem_state *tl_stem;
+static _Thread_local int tl_stem_failed;
 static pthread_key_t stem_key;
 static pthread_once_t stem_once = PTHREAD_ONCE_INIT;
 
-static void stemmer_free(void *p)
+static void stem_state_free(void *p)
 {
-    sb_stemmer_delete(p);
+    stem_state *s = p;
+    sb_stemmer_delete(s->sb);
+    free(s);
 }
 
 static void stem_key_init(void)
 {
-    pthread_key_create(&stem_key, stemmer_free);
+    pthread_key_create(&stem_key, stem_state_free);
 }
 
-static struct sb_stemmer *stemmer(void)
+static stem_state *stem_get(void)
 {
-    if (tl_stemmer || tl_stemmer_failed)
-        return tl_stemmer;
+    if (tl_stem || tl_stem_failed)
+        return tl_stem;
+    struct sb_stemmer *sb = sb_stemmer_new("english", NULL);
+    if (!sb) {
+        tl_stem_failed = 1;
+        return NULL;
+    }
     pthread_once(&stem_once, stem_key_init);
-    tl_stemmer = sb_stemmer_new("english", NULL);
-    if (!tl_stemmer)
-        tl_stemmer_failed = 1;
-    else
-        pthread_setspecific(stem_key, tl_stemmer);
-    return tl_stemmer;
+    tl_stem = xcalloc(1, sizeof *tl_stem);
+    tl_stem->sb = sb;
+    pthread_setspecific(stem_key, tl_stem);
+    return tl_stem;
+}
+
+static uint32_t hash_word(const char *w, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)w[i]) * 16777619u;
+    return h;
 }
 
 /* The English stemmer only makes sense for Latin letters. */
@@ -246,13 +278,28 @@ static void stem_word(const char **w, size_t *len)
     /* Snowball English leaves words of up to two letters alone. */
     if (*len <= 2 || !latin_word(*w, *len))
         return;
-    struct sb_stemmer *st = stemmer();
+    stem_state *st = stem_get();
     if (!st)
         return;
-    const sb_symbol *r = sb_stemmer_stem(st, (const sb_symbol *)*w, (int)*len);
-    int rl = r ? sb_stemmer_length(st) : 0;
+    stem_slot *slot = NULL;
+    if (*len <= STEM_CACHE_WORD) {
+        slot = &st->slots[hash_word(*w, *len) & (STEM_CACHE_SLOTS - 1)];
+        if (slot->wlen == *len && memcmp(slot->word, *w, *len) == 0) {
+            *w = slot->stem;
+            *len = slot->slen;
+            return;
+        }
+    }
+    const sb_symbol *r = sb_stemmer_stem(st->sb, (const sb_symbol *)*w, (int)*len);
+    int rl = r ? sb_stemmer_length(st->sb) : 0;
     if (rl <= 0)
         return;
+    if (slot && rl <= STEM_CACHE_WORD) {
+        slot->wlen = (unsigned char)*len;
+        memcpy(slot->word, *w, *len);
+        slot->slen = (unsigned char)rl;
+        memcpy(slot->stem, r, (size_t)rl);
+    }
     *w = (const char *)r;
     *len = (size_t)rl;
 }

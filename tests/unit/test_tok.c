@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,44 @@ static void test_fts5_offsets(void **state)
     sqlite3_close(db);
 }
 
+/* ---- threads: one stemmer and cache per thread --------------------------- */
+
+static const char thread_text[] =
+    "Running connections, generously configured databases; nationalization "
+    "of 中文检索 and Cafés. The runner runs quickly through repeated runs.";
+
+static void *thread_main(void *arg)
+{
+    tok_opts o = {.stem = 1};
+    for (int r = 0; r < 200; r++) {
+        collect c = {0};
+        tok_run(&o, thread_text, sizeof thread_text - 1, &c, collect_cb);
+        int same = strcmp(tbuf_cstr(&c.out), (const char *)arg) == 0;
+        tbuf_free(&c.out);
+        if (!same)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    tok_opts o = {.stem = 1};
+    collect ref = {0};
+    tok_run(&o, thread_text, sizeof thread_text - 1, &ref, collect_cb);
+    assert_non_null(strstr(tbuf_cstr(&ref.out), "run@0-7 connect@8-19"));
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, thread_main, ref.out.data), 0);
+    for (int i = 0; i < 4; i++) {
+        void *ret;
+        pthread_join(th[i], &ret);
+        assert_null(ret);
+    }
+    tbuf_free(&ref.out);
+}
+
 /* ---- speed (reported, loosely bounded) ------------------------------------- */
 
 static int count_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
@@ -327,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_segmenter_hook),
         cmocka_unit_test(test_fts5_offsets),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
