@@ -3,7 +3,9 @@
  * Input is cut into chunks at whitespace (ASCII, no-break and ideographic
  * spaces). A chunk is a word, a prefix (word*), a "phrase", or one of those
  * preceded by '-' (exclusion). An unbalanced '"' makes the rest of the input
- * one phrase. "[[" and "]]" are removed. A term is kept only if the trove
+ * one phrase. Wikilink brackets are unwrapped. A trailing '*' makes a
+ * prefix term when the last token before it has two or more characters
+ * (otherwise the '*' is ignored). A term is kept only if the trove
  * tokenizer finds at least one token in it, and it reaches FTS5 as its raw
  * text in double quotes, so FTS5 runs the same tokenizer on it as on the
  * notes and no user input is ever FTS5 syntax.
@@ -71,28 +73,46 @@ static int is_stopword(const char *t, size_t len)
 
 /* ---- term list ------------------------------------------------------------ */
 
-typedef struct scan { size_t n; int all_stop; } scan;
+typedef struct scan {
+    size_t n;
+    int all_stop;
+    size_t last_chars;   /* characters in the last token */
+} scan;
+
+static size_t count_chars(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
 
 static int scan_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
 {
     (void)s, (void)e;
     scan *sc = ctx;
     sc->n++;
+    sc->last_chars = count_chars(t, len);
     if (!is_stopword(t, len))
         sc->all_stop = 0;
     return 0;
 }
 
+/* Add a term unless it has no token. A trailing '*' (prefix) counts only
+ * when the token it extends has at least two characters: "a*" would match
+ * half the index. */
 static void add_term(query_parsed *q, size_t *cap, query_term_kind kind,
-                     int neg, const char *s, size_t len)
+                     int prefix, int neg, const char *s, size_t len)
 {
     if (q->n_terms >= QUERY_MAX_TERMS)
         return;
-    scan sc = {0, 1};
+    scan sc = {0, 1, 0};
     tok_opts nostem = {0};
     tok_run(&nostem, s, len, &sc, scan_cb);
     if (sc.n == 0)
         return;
+    if (prefix && sc.last_chars >= 2)
+        kind = QUERY_PREFIX;
     xgrow(&q->terms, cap, q->n_terms + 1, sizeof *q->terms);
     q->terms[q->n_terms++] = (query_term){
         .kind = kind,
@@ -171,14 +191,6 @@ static char *strip_brackets(const char *in)
     return out;
 }
 
-static size_t count_chars(const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return n;
-}
-
 static void parse_terms(const char *s, query_parsed *q)
 {
     size_t cap = 0, i = 0, sp;
@@ -197,13 +209,10 @@ static void parse_terms(const char *s, query_parsed *q)
             const char *close = strchr(body, '"');
             size_t blen = close ? (size_t)(close - body) : strlen(body);
             i += 1 + blen + (close ? 1 : 0);
-            query_term_kind kind = QUERY_PHRASE;
-            if (close && s[i] == '*') {
-                kind = QUERY_PREFIX;
-                while (s[i] == '*')
-                    i++;
-            }
-            add_term(q, &cap, kind, neg, body, blen);
+            int prefix = close && s[i] == '*';
+            while (prefix && s[i] == '*')
+                i++;
+            add_term(q, &cap, QUERY_PHRASE, prefix, neg, body, blen);
             continue;
         }
         size_t start = i;
@@ -212,10 +221,7 @@ static void parse_terms(const char *s, query_parsed *q)
         size_t end = i;
         while (end > start && s[end - 1] == '*')
             end--;
-        query_term_kind kind = QUERY_WORD;
-        if (end < i && count_chars(s + start, end - start) >= 2)
-            kind = QUERY_PREFIX;
-        add_term(q, &cap, kind, neg, s + start, end - start);
+        add_term(q, &cap, QUERY_WORD, end < i, neg, s + start, end - start);
     }
 }
 

@@ -109,6 +109,11 @@ static void test_prefix(void **state)
     check("foo*bar", "\"foo*bar\"", "foo*bar");
     check("é*", "\"é\"", "é");
     check("éé*", "\"éé\" *", "éé");
+    check("+a*", "\"+a\"", "+a");        /* counted in token characters */
+    check("\"x\"*", "\"x\"", "x");
+    check("x.ab*", "\"x.ab\" *", "x.ab");
+    check("中文*", "\"中文\" *", "中文");
+    check("中*", "\"中\" *", "中");
 }
 
 static void test_wikilinks(void **state)
