@@ -243,7 +243,11 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
     if (type == DT_LNK) {
         is_link = 1;
         if (fstatat(dfd, e->name, &st, 0) != 0) {
-            warn(w, "%s: dangling symlink (%s)", rel, strerror(errno));
+            /* Not worth a warning if the user has ignored it anyway. */
+            int err = errno;
+            if (!any_match(w->excl, w->nexcl, rel, w->path.len) &&
+                !gi_ignored(gi, rel, w->path.len, base, 0))
+                warn(w, "%s: dangling symlink (%s)", rel, strerror(err));
             goto out;
         }
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
@@ -359,11 +363,23 @@ static void walk_deferred(walker *w)
     w->ndefer = 0;
 }
 
+/* Patterns are relative to the root, so a leading "./" or "/" (as users
+ * write them in a config file) is dropped. */
 static tglob **compile_all(const char *const *pats, size_t n)
 {
     tglob **gs = xmalloc((n ? n : 1) * sizeof *gs);
-    for (size_t i = 0; i < n; i++)
-        gs[i] = tglob_compile(pats[i], strlen(pats[i]), 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = pats[i];
+        for (;;) {
+            if (p[0] == '.' && p[1] == '/')
+                p += 2;
+            else if (p[0] == '/')
+                p++;
+            else
+                break;
+        }
+        gs[i] = tglob_compile(p, strlen(p), 0);
+    }
     return gs;
 }
 

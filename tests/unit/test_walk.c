@@ -200,9 +200,20 @@ static int setup_tree(void **state)
     put("proj2/.gitignore", "!keep.tmp.md\n");
     put("proj2/keep.tmp.md", "x");
     put("proj2/other.tmp.md", "x");
+    /* CRLF lines, a middle slash anchoring to this folder, an escaped
+     * trailing space. */
+    put("proj3/.gitignore", "sub/hid.md\r\n**/deep/\r\nsp\\ \r\n");
+    put("proj3/sub/hid.md", "x");
+    put("proj3/x/sub/hid.md", "x");
+    put("proj3/a/deep/f.md", "x");
+    put("proj3/sp ", "x");
+    put("proj3/sp", "x");
+    put("proj3/keep3.md", "x");
     put("drafts/d1.md", "x");
     lnk("notes/n1.md", "filelink.md");
     lnk("nowhere.md", "dangling.md");
+    lnk("nowhere.md", "build/dangling-ignored.md");
+    lnk("nowhere.md", "notes/dangling.tmp.md");
     lnk("notes", "linked");
     /* A folder outside the root, reached only through a link, with a link
      * back to the root inside it. */
@@ -238,6 +249,8 @@ static int teardown_tree(void **state)
     "proj/x/anch/keep.md\n"                                                                \
     "proj/x/keep.md\n"                                                                     \
     "proj2/keep.tmp.md\n"                                                                  \
+    "proj3/keep3.md\n"                                                                     \
+    "proj3/x/sub/hid.md\n"                                                                 \
     "x/docs/internal/j.md\n"
 
 static void test_default_walk(void **state)
@@ -287,6 +300,8 @@ static void test_masks(void **state)
                 "proj/x/anch/keep.md\n"
                 "proj/x/keep.md\n"
                 "proj2/keep.tmp.md\n"
+                "proj3/keep3.md\n"
+                "proj3/x/sub/hid.md\n"
                 "x/docs/internal/j.md\n"
                 "ext/e1.md\n");
     static const char *const notes[] = {"notes/**"};
@@ -298,6 +313,8 @@ static void test_masks(void **state)
                 "notes/sub/deep.md\n");
     static const char *const top[] = {"*.md", "*.txt"};
     expect_walk(top, 2, NULL, 0, "a.md\nb.txt\nfilelink.md\n");
+    static const char *const proj3[] = {"proj3/**"};
+    expect_walk(proj3, 1, NULL, 0, "proj3/keep3.md\nproj3/sp\nproj3/x/sub/hid.md\n");
     static const char *const none[] = {"*.pdf"};
     expect_walk(none, 1, NULL, 0, "");
 }
@@ -319,12 +336,17 @@ static void test_excludes(void **state)
         "proj/x/anch/keep.md\n"
         "proj/x/keep.md\n"
         "proj2/keep.tmp.md\n"
+        "proj3/keep3.md\n"
+        "proj3/x/sub/hid.md\n"
         "x/docs/internal/j.md\n"
         "ext/e1.md\n";
-    static const char *const e1[] = {"drafts/"}, *const e2[] = {"drafts/**"}, *const e3[] = {"drafts"};
+    static const char *const e1[] = {"drafts/"}, *const e2[] = {"drafts/**"}, *const e3[] = {"drafts"},
+                             *const e3b[] = {"./drafts"}, *const e3c[] = {"/drafts/"};
     expect_walk(NULL, 0, e1, 1, want_nodrafts);
     expect_walk(NULL, 0, e2, 1, want_nodrafts);
     expect_walk(NULL, 0, e3, 1, want_nodrafts);
+    expect_walk(NULL, 0, e3b, 1, want_nodrafts);
+    expect_walk(NULL, 0, e3c, 1, want_nodrafts);
     /* A pattern naming only the directory prunes everything below it. */
     static const char *const e4[] = {"notes/sub", "proj*", "**/keep.md", "ext"};
     expect_walk(NULL, 0, e4, 4,
