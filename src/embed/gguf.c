@@ -467,8 +467,8 @@ static trove_err parse(gguf_file *f)
         return trove_fail(TROVE_EUNSUPPORTED, "%s: GGUF version 1 is not supported (only 2 "
                           "and 3); convert the model again with a current llama.cpp", f->path);
     if ((version & 0xFFFF) == 0 && version != 0)
-        return trove_fail(TROVE_EUNSUPPORTED, "%s: big-endian GGUF files are not supported",
-                          f->path);
+        return trove_fail(TROVE_EUNSUPPORTED, "%s: GGUF version field %#x: big-endian GGUF "
+                          "files are not supported", f->path, version);
     if (version != 2 && version != 3)
         return trove_fail(TROVE_EUNSUPPORTED, "%s: GGUF version %u is not supported (only 2 "
                           "and 3)", f->path, version);

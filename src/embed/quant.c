@@ -487,8 +487,10 @@ void quant_quantize_act(ggml_type wtype, const float *x, void *dst, int64_t n)
     if (k == ACT_Q8_32) {
         size_t nb = (size_t)n / 32;
         float *d = (float *)p, *s = (float *)(p + 4 * nb);
-        for (size_t i = 0; i < nb; i++)
-            s[i] = d[i] * (float)quantize_block_i8(x + 32 * i, q + 32 * i, 32, &d[i]);
+        for (size_t i = 0; i < nb; i++) {
+            int sum = quantize_block_i8(x + 32 * i, q + 32 * i, 32, &d[i]);
+            s[i] = d[i] * (float)sum;
+        }
         return;
     }
     size_t nb = (size_t)n / 256;
