@@ -75,7 +75,8 @@ def test_get_search_result_lines(indexed):
 def test_get_by_docid(indexed):
     trove, vault = indexed
     res = trove.search("autolyse")[0]
-    r = trove.ok("get", "#" + res["docid"])
+    docid = res["docid"]
+    r = trove.ok("get", docid if docid.startswith("#") else "#" + docid)
     file_set = {ln.strip() for ln in file_lines(vault, res["path"])[1:]}
     out = [ln.strip() for ln in text_lines(r.out) if ln.strip()]
     assert out, r

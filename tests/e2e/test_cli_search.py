@@ -215,7 +215,10 @@ def test_tag_filter_inline(indexed):
 def test_tag_filter_is_and(indexed):
     trove, _ = indexed
     assert set(trove.paths("Kyoto")) > {KYOTO}  # ramen, packing list too
-    paths = trove.paths("Kyoto", "--tags", "travel", "japan")
+    # both spellings: a comma list and a repeated flag
+    paths = trove.paths("Kyoto", "--tags", "travel,japan")
+    assert paths == [KYOTO], paths
+    paths = trove.paths("Kyoto", "--tags", "travel", "--tags", "japan")
     assert paths == [KYOTO], paths
 
 
