@@ -142,6 +142,10 @@ static trove_err index_note(run *r, const found *f, const char *text, size_t len
         return rc;
     if (md.warning)
         warnf(r, "%s/%s: %s", r->coll->path, f->path, md.warning);
+    size_t bad = str_utf8_invalid_at(text, len);
+    if (bad != (size_t)-1)
+        warnf(r, "%s/%s: invalid UTF-8 at byte %zu; indexed with U+FFFD in its place",
+              r->coll->path, f->path, bad);
     chunk_list chunks = {0};
     rc = chunk_note(text, len, &md, &r->opts->chunk, &chunks);
     if (rc == TROVE_OK) {
@@ -183,8 +187,8 @@ static trove_err process_file(run *r, const found *f)
         r->stats->skipped++;
         return TROVE_OK;   /* an old version, if any, is removed as unseen */
     }
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     if (read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
         warnf(r, "%s; skipped", trove_errmsg());
         r->stats->skipped++;

@@ -2,9 +2,11 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/snippet.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -254,8 +256,10 @@ static double name_score(const token_set *q, const char *name, size_t len, const
         double coverage = (double)hit / (double)q->n;
         double precision = (double)hit / (double)nt.n;
         score = coverage + 0.5 * precision;
-        if (coverage < 0.5 && q->n > 2)
-            score = 0;   /* a name that shares one word with a long query is noise */
+        /* A name sharing one word with a long query is noise, unless the
+         * whole name is in the query ("tar" for "extract tar archive"). */
+        if (coverage < 0.5 && precision < 1.0 && q->n > 2)
+            score = 0;
     }
     token_set_free(&nt);
     if (score > 0) {
@@ -441,49 +445,57 @@ static char **split_heading(const char *joined, size_t *n)
     return out;
 }
 
-/* Cut text to about `max` bytes at a UTF-8 boundary, collapsing whitespace. */
-static char *preview(const char *text, size_t max)
+/* Snippet terms: the tokens of the positive query terms. */
+typedef struct snip_terms {
+    snippet_term *items;
+    size_t n, cap;
+    int prefix_next;   /* mark tokens of the term being added as prefixes */
+} snip_terms;
+
+static int add_snip_token(void *ctx, const char *token, size_t len, size_t start, size_t end)
 {
-    tbuf b = {0};
-    int space = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') {
-            space = b.len > 0;
-            continue;
-        }
-        if (b.len >= max && (*p & 0xC0) != 0x80) {
-            tbuf_puts(&b, "…");
-            break;
-        }
-        if (space)
-            tbuf_putc(&b, ' ');
-        space = 0;
-        tbuf_putc(&b, (char)*p);
-    }
-    return tbuf_detach(&b);
+    (void)start, (void)end;
+    snip_terms *t = ctx;
+    for (size_t i = 0; i < t->n; i++)
+        if (strlen(t->items[i].token) == len && memcmp(t->items[i].token, token, len) == 0)
+            return 0;
+    xgrow(&t->items, &t->cap, t->n + 1, sizeof *t->items);
+    t->items[t->n++] = (snippet_term){xstrndup(token, len), t->prefix_next};
+    return 0;
 }
 
-static char *chunk_snippet(store *st, const char *fts, int64_t chunk_id)
+static void snip_terms_build(snip_terms *t, const query_parsed *q)
+{
+    static const tok_opts opts = {.stem = 1};
+    for (int pass = 0; pass < 2 && t->n == 0; pass++) {
+        for (size_t i = 0; i < q->n_terms; i++) {
+            const query_term *qt = &q->terms[i];
+            if (qt->negated || (qt->stopword && pass == 0))
+                continue;
+            t->prefix_next = qt->kind == QUERY_PREFIX;
+            tok_run(&opts, qt->text, strlen(qt->text), t, add_snip_token);
+        }
+    }
+}
+
+static void snip_terms_free(snip_terms *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free((char *)t->items[i].token);
+    free(t->items);
+}
+
+static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id)
 {
     sqlite3_stmt *s;
     char *out = NULL;
-    if (fts && prepare(st, "SELECT snippet(chunks_fts, 1, char(2), char(3), '…', 24)"
-                           " FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid = ?2", &s) == TROVE_OK) {
-        sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, chunk_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            const char *text = (const char *)sqlite3_column_text(s, 0);
-            if (text && strchr(text, '\x02'))
-                out = preview(text, 100000);
-        }
-        sqlite3_finalize(s);
-    }
-    if (out)
-        return out;
     if (prepare(st, "SELECT body FROM chunks_fts WHERE rowid = ?", &s) == TROVE_OK) {
         sqlite3_bind_int64(s, 1, chunk_id);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            out = preview((const char *)sqlite3_column_text(s, 0), 160);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            const char *body = (const char *)sqlite3_column_text(s, 0);
+            size_t len = (size_t)sqlite3_column_bytes(s, 0);
+            out = snippet_make(body ? body : "", body ? len : 0, terms->items, terms->n, 200);
+        }
         sqlite3_finalize(s);
     }
     return out ? out : xstrdup("");
@@ -504,7 +516,7 @@ static void load_tags(store *st, search_result *r)
 }
 
 static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
-                             const char *fts, search_result *r)
+                             const snip_terms *terms, search_result *r)
 {
     sqlite3_stmt *s;
     /* The anchoring chunk: the best BM25 chunk, else the note's first. */
@@ -539,7 +551,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
         r->end_byte = sqlite3_column_int64(s, 9);
         r->line_start = sqlite3_column_int(s, 10);
         r->line_end = sqlite3_column_int(s, 11);
-        r->snippet = o->with_snippet ? chunk_snippet(st, fts, chunk_id) : xstrdup("");
+        r->snippet = o->with_snippet ? chunk_snippet(st, terms, chunk_id) : xstrdup("");
     } else {
         r->line_start = r->line_end = 1;
         r->snippet = xstrdup("");
@@ -577,11 +589,14 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
             keep++;
         out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
+        snip_terms terms = {0};
+        snip_terms_build(&terms, &q);
         for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
-            rc = fill_result(st, cfg, &cs.items[i], o, q.fts, &out->items[i]);
+            rc = fill_result(st, cfg, &cs.items[i], o, &terms, &out->items[i]);
             if (rc == TROVE_OK)
                 out->n++;
         }
+        snip_terms_free(&terms);
     }
     free(cs.items);
     free(cs.slots);

@@ -75,3 +75,21 @@ uint64_t str_hash(const void *data, size_t len)
 {
     return (uint64_t)XXH3_64bits(data, len);
 }
+
+size_t str_utf8_invalid_at(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t n = utf8proc_iterate(p + i, (utf8proc_ssize_t)(len - i), &cp);
+        if (n <= 0)
+            return i;
+        i += (size_t)n;
+    }
+    return (size_t)-1;
+}

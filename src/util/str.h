@@ -19,6 +19,9 @@ const char *str_basename(const char *path);
 int str_starts_with(const char *s, const char *prefix);
 int str_ends_with(const char *s, const char *suffix);
 
+/* Offset of the first invalid UTF-8 sequence, or (size_t)-1 if valid. */
+size_t str_utf8_invalid_at(const char *s, size_t len);
+
 /* 64-bit content hash (xxh3). */
 uint64_t str_hash(const void *data, size_t len);
 
