@@ -367,6 +367,9 @@ static trove_err parse_tensor_info(cursor *c, size_t i, gguf_tensor *t)
         uint64_t ne = 1;
         if (d < t->n_dims && (e = cur_u64(c, &ne, "tensor dimension")))
             return e;
+        if (ne == 0)
+            return trove_fail(TROVE_ECORRUPT, "%s: corrupt GGUF file: tensor '%s' has an empty "
+                              "dimension %d", f->path, t->name, d);
         if (ne > (uint64_t)INT64_MAX || __builtin_mul_overflow(nel, (int64_t)ne, &nel))
             return trove_fail(TROVE_ECORRUPT, "%s: corrupt GGUF file: tensor '%s' has too many "
                               "elements (dimension %d is %llu)", f->path, t->name, d,
@@ -387,9 +390,7 @@ static trove_err parse_tensor_info(cursor *c, size_t i, gguf_tensor *t)
                           f->path, t->name, quant_type_name((int)type), (long long)t->ne[0], bs);
     size_t row = quant_row_size((int)type, t->ne[0]);
     size_t nbytes;
-    if (t->ne[0] == 0)
-        nbytes = 0;
-    else if (__builtin_mul_overflow(row, (size_t)(nel / t->ne[0]), &nbytes))
+    if (row == 0 || __builtin_mul_overflow(row, (size_t)(nel / t->ne[0]), &nbytes))
         return trove_fail(TROVE_ECORRUPT, "%s: corrupt GGUF file: tensor '%s' is too large",
                           f->path, t->name);
     t->nbytes = nbytes;
@@ -409,6 +410,14 @@ static trove_err place_tensor(gguf_file *f, gguf_tensor *t)
                           "(data section holds %zu bytes)", f->path, t->name, t->nbytes,
                           (unsigned long long)t->offset, avail);
     t->data = f->base + f->data_off + t->offset;
+    /* Float tensors are read through float and uint16_t pointers. A file
+     * with general.alignment 1 or 2 (legal, never seen in practice) or a
+     * misaligned memory image could break that; refuse rather than fault. */
+    size_t need = t->type == GGML_TYPE_F32 ? 4 : quant_type_size(t->type) == 2 ? 2 : 1;
+    if ((uintptr_t)t->data % need != 0)
+        return trove_fail(TROVE_EUNSUPPORTED, "%s: tensor '%s' (%s) data is not aligned to %zu "
+                          "bytes (general.alignment %zu)", f->path, t->name,
+                          quant_type_name(t->type), need, f->alignment);
     return TROVE_OK;
 }
 

@@ -142,11 +142,15 @@ typedef struct gguf_tensor {
     const char *name;
     int n_dims;                /* 1..4 */
     int64_t ne[GGUF_MAX_DIMS]; /* ggml order: ne[0] is the contiguous dim;
-                                  dims beyond n_dims are 1. A PyTorch
-                                  Linear weight [out, in] has ne = {in, out}. */
+                                  dims beyond n_dims are 1; all >= 1, and
+                                  ne[0] a multiple of the type's block
+                                  size. A PyTorch Linear weight [out, in]
+                                  has ne = {in, out}. */
     ggml_type type;            /* always quant_supported() */
-    const void *data;          /* into the mapping */
-    size_t nbytes;
+    const void *data;          /* into the mapping, inside the file; aligned
+                                  at least to the element size for F32 (4)
+                                  and F16/BF16 (2) */
+    size_t nbytes;             /* quant_row_size(type, ne[0]) * rows */
     uint64_t offset;           /* relative to gguf_data_offset() */
 } gguf_tensor;
 

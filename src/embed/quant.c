@@ -89,7 +89,10 @@ size_t quant_row_size(int type, int64_t n)
     size_t bs = quant_block_size(type);
     if (!bs || n < 0 || n % (int64_t)bs)
         return 0;
-    return (size_t)(n / (int64_t)bs) * quant_type_size(type);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)(n / (int64_t)bs), quant_type_size(type), &bytes))
+        return 0;
+    return bytes;
 }
 
 /* ---- half precision ---- */

@@ -54,8 +54,8 @@ bool quant_supported(int type);
 size_t quant_block_size(int type);
 size_t quant_type_size(int type);
 
-/* Bytes of a row of n elements; 0 if the type is unsupported or n is not a
- * multiple of the block size. */
+/* Bytes of a row of n elements; 0 if the type is unsupported, n is not a
+ * multiple of the block size, or the size overflows size_t. */
 size_t quant_row_size(int type, int64_t n);
 
 /* Convert a row of n elements (n a multiple of the block size) to f32.

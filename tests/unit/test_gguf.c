@@ -184,6 +184,12 @@ static void test_valid_image(void **state)
     assert_null(gguf_tensor_by_name(f, "w3"));
     assert_null(gguf_tensor_at(f, 3));
     gguf_close(f);
+    /* the same image one byte off: F32 data would be misaligned */
+    unsigned char *odd = aligned_alloc(64, (b.len + 64) & ~(size_t)63);
+    memcpy(odd + 1, b.data, b.len);
+    assert_int_equal(gguf_open_memory(odd + 1, b.len, &f), TROVE_EUNSUPPORTED);
+    assert_non_null(strstr(trove_errmsg(), "aligned"));
+    free(odd);
     free(mem);
     tbuf_free(&b);
 }
@@ -461,6 +467,8 @@ static void test_bad_tensors(void **state)
         {2, GGML_TYPE_F32, 0, (uint64_t)1 << 62, TROVE_ECORRUPT, "elements"},
         {2, GGML_TYPE_F32, 0, (uint64_t)1 << 63, TROVE_ECORRUPT, "elements"},
         {2, GGML_TYPE_F32, 0, (uint64_t)1 << 40, TROVE_ECORRUPT, "past the end"},
+        {1, GGML_TYPE_F32, 0, ((uint64_t)1 << 62) + 4, TROVE_ECORRUPT, "too large"},
+        {1, GGML_TYPE_F16, 0, ((uint64_t)1 << 63) - 1, TROVE_ECORRUPT, "past the end"},
         {2, GGML_TYPE_F32, 32, 32, TROVE_ECORRUPT, "past the end"},
         {2, GGML_TYPE_F32, (uint64_t)-32, 32, TROVE_ECORRUPT, "past the end"},
     };
@@ -474,6 +482,14 @@ static void test_bad_tensors(void **state)
         expect_fail(&b, cases[i].code, cases[i].needle);
         tbuf_free(&b);
     }
+    /* an empty dimension */
+    uint64_t ne0[2] = {32, 0};
+    put_header(&b, 3, 1, 0);
+    put_tinfo(&b, "t", 2, ne0, GGML_TYPE_F32, 0);
+    pad_to(&b, 32);
+    put_u64(&b, 0);
+    expect_fail(&b, TROVE_ECORRUPT, "empty dimension");
+    tbuf_free(&b);
     /* duplicate tensor names */
     put_header(&b, 3, 2, 0);
     put_tinfo(&b, "t", 1, ne, GGML_TYPE_F32, 0);

@@ -60,6 +60,7 @@ static void test_type_table(void **state)
     }
     assert_int_equal(quant_row_size(GGML_TYPE_Q8_0, 48), 0);
     assert_int_equal(quant_row_size(GGML_TYPE_Q4_K, 128), 0);
+    assert_int_equal(quant_row_size(GGML_TYPE_F32, ((int64_t)1 << 62) + 4), 0); /* overflow */
     assert_int_equal(quant_row_size(3, 32), 0);
     assert_false(quant_supported(3));
     assert_false(quant_supported(GGML_TYPE_Q8_K));
