@@ -1,0 +1,426 @@
+/* trove model — inspect and run GGUF embedding/reranking models:
+ *   trove model info FILE [--json]
+ *   trove model tokenize FILE [--no-special] TEXT
+ *   trove model tokenize FILE --pair QUERY DOC
+ *   trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]
+ *                          [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...
+ *   trove model rerank FILE [--threads N] QUERY DOC...
+ * Results are JSON on stdout (floats printed with 9 significant digits,
+ * enough to round-trip a float). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "embed/embed.h"
+#include "embed/gguf.h"
+#include "util/mem.h"
+
+static const char USAGE[] =
+    "usage: trove model info FILE [--json]\n"
+    "       trove model tokenize FILE [--no-special] TEXT\n"
+    "       trove model tokenize FILE --pair QUERY DOC\n"
+    "       trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]\n"
+    "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
+    "       trove model rerank FILE [--threads N] [--max-tokens N] QUERY DOC...\n"
+    "\n"
+    "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
+    "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
+    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits).\n";
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", o);
+        else if (*p == '\t')
+            fputs("\\t", o);
+        else if (*p == '\r')
+            fputs("\\r", o);
+        else if (*p < 0x20)
+            fprintf(o, "\\u%04x", *p);
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}
+
+static void json_floats(FILE *o, const float *v, size_t n)
+{
+    fputc('[', o);
+    for (size_t i = 0; i < n; i++)
+        fprintf(o, "%s%.9g", i ? "," : "", (double)v[i]);
+    fputc(']', o);
+}
+
+static int parse_int(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < lo || x > hi)
+        return cli_usage(cmd, "%s needs an integer in [%d, %d]", opt, lo, hi);
+    *out = (int)x;
+    return EXIT_OK;
+}
+
+static const char *model_name(const embed_model *m, const char *path)
+{
+    embed_info in;
+    embed_get_info(m, &in);
+    if (in.name && *in.name)
+        return in.name;
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* ---- info ---- */
+
+static int model_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (argv[i][0] == '-')
+            return cli_usage("model info", "unknown option %s", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else
+            return cli_usage("model info", "one FILE only");
+    }
+    if (!path)
+        return cli_usage("model info", "missing FILE");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    trove_err e;
+    embed_opts o = {.threads = 1};
+    embed_model *m = embed_open(path, &o, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (!m)
+        return cli_error(e);
+    double open_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    gguf_file *f;
+    if ((e = gguf_open(path, &f))) {
+        embed_close(m);
+        return cli_error(e);
+    }
+    /* tensor count and bytes per type */
+    size_t count[64] = {0}, bytes[64] = {0};
+    for (size_t i = 0; i < gguf_n_tensors(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        int ty = (int)t->type < 64 ? (int)t->type : 63;
+        count[ty]++;
+        bytes[ty] += t->nbytes;
+    }
+    embed_info in;
+    embed_get_info(m, &in);
+    if (json) {
+        printf("{\"file\":");
+        json_str(stdout, path);
+        printf(",\"file_size\":%zu,\"gguf_version\":%u,\"architecture\":", gguf_file_size(f),
+               gguf_version(f));
+        json_str(stdout, in.arch);
+        printf(",\"name\":");
+        json_str(stdout, in.name);
+        printf(",\"tokenizer\":");
+        json_str(stdout, in.tokenizer);
+        printf(",\"pooling\":");
+        json_str(stdout, in.pooling);
+        printf(",\"vocab\":%" PRId64 ",\"hidden\":%" PRId64 ",\"layers\":%" PRId64
+               ",\"heads\":%" PRId64 ",\"kv_heads\":%" PRId64 ",\"head_dim\":%" PRId64
+               ",\"ffn\":%" PRId64 ",\"context\":%" PRId64 ",\"dim\":%" PRId64
+               ",\"rank_outputs\":%" PRId64 ",\"open_ms\":%.3f,\"query_prompt\":",
+               in.n_vocab, in.n_embd, in.n_layer, in.n_head, in.n_head_kv, in.head_dim, in.n_ff,
+               in.n_ctx, in.dim_native, in.n_cls_out, open_ms);
+        json_str(stdout, in.query_prompt);
+        printf(",\"doc_prompt\":");
+        json_str(stdout, in.doc_prompt);
+        printf(",\"tensors\":{");
+        int first = 1;
+        for (int ty = 0; ty < 64; ty++) {
+            if (!count[ty])
+                continue;
+            printf("%s\"%s\":{\"count\":%zu,\"bytes\":%zu}", first ? "" : ",",
+                   quant_type_name(ty), count[ty], bytes[ty]);
+            first = 0;
+        }
+        printf("}}\n");
+    } else {
+        printf("file:          %s (%zu bytes, GGUF v%u)\n", path, gguf_file_size(f), gguf_version(f));
+        printf("architecture:  %s%s%s\n", in.arch, *in.name ? "  name: " : "", in.name);
+        printf("tokenizer:     %s, %" PRId64 " tokens\n", in.tokenizer, in.n_vocab);
+        printf("dimensions:    hidden %" PRId64 ", output %" PRId64 ", ffn %" PRId64 "\n",
+               in.n_embd, in.dim_native, in.n_ff);
+        printf("layers:        %" PRId64 "\n", in.n_layer);
+        printf("heads:         %" PRId64 " (kv %" PRId64 ", size %" PRId64 ")\n", in.n_head,
+               in.n_head_kv, in.head_dim);
+        printf("context:       %" PRId64 " tokens\n", in.n_ctx);
+        printf("pooling:       %s%s\n", in.pooling, in.n_cls_out ? " (cross-encoder head)" : "");
+        printf("prompts:       query \"%s\", document \"%s\"\n", in.query_prompt, in.doc_prompt);
+        printf("tensors:      ");
+        for (int ty = 0; ty < 64; ty++)
+            if (count[ty])
+                printf(" %s x%zu (%.1f MB)", quant_type_name(ty), count[ty], (double)bytes[ty] / 1e6);
+        printf("\nopen:          %.2f ms\n", open_ms);
+    }
+    gguf_close(f);
+    embed_close(m);
+    return EXIT_OK;
+}
+
+/* ---- tokenize ---- */
+
+static int model_tokenize(int argc, char **argv)
+{
+    const char *path = NULL, *args[2] = {NULL, NULL};
+    int n_args = 0, special = 1, pair = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--no-special") == 0)
+            special = 0;
+        else if (strcmp(argv[i], "--pair") == 0)
+            pair = 1;
+        else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2])
+            return cli_usage("model tokenize", "unknown option %s", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else if (n_args < 2)
+            args[n_args++] = argv[i];
+        else
+            return cli_usage("model tokenize", "too many arguments");
+    }
+    if (!path || n_args != (pair ? 2 : 1))
+        return cli_usage("model tokenize", pair ? "needs FILE QUERY DOC" : "needs FILE TEXT");
+    trove_err e;
+    embed_opts o = {.threads = 1};
+    embed_model *m = embed_open(path, &o, &e);
+    if (!m)
+        return cli_error(e);
+    size_t cap = strlen(args[0]) + (args[1] ? strlen(args[1]) : 0) + 16;
+    int32_t *ids = xmalloc(cap * sizeof *ids);
+    uint8_t *types = xmalloc(cap);
+    size_t n = pair ? embed_tokenize_pair(m, args[0], args[1], ids, types, cap)
+                    : embed_tokenize(m, args[0], special, ids, cap);
+    printf("{\"ids\":[");
+    for (size_t i = 0; i < n; i++)
+        printf("%s%d", i ? "," : "", ids[i]);
+    printf("]");
+    if (pair) {
+        printf(",\"types\":[");
+        for (size_t i = 0; i < n; i++)
+            printf("%s%d", i ? "," : "", types[i]);
+        printf("]");
+    }
+    printf("}\n");
+    free(ids);
+    free(types);
+    embed_close(m);
+    return EXIT_OK;
+}
+
+/* ---- embed / rerank ---- */
+
+static int parse_ids(const char *s, int32_t **ids, size_t *n, size_t *cap)
+{
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v > INT32_MAX)
+            return -1;
+        xgrow(ids, cap, *n + 1, sizeof **ids);
+        (*ids)[(*n)++] = (int32_t)v;
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return 0;
+}
+
+static int model_embed(int argc, char **argv)
+{
+    const char *path = NULL, *prompt = NULL;
+    int query = 0, as_ids = 0, no_prompt = 0, rc;
+    embed_opts o = {0};
+    const char **texts = xcalloc((size_t)argc, sizeof *texts);
+    size_t n = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--query") == 0) {
+            query = 1;
+        } else if (strcmp(argv[i], "--ids") == 0) {
+            as_ids = 1;
+        } else if (strcmp(argv[i], "--no-prompt") == 0) {
+            no_prompt = 1;
+        } else if (strcmp(argv[i], "--no-normalize") == 0) {
+            o.no_normalize = 1;
+        } else if (cli_opt_value(argc, argv, &i, "--dim", &v)) {
+            if ((rc = parse_int("model embed", "--dim", v, 1, 1 << 20, &o.dim)))
+                goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
+            if ((rc = parse_int("model embed", "--threads", v, 1, 256, &o.threads)))
+                goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--max-tokens", &v)) {
+            if ((rc = parse_int("model embed", "--max-tokens", v, 1, 1 << 20, &o.max_tokens)))
+                goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--prompt", &v)) {
+            if (!v) {
+                rc = cli_usage("model embed", "--prompt needs a value");
+                goto out;
+            }
+            prompt = v;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
+            rc = cli_usage("model embed", "unknown option %s", argv[i]);
+            goto out;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            texts[n++] = argv[i];
+        }
+    }
+    if (!path || n == 0) {
+        rc = cli_usage("model embed", "needs FILE and at least one TEXT");
+        goto out;
+    }
+    if (no_prompt)
+        prompt = "";
+    if (prompt) {
+        o.query_prompt = prompt;
+        o.doc_prompt = prompt;
+    }
+    trove_err e;
+    embed_model *m = embed_open(path, &o, &e);
+    if (!m) {
+        rc = cli_error(e);
+        goto out;
+    }
+    size_t dim = (size_t)embed_dim(m);
+    float *vec = xmalloc(n * dim * sizeof *vec);
+    if (as_ids) {
+        int32_t *ids = NULL;
+        size_t nid = 0, cap = 0;
+        int64_t *start = xmalloc(n * sizeof *start), *len = xmalloc(n * sizeof *len);
+        e = TROVE_OK;
+        for (size_t i = 0; i < n && !e; i++) {
+            start[i] = (int64_t)nid;
+            if (parse_ids(texts[i], &ids, &nid, &cap) < 0)
+                e = trove_fail(TROVE_EUSAGE, "--ids: '%s' is not a comma-separated id list",
+                               texts[i]);
+            len[i] = (int64_t)nid - start[i];
+        }
+        if (!e)
+            e = embed_tokens(m, ids, start, len, n, vec);
+        free(ids);
+        free(start);
+        free(len);
+    } else {
+        e = embed_texts(m, texts, n, query ? EMBED_QUERY : EMBED_DOCUMENT, vec);
+    }
+    if (e) {
+        rc = cli_error(e);
+    } else {
+        printf("{\"model\":");
+        json_str(stdout, model_name(m, path));
+        printf(",\"dim\":%zu,\"vectors\":[", dim);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                putchar(',');
+            json_floats(stdout, vec + i * dim, dim);
+        }
+        printf("]}\n");
+        rc = EXIT_OK;
+    }
+    free(vec);
+    embed_close(m);
+out:
+    free(texts);
+    return rc;
+}
+
+static int model_rerank(int argc, char **argv)
+{
+    const char *path = NULL, *query = NULL;
+    embed_opts o = {0};
+    const char **docs = xcalloc((size_t)argc, sizeof *docs);
+    size_t n = 0;
+    int rc;
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
+            if ((rc = parse_int("model rerank", "--threads", v, 1, 256, &o.threads)))
+                goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--max-tokens", &v)) {
+            if ((rc = parse_int("model rerank", "--max-tokens", v, 1, 1 << 20, &o.max_tokens)))
+                goto out;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
+            rc = cli_usage("model rerank", "unknown option %s", argv[i]);
+            goto out;
+        } else if (!path) {
+            path = argv[i];
+        } else if (!query) {
+            query = argv[i];
+        } else {
+            docs[n++] = argv[i];
+        }
+    }
+    if (!path || !query || n == 0) {
+        rc = cli_usage("model rerank", "needs FILE QUERY and at least one DOC");
+        goto out;
+    }
+    trove_err e;
+    embed_model *m = embed_open(path, &o, &e);
+    if (!m) {
+        rc = cli_error(e);
+        goto out;
+    }
+    float *scores = xmalloc(n * sizeof *scores);
+    e = embed_rerank(m, query, docs, n, scores);
+    if (e) {
+        rc = cli_error(e);
+    } else {
+        printf("{\"model\":");
+        json_str(stdout, model_name(m, path));
+        printf(",\"scores\":");
+        json_floats(stdout, scores, n);
+        printf("}\n");
+        rc = EXIT_OK;
+    }
+    free(scores);
+    embed_close(m);
+out:
+    free(docs);
+    return rc;
+}
+
+int cmd_model(cli *c, int argc, char **argv)
+{
+    (void)c;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_OK;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(USAGE, stdout);
+            return EXIT_OK;
+        }
+    if (strcmp(argv[1], "info") == 0)
+        return model_info(argc, argv);
+    if (strcmp(argv[1], "tokenize") == 0)
+        return model_tokenize(argc, argv);
+    if (strcmp(argv[1], "embed") == 0)
+        return model_embed(argc, argv);
+    if (strcmp(argv[1], "rerank") == 0)
+        return model_rerank(argc, argv);
+    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank)", argv[1]);
+}

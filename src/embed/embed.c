@@ -1,0 +1,303 @@
+/* embed — see embed.h. */
+#include "embed/embed.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "embed/etok.h"
+#include "embed/gguf.h"
+#include "embed/kernels.h"
+#include "embed/model.h"
+#include "util/buf.h"
+#include "util/mem.h"
+
+/* Texts per forward call: enough to fill the model's token chunks, few
+ * enough that the id and output buffers stay small. */
+#define EMBED_GROUP 64
+
+struct embed_model {
+    gguf_file *f;
+    emodel *m;
+    etok *tok;
+    kpool *pool;
+    int threads;
+    int64_t max_tokens;
+    int64_t dim;
+    bool normalize;
+    emodel_pool pool_type; /* pooling used by embed_texts */
+    char *qprompt, *dprompt;
+    /* reused buffers */
+    int32_t *ids;
+    size_t ids_cap;
+    uint8_t *types;
+    size_t types_cap;
+    int64_t start[EMBED_GROUP], len[EMBED_GROUP];
+    float *vec;
+    size_t vec_cap;
+    tbuf text;
+};
+
+static const char BGE_EN[] = "Represent this sentence for searching relevant passages: ";
+static const char BGE_ZH[] = "\xe4\xb8\xba\xe8\xbf\x99\xe4\xb8\xaa\xe5\x8f\xa5\xe5\xad\x90\xe7"
+                             "\x94\x9f\xe6\x88\x90\xe8\xa1\xa8\xe7\xa4\xba\xe4\xbb\xa5\xe7\x94"
+                             "\xa8\xe4\xba\x8e\xe6\xa3\x80\xe7\xb4\xa2\xe7\x9b\xb8\xe5\x85\xb3"
+                             "\xe6\x96\x87\xe7\xab\xa0\xef\xbc\x9a"; /* 为这个句子生成表示以用于检索相关文章： */
+
+/* Whether word w occurs in s delimited by non-alphanumerics. */
+static bool has_word(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) {
+        bool left = p == s || !isalnum((unsigned char)p[-1]);
+        bool right = !isalnum((unsigned char)p[n]);
+        if (left && right)
+            return true;
+    }
+    return false;
+}
+
+/* Prompt presets by model family, recognised from general.name and
+ * general.basename (lower-cased). */
+static void preset_prompts(const gguf_file *f, const char *arch, const char **q, const char **d)
+{
+    tbuf id = {0};
+    tbuf_puts(&id, gguf_str_or(f, "general.name", ""));
+    tbuf_putc(&id, ' ');
+    tbuf_puts(&id, gguf_str_or(f, "general.basename", ""));
+    for (size_t i = 0; i < id.len; i++)
+        id.data[i] = (char)tolower((unsigned char)id.data[i]);
+    const char *s = tbuf_cstr(&id);
+    *q = "";
+    *d = "";
+    if (strcmp(arch, "gemma-embedding") == 0 || strstr(s, "embeddinggemma")) {
+        *q = "task: search result | query: ";
+        *d = "title: none | text: ";
+    } else if (has_word(s, "e5")) {
+        *q = "query: ";
+        *d = "passage: ";
+    } else if (strstr(s, "bge") && !strstr(s, "m3") && !strstr(s, "reranker")) {
+        *q = has_word(s, "zh") ? BGE_ZH : BGE_EN;
+    }
+    tbuf_free(&id);
+}
+
+embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err)
+{
+    embed_opts o = {0};
+    if (opts)
+        o = *opts;
+    trove_err e;
+    embed_model *em = xcalloc(1, sizeof *em);
+    if ((e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
+        (e = etok_from_gguf(em->f, &em->tok))) {
+        embed_close(em);
+        if (err)
+            *err = e;
+        return NULL;
+    }
+    const emodel_hparams *hp = emodel_hp(em->m);
+    if ((int64_t)etok_n_vocab(em->tok) > hp->n_vocab) {
+        e = trove_fail(TROVE_ECORRUPT, "%s: tokenizer has %zu pieces but token_embd only %lld rows",
+                       path, etok_n_vocab(em->tok), (long long)hp->n_vocab);
+        embed_close(em);
+        if (err)
+            *err = e;
+        return NULL;
+    }
+    em->threads = o.threads;
+    if (em->threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        em->threads = n > 0 ? (int)(n > 64 ? 64 : n) : 1;
+    }
+    em->pool = kpool_new(em->threads);
+    em->threads = kpool_threads(em->pool);
+    em->max_tokens = o.max_tokens > 0 && o.max_tokens < hp->n_ctx ? o.max_tokens : hp->n_ctx;
+    em->dim = o.dim > 0 && o.dim < hp->n_out ? o.dim : hp->n_out;
+    em->normalize = !o.no_normalize;
+    em->pool_type = hp->pool == EMODEL_POOL_NONE ? EMODEL_POOL_MEAN : hp->pool;
+    const char *q, *d;
+    preset_prompts(em->f, hp->arch_name, &q, &d);
+    em->qprompt = xstrdup(o.query_prompt ? o.query_prompt : q);
+    em->dprompt = xstrdup(o.doc_prompt ? o.doc_prompt : d);
+    if (err)
+        *err = TROVE_OK;
+    return em;
+}
+
+void embed_close(embed_model *em)
+{
+    if (!em)
+        return;
+    kpool_free(em->pool);
+    etok_free(em->tok);
+    emodel_free(em->m);
+    gguf_close(em->f);
+    free(em->qprompt);
+    free(em->dprompt);
+    free(em->ids);
+    free(em->types);
+    free(em->vec);
+    tbuf_free(&em->text);
+    free(em);
+}
+
+int embed_dim(const embed_model *em)
+{
+    return (int)em->dim;
+}
+
+static int32_t *ids_room(embed_model *em, size_t need)
+{
+    if (em->ids_cap < need) {
+        em->ids = xrealloc(em->ids, need * sizeof *em->ids);
+        em->ids_cap = need;
+    }
+    return em->ids;
+}
+
+static float *vec_room(embed_model *em, size_t need)
+{
+    if (em->vec_cap < need) {
+        free(em->vec);
+        em->vec = xmalloc(need * sizeof *em->vec);
+        em->vec_cap = need;
+    }
+    return em->vec;
+}
+
+/* Pool, then cut to dim and normalise into out. */
+static trove_err run_group(embed_model *em, const int32_t *ids, const int64_t *start,
+                           const int64_t *len, size_t n, float *out)
+{
+    if (em->pool_type == EMODEL_POOL_RANK)
+        return trove_fail(TROVE_EINVAL, "%s: this model is a reranker (pooling rank); use "
+                          "rerank, not embed", gguf_path(em->f));
+    const emodel_hparams *hp = emodel_hp(em->m);
+    float *v = vec_room(em, n * (size_t)hp->n_out);
+    emodel_batch b = {.ids = ids, .start = start, .len = len, .n_seq = (int64_t)n};
+    trove_err e = emodel_forward(em->m, em->pool, &b, em->pool_type, v);
+    if (e)
+        return e;
+    for (size_t i = 0; i < n; i++) {
+        float *dst = out + i * (size_t)em->dim;
+        memcpy(dst, v + i * (size_t)hp->n_out, (size_t)em->dim * sizeof(float));
+        if (em->normalize)
+            kern_l2norm(dst, em->dim);
+    }
+    return TROVE_OK;
+}
+
+trove_err embed_texts(embed_model *em, const char *const *texts, size_t n, embed_kind kind,
+                      float *out)
+{
+    const char *prompt = kind == EMBED_QUERY ? em->qprompt : em->dprompt;
+    size_t maxt = (size_t)em->max_tokens;
+    for (size_t g = 0; g < n; g += EMBED_GROUP) {
+        size_t ng = n - g < EMBED_GROUP ? n - g : EMBED_GROUP;
+        int32_t *ids = ids_room(em, ng * maxt);
+        int64_t off = 0;
+        for (size_t i = 0; i < ng; i++) {
+            tbuf_reset(&em->text);
+            tbuf_puts(&em->text, prompt);
+            tbuf_puts(&em->text, texts[g + i]);
+            size_t k = etok_encode(em->tok, tbuf_cstr(&em->text), em->text.len, true, ids + off,
+                                   maxt, NULL);
+            if (k == 0)
+                return trove_fail(TROVE_EINVAL, "text %zu gives no tokens", g + i);
+            em->start[i] = off;
+            em->len[i] = (int64_t)k;
+            off += (int64_t)k;
+        }
+        trove_err e = run_group(em, ids, em->start, em->len, ng, out + g * (size_t)em->dim);
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
+trove_err embed_tokens(embed_model *em, const int32_t *ids, const int64_t *start,
+                       const int64_t *len, size_t n, float *out)
+{
+    for (size_t g = 0; g < n; g += EMBED_GROUP) {
+        size_t ng = n - g < EMBED_GROUP ? n - g : EMBED_GROUP;
+        trove_err e = run_group(em, ids, start + g, len + g, ng, out + g * (size_t)em->dim);
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
+trove_err embed_rerank(embed_model *em, const char *query, const char *const *docs, size_t n,
+                       float *scores)
+{
+    const emodel_hparams *hp = emodel_hp(em->m);
+    size_t maxt = (size_t)em->max_tokens;
+    bool use_types = hp->n_types >= 2;
+    for (size_t g = 0; g < n; g += EMBED_GROUP) {
+        size_t ng = n - g < EMBED_GROUP ? n - g : EMBED_GROUP;
+        int32_t *ids = ids_room(em, ng * maxt);
+        if (em->types_cap < ng * maxt) {
+            em->types = xrealloc(em->types, ng * maxt);
+            em->types_cap = ng * maxt;
+        }
+        int64_t off = 0;
+        for (size_t i = 0; i < ng; i++) {
+            size_t k = etok_encode_pair(em->tok, query, strlen(query), docs[g + i],
+                                        strlen(docs[g + i]), ids + off, em->types + off, maxt);
+            if (k == 0)
+                return trove_fail(TROVE_EINVAL, "pair %zu gives no tokens", g + i);
+            em->start[i] = off;
+            em->len[i] = (int64_t)k;
+            off += (int64_t)k;
+        }
+        float *v = vec_room(em, ng * (size_t)(hp->n_cls_out > 0 ? hp->n_cls_out : 1));
+        emodel_batch b = {.ids = ids, .types = use_types ? em->types : NULL, .start = em->start,
+                          .len = em->len, .n_seq = (int64_t)ng};
+        trove_err e = emodel_forward(em->m, em->pool, &b, EMODEL_POOL_RANK, v);
+        if (e)
+            return e;
+        for (size_t i = 0; i < ng; i++)
+            scores[g + i] = v[i * (size_t)hp->n_cls_out];
+    }
+    return TROVE_OK;
+}
+
+size_t embed_tokenize(const embed_model *em, const char *text, int add_special, int32_t *ids,
+                      size_t cap)
+{
+    return etok_encode(em->tok, text, strlen(text), add_special != 0, ids, cap, NULL);
+}
+
+size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, int32_t *ids,
+                           uint8_t *types, size_t cap)
+{
+    return etok_encode_pair(em->tok, a, strlen(a), b, strlen(b), ids, types, cap);
+}
+
+void embed_get_info(const embed_model *em, embed_info *out)
+{
+    const emodel_hparams *hp = emodel_hp(em->m);
+    memset(out, 0, sizeof *out);
+    out->arch = hp->arch_name;
+    out->name = gguf_str_or(em->f, "general.name", "");
+    out->tokenizer = etok_kind_name(etok_kind_of(em->tok));
+    out->pooling = emodel_pool_name(hp->pool);
+    out->query_prompt = em->qprompt;
+    out->doc_prompt = em->dprompt;
+    out->n_vocab = hp->n_vocab;
+    out->n_embd = hp->n_embd;
+    out->n_layer = hp->n_layer;
+    out->n_head = hp->n_head;
+    out->n_head_kv = hp->n_head_kv;
+    out->head_dim = hp->head_dim;
+    out->n_ff = hp->n_ff;
+    out->n_ctx = hp->n_ctx;
+    out->dim_native = hp->n_out;
+    out->dim = em->dim;
+    out->n_cls_out = hp->n_cls_out;
+    out->threads = em->threads;
+    out->max_tokens = (int)em->max_tokens;
+}

@@ -1,0 +1,98 @@
+/* embed — the embedding and reranking engine as the rest of trove sees it:
+ * open a GGUF model file, turn texts into vectors (with the model family's
+ * query/document prompts), score (query, document) pairs with a
+ * cross-encoder.
+ *
+ * Everything runs on the CPU inside this process: GGUF reader (gguf.h),
+ * tokenizer (etok.h), transformer (model.h), kernels (kernels.h).
+ *
+ * Memory and threads: an embed_model owns the mapped file, the tokenizer,
+ * the weights' small float copies, a thread pool and a workspace reused
+ * across calls. Callers own `out`/`scores` arrays. One embed_model serves
+ * one call at a time (calls from several threads must be serialised by the
+ * caller); open one model per thread for parallel callers. Results are
+ * bit-identical across runs and thread counts. */
+#ifndef TROVE_EMBED_H
+#define TROVE_EMBED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef struct embed_model embed_model;
+
+typedef enum embed_kind {
+    EMBED_QUERY = 0,    /* a search query: query prompt/instruction */
+    EMBED_DOCUMENT = 1, /* a passage to index: document prompt */
+} embed_kind;
+
+/* All fields optional: a zeroed struct (or NULL) gives the defaults. */
+typedef struct embed_opts {
+    int threads;              /* worker threads; <= 0: every online CPU */
+    int max_tokens;           /* truncate inputs to this many tokens (framing
+                                 included); <= 0 or above the model's
+                                 context: the model's context length */
+    int dim;                  /* Matryoshka: keep the first dim components
+                                 (then renormalise); <= 0: full width */
+    const char *query_prompt; /* prefix for EMBED_QUERY texts; NULL: preset */
+    const char *doc_prompt;   /* prefix for EMBED_DOCUMENT texts; NULL: preset */
+    int no_normalize;         /* nonzero: skip L2 normalisation */
+} embed_opts;
+
+/* Open a model. On failure returns NULL and stores the code in *err (if
+ * err is not NULL); trove_errmsg() has the detail (file, key or tensor at
+ * fault). */
+embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err);
+void embed_close(embed_model *m); /* NULL is fine */
+
+/* Width of the vectors embed_texts() writes (after any Matryoshka cut). */
+int embed_dim(const embed_model *m);
+
+/* Embed n texts (NUL-terminated UTF-8) as queries or documents:
+ * out[i * embed_dim(m) ..] receives text i's vector, L2-normalised unless
+ * opts.no_normalize. Texts longer than max_tokens are truncated. Fails with
+ * TROVE_EINVAL for a reranker-only model. */
+trove_err embed_texts(embed_model *m, const char *const *texts, size_t n, embed_kind kind,
+                      float *out);
+
+/* Same for already tokenised sequences (ids of sequence i are
+ * ids[start[i] .. start[i] + len[i]), framing included, no prompt added).
+ * For tests and benchmarks. */
+trove_err embed_tokens(embed_model *m, const int32_t *ids, const int64_t *start,
+                       const int64_t *len, size_t n, float *out);
+
+/* Cross-encoder relevance of each document to the query: scores[i] is the
+ * raw score (logit) of pair (query, docs[i]); higher is more relevant.
+ * Needs a model with a rank head (cls.* tensors): TROVE_EINVAL otherwise. */
+trove_err embed_rerank(embed_model *m, const char *query, const char *const *docs, size_t n,
+                       float *scores);
+
+/* Token ids of text as the model would see it (framing added when
+ * add_special; no prompt). Writes at most cap ids, returns the count. */
+size_t embed_tokenize(const embed_model *m, const char *text, int add_special, int32_t *ids,
+                      size_t cap);
+
+/* Same for a (query, document) pair; types (may be NULL) gets the BERT
+ * token type of each id. */
+size_t embed_tokenize_pair(const embed_model *m, const char *a, const char *b, int32_t *ids,
+                           uint8_t *types, size_t cap);
+
+/* Facts for `trove model info` and logs. Strings belong to the model. */
+typedef struct embed_info {
+    const char *arch;         /* general.architecture */
+    const char *name;         /* general.name, or "" */
+    const char *tokenizer;    /* "bert", "t5", "llama" */
+    const char *pooling;      /* "mean", "cls", "last", "rank", "none" */
+    const char *query_prompt; /* prompts in use ("" for none) */
+    const char *doc_prompt;
+    int64_t n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
+    int64_t dim_native;       /* width of a pooled vector before Matryoshka */
+    int64_t dim;              /* embed_dim() */
+    int64_t n_cls_out;        /* rank head outputs, 0 if not a reranker */
+    int threads;
+    int max_tokens;
+} embed_info;
+void embed_get_info(const embed_model *m, embed_info *out);
+
+#endif

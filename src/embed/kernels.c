@@ -1,0 +1,546 @@
+/* kernels — see kernels.h. */
+#include "embed/kernels.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+/* Output columns (weight rows) per matmul task. Fixed, so the partition of
+ * every product is independent of the thread count. 64 keeps two threads
+ * busy even on 384-wide layers. */
+#define KERN_NB 64
+/* Rows per task for row-wise operations. */
+#define KERN_RB 32
+/* Below this many elements a row-wise operation runs on the calling thread:
+ * waking the pool costs more than the work. */
+#define KERN_SMALL (1 << 15)
+
+/* ------------------------------------------------------------------ */
+/* thread pool                                                         */
+
+struct kpool {
+    int n;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_start, cv_done;
+    uint64_t gen;
+    int quit;
+    int pending; /* worker threads still inside the current job */
+    kpool_fn fn;
+    void *ctx;
+    int n_tasks;
+    atomic_int next;
+    void **scratch;
+    size_t *scratch_cap;
+};
+
+typedef struct kworker {
+    kpool *p;
+    int tid;
+} kworker;
+
+static void pool_drain(kpool *p, int tid)
+{
+    for (;;) {
+        int t = atomic_fetch_add(&p->next, 1);
+        if (t >= p->n_tasks)
+            break;
+        p->fn(p->ctx, t, tid);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    kworker *w = arg;
+    kpool *p = w->p;
+    int tid = w->tid;
+    uint64_t seen = 0;
+    free(w);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->gen == seen && !p->quit)
+            pthread_cond_wait(&p->cv_start, &p->mu);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        seen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        pool_drain(p, tid);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0)
+            pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+kpool *kpool_new(int n_threads)
+{
+    kpool *p = xcalloc(1, sizeof *p);
+    p->n = n_threads < 1 ? 1 : n_threads;
+    /* All parallelism is ours; OpenBLAS runs single-threaded inside tasks. */
+    openblas_set_num_threads(1);
+    p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
+    p->scratch_cap = xcalloc((size_t)p->n, sizeof *p->scratch_cap);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv_start, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
+    atomic_init(&p->next, 0);
+    p->th = xcalloc((size_t)p->n, sizeof *p->th);
+    for (int i = 1; i < p->n; i++) {
+        kworker *w = xmalloc(sizeof *w);
+        w->p = p;
+        w->tid = i;
+        if (pthread_create(&p->th[i], NULL, pool_main, w) != 0) {
+            /* Run with the threads we got. */
+            free(w);
+            p->n = i;
+            break;
+        }
+    }
+    return p;
+}
+
+void kpool_free(kpool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cv_start);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->n; i++)
+        pthread_join(p->th[i], NULL);
+    for (int i = 0; i < p->n; i++)
+        free(p->scratch[i]);
+    free(p->scratch);
+    free(p->scratch_cap);
+    free(p->th);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv_start);
+    pthread_cond_destroy(&p->cv_done);
+    free(p);
+}
+
+int kpool_threads(const kpool *p)
+{
+    return p->n;
+}
+
+void kpool_run(kpool *p, int n_tasks, kpool_fn fn, void *ctx)
+{
+    if (n_tasks <= 0)
+        return;
+    if (p->n == 1 || n_tasks == 1) {
+        for (int t = 0; t < n_tasks; t++)
+            fn(ctx, t, 0);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_tasks = n_tasks;
+    atomic_store(&p->next, 0);
+    p->pending = p->n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->cv_start);
+    pthread_mutex_unlock(&p->mu);
+    pool_drain(p, 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0)
+        pthread_cond_wait(&p->cv_done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void *kpool_scratch(kpool *p, int tid, size_t bytes)
+{
+    bytes = (bytes + 63) & ~(size_t)63;
+    if (bytes == 0)
+        bytes = 64;
+    if (p->scratch_cap[tid] < bytes) {
+        free(p->scratch[tid]);
+        p->scratch[tid] = aligned_alloc(64, bytes);
+        if (!p->scratch[tid])
+            p->scratch[tid] = xmalloc(bytes); /* xmalloc aborts cleanly on OOM */
+        p->scratch_cap[tid] = bytes;
+    }
+    return p->scratch[tid];
+}
+
+/* ------------------------------------------------------------------ */
+/* matrix product                                                      */
+
+static atomic_int quant_via_sgemm;
+
+void kern_set_quant_via_sgemm(int on)
+{
+    atomic_store(&quant_via_sgemm, on ? 1 : 0);
+}
+
+typedef struct linear_job {
+    const kmat *w;
+    const float *bias;
+    const float *X;
+    int64_t ldx, T;
+    float *Y;
+    int64_t ldy;
+    kpool *p;
+    const uint8_t *act; /* prepared activations (int8 path) */
+    size_t act_row;
+    size_t w_row;
+} linear_job;
+
+static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
+{
+    if (!j->bias)
+        return;
+    for (int64_t t = 0; t < j->T; t++) {
+        float *y = j->Y + t * j->ldy + o0;
+        for (int64_t o = 0; o < nb; o++)
+            y[o] += j->bias[o0 + o];
+    }
+}
+
+static void linear_task_float(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    const float *B;
+    if (w->type == GGML_TYPE_F32) {
+        B = (const float *)w->data + o0 * w->n_in;
+    } else {
+        float *tmp = kpool_scratch(j->p, tid, (size_t)(nb * w->n_in) * sizeof(float));
+        const uint8_t *src = (const uint8_t *)w->data + (size_t)o0 * j->w_row;
+        for (int64_t o = 0; o < nb; o++)
+            quant_dequantize_row(w->type, src + (size_t)o * j->w_row, tmp + o * w->n_in, w->n_in);
+        B = tmp;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)j->T, (blasint)nb,
+                (blasint)w->n_in, 1.0f, j->X, (blasint)j->ldx, B, (blasint)w->n_in, 0.0f,
+                j->Y + o0, (blasint)j->ldy);
+    linear_bias(j, o0, nb);
+}
+
+static void act_task(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    (void)tid;
+    int64_t t0 = (int64_t)task * KERN_RB;
+    int64_t t1 = t0 + KERN_RB < j->T ? t0 + KERN_RB : j->T;
+    for (int64_t t = t0; t < t1; t++)
+        quant_quantize_act(j->w->type, j->X + t * j->ldx, (void *)(j->act + (size_t)t * j->act_row),
+                           j->w->n_in);
+}
+
+static void linear_task_quant(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    (void)tid;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    quant_matmul(w->type, (const uint8_t *)w->data + (size_t)o0 * j->w_row, nb, j->act, j->T,
+                 w->n_in, j->Y + o0, j->ldy);
+    linear_bias(j, o0, nb);
+}
+
+/* Prepared-activation buffer shared by all tasks of one product: kept in a
+ * static per-pool slot would complicate ownership, so it lives in the
+ * calling thread's scratch (tid 0 is the caller; int8 tasks use no other
+ * scratch). */
+void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                 int64_t T, float *Y, int64_t ldy)
+{
+    if (T <= 0 || w->n_out <= 0)
+        return;
+    linear_job j = {
+        .w = w, .bias = bias, .X = X, .ldx = ldx, .T = T, .Y = Y, .ldy = ldy, .p = p,
+        .w_row = quant_row_size(w->type, w->n_in),
+    };
+    int n_tasks = (int)((w->n_out + KERN_NB - 1) / KERN_NB);
+    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                    w->type == GGML_TYPE_BF16;
+    if (is_float || atomic_load(&quant_via_sgemm)) {
+        kpool_run(p, n_tasks, linear_task_float, &j);
+        return;
+    }
+    j.act_row = quant_act_row_size(w->type, w->n_in);
+    j.act = kpool_scratch(p, 0, j.act_row * (size_t)T);
+    kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task, &j);
+    kpool_run(p, n_tasks, linear_task_quant, &j);
+}
+
+/* ------------------------------------------------------------------ */
+/* row-wise operations                                                 */
+
+typedef struct rows_job {
+    float *x;
+    const float *y;
+    int64_t rows, n, ld, ldy;
+    const float *w, *b;
+    float eps;
+    void (*row)(const struct rows_job *j, float *x, const float *y);
+} rows_job;
+
+static void rows_task(void *ctx, int task, int tid)
+{
+    const rows_job *j = ctx;
+    (void)tid;
+    int64_t r0 = (int64_t)task * KERN_RB;
+    int64_t r1 = r0 + KERN_RB < j->rows ? r0 + KERN_RB : j->rows;
+    for (int64_t r = r0; r < r1; r++)
+        j->row(j, j->x + r * j->ld, j->y ? j->y + r * j->ldy : NULL);
+}
+
+static void rows_run(kpool *p, rows_job *j)
+{
+    int n_tasks = (int)((j->rows + KERN_RB - 1) / KERN_RB);
+    if (j->rows * j->n < KERN_SMALL) {
+        for (int t = 0; t < n_tasks; t++)
+            rows_task(j, t, 0);
+        return;
+    }
+    kpool_run(p, n_tasks, rows_task, j);
+}
+
+static void layernorm_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    double sum = 0;
+    for (int64_t i = 0; i < j->n; i++)
+        sum += x[i];
+    double mean = sum / (double)j->n;
+    double var = 0;
+    for (int64_t i = 0; i < j->n; i++) {
+        double d = x[i] - mean;
+        var += d * d;
+    }
+    var /= (double)j->n;
+    float inv = (float)(1.0 / sqrt(var + j->eps));
+    float m = (float)mean;
+    for (int64_t i = 0; i < j->n; i++) {
+        float v = (x[i] - m) * inv;
+        if (j->w)
+            v *= j->w[i];
+        if (j->b)
+            v += j->b[i];
+        x[i] = v;
+    }
+}
+
+void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                    const float *b, float eps)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .w = w, .b = b, .eps = eps,
+                  .row = layernorm_row};
+    rows_run(p, &j);
+}
+
+static void rmsnorm_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    double ss = 0;
+    for (int64_t i = 0; i < j->n; i++)
+        ss += (double)x[i] * x[i];
+    float inv = (float)(1.0 / sqrt(ss / (double)j->n + j->eps));
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = j->w ? x[i] * inv * j->w[i] : x[i] * inv;
+}
+
+void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                  float eps)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .w = w, .eps = eps, .row = rmsnorm_row};
+    rows_run(p, &j);
+}
+
+static void add_row(const rows_job *j, float *x, const float *y)
+{
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] += y[i];
+}
+
+void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
+              int64_t n)
+{
+    rows_job j = {.x = x, .y = y, .rows = rows, .n = n, .ld = ldx, .ldy = ldy, .row = add_row};
+    rows_run(p, &j);
+}
+
+static void gelu_erf_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+}
+
+void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .row = gelu_erf_row};
+    rows_run(p, &j);
+}
+
+static float gelu_tanh1(float x)
+{
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+}
+
+static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
+{
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = gelu_tanh1(x[i]) * y[i];
+}
+
+void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
+                        int64_t rows, int64_t n)
+{
+    rows_job j = {.x = gate, .y = up, .rows = rows, .n = n, .ld = ldg, .ldy = ldu,
+                  .row = gelu_tanh_mul_row};
+    rows_run(p, &j);
+}
+
+void kern_tanh(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = tanhf(x[i]);
+}
+
+void kern_scale(float *x, int64_t n, float s)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= s;
+}
+
+void kern_softmax(float *x, int64_t n)
+{
+    if (n <= 0)
+        return;
+    float mx = x[0];
+    for (int64_t i = 1; i < n; i++)
+        if (x[i] > mx)
+            mx = x[i];
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= inv;
+}
+
+/* ------------------------------------------------------------------ */
+/* RoPE                                                                */
+
+void kern_rope_table(float *tab, int64_t len, int64_t d, double base)
+{
+    int64_t h = d / 2;
+    for (int64_t pos = 0; pos < len; pos++) {
+        float *row = tab + pos * d;
+        for (int64_t i = 0; i < h; i++) {
+            double theta = (double)pos * pow(base, -2.0 * (double)i / (double)d);
+            row[i] = (float)cos(theta);
+            row[h + i] = (float)sin(theta);
+        }
+    }
+}
+
+void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+                    const int32_t *pos, const float *tab)
+{
+    int64_t h = d / 2;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *cs = tab + (int64_t)pos[r] * d;
+        for (int64_t hd = 0; hd < n_heads; hd++) {
+            float *v = x + r * ld + hd * d;
+            for (int64_t i = 0; i < h; i++) {
+                float x0 = v[i], x1 = v[h + i];
+                float c = cs[i], s = cs[h + i];
+                v[i] = x0 * c - x1 * s;
+                v[h + i] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* attention                                                           */
+
+typedef struct attn_job {
+    const kattn *a;
+    const float *Q, *K, *V;
+    int64_t ldq, ldkv, ldo;
+    float *O;
+    const int64_t *start, *len;
+    kpool *p;
+} attn_job;
+
+static void attn_task(void *ctx, int task, int tid)
+{
+    const attn_job *j = ctx;
+    const kattn *a = j->a;
+    int64_t s = task / a->n_head, h = task % a->n_head;
+    int64_t T = j->len[s], d = a->head_dim;
+    int64_t kvh = h / (a->n_head / a->n_head_kv);
+    if (T <= 0)
+        return;
+    const float *q = j->Q + j->start[s] * j->ldq + h * d;
+    const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
+    const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
+    float *o = j->O + j->start[s] * j->ldo + h * d;
+    float *S = kpool_scratch(j->p, tid, (size_t)(T * T) * sizeof(float));
+
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)T, (blasint)T, (blasint)d,
+                a->scale, q, (blasint)j->ldq, k, (blasint)j->ldkv, 0.0f, S, (blasint)T);
+    int64_t half = a->window > 0 ? a->window / 2 : T;
+    for (int64_t i = 0; i < T; i++) {
+        float *row = S + i * T;
+        int64_t lo = i - half < 0 ? 0 : i - half;
+        int64_t hi = i + half >= T ? T - 1 : i + half;
+        for (int64_t jj = 0; jj < lo; jj++)
+            row[jj] = 0.0f;
+        for (int64_t jj = hi + 1; jj < T; jj++)
+            row[jj] = 0.0f;
+        kern_softmax(row + lo, hi - lo + 1);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)T, (blasint)d, (blasint)T,
+                1.0f, S, (blasint)T, v, (blasint)j->ldkv, 0.0f, o, (blasint)j->ldo);
+}
+
+void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
+                    const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
+                    const int64_t *seq_len, int64_t n_seq)
+{
+    attn_job j = {.a = a, .Q = Q, .K = K, .V = V, .ldq = ldq, .ldkv = ldkv, .ldo = ldo, .O = O,
+                  .start = seq_start, .len = seq_len, .p = p};
+    kpool_run(p, (int)(n_seq * a->n_head), attn_task, &j);
+}
+
+/* ------------------------------------------------------------------ */
+/* pooling helpers                                                     */
+
+double kern_dot(const float *a, const float *b, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+void kern_l2norm(float *x, int64_t n)
+{
+    double ss = kern_dot(x, x, n);
+    if (ss <= 0)
+        return;
+    float inv = (float)(1.0 / sqrt(ss));
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= inv;
+}

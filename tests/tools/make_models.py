@@ -1,0 +1,364 @@
+#!/usr/bin/python3
+"""make_models -- random-weight GGUF models of every architecture trove
+runs, with requests and reference outputs for the engine tests.
+
+  make_models.py OUTDIR [--minilm]
+
+writes into OUTDIR, for each model NAME:
+  NAME.gguf       the model (general.architecture bert / gemma-embedding)
+  NAME.req.json   {"seqs": [[ids]...], "types": [...], "pool": ...}: random
+                  token sequences of assorted lengths, framed like the
+                  tokenizer frames them
+  NAME.ref.json   {"vectors": ...}: ref_forward.py's output for the request
+and a few broken files (bad_*.gguf) that must be refused cleanly.
+Models sharing a seed share their float weights (the *_q8/_q4k/_f16
+variants are the f32 model stored in another type), so a quantised model's
+output can be compared with its f32 twin's reference. --minilm adds the
+MiniLM-shaped model (6 layers, 384 hidden, 12 heads, 1536 FFN, 30522
+vocab) in F32 and Q8_0.
+
+Everything is deterministic (fixed seeds).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_writer import GGUFWriter  # noqa: E402
+import ref_forward  # noqa: E402
+
+WORDS = ("the a of and to in is it for on with as was at by an be this that from or "
+         "search index note vault link tag code block query model vector text token "
+         "embed rank score fast local file page head body list item word line data").split()
+LETTERS = list("abcdefghijklmnopqrstuvwxyz0123456789")
+PUNCT = list(".,;:!?'\"()[]{}-_/#*")
+
+
+def bert_vocab(V):
+    """WordPiece vocabulary in GGUF form: word-initial pieces carry U+2581,
+    continuations are bare (HF's "##x")."""
+    toks = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    toks += ["\u2581" + w for w in WORDS]
+    toks += ["\u2581" + c for c in LETTERS + PUNCT]
+    toks += LETTERS
+    i = 0
+    while len(toks) < V:
+        toks.append("\u2581f%05d" % i)
+        i += 1
+    if len(toks) > V:
+        raise ValueError("vocab too small")
+    return toks
+
+
+def bert_tokenizer_kv(w, V):
+    toks = bert_vocab(V)
+    w.add_kv("tokenizer.ggml.model", "bert")
+    w.add_kv("tokenizer.ggml.tokens", toks, "array:string")
+    w.add_kv("tokenizer.ggml.token_type", [3 if i < 5 else 1 for i in range(V)], "array:int32")
+    w.add_kv("tokenizer.ggml.unknown_token_id", 1, "uint32")
+    w.add_kv("tokenizer.ggml.cls_token_id", 2, "uint32")
+    w.add_kv("tokenizer.ggml.seperator_token_id", 3, "uint32")
+    w.add_kv("tokenizer.ggml.padding_token_id", 0, "uint32")
+    w.add_kv("tokenizer.ggml.mask_token_id", 4, "uint32")
+
+
+def gemma_tokenizer_kv(w, V):
+    """SentencePiece BPE vocabulary: specials, 256 byte pieces, characters
+    and a few whole words (scores make words merge first)."""
+    toks, scores, types = [], [], []
+
+    def add(t, s, ty):
+        toks.append(t)
+        scores.append(s)
+        types.append(ty)
+    add("<pad>", 0.0, 3)
+    add("<eos>", 0.0, 3)
+    add("<bos>", 0.0, 3)
+    add("<unk>", 0.0, 2)
+    for b in range(256):
+        add("<0x%02X>" % b, 0.0, 6)
+    add("\u2581", -1.0, 1)
+    for c in LETTERS + PUNCT:
+        add(c, -2.0, 1)
+    seen = set(toks)
+    for wd in WORDS:
+        # every prefix of "▁word" so BPE merges can build it
+        full = "\u2581" + wd
+        for k in range(2, len(full) + 1):
+            p = full[:k]
+            if p not in seen:
+                seen.add(p)
+                add(p, -3.0 - 0.01 * len(toks), 1)
+    i = 0
+    while len(toks) < V:
+        add("\u2581g%05d" % i, -100.0 - i, 1)
+        i += 1
+    if len(toks) > V:
+        raise ValueError("vocab too small")
+    w.add_kv("tokenizer.ggml.model", "llama")
+    w.add_kv("tokenizer.ggml.tokens", toks, "array:string")
+    w.add_kv("tokenizer.ggml.scores", scores, "array:float32")
+    w.add_kv("tokenizer.ggml.token_type", types, "array:int32")
+    w.add_kv("tokenizer.ggml.bos_token_id", 2, "uint32")
+    w.add_kv("tokenizer.ggml.eos_token_id", 1, "uint32")
+    w.add_kv("tokenizer.ggml.unknown_token_id", 3, "uint32")
+    w.add_kv("tokenizer.ggml.padding_token_id", 0, "uint32")
+    w.add_kv("tokenizer.ggml.add_bos_token", True, "bool")
+    w.add_kv("tokenizer.ggml.add_eos_token", True, "bool")
+
+
+def qtype_for(qtype, shape):
+    """Matrices take the model's type; vectors stay F32 (as llama.cpp's
+    quantiser leaves them)."""
+    return qtype if len(shape) == 2 else "F32"
+
+
+class Builder:
+    def __init__(self, seed, qtype):
+        self.rng = np.random.default_rng(seed)
+        self.qtype = qtype
+        self.tensors = []
+
+    def mat(self, name, out, inp, std=None, qtype=None):
+        std = std if std is not None else 1.0 / np.sqrt(inp)
+        a = self.rng.standard_normal((out, inp)).astype(np.float32) * np.float32(std)
+        self.tensors.append((name, a, qtype or self.qtype))
+
+    def vec(self, name, n, mean=0.0, std=0.1):
+        a = (mean + std * self.rng.standard_normal(n)).astype(np.float32)
+        self.tensors.append((name, a, "F32"))
+
+    def write(self, w):
+        for name, a, qt in self.tensors:
+            w.add_tensor(name, a, qt)
+
+
+def bert_model(path, H=64, L=2, nh=4, FF=128, V=200, ctx=64, qtype="F32", seed=1,
+               rerank=False, fused=False, name="tiny-bert", pool=None, types=2,
+               emb_qtype=None, mutate=None, branch=1.0):
+    w = GGUFWriter(path)
+    w.add_kv("general.architecture", "bert")
+    w.add_kv("general.name", name)
+    w.add_kv("bert.embedding_length", H, "uint32")
+    w.add_kv("bert.block_count", L, "uint32")
+    w.add_kv("bert.attention.head_count", nh, "uint32")
+    w.add_kv("bert.feed_forward_length", FF, "uint32")
+    w.add_kv("bert.context_length", ctx, "uint32")
+    w.add_kv("bert.attention.layer_norm_epsilon", 1e-12, "float32")
+    w.add_kv("bert.attention.causal", False, "bool")
+    w.add_kv("bert.pooling_type", pool if pool is not None else (4 if rerank else 1), "uint32")
+    bert_tokenizer_kv(w, V)
+    b = Builder(seed, qtype)
+    b.mat("token_embd.weight", V, H, std=0.5, qtype=emb_qtype or qtype)
+    b.mat("position_embd.weight", ctx, H, std=0.2, qtype="F32")
+    if types:
+        b.mat("token_types.weight", types, H, std=0.2, qtype="F32")
+    b.vec("token_embd_norm.weight", H, 1.0)
+    b.vec("token_embd_norm.bias", H)
+    for il in range(L):
+        p = "blk.%d." % il
+        if fused:
+            b.mat(p + "attn_qkv.weight", 3 * H, H, std=2.0 / np.sqrt(H))
+            b.vec(p + "attn_qkv.bias", 3 * H)
+        else:
+            for n in ("attn_q", "attn_k", "attn_v"):
+                b.mat(p + n + ".weight", H, H, std=2.0 / np.sqrt(H))
+                b.vec(p + n + ".bias", H)
+        b.mat(p + "attn_output.weight", H, H, std=branch / np.sqrt(H))
+        b.vec(p + "attn_output.bias", H)
+        b.vec(p + "attn_output_norm.weight", H, 1.0)
+        b.vec(p + "attn_output_norm.bias", H)
+        b.mat(p + "ffn_up.weight", FF, H)
+        b.vec(p + "ffn_up.bias", FF)
+        b.mat(p + "ffn_down.weight", H, FF, std=branch / np.sqrt(FF))
+        b.vec(p + "ffn_down.bias", H)
+        b.vec(p + "layer_output_norm.weight", H, 1.0)
+        b.vec(p + "layer_output_norm.bias", H)
+    if rerank:
+        b.mat("cls.weight", H, H)
+        b.vec("cls.bias", H)
+        b.mat("cls.output.weight", 1, H, qtype="F32")
+        b.vec("cls.output.bias", 1)
+    if mutate:
+        mutate(b)
+    b.write(w)
+    w.write()
+
+
+def gemma_model(path, H=64, L=3, nh=4, nkv=2, dk=32, FF=128, V=600, ctx=64, window=8,
+                pattern=3, qtype="F32", seed=2, dense=True, name="tiny-embeddinggemma"):
+    a = "gemma-embedding"
+    w = GGUFWriter(path)
+    w.add_kv("general.architecture", a)
+    w.add_kv("general.name", name)
+    w.add_kv(a + ".embedding_length", H, "uint32")
+    w.add_kv(a + ".block_count", L, "uint32")
+    w.add_kv(a + ".attention.head_count", nh, "uint32")
+    w.add_kv(a + ".attention.head_count_kv", nkv, "uint32")
+    w.add_kv(a + ".attention.key_length", dk, "uint32")
+    w.add_kv(a + ".attention.value_length", dk, "uint32")
+    w.add_kv(a + ".feed_forward_length", FF, "uint32")
+    w.add_kv(a + ".context_length", ctx, "uint32")
+    w.add_kv(a + ".attention.layer_norm_rms_epsilon", 1e-6, "float32")
+    w.add_kv(a + ".rope.freq_base", 1000000.0, "float32")
+    w.add_kv(a + ".rope.freq_base_swa", 10000.0, "float32")
+    w.add_kv(a + ".attention.sliding_window", window, "uint32")
+    w.add_kv(a + ".attention.sliding_window_pattern", pattern, "uint32")
+    w.add_kv(a + ".pooling_type", 1, "uint32")
+    gemma_tokenizer_kv(w, V)
+    b = Builder(seed, qtype)
+    b.mat("token_embd.weight", V, H, std=1.0 / np.sqrt(H))
+    for il in range(L):
+        p = "blk.%d." % il
+        b.vec(p + "attn_norm.weight", H, 1.0)
+        b.mat(p + "attn_q.weight", nh * dk, H)
+        b.mat(p + "attn_k.weight", nkv * dk, H)
+        b.mat(p + "attn_v.weight", nkv * dk, H)
+        b.vec(p + "attn_q_norm.weight", dk, 1.0, 0.3)
+        b.vec(p + "attn_k_norm.weight", dk, 1.0, 0.3)
+        b.mat(p + "attn_output.weight", H, nh * dk)
+        b.vec(p + "post_attention_norm.weight", H, 1.0)
+        b.vec(p + "ffn_norm.weight", H, 1.0)
+        b.mat(p + "ffn_gate.weight", FF, H)
+        b.mat(p + "ffn_up.weight", FF, H)
+        b.mat(p + "ffn_down.weight", H, FF)
+        b.vec(p + "post_ffw_norm.weight", H, 1.0)
+    b.vec("output_norm.weight", H, 1.0)
+    if dense:
+        b.mat("dense_2.weight", 4 * H, H)
+        b.mat("dense_3.weight", H, 4 * H)
+    b.write(w)
+    w.write()
+
+
+def bert_request(V, ctx, seed, n=5, pair=False, lens=None):
+    rng = np.random.default_rng(seed)
+    lens = lens or [1, 3, 17, ctx - 2, 9, 30][:n]
+    seqs, types = [], []
+    for k, ln in enumerate(lens):
+        ln = max(1, min(ln, ctx - (3 if pair else 2)))
+        body = rng.integers(5, V, size=ln).tolist()
+        if pair:
+            cut = max(1, ln // 2)
+            ids = [2] + body[:cut] + [3] + body[cut:] + [3]
+            ty = [0] * (cut + 2) + [1] * (len(ids) - cut - 2)
+        else:
+            ids = [2] + body + [3]
+            ty = [0] * len(ids)
+        seqs.append(ids)
+        types.append(ty)
+    return {"seqs": seqs, "types": types}
+
+
+def gemma_request(V, ctx, seed, n=5):
+    rng = np.random.default_rng(seed)
+    lens = [1, 5, 20, ctx - 2, 11][:n]
+    seqs = [[2] + rng.integers(4, V, size=max(1, min(ln, ctx - 2))).tolist() + [1]
+            for ln in lens]
+    return {"seqs": seqs}
+
+
+def emit(outdir, name, req, ref_path=None):
+    with open(os.path.join(outdir, name + ".req.json"), "w") as f:
+        json.dump(req, f)
+    r = ref_forward.Reader(os.path.join(outdir, (ref_path or name) + ".gguf"))
+    vecs = ref_forward.forward(r, req["seqs"], req.get("types"), req.get("pool"),
+                               req.get("normalize", True), req.get("dim", 0))
+    with open(os.path.join(outdir, name + ".ref.json"), "w") as f:
+        json.dump({"vectors": vecs}, f)
+
+
+def broken(outdir):
+    import gguf_writer as gw
+
+    # wrong shape: blk.1.attn_q.weight is [H + 32, H] (PyTorch order)
+    def widen(b):
+        b.tensors = [(n, np.zeros((a.shape[0] + 32, a.shape[1]), np.float32), q)
+                     if n == "blk.1.attn_q.weight" else (n, a, q) for n, a, q in b.tensors]
+    bert_model(os.path.join(outdir, "bad_shape.gguf"), mutate=widen)
+    # missing tensor: no blk.1.ffn_up.weight
+    p2 = os.path.join(outdir, "bad_missing.gguf")
+    w = gw.GGUFWriter(p2)
+    w.add_kv("general.architecture", "bert")
+    w.add_kv("bert.embedding_length", 32, "uint32")
+    w.add_kv("bert.block_count", 1, "uint32")
+    w.add_kv("bert.attention.head_count", 2, "uint32")
+    w.add_kv("bert.feed_forward_length", 64, "uint32")
+    bert_tokenizer_kv(w, 200)
+    w.add_tensor("token_embd.weight", np.zeros((200, 32), np.float32))
+    w.add_tensor("position_embd.weight", np.zeros((16, 32), np.float32))
+    w.add_tensor("token_embd_norm.weight", np.ones(32, np.float32))
+    w.write()
+    # unsupported architecture
+    p3 = os.path.join(outdir, "bad_arch.gguf")
+    w = gw.GGUFWriter(p3)
+    w.add_kv("general.architecture", "mamba")
+    w.add_tensor("token_embd.weight", np.zeros((4, 32), np.float32))
+    w.write()
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    out = argv[1]
+    os.makedirs(out, exist_ok=True)
+    j = lambda n: os.path.join(out, n + ".gguf")  # noqa: E731
+
+    bert_model(j("bert_f32"), name="tiny-bert")
+    bert_model(j("bert_q8"), qtype="Q8_0")
+    bert_model(j("bert_f16"), qtype="F16")
+    bert_model(j("bert_q40"), qtype="Q4_0")
+    req = bert_request(200, 64, 10)
+    for n in ("bert_f32", "bert_q8", "bert_f16", "bert_q40"):
+        emit(out, n, req)
+    emit(out, "bert_q8_vs_f32", req, "bert_f32")
+
+    bert_model(j("bert_fused_cls"), fused=True, pool=2, seed=3, L=1)
+    emit(out, "bert_fused_cls", bert_request(200, 64, 11))
+    bert_model(j("bert_last"), pool=3, seed=4, L=1)
+    emit(out, "bert_last", bert_request(200, 64, 12))
+
+    # K-quants need rows that are multiples of 256
+    # (random weights have no structure, so 4-bit noise hurts them more than
+    # a trained encoder; like trained encoders this one keeps its residual
+    # branches smaller than the residual stream: branch=0.3)
+    bert_model(j("bert256_f32"), H=256, FF=512, nh=4, seed=5, V=300, branch=0.3)
+    for qt in ("Q4_K", "Q5_K", "Q6_K"):
+        bert_model(j("bert256_" + qt.lower()), H=256, FF=512, nh=4, seed=5, V=300, qtype=qt,
+                   branch=0.3)
+    req = bert_request(300, 64, 13, n=4)
+    emit(out, "bert256_f32", req)
+    for qt in ("q4_k", "q5_k", "q6_k"):
+        emit(out, "bert256_" + qt, req)
+
+    bert_model(j("rerank_f32"), rerank=True, seed=6, name="tiny-ms-marco-reranker")
+    req = bert_request(200, 64, 14, pair=True)
+    req["pool"] = "rank"
+    emit(out, "rerank_f32", req)
+
+    gemma_model(j("gemma_f32"))
+    gemma_model(j("gemma_q8"), qtype="Q8_0")
+    req = gemma_request(600, 64, 15)
+    emit(out, "gemma_f32", req)
+    emit(out, "gemma_q8", req)
+    emit(out, "gemma_q8_vs_f32", req, "gemma_f32")
+
+    broken(out)
+
+    if "--minilm" in argv:
+        kw = dict(H=384, L=6, nh=12, FF=1536, V=30522, ctx=512, seed=7,
+                  name="MiniLM-shaped all-MiniLM-L6-v2")
+        bert_model(j("minilm_f32"), **kw)
+        bert_model(j("minilm_q8"), qtype="Q8_0", **kw)
+        req = bert_request(30522, 512, 16, lens=[14, 100, 254])
+        emit(out, "minilm_f32", req)
+        with open(os.path.join(out, "minilm_q8.req.json"), "w") as f:
+            json.dump(req, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
