@@ -20,9 +20,11 @@
  *     piece instead of a chunk of its own.
  * Code blocks are never cut; one over the target becomes its own chunk.
  *
- * Token counts are kept in quarter tokens internally ("units") so that a
- * word of L letters costs max(1, L/4) tokens exactly and sums are additive
- * over lines. */
+ * Token counts are kept in quarter tokens internally ("units"), additive
+ * over lines: a word of up to 8 letters costs 1.25 tokens (the usual ~1.3
+ * tokens per English word), each further letter a quarter token (bytes/4,
+ * right for identifiers, URLs and long compounds), and each CJK character
+ * one token. */
 #include "chunk/chunk.h"
 
 #include <stdint.h>
@@ -110,7 +112,7 @@ static size_t est_step(est *e, const unsigned char *s, size_t n)
             e->wl = 0;
         } else {
             e->wl++;
-            e->q += e->wl == 1 ? 4 : e->wl > 4;
+            e->q += e->wl == 1 ? 5 : e->wl > 8;
         }
         return 1;
     }
@@ -121,7 +123,7 @@ static size_t est_step(est *e, const unsigned char *s, size_t n)
         e->q += 4;
     } else {
         e->wl++;
-        e->q += e->wl == 1 ? 4 : e->wl > 4;
+        e->q += e->wl == 1 ? 5 : e->wl > 8;
     }
     return k;
 }
@@ -138,7 +140,7 @@ static long units(const char *s, size_t n)
 int chunk_estimate_tokens(const char *s, size_t len)
 {
     long q = units(s, len);
-    return (int)((q + 3) / 4);
+    return (int)((q + 2) / 4);
 }
 
 /* ---- line numbers ---- */
@@ -336,14 +338,14 @@ static size_t overlap_start(const ctx *c, size_t lo, size_t hi)
     return hi;
 }
 
-/* Split the over-long text line b (which the current piece starts at) into
- * pieces; emits all but the last, whose start and units it returns so the
- * caller can keep adding lines to it. */
+/* Split the over-long text line b into pieces, the first starting at *cur
+ * (at or before b's start); emits all but the last, whose start and units
+ * it returns so the caller can keep adding lines to it. */
 static void split_line(ctx *c, const blk *b, size_t *cur, long *acc, const hpath **pp,
                        const hpath *rest)
 {
     const unsigned char *u = (const unsigned char *)c->src;
-    size_t pos = b->start, prev_cut = b->start;
+    size_t pos = *cur, prev_cut = b->start;
     for (;;) {
         est e = {0, 0};
         size_t i = pos, sent = 0, word = 0, last = pos;
@@ -399,15 +401,18 @@ static void split_range(ctx *c, size_t b0, size_t b1, const hpath *first, const 
             j++;
             continue;
         }
-        if (taken == 0) {
-            if (cur < k->start) { /* the overlap leaves no room: drop it */
-                cur = k->start;
-                acc = 0;
-                continue;
-            }
+        if (!k->code && k->units > c->target && acc <= c->overlap) {
+            /* An over-long line: split it, keeping what little is pending
+             * (an overlap, a lone heading line) at the start of its first
+             * piece. */
             split_line(c, k, &cur, &acc, &pp, rest);
             taken = 1;
             j++;
+            continue;
+        }
+        if (taken == 0) { /* the overlap leaves no room: drop it */
+            cur = k->start;
+            acc = 0;
             continue;
         }
         size_t cut = pcut ? pcut : j;
