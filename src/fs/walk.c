@@ -253,7 +253,11 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
     }
     if (type == DT_DIR) {
-        if (dir_excluded(w) || gi_ignored(gi, rel, w->path.len, base, 1))
+        /* dir_excluded() appends to the path, which may move it. */
+        if (dir_excluded(w))
+            goto out;
+        rel = w->path.data;
+        if (gi_ignored(gi, rel, w->path.len, base, 1))
             goto out;
         if (is_link) {
             xgrow(&w->defer, &w->defer_cap, w->ndefer + 1, sizeof *w->defer);

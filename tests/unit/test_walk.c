@@ -426,6 +426,37 @@ static void test_unreadable(void **state)
     rm_tree(dir);
 }
 
+/* Folder names of every length from 1 to 250, so that some relative path
+ * ends exactly where the walker's path buffer must grow. */
+static void test_long_names(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-long-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char rel[512];
+    /* A chain c/c/c/... with a .gitignore in force: the path buffer grows
+     * while a folder name is being checked against it. */
+    put_in(dir, ".gitignore", "z\n");
+    for (int k = 0; k < 60; k++)
+        memcpy(rel + 2 * k, "c/", 2);
+    memcpy(rel + 120, "n.md", 5);
+    put_in(dir, rel, "x");
+    for (int k = 1; k <= 250; k++) {
+        memset(rel, 'd', (size_t)k);
+        snprintf(rel + k, sizeof rel - (size_t)k, "/n.md");
+        put_in(dir, rel, "x");
+    }
+    collect c;
+    assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
+    assert_int_equal(c.nfiles, 251);
+    assert_int_equal(c.nwarn, 0);
+    const char *d = strstr(tbuf_cstr(&c.list), "\nd/n.md\ndd/n.md\n");
+    assert_non_null(d);
+    assert_int_equal(d - tbuf_cstr(&c.list), 124);
+    collect_free(&c);
+    rm_tree(dir);
+}
+
 static int count_find(const char *dir)
 {
     char cmd[PATH_MAX + 128];
@@ -480,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_root_errors),
         cmocka_unit_test(test_unreadable),
+        cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_obsidian_help),
     };
     return cmocka_run_group_tests(tests, setup_tree, teardown_tree);
