@@ -125,6 +125,9 @@ static void check_chunks(const uint8_t *d, size_t n, const md_doc *doc, const ch
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    char *clean = md_clean_text((const char *)data, size);
+    CHECK(valid_utf8(clean));
+    free(clean);
     md_doc doc;
     CHECK(md_parse((const char *)data, size, &doc) == TROVE_OK);
     check_doc(data, size, &doc);

@@ -132,8 +132,20 @@ static long units(const char *s, size_t n)
 {
     est e = {0, 0};
     const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;)
-        i += est_step(&e, u + i, n - i);
+    for (size_t i = 0; i < n;) {
+        /* Inline ASCII path: this loop is the chunker's hot spot. */
+        unsigned char c = u[i];
+        if (c >= 0x80) {
+            i += est_step(&e, u + i, n - i);
+        } else if (c == ' ' || c == '\n' || (c >= '\t' && c <= '\r')) {
+            e.wl = 0;
+            i++;
+        } else {
+            e.wl++;
+            e.q += e.wl == 1 ? 5 : e.wl > 8;
+            i++;
+        }
+    }
     return e.q;
 }
 
@@ -316,26 +328,33 @@ static int sentence_start(const char *s, size_t lo, size_t i)
     return s[j - 1] == '.' || s[j - 1] == '!' || s[j - 1] == '?';
 }
 
-/* Start of the overlap for a piece ending at hi: the earliest line or
- * sentence start in (lo, hi) with at most c->overlap units after it, or hi
- * when there is none. lo must not lie inside a code block. */
+/* Start of the overlap for a piece ending at hi: the earliest line start
+ * in (lo, hi) with at most c->overlap units after it, else the earliest
+ * such sentence start, else hi (no overlap). lo must not lie inside a code
+ * block. One forward pass: candidates sit at word boundaries, where the
+ * units after them are the total minus the units before them. */
 static size_t overlap_start(const ctx *c, size_t lo, size_t hi)
 {
     if (c->overlap <= 0 || hi <= lo + 1)
         return hi;
+    const unsigned char *u = (const unsigned char *)c->src;
     size_t bound = (size_t)(c->overlap / 4 + 1) * OVERLAP_BYTES_PER_TOKEN;
     size_t from = hi - lo > bound ? hi - bound : lo + 1;
-    /* Whole lines read better than a sentence cut, so try them first. */
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = from; i < hi; i++) {
-            if (((unsigned char)c->src[i] & 0xC0) == 0x80)
-                continue;
-            int cand = pass == 0 ? c->src[i - 1] == '\n' && c->src[i] != '\n' && c->src[i] != '\r'
-                                 : sentence_start(c->src, lo, i);
-            if (cand && units(c->src + i, hi - i) <= c->overlap)
-                return i;
+    while (from < hi && (u[from] & 0xC0) == 0x80)
+        from++;
+    long total = units(c->src + from, hi - from);
+    est e = {0, 0};
+    size_t sent = hi;
+    for (size_t i = from; i < hi;) {
+        if (total - e.q <= c->overlap) {
+            if (u[i - 1] == '\n' && u[i] != '\n' && u[i] != '\r')
+                return i; /* whole lines read better than a sentence cut */
+            if (sent == hi && sentence_start(c->src, lo, i))
+                sent = i;
         }
-    return hi;
+        i += est_step(&e, u + i, hi - i);
+    }
+    return sent;
 }
 
 /* Split the over-long text line b into pieces, the first starting at *cur

@@ -388,6 +388,32 @@ static void test_default_opts(void **state)
     free(s);
 }
 
+static void test_pathological_sizes(void **state)
+{
+    (void)state;
+    /* Dense sentence starts, one giant line, many lines: all linear. */
+    size_t n = 1 << 20;
+    char *s = xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        s[i] = "x. "[i % 3];
+    s[n] = '\0';
+    clock_t t0 = clock();
+    run_n(s, n, NULL);
+    assert_true(C.n > 1000);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (i % 2) ? '\n' : 'y';
+    run_n(s, n, NULL);
+    assert_true(C.n > 100);
+    for (size_t i = 0; i + 3 <= n; i += 3)
+        memcpy(s + i, "\xe5\xad\x97", 3); /* 字 */
+    run_n(s, n - n % 3, NULL);
+    assert_true(C.n > 500);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    print_message("3 x 1 MiB pathological notes: %.2f s\n", secs);
+    assert_true(secs < 20.0); /* generous: sanitizers and a busy machine */
+    free(s);
+}
+
 /* ---- corpora ---- */
 
 static char *slurp(const char *path, size_t *len)
@@ -497,6 +523,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tiny_heading_joins_split, teardown),
         cmocka_unit_test_teardown(test_lines_bom_crlf, teardown),
         cmocka_unit_test_teardown(test_default_opts, teardown),
+        cmocka_unit_test_teardown(test_pathological_sizes, teardown),
         cmocka_unit_test_teardown(test_corpus_obsidian, teardown),
         cmocka_unit_test_teardown(test_corpus_cs_notes, teardown),
     };
