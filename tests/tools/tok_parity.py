@@ -159,7 +159,7 @@ def train(lines, model_type, **extra):
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=buf, vocab_size=3000,
         model_type=model_type, num_threads=2, minloglevel=2,
-        input_sentence_size=40000, shuffle_input_sentence=True,
+        input_sentence_size=20000, shuffle_input_sentence=True,
         seed_sentencepiece_size=200000, user_defined_symbols=["[[", "]]"],
         **extra)
     return buf.getvalue()
@@ -356,7 +356,7 @@ def main():
     sp = write_spm_gguf(os.path.join(a.out, "llama.gguf"), proto, "llama", True, False)
     write_ids("llama", [sp.encode(l, add_bos=True) for l in test])
 
-    vocab = build_wordpiece_vocab(trainl)
+    vocab = build_wordpiece_vocab(trainl[::2])
     write_bert_gguf(os.path.join(a.out, "bert.gguf"), vocab)
     ids = {t: i for i, t in enumerate(vocab)}
     rows = []
