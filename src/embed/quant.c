@@ -221,22 +221,29 @@ static void dq_kaffine(const uint8_t *b, float *y, int five)
     }
 }
 
-/* 6-bit quant of element e (0..255) of a Q6_K block, in 0..63. */
-static int q6_get(const uint8_t *b, int e)
+/* The 256 6-bit quants (0..63) of a Q6_K block, in element order. */
+static void q6_unpack(const uint8_t *b, uint8_t *q)
 {
-    int h = e / 128, k = (e % 128) / 32, l = e % 32;
-    int lowbyte = b[64 * h + l + 32 * (k & 1)];
-    int low = k < 2 ? lowbyte & 0xF : lowbyte >> 4;
-    int high = (b[128 + 32 * h + l] >> (2 * k)) & 3;
-    return low | (high << 4);
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = b + 64 * h, *qh = b + 128 + 32 * h;
+        uint8_t *y = q + 128 * h;
+        for (int l = 0; l < 32; l++) {
+            y[l] = (uint8_t)((ql[l] & 0xF) | ((qh[l] & 3) << 4));
+            y[l + 32] = (uint8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4));
+            y[l + 64] = (uint8_t)((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+            y[l + 96] = (uint8_t)((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
+        }
+    }
 }
 
 static void dq_q6_k(const uint8_t *b, float *y)
 {
     float d = rd_f16(b + 208);
     const int8_t *sc = (const int8_t *)(b + 192);
+    uint8_t q[256];
+    q6_unpack(b, q);
     for (int e = 0; e < 256; e++)
-        y[e] = d * (float)sc[e / 16] * (float)(q6_get(b, e) - 32);
+        y[e] = d * (float)sc[e / 16] * (float)(q[e] - 32);
 }
 
 void quant_dequantize_row(ggml_type type, const void *src, float *dst, int64_t n)
@@ -601,11 +608,13 @@ static float dot_q6_k_c(const uint8_t *w, const act_view *a, int64_t n)
     for (int64_t b = 0; b < n / 256; b++, w += 210) {
         const int8_t *q = a->q + 256 * b;
         const int8_t *sc = (const int8_t *)(w + 192);
+        uint8_t u[256];
+        q6_unpack(w, u);
         int32_t sumi = 0;
         for (int g = 0; g < 16; g++) {
             int32_t is = 0;
             for (int l = 0; l < 16; l++)
-                is += q6_get(w, 16 * g + l) * q[16 * g + l];
+                is += u[16 * g + l] * q[16 * g + l];
             sumi += sc[g] * (is - 32 * a->bsum[16 * b + g]);
         }
         s += a->d[b] * rd_f16(w + 208) * (float)sumi;
@@ -628,267 +637,27 @@ static float vec_dot_c(ggml_type t, const void *w, const act_view *a, int64_t n)
     }
 }
 
-/* ---- AVX2 kernels ----
- * Each kernel takes one weight row and R activation rows (R <= 4, a
- * constant at every call site so the loops unroll) and performs, per row,
- * exactly the same operations whatever R is: results never depend on how
- * the caller tiles the rows. */
+/* ---- x86 SIMD kernels: AVX2, and AVX2 with AVX512-VNNI's vpdpbusd ---- */
 
 #ifdef QUANT_X86
-#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
 #define MAXR 4
+#define KINL __attribute__((always_inline)) inline
 
-AVX2_FN static inline float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+#define KFN __attribute__((target("avx2,fma,f16c")))
+#define KNAME(n) n##_avx2
+#define KDOT(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
+#include "embed/quant_x86.inc"
+#undef KFN
+#undef KNAME
+#undef KDOT
 
-AVX2_FN static inline float f16_avx(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return _cvtsh_ss(h);
-}
-
-/* Sum of products of unsigned bytes u (0..255) and signed bytes s, as 8 int32. */
-AVX2_FN static inline __m256i dot_u8s8(__m256i u, __m256i s)
-{
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
-AVX2_FN static void dot_f32_avx2(const float *w, const float *const *x, int r, int64_t n, float *out)
-{
-    __m256 acc[MAXR][2];
-    for (int k = 0; k < r; k++)
-        acc[k][0] = acc[k][1] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256 w0 = _mm256_loadu_ps(w + i), w1 = _mm256_loadu_ps(w + i + 8);
-        for (int k = 0; k < r; k++) {
-            acc[k][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[k] + i), acc[k][0]);
-            acc[k][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[k] + i + 8), acc[k][1]);
-        }
-    }
-    for (int k = 0; k < r; k++) {
-        float s = hsum8(_mm256_add_ps(acc[k][0], acc[k][1]));
-        for (int64_t j = i; j < n; j++)
-            s += w[j] * x[k][j];
-        out[k] = s;
-    }
-}
-
-AVX2_FN static void dot_f16_avx2(const uint8_t *w, const float *const *x, int r, int64_t n, float *out)
-{
-    __m256 acc[MAXR];
-    for (int k = 0; k < r; k++)
-        acc[k] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + 2 * i)));
-        for (int k = 0; k < r; k++)
-            acc[k] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[k] + i), acc[k]);
-    }
-    for (int k = 0; k < r; k++) {
-        float s = hsum8(acc[k]);
-        for (int64_t j = i; j < n; j++)
-            s += f16_avx(w + 2 * j) * x[k][j];
-        out[k] = s;
-    }
-}
-
-AVX2_FN static void dot_bf16_avx2(const uint8_t *w, const float *const *x, int r, int64_t n, float *out)
-{
-    __m256 acc[MAXR];
-    for (int k = 0; k < r; k++)
-        acc[k] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(w + 2 * i)));
-        __m256 wv = _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
-        for (int k = 0; k < r; k++)
-            acc[k] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x[k] + i), acc[k]);
-    }
-    for (int k = 0; k < r; k++) {
-        float s = hsum8(acc[k]);
-        for (int64_t j = i; j < n; j++) {
-            uint16_t h;
-            memcpy(&h, w + 2 * j, 2);
-            s += quant_bf16_to_f32(h) * x[k][j];
-        }
-        out[k] = s;
-    }
-}
-
-AVX2_FN static void dot_q8_0_avx2(const uint8_t *w, const act_view *a, int r, int64_t n, float *out)
-{
-    __m256 acc[MAXR];
-    for (int k = 0; k < r; k++)
-        acc[k] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++, w += 34) {
-        __m256i wq = _mm256_loadu_si256((const __m256i *)(w + 2));
-        __m256i aw = _mm256_sign_epi8(wq, wq);
-        float dw = f16_avx(w);
-        for (int k = 0; k < r; k++) {
-            __m256i xq = _mm256_loadu_si256((const __m256i *)(a[k].q + 32 * b));
-            __m256 p = _mm256_cvtepi32_ps(dot_u8s8(aw, _mm256_sign_epi8(xq, wq)));
-            acc[k] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * a[k].d[b]), acc[k]);
-        }
-    }
-    for (int k = 0; k < r; k++)
-        out[k] = hsum8(acc[k]);
-}
-
-AVX2_FN static void dot_q4_0_avx2(const uint8_t *w, const act_view *a, int r, int64_t n, float *out)
-{
-    __m256 acc[MAXR];
-    float corr[MAXR] = {0};
-    const __m256i lo4 = _mm256_set1_epi8(0xF);
-    for (int k = 0; k < r; k++)
-        acc[k] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / 32; b++, w += 18) {
-        __m128i qs = _mm_loadu_si128((const __m128i *)(w + 2));
-        __m256i wq = _mm256_and_si256(
-            _mm256_insertf128_si256(_mm256_castsi128_si256(qs), _mm_srli_epi16(qs, 4), 1), lo4);
-        float dw = f16_avx(w);
-        for (int k = 0; k < r; k++) {
-            __m256i xq = _mm256_loadu_si256((const __m256i *)(a[k].q + 32 * b));
-            __m256 p = _mm256_cvtepi32_ps(dot_u8s8(wq, xq));
-            acc[k] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * a[k].d[b]), acc[k]);
-            corr[k] += dw * a[k].s[b];
-        }
-    }
-    for (int k = 0; k < r; k++)
-        out[k] = hsum8(acc[k]) - 8.0f * corr[k];
-}
-
-/* Q4_K/Q5_K: per 64-element chunk, the low and high nibbles (plus the qh
- * bits for Q5_K) give two 32-element sub-blocks of unsigned quants. */
-AVX2_FN static void dot_kaffine_avx2(const uint8_t *w, const act_view *a, int r, int64_t n,
-                                     float *out, int five)
-{
-    float acc[MAXR] = {0};
-    const __m256i lo4 = _mm256_set1_epi8(0xF);
-    size_t ts = five ? 176 : 144;
-    for (int64_t b = 0; b < n / 256; b++, w += ts) {
-        const uint8_t *qs = five ? w + 48 : w + 16;
-        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(w + 16)) : _mm256_setzero_si256();
-        int sc[8], mn[8];
-        for (int j = 0; j < 8; j++)
-            kscale(w + 4, j, &sc[j], &mn[j]);
-        __m256i sumi[MAXR];
-        for (int k = 0; k < r; k++)
-            sumi[k] = _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-            __m256i q0 = _mm256_and_si256(raw, lo4);
-            __m256i q1 = _mm256_and_si256(_mm256_srli_epi16(raw, 4), lo4);
-            if (five) {
-                __m256i one = _mm256_set1_epi8(1);
-                __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one);
-                __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one);
-                q0 = _mm256_or_si256(q0, _mm256_slli_epi16(h0, 4));
-                q1 = _mm256_or_si256(q1, _mm256_slli_epi16(h1, 4));
-            }
-            __m256i s0 = _mm256_set1_epi32(sc[2 * c]), s1 = _mm256_set1_epi32(sc[2 * c + 1]);
-            for (int k = 0; k < r; k++) {
-                const int8_t *xq = a[k].q + 256 * b + 64 * c;
-                __m256i p0 = dot_u8s8(q0, _mm256_loadu_si256((const __m256i *)xq));
-                __m256i p1 = dot_u8s8(q1, _mm256_loadu_si256((const __m256i *)(xq + 32)));
-                sumi[k] = _mm256_add_epi32(sumi[k], _mm256_add_epi32(_mm256_mullo_epi32(p0, s0),
-                                                                     _mm256_mullo_epi32(p1, s1)));
-            }
-        }
-        float d = f16_avx(w), dmin = f16_avx(w + 2);
-        for (int k = 0; k < r; k++) {
-            const int16_t *bs = a[k].bsum + 16 * b;
-            int32_t summ = 0;
-            for (int j = 0; j < 8; j++)
-                summ += mn[j] * (bs[2 * j] + bs[2 * j + 1]);
-            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi[k]),
-                                      _mm256_extracti128_si256(sumi[k], 1));
-            t = _mm_hadd_epi32(t, t);
-            t = _mm_hadd_epi32(t, t);
-            acc[k] += a[k].d[b] * (d * (float)_mm_cvtsi128_si32(t) - dmin * (float)summ);
-        }
-    }
-    for (int k = 0; k < r; k++)
-        out[k] = acc[k];
-}
-
-AVX2_FN static void dot_q6_k_avx2(const uint8_t *w, const act_view *a, int r, int64_t n, float *out)
-{
-    float acc[MAXR] = {0};
-    const __m256i lo4 = _mm256_set1_epi8(0xF), three = _mm256_set1_epi8(3);
-    for (int64_t b = 0; b < n / 256; b++, w += 210) {
-        const int8_t *sc = (const int8_t *)(w + 192);
-        __m256i sumi[MAXR];
-        for (int k = 0; k < r; k++)
-            sumi[k] = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
-            __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
-            __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
-            __m256i q[4] = {
-                _mm256_and_si256(l0, lo4),
-                _mm256_and_si256(l1, lo4),
-                _mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4),
-                _mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
-            };
-            for (int j = 0; j < 4; j++) {
-                __m256i hi = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * j), three);
-                q[j] = _mm256_or_si256(q[j], _mm256_slli_epi16(hi, 4));
-            }
-            for (int j = 0; j < 4; j++) {
-                /* 32 elements = two 16-element scale groups: lanes 0-3 and 4-7 */
-                int g = 8 * h + 2 * j;
-                __m256i scv = _mm256_setr_epi32(sc[g], sc[g], sc[g], sc[g],
-                                                sc[g + 1], sc[g + 1], sc[g + 1], sc[g + 1]);
-                for (int k = 0; k < r; k++) {
-                    const int8_t *xq = a[k].q + 256 * b + 128 * h + 32 * j;
-                    __m256i p = dot_u8s8(q[j], _mm256_loadu_si256((const __m256i *)xq));
-                    sumi[k] = _mm256_add_epi32(sumi[k], _mm256_mullo_epi32(p, scv));
-                }
-            }
-        }
-        float d = f16_avx(w + 208);
-        for (int k = 0; k < r; k++) {
-            const int16_t *bs = a[k].bsum + 16 * b;
-            int32_t corr = 0;
-            for (int g = 0; g < 16; g++)
-                corr += sc[g] * bs[g];
-            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sumi[k]),
-                                      _mm256_extracti128_si256(sumi[k], 1));
-            t = _mm_hadd_epi32(t, t);
-            t = _mm_hadd_epi32(t, t);
-            acc[k] += a[k].d[b] * d * (float)(_mm_cvtsi128_si32(t) - 32 * corr);
-        }
-    }
-    for (int k = 0; k < r; k++)
-        out[k] = acc[k];
-}
-
-static void vec_dot_avx2(ggml_type t, const void *w, const act_view *a, int r, int64_t n, float *out)
-{
-    const float *x[MAXR];
-    for (int k = 0; k < r; k++)
-        x[k] = a[k].x;
-    switch (t) {
-    case GGML_TYPE_F32: dot_f32_avx2(w, x, r, n, out); break;
-    case GGML_TYPE_F16: dot_f16_avx2(w, x, r, n, out); break;
-    case GGML_TYPE_BF16: dot_bf16_avx2(w, x, r, n, out); break;
-    case GGML_TYPE_Q8_0: dot_q8_0_avx2(w, a, r, n, out); break;
-    case GGML_TYPE_Q4_0: dot_q4_0_avx2(w, a, r, n, out); break;
-    case GGML_TYPE_Q4_K: dot_kaffine_avx2(w, a, r, n, out, 0); break;
-    case GGML_TYPE_Q5_K: dot_kaffine_avx2(w, a, r, n, out, 1); break;
-    case GGML_TYPE_Q6_K: dot_q6_k_avx2(w, a, r, n, out); break;
-    default:
-        for (int k = 0; k < r; k++)
-            out[k] = 0.0f;
-    }
-}
+#define KFN __attribute__((target("avx2,fma,f16c,avx512vnni,avx512vl")))
+#define KNAME(n) n##_vnni
+#define KDOT(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
+#include "embed/quant_x86.inc"
+#undef KFN
+#undef KNAME
+#undef KDOT
 #endif /* QUANT_X86 */
 
 /* ---- dispatch ---- */
@@ -906,31 +675,65 @@ bool quant_cpu_has_avx2(void)
 #endif
 }
 
+bool quant_cpu_has_vnni(void)
+{
+#ifdef QUANT_X86
+    return quant_cpu_has_avx2() && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
 void quant_set_impl(quant_impl impl)
 {
     forced_impl = impl;
 }
 
-static bool use_avx2(void)
+/* The path in use: the forced one, or the best one below it the CPU has. */
+static quant_impl active_impl(void)
 {
-    return forced_impl != QUANT_IMPL_PORTABLE && quant_cpu_has_avx2();
+    quant_impl want = forced_impl == QUANT_IMPL_AUTO ? QUANT_IMPL_VNNI : forced_impl;
+    if (want == QUANT_IMPL_VNNI && !quant_cpu_has_vnni())
+        want = QUANT_IMPL_AVX2;
+    if (want == QUANT_IMPL_AVX2 && !quant_cpu_has_avx2())
+        want = QUANT_IMPL_PORTABLE;
+    return want;
 }
 
 const char *quant_impl_name(void)
 {
-    return use_avx2() ? "avx2" : "portable";
+    switch (active_impl()) {
+    case QUANT_IMPL_VNNI: return "avx512vnni";
+    case QUANT_IMPL_AVX2: return "avx2";
+    default: return "portable";
+    }
+}
+
+typedef void (*simd_dot_fn)(ggml_type t, const void *w, const act_view *a, int r, int64_t n,
+                            float *out);
+
+static simd_dot_fn simd_kernel(void)
+{
+#ifdef QUANT_X86
+    switch (active_impl()) {
+    case QUANT_IMPL_VNNI: return vec_dot_vnni;
+    case QUANT_IMPL_AVX2: return vec_dot_avx2;
+    default: break;
+    }
+#endif
+    return NULL;
 }
 
 float quant_vec_dot(ggml_type wtype, const void *wrow, const void *act, int64_t n)
 {
     act_view a = act_view_of(wtype, act, n);
-#ifdef QUANT_X86
-    if (use_avx2()) {
+    simd_dot_fn k = simd_kernel();
+    if (k) {
         float out;
-        vec_dot_avx2(wtype, wrow, &a, 1, n, &out);
+        k(wtype, wrow, &a, 1, n, &out);
         return out;
     }
-#endif
     return vec_dot_c(wtype, wrow, &a, n);
 }
 
@@ -939,10 +742,9 @@ void quant_matmul(ggml_type wtype, const void *w, int64_t n_rows,
 {
     size_t wstride = quant_row_size(wtype, n), astride = quant_act_row_size(wtype, n);
     const uint8_t *wp = w, *ap = act;
-    bool avx = use_avx2();
-    (void)avx;
-    /* Activation tiles of up to 4 rows in the outer loop keep them in L1
-     * while weight rows stream past; each weight block is used 4 times. */
+    simd_dot_fn kern = simd_kernel();
+    /* Activation tiles of up to MAXR rows in the outer loop stay in L1
+     * while weight rows stream past; each weight block is used MAXR times. */
     for (int64_t j0 = 0; j0 < m; j0 += 4) {
         int r = m - j0 < 4 ? (int)(m - j0) : 4;
         act_view av[4];
@@ -951,12 +753,9 @@ void quant_matmul(ggml_type wtype, const void *w, int64_t n_rows,
         for (int64_t i = 0; i < n_rows; i++) {
             const uint8_t *wr = wp + (size_t)i * wstride;
             float res[4];
-#ifdef QUANT_X86
-            if (avx) {
-                vec_dot_avx2(wtype, wr, av, r, n, res);
-            } else
-#endif
-            {
+            if (kern) {
+                kern(wtype, wr, av, r, n, res);
+            } else {
                 for (int k = 0; k < r; k++)
                     res[k] = vec_dot_c(wtype, wr, &av[k], n);
             }

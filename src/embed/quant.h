@@ -13,9 +13,9 @@
  * For float weight types (F32, F16, BF16) the "activation row" is simply the
  * float row, so one code path serves every type.
  *
- * The dot kernels have an AVX2+FMA implementation chosen at run time when
- * the CPU supports it and a portable C one; both give results that agree to
- * float rounding. Everything here is stateless and thread-safe; callers own
+ * The dot kernels have AVX2 (and AVX512-VNNI) implementations chosen at
+ * run time when the CPU supports them and a portable C one; all give
+ * results that agree to float rounding. Everything here is stateless and thread-safe; callers own
  * every buffer. */
 #ifndef TROVE_QUANT_H
 #define TROVE_QUANT_H
@@ -99,13 +99,23 @@ float quant_vec_dot(ggml_type wtype, const void *wrow, const void *act, int64_t 
 void quant_matmul(ggml_type wtype, const void *w, int64_t n_rows,
                   const void *act, int64_t m, int64_t n, float *out, int64_t ldo);
 
-/* Kernel selection: QUANT_IMPL_AUTO (default) uses AVX2 when the CPU has
- * AVX2+FMA+F16C; the others force a path (tests compare them). Forcing
- * AVX2 on a CPU without it falls back to portable. Process-wide; set it
- * before starting threads. */
-typedef enum quant_impl { QUANT_IMPL_AUTO, QUANT_IMPL_PORTABLE, QUANT_IMPL_AVX2 } quant_impl;
+/* Kernel selection: QUANT_IMPL_AUTO (default) uses the best path the CPU
+ * has: VNNI (AVX2 kernels with AVX512-VNNI's 256-bit vpdpbusd) when it has
+ * AVX512-VNNI+VL, else AVX2 when it has AVX2+FMA+F16C, else portable C.
+ * The others force a path (tests compare them); forcing one the CPU lacks
+ * falls back to the next one down. Every path computes the same integer
+ * block sums; results differ between paths only by float summation order,
+ * and AVX2 and VNNI agree exactly. Process-wide; set before starting
+ * threads. */
+typedef enum quant_impl {
+    QUANT_IMPL_AUTO,
+    QUANT_IMPL_PORTABLE,
+    QUANT_IMPL_AVX2,
+    QUANT_IMPL_VNNI,
+} quant_impl;
 void quant_set_impl(quant_impl impl);
 bool quant_cpu_has_avx2(void);
-const char *quant_impl_name(void); /* "avx2" or "portable": the path in use */
+bool quant_cpu_has_vnni(void);
+const char *quant_impl_name(void); /* "avx512vnni", "avx2" or "portable": the path in use */
 
 #endif

@@ -2,7 +2,8 @@
  * instructions), dequantisation of random blocks against a second, loop-
  * by-loop transcription of llama.cpp's reference dequantisers, quantise/
  * dequantise error bounds, dot kernels against double-precision dots, the
- * AVX2 kernels against the portable ones, and quant_matmul against
+ * AVX2 kernels against the portable ones (and the VNNI ones against AVX2,
+ * bit for bit), and quant_matmul against
  * quant_vec_dot (bit-identical, whatever the tiling). The C-vs-numpy check of
  * dequantisation is in test_gguf.c (it needs the Python writer's file). */
 #include <setjmp.h>
@@ -429,6 +430,20 @@ static void test_dots_avx2(void **state)
     quant_set_impl(QUANT_IMPL_AUTO);
 }
 
+static void test_dots_vnni(void **state)
+{
+    (void)state;
+    if (!quant_cpu_has_vnni()) {
+        skip();
+        return;
+    }
+    check_dots(QUANT_IMPL_VNNI);
+    quant_set_impl(QUANT_IMPL_VNNI);
+    assert_string_equal(quant_impl_name(), "avx512vnni");
+    quant_set_impl(QUANT_IMPL_AUTO);
+    assert_string_equal(quant_impl_name(), "avx512vnni");
+}
+
 /* AVX2 and portable kernels agree to float rounding on random weight
  * blocks (raw random bytes: every bit pattern of the quants) and odd
  * activations, including the int8 extremes. */
@@ -463,6 +478,13 @@ static void test_avx2_vs_portable(void **state)
             float p = quant_vec_dot(ty, wq, aq, N);
             quant_set_impl(QUANT_IMPL_AVX2);
             float a = quant_vec_dot(ty, wq, aq, N);
+            if (quant_cpu_has_vnni()) {
+                /* same integer sums, same float order: bit-identical */
+                quant_set_impl(QUANT_IMPL_VNNI);
+                float v = quant_vec_dot(ty, wq, aq, N);
+                if (memcmp(&v, &a, 4) != 0)
+                    fail_msg("%s: avx2 %a vnni %a", quant_type_name(ty), (double)a, (double)v);
+            }
             quant_dequantize_row(ty, wq, wd, N);
             double mag = 0;
             for (int i = 0; i < N; i++)
@@ -488,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_quantize_error),
         cmocka_unit_test(test_dots_portable),
         cmocka_unit_test(test_dots_avx2),
+        cmocka_unit_test(test_dots_vnni),
         cmocka_unit_test(test_avx2_vs_portable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
