@@ -24,7 +24,9 @@ Metrics (the usual BEIR / trec_eval definitions, cut at K, default 10):
             the ideal DCG of the query's judged documents
   Recall@K  relevant documents (score > 0) in the top K / all relevant ones
   MRR@K     1 / rank of the first relevant document in the top K, else 0
-Latency: p50, p95, mean and max wall time of one search process, in ms.
+Latency: p50, p95, mean and max wall time of one search process, in ms,
+and p50/p95/mean CPU time (user + system) of one search process, which is
+less disturbed by other load on a shared machine.
 
 Standard library only; runs with /usr/bin/python3.
 """
@@ -33,6 +35,7 @@ import json
 import math
 import os
 import random
+import resource
 import shlex
 import shutil
 import subprocess
@@ -307,7 +310,8 @@ def main():
     extra = shlex.split(args.extra)
     per_query = []
     lat = []
-    errors = []
+    cpu = []  # user + system time of each search process: less sensitive
+    errors = []  # to other load on the machine than the wall time
     empty = 0
     run_lines = []
     for qid in qids:
@@ -316,10 +320,14 @@ def main():
         if text.startswith("-"):
             cmd.append("--")
         cmd.append(text)
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         dt = time.perf_counter() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         lat.append(dt * 1000.0)
+        cpu.append(((ru1.ru_utime - ru0.ru_utime) +
+                    (ru1.ru_stime - ru0.ru_stime)) * 1000.0)
         ranked = []
         if p.returncode != 0:
             errors.append((qid, p.returncode, p.stderr.strip()[:200]))
@@ -374,6 +382,10 @@ def main():
             "mean": sum(lat) / len(lat) if lat else float("nan"),
             "max": max(lat) if lat else float("nan"),
         },
+        "cpu_ms": {
+            "p50": percentile(cpu, 50), "p95": percentile(cpu, 95),
+            "mean": sum(cpu) / len(cpu) if cpu else float("nan"),
+        },
     }
 
     cmdline = "/usr/bin/python3 bench/beir_eval.py " + shlex.join(sys.argv[1:])
@@ -393,6 +405,9 @@ def main():
           % (out["index_bytes"] / 1e6,
              out["index_bytes"] / text_bytes if text_bytes else 0))
     print("search flags   -n %d %s" % (k, args.extra))
+    print("machine        %d CPUs, load average %s"
+          % (os.cpu_count() or 0, " ".join("%.2f" % x
+                                           for x in os.getloadavg())))
     print("queries        %d evaluated%s, %d with no results, %d errors"
           % (n, " (sample of %d, seed %d)" % (args.sample, args.seed)
              if args.sample else "", empty, len(errors)))
@@ -406,6 +421,8 @@ def main():
     print("| p95 ms     | %6.1f |" % out["latency_ms"]["p95"])
     print("| mean ms    | %6.1f |" % out["latency_ms"]["mean"])
     print("| max ms     | %6.1f |" % out["latency_ms"]["max"])
+    print("| cpu p50 ms | %6.1f |" % out["cpu_ms"]["p50"])
+    print("| cpu p95 ms | %6.1f |" % out["cpu_ms"]["p95"])
     for qid, rc, msg in errors[:5]:
         print("error: query %s: exit %d: %s" % (qid, rc, msg),
               file=sys.stderr)
