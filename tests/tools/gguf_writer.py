@@ -424,7 +424,8 @@ class GGUFWriter:
 # ---------------------------------------------------------------- command line
 
 def _testfile(path, f32_path):
-    """Every kv type, one tensor of every supported type, and the python-
+    """Every kv type, one tensor of every supported type (plus raw random
+    blocks of each quantised type), and the python-
     dequantised values (tensor order, concatenated) in f32_path. test_gguf.c
     and test_quant.c check the values they expect against this file."""
     rng = np.random.default_rng(1234)
@@ -455,6 +456,17 @@ def _testfile(path, f32_path):
         a = rng.standard_normal((3, cols)).astype(np.float32) * (0.5 + i)
         a[0, :7] = 0  # exercise zero and small values
         deqs.append(w.add_tensor("t." + qt, a, qt).reshape(-1))
+    # raw random blocks: every bit pattern of quants and packed scales,
+    # with sane f16 scale fields
+    for qt in ["Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"]:
+        tid, bs, ts = QTYPES[qt]
+        raw = rng.integers(0, 256, size=(8, ts), dtype=np.uint8)
+        doff = 208 if qt == "Q6_K" else 0
+        raw[:, doff:doff + 2] = f16_bits(rng.uniform(0.01, 1.0, 8)).view(np.uint8).reshape(8, 2)
+        if qt in ("Q4_K", "Q5_K"):
+            raw[:, 2:4] = f16_bits(rng.uniform(0.0, 0.3, 8)).view(np.uint8).reshape(8, 2)
+        w.add_tensor_raw("r." + qt, [bs * 4, 2], tid, raw.tobytes())
+        deqs.append(dequantize(qt, raw.tobytes(), (2, bs * 4)).reshape(-1))
     w.write()
     np.concatenate(deqs).astype("<f4").tofile(f32_path)
 

@@ -764,20 +764,29 @@ static void test_python_file(void **state)
     tbuf_printf(&fp, "%s/t.f32", tmpdir);
     size_t nref;
     float *ref = read_f32_file(fp.data, &nref);
-    const char *names[] = {"t.F32", "t.F16", "t.BF16", "t.Q8_0", "t.Q4_0", "t.Q4_K", "t.Q5_K", "t.Q6_K"};
+    const char *names[] = {"t.F32", "t.F16", "t.BF16", "t.Q8_0", "t.Q4_0", "t.Q4_K", "t.Q5_K",
+                           "t.Q6_K", "r.Q8_0", "r.Q4_0", "r.Q4_K", "r.Q5_K", "r.Q6_K"};
     ggml_type types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
-                         GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
-    assert_int_equal(gguf_n_tensors(f), 8);
+                         GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+                         GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                         GGML_TYPE_Q6_K};
+    assert_int_equal(gguf_n_tensors(f), 13);
     size_t pos = 0;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 13; i++) {
         const gguf_tensor *t = gguf_tensor_by_name(f, names[i]);
         assert_non_null(t);
         assert_ptr_equal(t, gguf_tensor_at(f, (size_t)i));
         assert_int_equal(t->type, types[i]);
         assert_int_equal(t->n_dims, 2);
-        assert_int_equal(t->ne[1], 3);
-        assert_int_equal(t->ne[0], quant_block_size(types[i]) == 256 ? 512 : 64);
-        assert_int_equal(t->nbytes, 3 * quant_row_size(t->type, t->ne[0]));
+        int64_t bs = (int64_t)quant_block_size(types[i]);
+        if (i < 8) {
+            assert_int_equal(t->ne[1], 3);
+            assert_int_equal(t->ne[0], bs == 256 ? 512 : 64);
+        } else {
+            assert_int_equal(t->ne[1], 2);
+            assert_int_equal(t->ne[0], 4 * bs);
+        }
+        assert_int_equal(t->nbytes, t->ne[1] * quant_row_size(t->type, t->ne[0]));
         assert_int_equal((uintptr_t)t->data % 32, 0);
         int64_t nel = gguf_tensor_nelements(t);
         float *y = xmalloc((size_t)nel * sizeof *y);
