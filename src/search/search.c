@@ -15,6 +15,10 @@
 
 const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "graph"};
 
+/* Title hits weaker than this are noise for long queries and are dropped:
+ * a third of a long query's words, or a short name wholly in the query. */
+#define TITLE_MIN_QUALITY 0.3
+
 /* BM25 column weights of chunks_fts(heading, body). */
 #define BM25_HEADING_WEIGHT 2.0
 #define BM25_BODY_WEIGHT 1.0
@@ -240,9 +244,10 @@ static void tokenize_into(token_set *ts, const char *text, size_t len)
     tok_run(&opts, text, len, ts, collect_token);
 }
 
-/* How well one name (title, alias or file name) matches the query: the
- * share of query terms it contains, plus a smaller credit for how little
- * else it contains, plus a bonus for an exact (folded) match. */
+/* How well one name (title, alias or file name) matches the query, in
+ * [0, 1]: the share of query terms the name contains, squared so that a
+ * name sharing a word or two with a long question counts little, times a
+ * factor for how little else the name holds. An exact (folded) match is 1. */
 static double name_score(const token_set *q, const char *name, size_t len, const char *q_folded)
 {
     token_set nt = {0};
@@ -255,18 +260,18 @@ static double name_score(const token_set *q, const char *name, size_t len, const
     if (hit && nt.n) {
         double coverage = (double)hit / (double)q->n;
         double precision = (double)hit / (double)nt.n;
-        score = coverage + 0.5 * precision;
-        /* A name sharing one word with a long query is noise, unless the
-         * whole name is in the query ("tar" for "extract tar archive"). */
-        if (coverage < 0.5 && precision < 1.0 && q->n > 2)
-            score = 0;
+        score = coverage * coverage * (0.5 + 0.5 * precision);
+        /* A whole name inside the query ("tar" for "extract tar archive")
+         * is good evidence even when it covers little of the query. */
+        if (precision == 1.0 && score < 0.5 * coverage + 0.25)
+            score = 0.5 * coverage + 0.25;
     }
     token_set_free(&nt);
     if (score > 0) {
         char *n = xstrndup(name, len);
         char *folded = str_fold(n);
         if (strcmp(folded, q_folded) == 0)
-            score += 1.0;
+            score = 1.0;
         free(folded);
         free(n);
     }
@@ -321,7 +326,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     tbuf_printf(&sql,
                 "SELECT t.rowid, t.title, t.aliases, t.filename, -bm25(titles_fts, 3.0, 2.0, 1.0)"
                 " FROM titles_fts t JOIN docs d ON d.id = t.rowid"
-                " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 1000",
+                " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 200",
                 tbuf_cstr(&f->sql));
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
@@ -338,7 +343,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     int step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         double sc = best_name_score(&qt, s, q_folded);
-        if (sc <= 0)
+        if (sc < TITLE_MIN_QUALITY)
             continue;
         xgrow(&hits, &cap, n + 1, sizeof *hits);
         hits[n++] = (title_hit){sqlite3_column_int64(s, 0), sc, sqlite3_column_double(s, 4)};
@@ -416,9 +421,13 @@ static void fuse(cand_set *cs, const search_opts *o)
     for (size_t i = 0; i < cs->n; i++) {
         cand *c = &cs->items[i];
         double sum = 0;
-        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
-            if (c->ch[ch].rank)
-                sum += o->weights[ch] / (o->rrf_k + c->ch[ch].rank);
+        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+            if (!c->ch[ch].rank)
+                continue;
+            /* The title channel's vote counts as much as its match is good. */
+            double quality = ch == SEARCH_CH_TITLE ? c->ch[ch].score : 1.0;
+            sum += quality * o->weights[ch] / (o->rrf_k + c->ch[ch].rank);
+        }
         c->fused = best > 0 ? sum / best : 0;
     }
     qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
