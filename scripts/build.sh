@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configure and build trove. Usage: scripts/build.sh [BUILD_DIR] [extra cmake args]
+# BUILD_DIR defaults to build/ (optimised). The test script uses build-asan/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build "$dir" -j"$(nproc)"
