@@ -16,8 +16,9 @@ struct etok {
     float *score;
     uint8_t *type;
     /* Open-addressing table of the matchable pieces (NORMAL, USER_DEFINED,
-     * UNUSED): slot holds id + 1, 0 is empty. */
-    uint32_t *slots;
+     * UNUSED): a slot holds hash << 32 | (id + 1), 0 is empty; keeping the
+     * hash in the slot spares most probes a look at the piece text. */
+    uint64_t *slots;
     uint32_t mask;
     uint32_t max_len;      /* longest matchable piece, bytes */
     uint32_t max_user_len; /* longest USER_DEFINED piece, 0 if none */

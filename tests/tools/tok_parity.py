@@ -155,6 +155,7 @@ def parse_model(proto):
 # ---------------------------------------------------------------- sentencepiece
 
 def train(lines, model_type, **extra):
+    spm.set_random_generator_seed(20251129)  # same sample, same model, every run
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=buf, vocab_size=3000,
