@@ -13,8 +13,8 @@ run collection add fixtures/sample-vault --name sample
 run context add sample/cooking "Recipes I have cooked and adapted"
 run update
 run search "sourdough starter feeding" -n 3
-run search "how do I keep my bread from being dense" -n 3
-run search "全文检索" -n 3
+run search "how long should bulk fermentation take" -n 3
+run search "动态规划 递归" -n 3
 run search "FTS5 tokenizer" --json -n 1
 run status
 echo
