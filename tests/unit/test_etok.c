@@ -338,6 +338,36 @@ static void test_ugm_byte_fallback(void **state) {
     etok_free(t);
 }
 
+/* XLM-RoBERTa (bge-m3, bge-reranker-v2-m3) in GGUF: t5 with bos and eos. */
+static void test_ugm_pair_framing(void **state) {
+    (void)state;
+    etok_vocab v;
+    etok_vocab_init(&v, ETOK_UGM);
+    v.add_bos = true;
+    etok *t = ugm_new(&v);
+    assert_true(etok_adds_bos(t) && etok_adds_eos(t));
+    EXPECT(t, "ab", true, 1, 4, 5, 2);
+    int32_t ids[16];
+    uint8_t segs[16];
+    size_t n = etok_encode_pair(t, "a", 1, "b", 1, ids, segs, 16);
+    const int32_t want[] = {1, 4, 2, 2, 8, 2}; /* <s> a </s></s> b </s> */
+    const uint8_t wseg[] = {0, 0, 0, 1, 1, 1};
+    assert_int_equal(n, NELEM(want));
+    assert_memory_equal(ids, want, sizeof want);
+    assert_memory_equal(segs, wseg, sizeof wseg);
+    n = etok_encode_pair(t, "a", 1, "b", 1, ids, segs, 3); /* framing alone is cut */
+    assert_int_equal(n, 3);
+    etok_free(t);
+
+    etok_vocab_init(&v, ETOK_UGM); /* plain t5: eos only */
+    t = ugm_new(&v);
+    n = etok_encode_pair(t, "a", 1, "b", 1, ids, NULL, 16);
+    const int32_t want2[] = {4, 2, 8, 2};
+    assert_int_equal(n, NELEM(want2));
+    assert_memory_equal(ids, want2, sizeof want2);
+    etok_free(t);
+}
+
 /* ---- BPE ---- */
 
 static const char *const bpe_pieces[] = {
@@ -639,6 +669,7 @@ int main(void) {
         cmocka_unit_test(test_charsmap),
         cmocka_unit_test(test_ugm_viterbi),
         cmocka_unit_test(test_ugm_byte_fallback),
+        cmocka_unit_test(test_ugm_pair_framing),
         cmocka_unit_test(test_bpe_merges),
         cmocka_unit_test(test_bpe_unused),
         cmocka_unit_test(test_errors),
