@@ -47,9 +47,7 @@ static void walk_tensor(const gguf_tensor *t)
     void *act = aligned_alloc(32, quant_act_row_size(t->type, n));
     for (int64_t r = 0; r < rows; r++) {
         const uint8_t *row = (const uint8_t *)t->data + (size_t)r * rs;
-        quant_dequantize_row(t->type, row, y, n);
-        for (int64_t i = 0; i < n; i++)
-            y[i] = y[i] != y[i] ? 0.0f : y[i] > 1e4f ? 1e4f : y[i] < -1e4f ? -1e4f : y[i];
+        quant_dequantize_row(t->type, row, y, n); /* may hold NaN/inf: fine */
         quant_quantize_act(t->type, y, act, n);
         sink += quant_vec_dot(t->type, row, act, n);
     }

@@ -271,9 +271,14 @@ void quant_dequantize_row(ggml_type type, const void *src, float *dst, int64_t n
 
 /* ---- quantisation (weights, for tests and tools) ---- */
 
-static int clampi(int v, int lo, int hi)
+/* Round to nearest and clamp, in float so that huge, infinite or NaN
+ * inputs (NaN gives 0) never reach an undefined float-to-int conversion. */
+static int qround(float v, int lo, int hi)
 {
-    return v < lo ? lo : v > hi ? hi : v;
+    if (!(v == v))
+        return 0 < lo ? lo : 0 > hi ? hi : 0;
+    v = fminf(fmaxf(v, (float)lo), (float)hi);
+    return (int)nearbyintf(v);
 }
 
 static float inv(float d)
@@ -289,7 +294,7 @@ static void q_q8_0(const float *x, uint8_t *b)
     wr_f16(b, amax / 127.0f);
     float id = inv(rd_f16(b));
     for (int j = 0; j < 32; j++)
-        b[2 + j] = (uint8_t)(int8_t)clampi((int)nearbyintf(x[j] * id), -127, 127);
+        b[2 + j] = (uint8_t)(int8_t)qround(x[j] * id, -127, 127);
 }
 
 static void q_q4_0(const float *x, uint8_t *b)
@@ -303,8 +308,8 @@ static void q_q4_0(const float *x, uint8_t *b)
     wr_f16(b, max / -8.0f);
     float id = inv(rd_f16(b));
     for (int j = 0; j < 16; j++) {
-        int lo = clampi((int)floorf(x[j] * id + 8.5f), 0, 15);
-        int hi = clampi((int)floorf(x[j + 16] * id + 8.5f), 0, 15);
+        int lo = qround(floorf(x[j] * id + 8.5f), 0, 15);
+        int hi = qround(floorf(x[j + 16] * id + 8.5f), 0, 15);
         b[2 + j] = (uint8_t)(lo | (hi << 4));
     }
 }
@@ -331,8 +336,8 @@ static void q_kaffine(const float *x, uint8_t *b, int five)
     float d = rd_f16(b), dmin = rd_f16(b + 2);
     int sc[8], mn[8];
     for (int j = 0; j < 8; j++) {
-        sc[j] = clampi((int)nearbyintf(scale[j] * inv(d)), 0, 63);
-        mn[j] = clampi((int)nearbyintf(mins[j] * inv(dmin)), 0, 63);
+        sc[j] = qround(scale[j] * inv(d), 0, 63);
+        mn[j] = qround(mins[j] * inv(dmin), 0, 63);
     }
     uint8_t *s = b + 4;
     for (int j = 0; j < 4; j++) {
@@ -349,7 +354,7 @@ static void q_kaffine(const float *x, uint8_t *b, int five)
             for (int k = 0; k < 2; k++) {
                 int j = 2 * c + k;
                 float es = d * (float)sc[j], em = dmin * (float)mn[j];
-                q[k] = clampi((int)nearbyintf((x[32 * j + l] + em) * inv(es)), 0, nmax);
+                q[k] = qround((x[32 * j + l] + em) * inv(es), 0, nmax);
             }
             qs[32 * c + l] = (uint8_t)((q[0] & 0xF) | ((q[1] & 0xF) << 4));
             if (five)
@@ -374,11 +379,11 @@ static void q_q6_k(const float *x, uint8_t *b)
     float d = rd_f16(b + 208);
     int8_t *sc = (int8_t *)(b + 192);
     for (int g = 0; g < 16; g++)
-        sc[g] = (int8_t)clampi((int)nearbyintf(scale[g] * inv(d)), -128, 127);
+        sc[g] = (int8_t)qround(scale[g] * inv(d), -128, 127);
     memset(b, 0, 192);
     for (int e = 0; e < 256; e++) {
         float es = d * (float)sc[e / 16];
-        int q = clampi((int)nearbyintf(x[e] * inv(es)), -32, 31) + 32;
+        int q = qround(x[e] * inv(es), -32, 31) + 32;
         int h = e / 128, k = (e % 128) / 32, l = e % 32;
         uint8_t *lb = &b[64 * h + l + 32 * (k & 1)];
         *lb |= (uint8_t)(k < 2 ? (q & 0xF) : (q & 0xF) << 4);
@@ -477,7 +482,7 @@ static int quantize_block_i8(const float *x, int8_t *q, int len, float *d_out)
     float d = amax / 127.0f, id = inv(d);
     int sum = 0;
     for (int j = 0; j < len; j++) {
-        int v = clampi((int)nearbyintf(x[j] * id), -127, 127);
+        int v = qround(x[j] * id, -127, 127);
         q[j] = (int8_t)v;
         sum += v;
     }
@@ -662,38 +667,48 @@ static float vec_dot_c(ggml_type t, const void *w, const act_view *a, int64_t n)
 
 /* ---- dispatch ---- */
 
-static quant_impl forced_impl = QUANT_IMPL_AUTO;
+static _Atomic int forced_impl = QUANT_IMPL_AUTO;
+static _Atomic int cpu_features = -1; /* bit 0: AVX2+FMA+F16C, bit 1: AVX512-VNNI+VL */
+
+static int cpu_detect(void)
+{
+    int f = cpu_features;
+    if (f >= 0)
+        return f;
+    f = 0;
+#ifdef QUANT_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c")) {
+        f |= 1;
+        if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl"))
+            f |= 2;
+    }
+#endif
+    cpu_features = f;
+    return f;
+}
 
 bool quant_cpu_has_avx2(void)
 {
-#ifdef QUANT_X86
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
-#else
-    return false;
-#endif
+    return cpu_detect() & 1;
 }
 
 bool quant_cpu_has_vnni(void)
 {
-#ifdef QUANT_X86
-    return quant_cpu_has_avx2() && __builtin_cpu_supports("avx512vnni") &&
-           __builtin_cpu_supports("avx512vl");
-#else
-    return false;
-#endif
+    return cpu_detect() & 2;
 }
 
 void quant_set_impl(quant_impl impl)
 {
-    forced_impl = impl;
+    forced_impl = (int)impl;
 }
 
 /* The path in use: the forced one, or the best one below it the CPU has. */
 static quant_impl active_impl(void)
 {
-    quant_impl want = forced_impl == QUANT_IMPL_AUTO ? QUANT_IMPL_VNNI : forced_impl;
+    quant_impl forced = (quant_impl)forced_impl;
+    quant_impl want = forced == QUANT_IMPL_AUTO ? QUANT_IMPL_VNNI : forced;
     if (want == QUANT_IMPL_VNNI && !quant_cpu_has_vnni())
         want = QUANT_IMPL_AVX2;
     if (want == QUANT_IMPL_AVX2 && !quant_cpu_has_avx2())

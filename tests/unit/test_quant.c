@@ -328,6 +328,17 @@ static void test_quantize_error(void **state)
             fail_msg("%s: relative RMS error %g > %g", quant_type_name(all_types[t]), rel,
                      max_rel[t]);
     }
+    /* non-finite and huge inputs: defined quants, no crash */
+    for (int i = 0; i < N; i++)
+        x[i] = i % 4 == 0 ? NAN : i % 4 == 1 ? INFINITY : i % 4 == 2 ? -1e38f : 1.0f;
+    for (size_t t = 0; t < NTYPES; t++) {
+        quant_quantize_row(all_types[t], x, q, N);
+        quant_dequantize_row(all_types[t], q, y, N);
+        void *act = aligned_alloc(32, quant_act_row_size(all_types[t], N));
+        quant_quantize_act(all_types[t], x, act, N);
+        (void)quant_vec_dot(all_types[t], q, act, N);
+        free(act);
+    }
     /* zero rows quantise to zeros */
     memset(x, 0, N * sizeof *x);
     for (size_t t = 0; t < NTYPES; t++) {
