@@ -398,7 +398,9 @@ static void split_line(ctx *c, const blk *b, size_t *cur, long *acc, const hpath
             cut = i;
         emit(c, pos, cut, *pp);
         *pp = rest;
-        pos = overlap_start(c, pos, cut);
+        /* The overlap stays inside this line: what preceded it may be a
+         * code block. */
+        pos = overlap_start(c, pos < b->start ? b->start - 1 : pos, cut);
         prev_cut = cut;
     }
 }
