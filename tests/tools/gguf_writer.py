@@ -379,6 +379,8 @@ class GGUFWriter:
             self.add_kv("general.alignment", alignment, "uint32")
 
     def add_kv(self, key, value, type=None):
+        if any(k == key for k, _ in self.kvs):
+            raise ValueError("duplicate metadata key %r" % key)
         vt, elem = _parse_type(type)
         if vt is None:
             vt = _infer_vt(value)
@@ -387,12 +389,16 @@ class GGUFWriter:
     def add_tensor(self, name, arr, qtype="F32"):
         """Store arr (float, PyTorch order) as qtype; returns the values stored."""
         a = np.asarray(arr, dtype=np.float32)
+        if not 1 <= a.ndim <= 4:
+            raise ValueError("%s: tensors have 1 to 4 dimensions, not %d" % (name, a.ndim))
         raw = quantize(qtype, a)
         self.add_tensor_raw(name, list(reversed(a.shape)), QTYPES[qtype][0], raw)
         return dequantize(qtype, raw, a.shape)
 
     def add_tensor_raw(self, name, ne, type_id, raw):
         """ne in ggml order (ne[0] innermost); raw bytes stored unchanged."""
+        if any(t[0] == name for t in self.tensors):
+            raise ValueError("duplicate tensor name %r" % name)
         self.tensors.append((name, [int(x) for x in ne], int(type_id), bytes(raw)))
 
     def to_bytes(self):
