@@ -26,7 +26,9 @@ typedef struct chunk {
     size_t start_byte, end_byte; /* [start, end) in the raw file */
     int line_start, line_end;    /* 1-based inclusive lines of the raw file */
     char **heading_path;         /* texts of the enclosing headings, outermost
-                                    first (H1 > H2 > ...); may be empty */
+                                    first (H1 > H2 > ...); may be empty. For
+                                    merged sections: the deepest heading
+                                    enclosing all of them */
     size_t n_heading_path;
     int tokens;                  /* estimated token count */
 } chunk;

@@ -44,7 +44,9 @@ typedef struct md_span {
 } md_span;
 
 typedef struct md_doc {
-    int has_frontmatter;
+    int has_frontmatter; /* a closed ---/--- block opens the file; its YAML
+                            may still be malformed (then warning is set and
+                            title/aliases/tags/meta_json come from no YAML) */
     char *title;        /* frontmatter title, else first H1 text, else NULL */
     char **aliases;     /* frontmatter aliases (string or list), deduplicated */
     size_t n_aliases;

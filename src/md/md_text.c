@@ -190,16 +190,20 @@ void md_add_tag(mdp *p, const char *s, size_t n)
     }
 }
 
+/* Real notes have a handful of aliases; the cap keeps the linear
+ * duplicate check from turning quadratic on a hostile list. */
+enum { MD_MAX_ALIASES = 256 };
+
 void md_add_alias(mdp *p, const char *s, size_t n)
 {
     while (n && (s[0] == ' ' || s[0] == '\t'))
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
-    if (n == 0)
+    md_doc *d = p->doc;
+    if (n == 0 || d->n_aliases >= MD_MAX_ALIASES)
         return;
     char *a = md_clean_text(s, n);
-    md_doc *d = p->doc;
     /* Aliases are few (a handful per note), a linear check is enough. */
     for (size_t i = 0; i < d->n_aliases; i++)
         if (strcmp(d->aliases[i], a) == 0) {

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "md/md.h"
+#include "util/buf.h"
 #include "util/mem.h"
 
 static md_doc D;
@@ -247,6 +248,17 @@ static void test_frontmatter_malformed(void **state)
     assert_non_null(D.warning);
     assert_null(D.meta_json);
     assert_int_equal(D.n_aliases, 0);
+
+    /* A hostile alias list is capped. */
+    tbuf b = {0};
+    tbuf_puts(&b, "---\naliases:\n");
+    for (int i = 0; i < 300; i++)
+        tbuf_printf(&b, "  - a%d\n", i);
+    tbuf_puts(&b, "---\n");
+    parse_n(b.data, b.len);
+    assert_null(D.warning);
+    assert_int_equal(D.n_aliases, 256);
+    tbuf_free(&b);
 
     /* Self-referencing anchors must not loop. */
     parse("---\na: &x [1, *x]\nb: &y {k: *y}\n---\n");
