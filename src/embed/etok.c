@@ -150,16 +150,25 @@ static bool parse_byte_piece(const char *s, size_t n, unsigned *byte) {
     return true;
 }
 
-/* Cased BERT vocabularies contain upper-case pieces; uncased ones were
- * built from lower-cased, accent-stripped text and contain none. */
+/* Cased BERT vocabularies are full of capitalised pieces ("The", "##Q");
+ * uncased ones were built from lower-cased text, so at most a stray few.
+ * Bracketed specials ([CLS], [unused0]) and control pieces don't count,
+ * which also covers files that type every piece NORMAL. */
 static bool vocab_is_uncased(const etok *t) {
+    size_t alpha = 0, upper = 0;
     for (uint32_t i = 0; i < t->n; i++) {
-        if (t->type[i] == ETOK_T_CONTROL) continue;
         const char *s = t->arena + t->off[i];
-        for (uint32_t j = 0; j < t->plen[i]; j++)
-            if (s[j] >= 'A' && s[j] <= 'Z') return false;
+        uint32_t n = t->plen[i];
+        if (t->type[i] == ETOK_T_CONTROL || (n >= 2 && s[0] == '[' && s[n - 1] == ']')) continue;
+        bool a = false, u = false;
+        for (uint32_t j = 0; j < n; j++) {
+            if (s[j] >= 'A' && s[j] <= 'Z') a = u = true;
+            else if (s[j] >= 'a' && s[j] <= 'z') a = true;
+        }
+        alpha += a;
+        upper += u;
     }
-    return true;
+    return upper * 20 <= alpha;
 }
 
 void etok_vocab_init(etok_vocab *v, etok_kind kind) {

@@ -3,8 +3,9 @@
  *
  *   "bert"   WordPiece. BERT's basic tokenizer (drop control chars, split on
  *            whitespace and punctuation, every CJK ideograph its own word,
- *            lower-casing and accent stripping when the vocabulary has no
- *            upper-case pieces), then greedy longest-match-first WordPiece,
+ *            lower-casing and accent stripping unless the vocabulary is
+ *            cased, i.e. over 5% of its lettered pieces have capitals),
+ *            then greedy longest-match-first WordPiece,
  *            [UNK] for a word that cannot be covered or is over 100 chars.
  *            GGUF stores word-initial pieces as "\u2581"+piece and
  *            continuations ("##x" in HF) as bare "x"; control tokens as is.

@@ -132,6 +132,25 @@ static void test_wpm_cased(void **state) {
     etok *t = build(&v, pieces, NELEM(pieces), NULL, types);
     EXPECT(t, "Hello hello caf\xC3\xA9", false, 3, 4, 5); /* no folding when cased */
     etok_free(t);
+
+    /* an uncased vocabulary with one stray capitalised piece, and specials
+     * typed NORMAL, still folds case */
+    const char *many[64];
+    char names[64][16];
+    for (int i = 0; i < 64; i++) {
+        snprintf(names[i], sizeof names[i], M "w%c%c", 'a' + i % 26, 'a' + i / 26);
+        many[i] = names[i];
+    }
+    many[0] = "[UNK]";
+    many[1] = "[CLS]";
+    many[2] = "[SEP]";
+    many[3] = M "Stray";
+    etok_vocab_init(&v, ETOK_WPM);
+    t = build(&v, many, 64, NULL, NULL);
+    char want_word[16];
+    snprintf(want_word, sizeof want_word, "W%c%c", 'a' + 10 % 26, 'a' + 10 / 26);
+    EXPECT(t, want_word, false, 10);
+    etok_free(t);
 }
 
 static void test_wpm_truncate_pair(void **state) {
