@@ -21,6 +21,7 @@ KNIFE = "cooking/knife-skills.md"
 FTS = "programming/sqlite-fts5.md"
 FIB = "programming/斐波那契数列.md"
 CPTR = "programming/c-pointers.md"
+RAIL = "travel/japan-rail-guide.md"
 NODE = "programming/nodejs-event-loop.md"
 
 
@@ -52,6 +53,9 @@ def top(trove, query, *flags):
     ("claw grip", KNIFE),                        # setext heading
     ("unicode61 tokenizer", FTS),                # CRLF file
     ("Mapo Tofu", MAPO),                         # alias of a Chinese note
+    ("JR tips", RAIL),                           # alias
+    ("ekiben", RAIL),                            # deep H3 section
+    ("Welcome Suica", RAIL),
 ])
 def test_clear_right_answer_ranks_first(indexed, query, expected):
     trove, _ = indexed
@@ -198,7 +202,7 @@ def test_query_starting_with_dash_after_double_dash(indexed):
 
 def test_tag_filter_frontmatter(indexed):
     trove, _ = indexed
-    travel = {KYOTO, LISBON, "travel/packing-list.md", CHENGDU}
+    travel = {KYOTO, LISBON, "travel/packing-list.md", CHENGDU, RAIL}
     paths = trove.paths("bread", "--tags", "travel")
     assert LISBON in paths, paths
     assert set(paths) <= travel, paths
@@ -217,9 +221,11 @@ def test_tag_filter_is_and(indexed):
     assert set(trove.paths("Kyoto")) > {KYOTO}  # ramen, packing list too
     # both spellings: a comma list and a repeated flag
     paths = trove.paths("Kyoto", "--tags", "travel,japan")
-    assert paths == [KYOTO], paths
+    assert sorted(paths) == sorted([KYOTO, RAIL]), paths
     paths = trove.paths("Kyoto", "--tags", "travel", "--tags", "japan")
-    assert paths == [KYOTO], paths
+    assert sorted(paths) == sorted([KYOTO, RAIL]), paths
+    paths = trove.paths("Kyoto", "--tags", "japan,trains")
+    assert paths == [RAIL], paths
 
 
 def test_tag_filter_cjk(indexed):
@@ -382,6 +388,27 @@ def test_heading_path_of_deep_match(indexed):
     assert r["heading_path"] and r["heading_path"][0] == "Sourdough Bread", r
     assert r["heading_path"] in (["Sourdough Bread"],
                                  ["Sourdough Bread", "Bulk fermentation"]), r
+
+
+def test_heading_path_in_long_note(indexed):
+    trove, vault = indexed
+    # The long note is split into several chunks; the match sits in
+    # "## Shinkansen" > "### Food on the train". Small sibling sections may
+    # be merged under their parent, so the path may stop at "Shinkansen".
+    r = trove.search("ekiben")[0]
+    assert r["path"] == RAIL
+    full = ["Japan rail guide", "Shinkansen", "Food on the train"]
+    hp = r["heading_path"]
+    assert 2 <= len(hp) <= 3 and hp == full[:len(hp)], r
+    check_result_provenance(vault, r)
+    lines = file_lines(vault, RAIL)
+    assert r["line_end"] - r["line_start"] + 1 < len(lines) - 1, (
+        "a 4 KB note should not be a single chunk", r)
+    # a match in another section is anchored on another chunk
+    r2 = trove.search("takkyubin")[0]
+    assert r2["path"] == RAIL
+    assert r2["line_start"] != r["line_start"], (r, r2)
+    check_result_provenance(vault, r2)
 
 
 @pytest.mark.parametrize("query,flags", [
