@@ -491,6 +491,7 @@ size_t etok_decode_piece(const etok *t, int32_t id, char *buf, size_t cap) {
 
 static void encode_text(const etok *t, const char *text, size_t len, etok_ids *out) {
     if (!text) return;
+    if (len > ETOK_MAX_TEXT) len = ETOK_MAX_TEXT; /* keeps every index in int32 range */
     if (t->kind == ETOK_WPM) etok_wpm_encode(t, text, len, out);
     else etok_spm_encode(t, text, len, out);
 }

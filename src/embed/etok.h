@@ -124,6 +124,10 @@ size_t etok_decode_piece(const etok *t, int32_t id, char *buf, size_t cap);
 
 /* ---- encoding ---- */
 
+/* Text beyond this many bytes is ignored (models read at most a few
+ * thousand tokens; the limit keeps internal indexes small). */
+#define ETOK_MAX_TEXT ((size_t)64 << 20)
+
 /* Tokenise text[0..len) (UTF-8; invalid bytes are tolerated: sentencepiece
  * kinds see U+FFFD, bert drops them). With add_special the model's framing
  * is added: [CLS] text [SEP] for bert, bos/eos per etok_adds_bos/eos for

@@ -512,7 +512,12 @@ static int parity_setup(void **state) {
     int rc = system(tbuf_cstr(&cmd));
     tbuf_free(&cmd);
     have_parity = WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
-    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return 0; /* no sentencepiece: skip */
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+        fprintf(stderr, "etok parity tests skipped: python3-sentencepiece is not installed "
+                        "(scripts/install-deps.sh installs it)\n");
+        return 0;
+    }
+    if (!have_parity) fprintf(stderr, "tests/tools/tok_parity.py failed (status %d)\n", rc);
     return have_parity ? 0 : -1;
 }
 
