@@ -5,9 +5,11 @@
 
 Builds three tokenizers from the shared corpora and writes, into OUTDIR:
 
-  lines.txt          the test lines, one per line (UTF-8; English and
-                     Chinese corpus lines the models were not trained on,
-                     plus hand-written edge cases)
+  lines.txt          the test lines, one per line (UTF-8): ~4000 English
+                     and Chinese corpus lines the models were not trained
+                     on, 800 Japanese/Korean/German/French lines (a script
+                     and accents they never saw) and hand-written edge
+                     cases
   t5.gguf / t5.ids   a SentencePiece *unigram* model trained here with
                      Debian's python3-sentencepiece (nmt_nfkc charsmap,
                      extra-whitespace removal, user-defined symbols), stored
@@ -54,11 +56,11 @@ except ImportError:
 
 # ---------------------------------------------------------------- corpus
 
-def corpus_lines(shared):
+def corpus_lines(shared, langs=("en", "zh"), cs_notes=True):
     root = os.path.join(shared, "corpora")
-    sets = [os.path.join(root, "obsidian-help", "en"),
-            os.path.join(root, "obsidian-help", "zh"),
-            os.path.join(root, "cs-notes-zh")]
+    sets = [os.path.join(root, "obsidian-help", lang) for lang in langs]
+    if cs_notes:
+        sets.append(os.path.join(root, "cs-notes-zh"))
     out = []
     for d in sets:
         for path in sorted(glob.glob(os.path.join(d, "**", "*.md"), recursive=True)):
@@ -337,7 +339,10 @@ def main():
     held = [l for i, l in enumerate(lines) if i % 5 == 0]
     trainl = [l for i, l in enumerate(lines) if i % 5 != 0]
     step = max(1, len(held) // a.lines)
-    test = held[::step][:a.lines] + EDGE_LINES
+    # languages the models never saw: unknown characters, byte fallback,
+    # accents, Hangul (which NFD decomposes) and kana
+    foreign = corpus_lines(a.shared, ("ja", "ko", "de", "fr"), cs_notes=False)
+    test = held[::step][:a.lines] + foreign[::max(1, len(foreign) // 800)][:800] + EDGE_LINES
     with open(os.path.join(a.out, "lines.txt"), "w", encoding="utf-8", newline="\n") as fh:
         for l in test:
             assert "\n" not in l
