@@ -14,9 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <cblas.h>
+
 #include "cli/cli.h"
 #include "embed/embed.h"
 #include "embed/gguf.h"
+#include "embed/kernels.h"
 #include "util/mem.h"
 
 static const char USAGE[] =
@@ -26,10 +29,14 @@ static const char USAGE[] =
     "       trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]\n"
     "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
     "       trove model rerank FILE [--threads N] [--max-tokens N] QUERY DOC...\n"
+    "       trove model bench FILE [--threads N] [--batch B] [--tokens T] [--iters K]\n"
+    "                         [--quant-sgemm]\n"
     "\n"
     "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
-    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits).\n";
+    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits).\n"
+    "bench times open, batched embedding of B random T-token passages, a 16-token\n"
+    "query, and the machine's sgemm rate, and prints JSON.\n";
 
 static void json_str(FILE *o, const char *s)
 {
@@ -402,6 +409,151 @@ out:
     return rc;
 }
 
+/* ---- bench ---- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* OpenBLAS sgemm rate on the shape of a batched FFN product (2048 tokens,
+ * 384 -> 1536), with OpenBLAS's own threading, in GFLOP/s. */
+static double sgemm_gflops(int threads)
+{
+    const int M = 2048, N = 1536, K = 384;
+    float *a = xmalloc((size_t)M * K * sizeof *a), *b = xmalloc((size_t)N * K * sizeof *b);
+    float *c = xmalloc((size_t)M * N * sizeof *c);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)N * K; i++)
+        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    openblas_set_num_threads(threads);
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        double t = now_s() - t0;
+        if (t < best)
+            best = t;
+    }
+    openblas_set_num_threads(1);
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * M * N * K / best / 1e9;
+}
+
+static int model_bench(int argc, char **argv)
+{
+    const char *path = NULL;
+    int batch = 32, tokens = 256, iters = 3, rc;
+    embed_opts o = {.threads = 1};
+    for (int i = 2; i < argc; i++) {
+        const char *v;
+        if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
+            if ((rc = parse_int("model bench", "--threads", v, 1, 256, &o.threads)))
+                return rc;
+        } else if (cli_opt_value(argc, argv, &i, "--batch", &v)) {
+            if ((rc = parse_int("model bench", "--batch", v, 1, 4096, &batch)))
+                return rc;
+        } else if (cli_opt_value(argc, argv, &i, "--tokens", &v)) {
+            if ((rc = parse_int("model bench", "--tokens", v, 3, 1 << 16, &tokens)))
+                return rc;
+        } else if (cli_opt_value(argc, argv, &i, "--iters", &v)) {
+            if ((rc = parse_int("model bench", "--iters", v, 1, 1000, &iters)))
+                return rc;
+        } else if (strcmp(argv[i], "--quant-sgemm") == 0) {
+            kern_set_quant_via_sgemm(1);
+        } else if (argv[i][0] == '-') {
+            return cli_usage("model bench", "unknown option %s", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage("model bench", "one FILE only");
+        }
+    }
+    if (!path)
+        return cli_usage("model bench", "missing FILE");
+    double t0 = now_s();
+    trove_err e;
+    embed_model *m = embed_open(path, &o, &e);
+    double open_ms = (now_s() - t0) * 1e3;
+    if (!m)
+        return cli_error(e);
+    embed_info in;
+    embed_get_info(m, &in);
+    if (tokens > in.n_ctx)
+        tokens = (int)in.n_ctx;
+    size_t n = (size_t)batch * (size_t)tokens;
+    int32_t *ids = xmalloc(n * sizeof *ids);
+    int64_t *start = xmalloc((size_t)batch * sizeof *start), *len = xmalloc((size_t)batch * sizeof *len);
+    uint64_t x = 88172645463325252ull;
+    for (int s = 0; s < batch; s++) {
+        start[s] = (int64_t)s * tokens;
+        len[s] = tokens;
+        for (int t = 0; t < tokens; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            ids[start[s] + t] = (int32_t)(5 + x % (uint64_t)(in.n_vocab - 5));
+        }
+    }
+    float *vec = xmalloc((size_t)batch * (size_t)embed_dim(m) * sizeof *vec);
+    /* warm-up sizes the workspace and faults in the weights */
+    if ((e = embed_tokens(m, ids, start, len, (size_t)batch, vec))) {
+        embed_close(m);
+        return cli_error(e);
+    }
+    double best = 1e30;
+    for (int r = 0; r < iters && !e; r++) {
+        double t1 = now_s();
+        e = embed_tokens(m, ids, start, len, (size_t)batch, vec);
+        double t = now_s() - t1;
+        if (t < best)
+            best = t;
+    }
+    /* one 16-token query, median of 21 */
+    double lat[21];
+    int64_t qs = 0, ql = tokens < 16 ? tokens : 16;
+    for (int r = 0; r < 21 && !e; r++) {
+        double t1 = now_s();
+        e = embed_tokens(m, ids, &qs, &ql, 1, vec);
+        lat[r] = (now_s() - t1) * 1e3;
+    }
+    if (e) {
+        embed_close(m);
+        return cli_error(e);
+    }
+    for (int i = 1; i < 21; i++)
+        for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
+            double tmp = lat[j];
+            lat[j] = lat[j - 1];
+            lat[j - 1] = tmp;
+        }
+    /* matmul FLOPs per token (q, k, v, o, up, down; gated FFNs have three
+     * FFN products) plus attention scores and values */
+    double H = (double)in.n_embd, F = (double)in.n_ff, Tq = (double)tokens;
+    double qkv = H * (double)in.head_dim * (double)(in.n_head + 2 * in.n_head_kv);
+    double ffn = (strcmp(in.arch, "gemma-embedding") == 0 ? 3.0 : 2.0) * H * F;
+    double att = 2.0 * Tq * (double)in.head_dim * (double)in.n_head;
+    double flop_tok = 2.0 * (qkv + H * (double)in.head_dim * (double)in.n_head + ffn + att) *
+                      (double)in.n_layer;
+    double tps = (double)n / best;
+    double sg = sgemm_gflops(o.threads);
+    printf("{\"model\":");
+    json_str(stdout, model_name(m, path));
+    printf(",\"threads\":%d,\"batch\":%d,\"tokens\":%d,\"open_ms\":%.2f,\"tokens_per_s\":%.0f,"
+           "\"gflops\":%.1f,\"sgemm_gflops\":%.1f,\"pct_of_sgemm\":%.0f,\"query16_ms\":%.2f}\n",
+           in.threads, batch, tokens, open_ms, tps, tps * flop_tok / 1e9, sg,
+           100.0 * tps * flop_tok / 1e9 / sg, lat[10]);
+    free(ids);
+    free(start);
+    free(len);
+    free(vec);
+    embed_close(m);
+    return EXIT_OK;
+}
+
 int cmd_model(cli *c, int argc, char **argv)
 {
     (void)c;
@@ -422,5 +574,7 @@ int cmd_model(cli *c, int argc, char **argv)
         return model_embed(argc, argv);
     if (strcmp(argv[1], "rerank") == 0)
         return model_rerank(argc, argv);
+    if (strcmp(argv[1], "bench") == 0)
+        return model_bench(argc, argv);
     return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank)", argv[1]);
 }

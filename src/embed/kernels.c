@@ -1,4 +1,13 @@
 /* kernels — see kernels.h. */
+
+/* Let gcc turn float clamps and selects into SIMD min/max/blend: nothing in
+ * this file produces or tests NaN/Inf on purpose (masked attention entries
+ * are zeroed, not -inf), and it enables no reassociation, so results stay
+ * bit-reproducible. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("finite-math-only", "no-signed-zeros")
+#endif
+
 #include "embed/kernels.h"
 
 #include <cblas.h>
@@ -16,6 +25,9 @@
 #define KERN_NB 64
 /* Rows per task for row-wise operations. */
 #define KERN_RB 32
+/* Products with at least 2 * KERN_MB rows are split by rows instead of
+ * columns, so each task packs only its own activations. */
+#define KERN_MB 256
 /* Below this many elements a row-wise operation runs on the calling thread:
  * waking the pool costs more than the work. */
 #define KERN_SMALL (1 << 15)
@@ -228,6 +240,35 @@ static void linear_task_float(void *ctx, int task, int tid)
     linear_bias(j, o0, nb);
 }
 
+/* Rows [t0, t0 + nt) of the product, all columns (large batches). */
+static void linear_task_rows(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    int64_t t0 = (int64_t)task * KERN_MB;
+    int64_t nt = j->T - t0 < KERN_MB ? j->T - t0 : KERN_MB;
+    const float *B;
+    if (w->type == GGML_TYPE_F32) {
+        B = w->data;
+    } else {
+        /* Dequantised once per row block: O(n_in * n_out) against the
+         * product's O(KERN_MB * n_in * n_out). */
+        float *tmp = kpool_scratch(j->p, tid, (size_t)(w->n_out * w->n_in) * sizeof(float));
+        for (int64_t o = 0; o < w->n_out; o++)
+            quant_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)o * j->w_row,
+                                 tmp + o * w->n_in, w->n_in);
+        B = tmp;
+    }
+    float *Y = j->Y + t0 * j->ldy;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
+                (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx, B, (blasint)w->n_in,
+                0.0f, Y, (blasint)j->ldy);
+    if (j->bias)
+        for (int64_t t = 0; t < nt; t++)
+            for (int64_t o = 0; o < w->n_out; o++)
+                Y[t * j->ldy + o] += j->bias[o];
+}
+
 static void act_task(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
@@ -268,7 +309,10 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
     bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
                     w->type == GGML_TYPE_BF16;
     if (is_float || atomic_load(&quant_via_sgemm)) {
-        kpool_run(p, n_tasks, linear_task_float, &j);
+        if (T >= 2 * KERN_MB)
+            kpool_run(p, (int)((T + KERN_MB - 1) / KERN_MB), linear_task_rows, &j);
+        else
+            kpool_run(p, n_tasks, linear_task_float, &j);
         return;
     }
     j.act_row = quant_act_row_size(w->type, w->n_in);
@@ -374,11 +418,46 @@ void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int6
     rows_run(p, &j);
 }
 
+/* Vectorisable elementary functions. libm's expf/erff/tanhf are scalar
+ * calls and were a quarter of the run time; these are plain arithmetic that
+ * gcc turns into SIMD, accurate to a few float ulps (exp: relative 2e-7;
+ * erf: absolute 1.5e-7, Abramowitz & Stegun 7.1.26), far inside the
+ * engine's 1e-4 tolerance. They are deterministic like everything here. */
+static inline float fexp(float x)
+{
+    const float magic = 12582912.0f; /* 1.5 * 2^23: float add rounds to an integer */
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    float t = x * 1.44269504088896341f + magic;
+    union { float f; int32_t i; } u = {.f = t}, m = {.f = magic}, sc;
+    int32_t n = u.i - m.i;
+    float fn = t - magic;
+    float r = x - fn * 0.693359375f - fn * -2.12194440e-4f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f + r * (4.1666668e-2f +
+                                       r * (8.3333338e-3f + r * 1.3888889e-3f)))));
+    sc.i = (n + 127) << 23;
+    return p * sc.f;
+}
+
+static inline float ferf(float x)
+{
+    float a = fabsf(x);
+    float t = 1.0f / (1.0f + 0.3275911f * a);
+    float y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t) + 1.421413741f) * t -
+                       0.284496736f) * t + 0.254829592f) * t * fexp(-a * a);
+    return copysignf(y, x);
+}
+
+static inline float ftanh(float x)
+{
+    x = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x;
+    return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f);
+}
+
 static void gelu_erf_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     for (int64_t i = 0; i < j->n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
+        x[i] = 0.5f * x[i] * (1.0f + ferf(x[i] * 0.70710678118654752f));
 }
 
 void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
@@ -387,16 +466,13 @@ void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
     rows_run(p, &j);
 }
 
-static float gelu_tanh1(float x)
-{
-    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
-    return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
-}
-
 static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
 {
-    for (int64_t i = 0; i < j->n; i++)
-        x[i] = gelu_tanh1(x[i]) * y[i];
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    for (int64_t i = 0; i < j->n; i++) {
+        float v = x[i];
+        x[i] = 0.5f * v * (1.0f + ftanh(c * (v + 0.044715f * v * v * v))) * y[i];
+    }
 }
 
 void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
@@ -410,7 +486,7 @@ void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int
 void kern_tanh(float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        x[i] = tanhf(x[i]);
+        x[i] = ftanh(x[i]);
 }
 
 void kern_scale(float *x, int64_t n, float s)
@@ -419,21 +495,38 @@ void kern_scale(float *x, int64_t n, float s)
         x[i] *= s;
 }
 
+/* Max and sum use 8 independent lanes combined in a fixed order, so gcc
+ * can vectorise them without reassociating anything. */
 void kern_softmax(float *x, int64_t n)
 {
     if (n <= 0)
         return;
-    float mx = x[0];
-    for (int64_t i = 1; i < n; i++)
-        if (x[i] > mx)
-            mx = x[i];
-    double sum = 0;
-    for (int64_t i = 0; i < n; i++) {
-        x[i] = expf(x[i] - mx);
-        sum += x[i];
+    float mx8[8], s8[8];
+    for (int l = 0; l < 8; l++) {
+        mx8[l] = x[0];
+        s8[l] = 0.0f;
     }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            mx8[l] = x[i + l] > mx8[l] ? x[i + l] : mx8[l];
+    float mx = mx8[0];
+    for (int l = 1; l < 8; l++)
+        mx = mx8[l] > mx ? mx8[l] : mx;
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (i = 0; i < n; i++)
+        x[i] = fexp(x[i] - mx);
+    for (i = 0; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            s8[l] += x[i + l];
+    double sum = 0;
+    for (int l = 0; l < 8; l++)
+        sum += s8[l];
+    for (; i < n; i++)
+        sum += x[i];
     float inv = (float)(1.0 / sum);
-    for (int64_t i = 0; i < n; i++)
+    for (i = 0; i < n; i++)
         x[i] *= inv;
 }
 
