@@ -18,9 +18,12 @@
  *            vocabulary has them (Gemma, EmbeddingGemma), else unknown.
  *
  * The sentencepiece behaviours are those of the sentencepiece library
- * (unigram optimised Viterbi, BPE agenda with left-most tie break, byte
- * fallback of unknown pieces); tests/tools/tok_parity.py checks trove's ids
- * against it.
+ * (unigram optimised Viterbi with its double-precision path scores, BPE
+ * agenda with left-most tie break, byte fallback of unknown pieces, runs
+ * of unknown pieces merged into one when there is no byte fallback);
+ * tests/unit/test_etok.c with tests/tools/tok_parity.py checks trove's ids
+ * against sentencepiece's on thousands of lines. Byte fallback is on when
+ * the vocabulary has BYTE pieces (GGUF does not record the flag).
  *
  * Memory: an etok copies everything it needs (pieces, scores, charsmap), so
  * the gguf_file or etok_vocab it was built from may be freed right after.
