@@ -267,8 +267,13 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
             t->byte_id[byte] = (int32_t)i;
         if (!matchable(t->type[i]) || t->plen[i] == 0) continue;
         if (t->plen[i] > t->max_len) t->max_len = t->plen[i];
-        if (t->type[i] == ETOK_T_USER_DEFINED && t->plen[i] > t->max_user_len)
-            t->max_user_len = t->plen[i];
+        if (t->type[i] == ETOK_T_USER_DEFINED) {
+            uint32_t n = t->plen[i];
+            uint8_t c = (uint8_t)t->arena[t->off[i]];
+            if (n > t->max_user_len) t->max_user_len = n;
+            t->user_first[c >> 6] |= 1ull << (c & 63);
+            if (n <= 64) t->user_lens |= 1ull << (n - 1);
+        }
         if (t->type[i] == ETOK_T_NORMAL) {
             if (t->score[i] < t->min_score) t->min_score = t->score[i];
             if (t->score[i] > t->max_score) t->max_score = t->score[i];

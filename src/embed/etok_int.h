@@ -22,6 +22,11 @@ struct etok {
     uint32_t mask;
     uint32_t max_len;      /* longest matchable piece, bytes */
     uint32_t max_user_len; /* longest USER_DEFINED piece, 0 if none */
+    /* Quick rejection for user-defined matching, which runs at every
+     * position: the first bytes USER_DEFINED pieces start with, and their
+     * lengths (bit k-1 for length k <= 64; longer ones always probed). */
+    uint64_t user_first[4];
+    uint64_t user_lens;
     float min_score, max_score; /* over NORMAL pieces (unigram) */
     int32_t byte_id[256];  /* <0xNN> BYTE pieces, -1 when absent */
     etok_special sp;

@@ -91,11 +91,14 @@ static size_t charsmap_match(const etok *t, const uint8_t *s, size_t n, const ch
 
 /* Longest USER_DEFINED piece that prefixes s; 0 if none. */
 static size_t user_match(const etok *t, const char *s, size_t n) {
-    if (!t->max_user_len) return 0;
+    if (!t->max_user_len || n == 0) return 0;
+    uint8_t c = (uint8_t)s[0];
+    if (!(t->user_first[c >> 6] >> (c & 63) & 1)) return 0;
     size_t lim = n < t->max_user_len ? n : t->max_user_len, best = 0;
     uint32_t h = ETOK_HASH_INIT;
     for (size_t k = 0; k < lim; k++) {
         h = etok_hash_step(h, (uint8_t)s[k]);
+        if (k < 64 && !(t->user_lens >> k & 1)) continue;
         int32_t id = etok_lookup_h(t, s, k + 1, h);
         if (id >= 0 && t->type[id] == ETOK_T_USER_DEFINED) best = k + 1;
     }
