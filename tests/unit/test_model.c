@@ -1,0 +1,551 @@
+/* Tests of the embedding engine's kernels and of embed.h on small
+ * random-weight models written by tests/tools/make_models.py, checked
+ * against the numpy reference (tests/tools/ref_forward.py) it stores next
+ * to each model. The CLI-level and MiniLM-shaped checks are in
+ * tests/e2e/test_model_*.py. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "embed/embed.h"
+#include "embed/gguf.h"
+#include "embed/kernels.h"
+#include "embed/model.h"
+#include "embed/quant.h"
+
+static char models[512];
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static float frand(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static void fill(float *x, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = frand() * scale;
+}
+
+/* ---- kernels ---- */
+
+static void naive_linear(const float *X, int64_t T, const float *W, int64_t n_in, int64_t n_out,
+                         const float *b, double *Y)
+{
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t o = 0; o < n_out; o++) {
+            double s = b ? b[o] : 0;
+            for (int64_t i = 0; i < n_in; i++)
+                s += (double)X[t * n_in + i] * W[o * n_in + i];
+            Y[t * n_out + o] = s;
+        }
+}
+
+static void check_linear(ggml_type type, int64_t T, int64_t n_in, int64_t n_out, double tol)
+{
+    float *W = malloc((size_t)(n_in * n_out) * sizeof *W), *X = malloc((size_t)(T * n_in) * sizeof *X);
+    float *b = malloc((size_t)n_out * sizeof *b);
+    fill(W, (size_t)(n_in * n_out), 0.1f);
+    fill(X, (size_t)(T * n_in), 1.0f);
+    fill(b, (size_t)n_out, 0.5f);
+    size_t row = quant_row_size(type, n_in);
+    uint8_t *q = malloc(row * (size_t)n_out);
+    for (int64_t o = 0; o < n_out; o++)
+        quant_quantize_row(type, W + o * n_in, q + (size_t)o * row, n_in);
+    float *Wd = malloc((size_t)(n_in * n_out) * sizeof *Wd); /* what the file holds */
+    for (int64_t o = 0; o < n_out; o++)
+        quant_dequantize_row(type, q + (size_t)o * row, Wd + o * n_in, n_in);
+    double *want = malloc((size_t)(T * n_out) * sizeof *want);
+    naive_linear(X, T, Wd, n_in, n_out, b, want);
+    kmat m = {.type = type, .n_in = n_in, .n_out = n_out, .data = q, .name = "w"};
+    float *y1 = malloc((size_t)(T * n_out) * sizeof *y1), *y3 = malloc((size_t)(T * n_out) * sizeof *y3);
+    kpool *p1 = kpool_new(1), *p3 = kpool_new(3);
+    kern_linear(p1, &m, b, X, n_in, T, y1, n_out);
+    kern_linear(p3, &m, b, X, n_in, T, y3, n_out);
+    double err = 0, scale = 0;
+    for (int64_t i = 0; i < T * n_out; i++) {
+        err = fmax(err, fabs(y1[i] - want[i]));
+        scale = fmax(scale, fabs(want[i]));
+    }
+    if (err > tol * (1 + scale))
+        fail_msg("%s T=%lld %lldx%lld: max error %g (scale %g)", quant_type_name(type),
+                 (long long)T, (long long)n_in, (long long)n_out, err, scale);
+    assert_memory_equal(y1, y3, (size_t)(T * n_out) * sizeof *y1);
+    kpool_free(p1);
+    kpool_free(p3);
+    free(W), free(X), free(b), free(q), free(Wd), free(want), free(y1), free(y3);
+}
+
+static void test_linear(void **state)
+{
+    (void)state;
+    check_linear(GGML_TYPE_F32, 5, 64, 200, 1e-5);
+    check_linear(GGML_TYPE_F32, 600, 96, 70, 1e-5); /* row-split path */
+    check_linear(GGML_TYPE_F16, 7, 64, 130, 1e-5);
+    check_linear(GGML_TYPE_BF16, 600, 64, 40, 1e-5);
+    /* int8 paths quantise the activations too */
+    check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 2e-2);
+    check_linear(GGML_TYPE_Q4_0, 3, 64, 65, 2e-2);
+    check_linear(GGML_TYPE_Q4_K, 4, 256, 66, 2e-2);
+    check_linear(GGML_TYPE_Q5_K, 4, 256, 64, 2e-2);
+    check_linear(GGML_TYPE_Q6_K, 2, 512, 3, 2e-2);
+    kern_set_quant_via_sgemm(1);
+    check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 1e-5);
+    check_linear(GGML_TYPE_Q4_K, 520, 256, 10, 1e-5);
+    kern_set_quant_via_sgemm(0);
+}
+
+static void test_rowops(void **state)
+{
+    (void)state;
+    enum { R = 40, N = 70 };
+    float x[R * N], w[N], b[N];
+    fill(x, R * N, 3.0f);
+    fill(w, N, 1.0f);
+    fill(b, N, 1.0f);
+    float y[R * N];
+    memcpy(y, x, sizeof x);
+    kpool *p = kpool_new(2);
+    kern_layernorm(p, y, R, N, N, w, b, 1e-5f);
+    for (int r = 0; r < R; r++) {
+        double m = 0, v = 0;
+        for (int i = 0; i < N; i++)
+            m += x[r * N + i];
+        m /= N;
+        for (int i = 0; i < N; i++)
+            v += (x[r * N + i] - m) * (x[r * N + i] - m);
+        v /= N;
+        for (int i = 0; i < N; i++)
+            assert_true(fabs(y[r * N + i] - ((x[r * N + i] - m) / sqrt(v + 1e-5) * w[i] + b[i])) < 1e-5);
+    }
+    memcpy(y, x, sizeof x);
+    kern_rmsnorm(p, y, R, N, N, w, 1e-6f);
+    for (int r = 0; r < R; r++) {
+        double ss = 0;
+        for (int i = 0; i < N; i++)
+            ss += (double)x[r * N + i] * x[r * N + i];
+        for (int i = 0; i < N; i++)
+            assert_true(fabs(y[r * N + i] - x[r * N + i] / sqrt(ss / N + 1e-6) * w[i]) < 1e-5);
+    }
+    /* activations over a wide range, against libm */
+    float g[R * N], u[R * N];
+    for (int i = 0; i < R * N; i++)
+        g[i] = u[i] = (float)(i - R * N / 2) / 200.0f;
+    kern_gelu_erf(p, g, R, N, N);
+    for (int i = 0; i < R * N; i++) {
+        double v = u[i];
+        assert_true(fabs(g[i] - 0.5 * v * (1 + erf(v / sqrt(2.0)))) < 2e-6);
+    }
+    float ones[R * N];
+    for (int i = 0; i < R * N; i++) {
+        g[i] = u[i];
+        ones[i] = 1.0f;
+    }
+    kern_gelu_tanh_mul(p, g, N, ones, N, R, N);
+    for (int i = 0; i < R * N; i++) {
+        double v = u[i];
+        double want = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        assert_true(fabs(g[i] - want) < 2e-6);
+    }
+    /* softmax of large-range scores */
+    float s[37];
+    double sum = 0, mx = -1e30;
+    for (int i = 0; i < 37; i++) {
+        s[i] = frand() * 60.0f;
+        mx = fmax(mx, s[i]);
+    }
+    float s0[37];
+    memcpy(s0, s, sizeof s);
+    kern_softmax(s, 37);
+    for (int i = 0; i < 37; i++)
+        sum += exp(s0[i] - mx);
+    for (int i = 0; i < 37; i++)
+        assert_true(fabs(s[i] - exp(s0[i] - mx) / sum) < 1e-6);
+    kpool_free(p);
+}
+
+static void test_rope_and_attention(void **state)
+{
+    (void)state;
+    enum { T = 11, NH = 4, NKV = 2, D = 8 };
+    float tab[T * D];
+    kern_rope_table(tab, T, D, 10000.0);
+    float q[T * NH * D], k[T * NKV * D], v[T * NKV * D], o1[T * NH * D], o2[T * NH * D];
+    fill(q, T * NH * D, 1.0f);
+    fill(k, T * NKV * D, 1.0f);
+    fill(v, T * NKV * D, 1.0f);
+    float q0[T * NH * D];
+    memcpy(q0, q, sizeof q);
+    int32_t pos[T];
+    for (int t = 0; t < T; t++)
+        pos[t] = t;
+    kern_rope_neox(q, T, NH * D, NH, D, pos, tab);
+    /* pair (i, i + D/2) of head h at position t rotated by t * 10000^(-2i/D) */
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < D / 2; i++) {
+                double th = t * pow(10000.0, -2.0 * i / D);
+                const float *a = q0 + t * NH * D + h * D;
+                const float *r = q + t * NH * D + h * D;
+                assert_true(fabs(r[i] - (a[i] * cos(th) - a[i + D / 2] * sin(th))) < 1e-5);
+                assert_true(fabs(r[i + D / 2] - (a[i] * sin(th) + a[i + D / 2] * cos(th))) < 1e-5);
+            }
+    /* two sequences (5 and 6 tokens), window 4 (sees |i - j| <= 2) */
+    int64_t start[2] = {0, 5}, len[2] = {5, 6};
+    kattn a = {.n_head = NH, .n_head_kv = NKV, .head_dim = D, .scale = 0.5f, .window = 4};
+    kpool *p1 = kpool_new(1), *p2 = kpool_new(2);
+    kern_attention(p1, &a, q, NH * D, k, v, NKV * D, o1, NH * D, start, len, 2);
+    kern_attention(p2, &a, q, NH * D, k, v, NKV * D, o2, NH * D, start, len, 2);
+    assert_memory_equal(o1, o2, sizeof o1);
+    for (int s = 0; s < 2; s++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < len[s]; i++) {
+                double w[T], tot = 0, mx = -1e30;
+                int kh = h / (NH / NKV);
+                for (int j = 0; j < len[s]; j++) {
+                    double d = 0;
+                    for (int e = 0; e < D; e++)
+                        d += (double)q[(start[s] + i) * NH * D + h * D + e] *
+                             k[(start[s] + j) * NKV * D + kh * D + e];
+                    w[j] = abs(i - j) <= 2 ? d * 0.5 : -1e300;
+                    mx = fmax(mx, w[j]);
+                }
+                for (int j = 0; j < len[s]; j++) {
+                    w[j] = abs(i - j) <= 2 ? exp(w[j] - mx) : 0;
+                    tot += w[j];
+                }
+                for (int e = 0; e < D; e++) {
+                    double want = 0;
+                    for (int j = 0; j < len[s]; j++)
+                        want += w[j] / tot * v[(start[s] + j) * NKV * D + kh * D + e];
+                    assert_true(fabs(o1[(start[s] + i) * NH * D + h * D + e] - want) < 1e-5);
+                }
+            }
+    kpool_free(p1);
+    kpool_free(p2);
+}
+
+typedef struct sum_ctx {
+    long out[1000];
+} sum_ctx;
+
+static void sum_task(void *ctx, int task, int tid)
+{
+    sum_ctx *c = ctx;
+    (void)tid;
+    c->out[task] = (long)task * task;
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 4; n++) {
+        kpool *p = kpool_new(n);
+        assert_int_equal(kpool_threads(p), n);
+        for (int rep = 0; rep < 50; rep++) {
+            sum_ctx c = {{0}};
+            kpool_run(p, 1000, sum_task, &c);
+            for (int i = 0; i < 1000; i++)
+                assert_int_equal(c.out[i], (long)i * i);
+        }
+        for (int t = 0; t < n; t++) {
+            void *s = kpool_scratch(p, t, 1000 + (size_t)t);
+            assert_true(((uintptr_t)s & 63) == 0);
+            memset(s, 1, 1000);
+        }
+        kpool_free(p);
+    }
+}
+
+/* ---- models ---- */
+
+static int setup_models(void **state)
+{
+    (void)state;
+    const char *src = getenv("TROVE_SOURCE_DIR");
+    if (!src)
+        src = ".";
+    snprintf(models, sizeof models, "/tmp/trove-test-model-XXXXXX");
+    if (!mkdtemp(models))
+        return -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/tools/make_models.py %s", src, models);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown_models(void **state)
+{
+    (void)state;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", models);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *mpath(const char *name, const char *ext)
+{
+    static char buf[4][700];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s%s", models, name, ext);
+    return buf[k];
+}
+
+typedef struct request {
+    int32_t *ids;
+    int64_t *start, *len;
+    size_t n, n_ids;
+    double *want; /* n x dim */
+    size_t dim;
+} request;
+
+static void load_request(const char *name, const char *refname, request *r)
+{
+    json_error_t je;
+    json_t *req = json_load_file(mpath(name, ".req.json"), 0, &je);
+    json_t *ref = json_load_file(mpath(refname, ".ref.json"), 0, &je);
+    assert_non_null(req);
+    assert_non_null(ref);
+    json_t *seqs = json_object_get(req, "seqs"), *vecs = json_object_get(ref, "vectors");
+    memset(r, 0, sizeof *r);
+    r->n = json_array_size(seqs);
+    r->start = calloc(r->n, sizeof *r->start);
+    r->len = calloc(r->n, sizeof *r->len);
+    for (size_t i = 0; i < r->n; i++)
+        r->n_ids += json_array_size(json_array_get(seqs, i));
+    r->ids = calloc(r->n_ids, sizeof *r->ids);
+    size_t off = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        json_t *s = json_array_get(seqs, i);
+        r->start[i] = (int64_t)off;
+        r->len[i] = (int64_t)json_array_size(s);
+        for (size_t j = 0; j < json_array_size(s); j++)
+            r->ids[off++] = (int32_t)json_integer_value(json_array_get(s, j));
+    }
+    r->dim = json_array_size(json_array_get(vecs, 0));
+    r->want = calloc(r->n * r->dim, sizeof *r->want);
+    for (size_t i = 0; i < r->n; i++)
+        for (size_t j = 0; j < r->dim; j++)
+            r->want[i * r->dim + j] = json_number_value(json_array_get(json_array_get(vecs, i), j));
+    json_decref(req);
+    json_decref(ref);
+}
+
+static void free_request(request *r)
+{
+    free(r->ids), free(r->start), free(r->len), free(r->want);
+}
+
+static float *run_model(const char *name, const request *r, int threads)
+{
+    embed_opts o = {.threads = threads};
+    trove_err e;
+    embed_model *m = embed_open(mpath(name, ".gguf"), &o, &e);
+    if (!m)
+        fail_msg("open %s: %s", name, trove_errmsg());
+    assert_int_equal(embed_dim(m), (int)r->dim);
+    float *v = calloc(r->n * r->dim, sizeof *v);
+    e = embed_tokens(m, r->ids, r->start, r->len, r->n, v);
+    if (e)
+        fail_msg("embed %s: %s", name, trove_errmsg());
+    embed_close(m);
+    return v;
+}
+
+static void test_float_models(void **state)
+{
+    (void)state;
+    const char *names[] = {"bert_f32", "bert_f16", "bert_fused_cls", "bert_last", "gemma_f32"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        request r;
+        load_request(names[k], names[k], &r);
+        float *v1 = run_model(names[k], &r, 1);
+        float *v2 = run_model(names[k], &r, 2);
+        double err = 0;
+        for (size_t i = 0; i < r.n * r.dim; i++)
+            err = fmax(err, fabs(v1[i] - r.want[i]));
+        if (err > 1e-4)
+            fail_msg("%s: max abs error %g", names[k], err);
+        assert_memory_equal(v1, v2, r.n * r.dim * sizeof *v1);
+        free(v1), free(v2);
+        free_request(&r);
+    }
+}
+
+static void test_quantized_models(void **state)
+{
+    (void)state;
+    struct { const char *name, *ref; double min_cos; } cases[] = {
+        {"bert_q8", "bert_f32", 0.999}, {"gemma_q8", "gemma_f32", 0.999},
+        {"bert256_q4_k", "bert256_f32", 0.99}, {"bert_q40", "bert_q40", 0.9995},
+        {"bert256_q6_k", "bert256_q6_k", 0.9995},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        request r;
+        load_request(cases[k].name, cases[k].ref, &r);
+        float *v1 = run_model(cases[k].name, &r, 1);
+        float *v3 = run_model(cases[k].name, &r, 3);
+        for (size_t i = 0; i < r.n; i++) {
+            double d = 0, a = 0, b = 0;
+            for (size_t j = 0; j < r.dim; j++) {
+                d += v1[i * r.dim + j] * r.want[i * r.dim + j];
+                a += (double)v1[i * r.dim + j] * v1[i * r.dim + j];
+                b += r.want[i * r.dim + j] * r.want[i * r.dim + j];
+            }
+            if (d / sqrt(a * b) < cases[k].min_cos)
+                fail_msg("%s vs %s: sequence %zu cosine %.6f", cases[k].name, cases[k].ref, i,
+                         d / sqrt(a * b));
+        }
+        assert_memory_equal(v1, v3, r.n * r.dim * sizeof *v1);
+        free(v1), free(v3);
+        free_request(&r);
+    }
+}
+
+static void test_api(void **state)
+{
+    (void)state;
+    trove_err e;
+    embed_opts o = {.threads = 2, .dim = 16};
+    embed_model *m = embed_open(mpath("gemma_f32", ".gguf"), &o, &e);
+    assert_non_null(m);
+    assert_int_equal(embed_dim(m), 16);
+    embed_info in;
+    embed_get_info(m, &in);
+    assert_string_equal(in.arch, "gemma-embedding");
+    assert_string_equal(in.query_prompt, "task: search result | query: ");
+    assert_int_equal(in.dim_native, 64);
+    const char *texts[] = {"the search index", "", "vault note with code"};
+    float q[3 * 16], d[3 * 16], again[3 * 16];
+    assert_int_equal(embed_texts(m, texts, 3, EMBED_QUERY, q), TROVE_OK);
+    assert_int_equal(embed_texts(m, texts, 3, EMBED_DOCUMENT, d), TROVE_OK);
+    assert_int_equal(embed_texts(m, texts, 3, EMBED_QUERY, again), TROVE_OK);
+    assert_memory_equal(q, again, sizeof q);
+    assert_memory_not_equal(q, d, sizeof q); /* prompts differ */
+    for (int i = 0; i < 3; i++) {
+        double n = 0;
+        for (int j = 0; j < 16; j++)
+            n += (double)q[i * 16 + j] * q[i * 16 + j];
+        assert_true(fabs(n - 1) < 1e-5);
+    }
+    float s;
+    assert_int_equal(embed_rerank(m, "q", texts, 1, &s), TROVE_EINVAL);
+    embed_close(m);
+
+    /* prompts are overridable */
+    embed_opts o2 = {.threads = 1, .query_prompt = "", .doc_prompt = ""};
+    m = embed_open(mpath("gemma_f32", ".gguf"), &o2, &e);
+    assert_non_null(m);
+    float a[64], b[64];
+    assert_int_equal(embed_texts(m, texts, 1, EMBED_QUERY, a), TROVE_OK);
+    assert_int_equal(embed_texts(m, texts, 1, EMBED_DOCUMENT, b), TROVE_OK);
+    assert_memory_equal(a, b, sizeof a);
+    embed_close(m);
+
+    /* reranker */
+    m = embed_open(mpath("rerank_f32", ".gguf"), NULL, &e);
+    assert_non_null(m);
+    const char *docs[] = {"fast local search", "token data", "the model ranks text"};
+    float sc[3], sc2[3];
+    assert_int_equal(embed_rerank(m, "search", docs, 3, sc), TROVE_OK);
+    assert_int_equal(embed_rerank(m, "search", docs, 3, sc2), TROVE_OK);
+    assert_memory_equal(sc, sc2, sizeof sc);
+    assert_true(sc[0] != sc[1]);
+    assert_int_equal(embed_texts(m, docs, 1, EMBED_DOCUMENT, a), TROVE_EINVAL);
+    embed_close(m);
+}
+
+static void test_pool_none(void **state)
+{
+    (void)state;
+    gguf_file *f;
+    assert_int_equal(gguf_open(mpath("bert_fused_cls", ".gguf"), &f), TROVE_OK);
+    emodel *m;
+    assert_int_equal(emodel_load(f, &m), TROVE_OK);
+    int32_t ids[] = {2, 7, 8, 9, 3, 2, 10, 3};
+    int64_t start[] = {0, 5}, len[] = {5, 3};
+    emodel_batch b = {.ids = ids, .start = start, .len = len, .n_seq = 2};
+    int64_t H = emodel_hp(m)->n_embd;
+    float *all = calloc((size_t)(8 * H), sizeof *all), *cls = calloc((size_t)(2 * H), sizeof *cls);
+    kpool *p = kpool_new(2);
+    assert_int_equal(emodel_forward(m, p, &b, EMODEL_POOL_NONE, all), TROVE_OK);
+    assert_int_equal(emodel_forward(m, p, &b, EMODEL_POOL_CLS, cls), TROVE_OK);
+    assert_memory_equal(all, cls, (size_t)H * sizeof *all);
+    assert_memory_equal(all + 5 * H, cls + H, (size_t)H * sizeof *all);
+    /* bad input */
+    int32_t bad[] = {2, 100000, 3};
+    int64_t bs[] = {0}, bl[] = {3}, zero[] = {0};
+    emodel_batch bb = {.ids = bad, .start = bs, .len = bl, .n_seq = 1};
+    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, cls), TROVE_EINVAL);
+    bb.len = zero;
+    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, cls), TROVE_EINVAL);
+    kpool_free(p);
+    free(all), free(cls);
+    emodel_free(m);
+    gguf_close(f);
+}
+
+static void test_broken(void **state)
+{
+    (void)state;
+    struct { const char *name; trove_err code; const char *msg; } cases[] = {
+        {"bad_shape", TROVE_ECORRUPT, "blk.1.attn_q.weight has shape [64, 96], expected [64, 64]"},
+        {"bad_missing", TROVE_ECORRUPT, "blk.0.attn_q.weight is missing"},
+        {"bad_arch", TROVE_EUNSUPPORTED, "unsupported architecture 'mamba'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        trove_err e = TROVE_OK;
+        embed_model *m = embed_open(mpath(cases[k].name, ".gguf"), NULL, &e);
+        assert_null(m);
+        assert_int_equal(e, cases[k].code);
+        if (!strstr(trove_errmsg(), cases[k].msg))
+            fail_msg("%s: message '%s'", cases[k].name, trove_errmsg());
+    }
+    trove_err e = TROVE_OK;
+    assert_null(embed_open(mpath("does_not_exist", ".gguf"), NULL, &e));
+    assert_int_not_equal(e, TROVE_OK);
+    /* every truncation of a model fails cleanly */
+    FILE *fp = fopen(mpath("gemma_f32", ".gguf"), "rb");
+    assert_non_null(fp);
+    static unsigned char buf[1 << 21];
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    size_t cuts[] = {0, 8, 24, 100, 1000, n / 3, n - 1};
+    for (size_t k = 0; k < sizeof cuts / sizeof *cuts; k++) {
+        const char *p = mpath("cut", ".gguf");
+        fp = fopen(p, "wb");
+        fwrite(buf, 1, cuts[k], fp);
+        fclose(fp);
+        assert_null(embed_open(p, NULL, &e));
+        assert_int_not_equal(e, TROVE_OK);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest kernels[] = {
+        cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_rowops),
+        cmocka_unit_test(test_rope_and_attention),
+    };
+    const struct CMUnitTest model_tests[] = {
+        cmocka_unit_test(test_float_models),
+        cmocka_unit_test(test_quantized_models),
+        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_pool_none),
+        cmocka_unit_test(test_broken),
+    };
+    int rc = cmocka_run_group_tests_name("kernels", kernels, NULL, NULL);
+    rc += cmocka_run_group_tests_name("models", model_tests, setup_models, teardown_models);
+    return rc;
+}
