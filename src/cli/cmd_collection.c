@@ -83,9 +83,16 @@ static int collection_add(int argc, char **argv)
         free(default_name);
         goto out;
     }
+    const config_collection *same = NULL;
+    for (size_t i = 0; i < cfg.n_collections; i++)
+        if (strcmp(cfg.collections[i].path, abs) == 0)
+            same = &cfg.collections[i];
     if (config_find_collection(&cfg, name)) {
         fprintf(stderr, "trove: a collection named '%s' already exists; pick another with "
                         "--name\n", name);
+        rc = EXIT_ERR;
+    } else if (same) {
+        fprintf(stderr, "trove: %s is already collection '%s'\n", abs, same->name);
         rc = EXIT_ERR;
     } else {
         config_add_collection(&cfg, name, abs, masks, n_masks, excludes, n_excludes);
@@ -180,6 +187,18 @@ static int collection_remove(cli *c, int argc, char **argv)
         fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", argv[2]);
         config_free(&cfg);
         return EXIT_ERR;
+    }
+    /* contexts of the collection go with it */
+    for (size_t i = 0; i < cfg.n_contexts;) {
+        const char *t = cfg.contexts[i].target;
+        size_t nl = strlen(argv[2]);
+        if (strncmp(t, argv[2], nl) == 0 && (t[nl] == '\0' || t[nl] == '/')) {
+            char *target = xstrdup(t);
+            config_remove_context(&cfg, target);
+            free(target);
+        } else {
+            i++;
+        }
     }
     rc = index_apply(c, argv[2], NULL);
     if (rc == EXIT_OK) {

@@ -94,8 +94,17 @@ static int lookup_indexed_path(store *st, const char *rel, located *out)
 static int locate(const config *cfg, store *st, const char *arg, located *out)
 {
     memset(out, 0, sizeof *out);
-    if (arg[0] == '#')
-        return st ? lookup_docid(st, arg + 1, out) : EXIT_ERR;
+    if (arg[0] == '#') {
+        if (strlen(arg + 1) < 4) {
+            fprintf(stderr, "trove: '%s': give at least 4 hex digits of a docid\n", arg);
+            return EXIT_ERR;
+        }
+        if (!st) {
+            fprintf(stderr, "trove: no index yet; run `trove update` first\n");
+            return EXIT_ERR;
+        }
+        return lookup_docid(st, arg + 1, out);
+    }
     for (size_t i = 0; i < cfg->n_collections && !out->root; i++) {
         const config_collection *col = &cfg->collections[i];
         size_t nl = strlen(col->name);
@@ -128,8 +137,12 @@ static int locate(const config *cfg, store *st, const char *arg, located *out)
     tbuf_printf(&full, "%s/%s", out->root, out->rel);
     char real[PATH_MAX], root_real[PATH_MAX];
     int rc = EXIT_OK;
+    struct stat sb;
     if (!realpath(full.data, real)) {
         fprintf(stderr, "trove: %s: no such file\n", full.data);
+        rc = EXIT_ERR;
+    } else if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "trove: %s: not a file (use `trove ls %s` for a folder)\n", full.data, arg);
         rc = EXIT_ERR;
     } else if (!realpath(out->root, root_real) ||
                strncmp(real, root_real, strlen(root_real)) != 0 || real[strlen(root_real)] != '/') {
@@ -303,8 +316,10 @@ int cmd_multi_get(cli *c, int argc, char **argv)
         size_t len = 0;
         char *text = too_big ? NULL : out_read_file(full.data, &len);
         if (json) {
+            char docid[16];
+            snprintf(docid, sizeof docid, "#%s", (const char *)sqlite3_column_text(s, 3));
             json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "collection", coll, "path", path,
-                                  "docid", (const char *)sqlite3_column_text(s, 3),
+                                  "docid", docid,
                                   "title", (const char *)sqlite3_column_text(s, 4));
             if (text)
                 json_object_set_new(o, "body", json_stringn(text, len));
@@ -360,11 +375,16 @@ int cmd_ls(cli *c, int argc, char **argv)
     }
     char *arg = xstrdup(argv[1]);
     char *slash = strchr(arg, '/');
-    const char *prefix = "";
+    tbuf prefix_buf = {0};
     if (slash) {
         *slash = '\0';
-        prefix = slash + 1;
+        tbuf_puts(&prefix_buf, slash + 1);
+        while (prefix_buf.len && prefix_buf.data[prefix_buf.len - 1] == '/')
+            prefix_buf.data[--prefix_buf.len] = '\0';
+        if (prefix_buf.len)
+            tbuf_putc(&prefix_buf, '/');   /* a folder: match at a segment boundary */
     }
+    const char *prefix = tbuf_cstr(&prefix_buf);
     sqlite3_prepare_v2(store_db(st), "SELECT d.docid, d.path, d.title, c.id FROM collections c"
                        " LEFT JOIN docs d ON d.collection_id = c.id AND substr(d.path, 1, length(?2)) = ?2"
                        " WHERE c.name = ?1 ORDER BY d.path", -1, &s, NULL);
@@ -383,6 +403,7 @@ int cmd_ls(cli *c, int argc, char **argv)
         rc = EXIT_ERR;
     }
     free(arg);
+    tbuf_free(&prefix_buf);
     store_close(st);
     return rc;
 }

@@ -1,4 +1,5 @@
 /* trove search QUERY [options] */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static int parse_double(const char *v, double *out)
     if (!v || !*v)
         return 0;
     *out = strtod(v, &end);
-    return *end == '\0';
+    return *end == '\0' && isfinite(*out);
 }
 
 static void add_tags(search_args *a, const char *v)

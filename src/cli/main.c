@@ -104,8 +104,10 @@ int main(int argc, char **argv)
             return EXIT_OK;
         }
         if (cli_opt_value(argc, argv, &i, "--index", &v)) {
-            if (!v || !*v)
-                return cli_usage("", "--index needs a path");
+            if (!v || !*v) {
+                fprintf(stderr, "trove: --index needs a path\n");
+                return EXIT_USAGE;
+            }
             index = v;
             continue;
         }

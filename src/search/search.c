@@ -351,7 +351,8 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     if (step != SQLITE_DONE)
         rc = store_fail(st, "title search");
     sqlite3_finalize(s);
-    qsort(hits, n, sizeof *hits, cmp_title_hit);
+    if (n > 1)
+        qsort(hits, n, sizeof *hits, cmp_title_hit);
     for (size_t i = 0; i < n && (!depth || i < depth); i++) {
         cand *c = cand_get(cs, hits[i].doc_id, 1);
         c->ch[SEARCH_CH_TITLE].rank = (int)i + 1;
@@ -390,7 +391,8 @@ static trove_err channel_graph(store *st, cand_set *cs)
             order[n++] = &cs->items[i];
     }
     sqlite3_finalize(s);
-    qsort(order, n, sizeof *order, cmp_in_degree);
+    if (n > 1)
+        qsort(order, n, sizeof *order, cmp_in_degree);
     for (size_t i = 0; i < n; i++) {
         order[i]->ch[SEARCH_CH_GRAPH].rank = (int)i + 1;
         order[i]->ch[SEARCH_CH_GRAPH].score = order[i]->in_degree;
@@ -430,7 +432,8 @@ static void fuse(cand_set *cs, const search_opts *o)
         }
         c->fused = best > 0 ? sum / best : 0;
     }
-    qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+    if (cs->n > 1)
+        qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
 }
 
 /* ---- result details --------------------------------------------------- */

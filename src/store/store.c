@@ -141,15 +141,13 @@ static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, id, 8, SQLITE_TRANSIENT);
 }
 
-static trove_err check_schema(store *st, int readonly)
+static trove_err check_schema(store *st)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
         != SQLITE_OK) {
-        if (readonly)
-            return trove_fail(TROVE_ECORRUPT, "%s: not a trove index (no meta table); run "
-                              "`trove update` to create it", st->path);
-        return store_fail(st, "reading schema version");
+        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
+                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
     }
     int version = 0;
     if (sqlite3_step(q) == SQLITE_ROW)
@@ -162,11 +160,30 @@ static trove_err check_schema(store *st, int readonly)
     return TROVE_OK;
 }
 
+/* 1 if the file holds tables but no trove meta table: someone else's data. */
+static int foreign_database(store *st)
+{
+    sqlite3_stmt *q;
+    int foreign = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*), sum(name = 'meta') FROM sqlite_schema"
+                           " WHERE type = 'table'", -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        foreign = sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0;
+    sqlite3_finalize(q);
+    return foreign;
+}
+
 static trove_err create_schema(store *st)
 {
     trove_err rc = store_exec(st, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
+    if (foreign_database(st)) {
+        store_exec(st, "ROLLBACK");
+        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
+                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
+    }
     if ((rc = store_exec(st, schema_sql)) == TROVE_OK) {
         char sql[128];
         snprintf(sql, sizeof sql,
@@ -215,7 +232,7 @@ trove_err store_open(const char *path, int readonly, store **out)
     store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
         goto fail;
-    if ((rc = check_schema(st, readonly)) != TROVE_OK)
+    if ((rc = check_schema(st)) != TROVE_OK)
         goto fail;
     *out = st;
     return TROVE_OK;
