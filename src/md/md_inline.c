@@ -292,8 +292,9 @@ static int tag_may_follow(const char *s, size_t a, size_t i)
     if (i == a)
         return 1;
     unsigned char c = (unsigned char)s[i - 1];
+    /* Not after quotes, ':' or '=': href="#x" and color:#fff are no tags. */
     if (c < 0x80)
-        return is_space(c) || (c != 0 && strchr("([{,;:!?\"'*_~>|.", c) != NULL);
+        return is_space(c) || (c != 0 && strchr("([{,;!?*_~>|.", c) != NULL);
     int32_t cp = prev_cp(s, a, i);
     if (cp < 0)
         return 0;
