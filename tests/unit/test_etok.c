@@ -425,6 +425,12 @@ static void test_bpe_merges(void **state) {
     EXPECT(t, "abc", false, 3, 7);
     etok_free(t);
 
+    /* no byte pieces: a run of unknown characters is one <unk> */
+    ty2[10] = ty2[11] = ETOK_T_CONTROL;
+    t = bpe_new(s2, ty2);
+    EXPECT(t, "azz\xC3\xA9" "b", false, 3, 0, 4);
+    etok_free(t);
+
     /* equal scores: the left-most pair merges first */
     float s3[] = {0, 0, 0, -10, -10, -10, -1, -1, -0.5f, 0, 0, 0, -10};
     t = bpe_new(s3, ty2);
@@ -500,13 +506,18 @@ static void test_random_bytes(void **state) {
 /* ---- parity with sentencepiece and the WordPiece reference ---- */
 
 static char tmpdir[] = "/tmp/trove-etok-XXXXXX";
-static bool have_parity;
+static bool have_parity, made_tmp;
 
 static int parity_setup(void **state) {
     (void)state;
     const char *src = getenv("TROVE_SOURCE_DIR");
     const char *shared = getenv("TROVE_SHARED_DIR");
-    if (!src || !mkdtemp(tmpdir)) return -1;
+    if (!src) {
+        fprintf(stderr, "etok parity tests skipped: TROVE_SOURCE_DIR is not set (ctest sets it)\n");
+        return 0;
+    }
+    if (!mkdtemp(tmpdir)) return -1;
+    made_tmp = true;
     tbuf cmd = {0};
     tbuf_printf(&cmd, "/usr/bin/python3 %s/tests/tools/tok_parity.py %s", src, tmpdir);
     if (shared) tbuf_printf(&cmd, " --shared %s", shared);
@@ -524,6 +535,7 @@ static int parity_setup(void **state) {
 
 static int parity_teardown(void **state) {
     (void)state;
+    if (!made_tmp) return 0;
     const char *names[] = {"lines.txt", "t5.gguf", "t5.ids", "llama.gguf", "llama.ids",
                            "bert.gguf", "bert.ids", "bad_model.gguf"};
     char path[256];
