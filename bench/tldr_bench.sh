@@ -43,8 +43,11 @@ export NO_COLOR=1
 mkdir -p "$work/tldr"
 tar -xzf "$tarball" -C "$work/tldr"
 vault=$work/tldr
-files=$(find "$vault" -name '*.md' -type f | wc -l)
-text_bytes=$(find "$vault" -name '*.md' -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+# The notes trove should index: *.md outside dot-folders (hidden files such
+# as "..md" and the .github folder are skipped, as trove skips them).
+mdfind() { find "$vault" -mindepth 1 -name '.*' -prune -o -name '*.md' -type f "$@"; }
+files=$(mdfind -print | wc -l)
+text_bytes=$(mdfind -printf '%s\n' | awk '{s+=$1} END {print s+0}')
 
 now() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b - a) / 1e9}'; }
