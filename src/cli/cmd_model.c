@@ -30,7 +30,7 @@ static const char USAGE[] =
     "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
     "       trove model rerank FILE [--threads N] [--max-tokens N] QUERY DOC...\n"
     "       trove model bench FILE [--threads N] [--batch B] [--tokens T] [--iters K]\n"
-    "                         [--quant-sgemm]\n"
+    "                         [--quant-sgemm | --quant-int8]\n"
     "\n"
     "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
@@ -465,7 +465,9 @@ static int model_bench(int argc, char **argv)
             if ((rc = parse_int("model bench", "--iters", v, 1, 1000, &iters)))
                 return rc;
         } else if (strcmp(argv[i], "--quant-sgemm") == 0) {
-            kern_set_quant_via_sgemm(1);
+            kern_set_quant_path(KERN_QUANT_SGEMM);
+        } else if (strcmp(argv[i], "--quant-int8") == 0) {
+            kern_set_quant_path(KERN_QUANT_INT8);
         } else if (argv[i][0] == '-') {
             return cli_usage("model bench", "unknown option %s", argv[i]);
         } else if (!path) {

@@ -187,11 +187,11 @@ void *kpool_scratch(kpool *p, int tid, size_t bytes)
 /* ------------------------------------------------------------------ */
 /* matrix product                                                      */
 
-static atomic_int quant_via_sgemm;
+static atomic_int quant_path;
 
-void kern_set_quant_via_sgemm(int on)
+void kern_set_quant_path(kern_quant_path path)
 {
-    atomic_store(&quant_via_sgemm, on ? 1 : 0);
+    atomic_store(&quant_path, (int)path);
 }
 
 typedef struct linear_job {
@@ -308,7 +308,9 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
     int n_tasks = (int)((w->n_out + KERN_NB - 1) / KERN_NB);
     bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
                     w->type == GGML_TYPE_BF16;
-    if (is_float || atomic_load(&quant_via_sgemm)) {
+    int path = atomic_load(&quant_path);
+    bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
+    if (is_float || !int8) {
         if (T >= 2 * KERN_MB)
             kpool_run(p, (int)((T + KERN_MB - 1) / KERN_MB), linear_task_rows, &j);
         else

@@ -64,10 +64,17 @@ typedef struct kmat {
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
-/* Process-wide switch for tests and the bench: when set, quantised weights
- * are dequantised block by block and multiplied with sgemm instead of the
- * int8 kernels (more accurate, slower for small batches). */
-void kern_set_quant_via_sgemm(int on);
+/* How quantised weights are multiplied. AUTO (default): the int8 kernels
+ * (activations quantised to 8 bits, integer dot products) for products of
+ * at most KERN_INT8_MAX_ROWS activation rows, where reading the compact
+ * weights directly wins; above that, weight blocks are dequantised into
+ * per-thread scratch and multiplied with sgemm, which is faster once the
+ * dequantisation is shared by many rows. The choice depends only on the
+ * product's shape, never on the thread count. INT8 / SGEMM force a path
+ * (tests, bench). Process-wide. */
+typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
+#define KERN_INT8_MAX_ROWS 8
+void kern_set_quant_path(kern_quant_path path);
 
 /* ---- row-wise operations (rows of n floats, row stride ld) ---- */
 

@@ -94,15 +94,19 @@ static void test_linear(void **state)
     check_linear(GGML_TYPE_F16, 7, 64, 130, 1e-5);
     check_linear(GGML_TYPE_BF16, 600, 64, 40, 1e-5);
     /* int8 paths quantise the activations too */
+    kern_set_quant_path(KERN_QUANT_INT8);
     check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 2e-2);
     check_linear(GGML_TYPE_Q4_0, 3, 64, 65, 2e-2);
     check_linear(GGML_TYPE_Q4_K, 4, 256, 66, 2e-2);
     check_linear(GGML_TYPE_Q5_K, 4, 256, 64, 2e-2);
     check_linear(GGML_TYPE_Q6_K, 2, 512, 3, 2e-2);
-    kern_set_quant_via_sgemm(1);
+    check_linear(GGML_TYPE_Q8_0, 600, 64, 10, 2e-2);
+    kern_set_quant_path(KERN_QUANT_SGEMM);
     check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 1e-5);
     check_linear(GGML_TYPE_Q4_K, 520, 256, 10, 1e-5);
-    kern_set_quant_via_sgemm(0);
+    kern_set_quant_path(KERN_QUANT_AUTO);
+    check_linear(GGML_TYPE_Q8_0, 2, 64, 100, 2e-2); /* int8 */
+    check_linear(GGML_TYPE_Q8_0, 40, 64, 100, 1e-5); /* sgemm */
 }
 
 static void test_rowops(void **state)
