@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cblas.h>
+#include "embed/blas.h"
 
 #include "cli/cli.h"
 #include "embed/embed.h"
@@ -429,16 +429,16 @@ static double sgemm_gflops(int threads)
         a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
     for (size_t i = 0; i < (size_t)N * K; i++)
         b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
-    openblas_set_num_threads(threads);
+    blas_set_threads(threads);
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
         double t0 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
         double t = now_s() - t0;
         if (t < best)
             best = t;
     }
-    openblas_set_num_threads(1);
+    blas_set_threads(1);
     free(a);
     free(b);
     free(c);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "embed/blas.h"
 #include "embed/etok.h"
 #include "embed/gguf.h"
 #include "embed/kernels.h"
@@ -91,7 +92,7 @@ embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err
         o = *opts;
     trove_err e;
     embed_model *em = xcalloc(1, sizeof *em);
-    if ((e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
+    if ((e = blas_load()) || (e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
         (e = etok_from_gguf(em->f, &em->tok))) {
         embed_close(em);
         if (err)

@@ -687,8 +687,8 @@ static int64_t signed_of(bool neg, uint64_t mag)
 
 trove_err gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out)
 {
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     trove_err e = get_int(f, key, 0, UINT32_MAX, "uint32", &neg, &m);
     if (!e)
         *out = (uint32_t)m;
@@ -697,8 +697,8 @@ trove_err gguf_get_u32(const gguf_file *f, const char *key, uint32_t *out)
 
 trove_err gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out)
 {
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     trove_err e = get_int(f, key, 0, UINT64_MAX, "uint64", &neg, &m);
     if (!e)
         *out = m;
@@ -707,8 +707,8 @@ trove_err gguf_get_u64(const gguf_file *f, const char *key, uint64_t *out)
 
 trove_err gguf_get_i32(const gguf_file *f, const char *key, int32_t *out)
 {
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     trove_err e = get_int(f, key, INT32_MIN, INT32_MAX, "int32", &neg, &m);
     if (!e)
         *out = (int32_t)signed_of(neg, m);
@@ -717,8 +717,8 @@ trove_err gguf_get_i32(const gguf_file *f, const char *key, int32_t *out)
 
 trove_err gguf_get_i64(const gguf_file *f, const char *key, int64_t *out)
 {
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     trove_err e = get_int(f, key, INT64_MIN, INT64_MAX, "int64", &neg, &m);
     if (!e)
         *out = signed_of(neg, m);
@@ -731,8 +731,8 @@ trove_err gguf_get_f64(const gguf_file *f, const char *key, double *out)
     trove_err e = lookup(f, key, &v);
     if (e)
         return e;
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     if (is_float(v->type))
         *out = v->v.f;
     else if (v->type != GGUF_TYPE_BOOL && val_int(v, &neg, &m))
@@ -757,8 +757,8 @@ trove_err gguf_get_bool(const gguf_file *f, const char *key, bool *out)
     trove_err e = lookup(f, key, &v);
     if (e)
         return e;
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     if (!val_int(v, &neg, &m) || neg || m > 1)
         return bad_type(f, key, v, "bool");
     *out = m != 0;
@@ -853,8 +853,8 @@ static bool arr_elem(const gguf_file *f, int idx, uint64_t i, gguf_value *out)
 bool gguf_arr_f64(const gguf_file *f, int idx, uint64_t i, double *out)
 {
     gguf_value e;
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     if (!arr_elem(f, idx, i, &e))
         return false;
     if (is_float(e.type))
@@ -869,8 +869,8 @@ bool gguf_arr_f64(const gguf_file *f, int idx, uint64_t i, double *out)
 bool gguf_arr_i64(const gguf_file *f, int idx, uint64_t i, int64_t *out)
 {
     gguf_value e;
-    bool neg;
-    uint64_t m;
+    bool neg = false;
+    uint64_t m = 0;
     if (!arr_elem(f, idx, i, &e) || !val_int(&e, &neg, &m))
         return false;
     if (!neg && m > (uint64_t)INT64_MAX)

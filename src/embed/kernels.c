@@ -10,7 +10,7 @@
 
 #include "embed/kernels.h"
 
-#include <cblas.h>
+#include "embed/blas.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -96,7 +96,7 @@ kpool *kpool_new(int n_threads)
     kpool *p = xcalloc(1, sizeof *p);
     p->n = n_threads < 1 ? 1 : n_threads;
     /* All parallelism is ours; OpenBLAS runs single-threaded inside tasks. */
-    openblas_set_num_threads(1);
+    blas_set_threads(1);
     p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
     p->scratch_cap = xcalloc((size_t)p->n, sizeof *p->scratch_cap);
     pthread_mutex_init(&p->mu, NULL);
@@ -234,7 +234,7 @@ static void linear_task_float(void *ctx, int task, int tid)
             quant_dequantize_row(w->type, src + (size_t)o * j->w_row, tmp + o * w->n_in, w->n_in);
         B = tmp;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)j->T, (blasint)nb,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)j->T, (blasint)nb,
                 (blasint)w->n_in, 1.0f, j->X, (blasint)j->ldx, B, (blasint)w->n_in, 0.0f,
                 j->Y + o0, (blasint)j->ldy);
     linear_bias(j, o0, nb);
@@ -260,7 +260,7 @@ static void linear_task_rows(void *ctx, int task, int tid)
         B = tmp;
     }
     float *Y = j->Y + t0 * j->ldy;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
                 (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx, B, (blasint)w->n_in,
                 0.0f, Y, (blasint)j->ldy);
     if (j->bias)
@@ -593,7 +593,7 @@ static void attn_task(void *ctx, int task, int tid)
     float *o = j->O + j->start[s] * j->ldo + h * d;
     float *S = kpool_scratch(j->p, tid, (size_t)(T * T) * sizeof(float));
 
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)T, (blasint)T, (blasint)d,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)T, (blasint)T, (blasint)d,
                 a->scale, q, (blasint)j->ldq, k, (blasint)j->ldkv, 0.0f, S, (blasint)T);
     int64_t half = a->window > 0 ? a->window / 2 : T;
     for (int64_t i = 0; i < T; i++) {
@@ -606,7 +606,7 @@ static void attn_task(void *ctx, int task, int tid)
             row[jj] = 0.0f;
         kern_softmax(row + lo, hi - lo + 1);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)T, (blasint)d, (blasint)T,
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)T, (blasint)d, (blasint)T,
                 1.0f, S, (blasint)T, v, (blasint)j->ldkv, 0.0f, o, (blasint)j->ldo);
 }
 

@@ -173,12 +173,24 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
                               cand_set *cs)
 {
     tbuf sql = {0};
-    tbuf_printf(&sql,
-                "SELECT c.id, c.doc_id, -bm25(chunks_fts, %g, %g) AS s"
-                " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
-                " JOIN docs d ON d.id = c.doc_id"
-                " WHERE chunks_fts MATCH ?1%s ORDER BY s DESC",
-                BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, tbuf_cstr(&f->sql));
+    if (f->sql.len == 0 && depth) {
+        /* No filter: let FTS5 keep only the top chunks (ORDER BY rank LIMIT
+         * is its fast path) and join just those, instead of joining and
+         * sorting every match of a common word. Several chunks of one note
+         * may be among them, hence the margin. */
+        tbuf_printf(&sql,
+                    "SELECT c.id, c.doc_id, m.s FROM (SELECT rowid AS id, -rank AS s"
+                    " FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rank MATCH 'bm25(%g, %g)'"
+                    " ORDER BY rank LIMIT %zu) m JOIN chunks c ON c.id = m.id ORDER BY m.s DESC",
+                    BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, depth * 4);
+    } else {
+        tbuf_printf(&sql,
+                    "SELECT c.id, c.doc_id, -bm25(chunks_fts, %g, %g) AS s"
+                    " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+                    " JOIN docs d ON d.id = c.doc_id"
+                    " WHERE chunks_fts MATCH ?1%s ORDER BY s DESC",
+                    BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, tbuf_cstr(&f->sql));
+    }
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
@@ -323,11 +335,16 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     if (qt.n == 0)
         return TROVE_OK;
     tbuf sql = {0};
-    tbuf_printf(&sql,
-                "SELECT t.rowid, t.title, t.aliases, t.filename, -bm25(titles_fts, 3.0, 2.0, 1.0)"
-                " FROM titles_fts t JOIN docs d ON d.id = t.rowid"
-                " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 200",
-                tbuf_cstr(&f->sql));
+    if (f->sql.len == 0)
+        tbuf_puts(&sql, "SELECT rowid, title, aliases, filename, -rank FROM titles_fts"
+                        " WHERE titles_fts MATCH ?1 AND rank MATCH 'bm25(3.0, 2.0, 1.0)'"
+                        " ORDER BY rank LIMIT 200");
+    else
+        tbuf_printf(&sql,
+                    "SELECT t.rowid, t.title, t.aliases, t.filename, -bm25(titles_fts, 3.0, 2.0, 1.0)"
+                    " FROM titles_fts t JOIN docs d ON d.id = t.rowid"
+                    " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 200",
+                    tbuf_cstr(&f->sql));
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
