@@ -131,6 +131,25 @@ def test_multi_get(indexed):
     assert "quokkascratchpad" not in r.out  # gitignored, not indexed
 
 
+def test_multi_get_byte_cap(indexed):
+    trove, vault = indexed
+    notes = sorted(p for p in expected_notes(vault)
+                   if re.fullmatch(r"cooking/[^/]*\.md", p))
+    sizes = {p: (vault / p).stat().st_size for p in notes}
+    cap = sorted(sizes.values())[len(sizes) // 2]
+    small = [p for p in notes if sizes[p] <= cap]
+    big = [p for p in notes if sizes[p] > cap]
+    assert small and big
+    r = trove.ok("multi-get", ref("cooking/*.md"), "--max-bytes", str(cap))
+    for p in notes:
+        assert p in r.out, (p, r)  # every match is at least named
+        last = [ln for ln in file_lines(vault, p)[1:] if ln.strip()][-1]
+        if p in small:
+            assert last in r.out, (p, r)
+        else:
+            assert last not in r.out, (p, r)
+
+
 def test_multi_get_no_match(indexed):
     trove, _ = indexed
     r = trove("multi-get", ref("nothing/*.md"))
