@@ -143,3 +143,42 @@ def test_formats_with_no_results(indexed):
             ET.fromstring(r.out)
         elif fmt == "--files":
             assert r.out.strip() == ""
+
+
+def run_in_pty(trove, args, env):
+    """Run trove with stdout and stderr on a pseudo-terminal; return the
+    text written to it."""
+    import os
+    import pty
+    import subprocess
+    from conftest import trove_bin
+    master, slave = pty.openpty()
+    e = dict(trove.env)
+    e.update(env)
+    e = {k: v for k, v in e.items() if v is not None}
+    p = subprocess.Popen([str(trove_bin())] + list(args), env=e,
+                         stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:  # EIO once the child has closed the terminal
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_colour_on_tty_and_no_color(indexed):
+    trove, _ = indexed
+    coloured = run_in_pty(trove, ["search", QUERY], {"NO_COLOR": None,
+                                                     "TERM": "xterm"})
+    assert "\x1b[" in coloured, coloured
+    plain = run_in_pty(trove, ["search", QUERY], {"NO_COLOR": "1",
+                                                  "TERM": "xterm"})
+    assert "\x1b[" not in plain, plain
+    assert "sourdough-bread.md" in plain

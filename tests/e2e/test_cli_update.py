@@ -262,3 +262,13 @@ def test_dangling_link_resolves_when_target_appears(indexed):
     assert max(signal) >= 1, signal
     control = graph_signal("books/Unlinked Book.md", "leaderless quorums")
     assert not control or max(control) == 0, control
+
+
+def test_one_summary_line_without_a_tty(trove, vault):
+    # The fixture is clean: no warnings, and without a TTY no progress bar,
+    # just one summary line for the one collection.
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    r = trove.ok("update")
+    lines = [ln for ln in (r.out + r.err).splitlines() if ln.strip()]
+    assert len(lines) == 1, r
+    assert "\r" not in r.out + r.err and "\x1b[" not in r.out + r.err, r
