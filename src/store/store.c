@@ -53,7 +53,6 @@ static const char schema_sql[] =
     "  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, meta TEXT,"
     "  n_lines INTEGER NOT NULL, in_degree INTEGER NOT NULL DEFAULT 0,"
     "  UNIQUE(collection_id, path));"
-    "CREATE INDEX IF NOT EXISTS docs_docid ON docs(docid);"
     "CREATE INDEX IF NOT EXISTS docs_path_key ON docs(path_key);"
     "CREATE INDEX IF NOT EXISTS docs_stem ON docs(stem);"
     "CREATE TABLE IF NOT EXISTS names(doc_id INTEGER NOT NULL, name TEXT NOT NULL);"
@@ -464,7 +463,8 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
          * that words of titles and headings count for every chunk below them. */
         tbuf_reset(&st->scratch);
         tbuf_puts(&st->scratch, title);
-        for (size_t h = 0; h < c->n_heading_path; h++) {
+        size_t first = c->n_heading_path && strcmp(c->heading_path[0], title) == 0;
+        for (size_t h = first; h < c->n_heading_path; h++) {
             tbuf_puts(&st->scratch, " \n");
             tbuf_puts(&st->scratch, c->heading_path[h]);
         }
