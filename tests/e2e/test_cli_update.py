@@ -272,3 +272,47 @@ def test_one_summary_line_without_a_tty(trove, vault):
     lines = [ln for ln in (r.out + r.err).splitlines() if ln.strip()]
     assert len(lines) == 1, r
     assert "\r" not in r.out + r.err and "\x1b[" not in r.out + r.err, r
+
+
+N_GENERATED = 6000
+
+
+def _interrupt_update(trove, sig, delay):
+    """Start `trove update`, send `sig` after `delay` seconds. Returns the
+    exit status. Whenever the signal lands (even after the run finished),
+    the index must be either the old one or the complete new one."""
+    import subprocess
+    from conftest import trove_bin
+    p = subprocess.Popen([str(trove_bin()), "update"], env=trove.env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    time.sleep(delay)
+    if p.poll() is None:
+        p.send_signal(sig)
+    p.communicate(timeout=60)
+    return p.returncode
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("delay", [0.02, 0.08])
+def test_interrupted_update_loses_nothing(indexed, signame, delay):
+    import signal
+    trove, vault = indexed
+    gen = vault / "generated"
+    gen.mkdir()
+    for i in range(N_GENERATED):
+        (gen / ("note%04d.md" % i)).write_text(
+            "# Generated note %d\n\nThe word florbnix appears in every "
+            "generated note, with filler text number %d to give the indexer "
+            "some work: lorem ipsum dolor sit amet.\n" % (i, i))
+    _interrupt_update(trove, getattr(signal, signame), delay)
+    # The previous index is intact and readable ...
+    assert trove.paths("autolyse") == ["cooking/sourdough-bread.md"]
+    # ... and the interrupted run is all or nothing.
+    r = trove.ok("search", "florbnix", "--all", "--files")
+    n = len([ln for ln in r.out.splitlines() if ln.strip()])
+    assert n in (0, N_GENERATED), n
+    # The next run completes the work.
+    trove.ok("update")
+    r = trove.ok("search", "florbnix", "--all", "--files")
+    assert len([ln for ln in r.out.splitlines() if ln.strip()]) == N_GENERATED
