@@ -2,7 +2,7 @@
 """make_models -- random-weight GGUF models of every architecture trove
 runs, with requests and reference outputs for the engine tests.
 
-  make_models.py OUTDIR [--minilm]
+  make_models.py OUTDIR [--minilm] [--big]
 
 writes into OUTDIR, for each model NAME:
   NAME.gguf       the model (general.architecture bert / gemma-embedding)
@@ -15,7 +15,8 @@ Models sharing a seed share their float weights (the *_q8/_q4k/_f16
 variants are the f32 model stored in another type), so a quantised model's
 output can be compared with its f32 twin's reference. --minilm adds the
 MiniLM-shaped model (6 layers, 384 hidden, 12 heads, 1536 FFN, 30522
-vocab) in F32 and Q8_0.
+vocab) in F32 and Q8_0; --big a ~300 MB file (100k x 768 F32 token
+embeddings) for the open-time measurement.
 
 Everything is deterministic (fixed seeds).
 """
@@ -123,6 +124,9 @@ class Builder:
 
     def mat(self, name, out, inp, std=None, qtype=None):
         std = std if std is not None else 1.0 / np.sqrt(inp)
+        if std == 0:
+            self.tensors.append((name, np.zeros((out, inp), np.float32), qtype or self.qtype))
+            return
         a = self.rng.standard_normal((out, inp)).astype(np.float32) * np.float32(std)
         self.tensors.append((name, a, qtype or self.qtype))
 
@@ -135,9 +139,47 @@ class Builder:
             w.add_tensor(name, a, qt)
 
 
+def spm_unigram_kv(w, outdir):
+    """A small SentencePiece unigram model (XLM-RoBERTa's tokenizer kind,
+    "t5" in GGUF) trained on synthetic English + Chinese text, stored the
+    way llama.cpp's converter stores XLM-R tokenizers: <s> text </s>."""
+    import io
+    import sentencepiece as spm
+    from tok_parity import parse_model
+    rng = np.random.default_rng(99)
+    zh = list("\u7684\u4e00\u662f\u4e0d\u4e86\u4eba\u6211\u5728\u6709\u4ed6\u8fd9\u4e2d"
+              "\u5927\u6765\u4e0a\u56fd\u4e2a\u5230\u8bf4\u4eec\u4e3a\u5b50\u548c\u4f60")
+    lines = []
+    for _ in range(3000):
+        ws = [WORDS[i] for i in rng.integers(0, len(WORDS), size=8)]
+        lines.append(" ".join(ws) + " " + "".join(rng.choice(zh, size=6)))
+    spm.set_random_generator_seed(7)
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf,
+                                   vocab_size=400, model_type="unigram", minloglevel=2,
+                                   num_threads=1)
+    proto = buf.getvalue()
+    pieces, norm = parse_model(proto)
+    sp = spm.SentencePieceProcessor(model_proto=proto)
+    w.add_kv("tokenizer.ggml.model", "t5")
+    w.add_kv("tokenizer.ggml.tokens", [p for p, _, _ in pieces], "array:string")
+    w.add_kv("tokenizer.ggml.scores", [sc for _, sc, _ in pieces], "array:float32")
+    w.add_kv("tokenizer.ggml.token_type", [t for _, _, t in pieces], "array:int32")
+    w.add_kv("tokenizer.ggml.bos_token_id", sp.bos_id(), "uint32")
+    w.add_kv("tokenizer.ggml.eos_token_id", sp.eos_id(), "uint32")
+    w.add_kv("tokenizer.ggml.unknown_token_id", sp.unk_id(), "uint32")
+    w.add_kv("tokenizer.ggml.add_bos_token", True, "bool")
+    w.add_kv("tokenizer.ggml.add_eos_token", True, "bool")
+    w.add_kv("tokenizer.ggml.add_space_prefix", norm["add_dummy_prefix"], "bool")
+    w.add_kv("tokenizer.ggml.remove_extra_whitespaces", norm["remove_extra_whitespaces"], "bool")
+    if norm["charsmap"]:
+        w.add_kv("tokenizer.ggml.precompiled_charsmap", norm["charsmap"], "array:uint8")
+    return len(pieces)
+
+
 def bert_model(path, H=64, L=2, nh=4, FF=128, V=200, ctx=64, qtype="F32", seed=1,
                rerank=False, fused=False, name="tiny-bert", pool=None, types=2,
-               emb_qtype=None, mutate=None, branch=1.0):
+               emb_qtype=None, mutate=None, branch=1.0, emb_std=None, spm=False):
     w = GGUFWriter(path)
     w.add_kv("general.architecture", "bert")
     w.add_kv("general.name", name)
@@ -149,9 +191,13 @@ def bert_model(path, H=64, L=2, nh=4, FF=128, V=200, ctx=64, qtype="F32", seed=1
     w.add_kv("bert.attention.layer_norm_epsilon", 1e-12, "float32")
     w.add_kv("bert.attention.causal", False, "bool")
     w.add_kv("bert.pooling_type", pool if pool is not None else (4 if rerank else 1), "uint32")
-    bert_tokenizer_kv(w, V)
+    if spm:
+        V = spm_unigram_kv(w, os.path.dirname(path))
+    else:
+        bert_tokenizer_kv(w, V)
     b = Builder(seed, qtype)
-    b.mat("token_embd.weight", V, H, std=0.5, qtype=emb_qtype or qtype)
+    b.mat("token_embd.weight", V, H, std=0.5 if emb_std is None else emb_std,
+          qtype=emb_qtype or qtype)
     b.mat("position_embd.weight", ctx, H, std=0.2, qtype="F32")
     if types:
         b.mat("token_types.weight", types, H, std=0.2, qtype="F32")
@@ -346,7 +392,19 @@ def main(argv):
     emit(out, "gemma_q8", req)
     emit(out, "gemma_q8_vs_f32", req, "gemma_f32")
 
+    # XLM-RoBERTa-style models (arch bert, SentencePiece unigram "t5"
+    # tokenizer, one token type): bge-m3 / multilingual-e5 / bge-reranker-v2-m3
+    bert_model(j("xlmr_e5"), seed=9, types=1, spm=True, name="multilingual-e5-tiny")
+    bert_model(j("xlmr_m3"), seed=9, types=1, spm=True, name="bge-m3-tiny", pool=2)
+    bert_model(j("xlmr_rerank"), seed=10, types=1, spm=True, rerank=True,
+               name="bge-reranker-v2-m3-tiny")
+
     broken(out)
+
+    if "--big" in argv:
+        # a ~300 MB file for the open-time check: 100k x 768 F32 embeddings
+        bert_model(j("big_open"), H=768, L=1, nh=12, FF=3072, V=100000, ctx=512, seed=8,
+                   emb_std=0, name="big-open-test")
 
     if "--minilm" in argv:
         kw = dict(H=384, L=6, nh=12, FF=1536, V=30522, ctx=512, seed=7,
