@@ -316,3 +316,87 @@ def test_interrupted_update_loses_nothing(indexed, signame, delay):
     trove.ok("update")
     r = trove.ok("search", "florbnix", "--all", "--files")
     assert len([ln for ln in r.out.splitlines() if ln.strip()]) == N_GENERATED
+
+
+# In-degree of every note of the fixture, counted by hand from its links:
+# wikilinks by file name, by path and by alias (case-insensitive), with
+# #heading / #^block fragments and |display text, embeds, and markdown links
+# with ./, ../ and %20. Links inside code blocks do not count, and neither do
+# dangling ones.
+FIXTURE_IN_DEGREE = {
+    "Home.md": 1,                      # markdown-syntax [[Home]]
+    "travel/kyoto-2023.md": 4,         # Home, ramen |display, packing ./ md,
+                                       # rail guide
+    "travel/packing-list.md": 5,       # Home ![[]], kyoto ![[#h]], chengdu,
+                                       # lisbon (md link), rail guide
+    "programming/markdown-syntax.md": 2,   # Home, zettelkasten
+    "inbox/reading-list.md": 3,        # Home, sqlite-fts5, zettelkasten (path)
+    "learning/zettelkasten.md": 4,     # Home, SRS, markdown-syntax, reading
+    "programming/rust/ownership.md": 3,    # Home (path|display), error-
+                                           # handling #h, c-pointers |display
+    "cooking/sourdough-bread.md": 2,   # Home #heading|display, kyoto #^block
+    "learning/Spaced Repetition.md": 4,    # Home, git, zettelkasten, reading
+                                           # (../ %20 markdown link)
+    "cooking/recipes/pasta-carbonara.md": 2,   # Home, knife-skills
+    "travel/chengdu.md": 2,            # Home, mapo |display
+    "travel/lisbon.md": 3,             # Home, sourdough, packing (md link)
+    "programming/python-decorators.md": 3,  # Home, node ([[Python-Decorators]]
+                                            # case differs), fibonacci
+    "cooking/knife-skills.md": 3,      # Home, sourdough, pasta
+    "programming/nodejs-event-loop.md": 2,  # Home, python-decorators
+    "cooking/ramen-broth.md": 3,       # Home, mapo, kyoto |display
+    "programming/rust/error-handling.md": 2,   # Home, ownership
+    "cooking/mapo-tofu.md": 3,         # Home (alias [[Mapo Tofu]]), chengdu,
+                                       # ramen
+    "programming/c-pointers.md": 1,    # Home
+    "programming/sqlite-fts5.md": 2,   # Home (md link), reading-list (../)
+    "programming/git-basics.md": 1,    # Home
+    "travel/japan-rail-guide.md": 0,
+    "programming/斐波那契数列.md": 0,
+}
+
+
+def in_degrees(trove):
+    """{path: in-degree} from `search --explain --json` over every note, or
+    None when the explain output carries no in-degree number."""
+    res = trove.search("related home", "--all", "--explain")
+    out = {}
+    for r in res:
+        found = []
+
+        def walk(o, key=""):
+            if isinstance(o, dict):
+                for k, v in o.items():
+                    walk(v, k.lower())
+            elif isinstance(o, (int, float)) and not isinstance(o, bool):
+                if re.search(r"in_?degree|backlinks?|inlinks?|links_in", key):
+                    found.append(o)
+        walk(r)
+        if not found:
+            return None
+        out[r["path"]] = found[0]
+    return out
+
+
+def test_link_resolution_in_degree(indexed):
+    trove, vault = indexed
+    assert set(FIXTURE_IN_DEGREE) == expected_notes(vault)
+    got = in_degrees(trove)
+    if got is None:
+        pytest.skip("no in-degree shown by search --explain")
+    assert got == FIXTURE_IN_DEGREE
+
+
+def test_in_degree_is_maintained(indexed):
+    trove, vault = indexed
+    if in_degrees(trove) is None:
+        pytest.skip("no in-degree shown by search --explain")
+    (vault / "Home.md").unlink()
+    p = vault / "travel" / "chengdu.md"
+    p.write_text(p.read_text().replace("[[mapo-tofu|麻婆豆腐]]", "麻婆豆腐"))
+    bump_mtime(p)
+    trove.ok("update")
+    got = in_degrees(trove)
+    assert got["cooking/mapo-tofu.md"] == 1, got        # only ramen left
+    assert got["programming/git-basics.md"] == 0, got
+    assert got["learning/zettelkasten.md"] == 3, got
