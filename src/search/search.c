@@ -18,6 +18,8 @@ const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "g
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
+/* Names re-scored per query, best by BM25 first. */
+#define TITLE_CANDIDATES 100
 
 /* BM25 column weights of chunks_fts(heading, body). */
 #define BM25_HEADING_WEIGHT 2.0
@@ -169,28 +171,82 @@ static trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)
 
 /* ---- channel: BM25 over chunks ---------------------------------------- */
 
-static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_t depth,
-                              cand_set *cs)
+typedef struct scored {
+    int64_t chunk_id;   /* or doc id, for the title channel */
+    double score;
+} scored;
+
+/* "a ranks below b": lower score, or equal score and later chunk. */
+static int scored_below(const scored *a, const scored *b)
+{
+    return a->score < b->score || (a->score == b->score && a->chunk_id > b->chunk_id);
+}
+
+static void heap_sift_down(scored *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && scored_below(&h[l], &h[m]))
+            m = l;
+        if (r < n && scored_below(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        scored t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Keep the best `cap` chunks in a min-heap (cap 0: keep all). */
+typedef struct topk {
+    scored *h;
+    size_t n, cap, alloc;
+} topk;
+
+static void topk_push(topk *t, int64_t chunk_id, double score)
+{
+    scored x = {chunk_id, score};
+    if (t->cap && t->n == t->cap) {
+        if (!scored_below(&t->h[0], &x))
+            return;
+        t->h[0] = x;
+        heap_sift_down(t->h, t->n, 0);
+        return;
+    }
+    xgrow(&t->h, &t->alloc, t->n + 1, sizeof *t->h);
+    size_t i = t->n++;
+    t->h[i] = x;
+    while (i > 0) {   /* sift up */
+        size_t p = (i - 1) / 2;
+        if (!scored_below(&t->h[i], &t->h[p]))
+            break;
+        scored tmp = t->h[i];
+        t->h[i] = t->h[p];
+        t->h[p] = tmp;
+        i = p;
+    }
+}
+
+static int cmp_scored_desc(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    return scored_below(x, y) ? 1 : scored_below(y, x) ? -1 : 0;
+}
+
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows in
+ * C: cheaper than FTS5's ORDER BY rank, which sorts every match. Without
+ * filters the FTS table is queried alone (`plain`), so no row of a common
+ * word pays for a join; with filters `joined` is completed by them. */
+static trove_err keep_best(store *st, const char *plain, const char *joined, const char *fts,
+                           const filter *f, topk *top)
 {
     tbuf sql = {0};
-    if (f->sql.len == 0 && depth) {
-        /* No filter: let FTS5 keep only the top chunks (ORDER BY rank LIMIT
-         * is its fast path) and join just those, instead of joining and
-         * sorting every match of a common word. Several chunks of one note
-         * may be among them, hence the margin. */
-        tbuf_printf(&sql,
-                    "SELECT c.id, c.doc_id, m.s FROM (SELECT rowid AS id, -rank AS s"
-                    " FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rank MATCH 'bm25(%g, %g)'"
-                    " ORDER BY rank LIMIT %zu) m JOIN chunks c ON c.id = m.id ORDER BY m.s DESC",
-                    BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, depth * 4);
-    } else {
-        tbuf_printf(&sql,
-                    "SELECT c.id, c.doc_id, -bm25(chunks_fts, %g, %g) AS s"
-                    " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
-                    " JOIN docs d ON d.id = c.doc_id"
-                    " WHERE chunks_fts MATCH ?1%s ORDER BY s DESC",
-                    BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT, tbuf_cstr(&f->sql));
-    }
+    if (f->sql.len == 0)
+        tbuf_puts(&sql, plain);
+    else
+        tbuf_printf(&sql, "%s%s", joined, tbuf_cstr(&f->sql));
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
@@ -198,21 +254,49 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
         return rc;
     sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     bind_filters(s, 2, f);
-    int rank = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t doc = sqlite3_column_int64(s, 1);
-        cand *c = cand_get(cs, doc, 1);
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW)
+        topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
+    if (step != SQLITE_DONE)
+        rc = store_fail(st, "keyword search");
+    sqlite3_finalize(s);
+    if (rc == TROVE_OK && top->n > 1)
+        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
+    return rc;
+}
+
+static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_t depth,
+                              cand_set *cs)
+{
+    /* Several chunks of one note may be among the best, hence the margin. */
+    topk top = {.cap = depth * 4};
+    char plain[160], joined[256];
+    snprintf(plain, sizeof plain, "SELECT rowid, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
+    snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+             " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
+             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
+    trove_err rc = keep_best(st, plain, joined, fts, f, &top);
+    sqlite3_stmt *s = NULL;
+    if (rc == TROVE_OK && top.n)
+        rc = prepare(st, "SELECT doc_id FROM chunks WHERE id = ?", &s);
+    int rank = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
+        if (sqlite3_step(s) != SQLITE_ROW)
+            continue;
+        cand *c = cand_get(cs, sqlite3_column_int64(s, 0), 1);
         if (c->ch[SEARCH_CH_BM25].rank)
             continue;   /* a better chunk of this note came first */
         c->ch[SEARCH_CH_BM25].rank = ++rank;
-        c->ch[SEARCH_CH_BM25].score = sqlite3_column_double(s, 2);
-        c->chunk_id = sqlite3_column_int64(s, 0);
+        c->ch[SEARCH_CH_BM25].score = top.h[i].score;
+        c->chunk_id = top.h[i].chunk_id;
         if (depth && (size_t)rank >= depth)
             break;
     }
-    if (step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = store_fail(st, "keyword search");
     sqlite3_finalize(s);
+    free(top.h);
     return rc;
 }
 
@@ -334,39 +418,28 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     tokenize_into(&qt, q->plain, strlen(q->plain));
     if (qt.n == 0)
         return TROVE_OK;
-    tbuf sql = {0};
-    if (f->sql.len == 0)
-        tbuf_puts(&sql, "SELECT rowid, title, aliases, filename, -rank FROM titles_fts"
-                        " WHERE titles_fts MATCH ?1 AND rank MATCH 'bm25(3.0, 2.0, 1.0)'"
-                        " ORDER BY rank LIMIT 200");
-    else
-        tbuf_printf(&sql,
-                    "SELECT t.rowid, t.title, t.aliases, t.filename, -bm25(titles_fts, 3.0, 2.0, 1.0)"
-                    " FROM titles_fts t JOIN docs d ON d.id = t.rowid"
-                    " WHERE titles_fts MATCH ?1%s ORDER BY 5 DESC LIMIT 200",
-                    tbuf_cstr(&f->sql));
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, sql.data, &s);
-    tbuf_free(&sql);
-    if (rc) {
-        token_set_free(&qt);
-        return rc;
-    }
+    /* The best names by BM25 are re-scored by query coverage; an exact or
+     * near-exact name is always among them. */
+    topk top = {.cap = TITLE_CANDIDATES};
+    trove_err rc = keep_best(st,
+        "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts WHERE titles_fts MATCH ?1",
+        "SELECT t.rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts t"
+        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1", q->fts, f, &top);
+    sqlite3_stmt *s = NULL;
+    if (rc == TROVE_OK && top.n)
+        rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
     char *q_folded = str_fold(q->plain);
-    sqlite3_bind_text(s, 1, q->fts, -1, SQLITE_STATIC);
-    bind_filters(s, 2, f);
-    title_hit *hits = NULL;
-    size_t n = 0, cap = 0;
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        double sc = best_name_score(&qt, s, q_folded);
-        if (sc < TITLE_MIN_QUALITY)
+    title_hit *hits = xmalloc((top.n ? top.n : 1) * sizeof *hits);
+    size_t n = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
+        if (sqlite3_step(s) != SQLITE_ROW)
             continue;
-        xgrow(&hits, &cap, n + 1, sizeof *hits);
-        hits[n++] = (title_hit){sqlite3_column_int64(s, 0), sc, sqlite3_column_double(s, 4)};
+        double sc = best_name_score(&qt, s, q_folded);
+        if (sc >= TITLE_MIN_QUALITY)
+            hits[n++] = (title_hit){top.h[i].chunk_id, sc, top.h[i].score};
     }
-    if (step != SQLITE_DONE)
-        rc = store_fail(st, "title search");
     sqlite3_finalize(s);
     if (n > 1)
         qsort(hits, n, sizeof *hits, cmp_title_hit);
@@ -376,6 +449,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
         c->ch[SEARCH_CH_TITLE].score = hits[i].score;
     }
     free(hits);
+    free(top.h);
     free(q_folded);
     token_set_free(&qt);
     return rc;
@@ -601,6 +675,9 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     filter f = {0};
     filter_build(&f, o);
     cand_set cs = {0};
+    /* One read transaction for every statement below: otherwise SQLite takes
+     * and drops its locks and re-checks the WAL files per statement. */
+    sqlite3_exec(store_db(st), "BEGIN", NULL, NULL, NULL);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
     trove_err rc = TROVE_OK;
@@ -627,6 +704,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         }
         snip_terms_free(&terms);
     }
+    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
     free(cs.items);
     free(cs.slots);
     filter_free(&f);

@@ -227,9 +227,6 @@ trove_err store_open(const char *path, int readonly, store **out)
             goto fail;
         store_exec(st, "PRAGMA synchronous=NORMAL");
     }
-    /* Reads through a memory map instead of one pread per page: a cold
-     * search touches a few hundred pages and the syscalls dominated. */
-    store_exec(st, "PRAGMA mmap_size=1073741824");
     store_exec(st, "PRAGMA cache_size=-32000");
     store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
