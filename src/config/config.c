@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 char *config_dir(void)
@@ -201,24 +202,6 @@ static void put_list(tbuf *b, char **items, size_t n)
     tbuf_puts(b, "]\n");
 }
 
-static int mkdir_p(const char *dir)
-{
-    char *tmp = xstrdup(dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            free(tmp);
-            return -1;
-        }
-        *p = '/';
-    }
-    int rc = mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-    free(tmp);
-    return rc;
-}
-
 trove_err config_save(const config *cfg)
 {
     tbuf b = {0};
@@ -245,18 +228,12 @@ trove_err config_save(const config *cfg)
         tbuf_putc(&b, '\n');
     }
 
-    char *dir = xstrdup(cfg->file);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (mkdir_p(dir) != 0) {
-            trove_err rc = trove_fail(TROVE_EIO, "cannot create %s: %s", dir, strerror(errno));
-            free(dir);
-            tbuf_free(&b);
-            return rc;
-        }
+    if (fs_mkdir_parents(cfg->file) != 0) {
+        trove_err rc = trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", cfg->file,
+                                  strerror(errno));
+        tbuf_free(&b);
+        return rc;
     }
-    free(dir);
     tbuf tmp = {0};
     tbuf_printf(&tmp, "%s.tmp.%d", cfg->file, (int)getpid());
     trove_err rc = TROVE_OK;

@@ -9,6 +9,7 @@
 
 #include "text/tok.h"
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -113,23 +114,6 @@ trove_err store_exec(store *st, const char *sql)
     return TROVE_OK;
 }
 
-static int mkdir_parents(const char *path)
-{
-    char *tmp = xstrdup(path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            free(tmp);
-            return -1;
-        }
-        *p = '/';
-    }
-    free(tmp);
-    return 0;
-}
-
 static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -204,7 +188,7 @@ trove_err store_open(const char *path, int readonly, store **out)
     if (readonly && stat(path, &sb) != 0)
         return trove_fail(TROVE_ENOENT, "%s: no index yet; add a collection with `trove collection "
                           "add PATH` and run `trove update`", path);
-    if (!readonly && mkdir_parents(path) != 0)
+    if (!readonly && fs_mkdir_parents(path) != 0)
         return trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", path, strerror(errno));
 
     store *st = xcalloc(1, sizeof *st);
