@@ -95,7 +95,10 @@ kpool *kpool_new(int n_threads)
 {
     kpool *p = xcalloc(1, sizeof *p);
     p->n = n_threads < 1 ? 1 : n_threads;
-    /* All parallelism is ours; OpenBLAS runs single-threaded inside tasks. */
+    /* All parallelism is ours; OpenBLAS runs single-threaded inside tasks.
+     * Load it now so the setting sticks (a load failure is reported by
+     * embed_open, which loads it first). */
+    (void)blas_load();
     blas_set_threads(1);
     p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
     p->scratch_cap = xcalloc((size_t)p->n, sizeof *p->scratch_cap);
@@ -578,6 +581,11 @@ typedef struct attn_job {
     kpool *p;
 } attn_job;
 
+/* Query rows per block: bounds the score scratch to KERN_QB x T floats
+ * (long sequences would need T x T) and, with a sliding window, limits the
+ * keys scored to those the block can see. */
+#define KERN_QB 128
+
 static void attn_task(void *ctx, int task, int tid)
 {
     const attn_job *j = ctx;
@@ -591,23 +599,34 @@ static void attn_task(void *ctx, int task, int tid)
     const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
     const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
     float *o = j->O + j->start[s] * j->ldo + h * d;
-    float *S = kpool_scratch(j->p, tid, (size_t)(T * T) * sizeof(float));
-
-    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)T, (blasint)T, (blasint)d,
-                a->scale, q, (blasint)j->ldq, k, (blasint)j->ldkv, 0.0f, S, (blasint)T);
     int64_t half = a->window > 0 ? a->window / 2 : T;
-    for (int64_t i = 0; i < T; i++) {
-        float *row = S + i * T;
-        int64_t lo = i - half < 0 ? 0 : i - half;
-        int64_t hi = i + half >= T ? T - 1 : i + half;
-        for (int64_t jj = 0; jj < lo; jj++)
-            row[jj] = 0.0f;
-        for (int64_t jj = hi + 1; jj < T; jj++)
-            row[jj] = 0.0f;
-        kern_softmax(row + lo, hi - lo + 1);
+    int64_t qb = T < KERN_QB ? T : KERN_QB;
+    float *S = kpool_scratch(j->p, tid, (size_t)(qb * T) * sizeof(float));
+
+    for (int64_t r0 = 0; r0 < T; r0 += qb) {
+        int64_t nr = T - r0 < qb ? T - r0 : qb;
+        /* keys any row of the block can see */
+        int64_t c0 = r0 - half < 0 ? 0 : r0 - half;
+        int64_t c1 = r0 + nr - 1 + half >= T ? T - 1 : r0 + nr - 1 + half;
+        int64_t nc = c1 - c0 + 1;
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
+                   (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, k + c0 * j->ldkv,
+                   (blasint)j->ldkv, 0.0f, S, (blasint)nc);
+        for (int64_t i = 0; i < nr; i++) {
+            float *row = S + i * nc;
+            int64_t gi = r0 + i;
+            int64_t lo = (gi - half < 0 ? 0 : gi - half) - c0;
+            int64_t hi = (gi + half >= T ? T - 1 : gi + half) - c0;
+            for (int64_t jj = 0; jj < lo; jj++)
+                row[jj] = 0.0f;
+            for (int64_t jj = hi + 1; jj < nc; jj++)
+                row[jj] = 0.0f;
+            kern_softmax(row + lo, hi - lo + 1);
+        }
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
+                   (blasint)nc, 1.0f, S, (blasint)nc, v + c0 * j->ldkv, (blasint)j->ldkv, 0.0f,
+                   o + r0 * j->ldo, (blasint)j->ldo);
     }
-    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)T, (blasint)d, (blasint)T,
-                1.0f, S, (blasint)T, v, (blasint)j->ldkv, 0.0f, o, (blasint)j->ldo);
 }
 
 void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,

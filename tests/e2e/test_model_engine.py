@@ -21,7 +21,7 @@ def gg(d, name):
 
 
 @pytest.mark.parametrize("name", ["bert_f32", "bert_f16", "bert_fused_cls", "bert_last",
-                                  "gemma_f32", "bert256_f32"])
+                                  "gemma_f32", "gemma_long", "bert256_f32"])
 def test_float_models_match_reference(d, name):
     req = load(d, name, "req")
     want = np.array(load(d, name, "ref")["vectors"])

@@ -391,6 +391,12 @@ def main(argv):
     emit(out, "gemma_f32", req)
     emit(out, "gemma_q8", req)
     emit(out, "gemma_q8_vs_f32", req, "gemma_f32")
+    # sequences longer than the attention's 128-row query blocks, with a
+    # window that cuts through them
+    gemma_model(j("gemma_long"), L=2, ctx=320, window=64, pattern=2, seed=12)
+    rng = np.random.default_rng(17)
+    emit(out, "gemma_long", {"seqs": [[2] + rng.integers(4, 600, size=n).tolist() + [1]
+                                      for n in (298, 129, 7)]})
 
     # XLM-RoBERTa-style models (arch bert, SentencePiece unigram "t5"
     # tokenizer, one token type): bge-m3 / multilingual-e5 / bge-reranker-v2-m3

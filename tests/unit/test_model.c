@@ -368,7 +368,8 @@ static float *run_model(const char *name, const request *r, int threads)
 static void test_float_models(void **state)
 {
     (void)state;
-    const char *names[] = {"bert_f32", "bert_f16", "bert_fused_cls", "bert_last", "gemma_f32"};
+    const char *names[] = {"bert_f32", "bert_f16", "bert_fused_cls", "bert_last", "gemma_f32",
+                           "gemma_long"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         request r;
         load_request(names[k], names[k], &r);
