@@ -200,7 +200,9 @@ static void parse_terms(const char *s, query_parsed *q)
             continue;
         }
         int neg = 0;
-        if (s[i] == '-' && s[i + 1] && !space_len(s + i + 1)) {
+        /* "-word" excludes; "--flag" is a word (command-line flags are
+         * common search terms in technical notes). */
+        if (s[i] == '-' && s[i + 1] && s[i + 1] != '-' && !space_len(s + i + 1)) {
             neg = 1;
             i++;
         }
@@ -339,6 +341,13 @@ static void put_term(units *u, const query_term *t, int whole)
 
 static void build(query_parsed *q)
 {
+    /* A query of exclusions only has nothing to exclude from: the user
+     * typed something like "-rf", so search for the words instead. */
+    size_t positive = 0;
+    for (size_t k = 0; k < q->n_terms; k++)
+        positive += !q->terms[k].negated;
+    for (size_t k = 0; k < q->n_terms && positive == 0; k++)
+        q->terms[k].negated = 0;
     size_t nonstop = 0;
     for (size_t k = 0; k < q->n_terms; k++)
         nonstop += !q->terms[k].negated && !q->terms[k].stopword;

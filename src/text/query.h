@@ -5,7 +5,9 @@
  * (stripped). Everything else is plain words; punctuation inside words is
  * left to the tokenizer ("node.js" becomes the phrase "node js", "C++" the
  * word c). Words that yield no token (lone "*", "AND"/"OR"/"NOT" used as
- * operators are treated as ordinary words; "+++") are dropped. Positive terms
+ * operators are treated as ordinary words; "+++") are dropped. "--flag" is a
+ * word, not an exclusion, and a query made only of exclusions ("-rf") is
+ * read as plain words, since it has nothing to exclude from. Positive terms
  * are OR-ed, so a note ranks by how many and how rare the matched terms are;
  * English stopwords are dropped when at least one other positive term
  * remains. Exclusions become NOT. Every term is emitted double-quoted with

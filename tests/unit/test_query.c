@@ -83,8 +83,13 @@ static void test_exclusion(void **state)
     (void)state;
     check("foo -bar", "(\"foo\") NOT (\"bar\")", "foo");
     check("foo -\"bad phrase\" -baz", "(\"foo\") NOT (\"bad phrase\" OR \"baz\")", "foo");
-    check("-only", NULL, "");
-    check("-\"only phrase\"", NULL, "");
+    /* nothing to exclude from: exclusions alone are read as words */
+    check("-only", "\"only\"", "only");
+    check("-\"only phrase\"", "\"only phrase\"", "only phrase");
+    check("-rf", "\"rf\"", "rf");
+    /* a double dash is a command-line flag, not an exclusion */
+    check("--force", "\"--force\"", "--force");
+    check("git push --force", "\"git\" OR \"push\" OR \"--force\"", "git push --force");
     check("foo - bar", "\"foo\" OR \"bar\"", "foo bar");   /* lone '-' dropped */
     check("foo -pre*", "(\"foo\") NOT (\"pre\" *)", "foo");
     check("x-y -z", "(\"x-y\") NOT (\"z\")", "x-y");
@@ -271,7 +276,7 @@ static void test_sqlite_expected(void **state)
     check_match(db, "repet*", "5");
     check_match(db, "runs -cafe", "2");
     check_match(db, "the station -running", "1");
-    check_match(db, "-cafe", "-");
+    check_match(db, "-cafe", "1");
     check_match(db, "データベース", "7");
     check_match(db, "한국어", "7");
     check_match(db, "strasse munchen", "8");
