@@ -433,13 +433,14 @@ static inline float fexp(float x)
     const float magic = 12582912.0f; /* 1.5 * 2^23: float add rounds to an integer */
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
     float t = x * 1.44269504088896341f + magic;
-    union { float f; int32_t i; } u = {.f = t}, m = {.f = magic}, sc;
-    int32_t n = u.i - m.i;
+    /* unsigned: NaN input (corrupt weights) must give garbage, not UB */
+    union { float f; uint32_t i; } u = {.f = t}, m = {.f = magic}, sc;
+    uint32_t n = u.i - m.i;
     float fn = t - magic;
     float r = x - fn * 0.693359375f - fn * -2.12194440e-4f;
     float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f + r * (4.1666668e-2f +
                                        r * (8.3333338e-3f + r * 1.3888889e-3f)))));
-    sc.i = (n + 127) << 23;
+    sc.i = (n + 127u) << 23;
     return p * sc.f;
 }
 

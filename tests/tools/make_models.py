@@ -3,6 +3,7 @@
 runs, with requests and reference outputs for the engine tests.
 
   make_models.py OUTDIR [--minilm] [--big]
+  make_models.py OUTDIR --fuzz-seeds       tiny seeds for fuzz/fuzz_model.c
 
 writes into OUTDIR, for each model NAME:
   NAME.gguf       the model (general.architecture bert / gemma-embedding)
@@ -352,6 +353,14 @@ def main(argv):
     out = argv[1]
     os.makedirs(out, exist_ok=True)
     j = lambda n: os.path.join(out, n + ".gguf")  # noqa: E731
+    if "--fuzz-seeds" in argv:
+        # tiny files for fuzz/seeds/model (checked in)
+        bert_model(j("bert"), H=8, L=1, nh=2, FF=16, V=160, ctx=8, seed=20)
+        bert_model(j("bert_rank_q8"), H=32, L=1, nh=2, FF=32, V=160, ctx=8, seed=21,
+                   rerank=True, fused=True, qtype="Q8_0")
+        gemma_model(j("gemma"), H=8, L=2, nh=2, nkv=1, dk=4, FF=16, V=600, ctx=8, window=4,
+                    pattern=2, seed=22)
+        return 0
 
     bert_model(j("bert_f32"), name="tiny-bert")
     bert_model(j("bert_q8"), qtype="Q8_0")
