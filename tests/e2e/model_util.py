@@ -1,7 +1,6 @@
 """Helpers shared by the test_model_*.py engine tests: locate the trove
 binary, build the random-weight models once per session, run `trove model`
 and compare vectors."""
-import glob
 import json
 import os
 import subprocess
@@ -15,14 +14,11 @@ PY = "/usr/bin/python3"  # Debian's python, which has numpy
 
 
 def trove_bin():
-    """$TROVE_BIN, else the newest build*/trove of the source tree."""
-    b = os.environ.get("TROVE_BIN")
-    if b:
-        return b
-    cands = [p for p in glob.glob(os.path.join(ROOT, "build*", "trove")) if os.access(p, os.X_OK)]
-    if not cands:
-        raise RuntimeError("no trove binary: set TROVE_BIN or build into build*/")
-    return max(cands, key=os.path.getmtime)
+    """$TROVE_BIN, else build/trove (as conftest.py)."""
+    b = os.environ.get("TROVE_BIN") or os.path.join(ROOT, "build", "trove")
+    if not os.access(b, os.X_OK):
+        raise RuntimeError("trove binary not found at %s: build it or set TROVE_BIN" % b)
+    return b
 
 
 def make_models(outdir, minilm=False):
