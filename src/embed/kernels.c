@@ -25,7 +25,9 @@
 #define KERN_NB 64
 /* Rows per task for row-wise operations. */
 #define KERN_RB 32
-/* Products with at least 2 * KERN_MB rows are split by rows instead of
+/* Products with at least 2 * mb rows are split by rows (blocks of mb =
+ * KERN_MB, or KERN_MB / 2 below 4 * KERN_MB rows so a 256-token passage
+ * still makes two tasks) instead of
  * columns, so each task packs only its own activations. */
 #define KERN_MB 256
 /* Below this many elements a row-wise operation runs on the calling thread:
@@ -243,13 +245,19 @@ static void linear_task_float(void *ctx, int task, int tid)
     linear_bias(j, o0, nb);
 }
 
+static int64_t row_block(int64_t T)
+{
+    return T >= 4 * KERN_MB ? KERN_MB : KERN_MB / 2;
+}
+
 /* Rows [t0, t0 + nt) of the product, all columns (large batches). */
 static void linear_task_rows(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
     const kmat *w = j->w;
-    int64_t t0 = (int64_t)task * KERN_MB;
-    int64_t nt = j->T - t0 < KERN_MB ? j->T - t0 : KERN_MB;
+    int64_t mb = row_block(j->T);
+    int64_t t0 = (int64_t)task * mb;
+    int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
     const float *B;
     if (w->type == GGML_TYPE_F32) {
         B = w->data;
@@ -314,8 +322,9 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
     int path = atomic_load(&quant_path);
     bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
-        if (T >= 2 * KERN_MB)
-            kpool_run(p, (int)((T + KERN_MB - 1) / KERN_MB), linear_task_rows, &j);
+        int64_t mb = row_block(T);
+        if (T >= 2 * mb)
+            kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
         else
             kpool_run(p, n_tasks, linear_task_float, &j);
         return;

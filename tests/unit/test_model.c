@@ -90,7 +90,8 @@ static void test_linear(void **state)
 {
     (void)state;
     check_linear(GGML_TYPE_F32, 5, 64, 200, 1e-5);
-    check_linear(GGML_TYPE_F32, 600, 96, 70, 1e-5); /* row-split path */
+    check_linear(GGML_TYPE_F32, 600, 96, 70, 1e-5);  /* row-split path, 128-row blocks */
+    check_linear(GGML_TYPE_F32, 1100, 32, 70, 1e-5); /* 256-row blocks */
     check_linear(GGML_TYPE_F16, 7, 64, 130, 1e-5);
     check_linear(GGML_TYPE_BF16, 600, 64, 40, 1e-5);
     /* int8 paths quantise the activations too */
