@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh build
+TARGET=trove bash scripts/build.sh build
 demo=$(mktemp -d)
 export TROVE_INDEX="$demo/index.db" TROVE_CONFIG_DIR="$demo/config"
 trove=./build/trove

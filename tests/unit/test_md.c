@@ -700,7 +700,7 @@ static void test_corpus_known_note(void **state)
     char path[4096];
     snprintf(path, sizeof path, "%s/corpora/obsidian-help/en/Editing and formatting/Basic formatting syntax.md",
              shared ? shared : "../shared");
-    size_t n;
+    size_t n = 0;
     char *s = slurp(path, &n);
     if (!s)
         skip();
