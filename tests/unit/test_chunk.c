@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 
 #include "chunk/chunk.h"
+#include "testutil.h"
 #include "md/md.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -416,79 +416,38 @@ static void test_pathological_sizes(void **state)
 
 /* ---- corpora ---- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = xmalloc((size_t)(n > 0 ? n : 0) + 1);
-    *len = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
-    fclose(f);
-    return b;
-}
-
 typedef struct cstats {
     size_t files, chunks, bytes;
     double secs;
 } cstats;
 
-static void walk(const char *dir, cstats *st)
+static void chunk_one(void *ctx, const char *path, const char *s, size_t n)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) != 0)
-            continue;
-        if (S_ISDIR(sb.st_mode)) {
-            walk(path, st);
-            continue;
+    (void)path;
+    cstats *st = ctx;
+    static const chunk_opts opts[2] = {{400, 48}, {64, 12}};
+    for (int k = 0; k < 2; k++) {
+        clock_t t0 = clock();
+        run_n(s, n, &opts[k]);
+        st->secs += (double)(clock() - t0) / CLOCKS_PER_SEC;
+        check_invariants(s, n, &D, &C, opts[k].target_tokens);
+        if (k == 0) {
+            st->chunks += C.n;
+            st->files++;
+            st->bytes += n;
         }
-        size_t len = strlen(path);
-        if (len < 3 || strcmp(path + len - 3, ".md") != 0)
-            continue;
-        size_t n;
-        char *s = slurp(path, &n);
-        if (!s)
-            continue;
-        static const chunk_opts opts[2] = {{400, 48}, {64, 12}};
-        for (int k = 0; k < 2; k++) {
-            clock_t t0 = clock();
-            run_n(s, n, &opts[k]);
-            st->secs += (double)(clock() - t0) / CLOCKS_PER_SEC;
-            check_invariants(s, n, &D, &C, opts[k].target_tokens);
-            if (k == 0) {
-                st->chunks += C.n;
-                st->files++;
-                st->bytes += n;
-            }
-        }
-        free(s);
     }
-    closedir(d);
 }
 
 static void corpus(const char *sub)
 {
-    const char *shared = getenv("TROVE_SHARED_DIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/corpora/%s", shared ? shared : "../shared", sub);
-    struct stat sb;
-    if (stat(dir, &sb) != 0) {
+    if (!tu_corpus_dir(sub, dir, sizeof dir)) {
         print_message("skip: %s not found\n", dir);
         skip();
     }
     cstats st = {0};
-    walk(dir, &st);
+    tu_each_note(dir, chunk_one, &st);
     print_message("%s: %zu files, %zu chunks at 400 tokens, %.1f us/file (parse + 2 chunkings)\n",
                   sub, st.files, st.chunks, st.files ? st.secs / (double)st.files * 1e6 : 0.0);
     assert_true(st.files >= 150);

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 
 #include "md/md.h"
+#include "testutil.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -577,20 +577,6 @@ static void test_pathological_lines(void **state)
 
 /* ---- corpora ---- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = xmalloc((size_t)(n > 0 ? n : 0) + 1);
-    *len = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
-    fclose(f);
-    return b;
-}
-
 typedef struct corpus_stats {
     size_t files, bytes, headings, links, tags, fm;
     double secs;
@@ -620,58 +606,30 @@ static void check_doc(const char *s, size_t n, const char *path)
         assert_true(D.code[c].start >= D.code[c - 1].end);
 }
 
-static void walk(const char *dir, corpus_stats *st)
+static void parse_one(void *ctx, const char *path, const char *s, size_t n)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) != 0)
-            continue;
-        if (S_ISDIR(sb.st_mode)) {
-            walk(path, st);
-            continue;
-        }
-        size_t len = strlen(path);
-        if (len < 3 || strcmp(path + len - 3, ".md") != 0)
-            continue;
-        size_t n;
-        char *s = slurp(path, &n);
-        if (!s)
-            continue;
-        clock_t t0 = clock();
-        parse_n(s, n);
-        st->secs += (double)(clock() - t0) / CLOCKS_PER_SEC;
-        check_doc(s, n, path);
-        st->files++;
-        st->bytes += n;
-        st->headings += D.n_headings;
-        st->links += D.n_links;
-        st->tags += D.n_tags;
-        st->fm += (size_t)D.has_frontmatter;
-        free(s);
-    }
-    closedir(d);
+    corpus_stats *st = ctx;
+    clock_t t0 = clock();
+    parse_n(s, n);
+    st->secs += (double)(clock() - t0) / CLOCKS_PER_SEC;
+    check_doc(s, n, path);
+    st->files++;
+    st->bytes += n;
+    st->headings += D.n_headings;
+    st->links += D.n_links;
+    st->tags += D.n_tags;
+    st->fm += (size_t)D.has_frontmatter;
 }
 
 static void corpus(const char *sub, size_t min_files)
 {
-    const char *shared = getenv("TROVE_SHARED_DIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/corpora/%s", shared ? shared : "../shared", sub);
-    struct stat sb;
-    if (stat(dir, &sb) != 0) {
+    if (!tu_corpus_dir(sub, dir, sizeof dir)) {
         print_message("skip: %s not found\n", dir);
         skip();
     }
     corpus_stats st = {0};
-    walk(dir, &st);
+    tu_each_note(dir, parse_one, &st);
     print_message("%s: %zu files, %zu KB, %zu frontmatter, %zu headings, %zu links, %zu tags, "
                   "%.1f us/file\n",
                   sub, st.files, st.bytes / 1024, st.fm, st.headings, st.links, st.tags,
@@ -701,7 +659,7 @@ static void test_corpus_known_note(void **state)
     snprintf(path, sizeof path, "%s/corpora/obsidian-help/en/Editing and formatting/Basic formatting syntax.md",
              shared ? shared : "../shared");
     size_t n = 0;
-    char *s = slurp(path, &n);
+    char *s = tu_slurp(path, &n);
     if (!s)
         skip();
     parse_n(s, n);
