@@ -330,8 +330,12 @@ int config_remove_collection(config *cfg, const char *name)
 
 void config_add_context(config *cfg, const char *target, const char *text)
 {
+    size_t tlen = strlen(target);
+    while (tlen > 1 && target[tlen - 1] == '/')
+        tlen--;
     for (size_t i = 0; i < cfg->n_contexts; i++) {
-        if (strcmp(cfg->contexts[i].target, target) == 0) {
+        const char *t = cfg->contexts[i].target;
+        if (strlen(t) == tlen && strncmp(t, target, tlen) == 0) {
             free(cfg->contexts[i].text);
             cfg->contexts[i].text = xstrdup(text);
             return;
@@ -339,9 +343,6 @@ void config_add_context(config *cfg, const char *target, const char *text)
     }
     size_t cap = cfg->n_contexts;
     xgrow(&cfg->contexts, &cap, cfg->n_contexts + 1, sizeof *cfg->contexts);
-    size_t tlen = strlen(target);
-    while (tlen > 1 && target[tlen - 1] == '/')
-        tlen--;
     cfg->contexts[cfg->n_contexts].target = xstrndup(target, tlen);
     cfg->contexts[cfg->n_contexts].text = xstrdup(text);
     cfg->n_contexts++;
