@@ -37,6 +37,7 @@ typedef struct run {
     size_t *slots;      /* index+1 into old, 0 = empty */
     size_t n_slots;
     uint64_t *new_hashes;   /* content hashes of notes added in this run */
+    unsigned char *new_used; /* per new hash: already matched to a removed note */
     size_t n_new, cap_new;
     tbuf msg;
 } run;
@@ -224,11 +225,28 @@ out:
     return rc;
 }
 
-static int hash_is_new(const run *r, uint64_t hash)
+static int cmp_u64(const void *a, const void *b)
 {
-    for (size_t i = 0; i < r->n_new; i++)
-        if (r->new_hashes[i] == hash)
-            return 1;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Match a removed note's hash against the notes added in this run, each
+ * added note at most once (two deleted copies of one text and one new copy
+ * are one rename and one deletion). new_hashes is sorted by remove_unseen. */
+static int take_new_hash(run *r, uint64_t hash)
+{
+    uint64_t *hit = bsearch(&hash, r->new_hashes, r->n_new, sizeof *r->new_hashes, cmp_u64);
+    if (!hit)
+        return 0;
+    while (hit > r->new_hashes && hit[-1] == hash)
+        hit--;
+    for (; hit < r->new_hashes + r->n_new && *hit == hash; hit++) {
+        if (r->new_used[hit - r->new_hashes])
+            continue;
+        r->new_used[hit - r->new_hashes] = 1;
+        return 1;
+    }
     return 0;
 }
 
@@ -236,6 +254,9 @@ static int hash_is_new(const run *r, uint64_t hash)
  * under another path was renamed. */
 static trove_err remove_unseen(run *r)
 {
+    if (r->n_new > 1)
+        qsort(r->new_hashes, r->n_new, sizeof *r->new_hashes, cmp_u64);
+    r->new_used = xcalloc(r->n_new ? r->n_new : 1, 1);
     for (size_t i = 0; i < r->n_old; i++) {
         store_file *f = &r->old[i];
         if (f->seen)
@@ -243,7 +264,7 @@ static trove_err remove_unseen(run *r)
         trove_err rc = store_doc_delete(r->st, f->id);
         if (rc)
             return rc;
-        if (r->n_new && hash_is_new(r, f->hash)) {
+        if (r->n_new && take_new_hash(r, f->hash)) {
             r->stats->renamed++;
             r->stats->added--;
         } else {
@@ -284,6 +305,7 @@ static void run_free(run *r)
     store_files_free(r->old, r->n_old);
     free(r->slots);
     free(r->new_hashes);
+    free(r->new_used);
     tbuf_free(&r->msg);
 }
 

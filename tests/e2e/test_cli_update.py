@@ -117,6 +117,24 @@ def test_renamed_file(indexed):
     assert "travel/lisboa.md" in paths and "travel/lisbon.md" not in paths
 
 
+def test_rename_counts_each_new_copy_once(indexed):
+    """Two identical notes deleted and one copy added: one rename, one
+    deletion (no note is counted twice, no count goes negative)."""
+    trove, vault = indexed
+    body = "# Twin\n\nthe same text in two notes\n"
+    (vault / "twin-a.md").write_text(body)
+    (vault / "twin-b.md").write_text(body)
+    update(trove)
+    (vault / "twin-a.md").unlink()
+    (vault / "twin-b.md").unlink()
+    (vault / "twin-c.md").write_text(body)
+    r, counts = update(trove)
+    assert counts.get("renamed") == 1, r
+    assert counts.get("deleted") == 1, r
+    assert counts.get("new") == 0, r
+    assert trove.paths("twin") == ["twin-c.md"]
+
+
 def test_moved_to_new_folder(indexed):
     trove, vault = indexed
     (vault / "archive").mkdir()
