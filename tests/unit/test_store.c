@@ -1,0 +1,199 @@
+/* store: schema, document insert/delete, Obsidian link resolution and
+ * in-degrees, on a temporary index. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chunk/chunk.h"
+#include "md/md.h"
+#include "store/store.h"
+#include "util/str.h"
+
+static char dir[64];
+static store *st;
+static int64_t coll_a, coll_b;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/trove-test-store.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/sub/index.db", dir);
+    if (store_open(path, 0, &st) != TROVE_OK)
+        return -1;
+    return store_collection_ensure(st, "a", "/vault/a", &coll_a) ||
+           store_collection_ensure(st, "b", "/vault/b", &coll_b);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    store_close(st);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+static int64_t add(int64_t coll, const char *path, const char *text)
+{
+    md_doc md;
+    chunk_list chunks = {0};
+    size_t len = strlen(text);
+    assert_int_equal(md_parse(text, len, &md), TROVE_OK);
+    chunk_opts co = CHUNK_OPTS_DEFAULT;
+    assert_int_equal(chunk_note(text, len, &md, &co, &chunks), TROVE_OK);
+    store_note note = {
+        .collection_id = coll, .collection = coll == coll_a ? "a" : "b", .path = path,
+        .text = text, .len = len, .mtime_ns = 1, .hash = str_hash(text, len),
+        .md = &md, .chunks = &chunks,
+    };
+    int64_t id = 0;
+    assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);
+    chunk_list_free(&chunks);
+    md_doc_free(&md);
+    return id;
+}
+
+static int64_t one_int(const char *sql, int64_t arg)
+{
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+    sqlite3_bind_int64(s, 1, arg);
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* dst_doc of the link of `src` whose target is written `target` (-1: none,
+ * 0: dangling). */
+static int64_t dst(int64_t src, const char *target)
+{
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT coalesce(dst_doc, 0) FROM links"
+                                        " WHERE src_doc = ? AND target = ?", -1, &s, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(s, 1, src);
+    sqlite3_bind_text(s, 2, target, -1, SQLITE_STATIC);
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return v;
+}
+
+static void test_resolution_rules(void **state)
+{
+    (void)state;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    int64_t deep = add(coll_a, "x/y/Target.md", "# Deep target\n");
+    int64_t near = add(coll_a, "Target.md", "# Near target\n");
+    int64_t other = add(coll_b, "Target.md", "# Other collection\n");
+    int64_t alias = add(coll_a, "people/Ada Lovelace.md",
+                        "---\naliases: [Countess of Lovelace]\n---\n# Ada\n");
+    int64_t rel = add(coll_a, "x/y/sibling.md", "# Sibling\n");
+    int64_t src = add(coll_a, "notes/src.md",
+                      "# Src\n[[target]] [[x/y/Target|deep]] [[countess of LOVELACE]]\n"
+                      "[md](../x/y/sibling.md) [[Missing Note]] ![[pic.png]] [[#local]]\n"
+                      "```\n[[in code]]\n```\n");
+    int64_t from_b = add(coll_b, "src.md", "# From b\n[[Target]]\n");
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+
+    assert_int_equal(dst(src, "target"), near);       /* shortest path, case-insensitive */
+    assert_int_equal(dst(src, "x/y/Target"), deep);   /* exact path */
+    assert_int_equal(dst(src, "countess of LOVELACE"), alias);
+    assert_int_equal(dst(src, "../x/y/sibling.md"), rel);  /* relative markdown link */
+    assert_int_equal(dst(src, "Missing Note"), 0);    /* dangling, kept */
+    assert_int_equal(dst(src, "pic.png"), 0);
+    assert_int_equal(dst(src, "in code"), -1);        /* not a link */
+    assert_int_equal(dst(from_b, "Target"), other);   /* own collection first */
+    assert_int_equal(one_int("SELECT count(*) FROM links WHERE src_doc = ? AND target = ''", src), 0);
+
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", near), 1);
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", other), 1);
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", src), 0);
+}
+
+static void test_dangling_resolves_and_delete_unresolves(void **state)
+{
+    (void)state;
+    int64_t src = one_int("SELECT id FROM docs WHERE path = 'notes/src.md' AND collection_id = ?",
+                          coll_a);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    int64_t missing = add(coll_a, "Missing Note.md", "# Now it exists\n");
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(dst(src, "Missing Note"), missing);
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", missing), 1);
+
+    assert_int_equal(store_doc_delete(st, missing), TROVE_OK);
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(dst(src, "Missing Note"), 0);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    /* nothing of the deleted note is left behind */
+    assert_int_equal(one_int("SELECT count(*) FROM chunks WHERE doc_id = ?", missing), 0);
+    assert_int_equal(one_int("SELECT count(*) FROM titles_fts WHERE rowid = ?", missing), 0);
+}
+
+static void test_rollback_keeps_previous_state(void **state)
+{
+    (void)state;
+    int64_t before = one_int("SELECT count(*) FROM docs WHERE ? = ?", 0);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    add(coll_a, "temp.md", "# Temp\n");
+    store_rollback(st);
+    assert_int_equal(one_int("SELECT count(*) FROM docs WHERE ? = ?", 0), before);
+}
+
+static void test_collection_rename_and_delete(void **state)
+{
+    (void)state;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_collection_rename(st, "b", "bee"), TROVE_OK);
+    char want[9];
+    store_docid("bee", "Target.md", want);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT docid FROM docs WHERE"
+                                        " collection_id = ? AND path = 'Target.md'", -1, &s, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(s, 1, coll_b);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), want);
+    sqlite3_finalize(s);
+    assert_int_equal(store_collection_delete(st, "bee"), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT count(*) FROM docs WHERE collection_id = ?", coll_b), 0);
+}
+
+static void test_foreign_database_refused(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/foreign.db", dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE precious(x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    store *other;
+    assert_int_equal(store_open(path, 0, &other), TROVE_ECORRUPT);
+    assert_non_null(strstr(trove_errmsg(), "not a trove index"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resolution_rules),
+        cmocka_unit_test(test_dangling_resolves_and_delete_unresolves),
+        cmocka_unit_test(test_rollback_keeps_previous_state),
+        cmocka_unit_test(test_collection_rename_and_delete),
+        cmocka_unit_test(test_foreign_database_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
