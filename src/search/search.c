@@ -465,12 +465,30 @@ static int cmp_in_degree(const void *a, const void *b)
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
+/* Notes the link graph may vote for: a title hit, or keyword evidence at
+ * least GRAPH_MIN_BM25_SHARE of the best note's. In-degree is a prior that
+ * should pick the hub among comparable matches; ranked over every candidate,
+ * one inbound link lifted a note matching one word of four over the note
+ * matching three. */
+#define GRAPH_MIN_BM25_SHARE 0.5
+
+static int graph_eligible(const cand *c, double best_bm25)
+{
+    if (c->ch[SEARCH_CH_TITLE].rank)
+        return 1;
+    return c->ch[SEARCH_CH_BM25].rank && c->ch[SEARCH_CH_BM25].score >= GRAPH_MIN_BM25_SHARE * best_bm25;
+}
+
 static trove_err channel_graph(store *st, cand_set *cs)
 {
     sqlite3_stmt *s;
     trove_err rc = prepare(st, "SELECT in_degree FROM docs WHERE id = ?", &s);
     if (rc)
         return rc;
+    double best_bm25 = 0;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->items[i].ch[SEARCH_CH_BM25].rank && cs->items[i].ch[SEARCH_CH_BM25].score > best_bm25)
+            best_bm25 = cs->items[i].ch[SEARCH_CH_BM25].score;
     cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
     size_t n = 0;
     for (size_t i = 0; i < cs->n; i++) {
@@ -478,7 +496,7 @@ static trove_err channel_graph(store *st, cand_set *cs)
         sqlite3_bind_int64(s, 1, cs->items[i].doc_id);
         if (sqlite3_step(s) == SQLITE_ROW)
             cs->items[i].in_degree = sqlite3_column_int(s, 0);
-        if (cs->items[i].in_degree > 0)
+        if (cs->items[i].in_degree > 0 && graph_eligible(&cs->items[i], best_bm25))
             order[n++] = &cs->items[i];
     }
     sqlite3_finalize(s);

@@ -5,7 +5,9 @@
  *          ranks by its best chunk, which also anchors the result;
  *   title  title / alias / file-name match, ranked by how much of the query
  *          the name covers, exact matches first;
- *   graph  the notes found by the other channels, ranked by link in-degree.
+ *   graph  the notes with a title hit or keyword evidence at least half the
+ *          best note's, ranked by link in-degree (a prior among comparable
+ *          matches, so one link cannot lift a weak match over a strong one).
  * Fusion is weighted reciprocal rank fusion: score = sum w_c / (k + rank_c),
  * normalised so that a note ranked first by every channel scores 1.0.
  * Later channels (vectors) plug in as one more ranked list.

@@ -1,0 +1,210 @@
+/* search: channels, weighted RRF normalisation, filters, anchoring chunk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chunk/chunk.h"
+#include "md/md.h"
+#include "search/search.h"
+#include "store/store.h"
+#include "util/str.h"
+
+static char dir[64];
+static store *st;
+static config cfg;
+
+static void add(int64_t coll, const char *name, const char *path, const char *text)
+{
+    md_doc md;
+    chunk_list chunks = {0};
+    size_t len = strlen(text);
+    assert_int_equal(md_parse(text, len, &md), TROVE_OK);
+    chunk_opts co = {40, 8};   /* small chunks: several per note */
+    assert_int_equal(chunk_note(text, len, &md, &co, &chunks), TROVE_OK);
+    store_note note = {
+        .collection_id = coll, .collection = name, .path = path, .text = text, .len = len,
+        .mtime_ns = 1, .hash = str_hash(text, len), .md = &md, .chunks = &chunks,
+    };
+    int64_t id;
+    assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);
+    chunk_list_free(&chunks);
+    md_doc_free(&md);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/trove-test-search.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/index.db", dir);
+    int64_t a, b;
+    if (store_open(path, 0, &st) || store_collection_ensure(st, "notes", "/n", &a) ||
+        store_collection_ensure(st, "work", "/w", &b) || store_begin(st))
+        return -1;
+    add(a, "notes", "cooking/sourdough.md",
+        "---\ntitle: Sourdough Bread\naliases: [levain loaf]\ntags: [baking]\n---\n"
+        "# Sourdough Bread\n\nFlour, water, salt.\n\n## Bulk fermentation\n\n"
+        "Bulk fermentation takes four to six hours at room temperature. Watch the dough, "
+        "not the clock: it should grow by half and feel airy.\n");
+    add(a, "notes", "cooking/pizza.md",
+        "# Pizza\n\nA cold fermentation of the dough for two days makes a better crust. "
+        "Links to [[sourdough]].\n");
+    add(a, "notes", "index.md", "# Index\n\n[[Levain Loaf]] and [[pizza]] #baking\n");
+    /* pizza becomes the most linked note */
+    add(a, "notes", "menu.md", "# Menu\n\nFriday: [[pizza]]\n");
+    add(a, "notes", "party.md", "# Party\n\nOrder [[pizza]] for twelve.\n");
+    add(b, "work", "meetings/retro.md",
+        "# Retro\n\nThe launch slipped because fermentation of ideas took too long.\n");
+    if (store_links_resolve(st) || store_commit(st))
+        return -1;
+    memset(&cfg, 0, sizeof cfg);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    store_close(st);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+static search_results run(search_opts *o)
+{
+    search_results r;
+    assert_int_equal(search_run(st, &cfg, o, &r), TROVE_OK);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_true(r.items[i].score > 0 && r.items[i].score <= 1.0 + 1e-9);
+        if (i)
+            assert_true(r.items[i].score <= r.items[i - 1].score);
+    }
+    return r;
+}
+
+static void test_exact_title_first_with_full_score(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "sourdough bread";
+    search_results r = run(&o);
+    assert_true(r.n >= 1);
+    assert_string_equal(r.items[0].path, "cooking/sourdough.md");
+    assert_int_equal(r.items[0].channel[SEARCH_CH_BM25].rank, 1);
+    assert_int_equal(r.items[0].channel[SEARCH_CH_TITLE].rank, 1);
+    assert_true(r.items[0].channel[SEARCH_CH_TITLE].score == 1.0);   /* exact match */
+    assert_int_equal(r.items[0].channel[SEARCH_CH_GRAPH].rank, 1);   /* most linked */
+    assert_true(fabs(r.items[0].score - 1.0) < 1e-9);                /* first everywhere */
+    search_results_free(&r);
+
+    o.query = "[[Levain Loaf]]";   /* alias, wikilink brackets */
+    r = run(&o);
+    assert_string_equal(r.items[0].path, "cooking/sourdough.md");
+    search_results_free(&r);
+}
+
+static void test_best_chunk_anchors_the_result(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    /* pizza.md matches one word and is linked; sourdough.md matches three:
+     * the link must not lift the weak match over the strong one */
+    o.query = "how long does bulk fermentation take";
+    search_results r = run(&o);
+    assert_string_equal(r.items[0].path, "cooking/sourdough.md");
+    assert_int_equal(r.items[0].n_heading_path, 2);
+    assert_string_equal(r.items[0].heading_path[1], "Bulk fermentation");
+    assert_true(r.items[0].line_start >= 9);   /* past the frontmatter and intro */
+    assert_non_null(strstr(r.items[0].snippet, "\x02"));
+    search_results_free(&r);
+}
+
+static void test_filters(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "fermentation";
+    search_results r = run(&o);
+    assert_int_equal(r.n, 3);
+    search_results_free(&r);
+
+    const char *work[] = {"work"};
+    o.collections = work;
+    o.n_collections = 1;
+    r = run(&o);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.items[0].collection, "work");
+    search_results_free(&r);
+
+    o.collections = NULL;
+    o.n_collections = 0;
+    o.folder = "/cooking/";
+    r = run(&o);
+    assert_int_equal(r.n, 2);
+    search_results_free(&r);
+
+    const char *tags[] = {"#Baking"};
+    o.folder = NULL;
+    o.tags = tags;
+    o.n_tags = 1;
+    r = run(&o);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.items[0].path, "cooking/sourdough.md");
+    search_results_free(&r);
+
+    o.tags = NULL;
+    o.n_tags = 0;
+    o.limit = 1;
+    r = run(&o);
+    assert_int_equal(r.n, 1);
+    search_results_free(&r);
+
+    o.limit = 10;
+    o.min_score = 2.0;   /* above any normalised score */
+    r = run(&o);
+    assert_int_equal(r.n, 0);
+    search_results_free(&r);
+}
+
+static void test_exclusion_and_empty(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "fermentation -dough";
+    search_results r = run(&o);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.items[0].path, "meetings/retro.md");
+    search_results_free(&r);
+    static const char *const nothing[] = {"", "   ", "+++", "*", "\"", "xyzzy"};
+    for (size_t i = 0; i < sizeof nothing / sizeof *nothing; i++) {
+        o.query = nothing[i];
+        r = run(&o);
+        assert_int_equal(r.n, 0);
+        search_results_free(&r);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_title_first_with_full_score),
+        cmocka_unit_test(test_best_chunk_anchors_the_result),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_exclusion_and_empty),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
