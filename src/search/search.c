@@ -414,8 +414,13 @@ static int cmp_title_hit(const void *a, const void *b)
 static trove_err channel_title(store *st, const query_parsed *q, const filter *f, size_t depth,
                                cand_set *cs)
 {
+    /* Coverage counts the words that carry meaning: stopwords only when
+     * the query has nothing else ("The The"). */
     token_set qt = {0};
-    tokenize_into(&qt, q->plain, strlen(q->plain));
+    for (int pass = 0; pass < 2 && qt.n == 0; pass++)
+        for (size_t i = 0; i < q->n_terms; i++)
+            if (!q->terms[i].negated && (pass || !q->terms[i].stopword))
+                tokenize_into(&qt, q->terms[i].text, strlen(q->terms[i].text));
     if (qt.n == 0)
         return TROVE_OK;
     /* The best names by BM25 are re-scored by query coverage; an exact or

@@ -108,6 +108,13 @@ static void test_exact_title_first_with_full_score(void **state)
     assert_true(fabs(r.items[0].score - 1.0) < 1e-9);                /* first everywhere */
     search_results_free(&r);
 
+    /* stopwords don't dilute how much of the question a title covers */
+    o.query = "how do I bake a sourdough bread";
+    r = run(&o);
+    assert_string_equal(r.items[0].path, "cooking/sourdough.md");
+    assert_int_equal(r.items[0].channel[SEARCH_CH_TITLE].rank, 1);
+    search_results_free(&r);
+
     o.query = "[[Levain Loaf]]";   /* alias, wikilink brackets */
     r = run(&o);
     assert_string_equal(r.items[0].path, "cooking/sourdough.md");
