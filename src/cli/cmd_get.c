@@ -408,6 +408,10 @@ int cmd_ls(cli *c, int argc, char **argv)
     return rc;
 }
 
+#define LINK_TO_FILE                                                                        \
+    "lower(target) NOT LIKE '%.md' AND instr(replace(target, rtrim(target,"                 \
+    " replace(target, '/', '')), ''), '.') > 0"
+
 static long long query_int(store *st, const char *sql, const char *arg)
 {
     sqlite3_stmt *s;
@@ -463,11 +467,17 @@ int cmd_status(cli *c, int argc, char **argv)
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
             printf("last update: %s\n", when);
         }
-        printf("notes: %lld  chunks: %lld  links: %lld (%lld unresolved)\n",
+        /* Embeds of images and other files never resolve to a note; count
+         * them apart so dangling note links stand out. A target whose last
+         * segment has an extension other than .md is such a file. */
+        printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
                query_int(st, "SELECT count(*) FROM docs", NULL),
                query_int(st, "SELECT count(*) FROM chunks", NULL),
                query_int(st, "SELECT count(*) FROM links", NULL),
-               query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL", NULL));
+               query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL AND NOT"
+                             " (" LINK_TO_FILE ")", NULL),
+               query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL AND"
+                             " (" LINK_TO_FILE ")", NULL));
     }
     if (cfg.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
