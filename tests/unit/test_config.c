@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "testutil.h"
 
 static char dir[64];
 
@@ -24,9 +25,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
+    return tu_rm_rf(dir);
 }
 
 static char *file_in(const char *name)

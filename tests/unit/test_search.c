@@ -15,7 +15,7 @@
 #include "md/md.h"
 #include "search/search.h"
 #include "store/store.h"
-#include "util/str.h"
+#include "testutil.h"
 
 static char dir[64];
 static store *st;
@@ -23,20 +23,8 @@ static config cfg;
 
 static void add(int64_t coll, const char *name, const char *path, const char *text)
 {
-    md_doc md;
-    chunk_list chunks = {0};
-    size_t len = strlen(text);
-    assert_int_equal(md_parse(text, len, &md), TROVE_OK);
     chunk_opts co = {40, 8};   /* small chunks: several per note */
-    assert_int_equal(chunk_note(text, len, &md, &co, &chunks), TROVE_OK);
-    store_note note = {
-        .collection_id = coll, .collection = name, .path = path, .text = text, .len = len,
-        .mtime_ns = 1, .hash = str_hash(text, len), .md = &md, .chunks = &chunks,
-    };
-    int64_t id;
-    assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);
-    chunk_list_free(&chunks);
-    md_doc_free(&md);
+    tu_index_note(st, coll, name, path, text, &co);
 }
 
 static int setup(void **state)
@@ -75,9 +63,7 @@ static int teardown(void **state)
 {
     (void)state;
     store_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
+    return tu_rm_rf(dir);
 }
 
 static search_results run(search_opts *o)

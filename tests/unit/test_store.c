@@ -15,7 +15,7 @@
 #include "chunk/chunk.h"
 #include "md/md.h"
 #include "store/store.h"
-#include "util/str.h"
+#include "testutil.h"
 
 static char dir[64];
 static store *st;
@@ -39,29 +39,13 @@ static int teardown(void **state)
 {
     (void)state;
     store_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
+    return tu_rm_rf(dir);
 }
 
 static int64_t add(int64_t coll, const char *path, const char *text)
 {
-    md_doc md;
-    chunk_list chunks = {0};
-    size_t len = strlen(text);
-    assert_int_equal(md_parse(text, len, &md), TROVE_OK);
     chunk_opts co = CHUNK_OPTS_DEFAULT;
-    assert_int_equal(chunk_note(text, len, &md, &co, &chunks), TROVE_OK);
-    store_note note = {
-        .collection_id = coll, .collection = coll == coll_a ? "a" : "b", .path = path,
-        .text = text, .len = len, .mtime_ns = 1, .hash = str_hash(text, len),
-        .md = &md, .chunks = &chunks,
-    };
-    int64_t id = 0;
-    assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);
-    chunk_list_free(&chunks);
-    md_doc_free(&md);
-    return id;
+    return tu_index_note(st, coll, coll == coll_a ? "a" : "b", path, text, &co);
 }
 
 static int64_t one_int(const char *sql, int64_t arg)

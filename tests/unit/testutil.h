@@ -3,7 +3,10 @@
  * tu_slurp() reads a whole file (caller frees); tu_each_note() visits every
  * .md file of a shared corpus through the project's own walker and hands the
  * callback its bytes (owned by tu_each_note); tu_corpus_dir() resolves a
- * corpus under $TROVE_SHARED_DIR and skips the test when it is missing. */
+ * corpus under $TROVE_SHARED_DIR and skips the test when it is missing;
+ * tu_index_note() parses, chunks and stores one note (asserting success,
+ * so include it after cmocka.h) and returns its id; tu_rm_rf() removes a
+ * temporary folder. */
 #ifndef TROVE_TESTUTIL_H
 #define TROVE_TESTUTIL_H
 
@@ -11,10 +14,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "fs/walk.h"
-#include "util/mem.h"
+#include <string.h>
 
-static char *tu_slurp(const char *path, size_t *len)
+#include "chunk/chunk.h"
+#include "fs/walk.h"
+#include "md/md.h"
+#include "store/store.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+static inline char *tu_slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -37,7 +46,7 @@ typedef struct tu_walk {
     void *ctx;
 } tu_walk;
 
-static int tu_on_file(void *ctx, const char *relpath, const struct stat *st)
+static inline int tu_on_file(void *ctx, const char *relpath, const struct stat *st)
 {
     (void)st;
     tu_walk *w = ctx;
@@ -51,7 +60,7 @@ static int tu_on_file(void *ctx, const char *relpath, const struct stat *st)
     return 0;
 }
 
-static void tu_each_note(const char *root, tu_note_fn fn, void *ctx)
+static inline void tu_each_note(const char *root, tu_note_fn fn, void *ctx)
 {
     tu_walk w = {root, fn, ctx};
     walk_opts opts = {.root = root};
@@ -60,12 +69,38 @@ static void tu_each_note(const char *root, tu_note_fn fn, void *ctx)
 }
 
 /* $TROVE_SHARED_DIR/corpora/SUB into buf; 0 when it does not exist. */
-static int tu_corpus_dir(const char *sub, char *buf, size_t cap)
+static inline int tu_corpus_dir(const char *sub, char *buf, size_t cap)
 {
     const char *shared = getenv("TROVE_SHARED_DIR");
     snprintf(buf, cap, "%s/corpora/%s", shared ? shared : "../shared", sub);
     struct stat sb;
     return stat(buf, &sb) == 0;
+}
+
+static inline int64_t tu_index_note(store *st, int64_t coll, const char *coll_name, const char *path,
+                             const char *text, const chunk_opts *co)
+{
+    md_doc md;
+    chunk_list chunks = {0};
+    size_t len = strlen(text);
+    assert_int_equal(md_parse(text, len, &md), TROVE_OK);
+    assert_int_equal(chunk_note(text, len, &md, co, &chunks), TROVE_OK);
+    store_note note = {
+        .collection_id = coll, .collection = coll_name, .path = path, .text = text,
+        .len = len, .mtime_ns = 1, .hash = str_hash(text, len), .md = &md, .chunks = &chunks,
+    };
+    int64_t id = 0;
+    assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);
+    chunk_list_free(&chunks);
+    md_doc_free(&md);
+    return id;
+}
+
+static inline int tu_rm_rf(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
 }
 
 #endif
