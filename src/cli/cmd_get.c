@@ -14,6 +14,7 @@
 #include "fs/walk.h"
 #include "index/indexer.h"
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -312,9 +313,12 @@ int cmd_multi_get(cli *c, int argc, char **argv)
         matched++;
         tbuf_printf(&full, "%s/%s", root, path);
         struct stat sb;
-        int too_big = stat(full.data, &sb) == 0 && sb.st_size > max_bytes;
+        int have_stat = stat(full.data, &sb) == 0;
+        int too_big = have_stat && sb.st_size > max_bytes;
         size_t len = 0;
-        char *text = too_big ? NULL : out_read_file(full.data, &len);
+        char *text = NULL;
+        if (!too_big)
+            fs_read_file(full.data, have_stat ? (size_t)sb.st_size : 0, &text, &len);
         if (json) {
             char docid[16];
             snprintf(docid, sizeof docid, "#%s", (const char *)sqlite3_column_text(s, 3));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 #define C_RESET "\033[0m"
@@ -12,21 +13,6 @@
 #define C_DIM "\033[2m"
 #define C_CYAN "\033[36m"
 #define C_MATCH "\033[1;33m"
-
-char *out_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    tbuf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        tbuf_append(&b, chunk, n);
-    fclose(f);
-    *len = b.len;
-    return tbuf_detach(&b);
-}
 
 static char *full_path(const search_result *r)
 {
@@ -39,7 +25,8 @@ static char *note_text(const search_result *r)
 {
     char *path = full_path(r);
     size_t len;
-    char *text = out_read_file(path, &len);
+    char *text = NULL;
+    fs_read_file(path, 0, &text, &len);
     free(path);
     return text;
 }

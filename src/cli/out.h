@@ -22,7 +22,4 @@ typedef struct out_opts {
 
 void out_results(FILE *f, const char *query, const search_results *res, const out_opts *o);
 
-/* Read a whole file (for --full); NULL on error. Caller frees. */
-char *out_read_file(const char *path, size_t *len);
-
 #endif

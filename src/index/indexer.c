@@ -13,6 +13,7 @@
 
 #include "fs/walk.h"
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -96,39 +97,6 @@ static store_file *lookup_old(run *r, const char *path)
     return NULL;
 }
 
-/* Read a whole file into a malloc'd buffer. */
-static trove_err read_file(const char *path, size_t expect, char **out, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
-    size_t cap = expect + 1, n = 0;
-    char *buf = xmalloc(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = xrealloc(buf, cap + 1);
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            free(buf);
-            return trove_fail(TROVE_EIO, "%s: %s", path, strerror(e));
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
-    close(fd);
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return TROVE_OK;
-}
-
 /* A NUL byte in the first 8 KiB marks a binary file, as git decides. */
 static int looks_binary(const char *data, size_t len)
 {
@@ -190,7 +158,7 @@ static trove_err process_file(run *r, const found *f)
     }
     char *text = NULL;
     size_t len = 0;
-    if (read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
+    if (fs_read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
         warnf(r, "%s; skipped", trove_errmsg());
         r->stats->skipped++;
         if (old)

@@ -1,9 +1,11 @@
 #include "util/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/mem.h"
 
@@ -36,4 +38,36 @@ int fs_mkdir_parents(const char *path)
     }
     free(dir);
     return rc;
+}
+
+trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = size_hint ? size_hint + 1 : 4096, n = 0;
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap + 1);
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            free(buf);
+            return trove_fail(e == EISDIR ? TROVE_EINVAL : TROVE_EIO, "%s: %s", path, strerror(e));
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return TROVE_OK;
 }

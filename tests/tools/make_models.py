@@ -146,7 +146,7 @@ def spm_unigram_kv(w, outdir):
     way llama.cpp's converter stores XLM-R tokenizers: <s> text </s>."""
     import io
     import sentencepiece as spm
-    from tok_parity import parse_model
+    from tok_parity import add_spm_kv
     rng = np.random.default_rng(99)
     zh = list("\u7684\u4e00\u662f\u4e0d\u4e86\u4eba\u6211\u5728\u6709\u4ed6\u8fd9\u4e2d"
               "\u5927\u6765\u4e0a\u56fd\u4e2a\u5230\u8bf4\u4eec\u4e3a\u5b50\u548c\u4f60")
@@ -159,23 +159,8 @@ def spm_unigram_kv(w, outdir):
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf,
                                    vocab_size=400, model_type="unigram", minloglevel=2,
                                    num_threads=1)
-    proto = buf.getvalue()
-    pieces, norm = parse_model(proto)
-    sp = spm.SentencePieceProcessor(model_proto=proto)
-    w.add_kv("tokenizer.ggml.model", "t5")
-    w.add_kv("tokenizer.ggml.tokens", [p for p, _, _ in pieces], "array:string")
-    w.add_kv("tokenizer.ggml.scores", [sc for _, sc, _ in pieces], "array:float32")
-    w.add_kv("tokenizer.ggml.token_type", [t for _, _, t in pieces], "array:int32")
-    w.add_kv("tokenizer.ggml.bos_token_id", sp.bos_id(), "uint32")
-    w.add_kv("tokenizer.ggml.eos_token_id", sp.eos_id(), "uint32")
-    w.add_kv("tokenizer.ggml.unknown_token_id", sp.unk_id(), "uint32")
-    w.add_kv("tokenizer.ggml.add_bos_token", True, "bool")
-    w.add_kv("tokenizer.ggml.add_eos_token", True, "bool")
-    w.add_kv("tokenizer.ggml.add_space_prefix", norm["add_dummy_prefix"], "bool")
-    w.add_kv("tokenizer.ggml.remove_extra_whitespaces", norm["remove_extra_whitespaces"], "bool")
-    if norm["charsmap"]:
-        w.add_kv("tokenizer.ggml.precompiled_charsmap", norm["charsmap"], "array:uint8")
-    return len(pieces)
+    sp = add_spm_kv(w, buf.getvalue(), "t5", True, True)
+    return sp.get_piece_size()
 
 
 def bert_model(path, H=64, L=2, nh=4, FF=128, V=200, ctx=64, qtype="F32", seed=1,

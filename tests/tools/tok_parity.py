@@ -168,11 +168,11 @@ def train(lines, model_type, **extra):
     return buf.getvalue()
 
 
-def write_spm_gguf(path, proto, model, add_bos, add_eos):
+def add_spm_kv(w, proto, model, add_bos, add_eos):
+    """Store a SentencePiece model proto as GGUF tokenizer metadata the way
+    llama.cpp's converter does; returns the sentencepiece processor."""
     pieces, norm = parse_model(proto)
     sp = spm.SentencePieceProcessor(model_proto=proto)
-    w = GGUFWriter(path)
-    w.add_kv("general.architecture", "bert")
     w.add_kv("tokenizer.ggml.model", model)
     w.add_kv("tokenizer.ggml.tokens", [p for p, _, _ in pieces], "array:string")
     w.add_kv("tokenizer.ggml.scores", [s for _, s, _ in pieces], "array:float32")
@@ -186,6 +186,13 @@ def write_spm_gguf(path, proto, model, add_bos, add_eos):
     w.add_kv("tokenizer.ggml.remove_extra_whitespaces", norm["remove_extra_whitespaces"], "bool")
     if norm["charsmap"]:
         w.add_kv("tokenizer.ggml.precompiled_charsmap", norm["charsmap"], "array:uint8")
+    return sp
+
+
+def write_spm_gguf(path, proto, model, add_bos, add_eos):
+    w = GGUFWriter(path)
+    w.add_kv("general.architecture", "bert")
+    sp = add_spm_kv(w, proto, model, add_bos, add_eos)
     w.write()
     return sp
 

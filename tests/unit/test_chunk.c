@@ -46,14 +46,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static int line_at(const char *s, size_t pos)
-{
-    int n = 1;
-    for (size_t i = 0; i < pos; i++)
-        n += s[i] == '\n';
-    return n;
-}
-
 static int is_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -73,8 +65,8 @@ static void check_invariants(const char *s, size_t n, const md_doc *d, const chu
             assert_true(c->start_byte > cl->items[i - 1].start_byte);
             assert_true(c->end_byte > cl->items[i - 1].end_byte);
         }
-        assert_int_equal(c->line_start, line_at(s, c->start_byte));
-        assert_int_equal(c->line_end, line_at(s, c->end_byte - 1));
+        assert_int_equal(c->line_start, tu_line_at(s, c->start_byte));
+        assert_int_equal(c->line_end, tu_line_at(s, c->end_byte - 1));
         assert_int_equal(c->tokens, chunk_estimate_tokens(s + c->start_byte, c->end_byte - c->start_byte));
         int has_code = 0;
         for (size_t k = 0; k < d->n_code; k++) {

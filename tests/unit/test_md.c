@@ -45,15 +45,6 @@ static int has_tag(const char *t)
     return 0;
 }
 
-/* 1-based line of byte pos, by recounting. */
-static int line_at(const char *s, size_t pos)
-{
-    int n = 1;
-    for (size_t i = 0; i < pos; i++)
-        n += s[i] == '\n';
-    return n;
-}
-
 /* ---- basics ---- */
 
 static void test_empty(void **state)
@@ -587,9 +578,9 @@ static void check_doc(const char *s, size_t n, const char *path)
     if (D.warning)
         print_message("note: %s: %s\n", path, D.warning);
     assert_true(D.body_start <= n);
-    assert_int_equal(D.body_line, line_at(s, D.body_start));
+    assert_int_equal(D.body_line, tu_line_at(s, D.body_start));
     for (size_t i = 0; i < D.n_headings; i++) {
-        assert_int_equal(D.headings[i].line, line_at(s, D.headings[i].start_byte));
+        assert_int_equal(D.headings[i].line, tu_line_at(s, D.headings[i].start_byte));
         assert_true(D.headings[i].start_byte >= D.body_start);
         assert_true(D.headings[i].end_byte <= n);
         for (size_t c = 0; c < D.n_code; c++)
@@ -597,7 +588,7 @@ static void check_doc(const char *s, size_t n, const char *path)
                          D.headings[i].start_byte < D.code[c].end);
     }
     for (size_t i = 0; i < D.n_links; i++) {
-        assert_int_equal(D.links[i].line, line_at(s, D.links[i].start_byte));
+        assert_int_equal(D.links[i].line, tu_line_at(s, D.links[i].start_byte));
         for (size_t c = 0; c < D.n_code; c++)
             assert_false(D.links[i].start_byte >= D.code[c].start &&
                          D.links[i].start_byte < D.code[c].end);

@@ -77,6 +77,15 @@ static inline int tu_corpus_dir(const char *sub, char *buf, size_t cap)
     return stat(buf, &sb) == 0;
 }
 
+/* 1-based line of byte `pos`, by recounting newlines. */
+static inline int tu_line_at(const char *s, size_t pos)
+{
+    int n = 1;
+    for (size_t i = 0; i < pos; i++)
+        n += s[i] == '\n';
+    return n;
+}
+
 static inline int64_t tu_index_note(store *st, int64_t coll, const char *coll_name, const char *path,
                              const char *text, const chunk_opts *co)
 {
