@@ -1,15 +1,12 @@
 #include "index/indexer.h"
 
-#include <errno.h>
+#include <sqlite3.h>
 #include <stdarg.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-#include <sqlite3.h>
 
 #include "fs/walk.h"
 #include "util/buf.h"
