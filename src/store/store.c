@@ -1,11 +1,13 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "text/tok.h"
 #include "util/buf.h"
@@ -39,6 +41,10 @@ static const char *const stmt_sql[S_COUNT] = {
 struct store {
     sqlite3 *db;
     char *path;
+    int stamp_on_close;     /* opened for writing and found healthy */
+    int damaged;            /* a statement hit damage: never stamp it healthy */
+    int checked;            /* verify() ran quick_check and it passed ... */
+    struct stat checked_sb; /* ... on the file as it was then */
     sqlite3_stmt *stmt[S_COUNT];
     tbuf scratch;
 };
@@ -90,10 +96,37 @@ trove_err store_fail(store *st, const char *what)
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
         return trove_fail(TROVE_EBUSY, "%s: index is locked by another trove process (%s); "
                           "try again when it finishes", st->path, what);
-    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-        return trove_fail(TROVE_ECORRUPT, "%s: index is damaged (%s: %s); delete it and run "
-                          "`trove update` to rebuild", st->path, what, msg);
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT) {
+        st->damaged = 1;
+        return store_damaged(st->path, "%s: %s", what, msg);
+    }
     return trove_fail(TROVE_ESQL, "%s: %s: %s", st->path, what, msg);
+}
+
+trove_err store_damaged(const char *path, const char *fmt, ...)
+{
+    char raw[512], why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    /* One line: quick_check answers "*** in database main ***\nPage 24: ..." */
+    static const char banner[] = "*** in database main ***";
+    char *b = strstr(raw, banner);
+    if (b)
+        memmove(b, b + sizeof banner - 1, strlen(b + sizeof banner - 1) + 1);
+    size_t o = 0;
+    for (const char *p = raw; *p && o + 3 < sizeof why; p++) {
+        if ((unsigned char)*p < 0x20) {
+            if (o && why[o - 1] != ' ' && p[1])
+                why[o++] = ';', why[o++] = ' ';
+            continue;
+        }
+        why[o++] = *p;
+    }
+    why[o] = '\0';
+    return trove_fail(TROVE_ECORRUPT, "%s: the index is damaged (%s); rebuild it with `trove "
+                      "update --rebuild`, or delete the file and run `trove update`", path, why);
 }
 
 trove_err store_exec(store *st, const char *sql)
@@ -113,21 +146,40 @@ static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, id, 8, SQLITE_TRANSIENT);
 }
 
+static int count_tables(store *st)
+{
+    sqlite3_stmt *q;
+    int n = -1;
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema", -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
 static trove_err check_schema(store *st)
 {
     sqlite3_stmt *q;
+    if (count_tables(st) == 0)   /* an index truncated to nothing reads as an empty database */
+        return store_damaged(st->path, "the file holds no tables; truncated?");
     if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
         != SQLITE_OK) {
+        int code = sqlite3_errcode(st->db);
+        if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+            return store_fail(st, "reading the schema");
         return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
                           "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
     }
-    int version = 0;
-    if (sqlite3_step(q) == SQLITE_ROW)
+    int version = 0, step = sqlite3_step(q);
+    if (step == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return store_fail(st, "reading the schema version");
     if (version != STORE_SCHEMA_VERSION)
         return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d, this trove needs %d; "
-                          "delete the file and run `trove update` to rebuild", st->path, version,
+                          "rebuild it with `trove update --rebuild`", st->path, version,
                           STORE_SCHEMA_VERSION);
     return TROVE_OK;
 }
@@ -170,9 +222,98 @@ static trove_err create_schema(store *st)
     return store_exec(st, "COMMIT");
 }
 
-trove_err store_open(const char *path, int readonly, store **out)
+/* ---- the verified stamp ----
+ * Beside the index, "<index>-verified" records (device, inode, size, mtime)
+ * of the file as trove last left it or last checked it. A file that no
+ * longer matches was changed by something else (a copy, a crash, a disk
+ * tool, a truncation): it gets a quick_check before anything reads it, so
+ * damage is reported by every command, not only by those whose pages it
+ * hit. A matching file costs one stat and one small read. */
+
+static char *stamp_path(const char *path)
+{
+    tbuf b = {0};
+    tbuf_printf(&b, "%s-verified", path);
+    return tbuf_detach(&b);
+}
+
+static void stamp_format(const struct stat *sb, char *out, size_t cap)
+{
+    snprintf(out, cap, "trove-verified 1 %llu %llu %lld %lld.%09ld\n",
+             (unsigned long long)sb->st_dev, (unsigned long long)sb->st_ino,
+             (long long)sb->st_size, (long long)sb->st_mtim.tv_sec, sb->st_mtim.tv_nsec);
+}
+
+static int stamp_matches(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return 0;
+    char want[160], have[160] = {0};
+    stamp_format(&sb, want, sizeof want);
+    char *sp = stamp_path(path);
+    FILE *f = fopen(sp, "rb");
+    free(sp);
+    if (!f)
+        return 0;
+    size_t n = fread(have, 1, sizeof have - 1, f);
+    fclose(f);
+    return n == strlen(want) && memcmp(have, want, n) == 0;
+}
+
+/* Record `sb` as the healthy state of `path`; best effort (a read-only
+ * folder only costs a quick_check per run). */
+static void stamp_write(const char *path, const struct stat *sb)
+{
+    char line[160];
+    stamp_format(sb, line, sizeof line);
+    char *sp = stamp_path(path);
+    tbuf tmp = {0};
+    tbuf_printf(&tmp, "%s.%ld", sp, (long)getpid());
+    FILE *f = fopen(tmp.data, "wb");
+    if (f) {
+        int ok = fputs(line, f) >= 0;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp.data, sp) != 0)
+            unlink(tmp.data);
+    }
+    tbuf_free(&tmp);
+    free(sp);
+}
+
+static trove_err verify(store *st)
+{
+    if (stamp_matches(st->path))
+        return TROVE_OK;
+    struct stat before;
+    if (stat(st->path, &before) != 0)
+        return TROVE_OK;    /* nothing there yet: a new index */
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL) != SQLITE_OK)
+        return store_fail(st, "checking the index");
+    int step = sqlite3_step(q);
+    trove_err rc = TROVE_OK;
+    if (step != SQLITE_ROW) {
+        rc = store_fail(st, "checking the index");
+    } else {
+        const char *res = (const char *)sqlite3_column_text(q, 0);
+        if (!res || strcmp(res, "ok") != 0) {
+            st->damaged = 1;
+            rc = store_damaged(st->path, "integrity check: %s", res ? res : "no answer");
+        }
+    }
+    sqlite3_finalize(q);
+    if (rc == TROVE_OK) {
+        st->checked = 1;
+        st->checked_sb = before;
+    }
+    return rc;
+}
+
+trove_err store_open(const char *path, int flags_in, store **out)
 {
     *out = NULL;
+    int readonly = flags_in & STORE_READONLY;
     struct stat sb;
     if (readonly && stat(path, &sb) != 0)
         return trove_fail(TROVE_ENOENT, "%s: no index yet; add a collection with `trove collection "
@@ -202,10 +343,17 @@ trove_err store_open(const char *path, int readonly, store **out)
     }
     store_exec(st, "PRAGMA cache_size=-32000");
     store_exec(st, "PRAGMA temp_store=MEMORY");
+    if (!(flags_in & STORE_NOVERIFY) && (rc = verify(st)) != TROVE_OK)
+        goto fail;
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
         goto fail;
     if ((rc = check_schema(st)) != TROVE_OK)
         goto fail;
+    /* Stamped only once it is known to be a trove index: no litter beside
+     * someone else's database. */
+    if (st->checked)
+        stamp_write(path, &st->checked_sb);
+    st->stamp_on_close = !readonly;
     *out = st;
     return TROVE_OK;
 fail:
@@ -220,6 +368,12 @@ void store_close(store *st)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close_v2(st->db);
+    /* After the close (and its checkpoint) the file is as this writer left
+     * it: record that, so readers need no check until someone else
+     * changes it. */
+    struct stat sb;
+    if (st->stamp_on_close && !st->damaged && stat(st->path, &sb) == 0)
+        stamp_write(st->path, &sb);
     tbuf_free(&st->scratch);
     free(st->path);
     free(st);
