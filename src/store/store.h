@@ -19,7 +19,9 @@
 typedef struct store store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 1
+/* Version 2 added docs.lang; an index of version 1 is upgraded in place by
+ * the first writable store_open() (see docs/schema.md). */
+#define STORE_SCHEMA_VERSION 2
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
@@ -27,7 +29,9 @@ char *store_default_path(void);
 
 /* Open (creating parent folders and the schema unless readonly). A missing
  * file with readonly set is TROVE_ENOENT; a file that is not a trove index or
- * is damaged is TROVE_ECORRUPT; a lock held too long is TROVE_EBUSY. */
+ * is damaged is TROVE_ECORRUPT; a lock held too long is TROVE_EBUSY. An
+ * index of an older schema version is upgraded when opened writable and
+ * refused (TROVE_ECORRUPT, asking for `trove update`) when read-only. */
 trove_err store_open(const char *path, int readonly, store **out);
 void store_close(store *st);
 struct sqlite3 *store_db(store *st);
@@ -70,6 +74,7 @@ typedef struct store_note {
     uint64_t hash;
     const md_doc *md;
     const chunk_list *chunks;
+    const char *lang;       /* ISO 639-1 code from lang_detect(), NULL or "" unknown */
 } store_note;
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id);
