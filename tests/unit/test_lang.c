@@ -108,14 +108,16 @@ static void test_query_candidates(void **state)
     assert_int_equal(cands("42 !!"), 0);
 }
 
-/* Each language folder of the Obsidian help vault is detected as that
- * language, nearly always. */
+/* Each language folder of the Obsidian help vault (the shared corpus, else
+ * its excerpt in fixtures/shared-mini) is detected as that language, nearly
+ * always. */
 static void test_obsidian_help(void **state)
 {
     (void)state;
     char root[512];
-    if (!tu_corpus_dir("obsidian-help", root, sizeof root))
-        skip();   /* the shared corpora are not beside this checkout */
+    int kind = tu_corpus_dir("obsidian-help", root, sizeof root);
+    if (!kind)
+        tu_skip("no obsidian-help corpus (shared corpora or fixtures/shared-mini)");
     static const char *const langs[] = {"en", "de", "fr", "ja", "ko", "zh"};
     for (size_t l = 0; l < sizeof langs / sizeof *langs; l++) {
         char dir[600], cmd[700];
@@ -141,7 +143,7 @@ static void test_obsidian_help(void **state)
         }
         pclose(p);
         print_message("obsidian-help/%s: %d of %d\n", langs[l], right, n);
-        assert_true(n > 50);
+        assert_true(n >= (kind == TU_CORPUS_FULL ? 50 : 5));
         assert_true(right * 100 >= n * 95);
     }
 }
