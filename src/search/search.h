@@ -76,6 +76,9 @@ typedef struct search_result {
     double prior;        /* link-graph factor applied to the bm25 score (>= 1) */
     char lang[8];        /* the note's language (ISO 639-1), "" undetermined */
     search_channel_hit channel[SEARCH_N_CHANNELS];
+    char *body;          /* whole note from disk when the caller asked (api_search
+                            with_body), else NULL; freed with the results */
+    size_t body_len;
 } search_result;
 
 typedef struct search_results {
