@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "text/lang.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -132,6 +133,7 @@ static trove_err index_note(run *r, const found *f, const char *text, size_t len
             .hash = hash,
             .md = &md,
             .chunks = &chunks,
+            .lang = lang_code(lang_detect(text + md.body_start, len - md.body_start)),
         };
         int64_t id;
         rc = store_doc_insert(r->st, &note, &id);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text/lang.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -24,7 +25,7 @@ enum {
 static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_INSERT] =
         "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
-        " hash, meta, n_lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " hash, meta, n_lines, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_CHUNK_INSERT] =
         "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
         " VALUES (?,?,?,?,?,?,?)",
@@ -59,6 +60,7 @@ static const char schema_sql[] =
     "  path_key TEXT NOT NULL, stem TEXT NOT NULL, docid TEXT NOT NULL, title TEXT NOT NULL,"
     "  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, meta TEXT,"
     "  n_lines INTEGER NOT NULL, in_degree INTEGER NOT NULL DEFAULT 0,"
+    "  lang TEXT NOT NULL DEFAULT '',"
     "  UNIQUE(collection_id, path));"
     "CREATE INDEX IF NOT EXISTS docs_path_key ON docs(path_key);"
     "CREATE INDEX IF NOT EXISTS docs_stem ON docs(stem);"
@@ -158,30 +160,78 @@ static int count_tables(store *st)
     return n;
 }
 
-static trove_err check_schema(store *st)
+/* The schema version in meta, 0 when there is none; -1 when the file has
+ * no meta table at all (not a trove index); -2 when reading it failed on a
+ * damaged file (the connection's error says how). */
+static int schema_version(store *st)
 {
     sqlite3_stmt *q;
-    if (count_tables(st) == 0)   /* an index truncated to nothing reads as an empty database */
-        return store_damaged(st->path, "the file holds no tables; truncated?");
     if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
         != SQLITE_OK) {
         int code = sqlite3_errcode(st->db);
-        if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-            return store_fail(st, "reading the schema");
-        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
-                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
+        return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? -2 : -1;
     }
     int version = 0, step = sqlite3_step(q);
     if (step == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
-    if (step != SQLITE_ROW && step != SQLITE_DONE)
+    return step == SQLITE_ROW || step == SQLITE_DONE ? version : -2;
+}
+
+static trove_err check_schema(store *st)
+{
+    if (count_tables(st) == 0)   /* an index truncated to nothing reads as an empty database */
+        return store_damaged(st->path, "the file holds no tables; truncated?");
+    int version = schema_version(st);
+    if (version == -2)
         return store_fail(st, "reading the schema version");
+    if (version < 0)
+        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
+                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
+    if (version > 0 && version < STORE_SCHEMA_VERSION)
+        return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d is older than this "
+                          "trove's %d; run `trove update` once to upgrade it", st->path, version,
+                          STORE_SCHEMA_VERSION);
     if (version != STORE_SCHEMA_VERSION)
         return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d, this trove needs %d; "
                           "rebuild it with `trove update --rebuild`", st->path, version,
                           STORE_SCHEMA_VERSION);
     return TROVE_OK;
+}
+
+/* SQL trove_lang(text): the ISO 639-1 code lang_detect() gives, "" if none. */
+static void sql_lang(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *text = (const char *)sqlite3_value_text(argv[0]);
+    int len = sqlite3_value_bytes(argv[0]);
+    const char *code = text ? lang_code(lang_detect(text, (size_t)len)) : "";
+    sqlite3_result_text(ctx, code, -1, SQLITE_STATIC);
+}
+
+/* Bring an index of an older schema up to this one, inside the caller's
+ * transaction, without re-reading any note. Each step upgrades by one
+ * version; a later schema change adds the next step. */
+static trove_err upgrade_schema(store *st, int version)
+{
+    trove_err rc = TROVE_OK;
+    if (version == 1 && rc == TROVE_OK) {
+        /* v2: docs.lang, detected from the indexed chunk text (the same
+         * text, less the frontmatter, the indexer detects from). */
+        rc = store_exec(st, "ALTER TABLE docs ADD COLUMN lang TEXT NOT NULL DEFAULT ''");
+        if (rc == TROVE_OK)
+            rc = store_exec(st, "UPDATE docs SET lang = (SELECT trove_lang(group_concat(f.body, char(10)))"
+                                " FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
+                                " WHERE c.doc_id = docs.id)");
+        version = 2;
+    }
+    if (rc == TROVE_OK) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+                 STORE_SCHEMA_VERSION);
+        rc = store_exec(st, sql);
+    }
+    return rc;
 }
 
 /* 1 if the file holds tables but no trove meta table: someone else's data. */
@@ -208,7 +258,10 @@ static trove_err create_schema(store *st)
         return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
                           "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
     }
-    if ((rc = store_exec(st, schema_sql)) == TROVE_OK) {
+    int version = schema_version(st);
+    if (version > 0 && version < STORE_SCHEMA_VERSION)
+        rc = upgrade_schema(st, version);
+    if (rc == TROVE_OK && (rc = store_exec(st, schema_sql)) == TROVE_OK) {
         char sql[128];
         snprintf(sql, sizeof sql,
                  "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '%d')",
@@ -336,6 +389,8 @@ trove_err store_open(const char *path, int flags_in, store **out)
         goto fail;
     sqlite3_create_function(st->db, "trove_docid", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_docid, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_lang, NULL, NULL);
     if (!readonly) {
         if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
             goto fail;
@@ -775,6 +830,7 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     if (note->md->meta_json)
         sqlite3_bind_text(s, 10, note->md->meta_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 11, note->md->n_lines);
+    sqlite3_bind_text(s, 12, note->lang ? note->lang : "", -1, SQLITE_STATIC);
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);

@@ -23,7 +23,9 @@
 typedef struct store store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 1
+/* Version 2 added docs.lang; an index of version 1 is upgraded in place by
+ * the first writable store_open() (see docs/schema.md). */
+#define STORE_SCHEMA_VERSION 2
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
@@ -40,7 +42,9 @@ enum {
  * TROVE_ECORRUPT. A file changed since trove last wrote or checked it (see
  * "<index>-verified") gets SQLite's quick_check first, so a damaged index is
  * reported as damaged by every command. A store opened for writing records
- * the file's state in "<index>-verified" when it is closed. */
+ * the file's state in "<index>-verified" when it is closed. An index of an
+ * older schema version is upgraded when opened writable and refused
+ * (TROVE_ECORRUPT, asking for `trove update`) when read-only. */
 trove_err store_open(const char *path, int flags, store **out);
 void store_close(store *st);
 /* The raw connection: for search/ (its own SQL) and tests only. */
@@ -92,6 +96,7 @@ typedef struct store_note {
     uint64_t hash;
     const md_doc *md;
     const chunk_list *chunks;
+    const char *lang;       /* ISO 639-1 code from lang_detect(), NULL or "" unknown */
 } store_note;
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id);
