@@ -12,6 +12,10 @@ const path = require('path');
 const [dir, tokPath, linesPath, outPath, cfgPath] = process.argv.slice(2);
 const lib = require(path.join(dir, 'dist', 'main.js'));
 const tokenizerJSON = JSON.parse(fs.readFileSync(tokPath, 'utf8'));
+// transformers.js wants every top-level component present (null: none)
+for (const k of ['normalizer', 'pre_tokenizer', 'post_processor', 'decoder'])
+  if (tokenizerJSON[k] === undefined) tokenizerJSON[k] = null;
+if (!tokenizerJSON.added_tokens) tokenizerJSON.added_tokens = [];
 const tokenizerConfig = cfgPath ? JSON.parse(fs.readFileSync(cfgPath, 'utf8')) : {};
 const tok = lib.TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig });
 const lines = JSON.parse(fs.readFileSync(linesPath, 'utf8'));

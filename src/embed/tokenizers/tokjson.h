@@ -34,7 +34,10 @@
  * Memory: a tokjson owns copies of everything (the buffer it was read from
  * may be freed). It is immutable after loading: any number of threads may
  * encode with one tokjson at once, each with its own tokjson_enc, which
- * holds the ids and the reusable scratch of its caller. */
+ * holds the ids and the reusable scratch of its caller.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it). */
 #ifndef TROVE_TOKJSON_H
 #define TROVE_TOKJSON_H
 

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "embed/etok.h"
+#include "embed/tokenizers/etok.h"
 #include "embed/tokenizers/tokjson.h"
 
 /* ---- text with provenance ----

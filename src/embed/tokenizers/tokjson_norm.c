@@ -9,7 +9,7 @@
  * output spans the whole stretch. Precompiled (sentencepiece's charsmap)
  * goes grapheme by grapheme through etok's normaliser, as HF does. */
 #include "embed/tokenizers/tokjson_int.h"
-#include "embed/etok_int.h" /* etok_spm_normalize: the charsmap normaliser */
+#include "embed/tokenizers/etok_int.h" /* etok_spm_normalize: the charsmap normaliser */
 
 #include <stdlib.h>
 #include <string.h>
