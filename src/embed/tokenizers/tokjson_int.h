@@ -21,6 +21,14 @@ typedef struct tj_buf {
 void tj_buf_reserve(tj_buf *t, size_t extra);
 void tj_buf_put(tj_buf *t, const char *s, size_t n, uint32_t a, uint32_t b);
 void tj_buf_put_cp(tj_buf *t, uint32_t cp, uint32_t a, uint32_t b);
+/* One byte: the hot path of the per-character normalizers. */
+static inline void tj_buf_put1(tj_buf *t, char c, uint32_t a, uint32_t b) {
+    if (t->n == t->cap) tj_buf_reserve(t, 1);
+    t->s[t->n] = c;
+    t->a[t->n] = a;
+    t->b[t->n] = b;
+    t->n++;
+}
 /* Copy n bytes of src from i, keeping their spans. */
 void tj_buf_copy(tj_buf *t, const tj_buf *src, size_t i, size_t n);
 void tj_buf_free(tj_buf *t);

@@ -295,26 +295,29 @@ static void wordpiece(const tj_model *m, const tj_buf *w, size_t i, size_t j, to
                       tokjson_scratch *sc) {
     size_t nch = 0;
     for (size_t x = i; x < j; x += tj_clen((uint8_t)w->s[x])) nch++;
-    size_t n0 = e->n;
+    size_t n0 = e->n, maxl = m->vocab.max_len;
     if (nch <= m->max_chars) {
-        char *cand = tj_scratch(sc, m->prefix_len + (j - i));
+        /* cand holds prefix + the rest of the word; h[k] is the hash of
+         * its first k bytes, so each candidate costs one probe */
+        size_t cap = (m->prefix_len + (j - i) + 4) & ~(size_t)3;
+        char *cand = tj_scratch(sc, cap + cap * sizeof(uint32_t));
+        uint32_t *h = (uint32_t *)(cand + cap);
         for (size_t st = i; st < j;) {
-            size_t pl = st > i ? m->prefix_len : 0;
+            size_t pl = st > i ? m->prefix_len : 0, len = pl + (j - st);
             if (pl) memcpy(cand, m->prefix, pl);
-            size_t end = j;
-            if (end - st + pl > m->vocab.max_len) { /* no piece is longer */
-                end = st + (m->vocab.max_len > pl ? m->vocab.max_len - pl : 0);
-                while (end > st && ((uint8_t)w->s[end] & 0xC0) == 0x80) end--;
-            }
+            memcpy(cand + pl, w->s + st, j - st);
+            if (len > maxl) len = maxl;
+            uint32_t hh = TJ_HASH_INIT;
+            for (size_t k = 0; k < len; k++) h[k] = hh = tj_hash_step(hh, (uint8_t)cand[k]);
             int32_t id = -1;
-            while (end > st) {
-                memcpy(cand + pl, w->s + st, end - st);
-                id = tj_strtab_find(&m->vocab, cand, pl + end - st);
+            size_t k = len;
+            for (; k > pl; k--) {
+                if (k < pl + (j - st) && ((uint8_t)cand[k] & 0xC0) == 0x80) continue; /* mid-character */
+                id = tj_strtab_find_h(&m->vocab, cand, k, h[k - 1]);
                 if (id >= 0) break;
-                do end--;
-                while (end > st && ((uint8_t)w->s[end] & 0xC0) == 0x80);
             }
             if (id < 0) goto bad;
+            size_t end = st + (k - pl);
             tj_enc_push(e, id, w->a[st], w->b[end - 1]);
             st = end;
         }

@@ -200,8 +200,7 @@ void tj_norm_free(tj_norm *n) {
  * unconditional multi-character lowercase (U+0130). */
 static void put_lower(tj_buf *o, uint32_t c, uint32_t a, uint32_t b) {
     if (c < 0x80) {
-        char ch = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        tj_buf_put(o, &ch, 1, a, b);
+        tj_buf_put1(o, (char)(c >= 'A' && c <= 'Z' ? c + 32 : c), a, b);
     } else if (c == 0x130) {
         tj_buf_put(o, "i\xCC\x87", 3, a, b);
     } else {
@@ -239,6 +238,10 @@ static void put_stripped(tj_buf *o, uint32_t c, bool lower, uint32_t a, uint32_t
 }
 
 static void bert_char(const tj_norm *n, tj_buf *o, uint32_t c, uint32_t a, uint32_t b) {
+    if (c < 0x80 && c >= 0x20 && c != 0x7F) { /* printable ASCII: the common case */
+        tj_buf_put1(o, (char)(n->lower && c >= 'A' && c <= 'Z' ? c + 32 : c), a, b);
+        return;
+    }
     if (n->clean) {
         if (c == 0 || c == 0xFFFD || is_control(c)) return;
         if (tj_is_whitespace(c)) c = ' ';
