@@ -63,6 +63,7 @@ void tj_buf_reserve(tj_buf *t, size_t extra) {
 }
 
 void tj_buf_put(tj_buf *t, const char *s, size_t n, uint32_t a, uint32_t b) {
+    if (n == 0) return;
     tj_buf_reserve(t, n);
     memcpy(t->s + t->n, s, n);
     for (size_t i = 0; i < n; i++) {
@@ -79,6 +80,7 @@ void tj_buf_put_cp(tj_buf *t, uint32_t cp, uint32_t a, uint32_t b) {
 }
 
 void tj_buf_copy(tj_buf *t, const tj_buf *src, size_t i, size_t n) {
+    if (n == 0) return;
     tj_buf_reserve(t, n);
     memcpy(t->s + t->n, src->s + i, n);
     memcpy(t->a + t->n, src->a + i, n * sizeof *t->a);
