@@ -114,6 +114,23 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
+{
+    if (is_empty(doc, m))
+        return TROVE_OK;
+    if (m->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins)", cfg->file);
+    yaml_node_t *tok = map_get(doc, m, "token");
+    if (!is_empty(doc, tok)) {
+        const char *t = scalar(doc, tok);
+        if (!t)
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.token' must be a string", cfg->file);
+        cfg->mcp.token = xstrdup(t);
+    }
+    cfg->mcp.origins = string_list(doc, map_get(doc, m, "origins"), &cfg->mcp.n_origins);
+    return TROVE_OK;
+}
+
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -138,6 +155,8 @@ trove_err config_load_file(config *cfg, const char *file)
             rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
+            if (rc == TROVE_OK)
+                rc = load_mcp(cfg, &doc, map_get(&doc, root, "mcp"));
         } else if (root) {
             rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
         }
@@ -216,6 +235,18 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->mcp.token || cfg->mcp.n_origins) {
+        tbuf_puts(&b, "mcp:\n");
+        if (cfg->mcp.token) {
+            tbuf_puts(&b, "  token: ");
+            put_quoted(&b, cfg->mcp.token);
+            tbuf_putc(&b, '\n');
+        }
+        if (cfg->mcp.n_origins) {
+            tbuf_puts(&b, "  origins: ");
+            put_list(&b, cfg->mcp.origins, cfg->mcp.n_origins);
+        }
+    }
 
     if (fs_mkdir_parents(cfg->file) != 0) {
         trove_err rc = trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", cfg->file,
@@ -271,6 +302,8 @@ void config_free(config *cfg)
         free(cfg->contexts[i].text);
     }
     free(cfg->contexts);
+    free(cfg->mcp.token);
+    free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->file);
     memset(cfg, 0, sizeof *cfg);
 }

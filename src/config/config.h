@@ -26,8 +26,16 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* `mcp:` — the MCP server's HTTP transport (src/mcp/). */
+typedef struct config_mcp {
+    char *token;       /* bearer token HTTP clients must send; NULL: none */
+    char **origins;    /* Origin values allowed besides loopback ones */
+    size_t n_origins;
+} config_mcp;
+
 typedef struct config {
     char *file;        /* path of config.yaml */
+    config_mcp mcp;
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
