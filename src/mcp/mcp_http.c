@@ -109,10 +109,17 @@ static void host_part(const char *s, char *out, size_t size)
     out[len] = '\0';
 }
 
+/* localhost, 127.0.0.0/8 or ::1 — as addresses, not as name prefixes
+ * ("127.0.0.1.evil.example" is a name anyone can point anywhere). */
 static int loopback_name(const char *h)
 {
-    return strcasecmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0 ||
-           strcmp(h, "::1") == 0;
+    unsigned char a[16];
+    static const unsigned char v6_loop[16] = {[15] = 1};
+    if (strcasecmp(h, "localhost") == 0)
+        return 1;
+    if (inet_pton(AF_INET, h, a) == 1)
+        return a[0] == 127;
+    return inet_pton(AF_INET6, h, a) == 1 && memcmp(a, v6_loop, 16) == 0;
 }
 
 /* Host: a browser tricked by DNS rebinding sends the attacker's name. */
