@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "text/tok.h"
 #include "index/indexer.h"
 #include "util/mem.h"
 
@@ -115,8 +116,12 @@ int cmd_update(cli *c, int argc, char **argv)
         .interrupted = &interrupted,
     };
     trove_err err = store_begin(st);
-    int failed_collections = 0, changed = 0;
+    int failed_collections = 0, changed = 0, retokenized = 0;
     size_t dropped = 0;
+    /* A trove with another tokenizer (CJK bigrams before the Chinese
+     * dictionary, another user dictionary) re-tokenizes the stored text. */
+    if (!err)
+        err = store_tokenizer_sync(st, tok_version(), &retokenized);
     if (!err && argc <= 1) {
         err = drop_orphans(st, &cfg, &dropped);
         changed |= dropped > 0;
@@ -160,6 +165,8 @@ int cmd_update(cli *c, int argc, char **argv)
         }
         return cli_error(err);
     }
+    if (retokenized)
+        printf("re-tokenized the index for the current tokenizer (%s)\n", tok_version());
     if (dropped)
         printf("dropped %zu collection(s) no longer in the config\n", dropped);
     if (warnings)
