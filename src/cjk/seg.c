@@ -120,6 +120,7 @@ static uint32_t word_freq(const seg *s, const uint32_t *c, size_t n)
 
 typedef struct scratch {
     uint32_t *cp;        /* code points of the Han piece */
+    uint32_t *ncp;       /* the same, traditional ones made simplified */
     size_t *off;         /* byte offset of each character, plus the end */
     double *prob;
     int32_t *next;
@@ -135,6 +136,7 @@ static void scratch_free(void *p)
 {
     scratch *s = p;
     free(s->cp);
+    free(s->ncp);
     free(s->off);
     free(s->prob);
     free(s->next);
@@ -155,6 +157,7 @@ static scratch *scratch_get(size_t n)
         while (cap < n + 1)
             cap *= 2;
         s->cp = xrealloc(s->cp, cap * sizeof *s->cp);
+        s->ncp = xrealloc(s->ncp, cap * sizeof *s->ncp);
         s->off = xrealloc(s->off, cap * sizeof *s->off);
         s->prob = xrealloc(s->prob, cap * sizeof *s->prob);
         s->next = xrealloc(s->next, cap * sizeof *s->next);
@@ -174,26 +177,74 @@ typedef struct cut {
     const seg *s;
     const char *run;     /* the whole run (offsets reported against it) */
     const uint32_t *cp;
+    const uint32_t *ncp;
+    int trad;            /* some ncp[k] != cp[k] in this piece */
     const size_t *off;   /* byte offsets into run */
     int query;
     void *ctx;
     tok_emit_fn emit;
 } cut;
 
+/* Frequency of the piece's characters [a, b): as written, or in simplified
+ * form, whichever the dictionary knows better. */
+static uint32_t piece_freq(const cut *c, size_t a, size_t b)
+{
+    uint32_t f = word_freq(c->s, c->cp + a, b - a);
+    if (c->trad) {
+        uint32_t g = word_freq(c->s, c->ncp + a, b - a);
+        if (g > f)
+            f = g;
+    }
+    return f;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Emit the characters [a, b) as one term: the text itself, or in a piece
+ * with traditional characters their simplified spelling, so that 關島 and
+ * 关岛 are the same term (cut to the tokenizer's longest term). */
+static int emit_span(const cut *c, size_t a, size_t b, int flags)
+{
+    size_t s0 = c->off[a], e0 = c->off[b];
+    if (!c->trad)
+        return c->emit(c->ctx, c->run + s0, e0 - s0, s0, e0, flags);
+    char term[TOK_MAX_TERM + 4];
+    size_t n = 0;
+    for (size_t k = a; k < b && n + 4 <= sizeof term; k++)
+        n += put_utf8(term + n, c->ncp[k]);
+    return c->emit(c->ctx, term, n, s0, e0, flags);
+}
+
 /* One word [a, b) of the piece, then in document mode its inner dictionary
  * words of 2 and 3 characters at the same position. */
 static int put_word(const cut *c, size_t a, size_t b)
 {
-    size_t s0 = c->off[a], e0 = c->off[b];
-    int rc = c->emit(c->ctx, c->run + s0, e0 - s0, s0, e0, 0);
+    int rc = emit_span(c, a, b, 0);
     if (rc || c->query || b - a <= 2)
         return rc;
     for (size_t g = 2; g <= 3 && g < b - a; g++) {
         for (size_t i = a; i + g <= b; i++) {
-            if (!word_freq(c->s, c->cp + i, g))
+            if (!piece_freq(c, i, i + g))
                 continue;
-            size_t s1 = c->off[i], e1 = c->off[i + g];
-            if ((rc = c->emit(c->ctx, c->run + s1, e1 - s1, s1, e1, TOK_COLOCATED)))
+            if ((rc = emit_span(c, i, i + g, TOK_COLOCATED)))
                 return rc;
         }
     }
@@ -216,17 +267,26 @@ static double emit_p(const double *e, int state)
     return e ? e[state] : SEG_MIN_LOGP;
 }
 
+/* Emission row of character k: as written, else its simplified form. */
+static const double *emit_row(const cut *c, size_t k)
+{
+    const double *e = seg_dict_emit(c->s->d, c->cp[k]);
+    if (!e && c->trad && c->ncp[k] != c->cp[k])
+        e = seg_dict_emit(c->s->d, c->ncp[k]);
+    return e;
+}
+
 static int hmm_cut(const cut *c, scratch *scr, size_t a, size_t b)
 {
     const seg_dict_hdr *h = c->s->d->hdr;
     size_t n = b - a;
     unsigned char *bp = scr->bp;
     double v[4], nv[4];
-    const double *e = seg_dict_emit(c->s->d, c->cp[a]);
+    const double *e = emit_row(c, a);
     for (int y = 0; y < 4; y++)
         v[y] = h->start[y] + emit_p(e, y);
     for (size_t t = 1; t < n; t++) {
-        e = seg_dict_emit(c->s->d, c->cp[a + t]);
+        e = emit_row(c, a + t);
         for (int y = 0; y < 4; y++) {
             double em = emit_p(e, y);
             int best = -1;
@@ -273,31 +333,46 @@ static int hmm_cut(const cut *c, scratch *scr, size_t a, size_t b)
 
 /* ---- DAG and route: jieba's get_DAG / calc / __cut_DAG ------------------------ */
 
-static void calc_route(const seg *s, scratch *scr, size_t n)
+/* One prefix walk from a start character: the base trie and the user
+ * words, advanced one character at a time. */
+typedef struct walk {
+    const uint32_t *cp;
+    uint32_t node;
+    int base, user;
+} walk;
+
+/* Advance to character j (the walk started at idx); returns the frequency
+ * of cp[idx..j] (0: a prefix only) or -1 when no word continues. */
+static long walk_step(const seg *s, walk *w, size_t idx, size_t j)
 {
-    const uint32_t *cp = scr->cp;
-    const seg_dict *d = s->d;
+    if (w->base && !(w->node = seg_dict_child(s->d, w->node, w->cp[j])))
+        w->base = 0;
+    uint32_t f = w->base ? s->d->nodes[w->node].freq : 0;
+    if (w->user) {
+        const uword *u = user_find(&s->user, w->cp + idx, j - idx + 1);
+        if (!u)
+            w->user = 0;
+        else if (u->freq)
+            f = u->freq;
+    }
+    return w->base || w->user ? (long)f : -1;
+}
+
+static void calc_route(const seg *s, scratch *scr, size_t n, int trad)
+{
     int has_user = s->user.n > 0;
     scr->prob[n] = 0;
     scr->next[n] = 0;
     for (size_t idx = n; idx-- > 0;) {
         double best = 0;
         int32_t bx = -1;
-        uint32_t node = 0;
-        int base = 1, user = has_user;
+        walk wa = {scr->cp, 0, 1, has_user}, wb = {scr->ncp, 0, trad, trad && has_user};
         for (size_t j = idx; j < n; j++) {
-            if (base && !(node = seg_dict_child(d, node, cp[j])))
-                base = 0;
-            uint32_t f = base ? d->nodes[node].freq : 0;
-            if (user) {
-                const uword *w = user_find(&s->user, cp + idx, j - idx + 1);
-                if (!w || j - idx + 1 > USER_MAX_WORD)
-                    user = 0;
-                else if (w->freq)
-                    f = w->freq;
-            }
-            if (!base && !user)
+            long fa = wa.base || wa.user ? walk_step(s, &wa, idx, j) : -1;
+            long fb = wb.base || wb.user ? walk_step(s, &wb, idx, j) : -1;
+            if (fa < 0 && fb < 0)
                 break;
+            uint32_t f = (uint32_t)(fa > fb ? fa : fb);
             if (f) {
                 double p = (log((double)f) - s->logtotal) + scr->prob[j + 1];
                 /* Later (longer) candidates win ties, as in Python's max. */
@@ -326,7 +401,7 @@ static int flush_buf(const cut *c, scratch *scr, size_t a, size_t b, int force)
         return 0;
     if (b - a == 1)
         return put_word(c, a, b);
-    if (force || !word_freq(c->s, c->cp + a, b - a))
+    if (force || !piece_freq(c, a, b))
         return hmm_cut(c, scr, a, b);
     for (size_t k = a; k < b; k++) {
         int rc = put_word(c, k, k + 1);
@@ -338,7 +413,7 @@ static int flush_buf(const cut *c, scratch *scr, size_t a, size_t b, int force)
 
 static int cut_han(const cut *c, scratch *scr, size_t n, int ascii_before, int ascii_after)
 {
-    calc_route(c->s, scr, n);
+    calc_route(c->s, scr, n, c->trad);
     size_t x = 0, buf = 0;
     int rc;
     while (x < n) {
@@ -406,7 +481,7 @@ int seg_cut(const seg *s, const char *run, size_t len, int flags, void *emit_ctx
         if (is_kana(tok_utf8_next(run, len, &i)))
             return tok_cjk_bigrams(run, len, emit_ctx, emit);
     scratch *scr = scratch_get(len);
-    cut c = {s, run, scr->cp, scr->off, flags & TOK_SEG_QUERY, emit_ctx, emit};
+    cut c = {s, run, scr->cp, scr->ncp, 0, scr->off, flags & TOK_SEG_QUERY, emit_ctx, emit};
     size_t i = 0, other = 0;
     int rc = 0;
     while (i < len && !rc) {
@@ -419,7 +494,10 @@ int seg_cut(const seg *s, const char *run, size_t len, int flags, void *emit_ctx
             break;
         size_t n = 0, j = at;
         scr->off[0] = at;
-        scr->cp[n++] = h;
+        scr->cp[n] = h;
+        scr->ncp[n] = seg_dict_t2s(s->d, h);
+        c.trad = scr->ncp[n] != h;
+        n++;
         for (;;) {
             size_t k = j = i;
             if (k >= len)
@@ -433,7 +511,10 @@ int seg_cut(const seg *s, const char *run, size_t len, int flags, void *emit_ctx
             if (!hh)
                 break;
             scr->off[n] = j;
-            scr->cp[n++] = hh;
+            scr->cp[n] = hh;
+            scr->ncp[n] = seg_dict_t2s(s->d, hh);
+            c.trad |= scr->ncp[n] != hh;
+            n++;
             i = k;
         }
         scr->off[n] = i;
@@ -469,7 +550,7 @@ static uint32_t suggest_freq(seg *s, const uint32_t *cps, size_t n)
 {
     scratch *scr = scratch_get(n);
     memcpy(scr->cp, cps, n * sizeof *cps);
-    calc_route(s, scr, n);
+    calc_route(s, scr, n, 0);
     double ftotal = (double)s->total, freq = 1;
     for (size_t x = 0; x < n;) {
         size_t y = (size_t)scr->next[x] + 1;

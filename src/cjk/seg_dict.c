@@ -455,6 +455,98 @@ out:
     return rc;
 }
 
+/* ---- traditional -> simplified pairs --------------------------------------- */
+
+static int char_listed(uint32_t cp)
+{
+    return (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF);
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+trove_err seg_dict_write_chars(const char *out)
+{
+    FILE *f = fopen(out, "wb");
+    if (!f)
+        return trove_fail(TROVE_EIO, "%s: %s", out, strerror(errno));
+    char b[8];
+    for (uint32_t cp = 0x3400; cp <= 0xFAFF; cp++) {
+        if (!char_listed(cp))
+            continue;
+        size_t n = put_utf8(b, cp);
+        b[n++] = '\n';
+        fwrite(b, 1, n, f);
+    }
+    if (fclose(f) != 0)
+        return trove_fail(TROVE_EIO, "writing %s: %s", out, strerror(errno));
+    return TROVE_OK;
+}
+
+/* Pair line k of `chars` with line k of its conversion; keep the lines
+ * where one character became another single Han character. */
+static trove_err read_t2s(const char *chars, const char *conv, uint32_t **pairs, size_t *n)
+{
+    char *a, *b;
+    size_t la, lb, cap = 0;
+    trove_err rc = fs_read_file(chars, 0, &a, &la);
+    if (rc)
+        return rc;
+    if ((rc = fs_read_file(conv, 0, &b, &lb)) != TROVE_OK) {
+        free(a);
+        return rc;
+    }
+    *pairs = NULL;
+    *n = 0;
+    size_t i = 0, j = 0, line = 0;
+    while (i < la && j < lb && rc == TROVE_OK) {
+        const char *ea = memchr(a + i, '\n', la - i), *eb = memchr(b + j, '\n', lb - j);
+        size_t na = (ea ? (size_t)(ea - a) : la) - i, nb = (eb ? (size_t)(eb - b) : lb) - j;
+        line++;
+        size_t pa = 0, pb = 0;
+        long from = na ? utf8_cp((const unsigned char *)a + i, na, &pa) : -1;
+        long to = nb ? utf8_cp((const unsigned char *)b + j, nb, &pb) : -1;
+        if (from < 0 || pa != na)
+            rc = trove_fail(TROVE_EPARSE, "%s:%zu: expected one character", chars, line);
+        else if (to >= 0 && pb == nb && to != from && han((uint32_t)to)) {
+            xgrow(pairs, &cap, 2 * (*n + 1), sizeof **pairs);
+            (*pairs)[2 * *n] = (uint32_t)from;
+            (*pairs)[2 * *n + 1] = (uint32_t)to;
+            (*n)++;
+        }
+        i += na + 1;
+        j += nb + 1;
+    }
+    if (rc == TROVE_OK && (i < la || j < lb))
+        rc = trove_fail(TROVE_EPARSE, "%s and %s: line counts differ", chars, conv);
+    free(a);
+    free(b);
+    if (rc) {
+        free(*pairs);
+        *pairs = NULL;
+        *n = 0;
+    }
+    return rc;    /* pairs come out sorted: chars is written in order */
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 static size_t align8(size_t n)
@@ -462,15 +554,20 @@ static size_t align8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
-trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char *out)
+trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char *chars,
+                           const char *t2s, const char *out)
 {
     words w = {0};
     hmm h = {0};
     trie t = {0};
     unsigned char *buf = NULL;
+    uint32_t *pairs = NULL;
+    size_t n_pairs = 0;
     trove_err rc = read_words(dict_txt, &w);
     if (rc == TROVE_OK)
         rc = read_hmm(hmm_dir, &h);
+    if (rc == TROVE_OK && chars && t2s)
+        rc = read_t2s(chars, t2s, &pairs, &n_pairs);
     if (rc)
         goto done;
     build_trie(&w, &t);
@@ -496,6 +593,10 @@ trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char
     off = align8(off + h.n * sizeof(uint32_t));
     hdr.off_emit_p = off;
     off += h.n * 4 * sizeof(double);
+    off = align8(off);
+    hdr.n_t2s = (uint32_t)n_pairs;
+    hdr.off_t2s = off;
+    off += SEG_ROOT_N * sizeof(uint32_t);
     hdr.file_size = off;
     buf = xcalloc(1, off);
     memcpy(buf + hdr.off_nodes, t.nodes, n_nodes * sizeof(seg_node));
@@ -507,6 +608,10 @@ trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char
         memcpy(buf + hdr.off_emit_cp, h.cp, h.n * sizeof(uint32_t));
         memcpy(buf + hdr.off_emit_p, h.p, h.n * 4 * sizeof(double));
     }
+    uint32_t *t2s_tab = (uint32_t *)(buf + hdr.off_t2s);
+    for (size_t k = 0; k < n_pairs; k++)
+        if (han(pairs[2 * k]))
+            t2s_tab[pairs[2 * k] - SEG_ROOT_BASE] = pairs[2 * k + 1];
     hdr.payload_hash = XXH3_64bits(buf + sizeof hdr, off - sizeof hdr);
     memcpy(buf, &hdr, sizeof hdr);
 
@@ -526,6 +631,7 @@ trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char
     tbuf_free(&tmp);
 done:
     free(buf);
+    free(pairs);
     free(w.pool);
     free(w.e);
     free(h.cp);
@@ -578,7 +684,8 @@ trove_err seg_dict_open(const char *path, seg_dict **out)
              !section_ok(h->off_edges, h->n_nodes - 1, 4, size) ||
              !section_ok(h->off_root, SEG_ROOT_N, 4, size) ||
              !section_ok(h->off_emit_cp, h->n_emit, 4, size) ||
-             !section_ok(h->off_emit_p, (uint64_t)h->n_emit * 4, 8, size))
+             !section_ok(h->off_emit_p, (uint64_t)h->n_emit * 4, 8, size) ||
+             !section_ok(h->off_t2s, SEG_ROOT_N, 4, size))
         why = "section out of range";
     else if (XXH3_64bits((const char *)m + sizeof *h, size - sizeof *h) != h->payload_hash)
         why = "checksum mismatch (damaged file)";
@@ -596,8 +703,10 @@ trove_err seg_dict_open(const char *path, seg_dict **out)
     d->root = (const uint32_t *)(d->map + h->off_root);
     d->emit_cp = (const uint32_t *)(d->map + h->off_emit_cp);
     d->emit_p = (const double *)(d->map + h->off_emit_p);
+    d->t2s = (const uint32_t *)(d->map + h->off_t2s);
     d->n_nodes = h->n_nodes;
     d->n_emit = h->n_emit;
+    d->n_t2s = h->n_t2s;
     *out = d;
     return TROVE_OK;
 }
@@ -659,4 +768,12 @@ const double *seg_dict_emit(const seg_dict *d, uint32_t cp)
             hi = mid;
     }
     return lo < d->n_emit && d->emit_cp[lo] == cp ? d->emit_p + lo * 4 : NULL;
+}
+
+uint32_t seg_dict_t2s(const seg_dict *d, uint32_t cp)
+{
+    if (cp - SEG_ROOT_BASE >= SEG_ROOT_N)
+        return cp;
+    uint32_t s = d->t2s[cp - SEG_ROOT_BASE];
+    return s - SEG_ROOT_BASE < SEG_ROOT_N ? s : cp;
 }

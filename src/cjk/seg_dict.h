@@ -19,6 +19,9 @@
  *   emit_cp[n_emit]   sorted code points with HMM emission probabilities
  *   emit_p [n_emit][4] log P(char | state) for B, M, E, S (SEG_MIN_LOGP
  *                     where the model has none)
+ *   t2s    [SEG_ROOT_N] simplified form of U+4E00 + i, 0 for none (from
+ *                     OpenCC's t2s conversion when it was available at build
+ *                     time; all 0 otherwise)
  *
  * Ownership: seg_dict_open() returns a dictionary that owns its mapping;
  * seg_dict_close() unmaps it. Lookups never allocate and are thread-safe. */
@@ -31,7 +34,7 @@
 #include "util/err.h"
 
 #define SEG_DICT_MAGIC "TROVEZH1"
-#define SEG_DICT_VERSION 1u
+#define SEG_DICT_VERSION 3u
 #define SEG_ROOT_BASE 0x4E00u
 #define SEG_ROOT_N (0x9FD5u - 0x4E00u + 1u)
 /* jieba's MIN_FLOAT: the log probability of anything the HMM never saw. */
@@ -48,8 +51,8 @@ typedef struct seg_dict_hdr {
     uint64_t total;          /* sum of all dictionary frequencies */
     uint32_t n_nodes, n_emit;
     uint32_t max_depth;      /* longest word, in characters */
-    uint32_t reserved;
-    uint64_t off_nodes, off_edges, off_root, off_emit_cp, off_emit_p;
+    uint32_t n_t2s;          /* characters with a simplified form */
+    uint64_t off_nodes, off_edges, off_root, off_emit_cp, off_emit_p, off_t2s;
     double start[4];         /* log P(first state) */
     double trans[4][4];      /* log P(to | from); SEG_MIN_LOGP if absent */
 } seg_dict_hdr;
@@ -67,12 +70,21 @@ typedef struct seg_dict {
     const uint32_t *root;
     const uint32_t *emit_cp;
     const double *emit_p;
-    uint32_t n_nodes, n_emit;
+    const uint32_t *t2s;
+    uint32_t n_nodes, n_emit, n_t2s;
 } seg_dict;
 
 /* Compile jieba's dict.txt and the directory holding prob_*.py into `out`
- * (written to a temporary file and renamed). Errors name the file and line. */
-trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char *out);
+ * (written to a temporary file and renamed). `chars`/`t2s` (both or
+ * neither): the file written by seg_dict_write_chars() and the same file
+ * after OpenCC's t2s conversion, line by line. Errors name the file and
+ * line. */
+trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char *chars,
+                           const char *t2s, const char *out);
+
+/* Write every CJK ideograph the segmenter may see, one per line, as input
+ * for a traditional -> simplified converter. */
+trove_err seg_dict_write_chars(const char *out);
 
 /* Map and verify a compiled dictionary. A missing, truncated, foreign or
  * damaged file is an error whose detail names the file. */
@@ -85,6 +97,9 @@ uint32_t seg_dict_child(const seg_dict *d, uint32_t node, uint32_t cp);
 
 /* Frequency of the word spelled by cps[0..n) (0 when it is not a word). */
 uint32_t seg_dict_freq(const seg_dict *d, const uint32_t *cps, size_t n);
+
+/* Simplified form of a traditional character (cp itself when none). */
+uint32_t seg_dict_t2s(const seg_dict *d, uint32_t cp);
 
 /* The 4 emission log probabilities of cp (NULL when the model lacks it). */
 const double *seg_dict_emit(const seg_dict *d, uint32_t cp);

@@ -11,7 +11,8 @@
  * notes and no user input is ever FTS5 syntax.
  *
  * CJK is written without spaces, so a plain word's CJK runs are split into
- * the segmenter's units (bigrams by default), each its own OR-ed term: a
+ * the segmenter's units (Chinese words with the cjk/seg segmenter, bigrams
+ * without it, e.g. for Japanese and Korean), each its own OR-ed term: a
  * natural-language question then matches notes sharing some of its words
  * instead of requiring the whole sentence as a phrase. A CJK run of one
  * character becomes a prefix term so it also matches the bigrams starting
@@ -324,8 +325,11 @@ static void put_word(units *u, const char *w, size_t len)
         put_quoted(u, w, len, 0);
         return;
     }
-    split_ctx c = {w, len, u, 0, 0, 0};
-    tok_opts nostem = {0};
+    split_ctx c = {.w = w, .len = len, .u = u};
+    /* Query mode: the words of the query, not the words inside them (the
+     * index has those at the position of their word, so 人民 still finds
+     * 中华人民共和国); sub-words as extra OR terms rank worse (DRCD). */
+    tok_opts nostem = {.query = 1};
     tok_run(&nostem, w, len, &c, split_cb);
     flush_group(&c);
 }
