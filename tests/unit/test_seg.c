@@ -18,6 +18,7 @@
 
 #include "cjk/seg.h"
 #include "cjk/seg_dict.h"
+#include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -260,6 +261,31 @@ static void test_fts5_colocated(void **state)
     tok_set_cjk_segmenter(NULL);
 }
 
+static void check_query(const char *in, const char *want)
+{
+    query_parsed q;
+    query_parse(in, &q);
+    assert_string_equal(q.fts ? q.fts : "(null)", want);
+    query_free(&q);
+}
+
+static void test_query_units(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DICT();
+    install();
+    /* Words OR-ed, Chinese function words dropped while others remain. */
+    check_query("如何提高记忆保持力", "\"提高\" OR \"记忆\" OR \"保持\" OR \"力\"");
+    check_query("数据库的性能", "\"数据库\" OR \"性能\"");
+    check_query("的", "\"的\" *");
+    check_query("什么是", "\"什么\" OR \"是\"");
+    /* Traditional spelling: units keep the user's text, FTS5 folds it. */
+    check_query("關島", "\"關島\"");
+    /* A CJK run of one character stays a prefix term (as for bigrams). */
+    check_query("用Rust写的CLI工具", "\"用\" * OR \"Rust\" OR \"写\" OR \"CLI\" OR \"工具\"");
+    tok_set_cjk_segmenter(NULL);
+}
+
 /* ---- bad input ------------------------------------------------------------------ */
 
 static void cut_all_modes(const char *text, size_t len, size_t *n_out)
@@ -446,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_other_scripts),
         cmocka_unit_test(test_mixed_scripts),
         cmocka_unit_test(test_fts5_colocated),
+        cmocka_unit_test(test_query_units),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_compile_tiny),
         cmocka_unit_test(test_broken_dictionary),
