@@ -1,18 +1,26 @@
 #include "index/indexer.h"
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "fs/walk.h"
+#include "text/lang.h"
+#include "text/tok.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
+
+void index_opts_init(index_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_file_bytes = INDEX_DEFAULT_MAX_FILE_BYTES;
+    o->chunk = CHUNK_OPTS_DEFAULT;
+}
 
 /* One file found by the walk. */
 typedef struct found {
@@ -22,6 +30,7 @@ typedef struct found {
 
 typedef struct run {
     store *st;
+    const config *cfg;          /* the other collections (nested ones); may be NULL */
     const config_collection *coll;
     const index_opts *opts;
     index_stats *stats;
@@ -125,6 +134,7 @@ static trove_err index_note(run *r, const found *f, const char *text, size_t len
             .hash = hash,
             .md = &md,
             .chunks = &chunks,
+            .lang = lang_code(lang_detect(text + md.body_start, len - md.body_start)),
         };
         int64_t id;
         rc = store_doc_insert(r->st, &note, &id);
@@ -155,10 +165,13 @@ static trove_err process_file(run *r, const found *f)
     }
     char *text = NULL;
     size_t len = 0;
-    if (fs_read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
+    /* The collection rule again at read time: the file may have become a
+     * symlink out of the collection since the walk. */
+    trove_err read_rc = fs_read_inside(r->coll->path, f->path, 0, &text, &len);
+    if (read_rc != TROVE_OK) {
         warnf(r, "%s; skipped", trove_errmsg());
         r->stats->skipped++;
-        if (old)
+        if (old && read_rc != TROVE_EACCES)
             old->seen = 1;  /* keep the last good version rather than lose it */
         return TROVE_OK;
     }
@@ -239,29 +252,6 @@ static trove_err remove_unseen(run *r)
     return TROVE_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void draw_progress(const run *r, size_t done, double *last)
-{
-    double t = now_seconds();
-    if (done != r->n_files && t - *last < 0.1)
-        return;
-    *last = t;
-    int width = 30, filled = r->n_files ? (int)(width * done / r->n_files) : width;
-    fprintf(stderr, "\r%-12.12s [", r->coll->name);
-    for (int i = 0; i < width; i++)
-        fputc(i < filled ? '#' : ' ', stderr);
-    fprintf(stderr, "] %zu/%zu", done, r->n_files);
-    if (done == r->n_files)
-        fputs("\r\033[K", stderr);
-    fflush(stderr);
-}
-
 static void run_free(run *r)
 {
     for (size_t i = 0; i < r->n_files; i++)
@@ -285,44 +275,68 @@ static trove_err check_root(const config_collection *coll)
     return TROVE_OK;
 }
 
+/* Folders of other collections nested inside this one, relative to its
+ * root: they are indexed by their own collection only, never twice. */
+static const char **nested_dirs(const run *r, size_t *n)
+{
+    *n = 0;
+    if (!r->cfg)
+        return NULL;
+    const char **out = xcalloc(r->cfg->n_collections + 1, sizeof *out);
+    for (size_t i = 0; i < r->cfg->n_collections; i++) {
+        const char *rel = fs_path_below(r->coll->path, r->cfg->collections[i].path);
+        if (rel)
+            out[(*n)++] = rel;
+    }
+    return out;
+}
+
 /* Load the indexed files of the collection and walk the folder. */
-static trove_err scan(run *r)
+static trove_err scan(run *r, int warn_nested)
 {
     trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
     if (rc)
         return rc;
     build_path_table(r);
     const config_collection *coll = r->coll;
+    size_t n_skip;
+    const char **skip = nested_dirs(r, &n_skip);
+    for (size_t i = 0; warn_nested && i < n_skip; i++)
+        warnf(r, "collection '%s': folder %s/%s is a collection of its own; its notes are "
+              "indexed there, not twice", coll->name, coll->path, skip[i]);
     walk_opts wo = {
         .root = coll->path,
         .masks = (const char *const *)coll->masks,
         .n_masks = coll->n_masks,
         .excludes = (const char *const *)coll->excludes,
         .n_excludes = coll->n_excludes,
+        .skip_dirs = skip,
+        .n_skip_dirs = n_skip,
     };
     walk_callbacks cb = {.ctx = r, .on_file = on_walk_file, .on_warning = on_walk_warning};
-    return walk_tree(&wo, &cb);
+    rc = walk_tree(&wo, &cb);
+    free(skip);
+    return rc;
 }
 
-trove_err index_collection(store *st, const config_collection *coll, const index_opts *opts,
-                           index_stats *stats)
+trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
+                           const index_opts *opts, index_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
-    run r = {.st = st, .coll = coll, .opts = opts, .stats = stats};
+    run r = {.st = st, .cfg = cfg, .coll = coll, .opts = opts, .stats = stats};
     trove_err rc = check_root(coll);
     if (rc == TROVE_OK)
         rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
     if (rc == TROVE_OK)
-        rc = scan(&r);
+        rc = scan(&r, 1);
     stats->files = r.n_files;
-    double last = 0;
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         if (opts->interrupted && *opts->interrupted)
             rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
         else
             rc = process_file(&r, &r.files[i]);
         if (opts->progress)
-            draw_progress(&r, i + 1, &last);
+            opts->progress(opts->progress_ctx, coll->name, i + 1, r.n_files);
     }
     if (rc == TROVE_OK && opts->interrupted && *opts->interrupted)
         rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
@@ -332,31 +346,23 @@ trove_err index_collection(store *st, const config_collection *coll, const index
     return rc;
 }
 
-static int64_t collection_id(store *st, const char *name)
-{
-    sqlite3_stmt *s;
-    int64_t id = -1;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM collections WHERE name = ?", -1, &s, NULL)
-        == SQLITE_OK) {
-        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            id = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-    }
-    return id;
-}
-
-trove_err index_check_freshness(store *st, const config_collection *coll, index_freshness *out)
+trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
+                                index_freshness *out)
 {
     memset(out, 0, sizeof *out);
     index_opts opts = {0};
     index_stats stats = {0};
-    run r = {.st = st, .coll = coll, .opts = &opts, .stats = &stats};
+    run r = {.st = st, .cfg = cfg, .coll = coll, .opts = &opts, .stats = &stats};
     trove_err rc = check_root(coll);
     if (rc)
         return rc;
-    r.collection_id = collection_id(st, coll->name);
-    rc = scan(&r);
+    rc = store_collection_id(st, coll->name, &r.collection_id);
+    if (rc == TROVE_ENOENT) {
+        r.collection_id = -1;     /* not indexed yet: every file is new */
+        rc = TROVE_OK;
+    }
+    if (rc == TROVE_OK)
+        rc = scan(&r, 0);
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
@@ -375,4 +381,101 @@ trove_err index_check_freshness(store *st, const config_collection *coll, index_
     out->files = r.n_files;
     run_free(&r);
     return rc;
+}
+
+/* ---- a whole update ---- */
+
+/* Collections in the index that the config no longer lists are dropped. */
+static trove_err drop_orphans(store *st, const config *cfg, size_t *dropped)
+{
+    store_collection_row *rows;
+    size_t n;
+    trove_err rc = store_collections(st, &rows, &n);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        if (config_find_collection(cfg, rows[i].name))
+            continue;
+        rc = store_collection_delete(st, rows[i].name);
+        (*dropped)++;
+    }
+    store_collections_free(rows, n);
+    return rc;
+}
+
+static int selected(const char *const *names, size_t n, const char *name)
+{
+    if (n == 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static trove_err update_all(store *st, const config *cfg, const char *const *names, size_t n_names,
+                            const index_opts *opts, index_update_result *out)
+{
+    trove_err rc = TROVE_OK;
+    if (n_names == 0) {
+        rc = drop_orphans(st, cfg, &out->dropped);
+        out->changed |= out->dropped > 0;
+    }
+    out->collections = xcalloc(cfg->n_collections ? cfg->n_collections : 1,
+                               sizeof *out->collections);
+    for (size_t i = 0; rc == TROVE_OK && i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        if (!selected(names, n_names, col->name))
+            continue;
+        index_update_collection *uc = &out->collections[out->n_collections++];
+        uc->name = xstrdup(col->name);
+        double t0 = clock_seconds();
+        rc = index_collection(st, cfg, col, opts, &uc->stats);
+        uc->seconds = clock_seconds() - t0;
+        if (rc == TROVE_ENOENT) {
+            uc->missing = xstrdup(trove_errmsg());
+            rc = TROVE_OK;
+            continue;
+        }
+        const index_stats *s = &uc->stats;
+        out->changed |= s->added || s->updated || s->renamed || s->removed;
+    }
+    if (rc == TROVE_OK && out->changed)
+        rc = store_links_resolve(st);
+    if (rc == TROVE_OK)
+        rc = store_mark_updated(st);
+    return rc;
+}
+
+trove_err index_update(store *st, const config *cfg, const char *const *names, size_t n_names,
+                       const index_opts *opts, index_update_result *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n_names; i++)
+        if (!config_find_collection(cfg, names[i]))
+            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
+                              "list`)", names[i]);
+    trove_err rc = store_begin(st);
+    /* A trove with another tokenizer (CJK bigrams before the Chinese
+     * dictionary, another user dictionary) re-tokenizes the stored text
+     * first, so every note ends up with the same terms. */
+    if (rc == TROVE_OK)
+        rc = store_tokenizer_sync(st, tok_version(), &out->retokenized);
+    if (rc == TROVE_OK)
+        rc = update_all(st, cfg, names, n_names, opts, out);
+    if (rc == TROVE_OK)
+        rc = store_commit(st);
+    if (rc) {
+        store_rollback(st);
+        index_update_result_free(out);
+    }
+    return rc;
+}
+
+void index_update_result_free(index_update_result *r)
+{
+    for (size_t i = 0; i < r->n_collections; i++) {
+        free(r->collections[i].name);
+        free(r->collections[i].missing);
+    }
+    free(r->collections);
+    memset(r, 0, sizeof *r);
 }

@@ -21,11 +21,17 @@
 typedef struct index_opts {
     size_t max_file_bytes;       /* larger files are skipped with a warning */
     chunk_opts chunk;
-    int progress;                /* draw a progress bar on stderr */
+    /* Called after each file (done of total) of a collection; NULL: none.
+     * The indexer prints nothing itself: front ends draw what they like. */
+    void (*progress)(void *ctx, const char *collection, size_t done, size_t total);
+    void *progress_ctx;
     void (*warn)(void *ctx, const char *message);
     void *warn_ctx;
     volatile sig_atomic_t *interrupted;  /* checked between files */
 } index_opts;
+
+/* Defaults: 16 MiB file cap, default chunking, no callbacks. */
+void index_opts_init(index_opts *o);
 
 #define INDEX_DEFAULT_MAX_FILE_BYTES (16u << 20)
 
@@ -34,8 +40,12 @@ typedef struct index_stats {
     size_t added, updated, renamed, removed, unchanged, skipped;
 } index_stats;
 
-trove_err index_collection(store *st, const config_collection *coll, const index_opts *opts,
-                           index_stats *stats);
+/* `cfg` (may be NULL) names the other collections: a folder of this one
+ * that is another collection's root is skipped (with a warning), so no note
+ * is indexed twice. Files are read with fs_read_inside(): a symlink leading
+ * outside the collection folder is skipped with a warning. */
+trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
+                           const index_opts *opts, index_stats *stats);
 
 /* What `update` would do, judged by (size, mtime) alone, without reading
  * any file: counts of new, changed and deleted files. Read-only. */
@@ -43,7 +53,39 @@ typedef struct index_freshness {
     size_t files, fresh, added, changed, deleted;
 } index_freshness;
 
-trove_err index_check_freshness(store *st, const config_collection *coll,
+trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
                                 index_freshness *out);
+
+/* ---- a whole `trove update` ---- */
+
+typedef struct index_update_collection {
+    char *name;
+    index_stats stats;
+    double seconds;
+    char *missing;       /* folder gone or not a folder: why (notes kept); else NULL */
+} index_update_collection;
+
+typedef struct index_update_result {
+    index_update_collection *collections;   /* in config order */
+    size_t n_collections;
+    size_t dropped;      /* collections removed from the index, no longer configured */
+    int changed;         /* anything added, changed, renamed or removed */
+    int retokenized;     /* the index was built by another tokenizer (CJK
+                            bigrams, another dictionary): its full-text
+                            tables were rebuilt (store_tokenizer_sync) */
+} index_update_result;
+
+/* Bring the index in line with the config in one transaction: re-tokenize
+ * the full-text tables when tok_version() differs from the one recorded in
+ * the index, drop the
+ * collections the config no longer lists (only when `names` is empty),
+ * index each selected collection (all when n_names is 0; every name must be
+ * configured), resolve links when anything changed, and record the time of
+ * the update. A collection whose folder is missing is reported in the
+ * result, not an error. On error (TROVE_EINTR when interrupted) the
+ * transaction is rolled back and the index is unchanged. */
+trove_err index_update(store *st, const config *cfg, const char *const *names, size_t n_names,
+                       const index_opts *opts, index_update_result *out);
+void index_update_result_free(index_update_result *r);
 
 #endif

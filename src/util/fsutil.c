@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "util/mem.h"
 
 int fs_mkdir_p(const char *dir)
@@ -40,11 +42,9 @@ int fs_mkdir_parents(const char *path)
     return rc;
 }
 
-trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len)
+/* Read all of fd (closed here) into *out. */
+static trove_err read_fd(int fd, const char *path, size_t size_hint, char **out, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
     size_t cap = size_hint ? size_hint + 1 : 4096, n = 0;
     char *buf = xmalloc(cap + 1);
     for (;;) {
@@ -70,4 +70,114 @@ trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *l
     *out = buf;
     *len = n;
     return TROVE_OK;
+}
+
+trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
+    return read_fd(fd, path, size_hint, out, len);
+}
+
+char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *home_sub,
+                  const char *leaf)
+{
+    const char *env = override_env ? getenv(override_env) : NULL;
+    if (env && *env)
+        return xstrdup(env);
+    tbuf b = {0};
+    const char *xdg = getenv(xdg_env);
+    if (xdg && *xdg) {
+        tbuf_printf(&b, "%s/%s", xdg, leaf);
+    } else {
+        const char *home = getenv("HOME");
+        tbuf_printf(&b, "%s/%s/%s", home && *home ? home : ".", home_sub, leaf);
+    }
+    return tbuf_detach(&b);
+}
+
+const char *fs_path_below(const char *outer, const char *inner)
+{
+    size_t ol = strlen(outer);
+    if (ol == 1 && outer[0] == '/')
+        return inner[0] == '/' && inner[1] ? inner + 1 : NULL;
+    if (strncmp(inner, outer, ol) == 0 && inner[ol] == '/' && inner[ol + 1])
+        return inner + ol + 1;
+    return NULL;
+}
+
+/* 1 when the real path `real` is `root` itself or below it. */
+static int path_within(const char *real, const char *root)
+{
+    size_t rl = strlen(root);
+    if (rl == 1 && root[0] == '/')
+        return 1;
+    return strncmp(real, root, rl) == 0 && (real[rl] == '/' || real[rl] == '\0');
+}
+
+trove_err fs_path_inside(const char *root, const char *rel, char **real_out)
+{
+    if (real_out)
+        *real_out = NULL;
+    tbuf full = {0};
+    tbuf_printf(&full, "%s/%s", root, rel);
+    char real[PATH_MAX], root_real[PATH_MAX];
+    trove_err rc = TROVE_OK;
+    if (!realpath(full.data, real)) {
+        rc = trove_fail(TROVE_ENOENT, "%s: %s", full.data,
+                        errno == ENOENT ? "no such file" : strerror(errno));
+    } else {
+        if (real_out)
+            *real_out = xstrdup(real);
+        if (!realpath(root, root_real) || !path_within(real, root_real))
+            rc = trove_fail(TROVE_EACCES, "%s: refused, its real path %s lies outside the "
+                            "collection folder %s", full.data, real, root);
+    }
+    tbuf_free(&full);
+    return rc;
+}
+
+trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out)
+{
+    char *real;
+    trove_err rc = fs_path_inside(root, rel, &real);
+    struct stat sb;
+    if (rc == TROVE_OK && (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)))
+        rc = trove_fail(TROVE_EINVAL, "%s/%s: not a file", root, rel);
+    if (rc == TROVE_OK && sb_out)
+        *sb_out = sb;
+    if (rc == TROVE_OK && real_out)
+        *real_out = real;
+    else
+        free(real);
+    if (rc && real_out)
+        *real_out = NULL;
+    return rc;
+}
+
+trove_err fs_read_inside(const char *root, const char *rel, size_t max_bytes, char **out,
+                         size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    char *real;
+    struct stat sb;
+    trove_err rc = fs_resolve_inside(root, rel, &real, &sb);
+    if (rc)
+        return rc;
+    if (max_bytes && (size_t)sb.st_size > max_bytes) {
+        rc = trove_fail(TROVE_ERANGE, "%s/%s: %lld bytes, over the %zu-byte limit", root, rel,
+                        (long long)sb.st_size, max_bytes);
+    } else {
+        int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            rc = trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s/%s: %s", root, rel,
+                            strerror(errno));
+        } else {
+            rc = read_fd(fd, real, (size_t)sb.st_size, out, len);
+        }
+    }
+    free(real);
+    return rc;
 }
