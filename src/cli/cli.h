@@ -47,6 +47,7 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+int cmd_tokenize(cli *c, int argc, char **argv);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
