@@ -7,17 +7,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/store_int.h"
+#include "store/store_vec.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
 
-/* Prepared statements of the write path, compiled once per connection. */
-enum {
-    S_DOC_INSERT, S_CHUNK_INSERT, S_CHUNK_FTS_INSERT, S_TITLE_FTS_INSERT,
-    S_NAME_INSERT, S_TAG_INSERT, S_LINK_INSERT, S_DOC_TOUCH, S_COUNT
-};
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_INSERT] =
@@ -36,12 +33,20 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_TOUCH] = "UPDATE docs SET size = ?, mtime_ns = ? WHERE id = ?",
 };
 
-struct store {
-    sqlite3 *db;
-    char *path;
-    sqlite3_stmt *stmt[S_COUNT];
-    tbuf scratch;
-};
+
+/* Embedding vectors (schema version 2, see store_vec.h). */
+#define VEC_SCHEMA_SQL \
+    "CREATE TABLE IF NOT EXISTS vec_models(" \
+    "  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, dim INTEGER NOT NULL," \
+    "  name TEXT NOT NULL, created_at INTEGER NOT NULL);" \
+    "CREATE TABLE IF NOT EXISTS vec_segs(" \
+    "  id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL, n INTEGER NOT NULL," \
+    "  n_dead INTEGER NOT NULL DEFAULT 0, dead BLOB, data BLOB NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS vec_segs_model ON vec_segs(model_id);" \
+    "CREATE TABLE IF NOT EXISTS vec_map(" \
+    "  chunk_id INTEGER NOT NULL, model_id INTEGER NOT NULL, seg_id INTEGER NOT NULL," \
+    "  slot INTEGER NOT NULL, PRIMARY KEY(chunk_id, model_id)) WITHOUT ROWID;" \
+    "CREATE INDEX IF NOT EXISTS vec_map_seg ON vec_map(seg_id);"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -76,7 +81,8 @@ static const char schema_sql[] =
     "  dst_doc INTEGER);"
     "CREATE INDEX IF NOT EXISTS links_src ON links(src_doc);"
     "CREATE INDEX IF NOT EXISTS links_dst ON links(dst_doc);"
-    "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;";
+    "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;"
+    VEC_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -101,6 +107,9 @@ trove_err store_fail(store *st, const char *what)
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
         return trove_fail(TROVE_EBUSY, "%s: index is locked by another trove process (%s); "
                           "try again when it finishes", st->path, what);
+    if (code == SQLITE_FULL)
+        return trove_fail(TROVE_EIO, "%s: the disk is full (%s); nothing of this transaction was "
+                          "written: free some space and run the command again", st->path, what);
     if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
         return trove_fail(TROVE_ECORRUPT, "%s: index is damaged (%s: %s); delete it and run "
                           "`trove update` to rebuild", st->path, what, msg);
@@ -124,7 +133,7 @@ static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, id, 8, SQLITE_TRANSIENT);
 }
 
-static trove_err check_schema(store *st)
+static trove_err check_schema(store *st, int readonly)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
@@ -136,6 +145,17 @@ static trove_err check_schema(store *st)
     if (sqlite3_step(q) == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+    /* Version 1 lacked only the vector tables, which create_schema() has
+     * just added: a writable open upgrades it in place. */
+    if (version == 1 && !readonly) {
+        trove_err rc = store_exec(st, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+        if (rc)
+            return rc;
+        version = 2;
+    }
+    if (version == 1)
+        return trove_fail(TROVE_ECORRUPT, "%s: index made by an older trove; run `trove update` "
+                          "once to upgrade it", st->path);
     if (version != STORE_SCHEMA_VERSION)
         return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d, this trove needs %d; "
                           "delete the file and run `trove update` to rebuild", st->path, version,
@@ -215,7 +235,7 @@ trove_err store_open(const char *path, int readonly, store **out)
     store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
         goto fail;
-    if ((rc = check_schema(st)) != TROVE_OK)
+    if ((rc = check_schema(st, readonly)) != TROVE_OK)
         goto fail;
     *out = st;
     return TROVE_OK;
@@ -230,6 +250,7 @@ void store_close(store *st)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    free(st->dead);
     sqlite3_close_v2(st->db);
     tbuf_free(&st->scratch);
     free(st->path);
@@ -253,11 +274,13 @@ trove_err store_begin(store *st)
 
 trove_err store_commit(store *st)
 {
-    return store_exec(st, "COMMIT");
+    trove_err rc = store_vec_fold(st);
+    return rc ? rc : store_exec(st, "COMMIT");
 }
 
 void store_rollback(store *st)
 {
+    store_vec_discard(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -638,6 +661,9 @@ done:
 
 trove_err store_doc_delete(store *st, int64_t doc_id)
 {
+    trove_err vrc = store_vec_doc_deleted(st, doc_id);
+    if (vrc)
+        return vrc;
     static const char *const sqls[] = {
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?1)",
         "DELETE FROM chunks WHERE doc_id = ?1",

@@ -19,7 +19,7 @@
 typedef struct store store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
