@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tok_parity -- reference token ids for trove's tokenizers (src/embed/etok*).
+"""tok_parity -- reference token ids for trove's tokenizers (src/embed/tokenizers/etok*).
 
     tok_parity.py OUTDIR [--shared DIR] [--lines N]
 

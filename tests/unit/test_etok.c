@@ -1,4 +1,4 @@
-/* Tests for the GGUF tokenizers (src/embed/etok*).
+/* Tests for the GGUF tokenizers (src/embed/tokenizers/etok*).
  *
  * Hand-built vocabularies pin down each algorithm's rules (WordPiece
  * greediness and [UNK], unigram Viterbi choices, BPE merge order and tie
@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "embed/etok.h"
-#include "embed/etok_int.h"
-#include "embed/gguf.h"
+#include "embed/tokenizers/etok.h"
+#include "embed/tokenizers/etok_int.h"
+#include "embed/formats/gguf.h"
 #include "util/buf.h"
 #include "util/mem.h"
 

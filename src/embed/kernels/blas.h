@@ -5,7 +5,11 @@
  * spin), which a `trove search` that never computes an embedding must not
  * pay. So the engine calls BLAS through this module, which dlopen()s the
  * library the first time blas_load() runs. Declarations come from cblas.h;
- * nothing here owns memory. Thread-safe: loading happens once. */
+ * nothing here owns memory. Thread-safe: loading happens once.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_BLAS_H
 #define TROVE_BLAS_H
 

@@ -9,7 +9,7 @@
  * one spelt "\u2581"+text in GGUF, the rest bare — and give the whole word
  * [UNK] when some position has no piece or the word exceeds 100
  * characters. */
-#include "embed/etok_int.h"
+#include "embed/tokenizers/etok_int.h"
 
 #include <stdlib.h>
 #include <string.h>

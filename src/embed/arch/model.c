@@ -1,7 +1,7 @@
 /* model — loading, validation, chunking and pooling; the layers themselves
  * are in bert.c and gemma.c. See model.h. */
 #define EMODEL_INTERNAL
-#include "embed/model.h"
+#include "embed/arch/model.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -21,7 +21,7 @@
  *   for Q8_0/Q4_0 weights: f32 d[nb]; f32 s[nb] (= d * sum q); int8 q[n]
  *   for K-quant weights:   f32 d[nb]; int16 bsums[16*nb]; int8 q[n]
  *   for float weights:     f32 x[n] */
-#include "embed/quant.h"
+#include "embed/kernels/quant.h"
 
 #include <math.h>
 #include <string.h>
@@ -700,7 +700,7 @@ static float vec_dot_c(ggml_type t, const void *w, const act_view *a, int64_t n)
 #define KFN __attribute__((target("avx2,fma,f16c")))
 #define KNAME(n) n##_avx2
 #define KDOT(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
-#include "embed/quant_x86.inc"
+#include "embed/kernels/quant_x86.inc"
 #undef KFN
 #undef KNAME
 #undef KDOT
@@ -708,7 +708,7 @@ static float vec_dot_c(ggml_type t, const void *w, const act_view *a, int64_t n)
 #define KFN __attribute__((target("avx2,fma,f16c,avx512vnni,avx512vl")))
 #define KNAME(n) n##_vnni
 #define KDOT(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
-#include "embed/quant_x86.inc"
+#include "embed/kernels/quant_x86.inc"
 #undef KFN
 #undef KNAME
 #undef KDOT

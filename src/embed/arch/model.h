@@ -17,7 +17,11 @@
  * norm/bias vectors plus a workspace that grows to the largest chunk seen
  * and is reused, so steady-state forwards do not allocate. One emodel must
  * not run two forwards at once (the workspace is shared); separate emodels
- * over one gguf_file may. */
+ * over one gguf_file may.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_EMBED_MODEL_H
 #define TROVE_EMBED_MODEL_H
 
@@ -25,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/gguf.h"
-#include "embed/kernels.h"
+#include "embed/formats/gguf.h"
+#include "embed/kernels/kernels.h"
 #include "util/err.h"
 
 typedef enum emodel_arch { EMODEL_BERT = 1, EMODEL_GEMMA = 2 } emodel_arch;

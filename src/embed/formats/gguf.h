@@ -13,7 +13,11 @@
  * gguf_tensor.data points into the mapping, aligned to the file's
  * general.alignment (default 32). Every pointer handed out stays valid until
  * gguf_close(). A gguf_file is immutable after open, so any number of
- * threads may read it concurrently. */
+ * threads may read it concurrently.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_GGUF_H
 #define TROVE_GGUF_H
 
@@ -21,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/quant.h"
+#include "embed/kernels/quant.h"
 #include "util/err.h"
 
 typedef struct gguf_file gguf_file;

@@ -10,7 +10,7 @@
  * remaining length first; every count is checked against the bytes left
  * before anything is allocated for it, so a hostile header cannot make us
  * allocate more than a small multiple of the file size. */
-#include "embed/gguf.h"
+#include "embed/formats/gguf.h"
 
 #include <errno.h>
 #include <fcntl.h>

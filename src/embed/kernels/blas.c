@@ -1,4 +1,4 @@
-#include "embed/blas.h"
+#include "embed/kernels/blas.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -16,7 +16,11 @@
  * The dot kernels have AVX2 (and AVX512-VNNI) implementations chosen at
  * run time when the CPU supports them and a portable C one; all give
  * results that agree to float rounding. Everything here is stateless and thread-safe; callers own
- * every buffer. */
+ * every buffer.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_QUANT_H
 #define TROVE_QUANT_H
 

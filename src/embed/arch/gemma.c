@@ -19,7 +19,7 @@
  * (attention.sliding_window_pattern, default 6: every sixth layer global);
  * the window is symmetric: |i - j| <= sliding_window / 2. */
 #define EMODEL_INTERNAL
-#include "embed/model.h"
+#include "embed/arch/model.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* etok — vocabulary construction, GGUF loading, framing and truncation.
  * The per-kind algorithms live in etok_wpm.c and etok_spm.c. */
-#include "embed/etok_int.h"
+#include "embed/tokenizers/etok_int.h"
 
 #include <float.h>
 #include <stdio.h>

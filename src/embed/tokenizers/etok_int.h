@@ -1,10 +1,14 @@
 /* etok_int — what the etok_*.c files share: the tokenizer struct, the
  * piece hash table, UTF-8 decoding and the per-kind encoders. Not a public
- * interface. */
+ * interface.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_ETOK_INT_H
 #define TROVE_ETOK_INT_H
 
-#include "embed/etok.h"
+#include "embed/tokenizers/etok.h"
 #include "util/buf.h"
 
 struct etok {

@@ -8,9 +8,9 @@
 #pragma GCC optimize("finite-math-only", "no-signed-zeros")
 #endif
 
-#include "embed/kernels.h"
+#include "embed/kernels/kernels.h"
 
-#include "embed/blas.h"
+#include "embed/kernels/blas.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>

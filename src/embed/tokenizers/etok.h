@@ -29,7 +29,11 @@
  * the gguf_file or etok_vocab it was built from may be freed right after.
  * It is immutable after creation: any number of threads may encode with
  * one etok at once. Encoding allocates its scratch per call (never per
- * token); callers own the id arrays. */
+ * token); callers own the id arrays.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_ETOK_H
 #define TROVE_ETOK_H
 
@@ -37,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/gguf.h"
+#include "embed/formats/gguf.h"
 #include "util/err.h"
 
 typedef struct etok etok;

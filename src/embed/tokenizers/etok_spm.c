@@ -19,7 +19,7 @@
  * else runs of unknown pieces become one. Path scores are summed and
  * compared exactly as sentencepiece does (double sums, float storage), so
  * ties break the same way. */
-#include "embed/etok_int.h"
+#include "embed/tokenizers/etok_int.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -12,14 +12,18 @@
  *
  * Memory: a kpool owns its threads and one scratch arena per thread
  * (kpool_scratch); callers own every array they pass. Matrices are dense
- * row-major float arrays with an explicit row stride ("ld"). */
+ * row-major float arrays with an explicit row stride ("ld").
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
 #ifndef TROVE_EMBED_KERNELS_H
 #define TROVE_EMBED_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/quant.h"
+#include "embed/kernels/quant.h"
 
 /* ---- thread pool ---- */
 

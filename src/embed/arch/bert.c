@@ -9,7 +9,7 @@
  * Input: LayerNorm(tok_embd[id] + token_types[type] + position_embd[pos]).
  * GELU is the exact erf form (what the HF models were trained with). */
 #define EMODEL_INTERNAL
-#include "embed/model.h"
+#include "embed/arch/model.h"
 
 #include <math.h>
 #include <stdio.h>
