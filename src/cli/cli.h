@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -43,6 +44,15 @@ int cmd_multi_get(cli *c, int argc, char **argv);
 int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+int cmd_embed(cli *c, int argc, char **argv);
+int cmd_vsearch(cli *c, int argc, char **argv);
+
+/* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
+const char *cli_model_path(const char *flag);
+/* Open it (threads <= 0: every CPU); prints errors. */
+int cli_open_model(const char *path, int threads, embed_model **out);
+/* The embedding pass with progress on stderr and a summary on stdout. */
+int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "index/vembed.h"
+#include "store/store_vec.h"
 #include "cli/out.h"
 #include "fs/walk.h"
 #include "index/indexer.h"
@@ -436,16 +438,86 @@ static long long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
 }
 
+/* Embedding state: the active model, and per collection how many chunks
+ * have its vectors, still need one, or only have another model's. */
+typedef struct vec_status {
+    int have_model;
+    int64_t model_id;
+    store_vec_count *counts;
+    size_t n_counts;
+} vec_status;
+
+static void status_embeddings(store *st, const char *model_flag, vec_status *vs)
+{
+    memset(vs, 0, sizeof *vs);
+    const char *path = cli_model_path(model_flag);
+    store_vec_model *models = NULL;
+    size_t n_models = 0;
+    if (store_vec_models(st, &models, &n_models) != TROVE_OK) {
+        printf("embeddings: %s\n", trove_errmsg());
+        return;
+    }
+    char *fp = NULL;
+    if (!path) {
+        printf("embedding model: none (set TROVE_EMBED_MODEL or pass --model)\n");
+    } else {
+        embed_model *m = NULL;
+        if (cli_open_model(path, 1, &m) == EXIT_OK) {
+            embed_info info;
+            embed_get_info(m, &info);
+            fp = vembed_fingerprint(m);
+            printf("embedding model: %s (%s, %lld dimensions)\n", path, info.arch,
+                   (long long)info.dim);
+            vs->have_model = 1;
+            embed_close(m);
+        }
+    }
+    for (size_t i = 0; i < n_models; i++) {
+        int active = fp && strcmp(models[i].fingerprint, fp) == 0;
+        if (active)
+            vs->model_id = models[i].id;
+        printf("vectors: %lld of %s (%d dimensions)%s\n", (long long)models[i].vectors,
+               models[i].name, models[i].dim, active ? ", active model" : fp ? ", stale: "
+               "another model (`trove embed --prune` drops them)" : "");
+    }
+    if (vs->have_model && store_vec_counts(st, vs->model_id, &vs->counts, &vs->n_counts) != TROVE_OK)
+        printf("embeddings: %s\n", trove_errmsg());
+    store_vec_models_free(models, n_models);
+    free(fp);
+}
+
+static void status_collection_embeddings(const vec_status *vs, const char *name)
+{
+    for (size_t i = 0; i < vs->n_counts; i++) {
+        const store_vec_count *c = &vs->counts[i];
+        if (strcmp(c->collection, name) != 0)
+            continue;
+        int64_t pending = c->chunks - c->embedded;
+        printf("  embeddings: %lld of %lld chunks embedded, %lld pending", (long long)c->embedded,
+               (long long)c->chunks, (long long)pending);
+        if (c->stale)
+            printf(" (%lld with stale vectors of another model)", (long long)c->stale);
+        printf("%s\n", pending ? " (run `trove embed`)" : "");
+    }
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: trove status\nCollections, counts, index size, and files new, changed "
-                   "or deleted since the last update.\n");
+    const char *model_flag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: trove status [--model PATH]\nCollections, counts, index size, files new, "
+                   "changed or deleted since the last update,\nand embeddings of the model "
+                   "(--model, $TROVE_EMBED_MODEL): embedded, pending, stale.\n");
             return EXIT_OK;
         }
-        return cli_usage("status", "takes no arguments");
+        if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+            model_flag = v;
+        else
+            return cli_usage("status", "unknown argument %s", argv[i]);
     }
+    vec_status vs = {0};
     config cfg;
     int rc = cli_load_config(&cfg);
     if (rc)
@@ -482,6 +554,7 @@ int cmd_status(cli *c, int argc, char **argv)
                              " (" LINK_TO_FILE ")", NULL),
                query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL AND"
                              " (" LINK_TO_FILE ")", NULL));
+        status_embeddings(st, model_flag, &vs);
     }
     if (cfg.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
@@ -493,6 +566,7 @@ int cmd_status(cli *c, int argc, char **argv)
         printf("\n%s  %s\n  notes indexed: %lld\n", col->name, col->path, notes);
         if (!st)
             continue;
+        status_collection_embeddings(&vs, col->name);
         index_freshness fr;
         trove_err err = index_check_freshness(st, col, &fr);
         if (err) {
@@ -508,6 +582,7 @@ int cmd_status(cli *c, int argc, char **argv)
         }
     }
     (void)stale;
+    store_vec_counts_free(vs.counts, vs.n_counts);
     store_close(st);
     config_free(&cfg);
     return EXIT_OK;

@@ -71,15 +71,32 @@ static int selected(int argc, char **argv, const char *name)
 
 int cmd_update(cli *c, int argc, char **argv)
 {
+    const char *model_flag = NULL;
+    int no_embed = 0;
+    /* Options are taken out of argv so that what is left names collections. */
+    int kept = 1;
     for (int i = 1; i < argc; i++) {
+        const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: trove update [COLLECTION ...]\n"
-                   "Index new and changed notes and drop deleted ones, in one transaction.\n");
+            printf("usage: trove update [COLLECTION ...] [--no-embed] [--model PATH]\n"
+                   "Index new and changed notes and drop deleted ones, in one transaction.\n"
+                   "With an embedding model (--model, $TROVE_EMBED_MODEL) the new chunks are\n"
+                   "then embedded as by `trove embed`; --no-embed skips that.\n");
             return EXIT_OK;
         }
-        if (argv[i][0] == '-')
+        if (strcmp(argv[i], "--no-embed") == 0) {
+            no_embed = 1;
+        } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v)
+                return cli_usage("update", "--model needs a path");
+            model_flag = v;
+        } else if (argv[i][0] == '-') {
             return cli_usage("update", "unknown option %s", argv[i]);
+        } else {
+            argv[kept++] = argv[i];
+        }
     }
+    argc = kept;
     config cfg;
     int rc = cli_load_config(&cfg);
     if (rc)
@@ -164,7 +181,24 @@ int cmd_update(cli *c, int argc, char **argv)
         printf("dropped %zu collection(s) no longer in the config\n", dropped);
     if (warnings)
         fprintf(stderr, "trove: %zu warning(s)\n", warnings);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    /* The keyword index is committed; vectors follow in their own commits. */
+    int erc = EXIT_OK;
+    const char *model = no_embed ? NULL : cli_model_path(model_flag);
+    if (model) {
+        embed_model *m = NULL;
+        erc = cli_open_model(model, 0, &m);
+        if (erc == EXIT_OK)
+            erc = cli_embed_pass(c, st, m, model, 0, 0);
+        else
+            fprintf(stderr, "trove: the notes are indexed; keyword search works, vectors were "
+                            "not updated\n");
+        embed_close(m);
+    }
     store_close(st);
     config_free(&cfg);
+    if (erc != EXIT_OK)
+        return erc;
     return failed_collections ? EXIT_ERR : EXIT_OK;
 }

@@ -8,9 +8,12 @@
  *   graph  the notes with a title hit or keyword evidence at least half the
  *          best note's, ranked by link in-degree (a prior among comparable
  *          matches, so one link cannot lift a weak match over a strong one).
+ *   vector exact int8 top-k over the chunk embeddings of the active model
+ *          (vec/vec.h): a note ranks by its best chunk (cosine similarity);
+ *          runs when opts.model is set and the index holds its vectors.
  * Fusion is weighted reciprocal rank fusion: score = sum w_c / (k + rank_c),
- * normalised so that a note ranked first by every channel scores 1.0.
- * Later channels (vectors) plug in as one more ranked list.
+ * normalised so that a note ranked first by every channel that ran scores
+ * 1.0. With vector_only (vsearch) the score is the cosine similarity.
  *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it. */
@@ -21,9 +24,10 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 
-enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_GRAPH, SEARCH_N_CHANNELS };
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_GRAPH, SEARCH_CH_VECTOR, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 
@@ -39,9 +43,20 @@ typedef struct search_opts {
     double weights[SEARCH_N_CHANNELS];
     int rrf_k;
     int with_snippet;
+    embed_model *model;              /* query embedder for the vector channel; NULL: off */
+    int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
+    int vec_threads;                 /* scan threads; <= 0: every CPU */
 } search_opts;
 
-void search_opts_init(search_opts *o);   /* defaults: k=60, bm25 1, title 1.5, graph 0.3 */
+/* defaults: k=60, bm25 1, title 1.5, graph 0.3, vector 1 */
+void search_opts_init(search_opts *o);
+
+/* What the vector channel did, for the front end to tell the user. */
+typedef enum search_vec_state {
+    SEARCH_VEC_OFF = 0,   /* no model, or its weight is 0 */
+    SEARCH_VEC_USED,      /* ran */
+    SEARCH_VEC_NONE,      /* a model, but the index has no vector of it */
+} search_vec_state;
 
 typedef struct search_channel_hit {
     int rank;        /* 1-based, 0 = not found by this channel */
@@ -73,6 +88,9 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    search_vec_state vec_state;
+    char **vec_missing;  /* collections searched that have no vector of the model */
+    size_t n_vec_missing;
 } search_results;
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);

@@ -40,7 +40,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, dim INTEGER NOT NULL," \
     "  name TEXT NOT NULL, created_at INTEGER NOT NULL);" \
     "CREATE TABLE IF NOT EXISTS vec_segs(" \
-    "  id INTEGER PRIMARY KEY, model_id INTEGER NOT NULL, n INTEGER NOT NULL," \
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, model_id INTEGER NOT NULL, n INTEGER NOT NULL," \
     "  n_dead INTEGER NOT NULL DEFAULT 0, dead BLOB, data BLOB NOT NULL);" \
     "CREATE INDEX IF NOT EXISTS vec_segs_model ON vec_segs(model_id);" \
     "CREATE TABLE IF NOT EXISTS vec_map(" \

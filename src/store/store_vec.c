@@ -398,7 +398,7 @@ trove_err store_vec_locations(store *st, int64_t model_id, store_vec_loc **out, 
 }
 
 trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8_t *q,
-                         float *scale)
+                         float *scale, uint64_t *text_hash)
 {
     sqlite3_blob *b;
     size_t n;
@@ -408,7 +408,8 @@ trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8
         rc = seg_corrupt(st, seg_id, "slot out of range");
     if (rc == TROVE_OK &&
         (sqlite3_blob_read(b, q, dim, (int)(l.data + (size_t)slot * (size_t)dim)) != SQLITE_OK ||
-         sqlite3_blob_read(b, scale, 4, (int)(l.scale + (size_t)slot * 4)) != SQLITE_OK))
+         sqlite3_blob_read(b, scale, 4, (int)(l.scale + (size_t)slot * 4)) != SQLITE_OK ||
+         sqlite3_blob_read(b, text_hash, 8, (int)(l.hash + (size_t)slot * 8)) != SQLITE_OK))
         rc = store_fail(st, "reading a vector");
     sqlite3_blob_close(b);
     return rc;

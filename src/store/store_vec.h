@@ -84,9 +84,11 @@ typedef struct store_vec_loc {
     uint32_t slot;
 } store_vec_loc;
 trove_err store_vec_locations(store *st, int64_t model_id, store_vec_loc **out, size_t *n);
-/* Read one stored vector (dim components and scale). */
+/* Read one stored vector (dim components, scale, text hash). Segment ids
+ * are never reused, so a location read before a merge fails cleanly
+ * (TROVE_ESQL: no such segment) rather than finding another vector. */
 trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8_t *q,
-                         float *scale);
+                         float *scale, uint64_t *text_hash);
 
 /* ---- reading for search ---- */
 trove_err store_vec_segments(store *st, int64_t model_id, int64_t **ids, size_t *n);

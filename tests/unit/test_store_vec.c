@@ -256,11 +256,20 @@ static void test_locations_and_read(void **state)
     uint32_t slot = (uint32_t)one_int("SELECT slot FROM vec_map WHERE chunk_id = ?", c);
     int8_t q[DIM], want[DIM];
     float s;
-    assert_int_equal(store_vec_read(st, seg, slot, DIM, q, &s), TROVE_OK);
+    uint64_t h;
+    assert_int_equal(store_vec_read(st, seg, slot, DIM, q, &s, &h), TROVE_OK);
+    sqlite3_stmt *b;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT body FROM chunks_fts WHERE rowid = ?",
+                                        -1, &b, NULL), SQLITE_OK);
+    sqlite3_bind_int64(b, 1, c);
+    assert_int_equal(sqlite3_step(b), SQLITE_ROW);
+    const char *body = (const char *)sqlite3_column_text(b, 0);
+    assert_true(h == str_hash(body, strlen(body)));
+    sqlite3_finalize(b);
     vec_for(c, want);
     assert_memory_equal(q, want, DIM);
     assert_true(s == 0.01f);
-    assert_int_equal(store_vec_read(st, seg, 99999, DIM, q, &s), TROVE_ECORRUPT);
+    assert_int_equal(store_vec_read(st, seg, 99999, DIM, q, &s, &h), TROVE_ECORRUPT);
     free(loc);
 }
 
