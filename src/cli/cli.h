@@ -52,7 +52,8 @@ const char *cli_model_path(const char *flag);
 /* Open it (threads <= 0: every CPU); prints errors. */
 int cli_open_model(const char *path, int threads, embed_model **out);
 /* The embedding pass with progress on stderr and a summary on stdout. */
-int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch);
+int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch,
+                   double commit_secs);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);

@@ -83,13 +83,15 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch)
+int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch,
+                   double commit_secs)
 {
     progress_ctx pc = {.tty = c->stderr_tty, .last = -1};
     vembed_opts o = {
         .name = str_basename(path),
         .force = force,
         .batch = batch,
+        .commit_secs = commit_secs,
         .progress = on_progress,
         .progress_ctx = &pc,
         .interrupted = &interrupted,
@@ -134,6 +136,7 @@ static const char embed_help[] =
     "  -f, --force    drop this model's vectors and embed everything again\n"
     "  --prune        also drop the vectors of every other model\n"
     "  --batch N      texts per model call (default 64)\n"
+    "  --commit-every SECONDS  commit vectors at least this often (default 3)\n"
     "  --threads N    model threads (default: every CPU)\n";
 
 static int prune_others(store *st, embed_model *m)
@@ -166,6 +169,7 @@ int cmd_embed(cli *c, int argc, char **argv)
 {
     const char *model_flag = NULL;
     int force = 0, prune = 0, batch = 0, threads = 0;
+    double commit_secs = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -185,6 +189,12 @@ int cmd_embed(cli *c, int argc, char **argv)
             if (!v || *end || n < 1 || n > 4096)
                 return cli_usage("embed", "--batch needs a number from 1 to 4096");
             batch = (int)n;
+        } else if (cli_opt_value(argc, argv, &i, "--commit-every", &v)) {
+            char *end;
+            double d = v ? strtod(v, &end) : 0;
+            if (!v || *end || !(d > 0) || d > 3600)
+                return cli_usage("embed", "--commit-every needs seconds, more than 0");
+            commit_secs = d;
         } else if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
             char *end;
             long n = v ? strtol(v, &end, 10) : 0;
@@ -209,7 +219,7 @@ int cmd_embed(cli *c, int argc, char **argv)
     if (rc == EXIT_OK && prune)
         rc = prune_others(st, m);
     if (rc == EXIT_OK)
-        rc = cli_embed_pass(c, st, m, path, force, batch);
+        rc = cli_embed_pass(c, st, m, path, force, batch, commit_secs);
     embed_close(m);
     store_close(st);
     return rc;

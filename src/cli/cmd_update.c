@@ -190,7 +190,7 @@ int cmd_update(cli *c, int argc, char **argv)
         embed_model *m = NULL;
         erc = cli_open_model(model, 0, &m);
         if (erc == EXIT_OK)
-            erc = cli_embed_pass(c, st, m, model, 0, 0);
+            erc = cli_embed_pass(c, st, m, model, 0, 0, 0);
         else
             fprintf(stderr, "trove: the notes are indexed; keyword search works, vectors were "
                             "not updated\n");

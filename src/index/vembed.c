@@ -95,6 +95,7 @@ typedef struct run {
     size_t n_locs;
     pending pend;
     float *fbuf;          /* batch x dim floats */
+    double every;         /* seconds between commits */
     double t0, last_commit;
 } run;
 
@@ -169,6 +170,11 @@ static trove_err embed_some(run *r, const char *const *texts, const int64_t *ids
         report(r, 0);
         if (r->o->interrupted && *r->o->interrupted)
             return TROVE_EINTR;
+        if (now() - r->last_commit >= r->every) {
+            if ((rc = flush(r)) != TROVE_OK)
+                return rc;
+            report(r, 1);
+        }
     }
     return TROVE_OK;
 }
@@ -216,7 +222,7 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
         return rc;
     stats->pending = (size_t)total;
     size_t batch = o->batch > 0 ? (size_t)o->batch : 64;
-    double every = o->commit_secs > 0 ? o->commit_secs : 3.0;
+    r.every = o->commit_secs > 0 ? o->commit_secs : 3.0;
     r.fbuf = xmalloc(batch * (size_t)r.dim * sizeof *r.fbuf);
     int64_t after = 0;
     char **texts = xmalloc(FETCH * sizeof *texts);
@@ -248,7 +254,8 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
         rc = embed_some(&r, (const char *const *)texts, ids, hs, k, batch);
         for (size_t i = 0; i < k; i++)
             free(texts[i]);
-        if (rc == TROVE_OK && now() - r.last_commit >= every) {
+        /* Reused vectors cost no model time: commit them on the same clock. */
+        if (rc == TROVE_OK && now() - r.last_commit >= r.every) {
             rc = flush(&r);
             report(&r, 1);
         }
