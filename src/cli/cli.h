@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "api/api.h"
 #include "config/config.h"
 #include "embed/embed.h"
 #include "store/store.h"
@@ -33,6 +34,8 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_load_config(config *cfg);
 /* Open the index (readonly for queries). Prints errors. */
 int cli_open_store(cli *c, int readonly, store **out);
+/* Open the read API (config + index path). Prints errors. */
+int cli_open_api(cli *c, api **out);
 
 /* Commands (one file each). */
 int cmd_collection(cli *c, int argc, char **argv);
@@ -49,13 +52,20 @@ int cmd_vsearch(cli *c, int argc, char **argv);
 
 /* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
 const char *cli_model_path(const char *flag);
-/* Open it (threads <= 0: every CPU); prints errors. */
-int cli_open_model(const char *path, int threads, embed_model **out);
-/* The embedding pass with progress on stderr and a summary on stdout. */
-int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch,
-                   double commit_secs);
+
+typedef struct cli_embed_args {
+    const char *model;
+    int force, prune, batch, threads;
+    double commit_secs;
+} cli_embed_args;
+/* The embedding pass (api_embed) with progress on stderr and a summary on
+ * stdout; returns the exit code. */
+int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* A positive whole number of an option (value NULL: missing): 1 and *out,
+ * or 0 (the caller reports the usage error). */
+int cli_opt_positive(const char *value, long *out);
 
 #endif

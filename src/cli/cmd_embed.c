@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "api/api.h"
 #include "index/vembed.h"
-#include "store/store_vec.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -18,19 +18,6 @@ const char *cli_model_path(const char *flag)
         return flag;
     const char *env = getenv("TROVE_EMBED_MODEL");
     return env && *env ? env : NULL;
-}
-
-int cli_open_model(const char *path, int threads, embed_model **out)
-{
-    embed_opts eo = {.threads = threads};
-    trove_err err = TROVE_OK;
-    *out = embed_open(path, &eo, &err);
-    if (*out)
-        return EXIT_OK;
-    const char *detail = trove_errmsg();
-    fprintf(stderr, "trove: cannot use embedding model %s: %s\n", path,
-            detail && *detail ? detail : trove_strerror(err));
-    return EXIT_ERR;
 }
 
 /* ---- progress ----------------------------------------------------------- */
@@ -83,47 +70,52 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-int cli_embed_pass(cli *c, store *st, embed_model *m, const char *path, int force, int batch,
-                   double commit_secs)
+int cli_embed_pass(cli *c, api *a, const cli_embed_args *args)
 {
     progress_ctx pc = {.tty = c->stderr_tty, .last = -1};
-    vembed_opts o = {
-        .name = str_basename(path),
-        .force = force,
-        .batch = batch,
-        .commit_secs = commit_secs,
-        .progress = on_progress,
-        .progress_ctx = &pc,
-        .interrupted = &interrupted,
+    api_embed_opts o = {
+        .model = args->model,
+        .threads = args->threads,
+        .prune = args->prune,
+        .embed = {
+            .force = args->force,
+            .batch = args->batch,
+            .commit_secs = args->commit_secs,
+            .progress = on_progress,
+            .progress_ctx = &pc,
+            .interrupted = &interrupted,
+        },
     };
+    interrupted = 0;
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    vembed_stats s;
-    trove_err err = vembed_run(st, m, &o, &s);
+    api_embed_result res;
+    trove_err err = api_embed(a, &o, &res);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (pc.tty)
         fputs("\r\033[K", stderr);
+    if (res.pruned)
+        printf("dropped the vectors of %zu other model(s)\n", res.pruned);
+    const vembed_stats *s = &res.stats;
     if (err == TROVE_EINTR) {
         fprintf(stderr, "trove: interrupted; %zu vectors saved, run `trove embed` to finish\n",
-                s.stored);
+                s->stored);
         return 130;
     }
     if (err) {
         int rc = cli_error(err);
-        if (s.stored)
+        if (s->stored)
             fprintf(stderr, "trove: %zu vectors were saved before the error; run `trove embed` "
-                            "again to finish\n", s.stored);
+                            "again to finish\n", s->stored);
         return rc;
     }
-    embed_info info;
-    embed_get_info(m, &info);
-    double rate = s.secs > 0 ? (double)s.embedded / s.secs : 0;
-    printf("embedded %zu chunks", s.embedded);
-    if (s.reused)
-        printf(", %zu unchanged texts reused", s.reused);
-    printf(" in %.2fs (%.0f chunks/s), %lld dimensions\n", s.secs, rate, (long long)info.dim);
+    double rate = s->secs > 0 ? (double)s->embedded / s->secs : 0;
+    printf("embedded %zu chunks", s->embedded);
+    if (s->reused)
+        printf(", %zu unchanged texts reused", s->reused);
+    printf(" in %.2fs (%.0f chunks/s), %lld dimensions\n", s->secs, rate, (long long)res.dim);
     return EXIT_OK;
 }
 
@@ -139,88 +131,54 @@ static const char embed_help[] =
     "  --commit-every SECONDS  commit vectors at least this often (default 3)\n"
     "  --threads N    model threads (default: every CPU)\n";
 
-static int prune_others(store *st, embed_model *m)
-{
-    char *fp = vembed_fingerprint(m);
-    store_vec_model *models;
-    size_t n;
-    trove_err err = store_vec_models(st, &models, &n);
-    size_t dropped = 0;
-    if (!err)
-        err = store_begin(st);
-    for (size_t i = 0; !err && i < n; i++) {
-        if (strcmp(models[i].fingerprint, fp) == 0)
-            continue;
-        err = store_vec_model_drop(st, models[i].id);
-        dropped++;
-    }
-    if (!err)
-        err = store_commit(st);
-    if (err)
-        store_rollback(st);
-    else if (dropped)
-        printf("dropped the vectors of %zu other model(s)\n", dropped);
-    store_vec_models_free(models, n);
-    free(fp);
-    return err ? cli_error(err) : EXIT_OK;
-}
-
 int cmd_embed(cli *c, int argc, char **argv)
 {
     const char *model_flag = NULL;
-    int force = 0, prune = 0, batch = 0, threads = 0;
-    double commit_secs = 0;
+    cli_embed_args ea = {0};
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(embed_help, stdout);
             return EXIT_OK;
         } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--force") == 0) {
-            force = 1;
+            ea.force = 1;
         } else if (strcmp(argv[i], "--prune") == 0) {
-            prune = 1;
+            ea.prune = 1;
         } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
             if (!v || !*v)
                 return cli_usage("embed", "--model needs a path");
             model_flag = v;
         } else if (cli_opt_value(argc, argv, &i, "--batch", &v)) {
-            char *end;
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || n < 1 || n > 4096)
+            long n;
+            if (!cli_opt_positive(v, &n) || n > 4096)
                 return cli_usage("embed", "--batch needs a number from 1 to 4096");
-            batch = (int)n;
+            ea.batch = (int)n;
         } else if (cli_opt_value(argc, argv, &i, "--commit-every", &v)) {
             char *end;
             double d = v ? strtod(v, &end) : 0;
             if (!v || *end || !(d > 0) || d > 3600)
                 return cli_usage("embed", "--commit-every needs seconds, more than 0");
-            commit_secs = d;
+            ea.commit_secs = d;
         } else if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
-            char *end;
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || n < 1 || n > 256)
+            long n;
+            if (!cli_opt_positive(v, &n) || n > 256)
                 return cli_usage("embed", "--threads needs a number from 1 to 256");
-            threads = (int)n;
+            ea.threads = (int)n;
         } else {
             return cli_usage("embed", "unknown argument %s", argv[i]);
         }
     }
-    const char *path = cli_model_path(model_flag);
-    if (!path) {
+    ea.model = cli_model_path(model_flag);
+    if (!ea.model) {
         fprintf(stderr, "trove: no embedding model: pass --model PATH or set TROVE_EMBED_MODEL "
                         "(a GGUF file or a model2vec folder)\n");
         return EXIT_ERR;
     }
-    store *st = NULL;
-    embed_model *m = NULL;
-    int rc = cli_open_store(c, 0, &st);
-    if (rc == EXIT_OK)
-        rc = cli_open_model(path, threads, &m);
-    if (rc == EXIT_OK && prune)
-        rc = prune_others(st, m);
-    if (rc == EXIT_OK)
-        rc = cli_embed_pass(c, st, m, path, force, batch, commit_secs);
-    embed_close(m);
-    store_close(st);
+    api *a;
+    int rc = cli_open_api(c, &a);
+    if (rc)
+        return rc;
+    rc = cli_embed_pass(c, a, &ea);
+    api_close(a);
     return rc;
 }

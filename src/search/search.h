@@ -82,6 +82,9 @@ typedef struct search_result {
     size_t n_tags;
     int in_degree;
     search_channel_hit channel[SEARCH_N_CHANNELS];
+    char *body;          /* whole note from disk when the caller asked (api_search
+                            with_body), else NULL; freed with the results */
+    size_t body_len;
 } search_result;
 
 typedef struct search_results {
@@ -91,6 +94,7 @@ typedef struct search_results {
     search_vec_state vec_state;
     char **vec_missing;  /* collections searched that have no vector of the model */
     size_t n_vec_missing;
+    char *vec_error;     /* why the vector channel could not run (model unusable), or NULL */
 } search_results;
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);

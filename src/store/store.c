@@ -86,18 +86,7 @@ static const char schema_sql[] =
 
 char *store_default_path(void)
 {
-    const char *env = getenv("TROVE_INDEX");
-    if (env && *env)
-        return xstrdup(env);
-    tbuf b = {0};
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) {
-        tbuf_printf(&b, "%s/trove/index.db", xdg);
-    } else {
-        const char *home = getenv("HOME");
-        tbuf_printf(&b, "%s/.cache/trove/index.db", home && *home ? home : ".");
-    }
-    return tbuf_detach(&b);
+    return fs_xdg_path("TROVE_INDEX", "XDG_CACHE_HOME", ".cache", "trove/index.db");
 }
 
 trove_err store_fail(store *st, const char *what)
@@ -282,6 +271,17 @@ void store_rollback(store *st)
 {
     store_vec_discard(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+trove_err store_read_begin(store *st)
+{
+    return store_exec(st, "BEGIN");
+}
+
+void store_read_end(store *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }
 
 static sqlite3_stmt *stmt(store *st, int which)
