@@ -45,8 +45,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "CREATE INDEX IF NOT EXISTS vec_segs_model ON vec_segs(model_id);" \
     "CREATE TABLE IF NOT EXISTS vec_map(" \
     "  chunk_id INTEGER NOT NULL, model_id INTEGER NOT NULL, seg_id INTEGER NOT NULL," \
-    "  slot INTEGER NOT NULL, PRIMARY KEY(chunk_id, model_id)) WITHOUT ROWID;" \
-    "CREATE INDEX IF NOT EXISTS vec_map_seg ON vec_map(seg_id);"
+    "  slot INTEGER NOT NULL, PRIMARY KEY(chunk_id, model_id)) WITHOUT ROWID;"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -221,6 +220,10 @@ trove_err store_open(const char *path, int readonly, store **out)
         store_exec(st, "PRAGMA synchronous=NORMAL");
     }
     store_exec(st, "PRAGMA cache_size=-32000");
+    /* Readers map the file: vector segments (megabytes per search) are then
+     * copied straight from the page cache instead of through read() calls. */
+    if (readonly)
+        store_exec(st, "PRAGMA mmap_size=1073741824");
     store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
         goto fail;

@@ -737,8 +737,10 @@ trove_err store_vec_pending(store *st, int64_t model_id, int64_t after, size_t l
     *out = NULL;
     *n = 0;
     sqlite3_stmt *s;
+    /* CROSS JOIN keeps chunks the outer loop: the planner otherwise may
+     * walk all of chunks_fts for every call. */
     trove_err rc = prep(st, "SELECT c.id, f.heading, f.body FROM chunks c"
-                            " JOIN chunks_fts f ON f.rowid = c.id WHERE c.id > ?2 AND NOT EXISTS"
+                            " CROSS JOIN chunks_fts f ON f.rowid = c.id WHERE c.id > ?2 AND NOT EXISTS"
                             " (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
                             " ORDER BY c.id LIMIT ?3", &s);
     if (rc)
