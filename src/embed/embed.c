@@ -396,7 +396,6 @@ static void static_info(const embed_model *em, embed_info *out)
 
 void embed_get_info(const embed_model *em, embed_info *out)
 {
-    const emodel_hparams *hp = emodel_hp(em->m);
     memset(out, 0, sizeof *out);
     out->fingerprint = em->fingerprint;
     out->query_prompt = em->qprompt;
@@ -408,6 +407,7 @@ void embed_get_info(const embed_model *em, embed_info *out)
         static_info(em, out);
         return;
     }
+    const emodel_hparams *hp = emodel_hp(em->m);
     out->format = "gguf";
     out->format_version = gguf_version(em->f);
     out->file_size = gguf_file_size(em->f);

@@ -28,6 +28,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define QUANT_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -727,8 +728,10 @@ static int cpu_detect(void)
     f = 0;
 #ifdef QUANT_X86
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c")) {
+    /* F16C through cpuid: clang before 15 rejects __builtin_cpu_supports("f16c"). */
+    unsigned a, b, c = 0, d;
+    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) {
         f |= 1;
         if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl"))
             f |= 2;
