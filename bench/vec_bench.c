@@ -142,7 +142,7 @@ static int bench_store(size_t n, int dim, int threads, int runs)
     free(e);
     free(q);
 
-    if (store_open(path, 1, &st) != TROVE_OK)
+    if (store_open(path, STORE_READONLY, &st) != TROVE_OK)
         return 1;
     double *ms = xmalloc((size_t)runs * sizeof *ms);
     int8_t *qq = xmalloc((size_t)dim);

@@ -46,6 +46,7 @@ int cmd_get(cli *c, int argc, char **argv);
 int cmd_multi_get(cli *c, int argc, char **argv);
 int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
+int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);

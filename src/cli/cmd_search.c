@@ -23,9 +23,9 @@ static const char search_help[] =
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
-    "  --graph-weight F      RRF weight of the link in-degree channel (default 0.3)\n"
+    "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
     "  --vector-weight F     RRF weight of the vector channel (default 1.0)\n"
-    "  --no-vector           keywords, titles and links only\n"
+    "  --no-vector           keywords and titles only\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
@@ -165,8 +165,8 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage(cmd, "--graph-weight needs a number >= 0");
-            a->ao.search.weights[SEARCH_CH_GRAPH] = d;
-            a->ao.weight_set[SEARCH_CH_GRAPH] = 1;
+            a->ao.search.graph_weight = d;
+            a->ao.graph_weight_set = 1;
         } else if (!a->vector_only && cli_opt_value(argc, argv, &i, "--vector-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage(cmd, "--vector-weight needs a number >= 0");

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "store/store.h"
 #include "util/buf.h"
@@ -24,9 +25,13 @@ typedef struct store_dead_slot {
 struct store {
     sqlite3 *db;
     char *path;
+    int stamp_on_close;     /* opened for writing and found healthy */
+    int damaged;            /* a statement hit damage: never stamp it healthy */
+    int checked;            /* verify() ran quick_check and it passed ... */
+    struct stat checked_sb; /* ... on the file as it was then */
     sqlite3_stmt *stmt[S_COUNT];
     tbuf scratch;
-    store_dead_slot *dead;   /* folded into segment bitmaps at commit */
+    store_dead_slot *dead;  /* folded into segment bitmaps at commit */
     size_t n_dead, cap_dead;
 };
 

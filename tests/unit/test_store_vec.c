@@ -337,9 +337,9 @@ static void test_damaged_segment(void **state)
     assert_int_equal(store_vec_segment_load(st, seg, DIM + 1, &sg), TROVE_ECORRUPT);
 }
 
-/* An index of schema version 1 (no vector tables) is upgraded by a
+/* An index of schema version 2 (no vector tables) is upgraded by a
  * writable open and refused, with the way out, by a read-only one. */
-static void test_upgrade_from_v1(void **state)
+static void test_upgrade_from_v2(void **state)
 {
     (void)state;
     char path[160];
@@ -347,15 +347,15 @@ static void test_upgrade_from_v1(void **state)
     store *o;
     assert_int_equal(store_open(path, 0, &o), TROVE_OK);
     assert_int_equal(store_exec(o, "DROP TABLE vec_map; DROP TABLE vec_segs; DROP TABLE vec_models;"
-                                   "UPDATE meta SET value = '1' WHERE key = 'schema_version'"), TROVE_OK);
+                                   "UPDATE meta SET value = '2' WHERE key = 'schema_version'"), TROVE_OK);
     store_close(o);
-    assert_int_equal(store_open(path, 1, &o), TROVE_ECORRUPT);
+    assert_int_equal(store_open(path, STORE_READONLY, &o), TROVE_ECORRUPT);
     assert_non_null(strstr(trove_errmsg(), "trove update"));
     assert_int_equal(store_open(path, 0, &o), TROVE_OK);
     int64_t id;
     assert_int_equal(store_vec_model_find(o, "x", &id, NULL), TROVE_OK);
     store_close(o);
-    assert_int_equal(store_open(path, 1, &o), TROVE_OK);
+    assert_int_equal(store_open(path, STORE_READONLY, &o), TROVE_OK);
     store_close(o);
 }
 
@@ -368,7 +368,7 @@ int main(void)
         cmocka_unit_test(test_locations_and_read),
         cmocka_unit_test(test_counts_and_models),
         cmocka_unit_test(test_damaged_segment),
-        cmocka_unit_test(test_upgrade_from_v1),
+        cmocka_unit_test(test_upgrade_from_v2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
