@@ -177,6 +177,8 @@ trove_err config_load_file(config *cfg, const char *file)
     }
     yaml_parser_delete(&parser);
     fclose(f);
+    if (rc)
+        config_free(cfg);   /* nothing half-loaded for the caller to free */
     return rc;
 }
 

@@ -44,6 +44,7 @@ typedef struct config {
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
 
+/* On failure *cfg is left empty (nothing to free). */
 trove_err config_load(config *cfg);          /* from config_dir() */
 trove_err config_load_file(config *cfg, const char *file);
 trove_err config_save(const config *cfg);
