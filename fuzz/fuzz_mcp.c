@@ -65,7 +65,7 @@ static void setup(void)
     if (api_update(handle, &o, &res) != TROVE_OK)
         abort();
     index_update_result_free(&res);
-    server = mcp_server_new(handle);
+    server = mcp_server_new(handle, NULL);
     atexit(cleanup);
 }
 

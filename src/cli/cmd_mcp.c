@@ -11,11 +11,13 @@
 #include "util/str.h"
 
 static const char mcp_help[] =
-    "usage: trove mcp [--http [HOST:]PORT] [--allow-remote]\n"
+    "usage: trove mcp [--http [HOST:]PORT] [--allow-remote] [--model PATH]\n"
     "Serve the Model Context Protocol: over stdin/stdout (default), or over\n"
     "Streamable HTTP at http://HOST:PORT/mcp (HOST default 127.0.0.1; PORT 0:\n"
     "any free port; the URL is printed on stdout once listening).\n"
     "  --allow-remote   allow a HOST that is not a loopback address\n"
+    "  --model PATH     embedding model for the vector channel and the vsearch\n"
+    "                   tool (default: $TROVE_EMBED_MODEL; none: keywords only)\n"
     "config.yaml `mcp: {token: T, origins: [...]}`: HTTP clients must send\n"
     "`Authorization: Bearer T`; extra browser origins allowed.\n";
 
@@ -68,7 +70,7 @@ static int is_loopback(const char *host)
 
 int cmd_mcp(cli *c, int argc, char **argv)
 {
-    const char *listen = NULL;
+    const char *listen = NULL, *model_flag = NULL;
     int allow_remote = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -80,6 +82,10 @@ int cmd_mcp(cli *c, int argc, char **argv)
             if (!v || !*v)
                 return cli_usage("mcp", "--http needs [HOST:]PORT, e.g. 127.0.0.1:8765");
             listen = v;
+        } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v)
+                return cli_usage("mcp", "--model needs a path");
+            model_flag = v;
         } else if (strcmp(argv[i], "--allow-remote") == 0) {
             allow_remote = 1;
         } else {
@@ -101,7 +107,7 @@ int cmd_mcp(cli *c, int argc, char **argv)
     if (rc)
         return rc;
     signal(SIGPIPE, SIG_IGN);
-    mcp_server *s = mcp_server_new(a);
+    mcp_server *s = mcp_server_new(a, cli_model_path(model_flag));
     if (!listen) {
         rc = mcp_stdio_serve(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? EXIT_OK : EXIT_ERR;
     } else {

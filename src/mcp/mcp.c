@@ -49,12 +49,13 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
     e->message = xstrdup(buf);
 }
 
-mcp_server *mcp_server_new(api *a)
+mcp_server *mcp_server_new(api *a, const char *model)
 {
     mcp_server *s = xcalloc(1, sizeof *s);
     s->a = a;
-    s->tools[0] = mcp_tools_build(0);
-    s->tools[1] = mcp_tools_build(1);
+    s->model = model;
+    s->tools[0] = mcp_tools_build(0, model != NULL);
+    s->tools[1] = mcp_tools_build(1, model != NULL);
     return s;
 }
 

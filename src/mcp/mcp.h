@@ -7,7 +7,7 @@
  * `initialize` (the client's when supported, else the newest). Methods:
  * initialize, ping, tools/list, tools/call, resources/list,
  * resources/templates/list, resources/read and notifications. Tools: search,
- * get, status (mcp_tools.c); resources trove://COLLECTION/PATH (mcp_res.c).
+ * vsearch (with a model), get, status (mcp_tools.c); resources trove://COLLECTION/PATH (mcp_res.c).
  * Everything is read-only and reads only indexed notes inside their
  * collection folder.
  *
@@ -46,7 +46,10 @@ extern const char *const mcp_versions[];
 /* 1 when `v` is one of mcp_versions. */
 int mcp_version_supported(const char *v);
 
-mcp_server *mcp_server_new(api *a);
+/* model: the embedding model (GGUF file or model2vec folder) for the
+ * vector channel of `search` and for `vsearch`, which is offered only with
+ * one; NULL: keywords, titles and links only. Borrowed. */
+mcp_server *mcp_server_new(api *a, const char *model);
 void mcp_server_free(mcp_server *s);
 
 /* Handle one message (a request, a notification, a response, or a batch

