@@ -240,7 +240,7 @@ int cmd_get(cli *c, int argc, char **argv)
                     continue;
                 if (numbers)
                     printf("%6ld  ", at);
-                fwrite(lbuf, 1, (size_t)n, stdout);
+                out_put_utf8(stdout, lbuf, (size_t)n);
                 if (n == 0 || lbuf[n - 1] != '\n')
                     putchar('\n');
             }
@@ -298,7 +298,7 @@ int cmd_multi_get(cli *c, int argc, char **argv)
         store_close(st);
         return rc;
     }
-    json_t *arr = json ? json_array() : NULL;
+    json_t *arr = json ? json_array() : NULL;   /* the "notes" of the JSON document */
     size_t matched = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *coll = (const char *)sqlite3_column_text(s, 0);
@@ -322,19 +322,26 @@ int cmd_multi_get(cli *c, int argc, char **argv)
         if (json) {
             char docid[16];
             snprintf(docid, sizeof docid, "#%s", (const char *)sqlite3_column_text(s, 3));
-            json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "collection", coll, "path", path,
-                                  "docid", docid,
-                                  "title", (const char *)sqlite3_column_text(s, 4));
+            json_t *o = json_object();
+            json_object_set_new(o, "collection", out_json_str(coll));
+            json_object_set_new(o, "path", out_json_str(path));
+            json_object_set_new(o, "docid", json_string(docid));
+            json_object_set_new(o, "title", out_json_str((const char *)sqlite3_column_text(s, 4)));
             if (text)
-                json_object_set_new(o, "body", json_stringn(text, len));
+                json_object_set_new(o, "body", out_json_strn(text, len));
             else
                 json_object_set_new(o, "skipped", json_string(too_big ? "over --max-bytes" : "unreadable"));
             json_array_append_new(arr, o);
-        } else if (text) {
-            printf("==> %s <==\n%s%s\n", name.data, text, len && text[len - 1] == '\n' ? "" : "\n");
         } else {
-            printf("==> %s <== skipped: %s\n\n", name.data,
-                   too_big ? "larger than --max-bytes" : "cannot read the file");
+            fputs("==> ", stdout);
+            out_put_path(stdout, name.data);
+            if (text) {
+                fputs(" <==\n", stdout);
+                out_put_utf8(stdout, text, len);
+                fputs(len && text[len - 1] == '\n' ? "\n" : "\n\n", stdout);
+            } else {
+                printf(" <== skipped: %s\n\n", too_big ? "larger than --max-bytes" : "cannot read the file");
+            }
         }
         free(text);
         tbuf_free(&name);
@@ -342,9 +349,10 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     }
     sqlite3_finalize(s);
     if (json) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        putchar('\n');
-        json_decref(arr);
+        json_t *root = out_json_root();
+        json_object_set_new(root, "glob", out_json_str(glob));
+        json_object_set_new(root, "notes", arr);
+        out_json_print(stdout, root);
     }
     if (!matched)
         fprintf(stderr, "trove: no indexed note matches %s\n", glob);
@@ -370,9 +378,12 @@ int cmd_ls(cli *c, int argc, char **argv)
         sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, count(d.id) FROM collections c"
                            " LEFT JOIN docs d ON d.collection_id = c.id GROUP BY c.id ORDER BY c.name",
                            -1, &s, NULL);
-        while (sqlite3_step(s) == SQLITE_ROW)
-            printf("%s/\t%lld notes\t%s\n", sqlite3_column_text(s, 0),
-                   (long long)sqlite3_column_int64(s, 2), sqlite3_column_text(s, 1));
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            out_put_line(stdout, (const char *)sqlite3_column_text(s, 0));
+            printf("/\t%lld notes\t", (long long)sqlite3_column_int64(s, 2));
+            out_put_path(stdout, (const char *)sqlite3_column_text(s, 1));
+            putchar('\n');
+        }
         sqlite3_finalize(s);
         store_close(st);
         return EXIT_OK;
@@ -397,9 +408,16 @@ int cmd_ls(cli *c, int argc, char **argv)
     int found_collection = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         found_collection = 1;
-        if (sqlite3_column_type(s, 0) != SQLITE_NULL)
-            printf("#%s  %s/%s  %s\n", sqlite3_column_text(s, 0), arg, sqlite3_column_text(s, 1),
-                   sqlite3_column_text(s, 2));
+        if (sqlite3_column_type(s, 0) != SQLITE_NULL) {
+            tbuf loc = {0};
+            tbuf_printf(&loc, "%s/%s", arg, sqlite3_column_text(s, 1));
+            printf("#%s  ", sqlite3_column_text(s, 0));
+            out_put_path(stdout, loc.data);
+            fputs("  ", stdout);
+            out_put_line(stdout, (const char *)sqlite3_column_text(s, 2));
+            putchar('\n');
+            tbuf_free(&loc);
+        }
     }
     sqlite3_finalize(s);
     if (!found_collection) {
@@ -450,7 +468,10 @@ int cmd_status(cli *c, int argc, char **argv)
     int rc = cli_load_config(&cfg);
     if (rc)
         return rc;
-    printf("config: %s\nindex:  %s", cfg.file, c->index_path);
+    fputs("config: ", stdout);
+    out_put_path(stdout, cfg.file);
+    fputs("\nindex:  ", stdout);
+    out_put_path(stdout, c->index_path);
     store *st = NULL;
     struct stat sb;
     if (stat(c->index_path, &sb) != 0) {
@@ -490,13 +511,19 @@ int cmd_status(cli *c, int argc, char **argv)
         const config_collection *col = &cfg.collections[i];
         long long notes = st ? query_int(st, "SELECT count(*) FROM docs d JOIN collections c ON"
                                              " c.id = d.collection_id WHERE c.name = ?", col->name) : 0;
-        printf("\n%s  %s\n  notes indexed: %lld\n", col->name, col->path, notes);
+        putchar('\n');
+        out_put_line(stdout, col->name);
+        fputs("  ", stdout);
+        out_put_path(stdout, col->path);
+        printf("\n  notes indexed: %lld\n", notes);
         if (!st)
             continue;
         index_freshness fr;
         trove_err err = index_check_freshness(st, col, &fr);
         if (err) {
-            printf("  warning: %s\n", trove_errmsg());
+            fputs("  warning: ", stdout);
+            out_put_line(stdout, trove_errmsg());
+            putchar('\n');
             continue;
         }
         if (fr.added || fr.changed || fr.deleted) {
