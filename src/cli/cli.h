@@ -44,7 +44,8 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
 
-/* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
+/* Option parsing helpers: match "--name VALUE" or "--name=VALUE"; a short
+ * option ("-n") also takes its value attached ("-n5"). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 
 #endif

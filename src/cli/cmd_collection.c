@@ -326,6 +326,26 @@ static char *resolve_target(const config *cfg, const char *target)
     return NULL;
 }
 
+/* A context for a path that is not there is allowed (it may be created
+ * later) but is most often a typo: say so. */
+static void warn_missing_target(const config *cfg, const char *target)
+{
+    size_t nl = strcspn(target, "/");
+    char *name = xstrndup(target, nl);
+    const config_collection *col = config_find_collection(cfg, name);
+    free(name);
+    if (!col)
+        return;
+    size_t len = strlen(col->path) + strlen(target + nl) + 1;
+    char *disk = xmalloc(len);
+    snprintf(disk, len, "%s%s", col->path, target + nl);
+    struct stat sb;
+    if (stat(disk, &sb) != 0)
+        fprintf(stderr, "trove: warning: %s does not exist (no file or folder %s); the context "
+                        "is saved and applies once it does\n", target, disk);
+    free(disk);
+}
+
 int cmd_context(cli *c, int argc, char **argv)
 {
     (void)c;
@@ -360,6 +380,12 @@ int cmd_context(cli *c, int argc, char **argv)
     char *target = resolve_target(&cfg, argv[2]);
     if (!target && rm)
         target = xstrdup(argv[2]);
+    if (!target && access(argv[2], F_OK) != 0 && strchr(argv[2], '/')) {
+        fprintf(stderr, "trove: '%s' does not exist; a context for a path not created yet is "
+                        "given as COLLECTION/path (see `trove collection list`)\n", argv[2]);
+        config_free(&cfg);
+        return EXIT_ERR;
+    }
     if (!target) {
         fprintf(stderr, "trove: '%s' is neither a collection nor a path inside one "
                         "(see `trove collection list`)\n", argv[2]);
@@ -367,6 +393,7 @@ int cmd_context(cli *c, int argc, char **argv)
         return EXIT_ERR;
     }
     if (add) {
+        warn_missing_target(&cfg, target);
         config_add_context(&cfg, target, argv[3]);
     } else if (!config_remove_context(&cfg, target)) {
         fprintf(stderr, "trove: no context for '%s' (see `trove context list`)\n", target);

@@ -13,9 +13,9 @@
 static const char search_help[] =
     "usage: trove search QUERY... [options]\n"
     "Query: words (ranked by how many and how rare), \"exact phrase\", -excluded, prefix*\n"
-    "  -n N                  results to show (default 10)\n"
+    "  -n N                  results to show (default 10; also -nN)\n"
     "  --all                 every match\n"
-    "  -c, --collection NAME restrict to a collection (repeatable)\n"
+    "  -c, --collection NAME restrict to a collection (repeatable; also -cNAME)\n"
     "  --folder PREFIX       restrict to a folder inside the collections\n"
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
@@ -25,13 +25,15 @@ static const char search_help[] =
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
-    "  --explain             per-channel ranks and scores\n";
+    "  --explain             per-channel ranks and scores\n"
+    "  --                    every later argument is a query word: -- -n5 excludes n5\n";
 
 typedef struct search_args {
     search_opts so;
     out_opts oo;
     tbuf query;
     const char **collections;
+    char *attached;          /* per collection: given as "-cNAME" */
     size_t n_collections;
     char **tags;
     size_t n_tags, cap_tags;
@@ -112,13 +114,18 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "-n", &v)) {
             char *end;
             long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || n < 1)
+            if (!v || !*v || *end || n < 1) {
+                if (v && v == arg + 2)
+                    return cli_usage("search", "-n needs a positive number (a query word "
+                                     "starting with '-' goes after `--`: trove search -- %s)", arg);
                 return cli_usage("search", "-n needs a positive number");
+            }
             a->so.limit = (size_t)n;
         } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
                    cli_opt_value(argc, argv, &i, "--collection", &v)) {
             if (!v)
                 return cli_usage("search", "--collection needs a name");
+            a->attached[a->n_collections] = v == arg + 2;
             a->collections[a->n_collections++] = v;
         } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
             if (!v)
@@ -160,6 +167,10 @@ static int check_collections(const search_args *a, const config *cfg)
         if (!config_find_collection(cfg, a->collections[i])) {
             fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n",
                     a->collections[i]);
+            if (a->attached[i])
+                fprintf(stderr, "trove: -c%s reads as -c %s; to exclude the word, put it after "
+                                "`--`: trove search ... -- -c%s\n", a->collections[i],
+                        a->collections[i], a->collections[i]);
             return EXIT_ERR;
         }
     }
@@ -172,6 +183,7 @@ int cmd_search(cli *c, int argc, char **argv)
     search_opts_init(&a.so);
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
+    a.attached = xcalloc((size_t)argc, 1);
     int rc = parse_args(&a, argc, argv);
     config cfg = {0};
     store *st = NULL;
@@ -206,6 +218,7 @@ out:
         free(a.tags[i]);
     free(a.tags);
     free(a.collections);
+    free(a.attached);
     tbuf_free(&a.query);
     return rc;
 }

@@ -65,6 +65,18 @@ int cli_load_config(config *cfg)
 int cli_open_store(cli *c, int readonly, store **out)
 {
     trove_err rc = store_open(c->index_path, readonly, out);
+    if (rc == TROVE_ENOENT) {
+        /* With collections configured, the one step left is `update`. */
+        config cfg;
+        if (config_load(&cfg) == TROVE_OK && cfg.n_collections > 0) {
+            fprintf(stderr, "trove: %s: no index yet; run `trove update` to index the %zu "
+                            "collection%s in the config\n", c->index_path, cfg.n_collections,
+                    cfg.n_collections == 1 ? "" : "s");
+            config_free(&cfg);
+            return EXIT_ERR;
+        }
+        config_free(&cfg);
+    }
     return rc ? cli_error(rc) : EXIT_OK;
 }
 
@@ -78,8 +90,12 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
         *value = arg + len + 1;
         return 1;
     }
-    if (arg[len] != '\0')
-        return 0;
+    if (arg[len] != '\0') {
+        if (len != 2 || name[1] == '-')
+            return 0;
+        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
+        return 1;
+    }
     if (*i + 1 >= argc) {
         *value = NULL;  /* caller reports the missing value */
         return 1;
