@@ -13,6 +13,16 @@
 
 static char dir[64];
 
+static void remove_dir(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s/in.yaml", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/out.yaml", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void write_all(const char *path, const uint8_t *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -63,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(dir, sizeof dir, "/tmp/trove-fuzz-config.XXXXXX");
         if (!mkdtemp(dir))
             abort();
+        atexit(remove_dir);
     }
     char in[96], out[96];
     snprintf(in, sizeof in, "%s/in.yaml", dir);
