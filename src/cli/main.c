@@ -1,4 +1,5 @@
 /* trove — local-first hybrid search for markdown knowledge bases. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/str.h"
 
 #define TROVE_VERSION "0.1.0"
 
@@ -65,19 +67,18 @@ int cli_load_config(config *cfg)
 int cli_open_store(cli *c, int readonly, store **out)
 {
     trove_err rc = store_open(c->index_path, readonly, out);
-    if (rc == TROVE_ENOENT) {
-        /* With collections configured, the one step left is `update`. */
-        config cfg;
-        if (config_load(&cfg) == TROVE_OK && cfg.n_collections > 0) {
-            fprintf(stderr, "trove: %s: no index yet; run `trove update` to index the %zu "
-                            "collection%s in the config\n", c->index_path, cfg.n_collections,
-                    cfg.n_collections == 1 ? "" : "s");
-            config_free(&cfg);
-            return EXIT_ERR;
-        }
-        config_free(&cfg);
-    }
     return rc ? cli_error(rc) : EXIT_OK;
+}
+
+int cli_open_api(cli *c, api **out)
+{
+    trove_err rc = api_open(c->index_path, out);
+    return rc ? cli_error(rc) : EXIT_OK;
+}
+
+int cli_opt_positive(const char *value, long *out)
+{
+    return str_to_long(value, 1, LONG_MAX, out);
 }
 
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value)

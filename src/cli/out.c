@@ -5,7 +5,6 @@
 
 #include "util/buf.h"
 #include "util/esc.h"
-#include "util/fsutil.h"
 #include "util/mem.h"
 
 #define C_RESET "\033[0m"
@@ -75,16 +74,12 @@ static char *join_path(const char *a, const char *b)
     return tbuf_detach(&t);
 }
 
-/* The note's text read from disk now, or NULL if unreadable. */
+/* The whole note, read by api_search (with_body) under the collection rule;
+ * NULL when it could not be read. Caller frees. */
 static char *note_text(const search_result *r, size_t *len)
 {
-    char *path = join_path(r->root, r->path);
-    char *text = NULL;
-    *len = 0;
-    if (fs_read_file(path, 0, &text, len) != TROVE_OK)
-        text = NULL;
-    free(path);
-    return text;
+    *len = r->body ? r->body_len : 0;
+    return r->body ? xstrndup(r->body, r->body_len) : NULL;
 }
 
 /* Snippet without the match marks. */
