@@ -70,6 +70,7 @@ int api_index_exists(const api *a)
 
 trove_err api_reader(api *a, store **st)
 {
+    *st = NULL;
     if (!a->rd) {
         trove_err rc = store_open(a->index_path, 1, &a->rd);
         if (rc == TROVE_ENOENT && a->cfg.n_collections > 0)
