@@ -133,7 +133,8 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
         else
             fprintf(f, "%s -  ", search_channel_names[ch]);
     }
-    fprintf(f, "in-degree %d%s\n", r->in_degree, o->color ? C_RESET : "");
+    fprintf(f, "graph x%.3f  in-degree %d  lang %s%s\n", r->prior, r->in_degree,
+            *r->lang ? r->lang : "-", o->color ? C_RESET : "");
 }
 
 /* The snippet on one line, match marks rendered by `on`/`off`. */
@@ -156,7 +157,7 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
     if (o->explain && res->fts) {
         fputs("fts: ", f);
         out_put_line(f, res->fts);
-        fputc('\n', f);
+        fprintf(f, "\nlang: %s\n", *res->lang ? res->lang : "-");
     }
     if (res->n == 0) {
         fprintf(f, "no results\n");
@@ -231,6 +232,7 @@ static json_t *result_json(const search_result *r, const out_opts *o)
     json_object_set_new(obj, "snippet", out_json_str(snippet));
     json_object_set_new(obj, "context", str_array(r->context, r->n_context));
     json_object_set_new(obj, "tags", str_array((const char *const *)r->tags, r->n_tags));
+    json_object_set_new(obj, "lang", out_json_str(r->lang));
     free(file);
     free(snippet);
     if (o->full) {
@@ -247,6 +249,7 @@ static json_t *result_json(const search_result *r, const out_opts *o)
                                 h->rank ? json_pack("{s:i, s:f}", "rank", h->rank, "score", h->score)
                                         : json_null());
         }
+        json_object_set_new(ex, "graph", json_real(r->prior));
         json_object_set_new(ex, "in_degree", json_integer(r->in_degree));
         json_object_set_new(obj, "explain", ex);
     }
@@ -261,8 +264,10 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
     json_t *root = out_json_root();
     json_object_set_new(root, "query", out_json_str(query));
     json_object_set_new(root, "results", results);
-    if (o->explain)
+    if (o->explain) {
         json_object_set_new(root, "fts", res->fts ? out_json_str(res->fts) : json_null());
+        json_object_set_new(root, "lang", out_json_str(res->lang));
+    }
     out_json_print(f, root);
 }
 
