@@ -46,6 +46,10 @@ static void same_config(const config *a, const config *b)
 {
     if (a->n_collections != b->n_collections || a->n_contexts != b->n_contexts)
         abort();
+    for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
+        if (a->has_weight[i] != b->has_weight[i] ||
+            (a->has_weight[i] && memcmp(&a->weights[i], &b->weights[i], sizeof a->weights[i]) != 0))
+            abort();
     for (size_t i = 0; i < a->n_collections; i++) {
         const config_collection *x = &a->collections[i], *y = &b->collections[i];
         if (strcmp(x->name, y->name) != 0 || strcmp(x->path, y->path) != 0)
