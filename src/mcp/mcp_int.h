@@ -43,6 +43,9 @@ char *mcp_doc_uri(const char *collection, const char *path);
 /* Split a trove:// URI into "COLLECTION/PATH" (percent-decoded; caller
  * frees), or NULL when it is not one. */
 char *mcp_doc_ref_from_uri(const char *uri);
+/* 1 when "COLLECTION/PATH" names a configured collection: a trove:// URI
+ * is never read as a bare indexed PATH. */
+int mcp_ref_collection_known(mcp_server *s, const char *ref);
 /* NULL when REF (COLLECTION/PATH or PATH) stays inside a collection by its
  * spelling alone, else why not: absolute, ~, or a ".." segment. */
 const char *mcp_ref_escapes(const char *ref);

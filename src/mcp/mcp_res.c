@@ -101,6 +101,17 @@ char *mcp_doc_ref_from_uri(const char *uri)
     return out;
 }
 
+int mcp_ref_collection_known(mcp_server *s, const char *ref)
+{
+    const char *slash = strchr(ref, '/');
+    if (!slash)
+        return 0;
+    char *name = xstrndup(ref, (size_t)(slash - ref));
+    int known = config_find_collection(api_config(s->a), name) != NULL;
+    free(name);
+    return known;
+}
+
 const char *mcp_ref_escapes(const char *ref)
 {
     if (ref[0] == '/')
@@ -210,6 +221,13 @@ json_t *mcp_resources_read(mcp_server *s, json_t *params, mcp_error *err)
     if (why) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "resources/read: refused '%.300s': %s; only notes "
                     "inside the indexed collections can be read", uri, why);
+        free(ref);
+        return NULL;
+    }
+    if (!mcp_ref_collection_known(s, ref)) {
+        mcp_err_set(err, MCP_RESOURCE_NOT_FOUND, "resource not found: no collection named in "
+                    "'%.300s' (see the status tool)", uri);
+        err->data = json_pack("{s:s}", "uri", uri);
         free(ref);
         return NULL;
     }

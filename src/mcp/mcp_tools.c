@@ -813,6 +813,10 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, json_t *args, mcp_
         if (!ref)
             return tool_error("get: '%.300s' is not a note URI: use trove://COLLECTION/PATH",
                               path);
+        if (!mcp_ref_collection_known(s, ref)) {
+            free(ref);
+            return tool_error("get: '%.300s': no such collection (see the status tool)", path);
+        }
     } else {
         ref = xstrdup(path);
     }

@@ -185,6 +185,9 @@ def scenario(vault):
                          "uri": "trove://%s/../../etc/passwd" % COLLECTION}),
         ("read_file_uri", {"op": "readResource", "uri": "file:///etc/passwd"}),
         ("read_symlink", {"op": "readResource", "uri": uri("inbox/reading-list.md")}),
+        # a URI's first segment is a collection, never part of a bare PATH
+        ("read_no_coll", {"op": "readResource", "uri": "trove://programming/c-pointers.md"}),
+        ("get_no_coll", S("get", path="trove://programming/c-pointers.md")),
         ("ping", {"op": "ping"}),
     ]
 
@@ -328,6 +331,8 @@ def check_scenario(out, vault):
     rpc_error(st["read_dotdot"], -32602, "refused")
     rpc_error(st["read_file_uri"], -32602, "trove://")
     rpc_error(st["read_symlink"], -32602, "outside")
+    rpc_error(st["read_no_coll"], -32002, "no collection")
+    tool_error(st["get_no_coll"], "no such collection")
     assert st["ping"] == {"result": {}}
 
 
