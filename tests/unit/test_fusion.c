@@ -145,7 +145,19 @@ static void test_agreement_keeps_vector_weight(void **state)
     fusion_run(c, NC, W, 60, 1, &info);
     assert_true(info.certainty > 0.9);
     assert_true(info.agreement > 0.9);
-    assert_true(info.vector_confidence > 0.99);
+    assert_true(info.vector_confidence > 0.9);
+    /* the same lists with the vector on another note: confidence drops */
+    fusion_cand d[NC];
+    memset(d, 0, sizeof d);
+    int other[NC];
+    for (int i = 0; i < NC; i++)
+        other[i] = (i + 1) % NC;
+    set_list(d, SEARCH_CH_BM25, bs, NC, who);
+    set_list(d, SEARCH_CH_VECTOR, vs, NC, other);
+    search_fusion disagree;
+    fusion_run(d, NC, W, 60, 1, &disagree);
+    assert_true(disagree.vector_confidence < 0.1);
+    assert_int_equal(best_of(d, NC), 0);
     assert_int_equal(best_of(c, NC), 0);
     /* first in both channels, no title hit: everything but the title share */
     double zb = c[0].ch[SEARCH_CH_BM25].z, zv = c[0].ch[SEARCH_CH_VECTOR].z;
