@@ -180,7 +180,7 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
         out_put_line(f, res->fts);
         fprintf(f, "\nlang: %s\n", *res->lang ? res->lang : "-");
     }
-    if (o->explain && res->fts)
+    if (o->explain && res->fts && res->fusion.method != SEARCH_FUSION_NONE)
         explain_fusion(f, &res->fusion);
     if (res->n == 0) {
         fprintf(f, "no results\n");
@@ -292,8 +292,8 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
         json_object_set_new(root, "fts", res->fts ? out_json_str(res->fts) : json_null());
         json_object_set_new(root, "lang", out_json_str(res->lang));
         const search_fusion *fu = &res->fusion;
-        json_t *chans = json_object();
-        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+        json_t *chans = fu->method != SEARCH_FUSION_NONE ? json_object() : NULL;
+        for (int ch = 0; chans && ch < SEARCH_N_CHANNELS; ch++) {
             json_t *c = json_pack("{s:f}", "weight", fu->weight[ch]);
             if (fu->method == SEARCH_FUSION_Z && ch != SEARCH_CH_TITLE) {
                 json_object_set_new(c, "n", json_integer(fu->n[ch]));
@@ -302,8 +302,10 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
             }
             json_object_set_new(chans, search_channel_names[ch], c);
         }
-        json_t *fj = json_pack("{s:s, s:o}", "method",
-                               fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf", "channels", chans);
+        json_t *fj = chans ? json_pack("{s:s, s:o}", "method",
+                                       fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf",
+                                       "channels", chans)
+                           : json_null();
         if (fu->method == SEARCH_FUSION_Z) {
             json_object_set_new(fj, "bm25_certainty", json_real(fu->certainty));
             json_object_set_new(fj, "agreement", json_real(fu->agreement));

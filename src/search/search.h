@@ -74,7 +74,10 @@ typedef struct search_channel_hit {
 } search_channel_hit;
 
 /* What the fusion did for this query (search/fusion.h), for --explain. */
-typedef enum search_fusion_method { SEARCH_FUSION_RRF = 0, SEARCH_FUSION_Z } search_fusion_method;
+/* NONE: vsearch (the score is the cosine); RRF: keyword channels; Z: hybrid */
+typedef enum search_fusion_method {
+    SEARCH_FUSION_NONE = 0, SEARCH_FUSION_RRF, SEARCH_FUSION_Z
+} search_fusion_method;
 
 typedef struct search_fusion {
     search_fusion_method method;

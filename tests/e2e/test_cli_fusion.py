@@ -88,6 +88,9 @@ def test_explain_shows_the_fusion(hybrid):
     assert fu3["method"] == "rrf" and fu3["channels"]["vector"]["weight"] == 0
     assert fu3["channels"]["bm25"]["weight"] == 1 and fu3["channels"]["title"]["weight"] == 1.5
     assert "fusion: rrf" in hybrid.ok("search", "flashcards", "--explain", "--no-vector").out
+    # vsearch scores by cosine: no fusion
+    assert hybrid.ok("vsearch", q, "--json", "--explain").json()["fusion"] is None
+    assert "fusion:" not in hybrid.ok("vsearch", q, "--explain").out
 
 
 def test_config_vector_weight_is_applied(hybrid):
