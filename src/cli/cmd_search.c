@@ -24,7 +24,7 @@ static const char search_help[] =
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
     "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
-    "  --vector-weight F     RRF weight of the vector channel (default 1.0)\n"
+    "  --vector-weight F     weight of the vector channel (default 0.5)\n"
     "  --no-vector           keywords and titles only\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
