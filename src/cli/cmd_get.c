@@ -5,8 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "api/api.h"
 #include "cli/cli.h"
+#include "daemon/client.h"
 
 /* Print text line by line, numbered from `first` when asked; a last line
  * without a newline gets one. */
@@ -53,12 +56,21 @@ int cmd_get(cli *c, int argc, char **argv)
     }
     if (!target)
         return cli_usage("get", "needs a PATH or #DOCID");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_note note;
-    trove_err err = api_get(a, target, 0, count, &note);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        char cwd[4096];
+        err = dcl_get(d, getcwd(cwd, sizeof cwd), target, 0, count, &note);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_get(a, target, 0, count, &note);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -97,12 +109,20 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     }
     if (!glob)
         return cli_usage("multi-get", "needs a GLOB");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc;
     api_notes notes;
-    trove_err err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_multi_get(d, glob, (size_t)max_bytes, &notes);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+answered:
     if (err) {
         rc = cli_error(err);
         api_close(a);
@@ -151,12 +171,20 @@ int cmd_ls(cli *c, int argc, char **argv)
         }
         return cli_usage("ls", "takes at most one COLLECTION[/PREFIX]");
     }
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_listing l;
-    trove_err err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_ls(d, argc == 2 ? argv[1] : NULL, &l);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -172,6 +200,35 @@ int cmd_ls(cli *c, int argc, char **argv)
     return rc;
 }
 
+/* The daemon's own lines of `status` (when it answered). */
+static void print_daemon(const json_t *d)
+{
+    const json_t *w = json_object_get(d, "watcher");
+    printf("\ndaemon: pid %lld, up %.0f s, %lld requests (%s)\n",
+           (long long)json_integer_value(json_object_get(d, "pid")),
+           json_number_value(json_object_get(d, "uptime")),
+           (long long)json_integer_value(json_object_get(d, "requests")),
+           json_string_value(json_object_get(d, "socket")) ? json_string_value(json_object_get(d, "socket")) : "?");
+    const char *state = json_string_value(json_object_get(w, "state"));
+    printf("watcher: %s", state ? state : "?");
+    if (json_integer_value(json_object_get(w, "folders")))
+        printf(", %lld folders", (long long)json_integer_value(json_object_get(w, "folders")));
+    printf(", %lld pending, %lld updates", (long long)json_integer_value(json_object_get(w, "pending")),
+           (long long)json_integer_value(json_object_get(w, "updates")));
+    const json_t *last = json_object_get(w, "last_event");
+    if (json_is_number(last)) {
+        const char *path = json_string_value(json_object_get(w, "last_event_path"));
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = (double)now.tv_sec + now.tv_nsec / 1e9 - json_number_value(last);
+        printf(", last event %.1f s ago (%s)", ago < 0 ? 0 : ago, path ? path : "?");
+    }
+    putchar('\n');
+    const char *problem = json_string_value(json_object_get(w, "problem"));
+    if (problem)
+        printf("  %s\n", problem);
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
     if (argc > 1) {
@@ -182,13 +239,22 @@ int cmd_status(cli *c, int argc, char **argv)
         }
         return cli_usage("status", "takes no arguments");
     }
+    api_status s;
+    trove_err err;
+    json_t *daemon = NULL;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_status(d, &s, &daemon);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
     api *a;
     int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    api_status s;
-    trove_err err = api_status_get(a, &s);
+    err = api_status_get(a, &s);
     api_close(a);
+answered:
     if (err)
         return cli_error(err);
     printf("config: %s\nindex:  %s", s.config_file, s.index_path);
@@ -222,6 +288,9 @@ int cmd_status(cli *c, int argc, char **argv)
             printf("  up to date (%zu files)\n", sc->fresh.files);
         }
     }
+    if (daemon)
+        print_daemon(daemon);
+    json_decref(daemon);
     api_status_free(&s);
     return EXIT_OK;
 }

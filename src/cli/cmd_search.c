@@ -168,10 +168,18 @@ int cmd_search(cli *c, int argc, char **argv)
     a.ao.search.tags = (const char *const *)a.tags;
     a.ao.search.n_tags = a.n_tags;
     a.ao.with_body = a.oo.full;
+    search_results res;
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_search(d, &a.ao, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
     if ((rc = cli_open_api(c, &api)) != EXIT_OK)
         goto out;
-    search_results res;
-    trove_err err = api_search(api, &a.ao, &res);
+    err = api_search(api, &a.ao, &res);
+answered:
     if (err) {
         rc = cli_error(err);
         goto out;

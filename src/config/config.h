@@ -32,7 +32,14 @@ typedef struct config {
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
+     * (and is written back by config_save). */
+    int daemon_off, has_daemon;
+    double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
+    int has_daemon_idle;
 } config;
+
+#define CONFIG_DAEMON_IDLE 1800.0
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);

@@ -838,5 +838,8 @@ void search_results_free(search_results *r)
     }
     free(r->items);
     free(r->fts);
+    for (size_t i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
     memset(r, 0, sizeof *r);
 }

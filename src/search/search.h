@@ -85,6 +85,9 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    char **owned;        /* strings the items borrow that the results own (the
+                            context lines of results decoded by api/wire) */
+    size_t n_owned, cap_owned;
     char lang[8];        /* the query's language as decided, "" undetermined */
 } search_results;
 
