@@ -65,6 +65,8 @@ typedef struct srv {
 
 static srv *the_srv;          /* for the signal handler */
 
+static void touch(srv *s, int request);
+
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
 {
@@ -411,7 +413,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
     }
     if (strcmp(op, "hello") == 0) {
         pthread_mutex_lock(&s->mu);
-        long requests = s->requests;
+        long requests = ++s->requests;
         pthread_mutex_unlock(&s->mu);
         r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", "0.1.0", "protocol",
                               WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
@@ -422,6 +424,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         return;
     }
     if (strcmp(op, "shutdown") == 0) {
+        touch(s, 1);
         r->result = json_object();
         request_stop(s);
         json_decref(empty);
@@ -437,6 +440,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
+    touch(s, 1);   /* counts requests served, not protocol errors */
     handle *h = acquire(s);
     trove_errclear();
     trove_err rc = refresh(s, &h->a, &h->s);
@@ -542,7 +546,7 @@ static void *conn_main(void *arg)
         int closing = 0;
         while (in.len && (nl = memchr(in.data, '\n', in.len)) != NULL) {
             size_t n = (size_t)(nl - in.data);
-            touch(s, 1);
+            touch(s, 0);
             char *out = n > WIRE_MAX_REQUEST ? NULL : answer(s, in.data, n);
             if (!out) {
                 send_error(c->fd, "E2BIG", "request longer than 1 MiB");
