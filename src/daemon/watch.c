@@ -259,6 +259,20 @@ static void note_event(watcher *w, int coll, const char *rel, const char *name)
     pthread_mutex_unlock(&w->mu);
 }
 
+static void drop_collection_watches(watcher *w, int coll)
+{
+    for (size_t i = 0; i < w->cap_wds; i++) {
+        if (w->wds[i].coll != coll)
+            continue;
+        inotify_rm_watch(w->ifd, (int)i);
+        free(w->wds[i].rel);
+        w->wds[i] = (wd_ent){.coll = -1};
+        pthread_mutex_lock(&w->mu);
+        w->n_watches--;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
 static void read_events(watcher *w)
 {
     char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -299,9 +313,13 @@ static void read_events(watcher *w)
                 w->rewalk[coll] = 1;   /* watch new folders; moved ones get their new path */
             if (strcmp(name, ".gitignore") == 0)
                 w->rewalk[coll] = 1;   /* the rules that pick folders changed */
-            if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
-                if (!*e->rel)
-                    w->missing[coll] = 1;
+            if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && !*e->rel) {
+                /* The root went away (or elsewhere: its watches would now
+                 * report a folder outside the collection). */
+                drop_collection_watches(w, coll);
+                w->missing[coll] = 1;
+                mark_dirty(w, coll);
+                continue;
             }
             note_event(w, coll, e->rel, name);
             mark_dirty(w, coll);
@@ -326,6 +344,7 @@ static void check_missing(watcher *w)
 static void run_updates(watcher *w)
 {
     size_t n = w->cfg.n_collections;
+    check_missing(w);
     for (size_t i = 0; i < n; i++) {
         if (w->rewalk[i] && w->ifd >= 0) {
             w->rewalk[i] = 0;
