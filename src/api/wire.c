@@ -341,6 +341,14 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "rrf_k", json_integer(s->rrf_k));
     set(j, "with_snippet", json_integer(s->with_snippet));
     set(j, "with_body", json_integer(o->with_body));
+    set(j, "vector_only", json_integer(s->vector_only));
+    set(j, "vec_threads", json_integer(s->vec_threads));
+    set(j, "model", wire_str(o->model));
+    json_t *ws = json_object();
+    for (int c = 0; c < SEARCH_N_CHANNELS; c++)
+        set(ws, search_channel_names[c], json_integer(o->weight_set[c]));
+    set(j, "weight_set", ws);
+    set(j, "graph_weight_set", json_integer(o->graph_weight_set));
     return j;
 }
 
@@ -372,6 +380,15 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     TRY(get_int(args, "rrf_k", &s->rrf_k));
     TRY(get_int(args, "with_snippet", &s->with_snippet));
     TRY(get_int(args, "with_body", &o->with_body));
+    TRY(get_int(args, "vector_only", &s->vector_only));
+    TRY(get_int(args, "vec_threads", &s->vec_threads));
+    TRY(arg_str(args, "model", w, &o->model));
+    const json_t *ws = json_object_get(args, "weight_set");
+    if (ws && !json_is_object(ws))
+        return bad("weight_set", "an object");
+    for (int c = 0; ws && c < SEARCH_N_CHANNELS; c++)
+        TRY(get_int(ws, search_channel_names[c], &o->weight_set[c]));
+    TRY(get_int(args, "graph_weight_set", &o->graph_weight_set));
     return TROVE_OK;
 }
 
@@ -415,6 +432,9 @@ json_t *wire_search_results(const search_results *r)
     set(j, "fts", wire_str(r->fts));
     set(j, "lang", wire_str(r->lang));
     set(j, "items", items);
+    set(j, "vec_state", json_integer(r->vec_state));
+    set(j, "vec_missing", strs(r->vec_missing, r->n_vec_missing));
+    set(j, "vec_error", wire_str(r->vec_error));
     return j;
 }
 
@@ -475,6 +495,13 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
         return rc;
     TRY(get_str(v, "fts", &out->fts, NULL));
     TRY(get_fixed(v, "lang", out->lang, sizeof out->lang));
+    int state = SEARCH_VEC_OFF;
+    TRY(get_int(v, "vec_state", &state));
+    if (state < SEARCH_VEC_OFF || state > SEARCH_VEC_NONE)
+        return bad("vec_state", "0, 1 or 2");
+    out->vec_state = (search_vec_state)state;
+    TRY(get_strs(v, "vec_missing", &out->vec_missing, &out->n_vec_missing));
+    TRY(get_str(v, "vec_error", &out->vec_error, NULL));
     const json_t *items = need_array(v, "items", &rc);
     TRY(rc);
     size_t n = items ? json_array_size(items) : 0;

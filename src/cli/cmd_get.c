@@ -229,34 +229,79 @@ static void print_daemon(const json_t *d)
         printf("  %s\n", problem);
 }
 
+static void print_vec_status(const api_vec_status *v)
+{
+    if (!v->model)
+        printf("embedding model: none (set TROVE_EMBED_MODEL or pass --model)\n");
+    else if (v->model_error)
+        printf("embedding model: %s\n", v->model_error);
+    else
+        printf("embedding model: %s (%s, %lld dimensions)\n", v->model, v->model_arch,
+               (long long)v->model_dim);
+    for (size_t i = 0; i < v->n_models; i++) {
+        const store_vec_model *m = &v->models[i];
+        int active = m->id == v->active_id;
+        printf("vectors: %lld of %s (%d dimensions)%s\n", (long long)m->vectors, m->name, m->dim,
+               active ? ", active model" : v->model && !v->model_error
+               ? ", stale: another model (`trove embed --prune` drops them)" : "");
+    }
+}
+
+static void print_vec_collection(const api_vec_status *v, const char *name)
+{
+    for (size_t i = 0; i < v->n_counts; i++) {
+        const store_vec_count *c = &v->counts[i];
+        if (strcmp(c->collection, name) != 0)
+            continue;
+        int64_t pending = c->chunks - c->embedded;
+        printf("  embeddings: %lld of %lld chunks embedded, %lld pending", (long long)c->embedded,
+               (long long)c->chunks, (long long)pending);
+        if (c->stale)
+            printf(" (%lld with stale vectors of another model)", (long long)c->stale);
+        printf("%s\n", pending ? " (run `trove embed`)" : "");
+    }
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: trove status\nCollections, counts, index size, and files new, changed "
-                   "or deleted since the last update.\n");
+    const char *model_flag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: trove status [--model PATH]\nCollections, counts, index size, files new, "
+                   "changed or deleted since the last update,\nand the embeddings of the model "
+                   "(--model, $TROVE_EMBED_MODEL): embedded, pending, stale.\n");
             return EXIT_OK;
         }
-        return cli_usage("status", "takes no arguments");
+        if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+            model_flag = v;
+        else
+            return cli_usage("status", "unknown argument %s", argv[i]);
     }
-    api_status s;
-    trove_err err;
+    /* Counts and freshness cold (they are cheap, and the embedding state
+     * needs the model); a running daemon adds its own and its watcher's. */
     json_t *daemon = NULL;
     dcl *d = cli_daemon(c);
     if (d) {
-        err = dcl_status(d, &s, &daemon);
-        if (cli_daemon_done(d))
-            goto answered;
+        api_status ds;
+        if (dcl_status(d, &ds, &daemon) == TROVE_OK)
+            api_status_free(&ds);
+        cli_daemon_done(d);
     }
     api *a;
     int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    err = api_status_get(a, &s);
+    api_status s;
+    api_vec_status vs = {0};
+    trove_err err = api_status_get(a, &s);
+    if (!err && (err = api_vec_status_get(a, cli_model_path(model_flag), &vs)) != TROVE_OK)
+        api_status_free(&s);
     api_close(a);
-answered:
-    if (err)
+    if (err) {
+        json_decref(daemon);
         return cli_error(err);
+    }
     printf("config: %s\nindex:  %s", s.config_file, s.index_path);
     if (!s.index_exists) {
         printf(" (not created yet: run `trove update`)\n");
@@ -271,12 +316,14 @@ answered:
         printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
                (long long)s.counts.docs, (long long)s.counts.chunks, (long long)s.counts.links,
                (long long)s.counts.dangling, (long long)s.counts.to_files);
+        print_vec_status(&vs);
     }
     if (s.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
     for (size_t i = 0; i < s.n_collections; i++) {
         const api_status_collection *sc = &s.collections[i];
         printf("\n%s  %s\n  notes indexed: %lld\n", sc->name, sc->path, (long long)sc->notes);
+        print_vec_collection(&vs, sc->name);
         if (sc->problem) {
             printf("  warning: %s\n", sc->problem);
         } else if (!sc->fresh_known) {
@@ -292,5 +339,6 @@ answered:
         print_daemon(daemon);
     json_decref(daemon);
     api_status_free(&s);
+    api_vec_status_free(&vs);
     return EXIT_OK;
 }

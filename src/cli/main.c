@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cjk/seg.h"
 #include "cli/cli.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -23,12 +26,15 @@ static const command commands[] = {
     {"collection", cmd_collection, "add|list|remove|rename collections of markdown files"},
     {"context", cmd_context, "add|list|rm descriptions returned with results under a path"},
     {"update", cmd_update, "index new and changed files, drop deleted ones"},
-    {"search", cmd_search, "search by keywords, titles and links"},
+    {"embed", cmd_embed, "give indexed chunks vectors of the embedding model"},
+    {"search", cmd_search, "search by keywords, meaning, titles and links"},
+    {"vsearch", cmd_vsearch, "search by meaning only (the vector channel)"},
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
@@ -39,7 +45,9 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
-                 "NO_COLOR,\n  TROVE_NO_DAEMON=1 (never use a running daemon)\nrun `trove COMMAND --help` for the options of a command\n");
+                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR,\n"
+                 "  TROVE_NO_DAEMON=1 (never use a running daemon)\n"
+                 "run `trove COMMAND --help` for the options of a command\n");
 }
 
 int cli_error(trove_err err)
@@ -80,6 +88,39 @@ int cli_open_api(cli *c, api **out)
     return rc ? cli_error(rc) : EXIT_OK;
 }
 
+/* A transformer model (a GGUF file) costs seconds to load per process:
+ * with one configured, the first command starts a daemon that keeps it. */
+static int wants_daemon(void)
+{
+    const char *m = getenv("TROVE_EMBED_MODEL");
+    struct stat sb;
+    return m && str_ends_with(m, ".gguf") && stat(m, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* `trove --index I daemon --detach`, which returns once the socket listens;
+ * its output is not this command's. */
+static void start_daemon(cli *c)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execl(self, "trove", "--index", c->index_path, "daemon", "--detach", (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
 dcl *cli_daemon(cli *c)
 {
     if (c->no_daemon)
@@ -90,12 +131,15 @@ dcl *cli_daemon(cli *c)
     struct stat sb;
     int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
     free(sock);
-    if (!there)
+    int autostart = !there && wants_daemon();
+    if (!there && !autostart)
         return NULL;
     config cfg;
     if (config_load(&cfg) != TROVE_OK)
         return NULL;   /* the cold path reports the broken config */
     int off = cfg.daemon_off;
+    if (autostart && !off)
+        start_daemon(c);
     char *file = xstrdup(cfg.file);
     config_free(&cfg);
     dcl *d = NULL;
@@ -140,8 +184,30 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
     return 1;
 }
 
+/* The Chinese segmenter asks for its paths on the first CJK text only, so
+ * the config is read for it only then. */
+static void seg_paths(void *ud, char **dict, char **user)
+{
+    (void)ud;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK) {
+        fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
+        return;
+    }
+    *dict = cfg.zh_dict;
+    *user = cfg.zh_user_dict;
+    cfg.zh_dict = cfg.zh_user_dict = NULL;
+    config_free(&cfg);
+}
+
+static void seg_warn(const char *message)
+{
+    fprintf(stderr, "trove: warning: %s\n", message);
+}
+
 int main(int argc, char **argv)
 {
+    seg_install(seg_paths, NULL, seg_warn);
     cli c = {0};
     int i = 1;
     const char *index = NULL;

@@ -26,8 +26,15 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* Search channel weights from `weights:` (bm25, title, graph, vector);
+ * a channel not listed keeps its default. */
+enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
+extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
+
 typedef struct config {
     char *file;        /* path of config.yaml */
+    double weights[CONFIG_N_WEIGHTS];
+    int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
@@ -37,6 +44,12 @@ typedef struct config {
     int daemon_off, has_daemon;
     double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
     int has_daemon_idle;
+    /* `chinese:` section (NULL when unset; relative paths are resolved
+     * against the folder of config.yaml): the compiled dictionary to use
+     * instead of the one shipped with trove, and a user word list
+     * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
+    char *zh_dict;
+    char *zh_user_dict;
 } config;
 
 #define CONFIG_DAEMON_IDLE 1800.0
@@ -44,6 +57,7 @@ typedef struct config {
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
 
+/* On failure *cfg is left empty (nothing to free). */
 trove_err config_load(config *cfg);          /* from config_dir() */
 trove_err config_load_file(config *cfg, const char *file);
 trove_err config_save(const config *cfg);

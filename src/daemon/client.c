@@ -268,8 +268,14 @@ static trove_err decoded(dcl *c, trove_err rc)
 trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
-    json_t *args = wire_search_opts(o), *res;
-    trove_err rc = dcl_call(c, "search", args, &res);
+    /* A model path means the same file to a daemon with another cwd. */
+    api_search_opts abs = *o;
+    char *model = o->model && o->model[0] != '/' ? dcl_abs_path(o->model) : NULL;
+    if (model)
+        abs.model = model;
+    json_t *args = wire_search_opts(&abs), *res;
+    free(model);
+    trove_err rc = dcl_call(c, o->search.vector_only ? "vsearch" : "search", args, &res);
     if (rc)
         return rc;
     rc = decoded(c, wire_search_results_parse(res, out));

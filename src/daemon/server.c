@@ -210,11 +210,13 @@ static int arg_long(const json_t *args, const char *key, long *out, reply *r)
     return 1;
 }
 
-static void op_search(api *a, const json_t *args, reply *r)
+static void op_search(api *a, const json_t *args, reply *r, int vector_only)
 {
     api_search_opts o;
     wire_args hold = {0};
     trove_err rc = wire_search_opts_parse(args, &o, &hold);
+    if (vector_only)
+        o.search.vector_only = 1;
     if (rc) {
         fail_proto(r, "EPROTO", "%s", trove_errmsg());
     } else {
@@ -430,8 +432,9 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
-    enum { SEARCH, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
-    static const char *const names[] = {"search", "get", "multi_get", "ls", "status", "update"};
+    enum { SEARCH, VSEARCH, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
+    static const char *const names[] = {"search", "vsearch", "get", "multi_get", "ls", "status",
+                                        "update"};
     for (int i = 0; i < NONE; i++)
         if (strcmp(op, names[i]) == 0)
             which = i;
@@ -448,7 +451,8 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         fail_err(r, rc);
     } else {
         switch (which) {
-        case SEARCH: op_search(h->a, args, r); break;
+        case SEARCH: op_search(h->a, args, r, 0); break;
+        case VSEARCH: op_search(h->a, args, r, 1); break;
         case GET: op_get(h->a, args, r); break;
         case MULTI: op_multi_get(h->a, args, r); break;
         case LS: op_ls(h->a, args, r); break;

@@ -395,7 +395,7 @@ def test_watch_limit_falls_back_to_polling(indexed):
     trove, vault = indexed
     trove.start_daemon(env={"TROVE_WATCH_MAX": "2"})
     try:
-        assert wait_for(lambda: "watcher: polling" in trove.ok("status").out, timeout=10)
+        assert wait_for(lambda: "watcher: polling" in trove.ok("status").out, timeout=30)
         assert "watch limit" in trove.ok("status").out
         # Deep in a folder without a watch: found by the rescans.
         (vault / "travel" / "far.md").write_text("# Far\n\nThe distant quetzal.\n")
