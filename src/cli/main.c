@@ -34,6 +34,7 @@ static const command commands[] = {
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
@@ -174,8 +175,12 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
         *value = arg + len + 1;
         return 1;
     }
-    if (arg[len] != '\0')
-        return 0;
+    if (arg[len] != '\0') {
+        if (len != 2 || name[1] == '-')
+            return 0;
+        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
+        return 1;
+    }
     if (*i + 1 >= argc) {
         *value = NULL;  /* caller reports the missing value */
         return 1;
