@@ -248,10 +248,18 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
+    search_results res;
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_search(d, &a.ao, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
     if ((rc = cli_open_api(c, &api)) != EXIT_OK)
         goto out;
-    search_results res;
-    trove_err err = api_search(api, &a.ao, &res);
+    err = api_search(api, &a.ao, &res);
+answered:
     if (err) {
         const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);
