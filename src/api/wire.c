@@ -416,11 +416,55 @@ static json_t *result_json(const search_result *r)
     set(j, "prior", real(r->prior));
     set(j, "lang", wire_str(r->lang));
     for (int c = 0; c < SEARCH_N_CHANNELS; c++)
-        json_array_append_new(ch, json_pack("{s:i, s:o}", "rank", r->channel[c].rank, "score",
-                                            real(r->channel[c].score)));
+        json_array_append_new(ch, json_pack("{s:i, s:o, s:o, s:o}", "rank", r->channel[c].rank,
+                                            "score", real(r->channel[c].score), "z",
+                                            real(r->channel[c].z), "vote",
+                                            real(r->channel[c].vote)));
     set(j, "channels", ch);
     set(j, "body", wire_bytes(r->body, r->body_len));
     return j;
+}
+
+/* What the fusion did (for --explain): one object per channel. */
+static json_t *fusion_json(const search_fusion *f)
+{
+    json_t *ch = json_array();
+    for (int c = 0; c < SEARCH_N_CHANNELS; c++)
+        json_array_append_new(ch, json_pack("{s:o, s:o, s:o, s:i}", "weight", real(f->weight[c]),
+                                            "mean", real(f->mean[c]), "sd", real(f->sd[c]), "n",
+                                            f->n[c]));
+    return json_pack("{s:i, s:o, s:o, s:o, s:o}", "method", (int)f->method, "certainty",
+                     real(f->certainty), "agreement", real(f->agreement), "vector_confidence",
+                     real(f->vector_confidence), "channels", ch);
+}
+
+static trove_err fusion_parse(const json_t *v, search_fusion *f)
+{
+    trove_err rc = TROVE_OK;
+    if (!v || json_is_null(v))
+        return TROVE_OK;
+    if (!need_object(v, "fusion", &rc))
+        return rc;
+    int method = (int)f->method;
+    TRY(get_int(v, "method", &method));
+    if (method < SEARCH_FUSION_NONE || method > SEARCH_FUSION_Z)
+        return bad("method", "0, 1 or 2");
+    f->method = (search_fusion_method)method;
+    TRY(get_double(v, "certainty", &f->certainty));
+    TRY(get_double(v, "agreement", &f->agreement));
+    TRY(get_double(v, "vector_confidence", &f->vector_confidence));
+    const json_t *ch = need_array(v, "channels", &rc);
+    TRY(rc);
+    for (size_t c = 0; ch && c < json_array_size(ch) && c < SEARCH_N_CHANNELS; c++) {
+        const json_t *h = json_array_get(ch, c);
+        if (!need_object(h, "a fusion channel", &rc))
+            return rc;
+        TRY(get_double(h, "weight", &f->weight[c]));
+        TRY(get_double(h, "mean", &f->mean[c]));
+        TRY(get_double(h, "sd", &f->sd[c]));
+        TRY(get_int(h, "n", &f->n[c]));
+    }
+    return TROVE_OK;
 }
 
 json_t *wire_search_results(const search_results *r)
@@ -435,6 +479,7 @@ json_t *wire_search_results(const search_results *r)
     set(j, "vec_state", json_integer(r->vec_state));
     set(j, "vec_missing", strs(r->vec_missing, r->n_vec_missing));
     set(j, "vec_error", wire_str(r->vec_error));
+    set(j, "fusion", fusion_json(&r->fusion));
     return j;
 }
 
@@ -482,6 +527,8 @@ static trove_err result_parse(const json_t *v, search_result *x, search_results 
             return rc;
         TRY(get_int(h, "rank", &x->channel[c].rank));
         TRY(get_double(h, "score", &x->channel[c].score));
+        TRY(get_double(h, "z", &x->channel[c].z));
+        TRY(get_double(h, "vote", &x->channel[c].vote));
     }
     TRY(get_str(v, "body", &x->body, &x->body_len));
     return TROVE_OK;
@@ -502,6 +549,7 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
     out->vec_state = (search_vec_state)state;
     TRY(get_strs(v, "vec_missing", &out->vec_missing, &out->n_vec_missing));
     TRY(get_str(v, "vec_error", &out->vec_error, NULL));
+    TRY(fusion_parse(json_object_get(v, "fusion"), &out->fusion));
     const json_t *items = need_array(v, "items", &rc);
     TRY(rc);
     size_t n = items ? json_array_size(items) : 0;

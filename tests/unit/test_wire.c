@@ -56,13 +56,18 @@ static void test_search_results_round_trip(void **state)
     it.in_degree = 7;
     it.prior = 1.0 + 0.1 * log10(8.0);
     memcpy(it.lang, "de", 3);
-    it.channel[0] = (search_channel_hit){1, 12.345678901234567};
+    it.channel[0] = (search_channel_hit){1, 12.345678901234567, 2.5, 0.125};
     it.body = xmalloc(sizeof body);
     memcpy(it.body, body, sizeof body);
     it.body_len = sizeof body - 1;
     search_results r = {.items = xcalloc(1, sizeof *r.items), .n = 1, .fts = xstrdup("\"match\"")};
     r.items[0] = it;
     memcpy(r.lang, "en", 3);
+    r.fusion.method = SEARCH_FUSION_Z;
+    r.fusion.weight[SEARCH_CH_VECTOR] = 0.5 * (1.0 / 3.0);
+    r.fusion.sd[SEARCH_CH_BM25] = 1.0 / 7.0;
+    r.fusion.n[SEARCH_CH_BM25] = 100;
+    r.fusion.agreement = 2.0 / 3.0;
 
     json_t *j = through_text(wire_search_results(&r));
     search_results back;
@@ -81,6 +86,14 @@ static void test_search_results_round_trip(void **state)
     assert_memory_equal(&b->prior, &it.prior, sizeof it.prior);
     assert_memory_equal(&b->channel[0].score, &it.channel[0].score, sizeof(double));
     assert_int_equal(b->channel[0].rank, 1);
+    assert_memory_equal(&b->channel[0].z, &it.channel[0].z, sizeof(double));
+    assert_memory_equal(&b->channel[0].vote, &it.channel[0].vote, sizeof(double));
+    /* what --explain prints of the fusion comes back bit for bit */
+    assert_int_equal(back.fusion.method, SEARCH_FUSION_Z);
+    assert_memory_equal(back.fusion.weight, r.fusion.weight, sizeof r.fusion.weight);
+    assert_memory_equal(back.fusion.sd, r.fusion.sd, sizeof r.fusion.sd);
+    assert_memory_equal(back.fusion.n, r.fusion.n, sizeof r.fusion.n);
+    assert_memory_equal(&back.fusion.agreement, &r.fusion.agreement, sizeof(double));
     assert_string_equal(b->snippet, it.snippet);
     assert_int_equal(b->n_context, 2);
     assert_string_equal(b->context[1], "context two");
