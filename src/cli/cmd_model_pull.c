@@ -283,8 +283,12 @@ static int model_list(int argc, char **argv)
         for (size_t i = 0; i < n_other; i++) {
             printf("%s{\"name\":", i ? "," : "");
             json_str(stdout, other[i]);
-            printf(",\"path\":\"%s/", dir);
-            printf("%s\"}", other[i]);
+            char *path = xmalloc(strlen(dir) + strlen(other[i]) + 2);
+            sprintf(path, "%s/%s", dir, other[i]);
+            printf(",\"path\":");
+            json_str(stdout, path);
+            printf("}");
+            free(path);
         }
         printf("]}\n");
     } else {

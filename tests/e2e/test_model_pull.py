@@ -251,6 +251,18 @@ def test_wrong_content_range_restarts_without_range(trove, hub):
     assert (d / "m.gguf").read_bytes() == data
 
 
+def test_complete_part_of_unknown_size_gets_416_and_is_fetched_again(trove, hub):
+    data = blob(30_000, 11)
+    hub.add(KEY, data)
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(b"y" * len(data))   # right length, wrong bytes
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert hub.ranges(KEY) == ["bytes=%d-" % len(data), None]
+    assert (d / "m.gguf").read_bytes() == data
+
+
 def test_wrong_checksum_is_refused_and_discarded(trove, hub):
     data = blob(50_000, 7)
     hub.add(KEY, data)

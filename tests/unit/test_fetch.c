@@ -121,6 +121,36 @@ static void test_progress_line(void **state)
     assert_string_equal(buf, "y  10 B / 100 B   10%  -- B/s  ETA --:--");
 }
 
+/* A part file that is already complete (copied by hand, per the offline
+ * instructions) is checked and renamed without any request: the URL here
+ * points at a port nothing listens on. */
+static void test_complete_part_needs_no_network(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/trove-test-fetch.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char dest[128], part[140];
+    snprintf(dest, sizeof dest, "%s/m.gguf", dir);
+    snprintf(part, sizeof part, "%s.part", dest);
+    FILE *f = fopen(part, "wb");
+    fputs("abc", f);
+    fclose(f);
+    fetch_opts o = {.size = 3, .retries = -1,
+                    .sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"};
+    assert_int_equal(fetch_file("http://127.0.0.1:1/m.gguf", dest, &o), TROVE_OK);
+    assert_int_equal(access(part, F_OK), -1);
+    char hex[65];
+    assert_int_equal(sha256_file(dest, hex), TROVE_OK);
+    assert_string_equal(hex, o.sha256);
+    /* without the part file it has to ask, and fails at once */
+    unlink(dest);
+    assert_int_equal(fetch_file("http://127.0.0.1:1/m.gguf", dest, &o), TROVE_EIO);
+    assert_non_null(strstr(trove_errmsg(), "offline?"));
+    assert_non_null(strstr(trove_errmsg(), dest));
+    assert_int_equal(access(part, F_OK), -1);   /* no empty part left behind */
+    rmdir(dir);
+}
+
 static void test_libcurl_loads(void **state)
 {
     (void)state;
@@ -136,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_content_range),
         cmocka_unit_test(test_progress_line),
         cmocka_unit_test(test_libcurl_loads),
+        cmocka_unit_test(test_complete_part_needs_no_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
