@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed/etok.h"
+#include "embed/tokenizers/etok.h"
 
 #define M "\xE2\x96\x81"
 

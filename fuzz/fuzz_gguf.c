@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed/gguf.h"
+#include "embed/formats/gguf.h"
 
 static volatile double sink;
 

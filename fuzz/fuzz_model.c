@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "embed/gguf.h"
-#include "embed/kernels.h"
-#include "embed/model.h"
+#include "embed/formats/gguf.h"
+#include "embed/kernels/kernels.h"
+#include "embed/arch/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Set up trove on a fresh Debian machine, index the sample vault shipped in
-# fixtures/sample-vault into a throw-away index, and search it.
+# Set up trove on a fresh Debian machine: install the packages it needs,
+# build it, install it (binary, man page, completions) into PREFIX — default
+# /usr/local as root, else ~/.local — then index the sample vault shipped in
+# fixtures/sample-vault into a throw-away index and search it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-TARGET=trove bash scripts/build.sh build
+TARGET="trove man" bash scripts/build.sh build
+if [ -z "${PREFIX:-}" ]; then
+  if [ "$(id -u)" -eq 0 ]; then PREFIX=/usr/local; else PREFIX=$HOME/.local; fi
+fi
+cmake --install build --prefix "$PREFIX" >/dev/null
+trove=$PREFIX/bin/trove
 demo=$(mktemp -d)
 export TROVE_INDEX="$demo/index.db" TROVE_CONFIG_DIR="$demo/config"
-trove=./build/trove
 run() { printf '\n$ trove %s\n' "$*"; "$trove" "$@"; }
 run collection add fixtures/sample-vault --name sample
 run context add sample/cooking "Recipes I have cooked and adapted"
@@ -18,4 +24,9 @@ run search "动态规划 递归" -n 3
 run search "FTS5 tokenizer" --json -n 1
 run status
 echo
-echo "index and config are in $demo (delete it when done)"
+echo "index and config of this demo are in $demo (delete it when done)"
+echo "trove is installed as $trove (man trove; bash/zsh completions)"
+case ":$PATH:" in
+  *":$PREFIX/bin:"*) ;;
+  *) echo "add it to your PATH:  export PATH=\"$PREFIX/bin:\$PATH\"" ;;
+esac

@@ -14,12 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "embed/blas.h"
-
 #include "cli/cli.h"
 #include "embed/embed.h"
-#include "embed/gguf.h"
-#include "embed/kernels.h"
 #include "util/mem.h"
 
 static const char USAGE[] =
@@ -117,26 +113,15 @@ static int model_info(int argc, char **argv)
     if (!m)
         return cli_error(e);
     double open_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    gguf_file *f;
-    if ((e = gguf_open(path, &f))) {
-        embed_close(m);
-        return cli_error(e);
-    }
-    /* tensor count and bytes per type */
-    size_t count[64] = {0}, bytes[64] = {0};
-    for (size_t i = 0; i < gguf_n_tensors(f); i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        int ty = (int)t->type < 64 ? (int)t->type : 63;
-        count[ty]++;
-        bytes[ty] += t->nbytes;
-    }
     embed_info in;
     embed_get_info(m, &in);
     if (json) {
         printf("{\"file\":");
         json_str(stdout, path);
-        printf(",\"file_size\":%zu,\"gguf_version\":%u,\"architecture\":", gguf_file_size(f),
-               gguf_version(f));
+        printf(",\"format\":");
+        json_str(stdout, in.format);
+        printf(",\"file_size\":%" PRIu64 ",\"gguf_version\":%u,\"architecture\":",
+               in.file_size, in.format_version);
         json_str(stdout, in.arch);
         printf(",\"name\":");
         json_str(stdout, in.name);
@@ -153,18 +138,21 @@ static int model_info(int argc, char **argv)
         json_str(stdout, in.query_prompt);
         printf(",\"doc_prompt\":");
         json_str(stdout, in.doc_prompt);
+        printf(",\"fingerprint\":");
+        json_str(stdout, in.fingerprint);
         printf(",\"tensors\":{");
-        int first = 1;
-        for (int ty = 0; ty < 64; ty++) {
-            if (!count[ty])
-                continue;
-            printf("%s\"%s\":{\"count\":%zu,\"bytes\":%zu}", first ? "" : ",",
-                   quant_type_name(ty), count[ty], bytes[ty]);
-            first = 0;
+        for (size_t i = 0; i < in.n_tensor_types; i++) {
+            const embed_tensor_stat *t = &in.tensor_types[i];
+            printf("%s\"%s\":{\"count\":%zu,\"bytes\":%" PRIu64 "}", i ? "," : "", t->type,
+                   t->count, t->bytes);
         }
         printf("}}\n");
     } else {
-        printf("file:          %s (%zu bytes, GGUF v%u)\n", path, gguf_file_size(f), gguf_version(f));
+        if (in.format_version)
+            printf("file:          %s (%" PRIu64 " bytes, GGUF v%u)\n", path, in.file_size,
+                   in.format_version);
+        else
+            printf("file:          %s (%" PRIu64 " bytes, %s)\n", path, in.file_size, in.format);
         printf("architecture:  %s%s%s\n", in.arch, *in.name ? "  name: " : "", in.name);
         printf("tokenizer:     %s, %" PRId64 " tokens\n", in.tokenizer, in.n_vocab);
         printf("dimensions:    hidden %" PRId64 ", output %" PRId64 ", ffn %" PRId64 "\n",
@@ -176,12 +164,12 @@ static int model_info(int argc, char **argv)
         printf("pooling:       %s%s\n", in.pooling, in.n_cls_out ? " (cross-encoder head)" : "");
         printf("prompts:       query \"%s\", document \"%s\"\n", in.query_prompt, in.doc_prompt);
         printf("tensors:      ");
-        for (int ty = 0; ty < 64; ty++)
-            if (count[ty])
-                printf(" %s x%zu (%.1f MB)", quant_type_name(ty), count[ty], (double)bytes[ty] / 1e6);
-        printf("\nopen:          %.2f ms\n", open_ms);
+        for (size_t i = 0; i < in.n_tensor_types; i++)
+            printf(" %s x%zu (%.1f MB)", in.tensor_types[i].type, in.tensor_types[i].count,
+                   (double)in.tensor_types[i].bytes / 1e6);
+        printf("\nfingerprint:   %s\n", in.fingerprint);
+        printf("open:          %.2f ms\n", open_ms);
     }
-    gguf_close(f);
     embed_close(m);
     return EXIT_OK;
 }
@@ -421,56 +409,30 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* OpenBLAS sgemm rate on the shape of a batched FFN product (2048 tokens,
- * 384 -> 1536), with OpenBLAS's own threading, in GFLOP/s. */
-static double sgemm_gflops(int threads)
-{
-    const int M = 2048, N = 1536, K = 384;
-    float *a = xmalloc((size_t)M * K * sizeof *a), *b = xmalloc((size_t)N * K * sizeof *b);
-    float *c = xmalloc((size_t)M * N * sizeof *c);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        a[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
-    for (size_t i = 0; i < (size_t)N * K; i++)
-        b[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
-    blas_set_threads(threads);
-    double best = 1e30;
-    for (int r = 0; r < 5; r++) {
-        double t0 = now_s();
-        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
-        double t = now_s() - t0;
-        if (t < best)
-            best = t;
-    }
-    blas_set_threads(1);
-    free(a);
-    free(b);
-    free(c);
-    return 2.0 * M * N * K / best / 1e9;
-}
-
 static int model_bench(int argc, char **argv)
 {
     const char *path = NULL;
-    int batch = 32, tokens = 256, iters = 3, rc;
+    int rc;
     embed_opts o = {.threads = 1};
+    embed_bench_opts bo = {.batch = 32, .tokens = 256, .iters = 3};
     for (int i = 2; i < argc; i++) {
         const char *v;
         if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
             if ((rc = parse_int("model bench", "--threads", v, 1, 256, &o.threads)))
                 return rc;
         } else if (cli_opt_value(argc, argv, &i, "--batch", &v)) {
-            if ((rc = parse_int("model bench", "--batch", v, 1, 4096, &batch)))
+            if ((rc = parse_int("model bench", "--batch", v, 1, 4096, &bo.batch)))
                 return rc;
         } else if (cli_opt_value(argc, argv, &i, "--tokens", &v)) {
-            if ((rc = parse_int("model bench", "--tokens", v, 3, 1 << 16, &tokens)))
+            if ((rc = parse_int("model bench", "--tokens", v, 3, 1 << 16, &bo.tokens)))
                 return rc;
         } else if (cli_opt_value(argc, argv, &i, "--iters", &v)) {
-            if ((rc = parse_int("model bench", "--iters", v, 1, 1000, &iters)))
+            if ((rc = parse_int("model bench", "--iters", v, 1, 1000, &bo.iters)))
                 return rc;
         } else if (strcmp(argv[i], "--quant-sgemm") == 0) {
-            kern_set_quant_path(KERN_QUANT_SGEMM);
+            bo.quant_path = EMBED_QUANT_SGEMM;
         } else if (strcmp(argv[i], "--quant-int8") == 0) {
-            kern_set_quant_path(KERN_QUANT_INT8);
+            bo.quant_path = EMBED_QUANT_INT8;
         } else if (argv[i][0] == '-') {
             return cli_usage("model bench", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -489,72 +451,17 @@ static int model_bench(int argc, char **argv)
         return cli_error(e);
     embed_info in;
     embed_get_info(m, &in);
-    if (tokens > in.n_ctx)
-        tokens = (int)in.n_ctx;
-    size_t n = (size_t)batch * (size_t)tokens;
-    int32_t *ids = xmalloc(n * sizeof *ids);
-    int64_t *start = xmalloc((size_t)batch * sizeof *start), *len = xmalloc((size_t)batch * sizeof *len);
-    uint64_t x = 88172645463325252ull;
-    for (int s = 0; s < batch; s++) {
-        start[s] = (int64_t)s * tokens;
-        len[s] = tokens;
-        for (int t = 0; t < tokens; t++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            ids[start[s] + t] = (int32_t)(5 + x % (uint64_t)(in.n_vocab - 5));
-        }
-    }
-    float *vec = xmalloc((size_t)batch * (size_t)embed_dim(m) * sizeof *vec);
-    /* warm-up sizes the workspace and faults in the weights */
-    if ((e = embed_tokens(m, ids, start, len, (size_t)batch, vec))) {
+    embed_bench_result r;
+    if ((e = embed_bench(m, &bo, &r))) {
         embed_close(m);
         return cli_error(e);
     }
-    double best = 1e30;
-    for (int r = 0; r < iters && !e; r++) {
-        double t1 = now_s();
-        e = embed_tokens(m, ids, start, len, (size_t)batch, vec);
-        double t = now_s() - t1;
-        if (t < best)
-            best = t;
-    }
-    /* one 16-token query, median of 21 */
-    double lat[21];
-    int64_t qs = 0, ql = tokens < 16 ? tokens : 16;
-    for (int r = 0; r < 21 && !e; r++) {
-        double t1 = now_s();
-        e = embed_tokens(m, ids, &qs, &ql, 1, vec);
-        lat[r] = (now_s() - t1) * 1e3;
-    }
-    if (e) {
-        embed_close(m);
-        return cli_error(e);
-    }
-    for (int i = 1; i < 21; i++)
-        for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
-            double tmp = lat[j];
-            lat[j] = lat[j - 1];
-            lat[j - 1] = tmp;
-        }
-    /* matmul FLOPs per token (q, k, v, o, up, down; gated FFNs have three
-     * FFN products) plus attention scores and values */
-    double H = (double)in.n_embd, F = (double)in.n_ff, Tq = (double)tokens;
-    double qkv = H * (double)in.head_dim * (double)(in.n_head + 2 * in.n_head_kv);
-    double ffn = (strcmp(in.arch, "gemma-embedding") == 0 ? 3.0 : 2.0) * H * F;
-    double att = 2.0 * Tq * (double)in.head_dim * (double)in.n_head;
-    double flop_tok = 2.0 * (qkv + H * (double)in.head_dim * (double)in.n_head + ffn + att) *
-                      (double)in.n_layer;
-    double tps = (double)n / best;
-    double sg = sgemm_gflops(o.threads);
     printf("{\"model\":");
     json_str(stdout, model_name(m, path));
     printf(",\"threads\":%d,\"batch\":%d,\"tokens\":%d,\"open_ms\":%.2f,\"tokens_per_s\":%.0f,"
            "\"gflops\":%.1f,\"sgemm_gflops\":%.1f,\"pct_of_sgemm\":%.0f,\"query16_ms\":%.2f}\n",
-           in.threads, batch, tokens, open_ms, tps, tps * flop_tok / 1e9, sg,
-           100.0 * tps * flop_tok / 1e9 / sg, lat[10]);
-    free(ids);
-    free(start);
-    free(len);
-    free(vec);
+           in.threads, r.batch, r.tokens, open_ms, r.tokens_per_s, r.gflops, r.sgemm_gflops,
+           r.sgemm_gflops > 0 ? 100.0 * r.gflops / r.sgemm_gflops : 0.0, r.query16_ms);
     embed_close(m);
     return EXIT_OK;
 }

@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "embed/blas.h"
-#include "embed/etok.h"
-#include "embed/gguf.h"
-#include "embed/kernels.h"
-#include "embed/model.h"
+#include "embed/kernels/blas.h"
+#include "embed/tokenizers/etok.h"
+#include "embed/formats/gguf.h"
+#include "embed/kernels/kernels.h"
+#include "embed/arch/model.h"
+#include "embed/fingerprint.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -30,6 +31,7 @@ struct embed_model {
     bool normalize;
     emodel_pool pool_type; /* pooling used by embed_texts */
     char *qprompt, *dprompt;
+    char *fingerprint;
     /* reused buffers */
     int32_t *ids;
     size_t ids_cap;
@@ -123,6 +125,20 @@ embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err
     preset_prompts(em->f, hp->arch_name, &q, &d);
     em->qprompt = xstrdup(o.query_prompt ? o.query_prompt : q);
     em->dprompt = xstrdup(o.doc_prompt ? o.doc_prompt : d);
+    efp *fp = efp_new();
+    if ((e = efp_add_file(fp, path))) {
+        efp_free(fp);
+        embed_close(em);
+        if (err)
+            *err = e;
+        return NULL;
+    }
+    efp_add_str(fp, em->qprompt);
+    efp_add_str(fp, em->dprompt);
+    efp_add_i64(fp, em->max_tokens);
+    efp_add_i64(fp, em->normalize);
+    efp_add_i64(fp, (int64_t)em->pool_type);
+    em->fingerprint = efp_finish(fp, "gguf", em->dim);
     if (err)
         *err = TROVE_OK;
     return em;
@@ -138,6 +154,7 @@ void embed_close(embed_model *em)
     gguf_close(em->f);
     free(em->qprompt);
     free(em->dprompt);
+    free(em->fingerprint);
     free(em->ids);
     free(em->types);
     free(em->vec);
@@ -278,10 +295,31 @@ size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, 
     return etok_encode_pair(em->tok, a, strlen(a), b, strlen(b), ids, types, cap);
 }
 
+/* Tensor count and bytes per type, in type-id order. */
+static void tensor_stats(const gguf_file *f, embed_info *out)
+{
+    size_t count[64] = {0};
+    uint64_t bytes[64] = {0};
+    for (size_t i = 0; i < gguf_n_tensors(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        int ty = (int)t->type < 64 ? (int)t->type : 63;
+        count[ty]++;
+        bytes[ty] += t->nbytes;
+    }
+    for (int ty = 0; ty < 64 && out->n_tensor_types < EMBED_MAX_TENSOR_TYPES; ty++)
+        if (count[ty])
+            out->tensor_types[out->n_tensor_types++] =
+                (embed_tensor_stat){quant_type_name(ty), count[ty], bytes[ty]};
+}
+
 void embed_get_info(const embed_model *em, embed_info *out)
 {
     const emodel_hparams *hp = emodel_hp(em->m);
     memset(out, 0, sizeof *out);
+    out->format = "gguf";
+    out->format_version = gguf_version(em->f);
+    out->file_size = gguf_file_size(em->f);
+    out->fingerprint = em->fingerprint;
     out->arch = hp->arch_name;
     out->name = gguf_str_or(em->f, "general.name", "");
     out->tokenizer = etok_kind_name(etok_kind_of(em->tok));
@@ -301,4 +339,5 @@ void embed_get_info(const embed_model *em, embed_info *out)
     out->n_cls_out = hp->n_cls_out;
     out->threads = em->threads;
     out->max_tokens = (int)em->max_tokens;
+    tensor_stats(em->f, out);
 }

@@ -79,20 +79,66 @@ size_t embed_tokenize_pair(const embed_model *m, const char *a, const char *b, i
                            uint8_t *types, size_t cap);
 
 /* Facts for `trove model info` and logs. Strings belong to the model. */
+#define EMBED_MAX_TENSOR_TYPES 16
+typedef struct embed_tensor_stat {
+    const char *type; /* "F32", "F16", "Q8_0", ... */
+    size_t count;     /* tensors of this type */
+    uint64_t bytes;   /* their data bytes */
+} embed_tensor_stat;
+
 typedef struct embed_info {
-    const char *arch;         /* general.architecture */
+    const char *format;       /* "gguf" (transformer) or "model2vec" (static) */
+    uint32_t format_version;  /* GGUF version; 0 for model2vec */
+    uint64_t file_size;       /* bytes of the weights file */
+    const char *arch;         /* general.architecture; "static" for model2vec */
     const char *name;         /* general.name, or "" */
-    const char *tokenizer;    /* "bert", "t5", "llama" */
+    const char *tokenizer;    /* "bert", "t5", "llama"; tokenizer.json model */
     const char *pooling;      /* "mean", "cls", "last", "rank", "none" */
     const char *query_prompt; /* prompts in use ("" for none) */
     const char *doc_prompt;
+    /* Stable identity of what embed_texts() computes: model file contents
+     * (size plus a hash of sampled bytes of every file the model reads),
+     * prompts, dim, max_tokens and normalisation. Equal fingerprints mean
+     * vectors are interchangeable; store it next to stored vectors and
+     * treat vectors under another fingerprint as stale. Printable ASCII. */
+    const char *fingerprint;
     int64_t n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
     int64_t dim_native;       /* width of a pooled vector before Matryoshka */
     int64_t dim;              /* embed_dim() */
     int64_t n_cls_out;        /* rank head outputs, 0 if not a reranker */
     int threads;
     int max_tokens;
+    size_t n_tensor_types;    /* entries used in tensor_types, by type id */
+    embed_tensor_stat tensor_types[EMBED_MAX_TENSOR_TYPES];
 } embed_info;
 void embed_get_info(const embed_model *m, embed_info *out);
+
+/* ---- benchmark (`trove model bench`) ---- */
+
+typedef enum embed_quant_path {
+    EMBED_QUANT_AUTO = 0, /* the engine's choice by product shape */
+    EMBED_QUANT_SGEMM,    /* dequantise blocks, then sgemm */
+    EMBED_QUANT_INT8,     /* int8 dot kernels */
+} embed_quant_path;
+
+typedef struct embed_bench_opts {
+    int batch;      /* passages per timed call (>= 1) */
+    int tokens;     /* tokens per passage (>= 3; cut to the context) */
+    int iters;      /* timed repetitions; the best counts (>= 1) */
+    embed_quant_path quant_path; /* process-wide while the bench runs */
+} embed_bench_opts;
+
+typedef struct embed_bench_result {
+    int batch, tokens;   /* as run */
+    double tokens_per_s; /* best of iters */
+    double gflops;       /* model matmul FLOP/s (0 for static models) */
+    double sgemm_gflops; /* the machine's sgemm on an FFN-shaped product
+                            with the model's thread count (0 for static) */
+    double query16_ms;   /* median latency of one 16-token sequence */
+} embed_bench_result;
+
+/* Embed `batch` random `tokens`-token id sequences (after one warm-up
+ * call), then 21 single 16-token queries. */
+trove_err embed_bench(embed_model *m, const embed_bench_opts *o, embed_bench_result *r);
 
 #endif

@@ -19,6 +19,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_VAULT = REPO / "fixtures" / "sample-vault"
+# The shared corpora and eval sets: $TROVE_SHARED_DIR, else ../shared beside
+# the checkout. A stranger's clone has none; tests that need it skip.
+SHARED = Path(os.environ.get("TROVE_SHARED_DIR") or REPO.parent / "shared")
+
+
+def need_shared(rel):
+    """The path SHARED/rel, or skip the test saying what is missing."""
+    p = SHARED / rel
+    if not p.exists():
+        pytest.skip("%s not found (set TROVE_SHARED_DIR to the shared corpora)" % p)
+    return p
 COLLECTION = "vault"
 
 # Files of the fixture that must never be indexed (besides dot-folders).

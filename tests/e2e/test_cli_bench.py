@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, trove_bin
+from conftest import REPO, need_shared, trove_bin
 
 PY = "/usr/bin/python3"
 
@@ -88,9 +88,7 @@ def test_beir_metric_definitions():
 
 
 def test_qmd_eval_meets_issue_target(trove, tmp_path):
-    dataset = REPO.parent / "shared" / "eval" / "qmd-notes"
-    if not dataset.is_dir():
-        pytest.skip("no ../shared/eval/qmd-notes on this machine")
+    dataset = need_shared("eval/qmd-notes")
     out = tmp_path / "qmd.json"
     p = subprocess.run([PY, str(REPO / "bench" / "qmd_eval.py"),
                         str(dataset), "--trove", str(trove_bin()), "--check",

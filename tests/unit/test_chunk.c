@@ -434,15 +434,14 @@ static void chunk_one(void *ctx, const char *path, const char *s, size_t n)
 static void corpus(const char *sub)
 {
     char dir[4096];
-    if (!tu_corpus_dir(sub, dir, sizeof dir)) {
-        print_message("skip: %s not found\n", dir);
-        skip();
-    }
+    int have = tu_corpus_dir(sub, dir, sizeof dir);
+    if (!have)
+        tu_skip("corpus %s not found (neither ../shared nor fixtures/shared-mini)", sub);
     cstats st = {0};
     tu_each_note(dir, chunk_one, &st);
     print_message("%s: %zu files, %zu chunks at 400 tokens, %.1f us/file (parse + 2 chunkings)\n",
                   sub, st.files, st.chunks, st.files ? st.secs / (double)st.files * 1e6 : 0.0);
-    assert_true(st.files >= 150);
+    assert_true(st.files >= (have == TU_CORPUS_FULL ? 150u : 10u));
     assert_true(st.chunks >= st.files);
 }
 

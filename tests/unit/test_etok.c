@@ -1,4 +1,4 @@
-/* Tests for the GGUF tokenizers (src/embed/etok*).
+/* Tests for the GGUF tokenizers (src/embed/tokenizers/etok*).
  *
  * Hand-built vocabularies pin down each algorithm's rules (WordPiece
  * greediness and [UNK], unigram Viterbi choices, BPE merge order and tie
@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "embed/etok.h"
-#include "embed/etok_int.h"
-#include "embed/gguf.h"
+#include "embed/tokenizers/etok.h"
+#include "embed/tokenizers/etok_int.h"
+#include "embed/formats/gguf.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -637,7 +637,8 @@ static void parity_one(const char *name, etok_kind kind) {
     printf("parity %-5s: %zu lines, %zu tokens, %zu mismatches (%.0f KB/s in this build)\n", name,
            nl, tokens, mismatches, secs > 0 ? bytes / 1024.0 / secs : 0.0);
     assert_int_equal(mismatches, 0);
-    assert_true(nl >= 4000);
+    /* ~4,800 lines from ../shared, ~1,500 from fixtures/shared-mini */
+    assert_true(nl >= 1000);
 
     /* truncation keeps the framing: the longest line cut to 16 ids */
     size_t longest = 0;

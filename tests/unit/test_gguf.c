@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "embed/gguf.h"
+#include "embed/formats/gguf.h"
 #include "util/buf.h"
 #include "util/mem.h"
 

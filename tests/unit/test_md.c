@@ -615,10 +615,11 @@ static void parse_one(void *ctx, const char *path, const char *s, size_t n)
 static void corpus(const char *sub, size_t min_files)
 {
     char dir[4096];
-    if (!tu_corpus_dir(sub, dir, sizeof dir)) {
-        print_message("skip: %s not found\n", dir);
-        skip();
-    }
+    int have = tu_corpus_dir(sub, dir, sizeof dir);
+    if (!have)
+        tu_skip("corpus %s not found (neither ../shared nor fixtures/shared-mini)", sub);
+    if (have == TU_CORPUS_MINI)
+        min_files = 10;
     corpus_stats st = {0};
     tu_each_note(dir, parse_one, &st);
     print_message("%s: %zu files, %zu KB, %zu frontmatter, %zu headings, %zu links, %zu tags, "
@@ -645,14 +646,13 @@ static void test_corpus_cs_notes(void **state)
 static void test_corpus_known_note(void **state)
 {
     (void)state;
-    const char *shared = getenv("TROVE_SHARED_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/corpora/obsidian-help/en/Editing and formatting/Basic formatting syntax.md",
-             shared ? shared : "../shared");
+    if (tu_corpus_dir("obsidian-help/en/Editing and formatting/Basic formatting syntax.md", path,
+                      sizeof path) != TU_CORPUS_FULL)
+        tu_skip("../shared/corpora/obsidian-help is not here (TROVE_SHARED_DIR)");
     size_t n = 0;
     char *s = tu_slurp(path, &n);
-    if (!s)
-        skip();
+    assert_non_null(s);
     parse_n(s, n);
     assert_int_equal(D.has_frontmatter, 1);
     assert_true(D.n_aliases >= 1);

@@ -17,10 +17,10 @@
 #include <jansson.h>
 
 #include "embed/embed.h"
-#include "embed/gguf.h"
-#include "embed/kernels.h"
-#include "embed/model.h"
-#include "embed/quant.h"
+#include "embed/formats/gguf.h"
+#include "embed/kernels/kernels.h"
+#include "embed/arch/model.h"
+#include "embed/kernels/quant.h"
 
 static char models[512];
 

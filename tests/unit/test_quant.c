@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embed/quant.h"
+#include "embed/kernels/quant.h"
 #include "util/mem.h"
 
 static const ggml_type all_types[] = {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "testutil.h"
 #include "text/tok.h"
 #include "util/buf.h"
 
@@ -319,10 +320,9 @@ static int count_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
 static void test_speed(void **state)
 {
     (void)state;
-    const char *shared = getenv("TROVE_SHARED_DIR");
     char path[1024];
-    snprintf(path, sizeof path, "%s/corpora/obsidian-help/en",
-             shared ? shared : "../shared");
+    if (!tu_corpus_dir("obsidian-help/en", path, sizeof path))
+        tu_skip("no English corpus (neither ../shared nor fixtures/shared-mini)");
     char cmd[2200];
     snprintf(cmd, sizeof cmd, "cat '%s'/*.md '%s'/*/*.md 2>/dev/null", path, path);
     FILE *p = popen(cmd, "r");

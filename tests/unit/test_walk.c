@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fs/walk.h"
+#include "testutil.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -476,14 +477,9 @@ static int count_find(const char *dir)
 static void test_obsidian_help(void **state)
 {
     (void)state;
-    const char *shared = getenv("TROVE_SHARED_DIR");
     char dir[PATH_MAX];
-    struct stat st;
-    if (!shared || snprintf(dir, sizeof dir, "%s/corpora/obsidian-help", shared) >= (int)sizeof dir ||
-        stat(dir, &st) != 0) {
-        skip();
-        return;
-    }
+    if (tu_corpus_dir("obsidian-help", dir, sizeof dir) != TU_CORPUS_FULL)
+        tu_skip("../shared/corpora/obsidian-help is not here (TROVE_SHARED_DIR)");
     collect c;
     assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
     int want = count_find(dir);

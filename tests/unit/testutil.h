@@ -68,14 +68,35 @@ static inline void tu_each_note(const char *root, tu_note_fn fn, void *ctx)
     walk_tree(&opts, &cb);
 }
 
-/* $TROVE_SHARED_DIR/corpora/SUB into buf; 0 when it does not exist. */
+/* Where a corpus SUB (e.g. "obsidian-help/en") lives: $TROVE_SHARED_DIR
+ * (default ../shared) when it has it, else the excerpt kept in the repo
+ * ($TROVE_SOURCE_DIR/fixtures/shared-mini, same layout). Writes the folder
+ * into buf and returns TU_CORPUS_FULL, TU_CORPUS_MINI or 0 (neither: the
+ * caller skips). Tests size their expectations by the answer. */
+enum { TU_CORPUS_MINI = 1, TU_CORPUS_FULL = 2 };
+
 static inline int tu_corpus_dir(const char *sub, char *buf, size_t cap)
 {
     const char *shared = getenv("TROVE_SHARED_DIR");
-    snprintf(buf, cap, "%s/corpora/%s", shared ? shared : "../shared", sub);
+    const char *src = getenv("TROVE_SOURCE_DIR");
     struct stat sb;
-    return stat(buf, &sb) == 0;
+    snprintf(buf, cap, "%s/corpora/%s", shared ? shared : "../shared", sub);
+    if (stat(buf, &sb) == 0)
+        return TU_CORPUS_FULL;
+    snprintf(buf, cap, "%s/fixtures/shared-mini/corpora/%s", src ? src : ".", sub);
+    if (stat(buf, &sb) == 0)
+        return TU_CORPUS_MINI;
+    return 0;
 }
+
+/* Skip the current cmocka test, saying why on stderr (cmocka's skip() alone
+ * reports no reason). */
+#define tu_skip(...)                                   \
+    do {                                               \
+        fprintf(stderr, "[  SKIP    ] " __VA_ARGS__);  \
+        fputc('\n', stderr);                           \
+        skip();                                        \
+    } while (0)
 
 /* 1-based line of byte `pos`, by recounting newlines. */
 static inline int tu_line_at(const char *s, size_t pos)

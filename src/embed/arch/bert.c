@@ -1,0 +1,210 @@
+/* bert — BERT-family encoders (BERT, MiniLM, bge, e5, and XLM-RoBERTa
+ * models such as bge-m3, which llama.cpp's converter stores under arch
+ * "bert" with the RoBERTa position offset already cut from
+ * position_embd, so positions start at 0 here too).
+ *
+ * Per layer (post-norm):
+ *   a = LayerNorm(x + Wo * Attn(Wq x + bq, Wk x + bk, Wv x + bv) + bo)
+ *   x = LayerNorm(a + Wdown * gelu(Wup a + bup) + bdown)
+ * Input: LayerNorm(tok_embd[id] + token_types[type] + position_embd[pos]).
+ * GELU is the exact erf form (what the HF models were trained with). */
+#define EMODEL_INTERNAL
+#include "embed/arch/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+typedef struct bert_layer {
+    bool fused;
+    kmat qkv, q, k, v, o, up, down;
+    float *qkv_b, *q_b, *k_b, *v_b, *o_b, *up_b, *down_b;
+    float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+} bert_layer;
+
+typedef struct bert_w {
+    kmat pos, types;
+    size_t pos_row, types_row;
+    float *emb_ln_w, *emb_ln_b;
+    bert_layer *layers;
+} bert_w;
+
+static trove_err bert_load_layer(emodel *m, int il, bert_layer *L)
+{
+    int64_t H = m->hp.n_embd, F = m->hp.n_ff;
+    char n[96];
+    trove_err e;
+#define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, il), n)
+    if ((e = emodel_mat(m, NAME("attn_qkv.weight"), H, 3 * H, false, &L->qkv, &L->fused)))
+        return e;
+    if (L->fused) {
+        if ((e = emodel_vec(m, NAME("attn_qkv.bias"), 3 * H, false, &L->qkv_b)))
+            return e;
+    } else if ((e = emodel_mat(m, NAME("attn_q.weight"), H, H, true, &L->q, NULL)) ||
+               (e = emodel_vec(m, NAME("attn_q.bias"), H, false, &L->q_b)) ||
+               (e = emodel_mat(m, NAME("attn_k.weight"), H, H, true, &L->k, NULL)) ||
+               (e = emodel_vec(m, NAME("attn_k.bias"), H, false, &L->k_b)) ||
+               (e = emodel_mat(m, NAME("attn_v.weight"), H, H, true, &L->v, NULL)) ||
+               (e = emodel_vec(m, NAME("attn_v.bias"), H, false, &L->v_b))) {
+        return e;
+    }
+    if ((e = emodel_mat(m, NAME("attn_output.weight"), H, H, true, &L->o, NULL)) ||
+        (e = emodel_vec(m, NAME("attn_output.bias"), H, false, &L->o_b)) ||
+        (e = emodel_vec(m, NAME("attn_output_norm.weight"), H, true, &L->ln1_w)) ||
+        (e = emodel_vec(m, NAME("attn_output_norm.bias"), H, false, &L->ln1_b)) ||
+        (e = emodel_mat(m, NAME("ffn_up.weight"), H, F, true, &L->up, NULL)) ||
+        (e = emodel_vec(m, NAME("ffn_up.bias"), F, false, &L->up_b)) ||
+        (e = emodel_mat(m, NAME("ffn_down.weight"), F, H, true, &L->down, NULL)) ||
+        (e = emodel_vec(m, NAME("ffn_down.bias"), H, false, &L->down_b)) ||
+        (e = emodel_vec(m, NAME("layer_output_norm.weight"), H, true, &L->ln2_w)) ||
+        (e = emodel_vec(m, NAME("layer_output_norm.bias"), H, false, &L->ln2_b)))
+        return e;
+#undef NAME
+    return TROVE_OK;
+}
+
+static trove_err bert_load(emodel *m, const gguf_file *f)
+{
+    emodel_hparams *hp = &m->hp;
+    bert_w *w = xcalloc(1, sizeof *w);
+    m->arch = w;
+    trove_err e;
+    char key[128];
+    if (hp->n_head_kv != hp->n_head || hp->n_embd % hp->n_head)
+        return trove_fail(TROVE_ECORRUPT, "%s: embedding_length %lld is not head_count %lld "
+                          "times an integer head size", gguf_path(f), (long long)hp->n_embd,
+                          (long long)hp->n_head);
+    hp->head_dim = hp->n_embd / hp->n_head;
+    if (gguf_find_key(f, emodel_key(m, "attention.layer_norm_epsilon", key, sizeof key)) >= 0) {
+        if ((e = gguf_get_f32(f, key, &hp->eps)))
+            return e;
+    } else {
+        hp->eps = 1e-12f;
+    }
+    if (!(hp->eps >= 0 && hp->eps < 1))
+        return trove_fail(TROVE_ECORRUPT, "%s: %s out of range", gguf_path(f), key);
+
+    const gguf_tensor *pt = gguf_tensor_by_name(f, "position_embd.weight");
+    if (!pt)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor position_embd.weight is missing",
+                          gguf_path(f));
+    int64_t n_pos = pt->n_dims == 2 ? pt->ne[1] : 0;
+    if (n_pos < 1)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor position_embd.weight is not a matrix",
+                          gguf_path(f));
+    if ((e = emodel_mat(m, "position_embd.weight", hp->n_embd, n_pos, true, &w->pos, NULL)))
+        return e;
+    if (n_pos < hp->n_ctx)
+        hp->n_ctx = n_pos;
+    w->pos_row = quant_row_size(w->pos.type, hp->n_embd);
+
+    const gguf_tensor *tt = gguf_tensor_by_name(f, "token_types.weight");
+    if (tt) {
+        int64_t nt = tt->n_dims == 2 ? tt->ne[1] : 1;
+        if (nt < 1 || nt > 1024)
+            return trove_fail(TROVE_ECORRUPT, "%s: tensor token_types.weight has %lld rows",
+                              gguf_path(f), (long long)nt);
+        if ((e = emodel_mat(m, "token_types.weight", hp->n_embd, nt, true, &w->types, NULL)))
+            return e;
+        hp->n_types = nt;
+        w->types_row = quant_row_size(w->types.type, hp->n_embd);
+    }
+    if ((e = emodel_vec(m, "token_embd_norm.weight", hp->n_embd, true, &w->emb_ln_w)) ||
+        (e = emodel_vec(m, "token_embd_norm.bias", hp->n_embd, false, &w->emb_ln_b)))
+        return e;
+    w->layers = xcalloc((size_t)hp->n_layer, sizeof *w->layers);
+    for (int il = 0; il < hp->n_layer; il++)
+        if ((e = bert_load_layer(m, il, &w->layers[il])))
+            return e;
+    return TROVE_OK;
+}
+
+static void bert_free(emodel *m)
+{
+    bert_w *w = m->arch;
+    if (!w)
+        return;
+    free(w->layers);
+    free(w);
+    m->arch = NULL;
+}
+
+static void bert_input(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, float *x)
+{
+    bert_w *w = m->arch;
+    int64_t H = m->hp.n_embd;
+    float *row = emodel_buf(m, 5, (size_t)H);
+    int64_t off = 0;
+    for (int64_t s = s0; s < s0 + ns; s++) {
+        int64_t len = b->len[s];
+        const int32_t *ids = b->ids + b->start[s];
+        emodel_embed_rows(m, ids, len, x + off * H);
+        for (int64_t t = 0; t < len; t++) {
+            float *xt = x + (off + t) * H;
+            if (m->hp.n_types > 0) {
+                int64_t ty = b->types ? b->types[b->start[s] + t] : 0;
+                if (ty >= m->hp.n_types)
+                    ty = 0;
+                quant_dequantize_row(w->types.type,
+                                     (const uint8_t *)w->types.data + (size_t)ty * w->types_row,
+                                     row, H);
+                for (int64_t i = 0; i < H; i++)
+                    xt[i] += row[i];
+            }
+            quant_dequantize_row(w->pos.type, (const uint8_t *)w->pos.data + (size_t)t * w->pos_row,
+                                 row, H);
+            for (int64_t i = 0; i < H; i++)
+                xt[i] += row[i];
+        }
+        off += len;
+    }
+}
+
+static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
+                         int64_t T, float *x)
+{
+    bert_w *w = m->arch;
+    const emodel_hparams *hp = &m->hp;
+    int64_t H = hp->n_embd, F = hp->n_ff;
+    emodel_layout(m, b, s0, ns, T);
+    float *qkv = emodel_buf(m, 1, (size_t)(T * 3 * H));
+    float *att = emodel_buf(m, 2, (size_t)(T * H));
+    float *tmp = emodel_buf(m, 3, (size_t)(T * H));
+    float *ff = emodel_buf(m, 4, (size_t)(T * F));
+
+    bert_input(m, b, s0, ns, x);
+    kern_layernorm(p, x, T, H, H, w->emb_ln_w, w->emb_ln_b, hp->eps);
+
+    kattn a = {.n_head = hp->n_head, .n_head_kv = hp->n_head, .head_dim = hp->head_dim,
+               .scale = 1.0f / sqrtf((float)hp->head_dim), .window = 0};
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        const bert_layer *L = &w->layers[il];
+        if (L->fused) {
+            kern_linear(p, &L->qkv, L->qkv_b, x, H, T, qkv, 3 * H);
+        } else {
+            kern_linear(p, &L->q, L->q_b, x, H, T, qkv, 3 * H);
+            kern_linear(p, &L->k, L->k_b, x, H, T, qkv + H, 3 * H);
+            kern_linear(p, &L->v, L->v_b, x, H, T, qkv + 2 * H, 3 * H);
+        }
+        kern_attention(p, &a, qkv, 3 * H, qkv + H, qkv + 2 * H, 3 * H, att, H, m->ws.lstart,
+                       m->ws.llen, ns);
+        kern_linear(p, &L->o, L->o_b, att, H, T, tmp, H);
+        kern_add(p, tmp, H, x, H, T, H);
+        kern_layernorm(p, tmp, T, H, H, L->ln1_w, L->ln1_b, hp->eps);
+
+        kern_linear(p, &L->up, L->up_b, tmp, H, T, ff, F);
+        kern_gelu_erf(p, ff, T, F, F);
+        kern_linear(p, &L->down, L->down_b, ff, F, T, x, H);
+        kern_add(p, x, H, tmp, H, T, H);
+        kern_layernorm(p, x, T, H, H, L->ln2_w, L->ln2_b, hp->eps);
+    }
+}
+
+const emodel_arch_ops emodel_bert_ops = {
+    .load = bert_load,
+    .forward = bert_forward,
+    .free = bert_free,
+};

@@ -1,0 +1,455 @@
+/* model — loading, validation, chunking and pooling; the layers themselves
+ * are in bert.c and gemma.c. See model.h. */
+#define EMODEL_INTERNAL
+#include "embed/arch/model.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+/* Tokens per forward chunk: large enough for sgemm to run near its peak,
+ * small enough that the workspace of a 32 x 256-token batch stays within a
+ * few tens of MB (the FFN activations dominate: chunk x n_ff floats). */
+#define EMODEL_CHUNK 2048
+
+const char *emodel_pool_name(emodel_pool p)
+{
+    switch (p) {
+    case EMODEL_POOL_NONE: return "none";
+    case EMODEL_POOL_MEAN: return "mean";
+    case EMODEL_POOL_CLS: return "cls";
+    case EMODEL_POOL_LAST: return "last";
+    case EMODEL_POOL_RANK: return "rank";
+    }
+    return "unknown";
+}
+
+const emodel_hparams *emodel_hp(const emodel *m)
+{
+    return &m->hp;
+}
+
+const char *emodel_key(emodel *m, const char *suffix, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s%s", m->prefix, suffix);
+    return buf;
+}
+
+float *emodel_buf(emodel *m, int i, size_t n)
+{
+    if (m->ws.cap[i] < n) {
+        free(m->ws.buf[i]);
+        m->ws.buf[i] = xmalloc(n * sizeof(float));
+        m->ws.cap[i] = n;
+    }
+    return m->ws.buf[i];
+}
+
+static const char *shape_str(const int64_t *ne, int n, char *buf, size_t cap)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o, "[");
+    for (int i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%" PRId64, i ? ", " : "", ne[i]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+static trove_err check_shape(emodel *m, const gguf_tensor *t, const int64_t *want, int n)
+{
+    bool ok = true;
+    for (int i = 0; i < GGUF_MAX_DIMS && ok; i++)
+        ok = t->ne[i] == (i < n ? want[i] : 1);
+    if (ok)
+        return TROVE_OK;
+    char a[96], b[96];
+    int64_t have[GGUF_MAX_DIMS];
+    int nd = t->n_dims > n ? t->n_dims : n;
+    for (int i = 0; i < nd; i++)
+        have[i] = t->ne[i];
+    return trove_fail(TROVE_ECORRUPT, "%s: tensor %s has shape %s, expected %s",
+                      gguf_path(m->f), t->name, shape_str(have, nd, a, sizeof a),
+                      shape_str(want, n, b, sizeof b));
+}
+
+trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, bool required,
+                     kmat *out, bool *present)
+{
+    memset(out, 0, sizeof *out);
+    if (present)
+        *present = false;
+    const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
+    if (!t) {
+        if (!required)
+            return TROVE_OK;
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor %s is missing", gguf_path(m->f), name);
+    }
+    int64_t want[2] = {n_in, n_out};
+    trove_err e = check_shape(m, t, want, 2);
+    if (e)
+        return e;
+    size_t row = quant_row_size(t->type, n_in);
+    if (row == 0)
+        return trove_fail(TROVE_EUNSUPPORTED, "%s: tensor %s: rows of %" PRId64
+                          " elements cannot be stored as %s", gguf_path(m->f), name, n_in,
+                          quant_type_name(t->type));
+    if (row * (size_t)n_out > t->nbytes)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor %s: %zu bytes of data, need %zu",
+                          gguf_path(m->f), name, t->nbytes, row * (size_t)n_out);
+    out->type = t->type;
+    out->n_in = n_in;
+    out->n_out = n_out;
+    out->data = t->data;
+    out->name = t->name;
+    if (present)
+        *present = true;
+    return TROVE_OK;
+}
+
+static float *own(emodel *m, size_t n)
+{
+    float *v = xmalloc(n * sizeof(float));
+    xgrow(&m->owned, &m->cap_owned, m->n_owned + 1, sizeof *m->owned);
+    m->owned[m->n_owned++] = v;
+    return v;
+}
+
+trove_err emodel_vec(emodel *m, const char *name, int64_t n, bool required, float **out)
+{
+    *out = NULL;
+    const gguf_tensor *t = gguf_tensor_by_name(m->f, name);
+    if (!t) {
+        if (!required)
+            return TROVE_OK;
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor %s is missing", gguf_path(m->f), name);
+    }
+    int64_t want[1] = {n};
+    trove_err e = check_shape(m, t, want, 1);
+    if (e)
+        return e;
+    size_t row = quant_row_size(t->type, n);
+    if (row == 0 || row > t->nbytes)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor %s: %s vector of %" PRId64
+                          " elements does not fit its data", gguf_path(m->f), name,
+                          quant_type_name(t->type), n);
+    float *v = own(m, (size_t)n);
+    quant_dequantize_row(t->type, t->data, v, n);
+    *out = v;
+    return TROVE_OK;
+}
+
+void emodel_embed_rows(emodel *m, const int32_t *ids, int64_t n, float *x)
+{
+    const uint8_t *base = m->tok_embd.data;
+    for (int64_t t = 0; t < n; t++)
+        quant_dequantize_row(m->tok_embd.type, base + (size_t)ids[t] * m->tok_row,
+                             x + t * m->hp.n_embd, m->hp.n_embd);
+}
+
+void emodel_layout(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int64_t T)
+{
+    emodel_ws *w = &m->ws;
+    if (w->pos_cap < (size_t)T) {
+        free(w->pos);
+        w->pos = xmalloc((size_t)T * sizeof *w->pos);
+        w->pos_cap = (size_t)T;
+    }
+    if (w->lcap < (size_t)ns) {
+        free(w->lstart);
+        free(w->llen);
+        w->lstart = xmalloc((size_t)ns * sizeof *w->lstart);
+        w->llen = xmalloc((size_t)ns * sizeof *w->llen);
+        w->lcap = (size_t)ns;
+    }
+    int64_t off = 0;
+    w->max_len = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t len = b->len[s0 + s];
+        w->lstart[s] = off;
+        w->llen[s] = len;
+        for (int64_t t = 0; t < len; t++)
+            w->pos[off + t] = (int32_t)t;
+        off += len;
+        if (len > w->max_len)
+            w->max_len = len;
+    }
+}
+
+/* ---- loading ---- */
+
+static trove_err req_u32(emodel *m, const char *suffix, int64_t lo, int64_t hi, int64_t *out)
+{
+    char key[128];
+    uint32_t v;
+    emodel_key(m, suffix, key, sizeof key);
+    trove_err e = gguf_get_u32(m->f, key, &v);
+    if (e == TROVE_ENOENT)
+        return trove_fail(TROVE_ECORRUPT, "%s: metadata key %s is missing", gguf_path(m->f), key);
+    if (e)
+        return e;
+    if ((int64_t)v < lo || (int64_t)v > hi)
+        return trove_fail(TROVE_ECORRUPT, "%s: %s = %u is out of range [%" PRId64 ", %" PRId64
+                          "]", gguf_path(m->f), key, v, lo, hi);
+    *out = v;
+    return TROVE_OK;
+}
+
+static trove_err opt_u32(emodel *m, const char *suffix, int64_t lo, int64_t hi, int64_t dflt,
+                         int64_t *out)
+{
+    char key[128];
+    if (gguf_find_key(m->f, emodel_key(m, suffix, key, sizeof key)) < 0) {
+        *out = dflt;
+        return TROVE_OK;
+    }
+    return req_u32(m, suffix, lo, hi, out);
+}
+
+static trove_err load_common(emodel *m)
+{
+    emodel_hparams *hp = &m->hp;
+    trove_err e;
+    if ((e = req_u32(m, "embedding_length", 1, 1 << 16, &hp->n_embd)) ||
+        (e = req_u32(m, "block_count", 1, EMODEL_MAX_LAYERS, &hp->n_layer)) ||
+        (e = req_u32(m, "attention.head_count", 1, hp->n_embd, &hp->n_head)) ||
+        (e = opt_u32(m, "attention.head_count_kv", 1, hp->n_head, hp->n_head, &hp->n_head_kv)) ||
+        (e = req_u32(m, "feed_forward_length", 1, 1 << 20, &hp->n_ff)) ||
+        (e = opt_u32(m, "context_length", 1, 1 << 20, 512, &hp->n_ctx)))
+        return e;
+    if (hp->n_head % hp->n_head_kv)
+        return trove_fail(TROVE_ECORRUPT, "%s: head_count %" PRId64 " is not a multiple of "
+                          "head_count_kv %" PRId64, gguf_path(m->f), hp->n_head, hp->n_head_kv);
+    int64_t pool;
+    if ((e = opt_u32(m, "pooling_type", 0, 4, EMODEL_POOL_MEAN, &pool)))
+        return e;
+    hp->pool = (emodel_pool)pool;
+
+    const gguf_tensor *t = gguf_tensor_by_name(m->f, "token_embd.weight");
+    if (!t)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor token_embd.weight is missing",
+                          gguf_path(m->f));
+    if (t->n_dims != 2 || t->ne[1] < 1)
+        return trove_fail(TROVE_ECORRUPT, "%s: tensor token_embd.weight is not a matrix",
+                          gguf_path(m->f));
+    hp->n_vocab = t->ne[1];
+    return emodel_mat(m, "token_embd.weight", hp->n_embd, hp->n_vocab, true, &m->tok_embd, NULL);
+}
+
+static trove_err load_heads(emodel *m)
+{
+    emodel_hparams *hp = &m->hp;
+    trove_err e;
+    /* Cross-encoder head: cls = dense (n_embd -> n_embd) + tanh, cls.output
+     * = n_embd -> labels. Either may be absent (jina-style rerankers have
+     * only cls.output... or only cls). */
+    const gguf_tensor *co = gguf_tensor_by_name(m->f, "cls.output.weight");
+    if ((e = emodel_mat(m, "cls.weight", hp->n_embd, hp->n_embd, false, &m->cls, &m->has_cls)) ||
+        (e = emodel_vec(m, "cls.bias", hp->n_embd, false, &m->cls_b)))
+        return e;
+    if (co) {
+        int64_t labels = co->n_dims >= 2 ? co->ne[1] : 1;
+        if (labels < 1 || labels > 1024)
+            labels = 1;
+        if ((e = emodel_mat(m, "cls.output.weight", hp->n_embd, labels, true, &m->cls_out,
+                            &m->has_cls_out)) ||
+            (e = emodel_vec(m, "cls.output.bias", labels, false, &m->cls_out_b)))
+            return e;
+        hp->n_cls_out = labels;
+    } else if (m->has_cls) {
+        hp->n_cls_out = hp->n_embd;
+    }
+    /* sentence-transformers Dense modules after pooling. */
+    hp->n_out = hp->n_embd;
+    const gguf_tensor *d2 = gguf_tensor_by_name(m->f, "dense_2.weight");
+    if (d2) {
+        int64_t o = d2->n_dims >= 2 ? d2->ne[1] : 0;
+        if (o < 1 || o > (1 << 16))
+            return trove_fail(TROVE_ECORRUPT, "%s: tensor dense_2.weight is not a matrix",
+                              gguf_path(m->f));
+        if ((e = emodel_mat(m, "dense_2.weight", hp->n_embd, o, true, &m->dense2, &m->has_dense2)) ||
+            (e = emodel_vec(m, "dense_2.bias", o, false, &m->dense2_b)))
+            return e;
+        hp->n_out = o;
+    }
+    const gguf_tensor *d3 = gguf_tensor_by_name(m->f, "dense_3.weight");
+    if (d3) {
+        int64_t o = d3->n_dims >= 2 ? d3->ne[1] : 0;
+        if (o < 1 || o > (1 << 16))
+            return trove_fail(TROVE_ECORRUPT, "%s: tensor dense_3.weight is not a matrix",
+                              gguf_path(m->f));
+        if ((e = emodel_mat(m, "dense_3.weight", hp->n_out, o, true, &m->dense3, &m->has_dense3)) ||
+            (e = emodel_vec(m, "dense_3.bias", o, false, &m->dense3_b)))
+            return e;
+        hp->n_out = o;
+    }
+    return TROVE_OK;
+}
+
+trove_err emodel_load(const gguf_file *f, emodel **out)
+{
+    *out = NULL;
+    const char *arch = gguf_str_or(f, "general.architecture", NULL);
+    if (!arch)
+        return trove_fail(TROVE_ECORRUPT, "%s: metadata key general.architecture is missing",
+                          gguf_path(f));
+    emodel *m = xcalloc(1, sizeof *m);
+    m->f = f;
+    m->hp.arch_name = arch;
+    if (strcmp(arch, "bert") == 0) {
+        m->hp.arch = EMODEL_BERT;
+        m->ops = &emodel_bert_ops;
+    } else if (strcmp(arch, "gemma-embedding") == 0) {
+        m->hp.arch = EMODEL_GEMMA;
+        m->ops = &emodel_gemma_ops;
+    } else {
+        free(m);
+        return trove_fail(TROVE_EUNSUPPORTED, "%s: unsupported architecture '%s' (trove runs "
+                          "bert and gemma-embedding)", gguf_path(f), arch);
+    }
+    if (strlen(arch) + 2 > sizeof m->prefix) {
+        free(m);
+        return trove_fail(TROVE_EUNSUPPORTED, "%s: architecture name too long", gguf_path(f));
+    }
+    snprintf(m->prefix, sizeof m->prefix, "%s.", arch);
+    trove_err e = load_common(m);
+    if (!e) {
+        m->tok_row = quant_row_size(m->tok_embd.type, m->hp.n_embd);
+        e = m->ops->load(m, f);
+    }
+    if (!e)
+        e = load_heads(m);
+    if (e) {
+        emodel_free(m);
+        return e;
+    }
+    *out = m;
+    return TROVE_OK;
+}
+
+void emodel_free(emodel *m)
+{
+    if (!m)
+        return;
+    if (m->ops && m->ops->free)
+        m->ops->free(m);
+    for (size_t i = 0; i < m->n_owned; i++)
+        free(m->owned[i]);
+    free(m->owned);
+    for (int i = 0; i < 8; i++)
+        free(m->ws.buf[i]);
+    for (int i = 0; i < 2; i++)
+        free(m->ws.rope[i]);
+    free(m->ws.pos);
+    free(m->ws.lstart);
+    free(m->ws.llen);
+    free(m);
+}
+
+/* ---- forward ---- */
+
+/* Pooled vector of one sequence's hidden states h (len x n). */
+static void pool_rows(emodel_pool pool, const float *h, int64_t len, int64_t n, float *dst)
+{
+    if (pool == EMODEL_POOL_CLS || pool == EMODEL_POOL_RANK) {
+        memcpy(dst, h, (size_t)n * sizeof(float));
+    } else if (pool == EMODEL_POOL_LAST) {
+        memcpy(dst, h + (len - 1) * n, (size_t)n * sizeof(float));
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            double s = 0;
+            for (int64_t t = 0; t < len; t++)
+                s += h[t * n + i];
+            dst[i] = (float)(s / (double)len);
+        }
+    }
+}
+
+static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
+{
+    if (pool == EMODEL_POOL_RANK && !m->has_cls && !m->has_cls_out)
+        return trove_fail(TROVE_EINVAL, "%s: model has no classification head (cls.*), it "
+                          "cannot rerank", gguf_path(m->f));
+    for (int64_t s = 0; s < b->n_seq; s++) {
+        if (b->len[s] < 1 || b->len[s] > m->hp.n_ctx)
+            return trove_fail(TROVE_EINVAL, "sequence %" PRId64 " has %" PRId64 " tokens; the "
+                              "model takes 1 to %" PRId64, s, b->len[s], m->hp.n_ctx);
+        const int32_t *ids = b->ids + b->start[s];
+        for (int64_t t = 0; t < b->len[s]; t++)
+            if (ids[t] < 0 || ids[t] >= m->hp.n_vocab)
+                return trove_fail(TROVE_EINVAL, "token id %d is outside the vocabulary (%" PRId64
+                                  " entries)", ids[t], m->hp.n_vocab);
+    }
+    return TROVE_OK;
+}
+
+trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                         float *out)
+{
+    trove_err e = check_batch(m, b, pool);
+    if (e)
+        return e;
+    const emodel_hparams *hp = &m->hp;
+    int64_t n = hp->n_embd;
+    int64_t s0 = 0;
+    while (s0 < b->n_seq) {
+        int64_t ns = 0, T = 0;
+        while (s0 + ns < b->n_seq && (ns == 0 || T + b->len[s0 + ns] <= EMODEL_CHUNK))
+            T += b->len[s0 + ns++];
+        float *x = emodel_buf(m, 0, (size_t)(T * n));
+        m->ops->forward(m, p, b, s0, ns, T, x);
+
+        if (pool == EMODEL_POOL_NONE) {
+            int64_t off = 0;
+            for (int64_t s = s0; s < s0 + ns; s++) {
+                memcpy(out + b->start[s] * n, x + off * n, (size_t)(b->len[s] * n) * sizeof(float));
+                off += b->len[s];
+            }
+            s0 += ns;
+            continue;
+        }
+        float *P = emodel_buf(m, 6, (size_t)(ns * n));
+        int64_t off = 0;
+        for (int64_t s = 0; s < ns; s++) {
+            pool_rows(pool, x + off * n, b->len[s0 + s], n, P + s * n);
+            off += b->len[s0 + s];
+        }
+        if (pool == EMODEL_POOL_RANK) {
+            float *H = P;
+            if (m->has_cls) {
+                H = emodel_buf(m, 7, (size_t)(ns * n));
+                kern_linear(p, &m->cls, m->cls_b, P, n, ns, H, n);
+                kern_tanh(H, ns * n);
+            }
+            if (m->has_cls_out)
+                kern_linear(p, &m->cls_out, m->cls_out_b, H, n, ns, out + s0 * hp->n_cls_out,
+                            hp->n_cls_out);
+            else
+                memcpy(out + s0 * hp->n_cls_out, H, (size_t)(ns * n) * sizeof(float));
+        } else if (m->has_dense2 || m->has_dense3) {
+            float *cur = P;
+            int64_t w = n;
+            if (m->has_dense2) {
+                float *D = emodel_buf(m, 7, (size_t)(ns * m->dense2.n_out));
+                kern_linear(p, &m->dense2, m->dense2_b, cur, w, ns, D, m->dense2.n_out);
+                cur = D;
+                w = m->dense2.n_out;
+            }
+            if (m->has_dense3) {
+                float *D = emodel_buf(m, cur == P ? 7 : 1, (size_t)(ns * m->dense3.n_out));
+                kern_linear(p, &m->dense3, m->dense3_b, cur, w, ns, D, m->dense3.n_out);
+                cur = D;
+                w = m->dense3.n_out;
+            }
+            memcpy(out + s0 * hp->n_out, cur, (size_t)(ns * w) * sizeof(float));
+        } else {
+            memcpy(out + s0 * n, P, (size_t)(ns * n) * sizeof(float));
+        }
+        s0 += ns;
+    }
+    return TROVE_OK;
+}

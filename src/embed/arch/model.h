@@ -1,0 +1,180 @@
+/* model — transformer encoders of GGUF embedding and reranking models:
+ * hyperparameters and weights from a gguf_file, and the forward pass from
+ * token ids to pooled vectors (or cross-encoder scores).
+ *
+ * Architectures (general.architecture):
+ *   "bert"             BERT / XLM-RoBERTa encoders (bert.c): learned
+ *                      positions, token types, post-norm LayerNorm, GELU;
+ *                      with cls.* tensors and pooling "rank" a cross-encoder.
+ *   "gemma-embedding"  EmbeddingGemma (gemma.c): RMSNorm sandwich, q/k norm,
+ *                      GQA, NeoX RoPE with a per-layer base, symmetric
+ *                      sliding window on local layers, GELU-tanh gated FFN,
+ *                      then the optional dense_2 / dense_3 projections.
+ * docs/embedding.md lists the exact metadata keys and tensor names.
+ *
+ * Memory: an emodel borrows the gguf_file (weights stay in the mapping;
+ * the file must outlive the model) and owns small float copies of the
+ * norm/bias vectors plus a workspace that grows to the largest chunk seen
+ * and is reused, so steady-state forwards do not allocate. One emodel must
+ * not run two forwards at once (the workspace is shared); separate emodels
+ * over one gguf_file may.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
+#ifndef TROVE_EMBED_MODEL_H
+#define TROVE_EMBED_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "embed/formats/gguf.h"
+#include "embed/kernels/kernels.h"
+#include "util/err.h"
+
+typedef enum emodel_arch { EMODEL_BERT = 1, EMODEL_GEMMA = 2 } emodel_arch;
+
+/* Numbered as llama.cpp's LLAMA_POOLING_TYPE_* (stored in <arch>.pooling_type). */
+typedef enum emodel_pool {
+    EMODEL_POOL_NONE = 0,
+    EMODEL_POOL_MEAN = 1,
+    EMODEL_POOL_CLS = 2,
+    EMODEL_POOL_LAST = 3,
+    EMODEL_POOL_RANK = 4,
+} emodel_pool;
+
+typedef struct emodel_hparams {
+    emodel_arch arch;
+    const char *arch_name;  /* general.architecture */
+    int64_t n_vocab;        /* rows of token_embd */
+    int64_t n_embd;         /* hidden size */
+    int64_t n_layer;
+    int64_t n_head, n_head_kv, head_dim;
+    int64_t n_ff;
+    int64_t n_ctx;          /* longest sequence the model accepts */
+    int64_t n_types;        /* token types (bert), 0 if none */
+    float eps;              /* layer_norm_epsilon or layer_norm_rms_epsilon */
+    emodel_pool pool;       /* from the file; MEAN when absent */
+    /* gemma-embedding */
+    double rope_base, rope_base_swa;
+    int64_t swa_window;     /* 0: no sliding window */
+    /* outputs */
+    int64_t n_out;          /* width of a pooled vector (after dense_2/3) */
+    int64_t n_cls_out;      /* labels of the rank head (usually 1), 0 if none */
+} emodel_hparams;
+
+typedef struct emodel emodel;
+
+/* Read hyperparameters, map and check every tensor. Failures:
+ * TROVE_EUNSUPPORTED (architecture, tensor type), TROVE_ECORRUPT (missing
+ * tensor or key, shape that disagrees with the hyperparameters — the
+ * message names the tensor with expected and actual shape). */
+trove_err emodel_load(const gguf_file *f, emodel **out);
+void emodel_free(emodel *m); /* NULL is fine */
+
+const emodel_hparams *emodel_hp(const emodel *m);
+
+/* Name of a pooling type: "none", "mean", "cls", "last", "rank". */
+const char *emodel_pool_name(emodel_pool p);
+
+/* A batch of token sequences, packed: sequence s is ids[start[s] ..
+ * start[s] + len[s]). types (BERT token types) may be NULL (all 0). */
+typedef struct emodel_batch {
+    const int32_t *ids;
+    const uint8_t *types;
+    const int64_t *start, *len;
+    int64_t n_seq;
+} emodel_batch;
+
+/* Run the encoder and pool. pool selects the output:
+ *   MEAN/CLS/LAST: out[s * n_out ..] = pooled vector of sequence s, after
+ *                  the model's dense projections; not normalised.
+ *   RANK:          out[s * n_cls_out ..] = rank head scores (needs cls.*).
+ *   NONE:          out[(start[s] + t) * n_embd ..] = final hidden state of
+ *                  every token.
+ * Sequences must be non-empty, at most n_ctx long, with ids < n_vocab
+ * (TROVE_EINVAL otherwise). Long batches run in chunks of a few thousand
+ * tokens so the workspace stays small. */
+trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                         float *out);
+
+/* ---- shared between model.c, bert.c and gemma.c ---- */
+#ifdef EMODEL_INTERNAL
+
+#define EMODEL_MAX_LAYERS 256
+
+/* Workspace buffers, grown on demand (floats). */
+typedef struct emodel_ws {
+    float *buf[8];
+    size_t cap[8];
+    float *rope[2]; /* tables for the two RoPE bases */
+    size_t rope_cap[2];
+    int64_t rope_len[2];
+    int32_t *pos;           /* position of each token in its sequence */
+    size_t pos_cap;
+    int64_t *lstart, *llen; /* chunk-relative sequence starts and lengths */
+    size_t lcap;
+    int64_t max_len;        /* longest sequence of the chunk */
+} emodel_ws;
+
+struct emodel;
+
+typedef struct emodel_arch_ops {
+    trove_err (*load)(struct emodel *m, const gguf_file *f);
+    /* Fill x (T x n_embd, T = sum of len) with final hidden states of the
+     * chunk [s0, s0 + ns) of the batch. */
+    void (*forward)(struct emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
+                    int64_t T, float *x);
+    void (*free)(struct emodel *m);
+} emodel_arch_ops;
+
+struct emodel {
+    emodel_hparams hp;
+    const gguf_file *f;
+    const emodel_arch_ops *ops;
+    void *arch;          /* per-architecture weights */
+    kmat tok_embd;
+    size_t tok_row;      /* bytes per token_embd row */
+    /* cross-encoder head (bert) */
+    kmat cls, cls_out;
+    float *cls_b, *cls_out_b;
+    bool has_cls, has_cls_out;
+    /* sentence-transformers dense projections (gemma) */
+    kmat dense2, dense3;
+    float *dense2_b, *dense3_b;
+    bool has_dense2, has_dense3;
+    /* owned float vectors, freed with the model */
+    float **owned;
+    size_t n_owned, cap_owned;
+    emodel_ws ws;
+    char prefix[48]; /* "<arch>." for metadata keys */
+};
+
+/* Workspace buffer i with room for n floats. */
+float *emodel_buf(struct emodel *m, int i, size_t n);
+
+/* Metadata key "<arch>.<suffix>". */
+const char *emodel_key(struct emodel *m, const char *suffix, char *buf, size_t cap);
+
+/* A 2-D weight `name` of shape {n_in, n_out} (ggml order). Absent and not
+ * required: *out zeroed, *present false, TROVE_OK. */
+trove_err emodel_mat(struct emodel *m, const char *name, int64_t n_in, int64_t n_out,
+                     bool required, kmat *out, bool *present);
+/* A 1-D vector of n elements, converted to f32 and owned by the model;
+ * NULL when absent and not required. */
+trove_err emodel_vec(struct emodel *m, const char *name, int64_t n, bool required, float **out);
+
+/* Fill ws.pos, ws.lstart, ws.llen, ws.max_len for the chunk [s0, s0 + ns)
+ * of b (T tokens). */
+void emodel_layout(struct emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int64_t T);
+
+/* Gather token embedding rows for ids into x (row stride n_embd). */
+void emodel_embed_rows(struct emodel *m, const int32_t *ids, int64_t n, float *x);
+
+extern const emodel_arch_ops emodel_bert_ops;
+extern const emodel_arch_ops emodel_gemma_ops;
+
+#endif /* EMODEL_INTERNAL */
+
+#endif

@@ -1,0 +1,670 @@
+/* kernels — see kernels.h. */
+
+/* Let gcc turn float clamps and selects into SIMD min/max/blend: nothing in
+ * this file produces or tests NaN/Inf on purpose (masked attention entries
+ * are zeroed, not -inf), and it enables no reassociation, so results stay
+ * bit-reproducible. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("finite-math-only", "no-signed-zeros")
+#endif
+
+#include "embed/kernels/kernels.h"
+
+#include "embed/kernels/blas.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+/* Output columns (weight rows) per matmul task. Fixed, so the partition of
+ * every product is independent of the thread count. 64 keeps two threads
+ * busy even on 384-wide layers. */
+#define KERN_NB 64
+/* Rows per task for row-wise operations. */
+#define KERN_RB 32
+/* Products with at least 2 * mb rows are split by rows (blocks of mb =
+ * KERN_MB, or KERN_MB / 2 below 4 * KERN_MB rows so a 256-token passage
+ * still makes two tasks) instead of
+ * columns, so each task packs only its own activations. */
+#define KERN_MB 256
+/* Below this many elements a row-wise operation runs on the calling thread:
+ * waking the pool costs more than the work. */
+#define KERN_SMALL (1 << 15)
+
+/* ------------------------------------------------------------------ */
+/* thread pool                                                         */
+
+struct kpool {
+    int n;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_start, cv_done;
+    uint64_t gen;
+    int quit;
+    int pending; /* worker threads still inside the current job */
+    kpool_fn fn;
+    void *ctx;
+    int n_tasks;
+    atomic_int next;
+    void **scratch;
+    size_t *scratch_cap;
+};
+
+typedef struct kworker {
+    kpool *p;
+    int tid;
+} kworker;
+
+static void pool_drain(kpool *p, int tid)
+{
+    for (;;) {
+        int t = atomic_fetch_add(&p->next, 1);
+        if (t >= p->n_tasks)
+            break;
+        p->fn(p->ctx, t, tid);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    kworker *w = arg;
+    kpool *p = w->p;
+    int tid = w->tid;
+    uint64_t seen = 0;
+    free(w);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->gen == seen && !p->quit)
+            pthread_cond_wait(&p->cv_start, &p->mu);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        seen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        pool_drain(p, tid);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0)
+            pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+kpool *kpool_new(int n_threads)
+{
+    kpool *p = xcalloc(1, sizeof *p);
+    p->n = n_threads < 1 ? 1 : n_threads;
+    /* All parallelism is ours; OpenBLAS runs single-threaded inside tasks.
+     * Load it now so the setting sticks (a load failure is reported by
+     * embed_open, which loads it first). */
+    (void)blas_load();
+    blas_set_threads(1);
+    p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
+    p->scratch_cap = xcalloc((size_t)p->n, sizeof *p->scratch_cap);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv_start, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
+    atomic_init(&p->next, 0);
+    p->th = xcalloc((size_t)p->n, sizeof *p->th);
+    for (int i = 1; i < p->n; i++) {
+        kworker *w = xmalloc(sizeof *w);
+        w->p = p;
+        w->tid = i;
+        if (pthread_create(&p->th[i], NULL, pool_main, w) != 0) {
+            /* Run with the threads we got. */
+            free(w);
+            p->n = i;
+            break;
+        }
+    }
+    return p;
+}
+
+void kpool_free(kpool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->cv_start);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 1; i < p->n; i++)
+        pthread_join(p->th[i], NULL);
+    for (int i = 0; i < p->n; i++)
+        free(p->scratch[i]);
+    free(p->scratch);
+    free(p->scratch_cap);
+    free(p->th);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv_start);
+    pthread_cond_destroy(&p->cv_done);
+    free(p);
+}
+
+int kpool_threads(const kpool *p)
+{
+    return p->n;
+}
+
+void kpool_run(kpool *p, int n_tasks, kpool_fn fn, void *ctx)
+{
+    if (n_tasks <= 0)
+        return;
+    if (p->n == 1 || n_tasks == 1) {
+        for (int t = 0; t < n_tasks; t++)
+            fn(ctx, t, 0);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_tasks = n_tasks;
+    atomic_store(&p->next, 0);
+    p->pending = p->n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->cv_start);
+    pthread_mutex_unlock(&p->mu);
+    pool_drain(p, 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0)
+        pthread_cond_wait(&p->cv_done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void *kpool_scratch(kpool *p, int tid, size_t bytes)
+{
+    bytes = (bytes + 63) & ~(size_t)63;
+    if (bytes == 0)
+        bytes = 64;
+    if (p->scratch_cap[tid] < bytes) {
+        free(p->scratch[tid]);
+        p->scratch[tid] = aligned_alloc(64, bytes);
+        if (!p->scratch[tid])
+            p->scratch[tid] = xmalloc(bytes); /* xmalloc aborts cleanly on OOM */
+        p->scratch_cap[tid] = bytes;
+    }
+    return p->scratch[tid];
+}
+
+/* ------------------------------------------------------------------ */
+/* matrix product                                                      */
+
+static atomic_int quant_path;
+
+void kern_set_quant_path(kern_quant_path path)
+{
+    atomic_store(&quant_path, (int)path);
+}
+
+typedef struct linear_job {
+    const kmat *w;
+    const float *bias;
+    const float *X;
+    int64_t ldx, T;
+    float *Y;
+    int64_t ldy;
+    kpool *p;
+    const uint8_t *act; /* prepared activations (int8 path) */
+    size_t act_row;
+    size_t w_row;
+} linear_job;
+
+static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
+{
+    if (!j->bias)
+        return;
+    for (int64_t t = 0; t < j->T; t++) {
+        float *y = j->Y + t * j->ldy + o0;
+        for (int64_t o = 0; o < nb; o++)
+            y[o] += j->bias[o0 + o];
+    }
+}
+
+static void linear_task_float(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    const float *B;
+    if (w->type == GGML_TYPE_F32) {
+        B = (const float *)w->data + o0 * w->n_in;
+    } else {
+        float *tmp = kpool_scratch(j->p, tid, (size_t)(nb * w->n_in) * sizeof(float));
+        const uint8_t *src = (const uint8_t *)w->data + (size_t)o0 * j->w_row;
+        for (int64_t o = 0; o < nb; o++)
+            quant_dequantize_row(w->type, src + (size_t)o * j->w_row, tmp + o * w->n_in, w->n_in);
+        B = tmp;
+    }
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)j->T, (blasint)nb,
+                (blasint)w->n_in, 1.0f, j->X, (blasint)j->ldx, B, (blasint)w->n_in, 0.0f,
+                j->Y + o0, (blasint)j->ldy);
+    linear_bias(j, o0, nb);
+}
+
+static int64_t row_block(int64_t T)
+{
+    return T >= 4 * KERN_MB ? KERN_MB : KERN_MB / 2;
+}
+
+/* Rows [t0, t0 + nt) of the product, all columns (large batches). */
+static void linear_task_rows(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    int64_t mb = row_block(j->T);
+    int64_t t0 = (int64_t)task * mb;
+    int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
+    const float *B;
+    if (w->type == GGML_TYPE_F32) {
+        B = w->data;
+    } else {
+        /* Dequantised once per row block: O(n_in * n_out) against the
+         * product's O(KERN_MB * n_in * n_out). */
+        float *tmp = kpool_scratch(j->p, tid, (size_t)(w->n_out * w->n_in) * sizeof(float));
+        for (int64_t o = 0; o < w->n_out; o++)
+            quant_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)o * j->w_row,
+                                 tmp + o * w->n_in, w->n_in);
+        B = tmp;
+    }
+    float *Y = j->Y + t0 * j->ldy;
+    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
+                (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx, B, (blasint)w->n_in,
+                0.0f, Y, (blasint)j->ldy);
+    if (j->bias)
+        for (int64_t t = 0; t < nt; t++)
+            for (int64_t o = 0; o < w->n_out; o++)
+                Y[t * j->ldy + o] += j->bias[o];
+}
+
+static void act_task(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    (void)tid;
+    int64_t t0 = (int64_t)task * KERN_RB;
+    int64_t t1 = t0 + KERN_RB < j->T ? t0 + KERN_RB : j->T;
+    for (int64_t t = t0; t < t1; t++)
+        quant_quantize_act(j->w->type, j->X + t * j->ldx, (void *)(j->act + (size_t)t * j->act_row),
+                           j->w->n_in);
+}
+
+static void linear_task_quant(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    (void)tid;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    quant_matmul(w->type, (const uint8_t *)w->data + (size_t)o0 * j->w_row, nb, j->act, j->T,
+                 w->n_in, j->Y + o0, j->ldy);
+    linear_bias(j, o0, nb);
+}
+
+/* Prepared-activation buffer shared by all tasks of one product: kept in a
+ * static per-pool slot would complicate ownership, so it lives in the
+ * calling thread's scratch (tid 0 is the caller; int8 tasks use no other
+ * scratch). */
+void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                 int64_t T, float *Y, int64_t ldy)
+{
+    if (T <= 0 || w->n_out <= 0)
+        return;
+    linear_job j = {
+        .w = w, .bias = bias, .X = X, .ldx = ldx, .T = T, .Y = Y, .ldy = ldy, .p = p,
+        .w_row = quant_row_size(w->type, w->n_in),
+    };
+    int n_tasks = (int)((w->n_out + KERN_NB - 1) / KERN_NB);
+    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                    w->type == GGML_TYPE_BF16;
+    int path = atomic_load(&quant_path);
+    bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
+    if (is_float || !int8) {
+        int64_t mb = row_block(T);
+        if (T >= 2 * mb)
+            kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
+        else
+            kpool_run(p, n_tasks, linear_task_float, &j);
+        return;
+    }
+    j.act_row = quant_act_row_size(w->type, w->n_in);
+    j.act = kpool_scratch(p, 0, j.act_row * (size_t)T);
+    kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task, &j);
+    kpool_run(p, n_tasks, linear_task_quant, &j);
+}
+
+/* ------------------------------------------------------------------ */
+/* row-wise operations                                                 */
+
+typedef struct rows_job {
+    float *x;
+    const float *y;
+    int64_t rows, n, ld, ldy;
+    const float *w, *b;
+    float eps;
+    void (*row)(const struct rows_job *j, float *x, const float *y);
+} rows_job;
+
+static void rows_task(void *ctx, int task, int tid)
+{
+    const rows_job *j = ctx;
+    (void)tid;
+    int64_t r0 = (int64_t)task * KERN_RB;
+    int64_t r1 = r0 + KERN_RB < j->rows ? r0 + KERN_RB : j->rows;
+    for (int64_t r = r0; r < r1; r++)
+        j->row(j, j->x + r * j->ld, j->y ? j->y + r * j->ldy : NULL);
+}
+
+static void rows_run(kpool *p, rows_job *j)
+{
+    int n_tasks = (int)((j->rows + KERN_RB - 1) / KERN_RB);
+    if (j->rows * j->n < KERN_SMALL) {
+        for (int t = 0; t < n_tasks; t++)
+            rows_task(j, t, 0);
+        return;
+    }
+    kpool_run(p, n_tasks, rows_task, j);
+}
+
+static void layernorm_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    double sum = 0;
+    for (int64_t i = 0; i < j->n; i++)
+        sum += x[i];
+    double mean = sum / (double)j->n;
+    double var = 0;
+    for (int64_t i = 0; i < j->n; i++) {
+        double d = x[i] - mean;
+        var += d * d;
+    }
+    var /= (double)j->n;
+    float inv = (float)(1.0 / sqrt(var + j->eps));
+    float m = (float)mean;
+    for (int64_t i = 0; i < j->n; i++) {
+        float v = (x[i] - m) * inv;
+        if (j->w)
+            v *= j->w[i];
+        if (j->b)
+            v += j->b[i];
+        x[i] = v;
+    }
+}
+
+void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                    const float *b, float eps)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .w = w, .b = b, .eps = eps,
+                  .row = layernorm_row};
+    rows_run(p, &j);
+}
+
+static void rmsnorm_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    double ss = 0;
+    for (int64_t i = 0; i < j->n; i++)
+        ss += (double)x[i] * x[i];
+    float inv = (float)(1.0 / sqrt(ss / (double)j->n + j->eps));
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = j->w ? x[i] * inv * j->w[i] : x[i] * inv;
+}
+
+void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                  float eps)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .w = w, .eps = eps, .row = rmsnorm_row};
+    rows_run(p, &j);
+}
+
+static void add_row(const rows_job *j, float *x, const float *y)
+{
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] += y[i];
+}
+
+void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
+              int64_t n)
+{
+    rows_job j = {.x = x, .y = y, .rows = rows, .n = n, .ld = ldx, .ldy = ldy, .row = add_row};
+    rows_run(p, &j);
+}
+
+/* Vectorisable elementary functions. libm's expf/erff/tanhf are scalar
+ * calls and were a quarter of the run time; these are plain arithmetic that
+ * gcc turns into SIMD, accurate to a few float ulps (exp: relative 2e-7;
+ * erf: absolute 1.5e-7, Abramowitz & Stegun 7.1.26), far inside the
+ * engine's 1e-4 tolerance. They are deterministic like everything here. */
+static inline float fexp(float x)
+{
+    const float magic = 12582912.0f; /* 1.5 * 2^23: float add rounds to an integer */
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    float t = x * 1.44269504088896341f + magic;
+    /* unsigned: NaN input (corrupt weights) must give garbage, not UB */
+    union { float f; uint32_t i; } u = {.f = t}, m = {.f = magic}, sc;
+    uint32_t n = u.i - m.i;
+    float fn = t - magic;
+    float r = x - fn * 0.693359375f - fn * -2.12194440e-4f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.6666667e-1f + r * (4.1666668e-2f +
+                                       r * (8.3333338e-3f + r * 1.3888889e-3f)))));
+    sc.i = (n + 127u) << 23;
+    return p * sc.f;
+}
+
+static inline float ferf(float x)
+{
+    float a = fabsf(x);
+    float t = 1.0f / (1.0f + 0.3275911f * a);
+    float y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t) + 1.421413741f) * t -
+                       0.284496736f) * t + 0.254829592f) * t * fexp(-a * a);
+    return copysignf(y, x);
+}
+
+static inline float ftanh(float x)
+{
+    x = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x;
+    return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f);
+}
+
+static void gelu_erf_row(const rows_job *j, float *x, const float *y)
+{
+    (void)y;
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = 0.5f * x[i] * (1.0f + ferf(x[i] * 0.70710678118654752f));
+}
+
+void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
+{
+    rows_job j = {.x = x, .rows = rows, .n = n, .ld = ld, .row = gelu_erf_row};
+    rows_run(p, &j);
+}
+
+static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
+{
+    const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
+    for (int64_t i = 0; i < j->n; i++) {
+        float v = x[i];
+        x[i] = 0.5f * v * (1.0f + ftanh(c * (v + 0.044715f * v * v * v))) * y[i];
+    }
+}
+
+void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
+                        int64_t rows, int64_t n)
+{
+    rows_job j = {.x = gate, .y = up, .rows = rows, .n = n, .ld = ldg, .ldy = ldu,
+                  .row = gelu_tanh_mul_row};
+    rows_run(p, &j);
+}
+
+void kern_tanh(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ftanh(x[i]);
+}
+
+void kern_scale(float *x, int64_t n, float s)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= s;
+}
+
+/* Max and sum use 8 independent lanes combined in a fixed order, so gcc
+ * can vectorise them without reassociating anything. */
+void kern_softmax(float *x, int64_t n)
+{
+    if (n <= 0)
+        return;
+    float mx8[8], s8[8];
+    for (int l = 0; l < 8; l++) {
+        mx8[l] = x[0];
+        s8[l] = 0.0f;
+    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            mx8[l] = x[i + l] > mx8[l] ? x[i + l] : mx8[l];
+    float mx = mx8[0];
+    for (int l = 1; l < 8; l++)
+        mx = mx8[l] > mx ? mx8[l] : mx;
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (i = 0; i < n; i++)
+        x[i] = fexp(x[i] - mx);
+    for (i = 0; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            s8[l] += x[i + l];
+    double sum = 0;
+    for (int l = 0; l < 8; l++)
+        sum += s8[l];
+    for (; i < n; i++)
+        sum += x[i];
+    float inv = (float)(1.0 / sum);
+    for (i = 0; i < n; i++)
+        x[i] *= inv;
+}
+
+/* ------------------------------------------------------------------ */
+/* RoPE                                                                */
+
+void kern_rope_table(float *tab, int64_t len, int64_t d, double base)
+{
+    int64_t h = d / 2;
+    for (int64_t pos = 0; pos < len; pos++) {
+        float *row = tab + pos * d;
+        for (int64_t i = 0; i < h; i++) {
+            double theta = (double)pos * pow(base, -2.0 * (double)i / (double)d);
+            row[i] = (float)cos(theta);
+            row[h + i] = (float)sin(theta);
+        }
+    }
+}
+
+void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+                    const int32_t *pos, const float *tab)
+{
+    int64_t h = d / 2;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *cs = tab + (int64_t)pos[r] * d;
+        for (int64_t hd = 0; hd < n_heads; hd++) {
+            float *v = x + r * ld + hd * d;
+            for (int64_t i = 0; i < h; i++) {
+                float x0 = v[i], x1 = v[h + i];
+                float c = cs[i], s = cs[h + i];
+                v[i] = x0 * c - x1 * s;
+                v[h + i] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* attention                                                           */
+
+typedef struct attn_job {
+    const kattn *a;
+    const float *Q, *K, *V;
+    int64_t ldq, ldkv, ldo;
+    float *O;
+    const int64_t *start, *len;
+    kpool *p;
+} attn_job;
+
+/* Query rows per block: bounds the score scratch to KERN_QB x T floats
+ * (long sequences would need T x T) and, with a sliding window, limits the
+ * keys scored to those the block can see. */
+#define KERN_QB 128
+
+static void attn_task(void *ctx, int task, int tid)
+{
+    const attn_job *j = ctx;
+    const kattn *a = j->a;
+    int64_t s = task / a->n_head, h = task % a->n_head;
+    int64_t T = j->len[s], d = a->head_dim;
+    int64_t kvh = h / (a->n_head / a->n_head_kv);
+    if (T <= 0)
+        return;
+    const float *q = j->Q + j->start[s] * j->ldq + h * d;
+    const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
+    const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
+    float *o = j->O + j->start[s] * j->ldo + h * d;
+    int64_t half = a->window > 0 ? a->window / 2 : T;
+    int64_t qb = T < KERN_QB ? T : KERN_QB;
+    float *S = kpool_scratch(j->p, tid, (size_t)(qb * T) * sizeof(float));
+
+    for (int64_t r0 = 0; r0 < T; r0 += qb) {
+        int64_t nr = T - r0 < qb ? T - r0 : qb;
+        /* keys any row of the block can see */
+        int64_t c0 = r0 - half < 0 ? 0 : r0 - half;
+        int64_t c1 = r0 + nr - 1 + half >= T ? T - 1 : r0 + nr - 1 + half;
+        int64_t nc = c1 - c0 + 1;
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
+                   (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, k + c0 * j->ldkv,
+                   (blasint)j->ldkv, 0.0f, S, (blasint)nc);
+        for (int64_t i = 0; i < nr; i++) {
+            float *row = S + i * nc;
+            int64_t gi = r0 + i;
+            int64_t lo = (gi - half < 0 ? 0 : gi - half) - c0;
+            int64_t hi = (gi + half >= T ? T - 1 : gi + half) - c0;
+            for (int64_t jj = 0; jj < lo; jj++)
+                row[jj] = 0.0f;
+            for (int64_t jj = hi + 1; jj < nc; jj++)
+                row[jj] = 0.0f;
+            kern_softmax(row + lo, hi - lo + 1);
+        }
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
+                   (blasint)nc, 1.0f, S, (blasint)nc, v + c0 * j->ldkv, (blasint)j->ldkv, 0.0f,
+                   o + r0 * j->ldo, (blasint)j->ldo);
+    }
+}
+
+void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
+                    const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
+                    const int64_t *seq_len, int64_t n_seq)
+{
+    attn_job j = {.a = a, .Q = Q, .K = K, .V = V, .ldq = ldq, .ldkv = ldkv, .ldo = ldo, .O = O,
+                  .start = seq_start, .len = seq_len, .p = p};
+    kpool_run(p, (int)(n_seq * a->n_head), attn_task, &j);
+}
+
+/* ------------------------------------------------------------------ */
+/* pooling helpers                                                     */
+
+double kern_dot(const float *a, const float *b, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+void kern_l2norm(float *x, int64_t n)
+{
+    double ss = kern_dot(x, x, n);
+    if (ss <= 0)
+        return;
+    float inv = (float)(1.0 / sqrt(ss));
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= inv;
+}

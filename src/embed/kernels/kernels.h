@@ -1,0 +1,147 @@
+/* kernels — numeric building blocks of the embedding engine: a small thread
+ * pool, matrix products (OpenBLAS sgemm for float weights, int8 dot kernels
+ * from quant.h for quantised ones), normalisations, activations, softmax,
+ * RoPE and fused per-head attention.
+ *
+ * Determinism: every function here splits its work into blocks whose
+ * boundaries depend only on the problem shape, never on the thread count,
+ * and each output element is produced by exactly one block with a fixed
+ * summation order. OpenBLAS is pinned to one thread (kpool_new does it) and
+ * called concurrently from the pool's threads on disjoint column blocks, so
+ * the vectors trove computes are bit-identical for 1, 2 or N threads.
+ *
+ * Memory: a kpool owns its threads and one scratch arena per thread
+ * (kpool_scratch); callers own every array they pass. Matrices are dense
+ * row-major float arrays with an explicit row stride ("ld").
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it).
+ */
+#ifndef TROVE_EMBED_KERNELS_H
+#define TROVE_EMBED_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "embed/kernels/quant.h"
+
+/* ---- thread pool ---- */
+
+typedef struct kpool kpool;
+
+/* Task body: run task `task` (0 <= task < n_tasks) on pool thread `tid`
+ * (0 <= tid < kpool_threads). */
+typedef void (*kpool_fn)(void *ctx, int task, int tid);
+
+/* n_threads < 1 means 1. Also pins OpenBLAS to a single thread. */
+kpool *kpool_new(int n_threads);
+void kpool_free(kpool *p); /* NULL is fine */
+int kpool_threads(const kpool *p);
+
+/* Run fn for every task in [0, n_tasks), spread over the pool (the calling
+ * thread takes part), and return when all are done. Not reentrant: task
+ * bodies must not call kpool_run on the same pool. */
+void kpool_run(kpool *p, int n_tasks, kpool_fn fn, void *ctx);
+
+/* Per-thread scratch of at least `bytes` bytes, 64-byte aligned; grows on
+ * demand and is kept for reuse, so the hot path stops allocating once the
+ * largest batch has been seen. Valid until the next call with the same tid
+ * or kpool_free. Only thread `tid` may use it. */
+void *kpool_scratch(kpool *p, int tid, size_t bytes);
+
+/* ---- matrix product ---- */
+
+/* A weight matrix as stored in the file: n_out rows of n_in elements of
+ * `type`, rows quant_row_size(type, n_in) bytes apart (ggml ne = {n_in,
+ * n_out}). */
+typedef struct kmat {
+    ggml_type type;
+    int64_t n_in, n_out;
+    const void *data;
+    const char *name; /* for messages */
+} kmat;
+
+/* Y[t, o] = sum_i X[t, i] * W[o, i] (+ bias[o]) for t < T, o < n_out.
+ * X has row stride ldx >= n_in, Y row stride ldy >= n_out. Float weights
+ * go through sgemm (F16/BF16 converted block by block into pool scratch),
+ * quantised weights through quant_quantize_act + quant_matmul. */
+void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                 int64_t T, float *Y, int64_t ldy);
+
+/* How quantised weights are multiplied. AUTO (default): the int8 kernels
+ * (activations quantised to 8 bits, integer dot products) for products of
+ * at most KERN_INT8_MAX_ROWS activation rows, where reading the compact
+ * weights directly wins; above that, weight blocks are dequantised into
+ * per-thread scratch and multiplied with sgemm, which is faster once the
+ * dequantisation is shared by many rows. The choice depends only on the
+ * product's shape, never on the thread count. INT8 / SGEMM force a path
+ * (tests, bench). Process-wide. */
+typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
+#define KERN_INT8_MAX_ROWS 8
+void kern_set_quant_path(kern_quant_path path);
+
+/* ---- row-wise operations (rows of n floats, row stride ld) ---- */
+
+/* y = (x - mean) / sqrt(var + eps) * w + b, in place; w/b may be NULL. */
+void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                    const float *b, float eps);
+
+/* y = x / sqrt(mean(x^2) + eps) * w, in place; w may be NULL. */
+void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
+                  float eps);
+
+/* x[r] += y[r] for every row (residual). */
+void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
+              int64_t n);
+
+/* In-place activations over rows x n. */
+void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld);
+/* gate[r, i] = gelu_tanh(gate[r, i]) * up[r, i] */
+void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
+                        int64_t rows, int64_t n);
+void kern_tanh(float *x, int64_t n);
+void kern_scale(float *x, int64_t n, float s);
+
+/* Numerically stable softmax of one row in place. */
+void kern_softmax(float *x, int64_t n);
+
+/* ---- RoPE (NeoX layout: pairs (i, i + d/2)) ---- */
+
+/* Fill tab (len * d floats: cos[d/2] then sin[d/2] for each position) for
+ * positions 0..len-1, rotary dimension d (even), frequency base `base`.
+ * Angles are computed in double precision. */
+void kern_rope_table(float *tab, int64_t len, int64_t d, double base);
+
+/* Rotate n_heads heads of dimension d in each of `rows` rows (row stride
+ * ld); row r is at position pos[r], looked up in tab. */
+void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+                    const int32_t *pos, const float *tab);
+
+/* ---- attention ---- */
+
+typedef struct kattn {
+    int64_t n_head, n_head_kv, head_dim;
+    float scale;    /* multiplies q.k */
+    int64_t window; /* symmetric sliding window: token i sees j iff
+                       |i - j| <= window / 2; 0 = everyone sees everyone */
+} kattn;
+
+/* Bidirectional attention for n_seq packed sequences: sequence s occupies
+ * rows seq_start[s] .. seq_start[s] + seq_len[s] - 1 of Q (stride ldq,
+ * n_head * head_dim wide), K and V (stride ldkv, n_head_kv * head_dim
+ * wide); the result goes to O (stride ldo, n_head * head_dim wide).
+ * Tokens only attend within their own sequence. One task per (sequence,
+ * head). */
+void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
+                    const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
+                    const int64_t *seq_len, int64_t n_seq);
+
+/* ---- pooling ---- */
+
+/* L2-normalise a vector in place (left as is when its norm is 0). */
+void kern_l2norm(float *x, int64_t n);
+
+/* Dot product with a fixed summation order (double accumulator). */
+double kern_dot(const float *a, const float *b, int64_t n);
+
+#endif
