@@ -24,7 +24,7 @@ static const command commands[] = {
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
-    {"model", cmd_model, "pull|list|use embedding models; info|tokenize|embed|rerank one"},
+    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
 };
 
 static void usage(FILE *out)
