@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "api/api.h"
 #include "config/config.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -32,6 +33,8 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_load_config(config *cfg);
 /* Open the index (readonly for queries). Prints errors. */
 int cli_open_store(cli *c, int readonly, store **out);
+/* Open the read API (config + index path). Prints errors. */
+int cli_open_api(cli *c, api **out);
 
 /* Commands (one file each). */
 int cmd_collection(cli *c, int argc, char **argv);
@@ -48,5 +51,8 @@ int cmd_model_manage(cli *c, int argc, char **argv);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* A positive whole number of an option (value NULL: missing): 1 and *out,
+ * or 0 (the caller reports the usage error). */
+int cli_opt_positive(const char *value, long *out);
 
 #endif

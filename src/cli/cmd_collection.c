@@ -1,6 +1,5 @@
 /* trove collection add|list|remove|rename, trove context add|list|rm */
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,48 +109,44 @@ out:
     return rc;
 }
 
-/* Number of indexed notes per collection, or -1 without an index. */
-static long indexed_count(cli *c, const char *name)
+/* Number of indexed notes of `name` in the listing. */
+static long indexed_count(const api_listing *l, const char *name)
 {
-    if (access(c->index_path, R_OK) != 0)
-        return -1;
-    store *st;
-    if (store_open(c->index_path, 1, &st) != TROVE_OK)
-        return -1;
-    long n = -1;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM docs d JOIN collections c"
-                           " ON c.id = d.collection_id WHERE c.name = ?", -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            n = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-    }
-    store_close(st);
-    return n;
+    for (size_t i = 0; i < l->n_collections; i++)
+        if (strcmp(l->collections[i].name, name) == 0)
+            return (long)l->collections[i].n_docs;
+    return 0;
 }
 
 static int collection_list(cli *c)
 {
-    config cfg;
-    int rc = cli_load_config(&cfg);
+    api *a;
+    int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    if (cfg.n_collections == 0)
+    const config *cfg = api_config(a);
+    api_listing l = {0};
+    /* The counts are a bonus: without a (healthy) index the list still shows. */
+    int counted = api_index_exists(a);
+    if (counted && api_ls(a, NULL, &l) != TROVE_OK) {
+        fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
+        counted = 0;
+    }
+    if (cfg->n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
-    for (size_t i = 0; i < cfg.n_collections; i++) {
-        const config_collection *col = &cfg.collections[i];
-        long n = indexed_count(c, col->name);
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
         printf("%s\t%s", col->name, col->path);
-        if (n >= 0)
-            printf("\t%ld notes", n);
+        if (counted)
+            printf("\t%ld notes", indexed_count(&l, col->name));
         for (size_t m = 0; m < col->n_masks; m++)
             printf("\tmask=%s", col->masks[m]);
         for (size_t m = 0; m < col->n_excludes; m++)
             printf("\texclude=%s", col->excludes[m]);
         putchar('\n');
     }
-    config_free(&cfg);
+    api_listing_free(&l);
+    api_close(a);
     return EXIT_OK;
 }
 

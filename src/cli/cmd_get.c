@@ -1,182 +1,29 @@
 /* trove get, multi-get, ls, status: read notes and the index, never write. */
-#include <ctype.h>
 #include <jansson.h>
-#include <limits.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "cli/cli.h"
-#include "cli/out.h"
-#include "fs/walk.h"
-#include "index/indexer.h"
-#include "util/buf.h"
-#include "util/fsutil.h"
-#include "util/mem.h"
-#include "util/str.h"
 
-/* A note located on disk: collection root and path relative to it. */
-typedef struct located {
-    char *collection;
-    char *root;
-    char *rel;
-} located;
-
-static void located_free(located *l)
+/* Print text line by line, numbered from `first` when asked; a last line
+ * without a newline gets one. */
+static void print_lines(const char *text, size_t len, long first, int numbers)
 {
-    free(l->collection);
-    free(l->root);
-    free(l->rel);
-    memset(l, 0, sizeof *l);
-}
-
-static int lookup_docid(store *st, const char *prefix, located *out)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, d.path FROM docs d JOIN collections c"
-                           " ON c.id = d.collection_id WHERE substr(d.docid, 1, length(?1)) = ?1"
-                           " LIMIT 5", -1, &s, NULL) != SQLITE_OK)
-        return cli_error(store_fail(st, "looking up docid"));
-    sqlite3_bind_text(s, 1, prefix, -1, SQLITE_STATIC);
-    int n = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (n++ == 0) {
-            out->collection = xstrdup((const char *)sqlite3_column_text(s, 0));
-            out->root = xstrdup((const char *)sqlite3_column_text(s, 1));
-            out->rel = xstrdup((const char *)sqlite3_column_text(s, 2));
-        } else {
-            if (n == 2)
-                fprintf(stderr, "trove: docid #%s is ambiguous: %s/%s", prefix, out->collection, out->rel);
-            fprintf(stderr, ", %s/%s", sqlite3_column_text(s, 0), sqlite3_column_text(s, 2));
-        }
+    const char *p = text, *end = text + len;
+    long at = first;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (numbers)
+            printf("%6ld  ", at);
+        fwrite(p, 1, n, stdout);
+        putchar('\n');
+        p += n + (nl != NULL);
+        at++;
     }
-    sqlite3_finalize(s);
-    if (n == 0) {
-        fprintf(stderr, "trove: no note with docid #%s (ids are shown by `trove search`)\n", prefix);
-        return EXIT_ERR;
-    }
-    if (n > 1) {
-        fprintf(stderr, "; give more digits\n");
-        located_free(out);
-        return EXIT_ERR;
-    }
-    return EXIT_OK;
-}
-
-/* The unique indexed note whose path (inside any collection) is `rel`. */
-static int lookup_indexed_path(store *st, const char *rel, located *out)
-{
-    sqlite3_stmt *s;
-    if (!st || sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, d.path FROM docs d JOIN"
-                                  " collections c ON c.id = d.collection_id WHERE d.path = ? LIMIT 2",
-                                  -1, &s, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(s, 1, rel, -1, SQLITE_STATIC);
-    int n = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && n < 2) {
-        if (n++ == 0) {
-            out->collection = xstrdup((const char *)sqlite3_column_text(s, 0));
-            out->root = xstrdup((const char *)sqlite3_column_text(s, 1));
-            out->rel = xstrdup((const char *)sqlite3_column_text(s, 2));
-        }
-    }
-    sqlite3_finalize(s);
-    if (n != 1)
-        located_free(out);
-    return n == 1;
-}
-
-/* Resolve PATH as "collection/relative", an indexed relative path, or a
- * path on disk inside a collection; then refuse anything whose real path is
- * outside its collection's folder (../, symlinks out). */
-static int locate(const config *cfg, store *st, const char *arg, located *out)
-{
-    memset(out, 0, sizeof *out);
-    if (arg[0] == '#') {
-        if (strlen(arg + 1) < 4) {
-            fprintf(stderr, "trove: '%s': give at least 4 hex digits of a docid\n", arg);
-            return EXIT_ERR;
-        }
-        if (!st) {
-            fprintf(stderr, "trove: no index yet; run `trove update` first\n");
-            return EXIT_ERR;
-        }
-        return lookup_docid(st, arg + 1, out);
-    }
-    for (size_t i = 0; i < cfg->n_collections && !out->root; i++) {
-        const config_collection *col = &cfg->collections[i];
-        size_t nl = strlen(col->name);
-        if (strncmp(arg, col->name, nl) == 0 && arg[nl] == '/') {
-            out->collection = xstrdup(col->name);
-            out->root = xstrdup(col->path);
-            out->rel = xstrdup(arg + nl + 1);
-        }
-    }
-    if (!out->root && !lookup_indexed_path(st, arg, out)) {
-        char abs[PATH_MAX];
-        if (realpath(arg, abs)) {
-            for (size_t i = 0; i < cfg->n_collections && !out->root; i++) {
-                const config_collection *col = &cfg->collections[i];
-                size_t rl = strlen(col->path);
-                if (strncmp(abs, col->path, rl) == 0 && abs[rl] == '/') {
-                    out->collection = xstrdup(col->name);
-                    out->root = xstrdup(col->path);
-                    out->rel = xstrdup(abs + rl + 1);
-                }
-            }
-        }
-    }
-    if (!out->root) {
-        fprintf(stderr, "trove: %s: not found in any collection (use COLLECTION/PATH, a path "
-                        "inside a collection folder, or #DOCID)\n", arg);
-        return EXIT_ERR;
-    }
-    tbuf full = {0};
-    tbuf_printf(&full, "%s/%s", out->root, out->rel);
-    char real[PATH_MAX], root_real[PATH_MAX];
-    int rc = EXIT_OK;
-    struct stat sb;
-    if (!realpath(full.data, real)) {
-        fprintf(stderr, "trove: %s: no such file\n", full.data);
-        rc = EXIT_ERR;
-    } else if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "trove: %s: not a file (use `trove ls %s` for a folder)\n", full.data, arg);
-        rc = EXIT_ERR;
-    } else if (!realpath(out->root, root_real) ||
-               strncmp(real, root_real, strlen(root_real)) != 0 || real[strlen(root_real)] != '/') {
-        fprintf(stderr, "trove: %s: refused, the path leads outside collection '%s'\n", arg,
-                out->collection);
-        rc = EXIT_ERR;
-    }
-    tbuf_free(&full);
-    if (rc)
-        located_free(out);
-    return rc;
-}
-
-static int open_store_if_any(cli *c, store **st)
-{
-    *st = NULL;
-    struct stat sb;
-    if (stat(c->index_path, &sb) != 0)
-        return EXIT_OK;
-    return cli_open_store(c, 1, st);
-}
-
-/* Split "path:LINE" (LINE all digits) in place. */
-static long split_line(char *arg)
-{
-    char *colon = strrchr(arg, ':');
-    if (!colon || !colon[1])
-        return 0;
-    for (const char *p = colon + 1; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return 0;
-    *colon = '\0';
-    return strtol(colon + 1, NULL, 10);
 }
 
 int cmd_get(cli *c, int argc, char **argv)
@@ -192,9 +39,7 @@ int cmd_get(cli *c, int argc, char **argv)
             return EXIT_OK;
         }
         if (cli_opt_value(argc, argv, &i, "-l", &v) || cli_opt_value(argc, argv, &i, "--lines", &v)) {
-            char *end;
-            count = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || count < 1)
+            if (!cli_opt_positive(v, &count))
                 return cli_usage("get", "-l needs a positive number of lines");
         } else if (strcmp(argv[i], "--line-numbers") == 0) {
             numbers = 1;
@@ -208,51 +53,19 @@ int cmd_get(cli *c, int argc, char **argv)
     }
     if (!target)
         return cli_usage("get", "needs a PATH or #DOCID");
-    config cfg;
-    int rc = cli_load_config(&cfg);
+    api *a;
+    int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    store *st;
-    if ((rc = open_store_if_any(c, &st)) != EXIT_OK) {
-        config_free(&cfg);
-        return rc;
+    api_note note;
+    trove_err err = api_get(a, target, 0, count, &note);
+    if (err) {
+        rc = cli_error(err);
+    } else {
+        print_lines(note.text, note.len, note.line_start, numbers);
+        api_note_free(&note);
     }
-    char *arg = xstrdup(target);
-    long line = split_line(arg);
-    if (line < 1)
-        line = 1;
-    located loc;
-    rc = locate(&cfg, st, arg, &loc);
-    if (rc == EXIT_OK) {
-        tbuf full = {0};
-        tbuf_printf(&full, "%s/%s", loc.root, loc.rel);
-        FILE *f = fopen(full.data, "rb");
-        if (!f) {
-            fprintf(stderr, "trove: %s: cannot read\n", full.data);
-            rc = EXIT_ERR;
-        } else {
-            char *lbuf = NULL;
-            size_t lcap = 0;
-            ssize_t n;
-            long at = 0;
-            while ((n = getline(&lbuf, &lcap, f)) >= 0 && at < line - 1 + count) {
-                if (++at < line)
-                    continue;
-                if (numbers)
-                    printf("%6ld  ", at);
-                fwrite(lbuf, 1, (size_t)n, stdout);
-                if (n == 0 || lbuf[n - 1] != '\n')
-                    putchar('\n');
-            }
-            free(lbuf);
-            fclose(f);
-        }
-        tbuf_free(&full);
-        located_free(&loc);
-    }
-    free(arg);
-    store_close(st);
-    config_free(&cfg);
+    api_close(a);
     return rc;
 }
 
@@ -270,9 +83,7 @@ int cmd_multi_get(cli *c, int argc, char **argv)
             return EXIT_OK;
         }
         if (cli_opt_value(argc, argv, &i, "--max-bytes", &v)) {
-            char *end;
-            max_bytes = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || max_bytes < 1)
+            if (!cli_opt_positive(v, &max_bytes))
                 return cli_usage("multi-get", "--max-bytes needs a positive number");
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
@@ -286,69 +97,48 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     }
     if (!glob)
         return cli_usage("multi-get", "needs a GLOB");
-    store *st;
-    int rc = cli_open_store(c, 1, &st);
+    api *a;
+    int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, d.path, d.docid, d.title FROM docs d"
-                           " JOIN collections c ON c.id = d.collection_id ORDER BY c.name, d.path",
-                           -1, &s, NULL) != SQLITE_OK) {
-        rc = cli_error(store_fail(st, "listing notes"));
-        store_close(st);
+    api_notes notes;
+    trove_err err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+    if (err) {
+        rc = cli_error(err);
+        api_close(a);
         return rc;
     }
     json_t *arr = json ? json_array() : NULL;
-    size_t matched = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *coll = (const char *)sqlite3_column_text(s, 0);
-        const char *root = (const char *)sqlite3_column_text(s, 1);
-        const char *path = (const char *)sqlite3_column_text(s, 2);
-        tbuf name = {0}, full = {0};
-        tbuf_printf(&name, "%s/%s", coll, path);
-        if (!glob_match(glob, name.data) && !glob_match(glob, path)) {
-            tbuf_free(&name);
-            continue;
-        }
-        matched++;
-        tbuf_printf(&full, "%s/%s", root, path);
-        struct stat sb;
-        int have_stat = stat(full.data, &sb) == 0;
-        int too_big = have_stat && sb.st_size > max_bytes;
-        size_t len = 0;
-        char *text = NULL;
-        if (!too_big)
-            fs_read_file(full.data, have_stat ? (size_t)sb.st_size : 0, &text, &len);
+    for (size_t i = 0; i < notes.n; i++) {
+        const api_note *n = &notes.items[i];
         if (json) {
             char docid[16];
-            snprintf(docid, sizeof docid, "#%s", (const char *)sqlite3_column_text(s, 3));
-            json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "collection", coll, "path", path,
-                                  "docid", docid,
-                                  "title", (const char *)sqlite3_column_text(s, 4));
-            if (text)
-                json_object_set_new(o, "body", json_stringn(text, len));
+            snprintf(docid, sizeof docid, "#%s", n->docid);
+            json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "collection", n->collection,
+                                  "path", n->path, "docid", docid, "title", n->title);
+            if (n->text)
+                json_object_set_new(o, "body", json_stringn(n->text, n->len));
             else
-                json_object_set_new(o, "skipped", json_string(too_big ? "over --max-bytes" : "unreadable"));
+                json_object_set_new(o, "skipped", json_string(n->skipped));
             json_array_append_new(arr, o);
-        } else if (text) {
-            printf("==> %s <==\n%s%s\n", name.data, text, len && text[len - 1] == '\n' ? "" : "\n");
+        } else if (n->text) {
+            printf("==> %s/%s <==\n%s%s\n", n->collection, n->path, n->text,
+                   n->len && n->text[n->len - 1] == '\n' ? "" : "\n");
         } else {
-            printf("==> %s <== skipped: %s\n\n", name.data,
-                   too_big ? "larger than --max-bytes" : "cannot read the file");
+            printf("==> %s/%s <== skipped: %s\n\n", n->collection, n->path,
+                   strcmp(n->skipped, "over --max-bytes") == 0 ? "larger than --max-bytes"
+                                                              : n->skipped);
         }
-        free(text);
-        tbuf_free(&name);
-        tbuf_free(&full);
     }
-    sqlite3_finalize(s);
     if (json) {
         json_dumpf(arr, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(arr);
     }
-    if (!matched)
+    if (!notes.n)
         fprintf(stderr, "trove: no indexed note matches %s\n", glob);
-    store_close(st);
+    api_notes_free(&notes);
+    api_close(a);
     return EXIT_OK;
 }
 
@@ -361,79 +151,25 @@ int cmd_ls(cli *c, int argc, char **argv)
         }
         return cli_usage("ls", "takes at most one COLLECTION[/PREFIX]");
     }
-    store *st;
-    int rc = cli_open_store(c, 1, &st);
+    api *a;
+    int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    sqlite3_stmt *s;
-    if (argc == 1) {
-        sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, count(d.id) FROM collections c"
-                           " LEFT JOIN docs d ON d.collection_id = c.id GROUP BY c.id ORDER BY c.name",
-                           -1, &s, NULL);
-        while (sqlite3_step(s) == SQLITE_ROW)
-            printf("%s/\t%lld notes\t%s\n", sqlite3_column_text(s, 0),
-                   (long long)sqlite3_column_int64(s, 2), sqlite3_column_text(s, 1));
-        sqlite3_finalize(s);
-        store_close(st);
-        return EXIT_OK;
+    api_listing l;
+    trove_err err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+    if (err) {
+        rc = cli_error(err);
+    } else {
+        for (size_t i = 0; i < l.n_collections; i++)
+            printf("%s/\t%lld notes\t%s\n", l.collections[i].name,
+                   (long long)l.collections[i].n_docs, l.collections[i].root);
+        for (size_t i = 0; i < l.n_docs; i++)
+            printf("#%s  %s/%s  %s\n", l.docs[i].docid, l.docs[i].collection, l.docs[i].path,
+                   l.docs[i].title);
+        api_listing_free(&l);
     }
-    char *arg = xstrdup(argv[1]);
-    char *slash = strchr(arg, '/');
-    tbuf prefix_buf = {0};
-    if (slash) {
-        *slash = '\0';
-        tbuf_puts(&prefix_buf, slash + 1);
-        while (prefix_buf.len && prefix_buf.data[prefix_buf.len - 1] == '/')
-            prefix_buf.data[--prefix_buf.len] = '\0';
-        if (prefix_buf.len)
-            tbuf_putc(&prefix_buf, '/');   /* a folder: match at a segment boundary */
-    }
-    const char *prefix = tbuf_cstr(&prefix_buf);
-    sqlite3_prepare_v2(store_db(st), "SELECT d.docid, d.path, d.title, c.id FROM collections c"
-                       " LEFT JOIN docs d ON d.collection_id = c.id AND substr(d.path, 1, length(?2)) = ?2"
-                       " WHERE c.name = ?1 ORDER BY d.path", -1, &s, NULL);
-    sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, prefix, -1, SQLITE_STATIC);
-    int found_collection = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        found_collection = 1;
-        if (sqlite3_column_type(s, 0) != SQLITE_NULL)
-            printf("#%s  %s/%s  %s\n", sqlite3_column_text(s, 0), arg, sqlite3_column_text(s, 1),
-                   sqlite3_column_text(s, 2));
-    }
-    sqlite3_finalize(s);
-    if (!found_collection) {
-        fprintf(stderr, "trove: no collection named '%s' in the index (see `trove ls`)\n", arg);
-        rc = EXIT_ERR;
-    }
-    free(arg);
-    tbuf_free(&prefix_buf);
-    store_close(st);
+    api_close(a);
     return rc;
-}
-
-#define LINK_TO_FILE                                                                        \
-    "lower(target) NOT LIKE '%.md' AND instr(replace(target, rtrim(target,"                 \
-    " replace(target, '/', '')), ''), '.') > 0"
-
-static long long query_int(store *st, const char *sql, const char *arg)
-{
-    sqlite3_stmt *s;
-    long long v = 0;
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) == SQLITE_OK) {
-        if (arg)
-            sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            v = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-    }
-    return v;
-}
-
-static long long file_size(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
 }
 
 int cmd_status(cli *c, int argc, char **argv)
@@ -446,69 +182,46 @@ int cmd_status(cli *c, int argc, char **argv)
         }
         return cli_usage("status", "takes no arguments");
     }
-    config cfg;
-    int rc = cli_load_config(&cfg);
+    api *a;
+    int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
-    printf("config: %s\nindex:  %s", cfg.file, c->index_path);
-    store *st = NULL;
-    struct stat sb;
-    if (stat(c->index_path, &sb) != 0) {
+    api_status s;
+    trove_err err = api_status_get(a, &s);
+    api_close(a);
+    if (err)
+        return cli_error(err);
+    printf("config: %s\nindex:  %s", s.config_file, s.index_path);
+    if (!s.index_exists) {
         printf(" (not created yet: run `trove update`)\n");
-    } else if ((rc = cli_open_store(c, 1, &st)) != EXIT_OK) {
-        config_free(&cfg);
-        return rc;
     } else {
-        tbuf wal = {0};
-        tbuf_printf(&wal, "%s-wal", c->index_path);
-        long long bytes = file_size(c->index_path) + file_size(wal.data);
-        tbuf_free(&wal);
-        printf(" (%.1f MiB)\n", (double)bytes / (1024.0 * 1024.0));
-        long long last = query_int(st, "SELECT value FROM meta WHERE key = 'last_update'", NULL);
-        if (last) {
+        printf(" (%.1f MiB)\n", (double)s.index_bytes / (1024.0 * 1024.0));
+        if (s.last_update) {
             char when[64];
-            time_t t = (time_t)last;
+            time_t t = (time_t)s.last_update;
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
             printf("last update: %s\n", when);
         }
-        /* Embeds of images and other files never resolve to a note; count
-         * them apart so dangling note links stand out. A target whose last
-         * segment has an extension other than .md is such a file. */
         printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
-               query_int(st, "SELECT count(*) FROM docs", NULL),
-               query_int(st, "SELECT count(*) FROM chunks", NULL),
-               query_int(st, "SELECT count(*) FROM links", NULL),
-               query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL AND NOT"
-                             " (" LINK_TO_FILE ")", NULL),
-               query_int(st, "SELECT count(*) FROM links WHERE dst_doc IS NULL AND"
-                             " (" LINK_TO_FILE ")", NULL));
+               (long long)s.counts.docs, (long long)s.counts.chunks, (long long)s.counts.links,
+               (long long)s.counts.dangling, (long long)s.counts.to_files);
     }
-    if (cfg.n_collections == 0)
+    if (s.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
-    int stale = 0;
-    for (size_t i = 0; i < cfg.n_collections; i++) {
-        const config_collection *col = &cfg.collections[i];
-        long long notes = st ? query_int(st, "SELECT count(*) FROM docs d JOIN collections c ON"
-                                             " c.id = d.collection_id WHERE c.name = ?", col->name) : 0;
-        printf("\n%s  %s\n  notes indexed: %lld\n", col->name, col->path, notes);
-        if (!st)
+    for (size_t i = 0; i < s.n_collections; i++) {
+        const api_status_collection *sc = &s.collections[i];
+        printf("\n%s  %s\n  notes indexed: %lld\n", sc->name, sc->path, (long long)sc->notes);
+        if (sc->problem) {
+            printf("  warning: %s\n", sc->problem);
+        } else if (!sc->fresh_known) {
             continue;
-        index_freshness fr;
-        trove_err err = index_check_freshness(st, col, &fr);
-        if (err) {
-            printf("  warning: %s\n", trove_errmsg());
-            continue;
-        }
-        if (fr.added || fr.changed || fr.deleted) {
-            stale = 1;
+        } else if (sc->fresh.added || sc->fresh.changed || sc->fresh.deleted) {
             printf("  since last update: %zu new, %zu changed, %zu deleted (run `trove update`)\n",
-                   fr.added, fr.changed, fr.deleted);
+                   sc->fresh.added, sc->fresh.changed, sc->fresh.deleted);
         } else {
-            printf("  up to date (%zu files)\n", fr.files);
+            printf("  up to date (%zu files)\n", sc->fresh.files);
         }
     }
-    (void)stale;
-    store_close(st);
-    config_free(&cfg);
+    api_status_free(&s);
     return EXIT_OK;
 }

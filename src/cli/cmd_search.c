@@ -1,5 +1,4 @@
 /* trove search QUERY [options] */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "search/search.h"
 #include "util/buf.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 static const char search_help[] =
     "usage: trove search QUERY... [options]\n"
@@ -28,7 +28,7 @@ static const char search_help[] =
     "  --explain             per-channel ranks and scores\n";
 
 typedef struct search_args {
-    search_opts so;
+    api_search_opts ao;
     out_opts oo;
     tbuf query;
     const char **collections;
@@ -39,11 +39,7 @@ typedef struct search_args {
 
 static int parse_double(const char *v, double *out)
 {
-    char *end;
-    if (!v || !*v)
-        return 0;
-    *out = strtod(v, &end);
-    return *end == '\0' && isfinite(*out);
+    return str_to_double(v, out);
 }
 
 static void add_tags(search_args *a, const char *v)
@@ -102,7 +98,7 @@ static int parse_args(search_args *a, int argc, char **argv)
         if (matched_format)
             continue;
         if (strcmp(arg, "--all") == 0) {
-            a->so.limit = 0;
+            a->ao.search.limit = 0;
         } else if (strcmp(arg, "--full") == 0) {
             a->oo.full = 1;
         } else if (strcmp(arg, "--line-numbers") == 0) {
@@ -110,11 +106,10 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (strcmp(arg, "--explain") == 0) {
             a->oo.explain = 1;
         } else if (cli_opt_value(argc, argv, &i, "-n", &v)) {
-            char *end;
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || n < 1)
+            long n;
+            if (!cli_opt_positive(v, &n))
                 return cli_usage("search", "-n needs a positive number");
-            a->so.limit = (size_t)n;
+            a->ao.search.limit = (size_t)n;
         } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
                    cli_opt_value(argc, argv, &i, "--collection", &v)) {
             if (!v)
@@ -123,27 +118,27 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
             if (!v)
                 return cli_usage("search", "--folder needs a path prefix");
-            a->so.folder = v;
+            a->ao.search.folder = v;
         } else if (cli_opt_value(argc, argv, &i, "--tags", &v) ||
                    cli_opt_value(argc, argv, &i, "--tag", &v)) {
             if (!v)
                 return cli_usage("search", "--tags needs a tag");
             add_tags(a, v);
         } else if (cli_opt_value(argc, argv, &i, "--min-score", &v)) {
-            if (!parse_double(v, &a->so.min_score))
+            if (!parse_double(v, &a->ao.search.min_score))
                 return cli_usage("search", "--min-score needs a number");
         } else if (cli_opt_value(argc, argv, &i, "--title-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage("search", "--title-weight needs a number >= 0");
-            a->so.weights[SEARCH_CH_TITLE] = d;
+            a->ao.search.weights[SEARCH_CH_TITLE] = d;
         } else if (cli_opt_value(argc, argv, &i, "--bm25-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage("search", "--bm25-weight needs a number >= 0");
-            a->so.weights[SEARCH_CH_BM25] = d;
+            a->ao.search.weights[SEARCH_CH_BM25] = d;
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage("search", "--graph-weight needs a number >= 0");
-            a->so.weights[SEARCH_CH_GRAPH] = d;
+            a->ao.search.weights[SEARCH_CH_GRAPH] = d;
         } else if (arg[1] == '-') {
             return cli_usage("search", "unknown option %s", arg);
         } else {
@@ -153,45 +148,30 @@ static int parse_args(search_args *a, int argc, char **argv)
     return -1;
 }
 
-/* Collections named with -c must exist: a typo should not look like "no results". */
-static int check_collections(const search_args *a, const config *cfg)
-{
-    for (size_t i = 0; i < a->n_collections; i++) {
-        if (!config_find_collection(cfg, a->collections[i])) {
-            fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n",
-                    a->collections[i]);
-            return EXIT_ERR;
-        }
-    }
-    return EXIT_OK;
-}
-
 int cmd_search(cli *c, int argc, char **argv)
 {
     search_args a = {0};
-    search_opts_init(&a.so);
+    api_search_opts_init(&a.ao);
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
     int rc = parse_args(&a, argc, argv);
-    config cfg = {0};
-    store *st = NULL;
+    api *api = NULL;
     if (rc >= 0)
         goto out;
     if (a.query.len == 0) {
         rc = cli_usage("search", "needs a QUERY");
         goto out;
     }
-    a.so.query = a.query.data;
-    a.so.collections = a.collections;
-    a.so.n_collections = a.n_collections;
-    a.so.tags = (const char *const *)a.tags;
-    a.so.n_tags = a.n_tags;
-    if ((rc = cli_load_config(&cfg)) != EXIT_OK || (rc = check_collections(&a, &cfg)) != EXIT_OK)
-        goto out;
-    if ((rc = cli_open_store(c, 1, &st)) != EXIT_OK)
+    a.ao.search.query = a.query.data;
+    a.ao.search.collections = a.collections;
+    a.ao.search.n_collections = a.n_collections;
+    a.ao.search.tags = (const char *const *)a.tags;
+    a.ao.search.n_tags = a.n_tags;
+    a.ao.with_body = a.oo.full;
+    if ((rc = cli_open_api(c, &api)) != EXIT_OK)
         goto out;
     search_results res;
-    trove_err err = search_run(st, &cfg, &a.so, &res);
+    trove_err err = api_search(api, &a.ao, &res);
     if (err) {
         rc = cli_error(err);
         goto out;
@@ -200,8 +180,7 @@ int cmd_search(cli *c, int argc, char **argv)
     search_results_free(&res);
     rc = EXIT_OK;
 out:
-    store_close(st);
-    config_free(&cfg);
+    api_close(api);
     for (size_t i = 0; i < a.n_tags; i++)
         free(a.tags[i]);
     free(a.tags);

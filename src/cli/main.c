@@ -1,4 +1,5 @@
 /* trove — local-first hybrid search for markdown knowledge bases. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/str.h"
 
 #define TROVE_VERSION "0.1.0"
 
@@ -66,6 +68,17 @@ int cli_open_store(cli *c, int readonly, store **out)
 {
     trove_err rc = store_open(c->index_path, readonly, out);
     return rc ? cli_error(rc) : EXIT_OK;
+}
+
+int cli_open_api(cli *c, api **out)
+{
+    trove_err rc = api_open(c->index_path, out);
+    return rc ? cli_error(rc) : EXIT_OK;
+}
+
+int cli_opt_positive(const char *value, long *out)
+{
+    return str_to_long(value, 1, LONG_MAX, out);
 }
 
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value)

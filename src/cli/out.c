@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "util/buf.h"
-#include "util/fsutil.h"
 #include "util/mem.h"
 
 #define C_RESET "\033[0m"
@@ -21,14 +20,11 @@ static char *full_path(const search_result *r)
     return tbuf_detach(&b);
 }
 
+/* The whole note, read by api_search (with_body) under the collection rule;
+ * NULL when it could not be read. Caller frees. */
 static char *note_text(const search_result *r)
 {
-    char *path = full_path(r);
-    size_t len;
-    char *text = NULL;
-    fs_read_file(path, 0, &text, &len);
-    free(path);
-    return text;
+    return r->body ? xstrndup(r->body, r->body_len) : NULL;
 }
 
 /* Snippet without the match marks. */

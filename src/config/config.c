@@ -14,18 +14,7 @@
 
 char *config_dir(void)
 {
-    const char *env = getenv("TROVE_CONFIG_DIR");
-    if (env && *env)
-        return xstrdup(env);
-    tbuf b = {0};
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    if (xdg && *xdg) {
-        tbuf_printf(&b, "%s/trove", xdg);
-    } else {
-        const char *home = getenv("HOME");
-        tbuf_printf(&b, "%s/.config/trove", home && *home ? home : ".");
-    }
-    return tbuf_detach(&b);
+    return fs_xdg_path("TROVE_CONFIG_DIR", "XDG_CONFIG_HOME", ".config", "trove");
 }
 
 /* ---- reading --------------------------------------------------------- */

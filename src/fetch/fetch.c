@@ -14,10 +14,10 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/mem.h"
 #include "util/sha256.h"
 
@@ -168,13 +168,6 @@ void fetch_format_progress(char *buf, size_t cap, const char *label, int64_t don
 
 /* ---- one transfer ---------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct xfer {
     CURL *h;
     int fd;
@@ -228,7 +221,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *ud)
 
 static double rate_of(const xfer *x, int64_t done, int final)
 {
-    double dt = now_s() - x->t0;
+    double dt = clock_seconds() - x->t0;
     (void)final;
     return dt > 0.001 ? (double)(done - x->session0) / dt : 0;
 }
@@ -239,7 +232,7 @@ static void draw(xfer *x, int final)
         return;
     int64_t done = x->offset + x->written;
     int64_t total = x->total >= 0 ? x->total : x->expect;
-    double t = now_s();
+    double t = clock_seconds();
     int show;
     if (x->o->tty) {
         show = final || t - x->last_draw >= 0.1;
@@ -579,7 +572,7 @@ trove_err fetch_file(const char *url, const char *dest, const fetch_opts *o)
         tbuf_free(&part);
         return fail_hand(TROVE_ENOMEM, url, dest, "curl_easy_init failed");
     }
-    x.t0 = now_s();
+    x.t0 = clock_seconds();
     x.session0 = x.offset;
     x.last_decile = x.expect > 0 ? (int)(x.offset * 10 / x.expect) : 0;
     x.last_shown = -1;
@@ -601,7 +594,7 @@ trove_err fetch_file(const char *url, const char *dest, const fetch_opts *o)
             if (ftruncate(x.fd, 0) == 0) {
                 x.offset = 0;
                 x.session0 = 0;
-                x.t0 = now_s();
+                x.t0 = clock_seconds();
                 x.last_decile = 0;
                 continue;
             }

@@ -1,18 +1,24 @@
 #include "index/indexer.h"
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "fs/walk.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
+
+void index_opts_init(index_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_file_bytes = INDEX_DEFAULT_MAX_FILE_BYTES;
+    o->chunk = CHUNK_OPTS_DEFAULT;
+}
 
 /* One file found by the walk. */
 typedef struct found {
@@ -239,29 +245,6 @@ static trove_err remove_unseen(run *r)
     return TROVE_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void draw_progress(const run *r, size_t done, double *last)
-{
-    double t = now_seconds();
-    if (done != r->n_files && t - *last < 0.1)
-        return;
-    *last = t;
-    int width = 30, filled = r->n_files ? (int)(width * done / r->n_files) : width;
-    fprintf(stderr, "\r%-12.12s [", r->coll->name);
-    for (int i = 0; i < width; i++)
-        fputc(i < filled ? '#' : ' ', stderr);
-    fprintf(stderr, "] %zu/%zu", done, r->n_files);
-    if (done == r->n_files)
-        fputs("\r\033[K", stderr);
-    fflush(stderr);
-}
-
 static void run_free(run *r)
 {
     for (size_t i = 0; i < r->n_files; i++)
@@ -315,14 +298,13 @@ trove_err index_collection(store *st, const config_collection *coll, const index
     if (rc == TROVE_OK)
         rc = scan(&r);
     stats->files = r.n_files;
-    double last = 0;
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         if (opts->interrupted && *opts->interrupted)
             rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
         else
             rc = process_file(&r, &r.files[i]);
         if (opts->progress)
-            draw_progress(&r, i + 1, &last);
+            opts->progress(opts->progress_ctx, coll->name, i + 1, r.n_files);
     }
     if (rc == TROVE_OK && opts->interrupted && *opts->interrupted)
         rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
@@ -330,20 +312,6 @@ trove_err index_collection(store *st, const config_collection *coll, const index
         rc = remove_unseen(&r);
     run_free(&r);
     return rc;
-}
-
-static int64_t collection_id(store *st, const char *name)
-{
-    sqlite3_stmt *s;
-    int64_t id = -1;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT id FROM collections WHERE name = ?", -1, &s, NULL)
-        == SQLITE_OK) {
-        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            id = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-    }
-    return id;
 }
 
 trove_err index_check_freshness(store *st, const config_collection *coll, index_freshness *out)
@@ -355,8 +323,13 @@ trove_err index_check_freshness(store *st, const config_collection *coll, index_
     trove_err rc = check_root(coll);
     if (rc)
         return rc;
-    r.collection_id = collection_id(st, coll->name);
-    rc = scan(&r);
+    rc = store_collection_id(st, coll->name, &r.collection_id);
+    if (rc == TROVE_ENOENT) {
+        r.collection_id = -1;     /* not indexed yet: every file is new */
+        rc = TROVE_OK;
+    }
+    if (rc == TROVE_OK)
+        rc = scan(&r);
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
@@ -375,4 +348,96 @@ trove_err index_check_freshness(store *st, const config_collection *coll, index_
     out->files = r.n_files;
     run_free(&r);
     return rc;
+}
+
+/* ---- a whole update ---- */
+
+/* Collections in the index that the config no longer lists are dropped. */
+static trove_err drop_orphans(store *st, const config *cfg, size_t *dropped)
+{
+    store_collection_row *rows;
+    size_t n;
+    trove_err rc = store_collections(st, &rows, &n);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        if (config_find_collection(cfg, rows[i].name))
+            continue;
+        rc = store_collection_delete(st, rows[i].name);
+        (*dropped)++;
+    }
+    store_collections_free(rows, n);
+    return rc;
+}
+
+static int selected(const char *const *names, size_t n, const char *name)
+{
+    if (n == 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static trove_err update_all(store *st, const config *cfg, const char *const *names, size_t n_names,
+                            const index_opts *opts, index_update_result *out)
+{
+    trove_err rc = TROVE_OK;
+    if (n_names == 0) {
+        rc = drop_orphans(st, cfg, &out->dropped);
+        out->changed |= out->dropped > 0;
+    }
+    out->collections = xcalloc(cfg->n_collections ? cfg->n_collections : 1,
+                               sizeof *out->collections);
+    for (size_t i = 0; rc == TROVE_OK && i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        if (!selected(names, n_names, col->name))
+            continue;
+        index_update_collection *uc = &out->collections[out->n_collections++];
+        uc->name = xstrdup(col->name);
+        double t0 = clock_seconds();
+        rc = index_collection(st, col, opts, &uc->stats);
+        uc->seconds = clock_seconds() - t0;
+        if (rc == TROVE_ENOENT) {
+            uc->missing = xstrdup(trove_errmsg());
+            rc = TROVE_OK;
+            continue;
+        }
+        const index_stats *s = &uc->stats;
+        out->changed |= s->added || s->updated || s->renamed || s->removed;
+    }
+    if (rc == TROVE_OK && out->changed)
+        rc = store_links_resolve(st);
+    if (rc == TROVE_OK)
+        rc = store_mark_updated(st);
+    return rc;
+}
+
+trove_err index_update(store *st, const config *cfg, const char *const *names, size_t n_names,
+                       const index_opts *opts, index_update_result *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n_names; i++)
+        if (!config_find_collection(cfg, names[i]))
+            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
+                              "list`)", names[i]);
+    trove_err rc = store_begin(st);
+    if (rc == TROVE_OK)
+        rc = update_all(st, cfg, names, n_names, opts, out);
+    if (rc == TROVE_OK)
+        rc = store_commit(st);
+    if (rc) {
+        store_rollback(st);
+        index_update_result_free(out);
+    }
+    return rc;
+}
+
+void index_update_result_free(index_update_result *r)
+{
+    for (size_t i = 0; i < r->n_collections; i++) {
+        free(r->collections[i].name);
+        free(r->collections[i].missing);
+    }
+    free(r->collections);
+    memset(r, 0, sizeof *r);
 }

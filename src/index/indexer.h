@@ -21,11 +21,17 @@
 typedef struct index_opts {
     size_t max_file_bytes;       /* larger files are skipped with a warning */
     chunk_opts chunk;
-    int progress;                /* draw a progress bar on stderr */
+    /* Called after each file (done of total) of a collection; NULL: none.
+     * The indexer prints nothing itself: front ends draw what they like. */
+    void (*progress)(void *ctx, const char *collection, size_t done, size_t total);
+    void *progress_ctx;
     void (*warn)(void *ctx, const char *message);
     void *warn_ctx;
     volatile sig_atomic_t *interrupted;  /* checked between files */
 } index_opts;
+
+/* Defaults: 16 MiB file cap, default chunking, no callbacks. */
+void index_opts_init(index_opts *o);
 
 #define INDEX_DEFAULT_MAX_FILE_BYTES (16u << 20)
 
@@ -45,5 +51,32 @@ typedef struct index_freshness {
 
 trove_err index_check_freshness(store *st, const config_collection *coll,
                                 index_freshness *out);
+
+/* ---- a whole `trove update` ---- */
+
+typedef struct index_update_collection {
+    char *name;
+    index_stats stats;
+    double seconds;
+    char *missing;       /* folder gone or not a folder: why (notes kept); else NULL */
+} index_update_collection;
+
+typedef struct index_update_result {
+    index_update_collection *collections;   /* in config order */
+    size_t n_collections;
+    size_t dropped;      /* collections removed from the index, no longer configured */
+    int changed;         /* anything added, changed, renamed or removed */
+} index_update_result;
+
+/* Bring the index in line with the config in one transaction: drop the
+ * collections the config no longer lists (only when `names` is empty),
+ * index each selected collection (all when n_names is 0; every name must be
+ * configured), resolve links when anything changed, and record the time of
+ * the update. A collection whose folder is missing is reported in the
+ * result, not an error. On error (TROVE_EINTR when interrupted) the
+ * transaction is rolled back and the index is unchanged. */
+trove_err index_update(store *st, const config *cfg, const char *const *names, size_t n_names,
+                       const index_opts *opts, index_update_result *out);
+void index_update_result_free(index_update_result *r);
 
 #endif

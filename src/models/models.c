@@ -111,15 +111,7 @@ int64_t models_entry_size(const models_entry *e)
 
 char *models_dir(void)
 {
-    tbuf b = {0};
-    const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && *xdg) {
-        tbuf_printf(&b, "%s/trove/models", xdg);
-    } else {
-        const char *home = getenv("HOME");
-        tbuf_printf(&b, "%s/.local/share/trove/models", home && *home ? home : ".");
-    }
-    return tbuf_detach(&b);
+    return fs_xdg_path(NULL, "XDG_DATA_HOME", ".local/share", "trove/models");
 }
 
 char *models_entry_path(const models_entry *e)

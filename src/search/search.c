@@ -700,11 +700,10 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     cand_set cs = {0};
     /* One read transaction for every statement below: otherwise SQLite takes
      * and drops its locks and re-checks the WAL files per statement. */
-    sqlite3_exec(store_db(st), "BEGIN", NULL, NULL, NULL);
+    trove_err rc = store_read_begin(st);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
-    trove_err rc = TROVE_OK;
-    if (q.fts) {
+    if (rc == TROVE_OK && q.fts) {
         if (o->weights[SEARCH_CH_BM25] > 0 || o->weights[SEARCH_CH_TITLE] <= 0)
             rc = channel_bm25(st, q.fts, &f, depth, &cs);
         if (rc == TROVE_OK && o->weights[SEARCH_CH_TITLE] > 0)
@@ -727,7 +726,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         }
         snip_terms_free(&terms);
     }
-    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
+    store_read_end(st);
     free(cs.items);
     free(cs.slots);
     filter_free(&f);
@@ -749,6 +748,7 @@ void search_results_free(search_results *r)
             free(x->heading_path[j]);
         free(x->heading_path);
         free(x->snippet);
+        free(x->body);
         free(x->context);
         for (size_t j = 0; j < x->n_tags; j++)
             free(x->tags[j]);

@@ -67,6 +67,9 @@ typedef struct search_result {
     size_t n_tags;
     int in_degree;
     search_channel_hit channel[SEARCH_N_CHANNELS];
+    char *body;          /* whole note from disk when the caller asked (api_search
+                            with_body), else NULL; freed with the results */
+    size_t body_len;
 } search_result;
 
 typedef struct search_results {

@@ -80,18 +80,7 @@ static const char schema_sql[] =
 
 char *store_default_path(void)
 {
-    const char *env = getenv("TROVE_INDEX");
-    if (env && *env)
-        return xstrdup(env);
-    tbuf b = {0};
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) {
-        tbuf_printf(&b, "%s/trove/index.db", xdg);
-    } else {
-        const char *home = getenv("HOME");
-        tbuf_printf(&b, "%s/.cache/trove/index.db", home && *home ? home : ".");
-    }
-    return tbuf_detach(&b);
+    return fs_xdg_path("TROVE_INDEX", "XDG_CACHE_HOME", ".cache", "trove/index.db");
 }
 
 trove_err store_fail(store *st, const char *what)
@@ -259,6 +248,17 @@ trove_err store_commit(store *st)
 void store_rollback(store *st)
 {
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+trove_err store_read_begin(store *st)
+{
+    return store_exec(st, "BEGIN");
+}
+
+void store_read_end(store *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }
 
 static sqlite3_stmt *stmt(store *st, int which)

@@ -1,11 +1,15 @@
-/* store — the SQLite index: schema, transactions, and every write.
+/* store — the SQLite index: schema, transactions, every write and every
+ * read outside search.
  *
  * One store wraps one sqlite3 connection in WAL mode with a busy timeout, the
  * "trove" FTS5 tokenizer registered, and the schema created or checked (see
  * docs/schema.md). The indexer writes through store_doc_insert() and friends
- * inside store_begin()/store_commit(); the search module reads with its own
- * SQL through store_db(). Strings passed in are copied by SQLite; rows handed
- * out are owned by the caller and freed with the matching *_free(). */
+ * inside store_begin()/store_commit(); front ends read through the functions
+ * under "reads" (via api/); only the search module runs its own SQL, through
+ * store_db(), inside store_read_begin()/store_read_end(). Strings passed in
+ * are copied by SQLite; rows handed out are owned by the caller and freed
+ * with the matching *_free(). A damaged file reads as TROVE_ECORRUPT with a
+ * detail naming the file and the fix, from every function. */
 #ifndef TROVE_STORE_H
 #define TROVE_STORE_H
 
@@ -30,12 +34,17 @@ char *store_default_path(void);
  * is damaged is TROVE_ECORRUPT; a lock held too long is TROVE_EBUSY. */
 trove_err store_open(const char *path, int readonly, store **out);
 void store_close(store *st);
+/* The raw connection: for search/ (its own SQL) and tests only. */
 struct sqlite3 *store_db(store *st);
 const char *store_path(const store *st);
 
 trove_err store_begin(store *st);     /* BEGIN IMMEDIATE */
 trove_err store_commit(store *st);
 void store_rollback(store *st);
+/* A read snapshot: every statement between the two sees the same index, and
+ * SQLite takes its locks once instead of per statement. */
+trove_err store_read_begin(store *st);
+void store_read_end(store *st);
 
 /* Run one SQL statement with no result rows; error detail names the SQL. */
 trove_err store_exec(store *st, const char *sql);
@@ -80,6 +89,61 @@ trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime
  * name, then alias/title; case-insensitive; same collection first, then the
  * shortest path) and recompute each note's in-degree. */
 trove_err store_links_resolve(store *st);
+
+/* ---- reads ---- */
+
+typedef struct store_collection_row {
+    int64_t id;
+    char *name;
+    char *root;
+    int64_t n_docs;
+} store_collection_row;
+
+/* Every collection in the index with its number of notes, sorted by name. */
+trove_err store_collections(store *st, store_collection_row **out, size_t *n);
+void store_collections_free(store_collection_row *rows, size_t n);
+/* Id of the collection `name`; TROVE_ENOENT when the index has none. */
+trove_err store_collection_id(store *st, const char *name, int64_t *id);
+
+/* One indexed note as the readers list it. */
+typedef struct store_doc {
+    int64_t id;
+    char docid[9];
+    char *collection;
+    char *root;          /* collection folder, as indexed */
+    char *path;          /* relative to root */
+    char *title;
+    int64_t size, mtime_ns;
+    int n_lines;
+    int in_degree;
+} store_doc;
+
+/* Notes whose docid starts with `prefix` (at most `limit`). */
+trove_err store_docs_by_docid(store *st, const char *prefix, size_t limit, store_doc **out,
+                              size_t *n);
+/* Notes whose relative path is exactly `path`, in any collection. */
+trove_err store_docs_by_path(store *st, const char *path, size_t limit, store_doc **out, size_t *n);
+/* Notes of `collection` (NULL: all) whose path starts with `prefix` (NULL or
+ * "": all), ordered by collection name and path. */
+trove_err store_docs_list(store *st, const char *collection, const char *prefix, store_doc **out,
+                          size_t *n);
+void store_docs_free(store_doc *docs, size_t n);
+
+typedef struct store_counts {
+    int64_t docs, chunks, links;
+    int64_t dangling;        /* unresolved links to notes */
+    int64_t to_files;        /* unresolved links to other files (images, PDFs) */
+} store_counts;
+
+trove_err store_counts_get(store *st, store_counts *out);
+
+/* meta key/value: *value is NULL when the key is absent (caller frees). */
+trove_err store_meta_get(store *st, const char *key, char **value);
+trove_err store_meta_set(store *st, const char *key, const char *value);
+/* Record now (Unix seconds) as the time of the last update. */
+trove_err store_mark_updated(store *st);
+/* Unix seconds of the last update, 0 if never. */
+trove_err store_last_update(store *st, int64_t *when);
 
 /* Short stable document id: 8 hex digits of a hash of "collection/path". */
 void store_docid(const char *collection, const char *path, char out[9]);

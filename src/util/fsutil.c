@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "util/mem.h"
 
 int fs_mkdir_p(const char *dir)
@@ -40,11 +42,9 @@ int fs_mkdir_parents(const char *path)
     return rc;
 }
 
-trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len)
+/* Read all of fd (closed here) into *out. */
+static trove_err read_fd(int fd, const char *path, size_t size_hint, char **out, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
     size_t cap = size_hint ? size_hint + 1 : 4096, n = 0;
     char *buf = xmalloc(cap + 1);
     for (;;) {
@@ -70,4 +70,91 @@ trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *l
     *out = buf;
     *len = n;
     return TROVE_OK;
+}
+
+trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s: %s", path, strerror(errno));
+    return read_fd(fd, path, size_hint, out, len);
+}
+
+char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *home_sub,
+                  const char *leaf)
+{
+    const char *env = override_env ? getenv(override_env) : NULL;
+    if (env && *env)
+        return xstrdup(env);
+    tbuf b = {0};
+    const char *xdg = getenv(xdg_env);
+    if (xdg && *xdg) {
+        tbuf_printf(&b, "%s/%s", xdg, leaf);
+    } else {
+        const char *home = getenv("HOME");
+        tbuf_printf(&b, "%s/%s/%s", home && *home ? home : ".", home_sub, leaf);
+    }
+    return tbuf_detach(&b);
+}
+
+/* 1 when the real path `real` is `root` itself or below it. */
+static int path_within(const char *real, const char *root)
+{
+    size_t rl = strlen(root);
+    if (rl == 1 && root[0] == '/')
+        return 1;
+    return strncmp(real, root, rl) == 0 && (real[rl] == '/' || real[rl] == '\0');
+}
+
+trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out)
+{
+    if (real_out)
+        *real_out = NULL;
+    tbuf full = {0};
+    tbuf_printf(&full, "%s/%s", root, rel);
+    char real[PATH_MAX], root_real[PATH_MAX];
+    struct stat sb;
+    trove_err rc = TROVE_OK;
+    if (!realpath(full.data, real)) {
+        rc = trove_fail(TROVE_ENOENT, "%s: %s", full.data,
+                        errno == ENOENT ? "no such file" : strerror(errno));
+    } else if (!realpath(root, root_real) || !path_within(real, root_real)) {
+        rc = trove_fail(TROVE_EACCES, "%s: refused, its real path %s lies outside the collection "
+                        "folder %s", full.data, real, root);
+    } else if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        rc = trove_fail(TROVE_EINVAL, "%s: not a file", full.data);
+    } else {
+        if (real_out)
+            *real_out = xstrdup(real);
+        if (sb_out)
+            *sb_out = sb;
+    }
+    tbuf_free(&full);
+    return rc;
+}
+
+trove_err fs_read_inside(const char *root, const char *rel, size_t max_bytes, char **out,
+                         size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    char *real;
+    struct stat sb;
+    trove_err rc = fs_resolve_inside(root, rel, &real, &sb);
+    if (rc)
+        return rc;
+    if (max_bytes && (size_t)sb.st_size > max_bytes) {
+        rc = trove_fail(TROVE_ERANGE, "%s/%s: %lld bytes, over the %zu-byte limit", root, rel,
+                        (long long)sb.st_size, max_bytes);
+    } else {
+        int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            rc = trove_fail(errno == EACCES ? TROVE_EACCES : TROVE_EIO, "%s/%s: %s", root, rel,
+                            strerror(errno));
+        } else {
+            rc = read_fd(fd, real, (size_t)sb.st_size, out, len);
+        }
+    }
+    free(real);
+    return rc;
 }

@@ -3,6 +3,7 @@
 #define TROVE_FSUTIL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "util/err.h"
 
@@ -16,5 +17,25 @@ int fs_mkdir_parents(const char *path);
  * `size_hint` (e.g. from stat) sizes the first allocation; 0 is fine.
  * Errors name the path: TROVE_EACCES or TROVE_EIO. */
 trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len);
+
+/* The one rule for every reader of a collection's files: ROOT/REL resolved
+ * to its real path (every symlink followed) must be a regular file that lies
+ * inside the real path of ROOT. On success *real_out (caller frees; may be
+ * NULL) and *sb_out (may be NULL) describe the file. Errors, with a detail
+ * naming ROOT/REL: TROVE_ENOENT (no such file), TROVE_EINVAL (not a regular
+ * file), TROVE_EACCES (the real path leads outside ROOT). */
+trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out);
+
+/* fs_resolve_inside(), then read the file (opened without following a
+ * symlink swapped in since). max_bytes > 0: a larger file is TROVE_ERANGE. */
+trove_err fs_read_inside(const char *root, const char *rel, size_t max_bytes, char **out,
+                         size_t *len);
+
+/* A per-user path: $OVERRIDE_ENV if set and non-empty, else
+ * $XDG_ENV/LEAF, else $HOME/HOME_SUB/LEAF (HOME unset: "./HOME_SUB/LEAF").
+ * E.g. ("TROVE_INDEX", "XDG_CACHE_HOME", ".cache", "trove/index.db").
+ * override_env may be NULL. Caller frees. */
+char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *home_sub,
+                  const char *leaf);
 
 #endif

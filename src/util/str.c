@@ -1,5 +1,7 @@
 #include "util/str.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -92,4 +94,29 @@ size_t str_utf8_invalid_at(const char *s, size_t len)
         i += (size_t)n;
     }
     return (size_t)-1;
+}
+
+int str_to_long(const char *s, long min, long max, long *out)
+{
+    if (!s || !*s || *s == ' ' || *s == '\t' || *s == '+')
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int str_to_double(const char *s, double *out)
+{
+    if (!s || !*s || *s == ' ' || *s == '\t')
+        return 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
 }

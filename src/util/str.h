@@ -22,6 +22,14 @@ int str_ends_with(const char *s, const char *suffix);
 /* Offset of the first invalid UTF-8 sequence, or (size_t)-1 if valid. */
 size_t str_utf8_invalid_at(const char *s, size_t len);
 
+/* Parse a whole decimal integer in [min, max] (no sign games, no trailing
+ * bytes, no overflow): 1 and *out set, or 0. The one number parser of
+ * command-line options. */
+int str_to_long(const char *s, long min, long max, long *out);
+
+/* Parse a whole finite floating-point number: 1 and *out set, or 0. */
+int str_to_double(const char *s, double *out);
+
 /* 64-bit content hash (xxh3). */
 uint64_t str_hash(const void *data, size_t len);
 

@@ -1,0 +1,513 @@
+#include "api/api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/walk.h"
+#include "util/buf.h"
+#include "util/fsutil.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+struct api {
+    config cfg;
+    char *index_path;
+    store *rd;          /* read-only connection, opened by api_reader() */
+};
+
+/* ---- handle ---- */
+
+trove_err api_open_config(const char *index_path, config *cfg, api **out)
+{
+    api *a = xcalloc(1, sizeof *a);
+    a->cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    a->index_path = index_path ? xstrdup(index_path) : store_default_path();
+    *out = a;
+    return TROVE_OK;
+}
+
+trove_err api_open(const char *index_path, api **out)
+{
+    *out = NULL;
+    config cfg;
+    trove_err rc = config_load(&cfg);
+    if (rc)
+        return rc;
+    return api_open_config(index_path, &cfg, out);
+}
+
+void api_close(api *a)
+{
+    if (!a)
+        return;
+    store_close(a->rd);
+    config_free(&a->cfg);
+    free(a->index_path);
+    free(a);
+}
+
+const config *api_config(const api *a)
+{
+    return &a->cfg;
+}
+
+const char *api_index_path(const api *a)
+{
+    return a->index_path;
+}
+
+int api_index_exists(const api *a)
+{
+    struct stat sb;
+    return stat(a->index_path, &sb) == 0;
+}
+
+trove_err api_reader(api *a, store **st)
+{
+    if (!a->rd) {
+        trove_err rc = store_open(a->index_path, 1, &a->rd);
+        if (rc)
+            return rc;
+    }
+    *st = a->rd;
+    return TROVE_OK;
+}
+
+/* The reader when an index exists; *st NULL (and TROVE_OK) when none does. */
+static trove_err reader_if_any(api *a, store **st)
+{
+    *st = NULL;
+    return api_index_exists(a) ? api_reader(a, st) : TROVE_OK;
+}
+
+/* ---- search ---- */
+
+void api_search_opts_init(api_search_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    search_opts_init(&o->search);
+}
+
+trove_err api_search(api *a, const api_search_opts *o, search_results *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < o->search.n_collections; i++)
+        if (!config_find_collection(&a->cfg, o->search.collections[i]))
+            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
+                              "list`)", o->search.collections[i]);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc == TROVE_OK)
+        rc = search_run(st, &a->cfg, &o->search, out);
+    for (size_t i = 0; rc == TROVE_OK && o->with_body && i < out->n; i++) {
+        search_result *r = &out->items[i];
+        /* A note that went away or now leads outside its collection has no
+         * body; the result itself still stands. */
+        if (fs_read_inside(r->root, r->path, 0, &r->body, &r->body_len) != TROVE_OK) {
+            r->body = NULL;
+            r->body_len = 0;
+        }
+    }
+    return rc;
+}
+
+/* ---- get ---- */
+
+void api_note_free(api_note *n)
+{
+    free(n->collection);
+    free(n->root);
+    free(n->path);
+    free(n->title);
+    free(n->text);
+    memset(n, 0, sizeof *n);
+}
+
+static void note_from_doc(api_note *n, const store_doc *d)
+{
+    memcpy(n->docid, d->docid, sizeof n->docid);
+    n->collection = xstrdup(d->collection);
+    n->root = xstrdup(d->root);
+    n->path = xstrdup(d->path);
+    n->title = xstrdup(d->title);
+}
+
+static trove_err locate_docid(api *a, const char *prefix, api_note *out)
+{
+    size_t len = strlen(prefix);
+    int hex = len >= 4 && len <= 8;
+    for (size_t i = 0; hex && i < len; i++)
+        hex = isxdigit((unsigned char)prefix[i]) != 0;
+    if (!hex)
+        return trove_fail(TROVE_EINVAL, "'#%s': a docid is 4 to 8 hex digits (ids are shown by "
+                          "`trove search`)", prefix);
+    char low[9];
+    for (size_t i = 0; i <= len; i++)
+        low[i] = (char)tolower((unsigned char)prefix[i]);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    store_doc *docs;
+    size_t n;
+    if (rc == TROVE_OK)
+        rc = store_docs_by_docid(st, low, 5, &docs, &n);
+    if (rc)
+        return rc;
+    if (n == 1) {
+        note_from_doc(out, &docs[0]);
+    } else if (n == 0) {
+        rc = trove_fail(TROVE_ENOENT, "no note with docid #%s (ids are shown by `trove search`)",
+                        low);
+    } else {
+        tbuf b = {0};
+        for (size_t i = 0; i < n; i++)
+            tbuf_printf(&b, "%s%s/%s", i ? ", " : "", docs[i].collection, docs[i].path);
+        rc = trove_fail(TROVE_EINVAL, "docid #%s is ambiguous: %s%s; give more digits", low, b.data,
+                        n == 5 ? ", ..." : "");
+        tbuf_free(&b);
+    }
+    store_docs_free(docs, n);
+    return rc;
+}
+
+static void set_location(api_note *out, const char *collection, const char *root, const char *rel)
+{
+    out->collection = xstrdup(collection);
+    out->root = xstrdup(root);
+    out->path = xstrdup(rel);
+}
+
+/* "COLLECTION/REL" for a configured collection. */
+static int locate_named(const config *cfg, const char *ref, api_note *out)
+{
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        size_t nl = strlen(col->name);
+        if (strncmp(ref, col->name, nl) == 0 && ref[nl] == '/') {
+            set_location(out, col->name, col->path, ref + nl + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A path on disk inside a collection folder. */
+static int locate_on_disk(const config *cfg, const char *ref, api_note *out)
+{
+    char abs[PATH_MAX];
+    if (!realpath(ref, abs))
+        return 0;
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        size_t rl = strlen(col->path);
+        if (strncmp(abs, col->path, rl) == 0 && abs[rl] == '/') {
+            set_location(out, col->name, col->path, abs + rl + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Fill docid and title when the located note is indexed. */
+static trove_err add_index_facts(store *st, api_note *out)
+{
+    store_doc *docs;
+    size_t n;
+    trove_err rc = store_docs_by_path(st, out->path, 0, &docs, &n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(docs[i].collection, out->collection) == 0) {
+            memcpy(out->docid, docs[i].docid, sizeof out->docid);
+            out->title = xstrdup(docs[i].title);
+        }
+    }
+    store_docs_free(docs, n);
+    return TROVE_OK;
+}
+
+static trove_err locate(api *a, const char *ref, api_note *out)
+{
+    if (ref[0] == '#')
+        return locate_docid(a, ref + 1, out);
+    store *st;
+    trove_err rc = reader_if_any(a, &st);
+    if (rc)
+        return rc;
+    if (!locate_named(&a->cfg, ref, out)) {
+        store_doc *docs = NULL;
+        size_t n = 0;
+        if (st && (rc = store_docs_by_path(st, ref, 2, &docs, &n)) != TROVE_OK)
+            return rc;
+        if (n == 1)
+            set_location(out, docs[0].collection, docs[0].root, docs[0].path);
+        store_docs_free(docs, n);
+        if (n != 1 && !locate_on_disk(&a->cfg, ref, out))
+            return trove_fail(TROVE_ENOENT, "%s: not found in any collection (use COLLECTION/PATH, "
+                              "a path inside a collection folder, or #DOCID)", ref);
+    }
+    return st ? add_index_facts(st, out) : TROVE_OK;
+}
+
+/* Split "REF:LINE" (LINE all digits) into a copy of REF and LINE (0: none). */
+static char *split_line(const char *ref, long *line)
+{
+    char *copy = xstrdup(ref);
+    *line = 0;
+    char *colon = strrchr(copy, ':');
+    long v;
+    if (colon && str_to_long(colon + 1, 0, LONG_MAX, &v) && isdigit((unsigned char)colon[1])) {
+        *colon = '\0';
+        *line = v;
+    }
+    return copy;
+}
+
+/* Keep lines [from, from + count) of note->text (count 0: all). */
+static void select_lines(api_note *n, long from, long count)
+{
+    const char *p = n->text, *end = n->text + n->len;
+    long line = 1, total = 0;
+    const char *start = NULL, *stop = NULL;
+    for (const char *q = p; q < end;) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        const char *next = nl ? nl + 1 : end;
+        total++;
+        if (line == from)
+            start = q;
+        if (start && !stop && count && line == from + count - 1)
+            stop = next;
+        line++;
+        q = next;
+    }
+    n->n_lines = total;
+    n->line_start = from;
+    if (!start) {
+        n->len = 0;
+        n->text[0] = '\0';
+        n->line_end = from - 1;
+        return;
+    }
+    if (!stop)
+        stop = end;
+    n->line_end = count && from + count - 1 < total ? from + count - 1 : total;
+    n->len = (size_t)(stop - start);
+    memmove(n->text, start, n->len);
+    n->text[n->len] = '\0';
+}
+
+trove_err api_get(api *a, const char *ref, long line, long count, api_note *out)
+{
+    memset(out, 0, sizeof *out);
+    long ref_line;
+    char *target = split_line(ref, &ref_line);
+    if (line < 1)
+        line = ref_line > 0 ? ref_line : 1;
+    trove_err rc = locate(a, target, out);
+    if (rc == TROVE_OK) {
+        rc = fs_read_inside(out->root, out->path, 0, &out->text, &out->len);
+        if (rc == TROVE_EINVAL)
+            rc = trove_fail(TROVE_EINVAL, "%s/%s: not a file (use `trove ls %s` for a folder)",
+                            out->root, out->path, target);
+    }
+    if (rc == TROVE_OK)
+        select_lines(out, line, count < 0 ? 0 : count);
+    else
+        api_note_free(out);
+    free(target);
+    return rc;
+}
+
+/* ---- multi-get ---- */
+
+void api_notes_free(api_notes *n)
+{
+    for (size_t i = 0; i < n->n; i++)
+        api_note_free(&n->items[i]);
+    free(n->items);
+    memset(n, 0, sizeof *n);
+}
+
+trove_err api_multi_get(api *a, const char *glob, size_t max_bytes, api_notes *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    store_doc *docs;
+    size_t n;
+    trove_err rc = api_reader(a, &st);
+    if (rc == TROVE_OK)
+        rc = store_docs_list(st, NULL, NULL, &docs, &n);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    tbuf name = {0};
+    for (size_t i = 0; i < n; i++) {
+        const store_doc *d = &docs[i];
+        tbuf_reset(&name);
+        tbuf_printf(&name, "%s/%s", d->collection, d->path);
+        if (!glob_match(glob, name.data) && !glob_match(glob, d->path))
+            continue;
+        xgrow(&out->items, &cap, out->n + 1, sizeof *out->items);
+        api_note *note = &out->items[out->n++];
+        memset(note, 0, sizeof *note);
+        note_from_doc(note, d);
+        trove_err e = fs_read_inside(d->root, d->path, max_bytes, &note->text, &note->len);
+        if (e == TROVE_ERANGE)
+            note->skipped = "over --max-bytes";
+        else if (e == TROVE_EACCES)
+            note->skipped = "outside the collection";
+        else if (e)
+            note->skipped = "unreadable";
+    }
+    tbuf_free(&name);
+    store_docs_free(docs, n);
+    return TROVE_OK;
+}
+
+/* ---- ls ---- */
+
+void api_listing_free(api_listing *l)
+{
+    store_collections_free(l->collections, l->n_collections);
+    store_docs_free(l->docs, l->n_docs);
+    memset(l, 0, sizeof *l);
+}
+
+trove_err api_ls(api *a, const char *target, api_listing *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc)
+        return rc;
+    if (!target)
+        return store_collections(st, &out->collections, &out->n_collections);
+    char *coll = xstrdup(target);
+    char *slash = strchr(coll, '/');
+    tbuf prefix = {0};
+    if (slash) {
+        *slash = '\0';
+        tbuf_puts(&prefix, slash + 1);
+        while (prefix.len && prefix.data[prefix.len - 1] == '/')
+            prefix.data[--prefix.len] = '\0';
+        if (prefix.len)
+            tbuf_putc(&prefix, '/');   /* a folder: match at a segment boundary */
+    }
+    int64_t id;
+    rc = store_collection_id(st, coll, &id);
+    if (rc == TROVE_ENOENT)
+        rc = trove_fail(TROVE_ENOENT, "no collection named '%s' in the index (see `trove ls`)", coll);
+    if (rc == TROVE_OK)
+        rc = store_docs_list(st, coll, tbuf_cstr(&prefix), &out->docs, &out->n_docs);
+    tbuf_free(&prefix);
+    free(coll);
+    return rc;
+}
+
+/* ---- status ---- */
+
+static int64_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+void api_status_free(api_status *s)
+{
+    free(s->config_file);
+    free(s->index_path);
+    for (size_t i = 0; i < s->n_collections; i++) {
+        free(s->collections[i].name);
+        free(s->collections[i].path);
+        free(s->collections[i].problem);
+    }
+    free(s->collections);
+    memset(s, 0, sizeof *s);
+}
+
+static trove_err status_collection(store *st, const config_collection *col,
+                                   api_status_collection *sc)
+{
+    sc->name = xstrdup(col->name);
+    sc->path = xstrdup(col->path);
+    if (!st)
+        return TROVE_OK;
+    store_doc *docs;
+    size_t n;
+    trove_err rc = store_docs_list(st, col->name, NULL, &docs, &n);
+    if (rc)
+        return rc;
+    sc->notes = (int64_t)n;
+    store_docs_free(docs, n);
+    rc = index_check_freshness(st, col, &sc->fresh);
+    if (rc == TROVE_ENOENT) {
+        sc->problem = xstrdup(trove_errmsg());
+        return TROVE_OK;
+    }
+    sc->fresh_known = rc == TROVE_OK;
+    return rc;
+}
+
+trove_err api_status_get(api *a, api_status *out)
+{
+    memset(out, 0, sizeof *out);
+    out->config_file = xstrdup(a->cfg.file ? a->cfg.file : "");
+    out->index_path = xstrdup(a->index_path);
+    out->index_exists = api_index_exists(a);
+    store *st = NULL;
+    trove_err rc = reader_if_any(a, &st);
+    if (rc == TROVE_OK && st) {
+        tbuf wal = {0};
+        tbuf_printf(&wal, "%s-wal", a->index_path);
+        out->index_bytes = file_size(a->index_path) + file_size(wal.data);
+        tbuf_free(&wal);
+        rc = store_read_begin(st);
+        if (rc == TROVE_OK)
+            rc = store_last_update(st, &out->last_update);
+        if (rc == TROVE_OK)
+            rc = store_counts_get(st, &out->counts);
+    }
+    out->collections = xcalloc(a->cfg.n_collections ? a->cfg.n_collections : 1,
+                               sizeof *out->collections);
+    for (size_t i = 0; rc == TROVE_OK && i < a->cfg.n_collections; i++) {
+        rc = status_collection(st, &a->cfg.collections[i], &out->collections[i]);
+        out->n_collections++;
+    }
+    if (st)
+        store_read_end(st);
+    if (rc)
+        api_status_free(out);
+    return rc;
+}
+
+/* ---- update ---- */
+
+void api_update_opts_init(api_update_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    index_opts_init(&o->index);
+}
+
+trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (a->cfg.n_collections == 0)
+        return trove_fail(TROVE_ENOENT, "no collections to index; add one with `trove collection "
+                          "add PATH`");
+    for (size_t i = 0; i < o->n_collections; i++)
+        if (!config_find_collection(&a->cfg, o->collections[i]))
+            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
+                              "list`)", o->collections[i]);
+    store *st;
+    trove_err rc = store_open(a->index_path, 0, &st);
+    if (rc)
+        return rc;
+    rc = index_update(st, &a->cfg, o->collections, o->n_collections, &o->index, out);
+    store_close(st);
+    return rc;
+}

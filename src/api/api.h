@@ -1,0 +1,153 @@
+/* api — the one read/update API under every front end (CLI, daemon, MCP).
+ *
+ * An api handle holds the loaded config and, opened on first use, a
+ * read-only connection to the index. Each function answers one request
+ * (search, get, multi-get, ls, status, update, check) with a plain result
+ * struct: no printing, no FILE*, no exit codes. Front ends parse their input,
+ * call these, and render the result; errors come back as trove_err with a
+ * trove_fail() detail that is already the sentence to show the user.
+ *
+ * Ownership: every result struct is filled by its function and released
+ * with the matching *_free(); all strings in it are owned by it. Pointers to
+ * the config (api_config) stay valid until api_close(). One handle is used
+ * by one thread at a time.
+ *
+ * Reading files: every note text handed out (get, multi-get, search bodies)
+ * is read through fs_read_inside(), so a path whose real location lies
+ * outside its collection's folder is never read. */
+#ifndef TROVE_API_H
+#define TROVE_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "index/indexer.h"
+#include "search/search.h"
+#include "store/store.h"
+#include "util/err.h"
+
+typedef struct api api;
+
+/* Load the config (from config_dir()) and remember the index path (NULL:
+ * store_default_path()). The index is not opened yet. */
+trove_err api_open(const char *index_path, api **out);
+/* The same with a config the handle takes over (tests, daemons that load
+ * their own); *cfg is zeroed. */
+trove_err api_open_config(const char *index_path, config *cfg, api **out);
+void api_close(api *a);
+
+const config *api_config(const api *a);
+const char *api_index_path(const api *a);
+/* 1 when the index file exists (whether or not it is healthy). */
+int api_index_exists(const api *a);
+/* The read-only store, opened on first call: TROVE_ENOENT (with the "run
+ * `trove update`" hint) when there is no index, TROVE_ECORRUPT when it is
+ * damaged. Borrowed; valid until api_close(). */
+trove_err api_reader(api *a, store **st);
+
+/* ---- search ---- */
+
+typedef struct api_search_opts {
+    search_opts search;   /* search_opts_init() defaults, then the query */
+    int with_body;        /* read each result's whole note into body/body_len */
+} api_search_opts;
+
+void api_search_opts_init(api_search_opts *o);
+/* Every collection named in o->search.collections must be configured
+ * (TROVE_ENOENT otherwise: a typo must not look like "no results"). */
+trove_err api_search(api *a, const api_search_opts *o, search_results *out);
+
+/* ---- notes: get, multi-get ---- */
+
+typedef struct api_note {
+    char docid[9];        /* "" when the note is not in the index */
+    char *collection;
+    char *root;           /* collection folder */
+    char *path;           /* relative to root */
+    char *title;          /* NULL when the note is not in the index */
+    char *text;           /* the bytes asked for; NULL when skipped */
+    size_t len;
+    long line_start;      /* get: first line in text (1-based) */
+    long line_end;        /* get: last line in text; line_start - 1 when none */
+    long n_lines;         /* get: lines in the whole file */
+    const char *skipped;  /* multi-get: why text is NULL (static string), else NULL */
+} api_note;
+
+void api_note_free(api_note *n);
+
+/* REF is "COLLECTION/PATH", an indexed relative PATH, a path on disk inside a
+ * collection, or "#DOCID" (at least 4 hex digits), each optionally followed
+ * by ":LINE". Lines [LINE, LINE + count) are returned (count 0: to the end);
+ * `line` > 0 overrides a ":LINE" in REF. Errors: TROVE_ENOENT (no such note
+ * or file), TROVE_EINVAL (ambiguous or short docid, a folder),
+ * TROVE_EACCES (the real path lies outside the collection). */
+trove_err api_get(api *a, const char *ref, long line, long count, api_note *out);
+
+typedef struct api_notes {
+    api_note *items;
+    size_t n;
+} api_notes;
+
+void api_notes_free(api_notes *n);
+
+/* Every indexed note whose "COLLECTION/PATH" or PATH matches GLOB, in
+ * collection and path order, whole text included when the file holds at
+ * most max_bytes (else `skipped` says why). No match is not an error. */
+trove_err api_multi_get(api *a, const char *glob, size_t max_bytes, api_notes *out);
+
+/* ---- ls ---- */
+
+typedef struct api_listing {
+    /* target NULL: every collection with its note count */
+    store_collection_row *collections;
+    size_t n_collections;
+    /* target "COLLECTION[/PREFIX]": its notes under PREFIX (a folder) */
+    store_doc *docs;
+    size_t n_docs;
+} api_listing;
+
+/* TROVE_ENOENT when the index has no such collection. */
+trove_err api_ls(api *a, const char *target, api_listing *out);
+void api_listing_free(api_listing *l);
+
+/* ---- status ---- */
+
+typedef struct api_status_collection {
+    char *name;
+    char *path;
+    int64_t notes;            /* indexed notes */
+    int fresh_known;          /* freshness was checked (index exists, folder there) */
+    index_freshness fresh;    /* by (size, mtime) since the last update */
+    char *problem;            /* why freshness is unknown (folder missing), else NULL */
+} api_status_collection;
+
+typedef struct api_status {
+    char *config_file;
+    char *index_path;
+    int index_exists;
+    int64_t index_bytes;      /* index file + its WAL */
+    int64_t last_update;      /* Unix seconds, 0 when never */
+    store_counts counts;
+    api_status_collection *collections;   /* in config order */
+    size_t n_collections;
+} api_status;
+
+trove_err api_status_get(api *a, api_status *out);
+void api_status_free(api_status *s);
+
+/* ---- update ---- */
+
+typedef struct api_update_opts {
+    const char *const *collections;   /* names to update; n_collections 0: all */
+    size_t n_collections;
+    index_opts index;                 /* index_opts_init() defaults + callbacks */
+} api_update_opts;
+
+void api_update_opts_init(api_update_opts *o);
+/* index_update() on a read-write connection of its own (the reader, if
+ * open, sees the result on its next read). TROVE_ENOENT when the config has
+ * no collections or a named one is not configured. */
+trove_err api_update(api *a, const api_update_opts *o, index_update_result *out);
+
+#endif
