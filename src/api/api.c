@@ -71,7 +71,7 @@ int api_index_exists(const api *a)
 trove_err api_reader(api *a, store **st)
 {
     if (!a->rd) {
-        trove_err rc = store_open(a->index_path, 1, &a->rd);
+        trove_err rc = store_open(a->index_path, STORE_READONLY, &a->rd);
         if (rc)
             return rc;
     }
@@ -378,6 +378,25 @@ void api_listing_free(api_listing *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Drop notes whose file now leads outside its collection (a symlink swapped
+ * in since the last update): a listing names only what get may read. */
+static void keep_inside(api_listing *l)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < l->n_docs; i++) {
+        store_doc *d = &l->docs[i];
+        if (fs_path_inside(d->root, d->path, NULL) == TROVE_EACCES) {
+            free(d->collection);
+            free(d->root);
+            free(d->path);
+            free(d->title);
+            continue;
+        }
+        l->docs[kept++] = *d;
+    }
+    l->n_docs = kept;
+}
+
 trove_err api_ls(api *a, const char *target, api_listing *out)
 {
     memset(out, 0, sizeof *out);
@@ -404,6 +423,8 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
         rc = trove_fail(TROVE_ENOENT, "no collection named '%s' in the index (see `trove ls`)", coll);
     if (rc == TROVE_OK)
         rc = store_docs_list(st, coll, tbuf_cstr(&prefix), &out->docs, &out->n_docs);
+    if (rc == TROVE_OK)
+        keep_inside(out);
     tbuf_free(&prefix);
     free(coll);
     return rc;
@@ -430,7 +451,7 @@ void api_status_free(api_status *s)
     memset(s, 0, sizeof *s);
 }
 
-static trove_err status_collection(store *st, const config_collection *col,
+static trove_err status_collection(store *st, const config *cfg, const config_collection *col,
                                    api_status_collection *sc)
 {
     sc->name = xstrdup(col->name);
@@ -444,7 +465,7 @@ static trove_err status_collection(store *st, const config_collection *col,
         return rc;
     sc->notes = (int64_t)n;
     store_docs_free(docs, n);
-    rc = index_check_freshness(st, col, &sc->fresh);
+    rc = index_check_freshness(st, cfg, col, &sc->fresh);
     if (rc == TROVE_ENOENT) {
         sc->problem = xstrdup(trove_errmsg());
         return TROVE_OK;
@@ -475,7 +496,7 @@ trove_err api_status_get(api *a, api_status *out)
     out->collections = xcalloc(a->cfg.n_collections ? a->cfg.n_collections : 1,
                                sizeof *out->collections);
     for (size_t i = 0; rc == TROVE_OK && i < a->cfg.n_collections; i++) {
-        rc = status_collection(st, &a->cfg.collections[i], &out->collections[i]);
+        rc = status_collection(st, &a->cfg, &a->cfg.collections[i], &out->collections[i]);
         out->n_collections++;
     }
     if (st)
@@ -486,6 +507,36 @@ trove_err api_status_get(api *a, api_status *out)
 }
 
 /* ---- update ---- */
+
+/* Index every collection into a fresh file beside the index, then swap it
+ * in: a damaged index is never read, and an interrupted rebuild leaves the
+ * old file as it was. */
+static trove_err rebuild(api *a, const api_update_opts *o, index_update_result *out)
+{
+    if (o->n_collections)
+        return trove_fail(TROVE_EUSAGE, "--rebuild indexes every collection; name none");
+    char *tmp;
+    trove_err rc = store_rebuild_begin(a->index_path, &tmp);
+    if (rc)
+        return rc;
+    store *st;
+    rc = store_open(tmp, 0, &st);
+    if (rc == TROVE_OK) {
+        rc = index_update(st, &a->cfg, NULL, 0, &o->index, out);
+        store_close(st);
+    }
+    if (rc == TROVE_OK) {
+        store_close(a->rd);   /* the reader would keep the old file */
+        a->rd = NULL;
+        rc = store_rebuild_finish(tmp, a->index_path);
+        if (rc)
+            index_update_result_free(out);
+    } else {
+        store_rebuild_abort(tmp);
+    }
+    free(tmp);
+    return rc;
+}
 
 void api_update_opts_init(api_update_opts *o)
 {
@@ -503,11 +554,33 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
         if (!config_find_collection(&a->cfg, o->collections[i]))
             return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
                               "list`)", o->collections[i]);
+    if (o->rebuild)
+        return rebuild(a, o, out);
     store *st;
     trove_err rc = store_open(a->index_path, 0, &st);
     if (rc)
         return rc;
     rc = index_update(st, &a->cfg, o->collections, o->n_collections, &o->index, out);
+    store_close(st);
+    return rc;
+}
+
+void api_check_result_free(api_check_result *r)
+{
+    store_problems_free(r->problems, r->n);
+    memset(r, 0, sizeof *r);
+}
+
+trove_err api_check(api *a, api_check_result *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    trove_err rc = store_open(a->index_path, STORE_READONLY | STORE_NOVERIFY, &st);
+    if (rc)
+        return rc;
+    rc = store_check(st, &out->problems, &out->n);
+    if (rc == TROVE_OK && store_counts_get(st, &out->counts) != TROVE_OK)
+        memset(&out->counts, 0, sizeof out->counts);
     store_close(st);
     return rc;
 }

@@ -142,6 +142,9 @@ typedef struct api_update_opts {
     const char *const *collections;   /* names to update; n_collections 0: all */
     size_t n_collections;
     index_opts index;                 /* index_opts_init() defaults + callbacks */
+    int rebuild;      /* index everything into a fresh file that then replaces
+                         the old one (damaged or not) in one rename; all
+                         collections, and the old file is kept on failure */
 } api_update_opts;
 
 void api_update_opts_init(api_update_opts *o);
@@ -149,5 +152,19 @@ void api_update_opts_init(api_update_opts *o);
  * open, sees the result on its next read). TROVE_ENOENT when the config has
  * no collections or a named one is not configured. */
 trove_err api_update(api *a, const api_update_opts *o, index_update_result *out);
+
+/* ---- check ---- */
+
+typedef struct api_check_result {
+    char **problems;     /* one line each; n == 0: healthy */
+    size_t n;
+    store_counts counts; /* when they could be read */
+} api_check_result;
+
+/* store_check() on a connection of its own that skips the open-time check,
+ * so the problems are listed rather than refused. TROVE_ENOENT without an
+ * index; TROVE_ECORRUPT when the file cannot be read as an index at all. */
+trove_err api_check(api *a, api_check_result *out);
+void api_check_result_free(api_check_result *r);
 
 #endif

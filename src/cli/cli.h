@@ -45,6 +45,7 @@ int cmd_get(cli *c, int argc, char **argv);
 int cmd_multi_get(cli *c, int argc, char **argv);
 int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
+int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
 /* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
 int cmd_model_manage(cli *c, int argc, char **argv);

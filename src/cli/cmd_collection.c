@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -25,6 +26,29 @@ static int valid_name(const char *name)
         if (*p < 0x20)
             return 0;
     return 1;
+}
+
+/* A folder inside another collection, or holding one, would index the
+ * same notes twice: refuse it and say which collection is in the way. */
+static int check_nesting(const config *cfg, const char *abs)
+{
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        const char *rel = fs_path_below(col->path, abs);
+        if (rel) {
+            fprintf(stderr, "trove: %s is inside collection '%s' (%s), which already indexes its "
+                            "notes; not added (search it with `trove search -c %s --folder %s`)\n",
+                    abs, col->name, col->path, col->name, rel);
+            return EXIT_ERR;
+        }
+        if (fs_path_below(abs, col->path)) {
+            fprintf(stderr, "trove: %s contains collection '%s' (%s), whose notes would be "
+                            "indexed twice; not added (remove it first with `trove collection "
+                            "remove %s`)\n", abs, col->name, col->path, col->name);
+            return EXIT_ERR;
+        }
+    }
+    return EXIT_OK;
 }
 
 static int collection_add(int argc, char **argv)
@@ -93,6 +117,8 @@ static int collection_add(int argc, char **argv)
     } else if (same) {
         fprintf(stderr, "trove: %s is already collection '%s'\n", abs, same->name);
         rc = EXIT_ERR;
+    } else if ((rc = check_nesting(&cfg, abs)) != EXIT_OK) {
+        /* refused: its notes would be indexed twice */
     } else {
         config_add_collection(&cfg, name, abs, masks, n_masks, excludes, n_excludes);
         trove_err err = config_save(&cfg);

@@ -21,7 +21,7 @@ static const char search_help[] =
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
-    "  --graph-weight F      RRF weight of the link in-degree channel (default 0.3)\n"
+    "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
@@ -138,7 +138,7 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
                 return cli_usage("search", "--graph-weight needs a number >= 0");
-            a->ao.search.weights[SEARCH_CH_GRAPH] = d;
+            a->ao.search.graph_weight = d;
         } else if (arg[1] == '-') {
             return cli_usage("search", "unknown option %s", arg);
         } else {

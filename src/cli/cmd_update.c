@@ -1,4 +1,4 @@
-/* trove update [COLLECTION ...] */
+/* trove update [--rebuild] [COLLECTION ...], trove check */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "cli/cli.h"
 #include "util/clock.h"
+#include "util/mem.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -63,19 +64,37 @@ static void print_result(const index_update_result *res, size_t warnings)
 
 int cmd_update(cli *c, int argc, char **argv)
 {
+    const char **names = xcalloc((size_t)argc, sizeof *names);
+    size_t n_names = 0;
+    int rebuild = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: trove update [COLLECTION ...]\n"
-                   "Index new and changed notes and drop deleted ones, in one transaction.\n");
+            printf("usage: trove update [--rebuild] [COLLECTION ...]\n"
+                   "Index new and changed notes and drop deleted ones, in one transaction.\n"
+                   "  --rebuild   index everything into a fresh file that replaces the index\n"
+                   "              (the fix for a damaged index; the old file stays on failure)\n");
+            free(names);
             return EXIT_OK;
         }
-        if (argv[i][0] == '-')
+        if (strcmp(argv[i], "--rebuild") == 0) {
+            rebuild = 1;
+        } else if (argv[i][0] == '-') {
+            free(names);
             return cli_usage("update", "unknown option %s", argv[i]);
+        } else {
+            names[n_names++] = argv[i];
+        }
+    }
+    if (rebuild && n_names) {
+        free(names);
+        return cli_usage("update", "--rebuild indexes every collection; name none");
     }
     api *a;
     int rc = cli_open_api(c, &a);
-    if (rc)
+    if (rc) {
+        free(names);
         return rc;
+    }
     struct sigaction sa = {.sa_handler = on_sigint};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -84,8 +103,9 @@ int cmd_update(cli *c, int argc, char **argv)
     double last_draw = 0;
     api_update_opts o;
     api_update_opts_init(&o);
-    o.collections = (const char *const *)argv + 1;
-    o.n_collections = (size_t)argc - 1;
+    o.collections = names;
+    o.n_collections = n_names;
+    o.rebuild = rebuild;
     o.index.warn = print_warning;
     o.index.warn_ctx = &warnings;
     if (c->stderr_tty) {
@@ -96,6 +116,7 @@ int cmd_update(cli *c, int argc, char **argv)
     index_update_result res;
     trove_err err = api_update(a, &o, &res);
     api_close(a);
+    free(names);
     if (err == TROVE_EINTR) {
         fprintf(stderr, "\ntrove: interrupted; the index is unchanged\n");
         return 130;
@@ -103,9 +124,46 @@ int cmd_update(cli *c, int argc, char **argv)
     if (err)
         return cli_error(err);
     print_result(&res, warnings);
+    if (rebuild)
+        printf("rebuilt the index %s\n", c->index_path);
     int missing = 0;
     for (size_t i = 0; i < res.n_collections; i++)
         missing |= res.collections[i].missing != NULL;
     index_update_result_free(&res);
     return missing ? EXIT_ERR : EXIT_OK;
+}
+
+int cmd_check(cli *c, int argc, char **argv)
+{
+    if (argc > 1) {
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+            printf("usage: trove check\n"
+                   "SQLite's integrity check and trove's own invariants on the index; exit 1\n"
+                   "with one line per problem.\n");
+            return EXIT_OK;
+        }
+        return cli_usage("check", "takes no arguments");
+    }
+    api *a;
+    int rc = cli_open_api(c, &a);
+    if (rc)
+        return rc;
+    api_check_result res;
+    trove_err err = api_check(a, &res);
+    api_close(a);
+    if (err)
+        return cli_error(err);
+    for (size_t i = 0; i < res.n; i++)
+        printf("problem: %s\n", res.problems[i]);
+    if (res.n) {
+        fprintf(stderr, "trove: %s: %zu problem(s); rebuild the index with `trove update "
+                        "--rebuild`\n", c->index_path, res.n);
+        rc = EXIT_ERR;
+    } else {
+        printf("%s: ok (%lld notes, %lld chunks, %lld links)\n", c->index_path,
+               (long long)res.counts.docs, (long long)res.counts.chunks,
+               (long long)res.counts.links);
+    }
+    api_check_result_free(&res);
+    return rc;
 }

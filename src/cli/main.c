@@ -26,6 +26,7 @@ static const command commands[] = {
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
+    {"check", cmd_check, "check the index for damage and broken invariants"},
     {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
 };
 

@@ -74,13 +74,14 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
         else
             fprintf(f, "%s -  ", search_channel_names[ch]);
     }
-    fprintf(f, "in-degree %d%s\n", r->in_degree, o->color ? C_RESET : "");
+    fprintf(f, "graph x%.3f  in-degree %d  lang %s%s\n", r->prior, r->in_degree,
+            *r->lang ? r->lang : "-", o->color ? C_RESET : "");
 }
 
 static void out_text(FILE *f, const search_results *res, const out_opts *o)
 {
     if (o->explain && res->fts)
-        fprintf(f, "fts: %s\n", res->fts);
+        fprintf(f, "fts: %s\nlang: %s\n", res->fts, *res->lang ? res->lang : "-");
     if (res->n == 0) {
         fprintf(f, "no results\n");
         return;
@@ -142,6 +143,7 @@ static json_t *result_json(const search_result *r, const out_opts *o)
                             "line_start", r->line_start, "line_end", r->line_end,
                             "start_byte", (json_int_t)r->start_byte, "end_byte", (json_int_t)r->end_byte,
                             "score", r->score, "snippet", snippet, "context", context, "tags", tags);
+    json_object_set_new(obj, "lang", json_string(r->lang));
     free(file);
     free(snippet);
     if (o->full) {
@@ -157,6 +159,7 @@ static json_t *result_json(const search_result *r, const out_opts *o)
                                 h->rank ? json_pack("{s:i, s:f}", "rank", h->rank, "score", h->score)
                                         : json_null());
         }
+        json_object_set_new(ex, "graph", json_real(r->prior));
         json_object_set_new(ex, "in_degree", json_integer(r->in_degree));
         json_object_set_new(obj, "explain", ex);
     }
@@ -169,8 +172,10 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
     for (size_t i = 0; i < res->n; i++)
         json_array_append_new(results, result_json(&res->items[i], o));
     json_t *root = json_pack("{s:s, s:o}", "query", query, "results", results);
-    if (o->explain)
+    if (o->explain) {
         json_object_set_new(root, "fts", res->fts ? json_string(res->fts) : json_null());
+        json_object_set_new(root, "lang", json_string(res->lang));
+    }
     json_dumpf(root, f, JSON_INDENT(2));
     fputc('\n', f);
     json_decref(root);

@@ -5,12 +5,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "embed/kernels/blas.h"
 #include "embed/tokenizers/etok.h"
 #include "embed/formats/gguf.h"
 #include "embed/kernels/kernels.h"
+#include "embed/arch/m2v.h"
 #include "embed/arch/model.h"
 #include "embed/fingerprint.h"
 #include "util/buf.h"
@@ -21,6 +23,7 @@
 #define EMBED_GROUP 64
 
 struct embed_model {
+    m2v *sm;          /* static (model2vec) backend; NULL for GGUF */
     gguf_file *f;
     emodel *m;
     etok *tok;
@@ -87,60 +90,92 @@ static void preset_prompts(const gguf_file *f, const char *arch, const char **q,
     tbuf_free(&id);
 }
 
-embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err)
+/* Size-independent settings of both backends, then the fingerprint. */
+static trove_err finish_open(embed_model *em, const embed_opts *o, const char *const *files,
+                             const char *kind, const char *q, const char *d)
 {
-    embed_opts o = {0};
-    if (opts)
-        o = *opts;
-    trove_err e;
-    embed_model *em = xcalloc(1, sizeof *em);
-    if ((e = blas_load()) || (e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
-        (e = etok_from_gguf(em->f, &em->tok))) {
-        embed_close(em);
-        if (err)
-            *err = e;
-        return NULL;
-    }
-    const emodel_hparams *hp = emodel_hp(em->m);
-    if ((int64_t)etok_n_vocab(em->tok) > hp->n_vocab) {
-        e = trove_fail(TROVE_ECORRUPT, "%s: tokenizer has %zu pieces but token_embd only %lld rows",
-                       path, etok_n_vocab(em->tok), (long long)hp->n_vocab);
-        embed_close(em);
-        if (err)
-            *err = e;
-        return NULL;
-    }
-    em->threads = o.threads;
-    if (em->threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        em->threads = n > 0 ? (int)(n > 64 ? 64 : n) : 1;
-    }
-    em->pool = kpool_new(em->threads);
-    em->threads = kpool_threads(em->pool);
-    em->max_tokens = o.max_tokens > 0 && o.max_tokens < hp->n_ctx ? o.max_tokens : hp->n_ctx;
-    em->dim = o.dim > 0 && o.dim < hp->n_out ? o.dim : hp->n_out;
-    em->normalize = !o.no_normalize;
-    em->pool_type = hp->pool == EMODEL_POOL_NONE ? EMODEL_POOL_MEAN : hp->pool;
-    const char *q, *d;
-    preset_prompts(em->f, hp->arch_name, &q, &d);
-    em->qprompt = xstrdup(o.query_prompt ? o.query_prompt : q);
-    em->dprompt = xstrdup(o.doc_prompt ? o.doc_prompt : d);
+    em->normalize = !o->no_normalize;
+    em->qprompt = xstrdup(o->query_prompt ? o->query_prompt : q);
+    em->dprompt = xstrdup(o->doc_prompt ? o->doc_prompt : d);
     efp *fp = efp_new();
-    if ((e = efp_add_file(fp, path))) {
-        efp_free(fp);
-        embed_close(em);
-        if (err)
-            *err = e;
-        return NULL;
+    for (size_t i = 0; files[i]; i++) {
+        trove_err e = efp_add_file(fp, files[i]);
+        if (e) {
+            efp_free(fp);
+            return e;
+        }
     }
     efp_add_str(fp, em->qprompt);
     efp_add_str(fp, em->dprompt);
     efp_add_i64(fp, em->max_tokens);
     efp_add_i64(fp, em->normalize);
     efp_add_i64(fp, (int64_t)em->pool_type);
-    em->fingerprint = efp_finish(fp, "gguf", em->dim);
+    em->fingerprint = efp_finish(fp, kind, em->dim);
+    return TROVE_OK;
+}
+
+static trove_err open_gguf(embed_model *em, const char *path, const embed_opts *o)
+{
+    trove_err e;
+    if ((e = blas_load()) || (e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
+        (e = etok_from_gguf(em->f, &em->tok)))
+        return e;
+    const emodel_hparams *hp = emodel_hp(em->m);
+    if ((int64_t)etok_n_vocab(em->tok) > hp->n_vocab)
+        return trove_fail(TROVE_ECORRUPT, "%s: tokenizer has %zu pieces but token_embd only %lld rows",
+                          path, etok_n_vocab(em->tok), (long long)hp->n_vocab);
+    em->threads = o->threads;
+    if (em->threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        em->threads = n > 0 ? (int)(n > 64 ? 64 : n) : 1;
+    }
+    em->pool = kpool_new(em->threads);
+    em->threads = kpool_threads(em->pool);
+    em->max_tokens = o->max_tokens > 0 && o->max_tokens < hp->n_ctx ? o->max_tokens : hp->n_ctx;
+    em->dim = o->dim > 0 && o->dim < hp->n_out ? o->dim : hp->n_out;
+    em->pool_type = hp->pool == EMODEL_POOL_NONE ? EMODEL_POOL_MEAN : hp->pool;
+    const char *q, *d;
+    preset_prompts(em->f, hp->arch_name, &q, &d);
+    const char *files[] = {path, NULL};
+    return finish_open(em, o, files, "gguf", q, d);
+}
+
+/* model2vec truncates to 512 tokens by default; so does trove. */
+#define STATIC_MAX_TOKENS 512
+
+static trove_err open_static(embed_model *em, const char *path, const embed_opts *o)
+{
+    trove_err e = m2v_open(path, &em->sm);
+    if (e)
+        return e;
+    em->threads = 1; /* a lookup and a sum per token: threads would cost more */
+    em->max_tokens = o->max_tokens > 0 ? o->max_tokens : STATIC_MAX_TOKENS;
+    int64_t dim = m2v_dim(em->sm);
+    em->dim = o->dim > 0 && o->dim < dim ? o->dim : dim;
+    em->pool_type = EMODEL_POOL_MEAN;
+    return finish_open(em, o, m2v_files(em->sm), "model2vec", "", "");
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err)
+{
+    embed_opts o = {0};
+    if (opts)
+        o = *opts;
+    embed_model *em = xcalloc(1, sizeof *em);
+    trove_err e = is_dir(path) || m2v_is_model(path) ? open_static(em, path, &o)
+                                                      : open_gguf(em, path, &o);
+    if (e) {
+        embed_close(em);
+        em = NULL;
+    }
     if (err)
-        *err = TROVE_OK;
+        *err = e;
     return em;
 }
 
@@ -149,6 +184,7 @@ void embed_close(embed_model *em)
     if (!em)
         return;
     kpool_free(em->pool);
+    m2v_close(em->sm);
     etok_free(em->tok);
     emodel_free(em->m);
     gguf_close(em->f);
@@ -190,6 +226,19 @@ static float *vec_room(embed_model *em, size_t need)
 static trove_err run_group(embed_model *em, const int32_t *ids, const int64_t *start,
                            const int64_t *len, size_t n, float *out)
 {
+    if (em->sm) {
+        float *v = vec_room(em, (size_t)m2v_dim(em->sm));
+        for (size_t i = 0; i < n; i++) {
+            trove_err e = m2v_pool(em->sm, ids + start[i], (size_t)len[i], v);
+            if (e)
+                return e;
+            float *dst = out + i * (size_t)em->dim;
+            memcpy(dst, v, (size_t)em->dim * sizeof(float));
+            if (em->normalize)
+                kern_l2norm(dst, em->dim);
+        }
+        return TROVE_OK;
+    }
     if (em->pool_type == EMODEL_POOL_RANK)
         return trove_fail(TROVE_EINVAL, "%s: this model is a reranker (pooling rank); use "
                           "rerank, not embed", gguf_path(em->f));
@@ -221,9 +270,11 @@ trove_err embed_texts(embed_model *em, const char *const *texts, size_t n, embed
             tbuf_reset(&em->text);
             tbuf_puts(&em->text, prompt);
             tbuf_puts(&em->text, texts[g + i]);
-            size_t k = etok_encode(em->tok, tbuf_cstr(&em->text), em->text.len, true, ids + off,
-                                   maxt, NULL);
-            if (k == 0)
+            size_t k;
+            if (em->sm) /* no tokens (only unknown words) is a zero vector, as in model2vec */
+                k = m2v_tokenize(em->sm, tbuf_cstr(&em->text), em->text.len, ids + off, maxt);
+            else if (!(k = etok_encode(em->tok, tbuf_cstr(&em->text), em->text.len, true,
+                                       ids + off, maxt, NULL)))
                 return trove_fail(TROVE_EINVAL, "text %zu gives no tokens", g + i);
             em->start[i] = off;
             em->len[i] = (int64_t)k;
@@ -251,6 +302,9 @@ trove_err embed_tokens(embed_model *em, const int32_t *ids, const int64_t *start
 trove_err embed_rerank(embed_model *em, const char *query, const char *const *docs, size_t n,
                        float *scores)
 {
+    if (em->sm)
+        return trove_fail(TROVE_EINVAL, "%s: a static embedding model cannot rerank",
+                          m2v_files(em->sm)[0]);
     const emodel_hparams *hp = emodel_hp(em->m);
     size_t maxt = (size_t)em->max_tokens;
     bool use_types = hp->n_types >= 2;
@@ -286,12 +340,23 @@ trove_err embed_rerank(embed_model *em, const char *query, const char *const *do
 size_t embed_tokenize(const embed_model *em, const char *text, int add_special, int32_t *ids,
                       size_t cap)
 {
+    if (em->sm)
+        return m2v_tokenize(em->sm, text, strlen(text), ids, cap);
     return etok_encode(em->tok, text, strlen(text), add_special != 0, ids, cap, NULL);
 }
 
 size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, int32_t *ids,
                            uint8_t *types, size_t cap)
 {
+    if (em->sm) { /* no pair framing: a's ids (type 0), then b's (type 1) */
+        size_t na = m2v_tokenize(em->sm, a, strlen(a), ids, cap);
+        size_t nb = m2v_tokenize(em->sm, b, strlen(b), ids + na, cap - na);
+        if (types) {
+            memset(types, 0, na);
+            memset(types + na, 1, nb);
+        }
+        return na + nb;
+    }
     return etok_encode_pair(em->tok, a, strlen(a), b, strlen(b), ids, types, cap);
 }
 
@@ -312,10 +377,37 @@ static void tensor_stats(const gguf_file *f, embed_info *out)
                 (embed_tensor_stat){quant_type_name(ty), count[ty], bytes[ty]};
 }
 
+static void static_info(const embed_model *em, embed_info *out)
+{
+    const m2v *m = em->sm;
+    out->format = "model2vec";
+    out->file_size = m2v_file_size(m);
+    out->arch = "static";
+    out->name = "";
+    out->tokenizer = m2v_tokenizer_name(m);
+    out->pooling = m2v_weighted(m) ? "weighted-mean" : "mean";
+    out->n_vocab = m2v_n_vocab(m);
+    out->n_embd = m2v_dim(m);
+    out->n_ctx = em->max_tokens;
+    out->dim_native = m2v_dim(m);
+    out->n_tensor_types = 1;
+    out->tensor_types[0] = (embed_tensor_stat){m2v_dtype(m), 1, m2v_emb_bytes(m)};
+}
+
 void embed_get_info(const embed_model *em, embed_info *out)
 {
-    const emodel_hparams *hp = emodel_hp(em->m);
     memset(out, 0, sizeof *out);
+    out->fingerprint = em->fingerprint;
+    out->query_prompt = em->qprompt;
+    out->doc_prompt = em->dprompt;
+    out->dim = em->dim;
+    out->threads = em->threads;
+    out->max_tokens = (int)em->max_tokens;
+    if (em->sm) {
+        static_info(em, out);
+        return;
+    }
+    const emodel_hparams *hp = emodel_hp(em->m);
     out->format = "gguf";
     out->format_version = gguf_version(em->f);
     out->file_size = gguf_file_size(em->f);

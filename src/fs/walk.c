@@ -27,6 +27,7 @@
 #include "fs/gitignore.h"
 #include "fs/glob.h"
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 #define GITIGNORE_MAX_BYTES (4u << 20)
@@ -57,6 +58,7 @@ typedef struct walker {
     size_t ndefer, defer_cap;
     int rootfd;
     int stop;
+    const walk_opts *opts;
 } walker;
 
 static void warn(walker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -202,6 +204,30 @@ static void enter_dir(walker *w, int fd, gi_frame *gi)
     path_truncate(w, len);
 }
 
+/* The symlink at the current path leads inside the root; else a warning
+ * (unless the user excluded or ignored the path anyway) and 0. Files come
+ * here only once they passed the masks, excludes and .gitignore. */
+static int link_inside(walker *w, size_t base, gi_frame *gi, int is_dir)
+{
+    const char *rel = w->path.data;
+    char *real;
+    trove_err rc = fs_path_inside(w->opts->root, rel, &real);
+    if (rc == TROVE_EACCES && (!is_dir || (!any_match(w->excl, w->nexcl, rel, w->path.len) &&
+                                           !gi_ignored(gi, rel, w->path.len, base, 1))))
+        warn(w, "%s/%s: skipped, a symlink to %s outside the collection folder (add that "
+             "folder as a collection of its own to search it)", w->opts->root, rel, real);
+    free(real);
+    return rc != TROVE_EACCES;
+}
+
+static int skipped_dir(walker *w)
+{
+    for (size_t i = 0; i < w->opts->n_skip_dirs; i++)
+        if (strcmp(w->path.data, w->opts->skip_dirs[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void visit_file(walker *w, int dfd, const char *name, size_t base,
                        gi_frame *gi, const struct stat *lst)
 {
@@ -219,6 +245,8 @@ static void visit_file(walker *w, int dfd, const char *name, size_t base,
         if (!S_ISREG(st.st_mode))
             return;
         lst = &st;
+    } else if (!w->opts->follow_outside && !link_inside(w, base, gi, 0)) {
+        return;   /* a symlink to a file outside the root */
     }
     if (w->cb->on_file(w->cb->ctx, rel, lst))
         w->stop = 1;
@@ -251,7 +279,11 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
             goto out;
         }
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
+        if (type == DT_DIR && !w->opts->follow_outside && !link_inside(w, base, gi, 1))
+            goto out;
     }
+    if (type == DT_DIR && skipped_dir(w))
+        goto out;
     if (type == DT_DIR) {
         /* dir_excluded() appends to the path, which may move it. */
         if (dir_excluded(w))
@@ -411,7 +443,7 @@ trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb)
     }
 
     static const char *const default_mask[] = {"**/*.md"};
-    walker w = {.cb = cb, .rootfd = rootfd};
+    walker w = {.cb = cb, .rootfd = rootfd, .opts = opts};
     int nomask = !opts->masks || opts->n_masks == 0;
     w.nmasks = nomask ? 1 : opts->n_masks;
     w.masks = compile_all(nomask ? default_mask : opts->masks, w.nmasks);

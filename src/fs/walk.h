@@ -7,6 +7,10 @@
  * (.git, .obsidian, .trash, ...), dot-files, node_modules, and paths ignored
  * by .gitignore files found along the way (nested .gitignore files apply
  * below their folder; negation, dir-only and anchored patterns per git).
+ * Nothing outside the root: a symlink (to a file or a folder) whose real
+ * path lies outside the real path of the root is skipped with a warning
+ * (fs_path_inside, the rule every reader applies), unless follow_outside
+ * is set. Folders listed in skip_dirs (nested collections) are not entered.
  * Symlinks to files are followed; symlinked directories are followed once,
  * and a directory already visited (same dev/inode) is never entered again,
  * so loops cannot hang the walk. Symlinked directories are walked after the
@@ -32,6 +36,9 @@ typedef struct walk_opts {
     size_t n_masks;
     const char *const *excludes;
     size_t n_excludes;
+    int follow_outside;         /* follow symlinks that lead outside the root */
+    const char *const *skip_dirs;   /* relative folders never entered */
+    size_t n_skip_dirs;
 } walk_opts;
 
 typedef struct walk_callbacks {

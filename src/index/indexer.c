@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "text/lang.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -28,6 +29,7 @@ typedef struct found {
 
 typedef struct run {
     store *st;
+    const config *cfg;          /* the other collections (nested ones); may be NULL */
     const config_collection *coll;
     const index_opts *opts;
     index_stats *stats;
@@ -131,6 +133,7 @@ static trove_err index_note(run *r, const found *f, const char *text, size_t len
             .hash = hash,
             .md = &md,
             .chunks = &chunks,
+            .lang = lang_code(lang_detect(text + md.body_start, len - md.body_start)),
         };
         int64_t id;
         rc = store_doc_insert(r->st, &note, &id);
@@ -161,10 +164,13 @@ static trove_err process_file(run *r, const found *f)
     }
     char *text = NULL;
     size_t len = 0;
-    if (fs_read_file(full, (size_t)f->size, &text, &len) != TROVE_OK) {
+    /* The collection rule again at read time: the file may have become a
+     * symlink out of the collection since the walk. */
+    trove_err read_rc = fs_read_inside(r->coll->path, f->path, 0, &text, &len);
+    if (read_rc != TROVE_OK) {
         warnf(r, "%s; skipped", trove_errmsg());
         r->stats->skipped++;
-        if (old)
+        if (old && read_rc != TROVE_EACCES)
             old->seen = 1;  /* keep the last good version rather than lose it */
         return TROVE_OK;
     }
@@ -268,35 +274,60 @@ static trove_err check_root(const config_collection *coll)
     return TROVE_OK;
 }
 
+/* Folders of other collections nested inside this one, relative to its
+ * root: they are indexed by their own collection only, never twice. */
+static const char **nested_dirs(const run *r, size_t *n)
+{
+    *n = 0;
+    if (!r->cfg)
+        return NULL;
+    const char **out = xcalloc(r->cfg->n_collections + 1, sizeof *out);
+    for (size_t i = 0; i < r->cfg->n_collections; i++) {
+        const char *rel = fs_path_below(r->coll->path, r->cfg->collections[i].path);
+        if (rel)
+            out[(*n)++] = rel;
+    }
+    return out;
+}
+
 /* Load the indexed files of the collection and walk the folder. */
-static trove_err scan(run *r)
+static trove_err scan(run *r, int warn_nested)
 {
     trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
     if (rc)
         return rc;
     build_path_table(r);
     const config_collection *coll = r->coll;
+    size_t n_skip;
+    const char **skip = nested_dirs(r, &n_skip);
+    for (size_t i = 0; warn_nested && i < n_skip; i++)
+        warnf(r, "collection '%s': folder %s/%s is a collection of its own; its notes are "
+              "indexed there, not twice", coll->name, coll->path, skip[i]);
     walk_opts wo = {
         .root = coll->path,
         .masks = (const char *const *)coll->masks,
         .n_masks = coll->n_masks,
         .excludes = (const char *const *)coll->excludes,
         .n_excludes = coll->n_excludes,
+        .skip_dirs = skip,
+        .n_skip_dirs = n_skip,
     };
     walk_callbacks cb = {.ctx = r, .on_file = on_walk_file, .on_warning = on_walk_warning};
-    return walk_tree(&wo, &cb);
+    rc = walk_tree(&wo, &cb);
+    free(skip);
+    return rc;
 }
 
-trove_err index_collection(store *st, const config_collection *coll, const index_opts *opts,
-                           index_stats *stats)
+trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
+                           const index_opts *opts, index_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
-    run r = {.st = st, .coll = coll, .opts = opts, .stats = stats};
+    run r = {.st = st, .cfg = cfg, .coll = coll, .opts = opts, .stats = stats};
     trove_err rc = check_root(coll);
     if (rc == TROVE_OK)
         rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
     if (rc == TROVE_OK)
-        rc = scan(&r);
+        rc = scan(&r, 1);
     stats->files = r.n_files;
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         if (opts->interrupted && *opts->interrupted)
@@ -314,12 +345,13 @@ trove_err index_collection(store *st, const config_collection *coll, const index
     return rc;
 }
 
-trove_err index_check_freshness(store *st, const config_collection *coll, index_freshness *out)
+trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
+                                index_freshness *out)
 {
     memset(out, 0, sizeof *out);
     index_opts opts = {0};
     index_stats stats = {0};
-    run r = {.st = st, .coll = coll, .opts = &opts, .stats = &stats};
+    run r = {.st = st, .cfg = cfg, .coll = coll, .opts = &opts, .stats = &stats};
     trove_err rc = check_root(coll);
     if (rc)
         return rc;
@@ -329,7 +361,7 @@ trove_err index_check_freshness(store *st, const config_collection *coll, index_
         rc = TROVE_OK;
     }
     if (rc == TROVE_OK)
-        rc = scan(&r);
+        rc = scan(&r, 0);
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
@@ -395,7 +427,7 @@ static trove_err update_all(store *st, const config *cfg, const char *const *nam
         index_update_collection *uc = &out->collections[out->n_collections++];
         uc->name = xstrdup(col->name);
         double t0 = clock_seconds();
-        rc = index_collection(st, col, opts, &uc->stats);
+        rc = index_collection(st, cfg, col, opts, &uc->stats);
         uc->seconds = clock_seconds() - t0;
         if (rc == TROVE_ENOENT) {
             uc->missing = xstrdup(trove_errmsg());

@@ -40,8 +40,12 @@ typedef struct index_stats {
     size_t added, updated, renamed, removed, unchanged, skipped;
 } index_stats;
 
-trove_err index_collection(store *st, const config_collection *coll, const index_opts *opts,
-                           index_stats *stats);
+/* `cfg` (may be NULL) names the other collections: a folder of this one
+ * that is another collection's root is skipped (with a warning), so no note
+ * is indexed twice. Files are read with fs_read_inside(): a symlink leading
+ * outside the collection folder is skipped with a warning. */
+trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
+                           const index_opts *opts, index_stats *stats);
 
 /* What `update` would do, judged by (size, mtime) alone, without reading
  * any file: counts of new, changed and deleted files. Read-only. */
@@ -49,7 +53,7 @@ typedef struct index_freshness {
     size_t files, fresh, added, changed, deleted;
 } index_freshness;
 
-trove_err index_check_freshness(store *st, const config_collection *coll,
+trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
                                 index_freshness *out);
 
 /* ---- a whole `trove update` ---- */

@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "search/snippet.h"
+#include "text/lang.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
 
-const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "graph"};
+const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title"};
 
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
@@ -32,7 +33,8 @@ void search_opts_init(search_opts *o)
     o->rrf_k = 60;
     o->weights[SEARCH_CH_BM25] = 1.0;
     o->weights[SEARCH_CH_TITLE] = 1.5;
-    o->weights[SEARCH_CH_GRAPH] = 0.3;
+    o->graph_weight = 0.1;
+    o->lang_bonus = 0.1;
     o->with_snippet = 1;
 }
 
@@ -41,6 +43,9 @@ typedef struct cand {
     int64_t doc_id;
     int64_t chunk_id;      /* anchoring chunk, 0 = none yet */
     int in_degree;
+    int lang;              /* LANG_* of the note */
+    double prior;          /* link-graph factor on the bm25 score */
+    int has_bm25;          /* found by bm25, ranked once priors are known */
     search_channel_hit ch[SEARCH_N_CHANNELS];
     double fused;
 } cand;
@@ -80,6 +85,21 @@ static cand *cand_get(cand_set *cs, int64_t doc_id, int create)
     c->doc_id = doc_id;
     cs->slots[h] = ++cs->n;
     return c;
+}
+
+/* Two channel scores are equal when they differ by rounding only. */
+static int same_score(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* The 1-based rank of item i of a list sorted best first, given the rank of
+ * item i-1 and whether their scores are equal: equal scores share the best
+ * rank of their group (1, 1, 3), so row order never decides between
+ * equally good notes; the other channels' evidence does. */
+static int shared_rank(size_t i, int prev_rank, int equal_to_prev)
+{
+    return i > 0 && equal_to_prev ? prev_rank : (int)i + 1;
 }
 
 /* ---- filters --------------------------------------------------------- */
@@ -280,19 +300,20 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT doc_id FROM chunks WHERE id = ?", &s);
-    int rank = 0;
+    /* Notes are ranked by rank_bm25() once their link priors are known. */
+    size_t notes = 0;
     for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
         if (sqlite3_step(s) != SQLITE_ROW)
             continue;
         cand *c = cand_get(cs, sqlite3_column_int64(s, 0), 1);
-        if (c->ch[SEARCH_CH_BM25].rank)
+        if (c->has_bm25)
             continue;   /* a better chunk of this note came first */
-        c->ch[SEARCH_CH_BM25].rank = ++rank;
+        c->has_bm25 = 1;
         c->ch[SEARCH_CH_BM25].score = top.h[i].score;
         c->chunk_id = top.h[i].chunk_id;
-        if (depth && (size_t)rank >= depth)
+        if (depth && ++notes >= depth)
             break;
     }
     sqlite3_finalize(s);
@@ -448,9 +469,15 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     sqlite3_finalize(s);
     if (n > 1)
         qsort(hits, n, sizeof *hits, cmp_title_hit);
-    for (size_t i = 0; i < n && (!depth || i < depth); i++) {
+    /* Equal quality, equal rank: sixteen translations of "tar" all match
+     * "extract a tar archive" equally well by name. */
+    int rank = 0;
+    for (size_t i = 0; i < n; i++) {
+        rank = shared_rank(i, rank, i > 0 && same_score(hits[i].score, hits[i - 1].score));
+        if (depth && (size_t)rank > depth)
+            break;
         cand *c = cand_get(cs, hits[i].doc_id, 1);
-        c->ch[SEARCH_CH_TITLE].rank = (int)i + 1;
+        c->ch[SEARCH_CH_TITLE].rank = rank;
         c->ch[SEARCH_CH_TITLE].score = hits[i].score;
     }
     free(hits);
@@ -460,59 +487,62 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     return rc;
 }
 
-/* ---- channel: link graph ---------------------------------------------- */
+/* ---- link-graph prior and bm25 ranks --------------------------------- */
 
-static int cmp_in_degree(const void *a, const void *b)
+/* In-degree and language of every candidate, and its link prior. The prior
+ * 1 + g * log10(1 + in-degree) multiplies the bm25 score: one inbound link
+ * is worth 3% at g = 0.1, ten 10%, a hundred 20%, so links reorder only
+ * notes whose keyword evidence is that close. (Ranked as an RRF list of its
+ * own, in-degree 1 outranked 0 and lifted a note past better matches.) */
+static trove_err load_doc_info(store *st, cand_set *cs, double graph_weight)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT in_degree, lang FROM docs WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *c = &cs->items[i];
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, c->doc_id);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            c->in_degree = sqlite3_column_int(s, 0);
+            c->lang = lang_from_code((const char *)sqlite3_column_text(s, 1));
+        }
+        c->prior = 1.0 + (graph_weight > 0 ? graph_weight * log10(1.0 + c->in_degree) : 0.0);
+    }
+    sqlite3_finalize(s);
+    return TROVE_OK;
+}
+
+static double bm25_key(const cand *c)
+{
+    return c->ch[SEARCH_CH_BM25].score * c->prior;
+}
+
+static int cmp_bm25_key(const void *a, const void *b)
 {
     const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
-    if (x->in_degree != y->in_degree)
-        return x->in_degree < y->in_degree ? 1 : -1;
+    double kx = bm25_key(x), ky = bm25_key(y);
+    if (kx != ky)
+        return kx < ky ? 1 : -1;
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
-/* Notes the link graph may vote for: a title hit, or keyword evidence at
- * least GRAPH_MIN_BM25_SHARE of the best note's. In-degree is a prior that
- * should pick the hub among comparable matches; ranked over every candidate,
- * one inbound link lifted a note matching one word of four over the note
- * matching three. */
-#define GRAPH_MIN_BM25_SHARE 0.5
-
-static int graph_eligible(const cand *c, double best_bm25)
+static void rank_bm25(cand_set *cs)
 {
-    if (c->ch[SEARCH_CH_TITLE].rank)
-        return 1;
-    return c->ch[SEARCH_CH_BM25].rank && c->ch[SEARCH_CH_BM25].score >= GRAPH_MIN_BM25_SHARE * best_bm25;
-}
-
-static trove_err channel_graph(store *st, cand_set *cs)
-{
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT in_degree FROM docs WHERE id = ?", &s);
-    if (rc)
-        return rc;
-    double best_bm25 = 0;
-    for (size_t i = 0; i < cs->n; i++)
-        if (cs->items[i].ch[SEARCH_CH_BM25].rank && cs->items[i].ch[SEARCH_CH_BM25].score > best_bm25)
-            best_bm25 = cs->items[i].ch[SEARCH_CH_BM25].score;
     cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
     size_t n = 0;
-    for (size_t i = 0; i < cs->n; i++) {
-        sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, cs->items[i].doc_id);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            cs->items[i].in_degree = sqlite3_column_int(s, 0);
-        if (cs->items[i].in_degree > 0 && graph_eligible(&cs->items[i], best_bm25))
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->items[i].has_bm25)
             order[n++] = &cs->items[i];
-    }
-    sqlite3_finalize(s);
     if (n > 1)
-        qsort(order, n, sizeof *order, cmp_in_degree);
+        qsort(order, n, sizeof *order, cmp_bm25_key);
+    int rank = 0;
     for (size_t i = 0; i < n; i++) {
-        order[i]->ch[SEARCH_CH_GRAPH].rank = (int)i + 1;
-        order[i]->ch[SEARCH_CH_GRAPH].score = order[i]->in_degree;
+        rank = shared_rank(i, rank, i > 0 && same_score(bm25_key(order[i]), bm25_key(order[i - 1])));
+        order[i]->ch[SEARCH_CH_BM25].rank = rank;
     }
     free(order);
-    return TROVE_OK;
 }
 
 /* ---- fusion ----------------------------------------------------------- */
@@ -529,7 +559,47 @@ static int cmp_fused(const void *a, const void *b)
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
-static void fuse(cand_set *cs, const search_opts *o)
+/* Candidates whose votes decide between the languages a query may be in. */
+#define LANG_VOTERS 20
+
+static int cmp_fused_only(const void *a, const void *b)
+{
+    const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
+    if (x->fused != y->fused)
+        return x->fused < y->fused ? 1 : -1;
+    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+/* The query's language: what its script and function words say, and when
+ * they leave several ("extract a tar archive": "a" is English, French,
+ * Spanish...; "tar": any), the one of those the best matches are mostly
+ * written in, weighted by their scores. LANG_UND when nothing decides. */
+static int query_language(const cand_set *cs, const char *query)
+{
+    lang_set set = lang_candidates(query, strlen(query));
+    if (!set)
+        return LANG_UND;
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (set == (lang_set)1 << l)
+            return l;
+    const cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
+    for (size_t i = 0; i < cs->n; i++)
+        order[i] = &cs->items[i];
+    if (cs->n > 1)
+        qsort(order, cs->n, sizeof *order, cmp_fused_only);
+    double votes[LANG_COUNT] = {0};
+    for (size_t i = 0; i < cs->n && i < LANG_VOTERS; i++)
+        if (set & ((lang_set)1 << order[i]->lang))
+            votes[order[i]->lang] += order[i]->fused;
+    free(order);
+    int best = LANG_UND;
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (votes[l] > votes[best])
+            best = l;
+    return best;
+}
+
+static void fuse(cand_set *cs, const search_opts *o, char lang_out[8])
 {
     double best = 0;
     for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
@@ -546,6 +616,14 @@ static void fuse(cand_set *cs, const search_opts *o)
         }
         c->fused = best > 0 ? sum / best : 0;
     }
+    /* Among equally good matches in several languages, the query's first:
+     * notes known to be in another language lose a little. */
+    int qlang = query_language(cs, o->query ? o->query : "");
+    snprintf(lang_out, 8, "%s", lang_code(qlang));
+    if (qlang != LANG_UND && o->lang_bonus > 0)
+        for (size_t i = 0; i < cs->n; i++)
+            if (cs->items[i].lang != LANG_UND && cs->items[i].lang != qlang)
+                cs->items[i].fused /= 1.0 + o->lang_bonus;
     if (cs->n > 1)
         qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
 }
@@ -648,7 +726,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     /* The anchoring chunk: the best BM25 chunk, else the note's first. */
     trove_err rc = prepare(st,
         "SELECT d.docid, col.name, col.root, d.path, d.title, d.in_degree,"
-        "       c.id, c.heading, c.start_byte, c.end_byte, c.line_start, c.line_end"
+        "       c.id, c.heading, c.start_byte, c.end_byte, c.line_start, c.line_end, d.lang"
         " FROM docs d JOIN collections col ON col.id = d.collection_id"
         " LEFT JOIN chunks c ON c.id = (CASE WHEN ?2 THEN ?2 ELSE"
         "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY seq LIMIT 1) END)"
@@ -669,6 +747,8 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     r->title = xstrdup((const char *)sqlite3_column_text(s, 4));
     r->in_degree = sqlite3_column_int(s, 5);
     r->score = c->fused;
+    r->prior = c->prior;
+    snprintf(r->lang, sizeof r->lang, "%s", (const char *)sqlite3_column_text(s, 12));
     memcpy(r->channel, c->ch, sizeof r->channel);
     int64_t chunk_id = sqlite3_column_int64(s, 6);
     if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
@@ -709,10 +789,12 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         if (rc == TROVE_OK && o->weights[SEARCH_CH_TITLE] > 0)
             rc = channel_title(st, &q, &f, depth, &cs);
         if (rc == TROVE_OK)
-            rc = channel_graph(st, &cs);
+            rc = load_doc_info(st, &cs, o->graph_weight);
+        if (rc == TROVE_OK)
+            rank_bm25(&cs);
     }
     if (rc == TROVE_OK) {
-        fuse(&cs, o);
+        fuse(&cs, o, out->lang);
         size_t keep = 0;
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
             keep++;

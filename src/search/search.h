@@ -2,14 +2,18 @@
  *
  * Channels (each yields a ranked list of notes):
  *   bm25   FTS5 BM25 over chunks (heading column weighted above body); a note
- *          ranks by its best chunk, which also anchors the result;
+ *          ranks by its best chunk, which also anchors the result. Its score
+ *          is multiplied by the link-graph prior 1 + g * log10(1 + in-degree)
+ *          before ranking, so links only reorder notes whose keyword
+ *          evidence is within a few percent;
  *   title  title / alias / file-name match, ranked by how much of the query
- *          the name covers, exact matches first;
- *   graph  the notes with a title hit or keyword evidence at least half the
- *          best note's, ranked by link in-degree (a prior among comparable
- *          matches, so one link cannot lift a weak match over a strong one).
+ *          the name covers, exact matches first.
+ * Equal channel scores share a rank: the best rank of their tie group
+ * (1, 1, 3), so row order never decides between them.
  * Fusion is weighted reciprocal rank fusion: score = sum w_c / (k + rank_c),
- * normalised so that a note ranked first by every channel scores 1.0.
+ * normalised so that a note ranked first by every channel scores 1.0. A
+ * note known to be in another language than the query's is divided by
+ * (1 + lang_bonus): a tie-breaker between translations, not a filter.
  * Later channels (vectors) plug in as one more ranked list.
  *
  * The caller owns the search_results and frees it with search_results_free();
@@ -23,7 +27,7 @@
 #include "config/config.h"
 #include "store/store.h"
 
-enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_GRAPH, SEARCH_N_CHANNELS };
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 
@@ -37,11 +41,14 @@ typedef struct search_opts {
     double min_score;
     size_t limit;                    /* 0 = no limit (--all) */
     double weights[SEARCH_N_CHANNELS];
+    double graph_weight;             /* g of the in-degree prior (0 = off) */
+    double lang_bonus;               /* query-language preference (0 = off) */
     int rrf_k;
     int with_snippet;
 } search_opts;
 
-void search_opts_init(search_opts *o);   /* defaults: k=60, bm25 1, title 1.5, graph 0.3 */
+/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1 */
+void search_opts_init(search_opts *o);
 
 typedef struct search_channel_hit {
     int rank;        /* 1-based, 0 = not found by this channel */
@@ -66,6 +73,8 @@ typedef struct search_result {
     char **tags;
     size_t n_tags;
     int in_degree;
+    double prior;        /* link-graph factor applied to the bm25 score (>= 1) */
+    char lang[8];        /* the note's language (ISO 639-1), "" undetermined */
     search_channel_hit channel[SEARCH_N_CHANNELS];
     char *body;          /* whole note from disk when the caller asked (api_search
                             with_body), else NULL; freed with the results */
@@ -76,6 +85,7 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    char lang[8];        /* the query's language as decided, "" undetermined */
 } search_results;
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);

@@ -1,12 +1,15 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "text/lang.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -22,7 +25,7 @@ enum {
 static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_INSERT] =
         "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
-        " hash, meta, n_lines) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " hash, meta, n_lines, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_CHUNK_INSERT] =
         "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
         " VALUES (?,?,?,?,?,?,?)",
@@ -39,6 +42,10 @@ static const char *const stmt_sql[S_COUNT] = {
 struct store {
     sqlite3 *db;
     char *path;
+    int stamp_on_close;     /* opened for writing and found healthy */
+    int damaged;            /* a statement hit damage: never stamp it healthy */
+    int checked;            /* verify() ran quick_check and it passed ... */
+    struct stat checked_sb; /* ... on the file as it was then */
     sqlite3_stmt *stmt[S_COUNT];
     tbuf scratch;
 };
@@ -53,6 +60,7 @@ static const char schema_sql[] =
     "  path_key TEXT NOT NULL, stem TEXT NOT NULL, docid TEXT NOT NULL, title TEXT NOT NULL,"
     "  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, meta TEXT,"
     "  n_lines INTEGER NOT NULL, in_degree INTEGER NOT NULL DEFAULT 0,"
+    "  lang TEXT NOT NULL DEFAULT '',"
     "  UNIQUE(collection_id, path));"
     "CREATE INDEX IF NOT EXISTS docs_path_key ON docs(path_key);"
     "CREATE INDEX IF NOT EXISTS docs_stem ON docs(stem);"
@@ -90,10 +98,37 @@ trove_err store_fail(store *st, const char *what)
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
         return trove_fail(TROVE_EBUSY, "%s: index is locked by another trove process (%s); "
                           "try again when it finishes", st->path, what);
-    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-        return trove_fail(TROVE_ECORRUPT, "%s: index is damaged (%s: %s); delete it and run "
-                          "`trove update` to rebuild", st->path, what, msg);
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT) {
+        st->damaged = 1;
+        return store_damaged(st->path, "%s: %s", what, msg);
+    }
     return trove_fail(TROVE_ESQL, "%s: %s: %s", st->path, what, msg);
+}
+
+trove_err store_damaged(const char *path, const char *fmt, ...)
+{
+    char raw[512], why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    /* One line: quick_check answers "*** in database main ***\nPage 24: ..." */
+    static const char banner[] = "*** in database main ***";
+    char *b = strstr(raw, banner);
+    if (b)
+        memmove(b, b + sizeof banner - 1, strlen(b + sizeof banner - 1) + 1);
+    size_t o = 0;
+    for (const char *p = raw; *p && o + 3 < sizeof why; p++) {
+        if ((unsigned char)*p < 0x20) {
+            if (o && why[o - 1] != ' ' && p[1])
+                why[o++] = ';', why[o++] = ' ';
+            continue;
+        }
+        why[o++] = *p;
+    }
+    why[o] = '\0';
+    return trove_fail(TROVE_ECORRUPT, "%s: the index is damaged (%s); rebuild it with `trove "
+                      "update --rebuild`, or delete the file and run `trove update`", path, why);
 }
 
 trove_err store_exec(store *st, const char *sql)
@@ -113,23 +148,90 @@ static void sql_docid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, id, 8, SQLITE_TRANSIENT);
 }
 
-static trove_err check_schema(store *st)
+static int count_tables(store *st)
+{
+    sqlite3_stmt *q;
+    int n = -1;
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema", -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* The schema version in meta, 0 when there is none; -1 when the file has
+ * no meta table at all (not a trove index); -2 when reading it failed on a
+ * damaged file (the connection's error says how). */
+static int schema_version(store *st)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
         != SQLITE_OK) {
-        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
-                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
+        int code = sqlite3_errcode(st->db);
+        return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? -2 : -1;
     }
-    int version = 0;
-    if (sqlite3_step(q) == SQLITE_ROW)
+    int version = 0, step = sqlite3_step(q);
+    if (step == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+    return step == SQLITE_ROW || step == SQLITE_DONE ? version : -2;
+}
+
+static trove_err check_schema(store *st)
+{
+    if (count_tables(st) == 0)   /* an index truncated to nothing reads as an empty database */
+        return store_damaged(st->path, "the file holds no tables; truncated?");
+    int version = schema_version(st);
+    if (version == -2)
+        return store_fail(st, "reading the schema version");
+    if (version < 0)
+        return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
+                          "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
+    if (version > 0 && version < STORE_SCHEMA_VERSION)
+        return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d is older than this "
+                          "trove's %d; run `trove update` once to upgrade it", st->path, version,
+                          STORE_SCHEMA_VERSION);
     if (version != STORE_SCHEMA_VERSION)
         return trove_fail(TROVE_ECORRUPT, "%s: index schema version %d, this trove needs %d; "
-                          "delete the file and run `trove update` to rebuild", st->path, version,
+                          "rebuild it with `trove update --rebuild`", st->path, version,
                           STORE_SCHEMA_VERSION);
     return TROVE_OK;
+}
+
+/* SQL trove_lang(text): the ISO 639-1 code lang_detect() gives, "" if none. */
+static void sql_lang(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *text = (const char *)sqlite3_value_text(argv[0]);
+    int len = sqlite3_value_bytes(argv[0]);
+    const char *code = text ? lang_code(lang_detect(text, (size_t)len)) : "";
+    sqlite3_result_text(ctx, code, -1, SQLITE_STATIC);
+}
+
+/* Bring an index of an older schema up to this one, inside the caller's
+ * transaction, without re-reading any note. Each step upgrades by one
+ * version; a later schema change adds the next step. */
+static trove_err upgrade_schema(store *st, int version)
+{
+    trove_err rc = TROVE_OK;
+    if (version == 1 && rc == TROVE_OK) {
+        /* v2: docs.lang, detected from the indexed chunk text (the same
+         * text, less the frontmatter, the indexer detects from). */
+        rc = store_exec(st, "ALTER TABLE docs ADD COLUMN lang TEXT NOT NULL DEFAULT ''");
+        if (rc == TROVE_OK)
+            rc = store_exec(st, "UPDATE docs SET lang = (SELECT trove_lang(group_concat(f.body, char(10)))"
+                                " FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
+                                " WHERE c.doc_id = docs.id)");
+        version = 2;
+    }
+    if (rc == TROVE_OK) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+                 STORE_SCHEMA_VERSION);
+        rc = store_exec(st, sql);
+    }
+    return rc;
 }
 
 /* 1 if the file holds tables but no trove meta table: someone else's data. */
@@ -156,7 +258,10 @@ static trove_err create_schema(store *st)
         return trove_fail(TROVE_ECORRUPT, "%s is not a trove index; point --index or "
                           "TROVE_INDEX elsewhere, or delete it and run `trove update`", st->path);
     }
-    if ((rc = store_exec(st, schema_sql)) == TROVE_OK) {
+    int version = schema_version(st);
+    if (version > 0 && version < STORE_SCHEMA_VERSION)
+        rc = upgrade_schema(st, version);
+    if (rc == TROVE_OK && (rc = store_exec(st, schema_sql)) == TROVE_OK) {
         char sql[128];
         snprintf(sql, sizeof sql,
                  "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '%d')",
@@ -170,9 +275,98 @@ static trove_err create_schema(store *st)
     return store_exec(st, "COMMIT");
 }
 
-trove_err store_open(const char *path, int readonly, store **out)
+/* ---- the verified stamp ----
+ * Beside the index, "<index>-verified" records (device, inode, size, mtime)
+ * of the file as trove last left it or last checked it. A file that no
+ * longer matches was changed by something else (a copy, a crash, a disk
+ * tool, a truncation): it gets a quick_check before anything reads it, so
+ * damage is reported by every command, not only by those whose pages it
+ * hit. A matching file costs one stat and one small read. */
+
+static char *stamp_path(const char *path)
+{
+    tbuf b = {0};
+    tbuf_printf(&b, "%s-verified", path);
+    return tbuf_detach(&b);
+}
+
+static void stamp_format(const struct stat *sb, char *out, size_t cap)
+{
+    snprintf(out, cap, "trove-verified 1 %llu %llu %lld %lld.%09ld\n",
+             (unsigned long long)sb->st_dev, (unsigned long long)sb->st_ino,
+             (long long)sb->st_size, (long long)sb->st_mtim.tv_sec, sb->st_mtim.tv_nsec);
+}
+
+static int stamp_matches(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return 0;
+    char want[160], have[160] = {0};
+    stamp_format(&sb, want, sizeof want);
+    char *sp = stamp_path(path);
+    FILE *f = fopen(sp, "rb");
+    free(sp);
+    if (!f)
+        return 0;
+    size_t n = fread(have, 1, sizeof have - 1, f);
+    fclose(f);
+    return n == strlen(want) && memcmp(have, want, n) == 0;
+}
+
+/* Record `sb` as the healthy state of `path`; best effort (a read-only
+ * folder only costs a quick_check per run). */
+static void stamp_write(const char *path, const struct stat *sb)
+{
+    char line[160];
+    stamp_format(sb, line, sizeof line);
+    char *sp = stamp_path(path);
+    tbuf tmp = {0};
+    tbuf_printf(&tmp, "%s.%ld", sp, (long)getpid());
+    FILE *f = fopen(tmp.data, "wb");
+    if (f) {
+        int ok = fputs(line, f) >= 0;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp.data, sp) != 0)
+            unlink(tmp.data);
+    }
+    tbuf_free(&tmp);
+    free(sp);
+}
+
+static trove_err verify(store *st)
+{
+    if (stamp_matches(st->path))
+        return TROVE_OK;
+    struct stat before;
+    if (stat(st->path, &before) != 0)
+        return TROVE_OK;    /* nothing there yet: a new index */
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL) != SQLITE_OK)
+        return store_fail(st, "checking the index");
+    int step = sqlite3_step(q);
+    trove_err rc = TROVE_OK;
+    if (step != SQLITE_ROW) {
+        rc = store_fail(st, "checking the index");
+    } else {
+        const char *res = (const char *)sqlite3_column_text(q, 0);
+        if (!res || strcmp(res, "ok") != 0) {
+            st->damaged = 1;
+            rc = store_damaged(st->path, "integrity check: %s", res ? res : "no answer");
+        }
+    }
+    sqlite3_finalize(q);
+    if (rc == TROVE_OK) {
+        st->checked = 1;
+        st->checked_sb = before;
+    }
+    return rc;
+}
+
+trove_err store_open(const char *path, int flags_in, store **out)
 {
     *out = NULL;
+    int readonly = flags_in & STORE_READONLY;
     struct stat sb;
     if (readonly && stat(path, &sb) != 0)
         return trove_fail(TROVE_ENOENT, "%s: no index yet; add a collection with `trove collection "
@@ -195,6 +389,8 @@ trove_err store_open(const char *path, int readonly, store **out)
         goto fail;
     sqlite3_create_function(st->db, "trove_docid", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_docid, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_lang, NULL, NULL);
     if (!readonly) {
         if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
             goto fail;
@@ -202,10 +398,17 @@ trove_err store_open(const char *path, int readonly, store **out)
     }
     store_exec(st, "PRAGMA cache_size=-32000");
     store_exec(st, "PRAGMA temp_store=MEMORY");
+    if (!(flags_in & STORE_NOVERIFY) && (rc = verify(st)) != TROVE_OK)
+        goto fail;
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
         goto fail;
     if ((rc = check_schema(st)) != TROVE_OK)
         goto fail;
+    /* Stamped only once it is known to be a trove index: no litter beside
+     * someone else's database. */
+    if (st->checked)
+        stamp_write(path, &st->checked_sb);
+    st->stamp_on_close = !readonly;
     *out = st;
     return TROVE_OK;
 fail:
@@ -220,6 +423,12 @@ void store_close(store *st)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close_v2(st->db);
+    /* After the close (and its checkpoint) the file is as this writer left
+     * it: record that, so readers need no check until someone else
+     * changes it. */
+    struct stat sb;
+    if (st->stamp_on_close && !st->damaged && stat(st->path, &sb) == 0)
+        stamp_write(st->path, &sb);
     tbuf_free(&st->scratch);
     free(st->path);
     free(st);
@@ -621,6 +830,7 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     if (note->md->meta_json)
         sqlite3_bind_text(s, 10, note->md->meta_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 11, note->md->n_lines);
+    sqlite3_bind_text(s, 12, note->lang ? note->lang : "", -1, SQLITE_STATIC);
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);

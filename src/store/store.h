@@ -23,16 +23,29 @@
 typedef struct store store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 1
+/* Version 2 added docs.lang; an index of version 1 is upgraded in place by
+ * the first writable store_open() (see docs/schema.md). */
+#define STORE_SCHEMA_VERSION 2
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
 char *store_default_path(void);
 
-/* Open (creating parent folders and the schema unless readonly). A missing
- * file with readonly set is TROVE_ENOENT; a file that is not a trove index or
- * is damaged is TROVE_ECORRUPT; a lock held too long is TROVE_EBUSY. */
-trove_err store_open(const char *path, int readonly, store **out);
+enum {
+    STORE_READONLY = 1,   /* never write; a missing file is TROVE_ENOENT */
+    STORE_NOVERIFY = 2,   /* skip the check of a file changed behind trove's back (trove check) */
+};
+
+/* Open (creating parent folders and the schema unless STORE_READONLY). A
+ * missing file with STORE_READONLY is TROVE_ENOENT; a lock held too long is
+ * TROVE_EBUSY; a file that is not a trove index, or is damaged, is
+ * TROVE_ECORRUPT. A file changed since trove last wrote or checked it (see
+ * "<index>-verified") gets SQLite's quick_check first, so a damaged index is
+ * reported as damaged by every command. A store opened for writing records
+ * the file's state in "<index>-verified" when it is closed. An index of an
+ * older schema version is upgraded when opened writable and refused
+ * (TROVE_ECORRUPT, asking for `trove update`) when read-only. */
+trove_err store_open(const char *path, int flags, store **out);
 void store_close(store *st);
 /* The raw connection: for search/ (its own SQL) and tests only. */
 struct sqlite3 *store_db(store *st);
@@ -48,8 +61,12 @@ void store_read_end(store *st);
 
 /* Run one SQL statement with no result rows; error detail names the SQL. */
 trove_err store_exec(store *st, const char *sql);
-/* Turn the connection's last error into a trove_fail() with context. */
+/* Turn the connection's last error into a trove_fail() with context;
+ * SQLITE_CORRUPT, SQLITE_NOTADB and SQLITE_FORMAT become store_damaged(). */
 trove_err store_fail(store *st, const char *what);
+/* TROVE_ECORRUPT with the one message for a damaged index: the file, why,
+ * and the fix (`trove update --rebuild`, or delete the file). */
+trove_err store_damaged(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- collections ---- */
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id);
@@ -79,6 +96,7 @@ typedef struct store_note {
     uint64_t hash;
     const md_doc *md;
     const chunk_list *chunks;
+    const char *lang;       /* ISO 639-1 code from lang_detect(), NULL or "" unknown */
 } store_note;
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id);
@@ -144,6 +162,27 @@ trove_err store_meta_set(store *st, const char *key, const char *value);
 trove_err store_mark_updated(store *st);
 /* Unix seconds of the last update, 0 if never. */
 trove_err store_last_update(store *st, int64_t *when);
+
+/* ---- whole-index operations ---- */
+
+/* SQLite's integrity_check plus trove's own invariants (chunks belong to
+ * notes, FTS rows match chunks and notes, links and names point at notes,
+ * in-degrees match the links, docids match their paths, byte and line
+ * ranges are sane). Each problem is one malloc'd line in *problems (free
+ * with store_problems_free); none is success. TROVE_ECORRUPT only when the
+ * file cannot be read at all. */
+trove_err store_check(store *st, char ***problems, size_t *n);
+void store_problems_free(char **problems, size_t n);
+
+/* Rebuild: refuse a file that is not an SQLite database or holds another
+ * program's tables (nothing but a trove index is ever deleted), then name a
+ * fresh temporary index beside it (caller frees) with no leftovers. Fill it,
+ * close it, and store_rebuild_finish() puts it in place of `path` in one
+ * rename (its stale WAL files removed first); store_rebuild_abort() removes
+ * it, leaving `path` untouched. */
+trove_err store_rebuild_begin(const char *path, char **tmp_path);
+trove_err store_rebuild_finish(const char *tmp_path, const char *path);
+void store_rebuild_abort(const char *tmp_path);
 
 /* Short stable document id: 8 hex digits of a hash of "collection/path". */
 void store_docid(const char *collection, const char *path, char out[9]);

@@ -97,6 +97,16 @@ char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *hom
     return tbuf_detach(&b);
 }
 
+const char *fs_path_below(const char *outer, const char *inner)
+{
+    size_t ol = strlen(outer);
+    if (ol == 1 && outer[0] == '/')
+        return inner[0] == '/' && inner[1] ? inner + 1 : NULL;
+    if (strncmp(inner, outer, ol) == 0 && inner[ol] == '/' && inner[ol + 1])
+        return inner + ol + 1;
+    return NULL;
+}
+
 /* 1 when the real path `real` is `root` itself or below it. */
 static int path_within(const char *real, const char *root)
 {
@@ -106,30 +116,43 @@ static int path_within(const char *real, const char *root)
     return strncmp(real, root, rl) == 0 && (real[rl] == '/' || real[rl] == '\0');
 }
 
-trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out)
+trove_err fs_path_inside(const char *root, const char *rel, char **real_out)
 {
     if (real_out)
         *real_out = NULL;
     tbuf full = {0};
     tbuf_printf(&full, "%s/%s", root, rel);
     char real[PATH_MAX], root_real[PATH_MAX];
-    struct stat sb;
     trove_err rc = TROVE_OK;
     if (!realpath(full.data, real)) {
         rc = trove_fail(TROVE_ENOENT, "%s: %s", full.data,
                         errno == ENOENT ? "no such file" : strerror(errno));
-    } else if (!realpath(root, root_real) || !path_within(real, root_real)) {
-        rc = trove_fail(TROVE_EACCES, "%s: refused, its real path %s lies outside the collection "
-                        "folder %s", full.data, real, root);
-    } else if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        rc = trove_fail(TROVE_EINVAL, "%s: not a file", full.data);
     } else {
         if (real_out)
             *real_out = xstrdup(real);
-        if (sb_out)
-            *sb_out = sb;
+        if (!realpath(root, root_real) || !path_within(real, root_real))
+            rc = trove_fail(TROVE_EACCES, "%s: refused, its real path %s lies outside the "
+                            "collection folder %s", full.data, real, root);
     }
     tbuf_free(&full);
+    return rc;
+}
+
+trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out)
+{
+    char *real;
+    trove_err rc = fs_path_inside(root, rel, &real);
+    struct stat sb;
+    if (rc == TROVE_OK && (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)))
+        rc = trove_fail(TROVE_EINVAL, "%s/%s: not a file", root, rel);
+    if (rc == TROVE_OK && sb_out)
+        *sb_out = sb;
+    if (rc == TROVE_OK && real_out)
+        *real_out = real;
+    else
+        free(real);
+    if (rc && real_out)
+        *real_out = NULL;
     return rc;
 }
 

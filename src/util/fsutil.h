@@ -18,6 +18,18 @@ int fs_mkdir_parents(const char *path);
  * Errors name the path: TROVE_EACCES or TROVE_EIO. */
 trove_err fs_read_file(const char *path, size_t size_hint, char **out, size_t *len);
 
+/* When absolute path INNER lies strictly below absolute folder OUTER (both
+ * without a trailing '/'; OUTER may be "/"): the relative rest of INNER;
+ * else NULL. Pure string work, no file-system access. */
+const char *fs_path_below(const char *outer, const char *inner);
+
+/* Where ROOT/REL really is: its real path (every symlink followed) must lie
+ * inside the real path of ROOT (or be ROOT). *real_out (caller frees; may be
+ * NULL) is set whenever the path resolves, also on TROVE_EACCES, so callers
+ * can name the target. Errors: TROVE_ENOENT (does not resolve), TROVE_EACCES
+ * (outside ROOT), with a detail naming ROOT/REL. */
+trove_err fs_path_inside(const char *root, const char *rel, char **real_out);
+
 /* The one rule for every reader of a collection's files: ROOT/REL resolved
  * to its real path (every symlink followed) must be a regular file that lies
  * inside the real path of ROOT. On success *real_out (caller frees; may be

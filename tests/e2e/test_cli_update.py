@@ -198,10 +198,13 @@ def test_symlink_loop_does_not_hang(indexed):
 
 
 def test_symlinked_file_is_followed(indexed, tmp_path):
+    # A symlink whose target stays inside the collection is followed; one
+    # leading outside is not (tests/e2e/test_cli_inside.py).
     trove, vault = indexed
-    outside = tmp_path / "outside.md"
-    outside.write_text("# Outside\n\nsnorkelwaffle lives outside the vault.\n")
-    os.symlink(outside, vault / "inbox" / "linked.md")
+    (vault / "attachments").mkdir(exist_ok=True)
+    real = vault / "attachments" / "real.txt"
+    real.write_text("# Linked\n\nsnorkelwaffle lives inside the vault.\n")
+    os.symlink("../attachments/real.txt", vault / "inbox" / "linked.md")
     update(trove)
     assert trove.paths("snorkelwaffle") == ["inbox/linked.md"]
 

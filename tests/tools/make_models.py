@@ -220,7 +220,8 @@ def bert_model(path, H=64, L=2, nh=4, FF=128, V=200, ctx=64, qtype="F32", seed=1
 
 
 def gemma_model(path, H=64, L=3, nh=4, nkv=2, dk=32, FF=128, V=600, ctx=64, window=8,
-                pattern=3, qtype="F32", seed=2, dense=True, name="tiny-embeddinggemma"):
+                pattern=3, qtype="F32", seed=2, dense=True, name="tiny-embeddinggemma",
+                tokenizer_kv=None):
     a = "gemma-embedding"
     w = GGUFWriter(path)
     w.add_kv("general.architecture", a)
@@ -239,7 +240,7 @@ def gemma_model(path, H=64, L=3, nh=4, nkv=2, dk=32, FF=128, V=600, ctx=64, wind
     w.add_kv(a + ".attention.sliding_window", window, "uint32")
     w.add_kv(a + ".attention.sliding_window_pattern", pattern, "uint32")
     w.add_kv(a + ".pooling_type", 1, "uint32")
-    gemma_tokenizer_kv(w, V)
+    (tokenizer_kv or gemma_tokenizer_kv)(w, V)
     b = Builder(seed, qtype)
     b.mat("token_embd.weight", V, H, std=1.0 / np.sqrt(H))
     for il in range(L):

@@ -332,9 +332,45 @@ static void test_search(void **state)
     api_close(a);
 }
 
+static void test_check_and_rebuild(void **state)
+{
+    (void)state;
+    api *a = open_api(NULL);
+    api_check_result c;
+    assert_int_equal(api_check(a, &c), TROVE_OK);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(c.counts.docs, 3);
+    api_check_result_free(&c);
+    /* a stamp beside the index, written by the last writer */
+    char stamp[PATH_MAX + 48];
+    snprintf(stamp, sizeof stamp, "%s-verified", index_path);
+    struct stat sb;
+    assert_int_equal(stat(stamp, &sb), 0);
+    api_update_opts o;
+    api_update_opts_init(&o);
+    o.rebuild = 1;
+    index_update_result res;
+    assert_int_equal(api_update(a, &o, &res), TROVE_OK);
+    assert_int_equal(res.collections[0].stats.added, 3);   /* from scratch */
+    index_update_result_free(&res);
+    char tmp[PATH_MAX + 48];
+    snprintf(tmp, sizeof tmp, "%s.rebuild", index_path);
+    assert_int_not_equal(stat(tmp, &sb), 0);
+    assert_int_equal(api_check(a, &c), TROVE_OK);
+    assert_int_equal(c.n, 0);
+    api_check_result_free(&c);
+    api_close(a);
+}
+
 static void test_util_helpers(void **state)
 {
     (void)state;
+    assert_string_equal(fs_path_below("/a/b", "/a/b/c/d"), "c/d");
+    assert_null(fs_path_below("/a/b", "/a/bc"));
+    assert_null(fs_path_below("/a/b", "/a/b"));
+    assert_null(fs_path_below("/a/b", "/a"));
+    assert_string_equal(fs_path_below("/", "/x"), "x");
+    assert_null(fs_path_below("/", "/"));
     long v;
     assert_true(str_to_long("42", 1, 100, &v));
     assert_int_equal(v, 42);
@@ -380,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_multi_get_and_ls),
         cmocka_unit_test(test_search),
+        cmocka_unit_test(test_check_and_rebuild),
         cmocka_unit_test(test_util_helpers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -53,6 +53,19 @@ static int setup(void **state)
     add(a, "notes", "party.md", "# Party\n\nOrder [[pizza]] for twelve.\n");
     add(b, "work", "meetings/retro.md",
         "# Retro\n\nThe launch slipped because fermentation of ideas took too long.\n");
+    /* Words of their own, for the ranking tests below. */
+    int64_t c;
+    if (store_collection_ensure(st, "lab", "/l", &c))
+        return -1;
+    add(c, "lab", "strong.md", "# Strong\n\nThe quokka, the wombat and the numbat live here.\n");
+    add(c, "lab", "linked.md", "# Linked\n\nOnly the quokka and the wombat.\n");
+    add(c, "lab", "twin-a.md", "# Twin A\n\nThe platypus and the echidna lay eggs.\n");
+    add(c, "lab", "twin-b.md", "# Twin B\n\nThe platypus and the echidna lay eggs.\n");
+    add(c, "lab", "hub.md", "# Hub\n\nSee [[linked]] and [[twin-b]].\n");
+    /* the German page comes first in row order and matches more densely */
+    add(c, "lab", "de/zip.md", "# zip\n\nErstelle ein zip Archiv: das zip Archiv ist klein.\n");
+    add(c, "lab", "en/zip.md", "# zip\n\nPack the files of the current folder into a zip "
+        "archive with the zip tool that most systems have.\n");
     if (store_links_resolve(st) || store_commit(st))
         return -1;
     memset(&cfg, 0, sizeof cfg);
@@ -90,7 +103,7 @@ static void test_exact_title_first_with_full_score(void **state)
     assert_int_equal(r.items[0].channel[SEARCH_CH_BM25].rank, 1);
     assert_int_equal(r.items[0].channel[SEARCH_CH_TITLE].rank, 1);
     assert_true(r.items[0].channel[SEARCH_CH_TITLE].score == 1.0);   /* exact match */
-    assert_int_equal(r.items[0].channel[SEARCH_CH_GRAPH].rank, 1);   /* most linked */
+    assert_true(r.items[0].prior > 1.0);                             /* linked */
     assert_true(fabs(r.items[0].score - 1.0) < 1e-9);                /* first everywhere */
     search_results_free(&r);
 
@@ -191,6 +204,100 @@ static void test_exclusion_and_empty(void **state)
     }
 }
 
+static const search_result *find(const search_results *r, const char *path)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->items[i].path, path) == 0)
+            return &r->items[i];
+    fail_msg("%s not among the results", path);
+    return NULL;
+}
+
+/* Equal channel scores share a rank, whatever the row order. */
+static void test_ties_share_a_rank(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.graph_weight = 0;   /* twin-b's link would break the bm25 tie */
+    o.query = "platypus echidna";
+    search_results r = run(&o);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.items[0].channel[SEARCH_CH_BM25].rank, 1);
+    assert_int_equal(r.items[1].channel[SEARCH_CH_BM25].rank, 1);
+    assert_true(r.items[0].score == r.items[1].score);
+    search_results_free(&r);
+
+    /* both titles "zip" cover the query equally: one title rank */
+    search_opts_init(&o);
+    o.query = "create a zip archive";
+    r = run(&o);
+    const search_result *de = find(&r, "de/zip.md"), *en = find(&r, "en/zip.md");
+    assert_int_equal(de->channel[SEARCH_CH_TITLE].rank, 1);
+    assert_int_equal(en->channel[SEARCH_CH_TITLE].rank, 1);
+    assert_true(de->channel[SEARCH_CH_TITLE].score == en->channel[SEARCH_CH_TITLE].score);
+    search_results_free(&r);
+}
+
+/* In-degree is a prior on keyword evidence: it breaks near-ties and never
+ * lifts a clearly weaker match. */
+static void test_graph_prior(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    /* linked.md matches two words of three and has one inbound link;
+     * strong.md matches all three and has none */
+    o.query = "quokka wombat numbat";
+    search_results r = run(&o);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.items[0].path, "strong.md");
+    assert_string_equal(r.items[1].path, "linked.md");
+    assert_int_equal(r.items[1].in_degree, 1);
+    assert_true(r.items[1].prior > 1.0 && r.items[1].prior < 1.05);
+    assert_true(r.items[0].prior == 1.0);
+    search_results_free(&r);
+
+    /* equal evidence: the linked twin first */
+    o.query = "platypus echidna";
+    r = run(&o);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.items[0].path, "twin-b.md");
+    assert_int_equal(r.items[0].channel[SEARCH_CH_BM25].rank, 1);
+    assert_int_equal(r.items[1].channel[SEARCH_CH_BM25].rank, 2);
+    search_results_free(&r);
+}
+
+/* Between notes in several languages the query's language comes first. */
+static void test_query_language_preferred(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "create a zip archive";
+    o.lang_bonus = 0;   /* without the preference the denser German page wins */
+    search_results r = run(&o);
+    assert_true(r.n >= 2);
+    assert_string_equal(r.items[0].path, "de/zip.md");
+    assert_string_equal(r.items[0].lang, "de");
+    search_results_free(&r);
+
+    search_opts_init(&o);
+    o.query = "create a zip archive";
+    r = run(&o);
+    assert_string_equal(r.lang, "en");   /* "a" is English, French...: the results decide */
+    assert_string_equal(r.items[0].path, "en/zip.md");
+    assert_string_equal(r.items[0].lang, "en");
+    assert_string_equal(r.items[1].path, "de/zip.md");
+    search_results_free(&r);
+
+    o.query = "erstelle ein zip Archiv";
+    r = run(&o);
+    assert_string_equal(r.lang, "de");
+    assert_string_equal(r.items[0].path, "de/zip.md");
+    search_results_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +305,9 @@ int main(void)
         cmocka_unit_test(test_best_chunk_anchors_the_result),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_exclusion_and_empty),
+        cmocka_unit_test(test_ties_share_a_rank),
+        cmocka_unit_test(test_graph_prior),
+        cmocka_unit_test(test_query_language_preferred),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

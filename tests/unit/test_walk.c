@@ -104,11 +104,19 @@ static void on_warning(void *ctx, const char *msg)
     c->nwarn++;
 }
 
+/* The order and loop tests walk through a linked folder outside the root
+ * on purpose; test_stays_inside checks the default, which refuses it. */
+static int follow_outside = 1;
+static const char *const *skip_dirs;
+static size_t n_skip_dirs;
+
 static trove_err walk_into(collect *c, const char *dir, const char *const *masks, size_t nm,
                            const char *const *excl, size_t ne)
 {
     memset(c, 0, sizeof *c);
-    walk_opts o = {.root = dir, .masks = masks, .n_masks = nm, .excludes = excl, .n_excludes = ne};
+    walk_opts o = {.root = dir, .masks = masks, .n_masks = nm, .excludes = excl, .n_excludes = ne,
+                   .follow_outside = follow_outside, .skip_dirs = skip_dirs,
+                   .n_skip_dirs = n_skip_dirs};
     walk_callbacks cb = {.ctx = c, .on_file = on_file, .on_warning = on_warning};
     return walk_tree(&o, &cb);
 }
@@ -266,6 +274,50 @@ static void test_default_walk(void **state)
     assert_int_equal(c.filelink_size, 12);
     assert_int_equal(c.nwarn, 1);
     assert_non_null(strstr(tbuf_cstr(&c.warnings), "dangling.md"));
+    collect_free(&c);
+}
+
+/* By default nothing outside the root is walked: the linked folder "ext"
+ * (outside) is skipped with a warning naming it and its target, as is a
+ * file symlink leading outside; links that stay inside still work. */
+static void test_stays_inside(void **state)
+{
+    (void)state;
+    char p[PATH_MAX];
+    path_in(p, outside, "secret.md");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("secret", f);
+    fclose(f);
+    lnk(p, "notes/leak.md");
+    follow_outside = 0;
+    collect c;
+    assert_int_equal(walk_into(&c, root, NULL, 0, NULL, 0), TROVE_OK);
+    follow_outside = 1;
+    assert_string_equal(tbuf_cstr(&c.list), REAL_TREE);
+    assert_int_equal(c.nwarn, 3);   /* dangling.md, ext, notes/leak.md */
+    const char *w = tbuf_cstr(&c.warnings);
+    assert_non_null(strstr(w, "/ext: skipped, a symlink to "));
+    assert_non_null(strstr(w, "/notes/leak.md: skipped, a symlink to "));
+    assert_non_null(strstr(w, outside));
+    collect_free(&c);
+    path_in(p, root, "notes/leak.md");
+    unlink(p);
+    path_in(p, outside, "secret.md");
+    unlink(p);
+
+    /* skip_dirs: a nested collection's folder is not entered */
+    static const char *const skip[] = {"notes", "proj/x"};
+    skip_dirs = skip;
+    n_skip_dirs = 2;
+    assert_int_equal(walk_into(&c, root, NULL, 0, NULL, 0), TROVE_OK);
+    skip_dirs = NULL;
+    n_skip_dirs = 0;
+    const char *list = tbuf_cstr(&c.list);
+    assert_null(strstr(list, "\nnotes/"));
+    assert_null(strstr(list, "proj/x/"));
+    assert_non_null(strstr(list, "proj/keep.md\n"));
+    assert_non_null(strstr(list, "x/docs/internal/j.md\n"));
     collect_free(&c);
 }
 
@@ -502,6 +554,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_walk),
         cmocka_unit_test(test_stable),
+        cmocka_unit_test(test_stays_inside),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_excludes),
         cmocka_unit_test(test_stop),

@@ -20,6 +20,7 @@
 #include "fs/walk.h"
 #include "md/md.h"
 #include "store/store.h"
+#include "text/lang.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -118,6 +119,7 @@ static inline int64_t tu_index_note(store *st, int64_t coll, const char *coll_na
     store_note note = {
         .collection_id = coll, .collection = coll_name, .path = path, .text = text,
         .len = len, .mtime_ns = 1, .hash = str_hash(text, len), .md = &md, .chunks = &chunks,
+        .lang = lang_code(lang_detect(text + md.body_start, len - md.body_start)),
     };
     int64_t id = 0;
     assert_int_equal(store_doc_insert(st, &note, &id), TROVE_OK);

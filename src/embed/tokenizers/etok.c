@@ -213,6 +213,20 @@ static trove_err resolve_specials(etok *t, const etok_special *in) {
     return TROVE_OK;
 }
 
+/* SentencePiece pieces for runs of spaces (Gemma's "\u2581\u2581" ...) are
+ * written by llama.cpp's converter with plain spaces, but the encoders
+ * match pieces against text whose spaces are already "\u2581": such pieces
+ * are stored back in escaped form, or they could never match (issue 7:
+ * "  leading" split differently from the reference, 31 spaces as 30
+ * pieces). A literal space can never occur in escaped text, so nothing
+ * else changes. */
+static bool spaces_only(const etok_vocab *v, const char *s, size_t n) {
+    if (v->kind == ETOK_WPM || n == 0) return false;
+    for (size_t k = 0; k < n; k++)
+        if (s[k] != ' ') return false;
+    return true;
+}
+
 trove_err etok_new(const etok_vocab *v, etok **out) {
     *out = NULL;
     if (v->kind != ETOK_WPM && v->kind != ETOK_UGM && v->kind != ETOK_BPE)
@@ -225,7 +239,7 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
         if (!v->text[i]) return trove_fail(TROVE_EINVAL, "tokenizer piece %zu is missing", i);
         size_t n = v->len ? v->len[i] : strlen(v->text[i]);
         if (n > (1u << 20)) return trove_fail(TROVE_EINVAL, "tokenizer piece %zu is %zu bytes", i, n);
-        total += n + 1;
+        total += (spaces_only(v, v->text[i], n) ? 3 * n : n) + 1;
         if (total > UINT32_MAX) return trove_fail(TROVE_EINVAL, "tokenizer pieces exceed 4 GiB");
     }
 
@@ -240,7 +254,12 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
     size_t pos = 0;
     for (size_t i = 0; i < v->n; i++) {
         size_t n = v->len ? v->len[i] : strlen(v->text[i]);
-        memcpy(t->arena + pos, v->text[i], n);
+        if (spaces_only(v, v->text[i], n)) {
+            for (size_t k = 0; k < n; k++) memcpy(t->arena + pos + 3 * k, "\xE2\x96\x81", 3);
+            n *= 3;
+        } else {
+            memcpy(t->arena + pos, v->text[i], n);
+        }
         t->arena[pos + n] = 0;
         t->off[i] = (uint32_t)pos;
         t->plen[i] = (uint32_t)n;

@@ -1,0 +1,179 @@
+/* tokcache — see tokcache.h. File layout (native endian; a cache is
+ * local to one machine):
+ *
+ *   0  "TRVTOKC1"
+ *   8  u32 version, u32 kind length
+ *   16 u64 source size, i64 mtime seconds, i64 mtime nanoseconds,
+ *      u64 inode, u64 device
+ *   56 u64 payload length, u64 XXH3-64 of the payload
+ *   72 kind bytes, zero padding to a multiple of 8
+ *   .. payload */
+#include "embed/tokenizers/tokcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "util/buf.h"
+#include "util/fsutil.h"
+#include "util/mem.h"
+
+#define MAGIC "TRVTOKC1"
+#define HDR 72
+
+struct tokcache {
+    void *map;
+    size_t size;
+};
+
+typedef struct ident {
+    uint64_t size;
+    int64_t sec, nsec;
+    uint64_t ino, dev;
+} ident;
+
+char *tokcache_dir(void)
+{
+    tbuf b = {0};
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg) {
+        tbuf_printf(&b, "%s/trove/tokenizers", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        tbuf_printf(&b, "%s/.cache/trove/tokenizers", home && *home ? home : ".");
+    }
+    return tbuf_detach(&b);
+}
+
+/* Entry path and the source's identity; NULL if the source cannot be
+ * resolved. */
+static char *entry_path(const char *src, const char *kind, ident *id)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(src, real) || stat(real, &st) != 0)
+        return NULL;
+    *id = (ident){(uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec,
+                  (uint64_t)st.st_ino, (uint64_t)st.st_dev};
+    XXH3_state_t *h = XXH3_createState();
+    if (!h)
+        return NULL;
+    XXH3_64bits_reset(h);
+    XXH3_64bits_update(h, real, strlen(real) + 1);
+    XXH3_64bits_update(h, kind, strlen(kind));
+    uint64_t key = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    char *dir = tokcache_dir();
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/%016llx.tok", dir, (unsigned long long)key);
+    free(dir);
+    return tbuf_detach(&b);
+}
+
+static size_t kind_room(size_t klen)
+{
+    return (klen + 7) & ~(size_t)7;
+}
+
+tokcache *tokcache_load(const char *src, const char *kind, uint32_t version, const void **payload,
+                        size_t *len)
+{
+    ident id;
+    char *path = entry_path(src, kind, &id);
+    if (!path)
+        return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size >= HDR)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return NULL;
+    size_t size = (size_t)st.st_size;
+    const unsigned char *p = map;
+    uint32_t ver, klen;
+    ident got;
+    uint64_t plen, phash;
+    memcpy(&ver, p + 8, 4);
+    memcpy(&klen, p + 12, 4);
+    memcpy(&got, p + 16, sizeof got);
+    memcpy(&plen, p + 56, 8);
+    memcpy(&phash, p + 64, 8);
+    size_t kr = kind_room(strlen(kind));
+    bool ok = memcmp(p, MAGIC, 8) == 0 && ver == version && klen == strlen(kind) &&
+              memcmp(&got, &id, sizeof id) == 0 && size >= HDR + kr &&
+              memcmp(p + HDR, kind, klen) == 0 && plen == size - HDR - kr &&
+              XXH3_64bits(p + HDR + kr, (size_t)plen) == phash;
+    if (!ok) {
+        munmap(map, size);
+        return NULL;
+    }
+    tokcache *c = xmalloc(sizeof *c);
+    c->map = map;
+    c->size = size;
+    *payload = p + HDR + kr;
+    *len = (size_t)plen;
+    return c;
+}
+
+void tokcache_release(tokcache *c)
+{
+    if (!c)
+        return;
+    munmap(c->map, c->size);
+    free(c);
+}
+
+void tokcache_store(const char *src, const char *kind, uint32_t version, const void *payload,
+                    size_t len)
+{
+    ident id;
+    char *path = entry_path(src, kind, &id);
+    if (!path)
+        return;
+    tbuf tmp = {0};
+    tbuf_printf(&tmp, "%s.%ld.tmp", path, (long)getpid());
+    const char *t = tbuf_cstr(&tmp);
+    int fd = -1;
+    if (fs_mkdir_parents(t) == 0)
+        fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        unsigned char hdr[HDR] = {0};
+        uint32_t klen = (uint32_t)strlen(kind);
+        uint64_t plen = len, phash = XXH3_64bits(payload, len);
+        memcpy(hdr, MAGIC, 8);
+        memcpy(hdr + 8, &version, 4);
+        memcpy(hdr + 12, &klen, 4);
+        memcpy(hdr + 16, &id, sizeof id);
+        memcpy(hdr + 56, &plen, 8);
+        memcpy(hdr + 64, &phash, 8);
+        static const char zeros[8] = {0};
+        size_t kr = kind_room(klen);
+        bool ok = write(fd, hdr, HDR) == HDR && write(fd, kind, klen) == (ssize_t)klen &&
+                  write(fd, zeros, kr - klen) == (ssize_t)(kr - klen);
+        for (size_t off = 0; ok && off < len;) {
+            ssize_t w = write(fd, (const char *)payload + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            ok = w > 0;
+            off += w > 0 ? (size_t)w : 0;
+        }
+        ok = close(fd) == 0 && ok;
+        if (!ok || rename(t, path) != 0)
+            unlink(t);
+    }
+    tbuf_free(&tmp);
+    free(path);
+}

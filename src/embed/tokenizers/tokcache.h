@@ -1,0 +1,41 @@
+/* tokcache — compiled tokenizer tables cached on disk, so that a cold
+ * `trove search` with a static model maps a ready hash table instead of
+ * parsing a multi-megabyte tokenizer.json (jansson needs ~200 ms for a
+ * 100k-word vocabulary; the mapped table costs well under a millisecond).
+ *
+ * A cache entry lives in $XDG_CACHE_HOME/trove/tokenizers/ (else
+ * ~/.cache/trove/tokenizers/), named by a hash of the source's real path
+ * and a kind tag, and records the source's identity (size, mtime, inode,
+ * device), the kind, a format version and a hash of its payload. Any
+ * mismatch (source edited or replaced, older format, torn or corrupt
+ * file) means "no entry": the caller parses the source and stores a new
+ * one. Writes go to a temporary name and are renamed, and failing to write
+ * (read-only home, full disk) only costs the speed-up.
+ *
+ * Memory: a tokcache handle owns the mapping the payload points into;
+ * tokcache_release() unmaps it.
+ *
+ * Internal to src/embed/: the rest of trove reaches the engine only through
+ * embed/embed.h (the engine's unit tests and fuzz targets may include it). */
+#ifndef TROVE_TOKCACHE_H
+#define TROVE_TOKCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tokcache tokcache;
+
+/* The cached payload for (src, kind, version), 8-byte aligned, or NULL
+ * when there is no valid entry. */
+tokcache *tokcache_load(const char *src, const char *kind, uint32_t version, const void **payload,
+                        size_t *len);
+void tokcache_release(tokcache *c); /* NULL is fine */
+
+/* Store a payload for (src, kind, version); best effort, silent. */
+void tokcache_store(const char *src, const char *kind, uint32_t version, const void *payload,
+                    size_t len);
+
+/* Where entries go (xmalloc'd); for docs and tests. */
+char *tokcache_dir(void);
+
+#endif

@@ -1,0 +1,183 @@
+/* tokjson_bin — the compact binary form of a loaded tokenizer, so that a
+ * cold start does not parse megabytes of JSON.
+ *
+ * Layout (native little-endian; the header's byte-order word must read
+ * back): "TJBIN\0\0\1", u32 0x01020304, u32 model kind, then sections each
+ * as u64 byte length + bytes (padded to 8):
+ *   config JSON (tokenizer.json less model vocab/merges), vocab arena,
+ *   vocab off[n], vocab len[n], vocab hash slots, merge keys, merge ranks,
+ *   merge new ids, unigram scores (f64, may be empty).
+ * Everything is validated on load (sizes, offsets, ids, a free slot in
+ * every hash table), so a corrupt file fails cleanly. */
+#include "embed/tokenizers/tokjson_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "util/mem.h"
+
+static const char MAGIC[8] = {'T', 'J', 'B', 'I', 'N', 0, 0, 1};
+
+bool tj_bin_is(const void *buf, size_t len) { return len >= 8 && memcmp(buf, MAGIC, 8) == 0; }
+
+static void put_sec(tbuf *o, const void *p, size_t n) {
+    uint64_t l = n;
+    tbuf_append(o, &l, 8);
+    if (n) tbuf_append(o, p, n);
+    static const char zero[8] = {0};
+    if (n % 8) tbuf_append(o, zero, 8 - n % 8);
+}
+
+trove_err tokjson_save(const tokjson *t, const char *path) {
+    tbuf o = {0};
+    tbuf_append(&o, MAGIC, 8);
+    uint32_t hdr[2] = {0x01020304u, (uint32_t)t->model.kind};
+    tbuf_append(&o, hdr, 8);
+    char *cfg = json_dumps(t->config, JSON_COMPACT);
+    put_sec(&o, cfg, strlen(cfg));
+    free(cfg);
+    const tj_strtab *v = &t->model.vocab;
+    const tj_model *m = &t->model;
+    put_sec(&o, v->arena, v->arena_len);
+    put_sec(&o, v->off, (size_t)v->n * 4);
+    put_sec(&o, v->len, (size_t)v->n * 4);
+    put_sec(&o, v->slots, v->slots ? ((size_t)v->mask + 1) * 8 : 0);
+    size_t mc = m->mkey ? (size_t)m->mmask + 1 : 0;
+    put_sec(&o, m->mkey, mc * 8);
+    put_sec(&o, m->mrank, mc * 4);
+    put_sec(&o, m->mnew, mc * 4);
+    put_sec(&o, m->score, m->score ? (size_t)v->n * 8 : 0);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    trove_err e = TROVE_OK;
+    if (!f || fwrite(o.data, 1, o.len, f) != o.len) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
+    if (f && fclose(f) != 0 && !e) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
+    if (!e && rename(tmp, path) != 0) e = trove_fail(TROVE_EIO, "%s: cannot rename into place", path);
+    if (e) remove(tmp);
+    tbuf_free(&o);
+    return e;
+}
+
+typedef struct rd {
+    const uint8_t *p;
+    size_t n, at;
+} rd;
+
+static bool get_sec(rd *r, const void **p, size_t *n) {
+    if (r->n - r->at < 8) return false;
+    uint64_t l;
+    memcpy(&l, r->p + r->at, 8);
+    r->at += 8;
+    size_t padded = l + (l % 8 ? 8 - l % 8 : 0);
+    if (l > r->n || padded > r->n - r->at) return false;
+    *p = r->p + r->at;
+    *n = (size_t)l;
+    r->at += padded;
+    return true;
+}
+
+static void *dup_sec(const void *p, size_t n) {
+    void *d = xmalloc(n ? n : 1);
+    if (n) memcpy(d, p, n);
+    return d;
+}
+
+static bool pow2(size_t x) { return x && !(x & (x - 1)); }
+
+static bool has_empty64(const uint64_t *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!s[i]) return true;
+    return false;
+}
+
+static trove_err load_model(rd *r, tj_model *m) {
+    const void *p[8];
+    size_t n[8];
+    for (int i = 0; i < 8; i++)
+        if (!get_sec(r, &p[i], &n[i])) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: truncated");
+    tj_strtab *v = &m->vocab;
+    size_t nv = n[1] / 4;
+    if (n[1] % 4 || n[2] != n[1] || nv >= (1u << 24) || n[0] >= UINT32_MAX || n[3] % 8 ||
+        !pow2(n[3] / 8) || n[4] % 8 || (n[4] && !pow2(n[4] / 8)) || n[5] != n[4] / 2 ||
+        n[6] != n[4] / 2 || (n[7] && n[7] != nv * 8))
+        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: inconsistent section sizes");
+    v->arena = dup_sec(p[0], n[0]);
+    v->arena_len = n[0];
+    v->off = dup_sec(p[1], n[1]);
+    v->len = dup_sec(p[2], n[2]);
+    v->n = (uint32_t)nv;
+    v->slots = dup_sec(p[3], n[3]);
+    v->mask = (uint32_t)(n[3] / 8 - 1);
+    if (n[4]) {
+        m->mkey = dup_sec(p[4], n[4]);
+        m->mrank = dup_sec(p[5], n[5]);
+        m->mnew = dup_sec(p[6], n[6]);
+        m->mmask = (uint32_t)(n[4] / 8 - 1);
+    }
+    if (n[7]) m->score = dup_sec(p[7], n[7]);
+    /* validate everything a lookup will touch */
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (v->len[i] == UINT32_MAX) continue;
+        if (v->off[i] > v->arena_len || v->len[i] > v->arena_len - v->off[i])
+            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: token %u out of bounds", i);
+        if (v->len[i] > v->max_len) v->max_len = v->len[i];
+    }
+    for (size_t i = 0; i <= v->mask; i++) {
+        uint32_t id = (uint32_t)v->slots[i];
+        if (v->slots[i] && (id == 0 || id - 1 >= v->n || v->len[id - 1] == UINT32_MAX))
+            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: bad vocab slot %zu", i);
+    }
+    if (!has_empty64(v->slots, (size_t)v->mask + 1) || (m->mkey && !has_empty64(m->mkey, (size_t)m->mmask + 1)))
+        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: full hash table");
+    for (size_t i = 0; m->mkey && i <= m->mmask; i++) {
+        uint64_t k = m->mkey[i];
+        if (k && (m->mnew[i] < 0 || (uint32_t)m->mnew[i] >= v->n || (uint32_t)(k >> 32) > v->n ||
+                  (uint32_t)k > v->n))
+            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: bad merge slot %zu", i);
+        if (k) m->nmerges++;
+    }
+    if (m->kind == TJM_UNIGRAM && !m->score)
+        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: Unigram model without scores");
+    if (m->kind != TJM_UNIGRAM && m->score) {
+        free(m->score);
+        m->score = NULL;
+    }
+    tj_model_finish(m);
+    return TROVE_OK;
+}
+
+trove_err tj_bin_load(const void *buf, size_t len, tokjson **out) {
+    *out = NULL;
+    rd r = {buf, len, 8};
+    uint32_t hdr[2];
+    if (len < 16) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: truncated");
+    memcpy(hdr, r.p + 8, 8);
+    r.at = 16;
+    if (hdr[0] != 0x01020304u) return trove_fail(TROVE_EUNSUPPORTED, "tokenizer cache: other byte order");
+    const void *cp;
+    size_t cn;
+    if (!get_sec(&r, &cp, &cn)) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: truncated");
+    json_error_t je;
+    json_t *root = json_loadb(cp, cn, JSON_ALLOW_NUL, &je);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: bad configuration");
+    }
+    tokjson *t = xcalloc(1, sizeof *t);
+    t->config = root;
+    trove_err e = tj_model_parse(json_object_get(root, "model"), &t->model, false);
+    if (!e && (uint32_t)t->model.kind != hdr[1])
+        e = trove_fail(TROVE_ECORRUPT, "tokenizer cache: model kind mismatch");
+    if (!e) e = load_model(&r, &t->model);
+    if (!e) e = tj_finish_config(t);
+    if (e) {
+        tokjson_free(t);
+        return e;
+    }
+    *out = t;
+    return TROVE_OK;
+}
