@@ -49,6 +49,7 @@ int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
 /* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
 int cmd_model_manage(cli *c, int argc, char **argv);
+int cmd_tokenize(cli *c, int argc, char **argv);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);

@@ -6,6 +6,7 @@
 
 #include "api/api.h"
 #include "cli/cli.h"
+#include "text/tok.h"
 #include "util/clock.h"
 #include "util/mem.h"
 
@@ -56,6 +57,8 @@ static void print_result(const index_update_result *res, size_t warnings)
             printf(", %zu skipped", s->skipped);
         printf(" (%.2fs)\n", uc->seconds);
     }
+    if (res->retokenized)
+        printf("re-tokenized the index for the current tokenizer (%s)\n", tok_version());
     if (res->dropped)
         printf("dropped %zu collection(s) no longer in the config\n", res->dropped);
     if (warnings)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cjk/seg.h"
 #include "cli/cli.h"
 #include "util/str.h"
 
@@ -27,6 +28,7 @@ static const command commands[] = {
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
 };
 
@@ -102,8 +104,30 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
     return 1;
 }
 
+/* The Chinese segmenter asks for its paths on the first CJK text only, so
+ * the config is read for it only then. */
+static void seg_paths(void *ud, char **dict, char **user)
+{
+    (void)ud;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK) {
+        fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
+        return;
+    }
+    *dict = cfg.zh_dict;
+    *user = cfg.zh_user_dict;
+    cfg.zh_dict = cfg.zh_user_dict = NULL;
+    config_free(&cfg);
+}
+
+static void seg_warn(const char *message)
+{
+    fprintf(stderr, "trove: warning: %s\n", message);
+}
+
 int main(int argc, char **argv)
 {
+    seg_install(seg_paths, NULL, seg_warn);
     cli c = {0};
     int i = 1;
     const char *index = NULL;

@@ -114,6 +114,34 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+/* A path from the config: absolute, or relative to the config's folder. */
+static char *config_path(const config *cfg, const char *v)
+{
+    if (!v || !*v)
+        return NULL;
+    if (v[0] == '/')
+        return xstrdup(v);
+    tbuf b = {0};
+    const char *slash = strrchr(cfg->file, '/');
+    if (slash)
+        tbuf_printf(&b, "%.*s/%s", (int)(slash - cfg->file), cfg->file, v);
+    else
+        tbuf_puts(&b, v);
+    return tbuf_detach(&b);
+}
+
+static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh)
+{
+    if (is_empty(doc, zh))
+        return TROVE_OK;
+    if (zh->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'chinese' must be a mapping (dictionary, "
+                          "user_dictionary)", cfg->file);
+    cfg->zh_dict = config_path(cfg, scalar(doc, map_get(doc, zh, "dictionary")));
+    cfg->zh_user_dict = config_path(cfg, scalar(doc, map_get(doc, zh, "user_dictionary")));
+    return TROVE_OK;
+}
+
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -138,6 +166,8 @@ trove_err config_load_file(config *cfg, const char *file)
             rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
+            if (rc == TROVE_OK)
+                rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -228,6 +258,19 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->zh_dict || cfg->zh_user_dict) {
+        tbuf_puts(&b, "chinese:\n");
+        if (cfg->zh_dict) {
+            tbuf_puts(&b, "  dictionary: ");
+            put_quoted(&b, cfg->zh_dict);
+            tbuf_putc(&b, '\n');
+        }
+        if (cfg->zh_user_dict) {
+            tbuf_puts(&b, "  user_dictionary: ");
+            put_quoted(&b, cfg->zh_user_dict);
+            tbuf_putc(&b, '\n');
+        }
+    }
 
     if (fs_mkdir_parents(cfg->file) != 0) {
         trove_err rc = trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", cfg->file,
@@ -284,6 +327,8 @@ void config_free(config *cfg)
     }
     free(cfg->contexts);
     free(cfg->embed_model);
+    free(cfg->zh_dict);
+    free(cfg->zh_user_dict);
     free(cfg->file);
     memset(cfg, 0, sizeof *cfg);
 }

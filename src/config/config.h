@@ -34,6 +34,12 @@ typedef struct config {
     size_t n_contexts;
     char *embed_model; /* `embed_model:` (catalogue name or path), NULL if unset;
                           read it through models_resolve() (models/models.h) */
+    /* `chinese:` section (NULL when unset; relative paths are resolved
+     * against the folder of config.yaml): the compiled dictionary to use
+     * instead of the one shipped with trove, and a user word list
+     * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
+    char *zh_dict;
+    char *zh_user_dict;
 } config;
 
 /* Directory holding config.yaml (caller frees). */

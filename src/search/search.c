@@ -357,7 +357,7 @@ static void token_set_free(token_set *ts)
 
 static void tokenize_into(token_set *ts, const char *text, size_t len)
 {
-    static const tok_opts opts = {.stem = 1};
+    static const tok_opts opts = {.stem = 1, .query = 1};
     tok_run(&opts, text, len, ts, collect_token);
 }
 

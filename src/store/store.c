@@ -416,6 +416,41 @@ fail:
     return rc;
 }
 
+trove_err store_tokenizer_sync(store *st, const char *version, int *rebuilt)
+{
+    *rebuilt = 0;
+    sqlite3_stmt *q;
+    char *have = NULL;
+    int64_t n_docs = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT (SELECT value FROM meta WHERE key = 'tokenizer'),"
+                           " (SELECT count(*) FROM docs)", -1, &q, NULL) != SQLITE_OK)
+        return store_fail(st, "reading the tokenizer version");
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 0);
+        have = v ? xstrdup(v) : NULL;
+        n_docs = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    int same = have && strcmp(have, version) == 0;
+    free(have);
+    if (same)
+        return TROVE_OK;
+    trove_err rc;
+    if (n_docs > 0) {
+        if ((rc = store_exec(st, "INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")) ||
+            (rc = store_exec(st, "INSERT INTO titles_fts(titles_fts) VALUES('rebuild')")))
+            return rc;
+        *rebuilt = 1;
+    }
+    if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
+                           -1, &q, NULL) != SQLITE_OK)
+        return store_fail(st, "recording the tokenizer version");
+    sqlite3_bind_text(q, 1, version, -1, SQLITE_TRANSIENT);
+    int step = sqlite3_step(q);
+    sqlite3_finalize(q);
+    return step == SQLITE_DONE ? TROVE_OK : store_fail(st, "recording the tokenizer version");
+}
+
 void store_close(store *st)
 {
     if (!st)

@@ -68,6 +68,15 @@ trove_err store_fail(store *st, const char *what);
  * and the fix (`trove update --rebuild`, or delete the file). */
 trove_err store_damaged(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- tokenizer version ---- */
+/* Make the full-text tables match the tokenizer `version` (tok_version()):
+ * when the meta key 'tokenizer' differs (an index built by an older trove,
+ * with CJK bigrams, or another dictionary), both FTS5 tables are rebuilt
+ * from their stored text with the current tokenizer and the key is updated;
+ * *rebuilt tells whether that happened. Call inside store_begin(). A key
+ * separate from schema_version: re-tokenizing needs no schema change. */
+trove_err store_tokenizer_sync(store *st, const char *version, int *rebuilt);
+
 /* ---- collections ---- */
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id);
 trove_err store_collection_delete(store *st, const char *name);   /* with its docs */

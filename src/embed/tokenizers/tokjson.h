@@ -55,6 +55,11 @@ trove_err tokjson_open(const char *path, tokjson **out);
 trove_err tokjson_from_buffer(const void *buf, size_t len, tokjson **out);
 /* Write the compact binary form of t to path (replaced atomically). */
 trove_err tokjson_save(const tokjson *t, const char *path);
+/* The same binary form in memory (xmalloc'd, caller frees; *len set). */
+void *tokjson_serialize(const tokjson *t, size_t *len);
+/* Layout version of the binary form: part of any cache key built on it
+ * (a loader also rejects other layouts by their magic). */
+#define TOKJSON_BIN_VERSION 1u
 void tokjson_free(tokjson *t); /* NULL is fine */
 
 /* "WordPiece", "WordLevel", "BPE" or "Unigram". */
@@ -67,6 +72,14 @@ size_t tokjson_vocab_size(const tokjson *t);
 const char *tokjson_id_to_token(const tokjson *t, int32_t id, size_t *len);
 /* Id of a token's text (model vocabulary or added token), or -1. */
 int32_t tokjson_token_to_id(const tokjson *t, const char *s, size_t len);
+/* The model's unknown token id (WordPiece/WordLevel/BPE "unk_token",
+ * Unigram "unk_id") when it names a token, else -1. */
+int32_t tokjson_unk_id(const tokjson *t);
+/* Median length in code points of the vocabulary's token texts (model
+ * vocabulary and added tokens, each distinct text once), rounded down:
+ * what model2vec computes for its character pre-truncation. 0 when the
+ * vocabulary is empty. One pass over the vocabulary. */
+size_t tokjson_median_token_chars(const tokjson *t);
 
 /* An encoding: ids with the byte span [start, end) of the input text each
  * came from (specials added by the post-processor have 0, 0). Reused

@@ -31,7 +31,7 @@ static void put_sec(tbuf *o, const void *p, size_t n) {
     if (n % 8) tbuf_append(o, zero, 8 - n % 8);
 }
 
-trove_err tokjson_save(const tokjson *t, const char *path) {
+void *tokjson_serialize(const tokjson *t, size_t *len) {
     tbuf o = {0};
     tbuf_append(&o, MAGIC, 8);
     uint32_t hdr[2] = {0x01020304u, (uint32_t)t->model.kind};
@@ -50,15 +50,22 @@ trove_err tokjson_save(const tokjson *t, const char *path) {
     put_sec(&o, m->mrank, mc * 4);
     put_sec(&o, m->mnew, mc * 4);
     put_sec(&o, m->score, m->score ? (size_t)v->n * 8 : 0);
+    *len = o.len;
+    return o.data;
+}
+
+trove_err tokjson_save(const tokjson *t, const char *path) {
+    size_t len;
+    void *data = tokjson_serialize(t, &len);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     trove_err e = TROVE_OK;
-    if (!f || fwrite(o.data, 1, o.len, f) != o.len) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
+    if (!f || fwrite(data, 1, len, f) != len) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
     if (f && fclose(f) != 0 && !e) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
     if (!e && rename(tmp, path) != 0) e = trove_fail(TROVE_EIO, "%s: cannot rename into place", path);
     if (e) remove(tmp);
-    tbuf_free(&o);
+    free(data);
     return e;
 }
 

@@ -111,6 +111,7 @@ typedef struct tj_norm {
     char *pat, *rep;                     /* Replace, Prepend (rep) */
     size_t pat_len, rep_len;
     size_t rx_min;                       /* Replace regex "c+" / "c{n,}": run of pat, n >= rx_min */
+    bool rx_ws;                          /* Replace regex "\\s+": any run of White_Space */
     etok *spm;                           /* Precompiled: etok's normaliser */
     char amap[128][8];                   /* Precompiled: ASCII characters */
     uint8_t alen[128];

@@ -125,6 +125,10 @@ static trove_err parse_pattern(json_t *j, const char *what, tj_norm *nm) {
     } else if (json_is_object(p) && json_is_string(json_object_get(p, "Regex"))) {
         if (tj_json_str(p, "Regex", what, true, &s, &n)) return TROVE_EPARSE;
         if (n && repeat_regex(s, n, &nm->pat, &nm->pat_len, &nm->rx_min)) return TROVE_OK;
+        if (n == 3 && memcmp(s, "\\s+", 3) == 0) { /* model2vec's whitespace squeeze */
+            nm->rx_ws = true;
+            return TROVE_OK;
+        }
         for (size_t i = 0; i < n; i++)
             if (strchr("\\^$.|?*+()[]{}", s[i]))
                 return trove_fail(TROVE_EUNSUPPORTED,
@@ -355,7 +359,26 @@ static void strip(const tj_norm *n, const tj_buf *in, size_t i, size_t j, tj_buf
     tj_buf_copy(o, in, i, j - i);
 }
 
+/* Replace(Regex("\\s+")): each maximal run of White_Space characters. */
+static void replace_ws(const tj_norm *n, const tj_buf *in, size_t i, size_t j, tj_buf *o) {
+    size_t p = i, k;
+    while (p < j) {
+        size_t h = p;
+        while (h < j && !tj_is_whitespace(tj_cp_at(in->s + h, &k))) h += k;
+        tj_buf_copy(o, in, p, h - p);
+        if (h == j) break;
+        size_t e = h;
+        while (e < j && tj_is_whitespace(tj_cp_at(in->s + e, &k))) e += k;
+        tj_buf_put(o, n->rep, n->rep_len, in->a[h], in->b[e - 1]);
+        p = e;
+    }
+}
+
 static void replace(const tj_norm *n, const tj_buf *in, size_t i, size_t j, tj_buf *o) {
+    if (n->rx_ws) {
+        replace_ws(n, in, i, j, o);
+        return;
+    }
     size_t m = n->pat_len;
     if (!m) {
         tj_buf_copy(o, in, i, j - i);
