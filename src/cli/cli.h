@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -50,6 +51,20 @@ int cmd_model(cli *c, int argc, char **argv);
 /* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
 int cmd_model_manage(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
+int cmd_embed(cli *c, int argc, char **argv);
+int cmd_vsearch(cli *c, int argc, char **argv);
+
+/* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
+const char *cli_model_path(const char *flag);
+
+typedef struct cli_embed_args {
+    const char *model;
+    int force, prune, batch, threads;
+    double commit_secs;
+} cli_embed_args;
+/* The embedding pass (api_embed) with progress on stderr and a summary on
+ * stdout; returns the exit code. */
+int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
 
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);

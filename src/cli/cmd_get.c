@@ -172,22 +172,64 @@ int cmd_ls(cli *c, int argc, char **argv)
     return rc;
 }
 
+static void print_vec_status(const api_vec_status *v)
+{
+    if (!v->model)
+        printf("embedding model: none (set TROVE_EMBED_MODEL or pass --model)\n");
+    else if (v->model_error)
+        printf("embedding model: %s\n", v->model_error);
+    else
+        printf("embedding model: %s (%s, %lld dimensions)\n", v->model, v->model_arch,
+               (long long)v->model_dim);
+    for (size_t i = 0; i < v->n_models; i++) {
+        const store_vec_model *m = &v->models[i];
+        int active = m->id == v->active_id;
+        printf("vectors: %lld of %s (%d dimensions)%s\n", (long long)m->vectors, m->name, m->dim,
+               active ? ", active model" : v->model && !v->model_error
+               ? ", stale: another model (`trove embed --prune` drops them)" : "");
+    }
+}
+
+static void print_vec_collection(const api_vec_status *v, const char *name)
+{
+    for (size_t i = 0; i < v->n_counts; i++) {
+        const store_vec_count *c = &v->counts[i];
+        if (strcmp(c->collection, name) != 0)
+            continue;
+        int64_t pending = c->chunks - c->embedded;
+        printf("  embeddings: %lld of %lld chunks embedded, %lld pending", (long long)c->embedded,
+               (long long)c->chunks, (long long)pending);
+        if (c->stale)
+            printf(" (%lld with stale vectors of another model)", (long long)c->stale);
+        printf("%s\n", pending ? " (run `trove embed`)" : "");
+    }
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: trove status\nCollections, counts, index size, and files new, changed "
-                   "or deleted since the last update.\n");
+    const char *model_flag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: trove status [--model PATH]\nCollections, counts, index size, files new, "
+                   "changed or deleted since the last update,\nand the embeddings of the model "
+                   "(--model, $TROVE_EMBED_MODEL): embedded, pending, stale.\n");
             return EXIT_OK;
         }
-        return cli_usage("status", "takes no arguments");
+        if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+            model_flag = v;
+        else
+            return cli_usage("status", "unknown argument %s", argv[i]);
     }
     api *a;
     int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
     api_status s;
+    api_vec_status vs = {0};
     trove_err err = api_status_get(a, &s);
+    if (!err && (err = api_vec_status_get(a, cli_model_path(model_flag), &vs)) != TROVE_OK)
+        api_status_free(&s);
     api_close(a);
     if (err)
         return cli_error(err);
@@ -205,12 +247,14 @@ int cmd_status(cli *c, int argc, char **argv)
         printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
                (long long)s.counts.docs, (long long)s.counts.chunks, (long long)s.counts.links,
                (long long)s.counts.dangling, (long long)s.counts.to_files);
+        print_vec_status(&vs);
     }
     if (s.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
     for (size_t i = 0; i < s.n_collections; i++) {
         const api_status_collection *sc = &s.collections[i];
         printf("\n%s  %s\n  notes indexed: %lld\n", sc->name, sc->path, (long long)sc->notes);
+        print_vec_collection(&vs, sc->name);
         if (sc->problem) {
             printf("  warning: %s\n", sc->problem);
         } else if (!sc->fresh_known) {
@@ -223,5 +267,6 @@ int cmd_status(cli *c, int argc, char **argv)
         }
     }
     api_status_free(&s);
+    api_vec_status_free(&vs);
     return EXIT_OK;
 }

@@ -22,7 +22,9 @@ static const command commands[] = {
     {"collection", cmd_collection, "add|list|remove|rename collections of markdown files"},
     {"context", cmd_context, "add|list|rm descriptions returned with results under a path"},
     {"update", cmd_update, "index new and changed files, drop deleted ones"},
-    {"search", cmd_search, "search by keywords, titles and links"},
+    {"embed", cmd_embed, "give indexed chunks vectors of the embedding model"},
+    {"search", cmd_search, "search by keywords, meaning, titles and links"},
+    {"vsearch", cmd_vsearch, "search by meaning only (the vector channel)"},
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
@@ -38,7 +40,8 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
-                 "NO_COLOR\nrun `trove COMMAND --help` for the options of a command\n");
+                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR\n"
+                 "run `trove COMMAND --help` for the options of a command\n");
 }
 
 int cli_error(trove_err err)

@@ -70,6 +70,36 @@ static int is_empty(yaml_document_t *doc, yaml_node_t *n)
     return !n || (s && (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0));
 }
 
+const char *const config_weight_names[CONFIG_N_WEIGHTS] = {"bm25", "title", "graph", "vector"};
+
+/* weights: {bm25: 1.0, vector: 1.2, ...}: numbers >= 0 for known channels. */
+static trove_err load_weights(config *cfg, yaml_document_t *doc, yaml_node_t *w)
+{
+    if (is_empty(doc, w))
+        return TROVE_OK;
+    if (w->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'weights' must map channel names to numbers", cfg->file);
+    for (yaml_node_pair_t *p = w->data.mapping.pairs.start; p < w->data.mapping.pairs.top; p++) {
+        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+        const char *v = scalar(doc, yaml_document_get_node(doc, p->value));
+        int which = -1;
+        for (int i = 0; k && i < CONFIG_N_WEIGHTS; i++)
+            if (strcmp(k, config_weight_names[i]) == 0)
+                which = i;
+        if (which < 0)
+            return trove_fail(TROVE_EPARSE, "%s: unknown channel '%s' under 'weights' (known: bm25, "
+                              "title, graph, vector)", cfg->file, k ? k : "?");
+        char *end = NULL;
+        double d = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(d >= 0) || d > 1e6)
+            return trove_fail(TROVE_EPARSE, "%s: weight of '%s' must be a number >= 0, not '%s'",
+                              cfg->file, k, v ? v : "?");
+        cfg->weights[which] = d;
+        cfg->has_weight[which] = 1;
+    }
+    return TROVE_OK;
+}
+
 static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t *cols)
 {
     if (is_empty(doc, cols))
@@ -168,6 +198,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
             if (rc == TROVE_OK)
                 rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
+            if (rc == TROVE_OK)
+                rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -182,6 +214,8 @@ trove_err config_load_file(config *cfg, const char *file)
     }
     yaml_parser_delete(&parser);
     fclose(f);
+    if (rc)
+        config_free(cfg);   /* nothing half-loaded for the caller to free */
     return rc;
 }
 
@@ -270,6 +304,15 @@ trove_err config_save(const config *cfg)
             put_quoted(&b, cfg->zh_user_dict);
             tbuf_putc(&b, '\n');
         }
+    }
+    int any_weight = 0;
+    for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
+        any_weight |= cfg->has_weight[i];
+    if (any_weight) {
+        tbuf_puts(&b, "weights:\n");
+        for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
+            if (cfg->has_weight[i])
+                tbuf_printf(&b, "  %s: %.17g\n", config_weight_names[i], cfg->weights[i]);
     }
 
     if (fs_mkdir_parents(cfg->file) != 0) {

@@ -26,8 +26,15 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* Search channel weights from `weights:` (bm25, title, graph, vector);
+ * a channel not listed keeps its default. */
+enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
+extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
+
 typedef struct config {
     char *file;        /* path of config.yaml */
+    double weights[CONFIG_N_WEIGHTS];
+    int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
@@ -45,6 +52,7 @@ typedef struct config {
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
 
+/* On failure *cfg is left empty (nothing to free). */
 trove_err config_load(config *cfg);          /* from config_dir() */
 trove_err config_load_file(config *cfg, const char *file);
 trove_err config_save(const config *cfg);

@@ -114,6 +114,10 @@ static void test_malformed_files(void **state)
         "contexts:\n  - target: x\n",                  /* no text */
         "- just\n- a list\n",                          /* top level */
         "collections: {\n",                            /* YAML syntax */
+        "collections:\n  x:\n    path: /x\nweights:\n  vectr: 1\n",  /* unknown channel */
+        "weights:\n  bm25: -1\n",                       /* negative */
+        "weights:\n  title: lots\n",                    /* not a number */
+        "weights: [1, 2]\n",                            /* not a mapping */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *path = file_in("bad.yaml");
@@ -129,6 +133,30 @@ static void test_malformed_files(void **state)
     }
 }
 
+/* weights: read, kept by a save, absent ones unset. */
+static void test_weights(void **state)
+{
+    (void)state;
+    const char *path = file_in("w.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("weights:\n  vector: 1.25\n  graph: 0\n", f);
+    fclose(f);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_true(cfg.has_weight[CONFIG_W_VECTOR] && cfg.weights[CONFIG_W_VECTOR] == 1.25);
+    assert_true(cfg.has_weight[CONFIG_W_GRAPH] && cfg.weights[CONFIG_W_GRAPH] == 0);
+    assert_false(cfg.has_weight[CONFIG_W_BM25] || cfg.has_weight[CONFIG_W_TITLE]);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_true(cfg.has_weight[CONFIG_W_VECTOR] && cfg.weights[CONFIG_W_VECTOR] == 1.25);
+    assert_true(cfg.has_weight[CONFIG_W_GRAPH]);
+    assert_false(cfg.has_weight[CONFIG_W_BM25]);
+    assert_int_equal(cfg.n_collections, 1);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_with_awkward_strings),
         cmocka_unit_test(test_contexts_most_general_first),
         cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
