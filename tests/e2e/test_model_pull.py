@@ -446,3 +446,35 @@ def test_pulling_the_first_embedding_model_makes_it_active(trove, hub):
 def test_libcurl_is_not_linked_into_every_command():
     out = subprocess.run(["ldd", str(trove_bin())], capture_output=True, text=True).stdout
     assert "libcurl" not in out, out
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    from conftest import REPO
+    out = tmp_path_factory.mktemp("tiny-models")
+    subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "tools" / "make_models.py"),
+                    str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_embed_and_search_follow_the_configured_model(indexed, tiny_models):
+    """embed/vsearch/search/status resolve the model through models_resolve():
+    a name in the models folder set by `trove model use`, the environment
+    over config.yaml, and the pull hint for a catalogue model not pulled."""
+    import shutil
+    trove, vault = indexed
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    shutil.copy(tiny_models / "bert_f32.gguf", d / "mini.gguf")
+    trove.ok("model", "use", "mini.gguf")
+    r = trove.ok("embed")
+    assert "embedded" in r.out, r
+    assert trove.ok("vsearch", "sourdough bread", "--json").json()["results"]
+    assert "mini.gguf" in trove.ok("status").out
+    # the environment wins over config.yaml: that model has no vectors yet
+    other = {"TROVE_EMBED_MODEL": str(tiny_models / "bert256_f32.gguf")}
+    r = trove("vsearch", "sourdough", env=other)
+    assert r.rc == 1 and "no embeddings of this model" in r.err, r
+    # a catalogue model that is not there says how to get it
+    r = trove("embed", "--model", "potion-base-8M")
+    assert r.rc == 1 and "trove model pull potion-base-8M" in r.err, r
