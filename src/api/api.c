@@ -74,8 +74,14 @@ int api_index_exists(const api *a)
 
 trove_err api_reader(api *a, store **st)
 {
+    *st = NULL;
     if (!a->rd) {
         trove_err rc = store_open(a->index_path, STORE_READONLY, &a->rd);
+        if (rc == TROVE_ENOENT && a->cfg.n_collections > 0)
+            /* With collections configured, the one step left is `update`. */
+            return trove_fail(TROVE_ENOENT, "%s: no index yet; run `trove update` to index the %zu "
+                              "collection%s in the config", a->index_path, a->cfg.n_collections,
+                              a->cfg.n_collections == 1 ? "" : "s");
         if (rc)
             return rc;
     }

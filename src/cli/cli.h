@@ -71,7 +71,8 @@ typedef struct cli_embed_args {
  * stdout; returns the exit code. */
 int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
 
-/* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
+/* Option parsing helpers: match "--name VALUE" or "--name=VALUE"; a short
+ * option ("-n") also takes its value attached ("-n5"). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 /* A positive whole number of an option (value NULL: missing): 1 and *out,
  * or 0 (the caller reports the usage error). */

@@ -12,28 +12,32 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/out.h"
 #include "fetch/fetch.h"
 #include "models/models.h"
 #include "util/mem.h"
 
-static void json_str(FILE *o, const char *s)
+static void json_str(FILE *o, const char *raw)
 {
-    if (!s) {
+    if (!raw) {
         fputs("null", o);
         return;
     }
+    json_t *j = out_json_str(raw);   /* invalid UTF-8 (a path) as U+FFFD */
+    const char *s = json_string_value(j);
     fputc('"', o);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             fprintf(o, "\\%c", *p);
         else if (*p == '\n')
             fputs("\\n", o);
-        else if (*p < 0x20)
+        else if (*p < 0x20 || *p == 0x7f)
             fprintf(o, "\\u%04x", *p);
         else
             fputc(*p, o);
     }
     fputc('"', o);
+    json_decref(j);
 }
 
 static void fmt_size(char *buf, size_t cap, int64_t n)

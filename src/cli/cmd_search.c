@@ -15,9 +15,9 @@ static const char search_help[] =
     "Query: words (ranked by how many and how rare), \"exact phrase\", -excluded, prefix*\n"
     "With an embedding model (--model, $TROVE_EMBED_MODEL) and vectors in the index\n"
     "(`trove embed`), notes close in meaning are fused in as well.\n"
-    "  -n N                  results to show (default 10)\n"
+    "  -n N                  results to show (default 10; also -nN)\n"
     "  --all                 every match\n"
-    "  -c, --collection NAME restrict to a collection (repeatable)\n"
+    "  -c, --collection NAME restrict to a collection (repeatable; also -cNAME)\n"
     "  --folder PREFIX       restrict to a folder inside the collections\n"
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
@@ -31,6 +31,7 @@ static const char search_help[] =
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
     "  --explain             per-channel ranks and scores\n"
+    "  --                    every later argument is a query word: -- -n5 excludes n5\n"
     "Weights can also be set in config.yaml: weights: {bm25: 1, vector: 1.2}\n";
 
 static const char vsearch_help[] =
@@ -50,6 +51,7 @@ typedef struct search_args {
     const char *model_flag;
     tbuf query;
     const char **collections;
+    char *attached;          /* per collection: given as "-cNAME" */
     size_t n_collections;
     char **tags;
     size_t n_tags, cap_tags;
@@ -132,13 +134,18 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->model_flag = v;
         } else if (cli_opt_value(argc, argv, &i, "-n", &v)) {
             long n;
-            if (!cli_opt_positive(v, &n))
+            if (!cli_opt_positive(v, &n)) {
+                if (v && v == arg + 2)
+                    return cli_usage(cmd, "-n needs a positive number (a query word starting "
+                                     "with '-' goes after `--`: trove %s -- %s)", cmd, arg);
                 return cli_usage(cmd, "-n needs a positive number");
+            }
             a->ao.search.limit = (size_t)n;
         } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
                    cli_opt_value(argc, argv, &i, "--collection", &v)) {
             if (!v)
                 return cli_usage(cmd, "--collection needs a name");
+            a->attached[a->n_collections] = v == arg + 2;
             a->collections[a->n_collections++] = v;
         } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
             if (!v)
@@ -197,6 +204,26 @@ static void vector_notices(const search_args *a, const search_results *res)
                 res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
 }
 
+/* The "-cNAME" collection an unknown-collection error names, if any: the
+ * user may have meant to exclude the word "cNAME". */
+static const char *attached_unknown(const search_args *a, trove_err err)
+{
+    const char *msg = trove_errmsg();
+    if (err != TROVE_ENOENT || !msg)
+        return NULL;
+    for (size_t i = 0; i < a->n_collections; i++) {
+        if (!a->attached[i])
+            continue;
+        tbuf want = {0};
+        tbuf_printf(&want, "no collection named '%s'", a->collections[i]);
+        int hit = strstr(msg, want.data) != NULL;
+        tbuf_free(&want);
+        if (hit)
+            return a->collections[i];
+    }
+    return NULL;
+}
+
 static int run(cli *c, int argc, char **argv, int vector_only)
 {
     search_args a = {0};
@@ -204,6 +231,7 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     a.vector_only = vector_only;
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
+    a.attached = xcalloc((size_t)argc, 1);
     int rc = parse_args(&a, argc, argv);
     api *api = NULL;
     if (rc >= 0)
@@ -225,7 +253,11 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     search_results res;
     trove_err err = api_search(api, &a.ao, &res);
     if (err) {
+        const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);
+        if (cut)
+            fprintf(stderr, "trove: -c%s reads as -c %s; to exclude the word, put it after `--`: "
+                            "trove search ... -- -c%s\n", cut, cut, cut);
         goto out;
     }
     vector_notices(&a, &res);
@@ -238,6 +270,7 @@ out:
         free(a.tags[i]);
     free(a.tags);
     free(a.collections);
+    free(a.attached);
     tbuf_free(&a.query);
     return rc;
 }

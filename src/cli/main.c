@@ -97,8 +97,12 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
         *value = arg + len + 1;
         return 1;
     }
-    if (arg[len] != '\0')
-        return 0;
+    if (arg[len] != '\0') {
+        if (len != 2 || name[1] == '-')
+            return 0;
+        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
+        return 1;
+    }
     if (*i + 1 >= argc) {
         *value = NULL;  /* caller reports the missing value */
         return 1;

@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "util/buf.h"
+#include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -18,6 +19,68 @@ char *config_dir(void)
 }
 
 /* ---- reading --------------------------------------------------------- */
+
+/* Strings that are not UTF-8 (a Latin-1 folder name) cannot be YAML text;
+ * the writer tags them "!bytes" and writes every byte as one character
+ * U+0000..U+00FF ("caf\xe9"). Decode such scalars back to their bytes, in
+ * place: the result is never longer than the UTF-8 it comes from. */
+#define BYTES_TAG "!bytes"
+
+static trove_err decode_bytes_node(const char *file, yaml_node_t *n)
+{
+    unsigned char *v = n->data.scalar.value;
+    size_t len = n->data.scalar.length, out = 0;
+    uint32_t cp;
+    for (size_t i = 0; i < len;) {
+        size_t k = esc_utf8_decode(v + i, len - i, &cp);
+        if (!k || cp > 0xFF)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: a " BYTES_TAG " string holds only "
+                              "characters \\x00 to \\xff", file, n->start_mark.line + 1);
+        v[out++] = (unsigned char)cp;
+        i += k;
+    }
+    v[out] = '\0';
+    n->data.scalar.length = out;
+    return TROVE_OK;
+}
+
+static trove_err decode_bytes_nodes(const char *file, yaml_document_t *doc)
+{
+    for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++) {
+        if (n->type == YAML_SCALAR_NODE && n->tag && strcmp((const char *)n->tag, BYTES_TAG) == 0) {
+            trove_err rc = decode_bytes_node(file, n);
+            if (rc)
+                return rc;
+        }
+    }
+    return TROVE_OK;
+}
+
+/* 1-based line of byte `offset` of the input. */
+static size_t line_at(const char *text, size_t len, size_t offset)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < offset && i < len; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* libyaml reports encoding problems by byte offset, with an empty mark. */
+static trove_err yaml_error(const char *file, const yaml_parser_t *p, const char *text, size_t len)
+{
+    const char *what = p->problem ? p->problem : "invalid YAML";
+    if (p->error == YAML_READER_ERROR) {
+        size_t line = line_at(text, len, p->problem_offset);
+        if (p->problem_value < 0)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file, line, what);
+        if (p->problem_offset < len && (unsigned char)text[p->problem_offset] == p->problem_value)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: %s (byte 0x%02x); the file must be "
+                              "UTF-8", file, line, what, p->problem_value);
+        return trove_fail(TROVE_EPARSE, "%s: line %zu: %s (U+%04X)", file, line, what,
+                          (unsigned)p->problem_value);
+    }
+    return trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file, p->problem_mark.line + 1, what);
+}
 
 static const char *scalar(yaml_document_t *doc, yaml_node_t *n)
 {
@@ -175,24 +238,29 @@ static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->file = xstrdup(file);
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return TROVE_OK;
-        return trove_fail(TROVE_EIO, "%s: %s", file, strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    struct stat sb;
+    if (stat(file, &sb) != 0 && errno == ENOENT) {
+        cfg->file = xstrdup(file);
+        return TROVE_OK;
     }
+    trove_err rc = fs_read_file(file, 0, &text, &len);
+    if (rc)
+        return rc;
+    cfg->file = xstrdup(file);
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    trove_err rc = TROVE_OK;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        rc = trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file,
-                        parser.problem_mark.line + 1, parser.problem ? parser.problem : "invalid YAML");
+        rc = yaml_error(file, &parser, text, len);
     } else {
         yaml_node_t *root = yaml_document_get_root_node(&doc);
-        if (root && root->type == YAML_MAPPING_NODE) {
+        rc = decode_bytes_nodes(file, &doc);
+        if (rc) {
+            /* reported */
+        } else if (root && root->type == YAML_MAPPING_NODE) {
             rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
@@ -213,9 +281,9 @@ trove_err config_load_file(config *cfg, const char *file)
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
     if (rc)
-        config_free(cfg);   /* nothing half-loaded for the caller to free */
+        config_free(cfg);   /* a failed load leaves nothing to free */
     return rc;
 }
 
@@ -232,21 +300,58 @@ trove_err config_load(config *cfg)
 
 /* ---- writing --------------------------------------------------------- */
 
-/* YAML double-quoted scalar: always valid, whatever the string holds. */
-static void put_quoted(tbuf *b, const char *s)
+/* Characters a YAML reader refuses raw or changes (C1 controls; U+0085,
+ * U+2028 and U+2029 are line breaks that fold to a space; a BOM; the
+ * non-characters U+FFFE/U+FFFF) are written as escapes. */
+static int yaml_needs_escape(uint32_t cp)
 {
-    tbuf_putc(b, '"');
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
+}
+
+/* Byte strings that are not UTF-8: "!bytes" and one \xNN per byte >= 0x80
+ * (see decode_bytes_node). */
+static void put_bytes(tbuf *b, const char *s)
+{
+    tbuf_puts(b, BYTES_TAG " \"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             tbuf_printf(b, "\\%c", *p);
-        else if (*p == '\n')
-            tbuf_puts(b, "\\n");
-        else if (*p == '\t')
-            tbuf_puts(b, "\\t");
-        else if (*p < 0x20 || *p == 0x7f)
+        else if (*p < 0x20 || *p >= 0x7F)
             tbuf_printf(b, "\\x%02x", *p);
         else
             tbuf_putc(b, (char)*p);
+    }
+    tbuf_putc(b, '"');
+}
+
+/* YAML double-quoted scalar that reads back to exactly `s`, whatever it
+ * holds. */
+static void put_quoted(tbuf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (!esc_utf8_valid(s, len)) {
+        put_bytes(b, s);
+        return;
+    }
+    const unsigned char *p = (const unsigned char *)s;
+    uint32_t cp;
+    tbuf_putc(b, '"');
+    for (size_t i = 0; i < len;) {
+        size_t k = esc_utf8_decode(p + i, len - i, &cp);
+        if (cp == '"' || cp == '\\')
+            tbuf_printf(b, "\\%c", (char)cp);
+        else if (cp == '\n')
+            tbuf_puts(b, "\\n");
+        else if (cp == '\t')
+            tbuf_puts(b, "\\t");
+        else if (cp <= 0xFF && yaml_needs_escape(cp))
+            tbuf_printf(b, "\\x%02x", (unsigned)cp);
+        else if (yaml_needs_escape(cp))
+            tbuf_printf(b, "\\u%04x", (unsigned)cp);
+        else
+            tbuf_append(b, s + i, k);
+        i += k;
     }
     tbuf_putc(b, '"');
 }
