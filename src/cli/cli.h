@@ -50,6 +50,7 @@ int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
 /* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
 int cmd_model_manage(cli *c, int argc, char **argv);
+int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
