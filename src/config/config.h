@@ -49,6 +49,11 @@ typedef struct config {
     size_t n_contexts;
     char *embed_model; /* `embed_model:` (catalogue name or path), NULL if unset;
                           read it through models_resolve() (models/models.h) */
+    /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
+     * (and is written back by config_save). */
+    int daemon_off, has_daemon;
+    double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
+    int has_daemon_idle;
     /* `chinese:` section (NULL when unset; relative paths are resolved
      * against the folder of config.yaml): the compiled dictionary to use
      * instead of the one shipped with trove, and a user word list
@@ -56,6 +61,8 @@ typedef struct config {
     char *zh_dict;
     char *zh_user_dict;
 } config;
+
+#define CONFIG_DAEMON_IDLE 1800.0
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
