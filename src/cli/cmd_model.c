@@ -28,6 +28,9 @@ static const char USAGE[] =
     "       trove model rerank FILE [--threads N] [--max-tokens N] QUERY DOC...\n"
     "       trove model bench FILE [--threads N] [--batch B] [--tokens T] [--iters K]\n"
     "                         [--quant-sgemm | --quant-int8]\n"
+    "       trove model pull [NAME | hf:ORG/REPO[/FILE] | URL] [--sha256 HEX] [--force]\n"
+    "       trove model list [--json]\n"
+    "       trove model use [NAME | PATH | --unset]\n"
     "\n"
     "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
@@ -474,6 +477,9 @@ int cmd_model(cli *c, int argc, char **argv)
         fputs(USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
+    /* model management has its own file and --help texts */
+    if (strcmp(argv[1], "pull") == 0 || strcmp(argv[1], "list") == 0 || strcmp(argv[1], "use") == 0)
+        return cmd_model_manage(c, argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(USAGE, stdout);
@@ -489,5 +495,5 @@ int cmd_model(cli *c, int argc, char **argv)
         return model_rerank(argc, argv);
     if (strcmp(argv[1], "bench") == 0)
         return model_bench(argc, argv);
-    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank)", argv[1]);
+    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank, bench, pull, list, use)", argv[1]);
 }
