@@ -204,7 +204,8 @@ static int model_tokenize(int argc, char **argv)
     embed_model *m = embed_open(path, &o, &e);
     if (!m)
         return cli_error(e);
-    size_t cap = strlen(args[0]) + (args[1] ? strlen(args[1]) : 0) + 16;
+    /* a token per byte at most, plus framing or a reranker's prompt */
+    size_t cap = strlen(args[0]) + (args[1] ? strlen(args[1]) : 0) + 1024;
     int32_t *ids = xmalloc(cap * sizeof *ids);
     uint8_t *types = xmalloc(cap);
     size_t n = pair ? embed_tokenize_pair(m, args[0], args[1], ids, types, cap)
