@@ -26,6 +26,8 @@
 
 /* Document tokens embed_rerank keeps by default. */
 #define EMBED_RERANK_TOKENS 256
+/* Query bytes a decoder reranker's prompt takes (about 1000 tokens). */
+#define EMBED_RERANK_QUERY_BYTES 4096
 
 struct embed_model {
     m2v *sm;          /* static (model2vec) backend; NULL for GGUF */
@@ -483,7 +485,15 @@ static size_t dec_prefix(const embed_model *em, tokjson_enc *e, tbuf *t, const c
     tbuf_puts(t, "<Instruct>: ");
     tbuf_puts(t, em->instruction);
     tbuf_puts(t, "\n<Query>: ");
-    tbuf_puts(t, query);
+    /* the prefix runs as one sequence: a pasted page as query must not
+     * make it (and its workspace) arbitrarily long */
+    size_t ql = strlen(query);
+    if (ql > EMBED_RERANK_QUERY_BYTES) {
+        ql = EMBED_RERANK_QUERY_BYTES;
+        while (ql > 0 && ((unsigned char)query[ql] & 0xC0) == 0x80)
+            ql--; /* not inside a UTF-8 sequence */
+    }
+    tbuf_append(t, query, ql);
     tbuf_puts(t, "\n<Document>:");
     return tj_body(em, e, tbuf_cstr(t), t->len);
 }

@@ -17,7 +17,7 @@ Models sharing a seed share their float weights (the *_q8/_q4k/_f16
 variants are the f32 model stored in another type), so a quantised model's
 output can be compared with its f32 twin's reference. --minilm adds the
 MiniLM-shaped model (6 layers, 384 hidden, 12 heads, 1536 FFN, 30522
-vocab) in F32 and Q8_0; --big a ~300 MB file (100k x 768 F32 token
+vocab) in F32 and Q8_0, as embedding model and as cross-encoder; --big a ~300 MB file (100k x 768 F32 token
 embeddings) for the open-time measurement.
 
 Everything is deterministic (fixed seeds).
@@ -597,6 +597,10 @@ def main(argv):
         bert_model(j("minilm_q8"), qtype="Q8_0", **kw)
         req = bert_request(30522, 512, 16, lens=[14, 100, 254])
         emit(out, "minilm_f32", req)
+        # ms-marco-MiniLM-L-6-v2-shaped cross-encoder (bench/qwen3_bench.sh)
+        kw.update(rerank=True, name="MiniLM-shaped ms-marco-MiniLM-L-6-v2 reranker")
+        bert_model(j("minilm_rerank_f32"), **kw)
+        bert_model(j("minilm_rerank_q8"), qtype="Q8_0", **kw)
         with open(os.path.join(out, "minilm_q8.req.json"), "w") as f:
             json.dump(req, f)
     return 0

@@ -4,7 +4,7 @@
 Qwen3 model's vocabulary (gpt2 tokenizer model, qwen2 pre-tokenizer):
 
     qwen3_gguf.py TOKENIZER_JSON OUT.gguf [--tokenizer-only] [--embedding]
-                  [--reranker] [--pad N]
+                  [--reranker] [--pad N] [--bench]
 
 tokens by id (model vocab + added tokens), [PAD<id>] rows of type UNUSED up
 to N ids (the converter pads to config.json's vocab_size; default 151680);
@@ -14,8 +14,10 @@ token types: added tokens CONTROL when special or looking special
 true, pooling last); --reranker: pooling rank with a cls.output [yes, no]
 head as the converter makes for Qwen3-Reranker. The model part is a tiny
 random-weight Qwen3 (tests/tools/make_models.py); --tokenizer-only writes
-the metadata alone. Used by tests/unit/test_tokjson.c and
-tests/e2e/test_model_qwen3.py.
+the metadata alone; --bench the Qwen3-0.6B shape instead (28 layers, hidden
+1024, 16 heads, 8 KV heads of 128, FFN 3072, Q8_0; about 640 MB, a minute
+to write). Used by tests/unit/test_tokjson.c, tests/e2e/test_model_qwen3.py
+and bench/qwen3_bench.sh.
 """
 import json
 import os
@@ -81,10 +83,12 @@ def main(argv):
         w.write()
         return 0
     rerank = "--reranker" in argv
-    qwen3_model(argv[2], H=32, L=2, nh=2, nkv=1, dk=16, FF=64, ctx=2048, seed=40,
+    shape = dict(H=32, L=2, nh=2, nkv=1, dk=16, FF=64, ctx=2048, emb_qtype="Q8_0")
+    if "--bench" in argv:
+        shape = dict(H=1024, L=28, nh=16, nkv=8, dk=128, FF=3072, ctx=40960, qtype="Q8_0")
+    qwen3_model(argv[2], seed=40,
                 name="Qwen3-Reranker-vocab-test" if rerank else "Qwen3-Embedding-vocab-test",
-                pool=4 if rerank else 3, cls_out=rerank, tokenizer_kv=(kv, toks),
-                emb_qtype="Q8_0")
+                pool=4 if rerank else 3, cls_out=rerank, tokenizer_kv=(kv, toks), **shape)
     return 0
 
 
