@@ -273,6 +273,10 @@ def main():
     # change (or break) the binary half-way through.
     snap = work / "trove.bin"
     shutil.copy2(trove, snap)
+    # The Chinese dictionary is looked for next to the binary.
+    zh_dict = Path(trove).resolve().parent / "trove-zh.dict"
+    if zh_dict.is_file():
+        shutil.copy2(zh_dict, work / "trove-zh.dict")
     trove = str(snap)
     vault = work / "vault"
     qrels_path = find_qrels(ds, args.qrels)

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -47,8 +48,24 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+int cmd_tokenize(cli *c, int argc, char **argv);
+int cmd_embed(cli *c, int argc, char **argv);
+int cmd_vsearch(cli *c, int argc, char **argv);
 
-/* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
+/* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
+const char *cli_model_path(const char *flag);
+
+typedef struct cli_embed_args {
+    const char *model;
+    int force, prune, batch, threads;
+    double commit_secs;
+} cli_embed_args;
+/* The embedding pass (api_embed) with progress on stderr and a summary on
+ * stdout; returns the exit code. */
+int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
+
+/* Option parsing helpers: match "--name VALUE" or "--name=VALUE"; a short
+ * option ("-n") also takes its value attached ("-n5"). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 /* A positive whole number of an option (value NULL: missing): 1 and *out,
  * or 0 (the caller reports the usage error). */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/out.h"
 #include "embed/embed.h"
 #include "util/mem.h"
 
@@ -40,8 +41,10 @@ static const char USAGE[] =
     "bench times open, batched embedding of B random T-token passages, a 16-token\n"
     "query, and the machine's sgemm rate, and prints JSON.\n";
 
-static void json_str(FILE *o, const char *s)
+static void json_str(FILE *o, const char *raw)
 {
+    json_t *j = out_json_str(raw);   /* invalid UTF-8 as U+FFFD */
+    const char *s = json_string_value(j);
     fputc('"', o);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -52,12 +55,13 @@ static void json_str(FILE *o, const char *s)
             fputs("\\t", o);
         else if (*p == '\r')
             fputs("\\r", o);
-        else if (*p < 0x20)
+        else if (*p < 0x20 || *p == 0x7f)
             fprintf(o, "\\u%04x", *p);
         else
             fputc(*p, o);
     }
     fputc('"', o);
+    json_decref(j);
 }
 
 static void json_floats(FILE *o, const float *v, size_t n)
@@ -119,7 +123,7 @@ static int model_info(int argc, char **argv)
     embed_info in;
     embed_get_info(m, &in);
     if (json) {
-        printf("{\"file\":");
+        printf("{\"version\":%d,\"file\":", OUT_JSON_VERSION);
         json_str(stdout, path);
         printf(",\"format\":");
         json_str(stdout, in.format);
@@ -210,7 +214,7 @@ static int model_tokenize(int argc, char **argv)
     uint8_t *types = xmalloc(cap);
     size_t n = pair ? embed_tokenize_pair(m, args[0], args[1], ids, types, cap)
                     : embed_tokenize(m, args[0], special, ids, cap);
-    printf("{\"ids\":[");
+    printf("{\"version\":%d,\"ids\":[", OUT_JSON_VERSION);
     for (size_t i = 0; i < n; i++)
         printf("%s%d", i ? "," : "", ids[i]);
     printf("]");
@@ -331,7 +335,7 @@ static int model_embed(int argc, char **argv)
     if (e) {
         rc = cli_error(e);
     } else {
-        printf("{\"model\":");
+        printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
         json_str(stdout, model_name(m, path));
         printf(",\"dim\":%zu,\"vectors\":[", dim);
         for (size_t i = 0; i < n; i++) {
@@ -422,7 +426,7 @@ static int model_rerank(int argc, char **argv)
     if (e) {
         rc = cli_error(e);
     } else {
-        printf("{\"model\":");
+        printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
         json_str(stdout, model_name(m, path));
         printf(",\"scores\":");
         json_floats(stdout, scores, n);
@@ -495,7 +499,7 @@ static int model_bench(int argc, char **argv)
         embed_close(m);
         return cli_error(e);
     }
-    printf("{\"model\":");
+    printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
     json_str(stdout, model_name(m, path));
     printf(",\"threads\":%d,\"batch\":%d,\"tokens\":%d,\"open_ms\":%.2f,\"tokens_per_s\":%.0f,"
            "\"gflops\":%.1f,\"sgemm_gflops\":%.1f,\"pct_of_sgemm\":%.0f,\"query16_ms\":%.2f}\n",

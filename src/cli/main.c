@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cjk/seg.h"
 #include "cli/cli.h"
 #include "util/str.h"
 
@@ -21,12 +22,15 @@ static const command commands[] = {
     {"collection", cmd_collection, "add|list|remove|rename collections of markdown files"},
     {"context", cmd_context, "add|list|rm descriptions returned with results under a path"},
     {"update", cmd_update, "index new and changed files, drop deleted ones"},
-    {"search", cmd_search, "search by keywords, titles and links"},
+    {"embed", cmd_embed, "give indexed chunks vectors of the embedding model"},
+    {"search", cmd_search, "search by keywords, meaning, titles and links"},
+    {"vsearch", cmd_vsearch, "search by meaning only (the vector channel)"},
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
 };
 
@@ -36,7 +40,8 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
-                 "NO_COLOR\nrun `trove COMMAND --help` for the options of a command\n");
+                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR\n"
+                 "run `trove COMMAND --help` for the options of a command\n");
 }
 
 int cli_error(trove_err err)
@@ -92,8 +97,12 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
         *value = arg + len + 1;
         return 1;
     }
-    if (arg[len] != '\0')
-        return 0;
+    if (arg[len] != '\0') {
+        if (len != 2 || name[1] == '-')
+            return 0;
+        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
+        return 1;
+    }
     if (*i + 1 >= argc) {
         *value = NULL;  /* caller reports the missing value */
         return 1;
@@ -102,8 +111,30 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
     return 1;
 }
 
+/* The Chinese segmenter asks for its paths on the first CJK text only, so
+ * the config is read for it only then. */
+static void seg_paths(void *ud, char **dict, char **user)
+{
+    (void)ud;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK) {
+        fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
+        return;
+    }
+    *dict = cfg.zh_dict;
+    *user = cfg.zh_user_dict;
+    cfg.zh_dict = cfg.zh_user_dict = NULL;
+    config_free(&cfg);
+}
+
+static void seg_warn(const char *message)
+{
+    fprintf(stderr, "trove: warning: %s\n", message);
+}
+
 int main(int argc, char **argv)
 {
+    seg_install(seg_paths, NULL, seg_warn);
     cli c = {0};
     int i = 1;
     const char *index = NULL;

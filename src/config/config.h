@@ -26,17 +26,31 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* Search channel weights from `weights:` (bm25, title, graph, vector);
+ * a channel not listed keeps its default. */
+enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
+extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
+
 typedef struct config {
     char *file;        /* path of config.yaml */
+    double weights[CONFIG_N_WEIGHTS];
+    int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    /* `chinese:` section (NULL when unset; relative paths are resolved
+     * against the folder of config.yaml): the compiled dictionary to use
+     * instead of the one shipped with trove, and a user word list
+     * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
+    char *zh_dict;
+    char *zh_user_dict;
 } config;
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
 
+/* On failure *cfg is left empty (nothing to free). */
 trove_err config_load(config *cfg);          /* from config_dir() */
 trove_err config_load_file(config *cfg, const char *file);
 trove_err config_save(const config *cfg);

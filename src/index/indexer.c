@@ -8,6 +8,7 @@
 
 #include "fs/walk.h"
 #include "text/lang.h"
+#include "text/tok.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -453,6 +454,11 @@ trove_err index_update(store *st, const config *cfg, const char *const *names, s
             return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
                               "list`)", names[i]);
     trove_err rc = store_begin(st);
+    /* A trove with another tokenizer (CJK bigrams before the Chinese
+     * dictionary, another user dictionary) re-tokenizes the stored text
+     * first, so every note ends up with the same terms. */
+    if (rc == TROVE_OK)
+        rc = store_tokenizer_sync(st, tok_version(), &out->retokenized);
     if (rc == TROVE_OK)
         rc = update_all(st, cfg, names, n_names, opts, out);
     if (rc == TROVE_OK)

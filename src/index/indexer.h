@@ -70,9 +70,14 @@ typedef struct index_update_result {
     size_t n_collections;
     size_t dropped;      /* collections removed from the index, no longer configured */
     int changed;         /* anything added, changed, renamed or removed */
+    int retokenized;     /* the index was built by another tokenizer (CJK
+                            bigrams, another dictionary): its full-text
+                            tables were rebuilt (store_tokenizer_sync) */
 } index_update_result;
 
-/* Bring the index in line with the config in one transaction: drop the
+/* Bring the index in line with the config in one transaction: re-tokenize
+ * the full-text tables when tok_version() differs from the one recorded in
+ * the index, drop the
  * collections the config no longer lists (only when `names` is empty),
  * index each selected collection (all when n_names is 0; every name must be
  * configured), resolve links when anything changed, and record the time of

@@ -14,7 +14,11 @@
  * normalised so that a note ranked first by every channel scores 1.0. A
  * note known to be in another language than the query's is divided by
  * (1 + lang_bonus): a tie-breaker between translations, not a filter.
- * Later channels (vectors) plug in as one more ranked list.
+ *   vector exact int8 top-k over the chunk embeddings of the active model
+ *          (vec/vec.h): a note ranks by its best chunk (cosine similarity);
+ *          runs when opts.model is set and the index holds its vectors.
+ * The vector weight counts in the normalisation only when that channel
+ * ran. With vector_only (vsearch) the score is the cosine similarity.
  *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it. */
@@ -25,9 +29,10 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 
-enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_N_CHANNELS };
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_VECTOR, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 
@@ -45,10 +50,20 @@ typedef struct search_opts {
     double lang_bonus;               /* query-language preference (0 = off) */
     int rrf_k;
     int with_snippet;
+    embed_model *model;              /* query embedder for the vector channel; NULL: off */
+    int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
+    int vec_threads;                 /* scan threads; <= 0: every CPU */
 } search_opts;
 
-/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1 */
+/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1, vector 1 */
 void search_opts_init(search_opts *o);
+
+/* What the vector channel did, for the front end to tell the user. */
+typedef enum search_vec_state {
+    SEARCH_VEC_OFF = 0,   /* no model, or its weight is 0 */
+    SEARCH_VEC_USED,      /* ran */
+    SEARCH_VEC_NONE,      /* a model, but the index has no vector of it */
+} search_vec_state;
 
 typedef struct search_channel_hit {
     int rank;        /* 1-based, 0 = not found by this channel */
@@ -85,6 +100,10 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    search_vec_state vec_state;
+    char **vec_missing;  /* collections searched that have no vector of the model */
+    size_t n_vec_missing;
+    char *vec_error;     /* why the vector channel could not run (model unusable), or NULL */
     char lang[8];        /* the query's language as decided, "" undetermined */
 } search_results;
 

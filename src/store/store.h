@@ -23,9 +23,10 @@
 typedef struct store store;
 struct sqlite3;
 
-/* Version 2 added docs.lang; an index of version 1 is upgraded in place by
- * the first writable store_open() (see docs/schema.md). */
-#define STORE_SCHEMA_VERSION 2
+/* Version 2 added docs.lang, version 3 the vector tables (store_vec.h); an
+ * older index is upgraded in place by the first writable store_open() (see
+ * docs/schema.md). */
+#define STORE_SCHEMA_VERSION 3
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
@@ -67,6 +68,15 @@ trove_err store_fail(store *st, const char *what);
 /* TROVE_ECORRUPT with the one message for a damaged index: the file, why,
  * and the fix (`trove update --rebuild`, or delete the file). */
 trove_err store_damaged(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- tokenizer version ---- */
+/* Make the full-text tables match the tokenizer `version` (tok_version()):
+ * when the meta key 'tokenizer' differs (an index built by an older trove,
+ * with CJK bigrams, or another dictionary), both FTS5 tables are rebuilt
+ * from their stored text with the current tokenizer and the key is updated;
+ * *rebuilt tells whether that happened. Call inside store_begin(). A key
+ * separate from schema_version: re-tokenizing needs no schema change. */
+trove_err store_tokenizer_sync(store *st, const char *version, int *rebuilt);
 
 /* ---- collections ---- */
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id);

@@ -11,7 +11,8 @@
  * notes and no user input is ever FTS5 syntax.
  *
  * CJK is written without spaces, so a plain word's CJK runs are split into
- * the segmenter's units (bigrams by default), each its own OR-ed term: a
+ * the segmenter's units (Chinese words with the cjk/seg segmenter, bigrams
+ * without it, e.g. for Japanese and Korean), each its own OR-ed term: a
  * natural-language question then matches notes sharing some of its words
  * instead of requiring the whole sentence as a phrase. A CJK run of one
  * character becomes a prefix term so it also matches the bigrams starting
@@ -51,6 +52,20 @@ static const char *const stopwords[] = {
     "yourselves",
 };
 
+/* Chinese function words (particles, pronouns, prepositions, question
+ * words), in the simplified spelling the segmenter indexes, sorted by bytes.
+ * Dropped from a CJK word's OR-ed units when other units remain: they match
+ * nearly every Chinese note (的 is in almost every paragraph), so they only
+ * add noise to the ranking and cost a walk over huge posting lists. */
+static const char *const zh_stopwords[] = {
+    "一个", "一些", "与", "且", "个", "为", "为什么", "么", "之", "也", "了", "于", "什么", "从", "他",
+    "他们", "以", "但", "何", "你", "你们", "其", "几", "则", "即", "又", "及", "向", "吗", "吧",
+    "呢", "和", "哪", "哪一", "哪个", "哪些", "啊", "因为", "在", "地", "多少", "她", "如何", "如果",
+    "它", "对", "将", "就", "已", "已经", "并", "很", "得", "怎么", "怎样", "我", "我们", "或", "所",
+    "所以", "把", "是", "是否", "曾", "曾经", "由", "的", "的话", "着", "等", "给", "而", "被", "让",
+    "谁", "过", "还", "这", "这个", "这些", "那", "那个", "那些", "都",
+};
+
 typedef struct key { const char *s; size_t len; } key;
 
 static int cmp_stop(const void *k, const void *e)
@@ -69,6 +84,13 @@ static int is_stopword(const char *t, size_t len)
     key k = {t, len};
     return bsearch(&k, stopwords, sizeof stopwords / sizeof *stopwords,
                    sizeof *stopwords, cmp_stop) != NULL;
+}
+
+static int is_zh_stopword(const char *t, size_t len)
+{
+    key k = {t, len};
+    return bsearch(&k, zh_stopwords, sizeof zh_stopwords / sizeof *zh_stopwords,
+                   sizeof *zh_stopwords, cmp_stop) != NULL;
 }
 
 /* ---- term list ------------------------------------------------------------ */
@@ -283,6 +305,7 @@ typedef struct split_ctx {
     units *u;
     size_t grp_start, grp_end;
     int have_grp;
+    int skip_stop;   /* drop Chinese function words */
 } split_ctx;
 
 static void flush_group(split_ctx *c)
@@ -295,7 +318,6 @@ static void flush_group(split_ctx *c)
 static int split_cb(void *ctx, const char *t, size_t tl, size_t start,
                     size_t end)
 {
-    (void)t, (void)tl;
     split_ctx *c = ctx;
     size_t p = start;
     int cp = tok_utf8_next(c->w, c->len, &p);
@@ -308,6 +330,8 @@ static int split_cb(void *ctx, const char *t, size_t tl, size_t start,
         return 0;
     }
     flush_group(c);
+    if (c->skip_stop && is_zh_stopword(t, tl))
+        return 0;
     /* A run of one character (plus marks) becomes a prefix term. */
     size_t after = end;
     int lone = !tok_cjk_char(cp_before(c->w, start)) &&
@@ -318,14 +342,30 @@ static int split_cb(void *ctx, const char *t, size_t tl, size_t start,
     return 0;
 }
 
+/* Counts the CJK tokens that are not Chinese function words. */
+static int count_content_cb(void *ctx, const char *t, size_t tl, size_t s, size_t e)
+{
+    (void)s, (void)e;
+    size_t p = 0;
+    if (tok_cjk_char(tok_utf8_next(t, tl, &p)) && !is_zh_stopword(t, tl))
+        (*(size_t *)ctx)++;
+    return 0;
+}
+
 static void put_word(units *u, const char *w, size_t len)
 {
     if (!has_cjk(w, len)) {
         put_quoted(u, w, len, 0);
         return;
     }
-    split_ctx c = {w, len, u, 0, 0, 0};
-    tok_opts nostem = {0};
+    split_ctx c = {.w = w, .len = len, .u = u};
+    /* Query mode: the words of the query, not the words inside them (the
+     * index has those at the position of their word, so 人民 still finds
+     * 中华人民共和国); sub-words as extra OR terms rank worse (DRCD). */
+    tok_opts nostem = {.query = 1};
+    size_t content = 0;
+    tok_run(&nostem, w, len, &content, count_content_cb);
+    c.skip_stop = content > 0;
     tok_run(&nostem, w, len, &c, split_cb);
     flush_group(&c);
 }

@@ -10,6 +10,7 @@
 #include <libstemmer.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -307,9 +308,9 @@ static void stem_word(const char **w, size_t *len)
 /* ---- runs ----------------------------------------------------------------- */
 
 typedef struct tok_state {
-    int stem;
+    int stem, query;
     void *ctx;
-    tok_cb cb;
+    tok_fcb cb;
 } tok_state;
 
 static int emit_word(const tok_state *st, const char *text, size_t start,
@@ -337,7 +338,7 @@ static int emit_word(const tok_state *st, const char *text, size_t start,
     }
     if (st->stem && !digit && !truncated)
         stem_word(&w, &wl);
-    return st->cb(st->ctx, w, wl, start, end);
+    return st->cb(st->ctx, w, wl, start, end, 0);
 }
 
 /* ---- CJK segmentation ------------------------------------------------- */
@@ -378,7 +379,7 @@ static int cjk_stable(const char *t, size_t len)
 }
 
 static int cjk_emit(void *vctx, const char *term, size_t len, size_t start,
-                    size_t end)
+                    size_t end, int flags)
 {
     cjk_emit_ctx *e = vctx;
     if (e->stop)
@@ -395,7 +396,10 @@ static int cjk_emit(void *vctx, const char *term, size_t len, size_t start,
     } else if (wl > TOK_MAX_TERM) {
         wl = utf8_floor(term, TOK_MAX_TERM);
     }
-    e->stop = e->st->cb(e->st->ctx, w, wl, e->base + start, e->base + end);
+    if (e->st->query)
+        flags &= ~TOK_COLOCATED;
+    e->stop = e->st->cb(e->st->ctx, w, wl, e->base + start, e->base + end,
+                        flags & TOK_COLOCATED);
     return e->stop;
 }
 
@@ -408,12 +412,8 @@ int tok_is_mark(int cp)
            c == UTF8PROC_CATEGORY_ME;
 }
 
-/* Default segmenter: overlapping bigrams of characters (a character being a
- * code point with its trailing marks); a one-character run emits itself. */
-static int bigram_segment(void *ud, const char *run, size_t len,
-                          void *emit_ctx, tok_emit_fn emit)
+int tok_cjk_bigrams(const char *run, size_t len, void *emit_ctx, tok_emit_fn emit)
 {
-    (void)ud;
     size_t prev = (size_t)-1, cur = 0, i = 0;
     int n_chars = 0, rc;
     while (i < len) {
@@ -421,28 +421,39 @@ static int bigram_segment(void *ud, const char *run, size_t len,
         int cp = tok_utf8_next(run, len, &i);
         if (n_chars > 0 && tok_is_mark(cp))
             continue;
-        if (n_chars >= 2 && (rc = emit(emit_ctx, run + prev, at - prev, prev, at)))
+        if (n_chars >= 2 && (rc = emit(emit_ctx, run + prev, at - prev, prev, at, 0)))
             return rc;
         prev = cur;
         cur = at;
         n_chars++;
     }
     if (n_chars == 1)
-        return emit(emit_ctx, run, len, 0, len);
+        return emit(emit_ctx, run, len, 0, len, 0);
     if (n_chars >= 2)
-        return emit(emit_ctx, run + prev, len - prev, prev, len);
+        return emit(emit_ctx, run + prev, len - prev, prev, len, 0);
     return 0;
 }
 
-static int emit_cjk(const tok_state *st, const char *text, size_t start,
+static int jieba_block_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("+#&._%-", c) != NULL);
+}
+
+static int emit_cjk(const tok_state *st, const char *text, size_t len, size_t start,
                     size_t end)
 {
     cjk_emit_ctx e = {st, start, end - start, 0};
     int rc;
+    int flags = (st->query ? TOK_SEG_QUERY : 0) |
+                (start > 0 && jieba_block_char((unsigned char)text[start - 1])
+                     ? TOK_SEG_ASCII_BEFORE : 0) |
+                (end < len && jieba_block_char((unsigned char)text[end])
+                     ? TOK_SEG_ASCII_AFTER : 0);
     if (g_seg_set)
-        rc = g_seg.segment(g_seg.ud, text + start, end - start, &e, cjk_emit);
+        rc = g_seg.segment(g_seg.ud, text + start, end - start, flags, &e, cjk_emit);
     else
-        rc = bigram_segment(NULL, text + start, end - start, &e, cjk_emit);
+        rc = tok_cjk_bigrams(text + start, end - start, &e, cjk_emit);
     return e.stop ? e.stop : rc;
 }
 
@@ -453,10 +464,39 @@ static inline int ascii_alnum(unsigned char c)
     return (unsigned)((c | 0x20) - 'a') < 26 || (unsigned)(c - '0') < 10;
 }
 
-int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx,
-            tok_cb cb)
+/* Bump when the rules above change what terms a text makes. */
+#define TOK_RULES_VERSION "tok-1"
+
+const char *tok_version(void)
 {
-    tok_state st = {opts ? opts->stem : 0, ctx, cb};
+    static _Thread_local char v[128];
+    const char *sv = g_seg_set && g_seg.version ? g_seg.version(g_seg.ud) : NULL;
+    snprintf(v, sizeof v, "%s+%s", TOK_RULES_VERSION, sv ? sv : "bigram-1");
+    return v;
+}
+
+typedef struct plain_ctx {
+    void *ctx;
+    tok_cb cb;
+} plain_ctx;
+
+static int plain_cb(void *vctx, const char *t, size_t len, size_t s, size_t e, int flags)
+{
+    (void)flags;
+    plain_ctx *p = vctx;
+    return p->cb(p->ctx, t, len, s, e);
+}
+
+int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx, tok_cb cb)
+{
+    plain_ctx p = {ctx, cb};
+    return tok_run_flags(opts, text, len, &p, plain_cb);
+}
+
+int tok_run_flags(const tok_opts *opts, const char *text, size_t len, void *ctx,
+                  tok_fcb cb)
+{
+    tok_state st = {opts ? opts->stem : 0, opts ? opts->query : 0, ctx, cb};
     size_t i = 0;
     int rc;
     if (!text)
@@ -488,7 +528,7 @@ int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx,
                     break;
             }
             i = end;
-            if ((rc = emit_cjk(&st, text, start, end)))
+            if ((rc = emit_cjk(&st, text, len, start, end)))
                 return rc;
             continue;
         }

@@ -6,11 +6,15 @@
  * stemmed with the Snowball English stemmer when opts.stem is set. Runs of
  * CJK ideographs, kana and hangul are handed to the CJK segmenter; the
  * default one emits overlapping character bigrams (a single character run
- * emits the character). A later module installs a dictionary segmenter with
- * tok_set_cjk_segmenter(). Invalid UTF-8 bytes are separators, never errors.
+ * emits the character). The CLI installs the Chinese word segmenter of
+ * cjk/seg with tok_set_cjk_segmenter(). Invalid UTF-8 bytes are separators,
+ * never errors.
  *
  * Tokens reach the caller through a callback with their byte offsets in the
- * input; the token bytes are only valid during the callback. */
+ * input; the token bytes are only valid during the callback. In document
+ * mode a segmenter may add tokens flagged TOK_COLOCATED: words inside the
+ * previous token (人民 inside 中华人民共和国) that take its FTS5 position;
+ * query mode (opts.query) never produces them. */
 #ifndef TROVE_TOK_H
 #define TROVE_TOK_H
 
@@ -20,31 +24,57 @@
 
 typedef struct tok_opts {
     int stem;       /* apply the English stemmer to Latin-script words */
+    int query;      /* query mode: no TOK_COLOCATED sub-words */
 } tok_opts;
 
+#define TOK_COLOCATED 1   /* same position as the previous token */
+
 /* Return non-zero from the callback to stop tokenizing (that value is
- * returned by tok_run). */
+ * returned by tok_run). tok_run reports colocated tokens like any other;
+ * tok_run_flags passes the TOK_* flags too. */
 typedef int (*tok_cb)(void *ctx, const char *token, size_t len,
                       size_t start, size_t end);
+typedef int (*tok_fcb)(void *ctx, const char *token, size_t len,
+                       size_t start, size_t end, int flags);
 
 int tok_run(const tok_opts *opts, const char *text, size_t len,
             void *ctx, tok_cb cb);
+int tok_run_flags(const tok_opts *opts, const char *text, size_t len,
+                  void *ctx, tok_fcb cb);
 
 /* CJK segmentation hook. `segment` receives one maximal run of CJK text
  * (already case-folded/normalised bytes are NOT guaranteed: the raw run) and
- * must report each term via emit(emit_ctx, term, len, start, end) with
- * offsets relative to the run. */
+ * must report each term via emit(emit_ctx, term, len, start, end, flags)
+ * with offsets relative to the run. `version` (may be NULL) names the
+ * segmentation it produces, or NULL when it currently falls back to
+ * bigrams; it is recorded in the index (see tok_version). */
 typedef int (*tok_emit_fn)(void *emit_ctx, const char *term, size_t len,
-                           size_t start, size_t end);
+                           size_t start, size_t end, int flags);
+/* Flags of a run handed to a segmenter. */
+#define TOK_SEG_QUERY 1        /* query mode: no colocated sub-words */
+#define TOK_SEG_ASCII_BEFORE 2 /* an ASCII letter, digit or one of +#&._%- */
+#define TOK_SEG_ASCII_AFTER 4  /*   touches the run (jieba keeps those in
+                                    the same block as the Han text) */
 typedef struct tok_segmenter {
     void *ud;
-    int (*segment)(void *ud, const char *run, size_t len,
+    int (*segment)(void *ud, const char *run, size_t len, int flags,
                    void *emit_ctx, tok_emit_fn emit);
+    const char *(*version)(void *ud);
 } tok_segmenter;
 
 /* Install a segmenter for all threads (NULL restores the bigram default).
  * Call before any tokenizing starts. */
 void tok_set_cjk_segmenter(const tok_segmenter *seg);
+
+/* The default segmentation: overlapping character bigrams of a CJK run (a
+ * character being a code point and its trailing marks); a run of one
+ * character emits itself. Segmenters use it for what they do not cut. */
+int tok_cjk_bigrams(const char *run, size_t len, void *emit_ctx, tok_emit_fn emit);
+
+/* Identifies everything that decides which terms the tokenizer makes
+ * (the tokenizer's own rules and the CJK segmentation in force): stored in
+ * the index, which is re-tokenized when it changes. */
+const char *tok_version(void);
 
 /* 1 if the code point is in a CJK script (Han, Hiragana, Katakana, Hangul,
  * CJK punctuation excluded). */

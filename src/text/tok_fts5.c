@@ -1,9 +1,12 @@
 /* tok_fts5 — the "trove" FTS5 tokenizer: tok_run behind the fts5_tokenizer
  * interface, so documents and queries are tokenized by the very same code.
  *
- * Arguments: "stem" (default) or "nostem". Query and prefix tokenizing are
- * identical to document tokenizing, which is what makes a quoted query term
- * match the indexed text. */
+ * Arguments: "stem" (default) or "nostem". Query tokenizing is document
+ * tokenizing without the colocated sub-words of long CJK words (those are
+ * indexed at the position of their word, FTS5_TOKEN_COLOCATED, so a query
+ * for the long word or for a word inside it matches, and phrases keep
+ * their positions), which is what makes a quoted query term match the
+ * indexed text. */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,22 +48,24 @@ typedef struct fts5_cb_ctx {
 } fts5_cb_ctx;
 
 static int on_token(void *vctx, const char *token, size_t len, size_t start,
-                    size_t end)
+                    size_t end, int flags)
 {
     fts5_cb_ctx *c = vctx;
-    return c->token(c->ctx, 0, token, (int)len, (int)start, (int)end);
+    return c->token(c->ctx, flags & TOK_COLOCATED ? FTS5_TOKEN_COLOCATED : 0,
+                    token, (int)len, (int)start, (int)end);
 }
 
 static int x_tokenize(Fts5Tokenizer *tok, void *ctx, int flags,
                       const char *text, int n,
                       int (*token)(void *, int, const char *, int, int, int))
 {
-    (void)flags;
     trove_fts5_tok *t = (trove_fts5_tok *)tok;
     fts5_cb_ctx c = {ctx, token};
     if (n <= 0)
         return SQLITE_OK;
-    return tok_run(&t->opts, text, (size_t)n, &c, on_token);
+    tok_opts o = t->opts;
+    o.query = (flags & FTS5_TOKENIZE_QUERY) != 0;
+    return tok_run_flags(&o, text, (size_t)n, &c, on_token);
 }
 
 static fts5_api *get_fts5_api(sqlite3 *db)

@@ -1,4 +1,5 @@
-/* tok_int — helpers shared by the tokenizer and the query parser only.
+/* tok_int — helpers shared by the tokenizer, the query parser and the CJK
+ * segmenter (cjk/seg) only.
  * Not part of the public tok interface. */
 #ifndef TROVE_TOK_INT_H
 #define TROVE_TOK_INT_H

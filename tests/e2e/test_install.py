@@ -34,6 +34,17 @@ def test_layout(prefix):
     assert out.startswith("trove ")
 
 
+def test_chinese_dictionary_installed_and_found(prefix):
+    if not (trove_bin().parent / "trove-zh.dict").is_file():
+        pytest.skip("no Chinese dictionary in the build (python3-jieba missing)")
+    assert (prefix / "share/trove/trove-zh.dict").is_file()
+    env = {k: v for k, v in os.environ.items() if k != "TROVE_ZH_DICT"}
+    r = subprocess.run([str(prefix / "bin" / "trove"), "tokenize", "--query", "中华人民共和国"],
+                       capture_output=True, text=True, check=True, env=env)
+    assert r.stdout == "中华人民共和国\t0\t21\n"
+    assert r.stderr == ""
+
+
 def test_man_page_renders_cleanly(prefix):
     if not shutil.which("groff"):
         pytest.skip("groff is not installed")

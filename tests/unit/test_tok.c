@@ -171,21 +171,22 @@ static void test_stop(void **state)
 
 /* A segmenter that emits the whole run, plus one bogus out-of-range term
  * that tok must ignore. */
-static int whole_run(void *ud, const char *run, size_t len, void *ectx,
+static int whole_run(void *ud, const char *run, size_t len, int flags, void *ectx,
                      tok_emit_fn emit)
 {
+    (void)flags;
     (*(int *)ud)++;
-    int rc = emit(ectx, run, len, 0, len);
+    int rc = emit(ectx, run, len, 0, len, 0);
     if (rc)
         return rc;
-    return emit(ectx, run, len, 0, len + 5);
+    return emit(ectx, run, len, 0, len + 5, 0);
 }
 
 static void test_segmenter_hook(void **state)
 {
     (void)state;
     int calls = 0;
-    tok_segmenter seg = {&calls, whole_run};
+    tok_segmenter seg = {&calls, whole_run, NULL};
     tok_set_cjk_segmenter(&seg);
     check_tokens(0, "ab 中文检索 cd", "ab@0-2 中文检索@3-15 cd@16-18");
     tok_set_cjk_segmenter(NULL);
