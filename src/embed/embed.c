@@ -226,7 +226,8 @@ static trove_err setup_decoder(embed_model *em, const embed_opts *o)
         tokjson_enc enc = {0};
         size_t n = tj_body(em, &enc, QWEN3_RR_SUFFIX, strlen(QWEN3_RR_SUFFIX));
         em->suffix = xmalloc((n ? n : 1) * sizeof *em->suffix);
-        memcpy(em->suffix, enc.ids, n * sizeof *em->suffix);
+        if (n)
+            memcpy(em->suffix, enc.ids, n * sizeof *em->suffix);
         em->n_suffix = n;
         tokjson_enc_free(&enc);
         return TROVE_OK;
@@ -370,7 +371,8 @@ static size_t encode_text(const embed_model *em, tokjson_enc *e, const char *tex
     size_t keep = nb < max - nf ? nb : max - nf, w = 0;
     memcpy(ids, frame, lead * sizeof *ids);
     w += lead;
-    memcpy(ids + w, e->ids, keep * sizeof *ids);
+    if (keep) /* e->ids is NULL for an empty text */
+        memcpy(ids + w, e->ids, keep * sizeof *ids);
     w += keep;
     memcpy(ids + w, frame + lead, (nf - lead) * sizeof *ids);
     return w + nf - lead;
@@ -509,8 +511,10 @@ static size_t dec_candidate(const embed_model *em, tokjson_enc *e, tbuf *t, cons
     size_t n = tj_body(em, e, tbuf_cstr(t), t->len);
     if (n > (size_t)em->rerank_tokens)
         n = (size_t)em->rerank_tokens;
-    memcpy(ids, e->ids, n * sizeof *ids);
-    memcpy(ids + n, em->suffix, em->n_suffix * sizeof *ids);
+    if (n)
+        memcpy(ids, e->ids, n * sizeof *ids);
+    if (em->n_suffix)
+        memcpy(ids + n, em->suffix, em->n_suffix * sizeof *ids);
     return n + em->n_suffix;
 }
 
@@ -534,7 +538,8 @@ static trove_err rerank_decoder(embed_model *em, const char *query, const char *
     const emodel_hparams *hp = emodel_hp(em->m);
     size_t np = dec_prefix(em, &em->enc, &em->text, query);
     int32_t *pre = xmalloc((np ? np : 1) * sizeof *pre);
-    memcpy(pre, em->enc.ids, np * sizeof *pre);
+    if (np)
+        memcpy(pre, em->enc.ids, np * sizeof *pre);
     emodel_kv *kv = NULL;
     trove_err e = TROVE_OK;
     if (!em->no_prefix_cache)
@@ -546,7 +551,8 @@ static trove_err rerank_decoder(embed_model *em, const char *query, const char *
         int32_t *ids = ids_room(em, ng * (lead + cmax));
         int64_t off = 0;
         for (size_t i = 0; i < ng; i++) {
-            memcpy(ids + off, pre, lead * sizeof *ids);
+            if (lead)
+                memcpy(ids + off, pre, lead * sizeof *ids);
             size_t k = lead + dec_candidate(em, &em->enc, &em->text, docs[g + i], ids + off + lead);
             em->start[i] = off;
             em->len[i] = (int64_t)k;
@@ -646,11 +652,13 @@ size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, 
         tokjson_enc e = {0};
         tbuf t = {0};
         size_t np = dec_prefix(em, &e, &t, a), w = np < cap ? np : cap;
-        memcpy(ids, e.ids, w * sizeof *ids);
+        if (w)
+            memcpy(ids, e.ids, w * sizeof *ids);
         int32_t *c = xmalloc(((size_t)em->rerank_tokens + em->n_suffix) * sizeof *c);
         size_t nc = dec_candidate(em, &e, &t, b, c);
         size_t wc = nc < cap - w ? nc : cap - w;
-        memcpy(ids + w, c, wc * sizeof *ids);
+        if (wc)
+            memcpy(ids + w, c, wc * sizeof *ids);
         if (types)
             memset(types, 0, w + wc);
         free(c);
