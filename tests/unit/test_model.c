@@ -642,11 +642,9 @@ static void test_qwen3_rank_models(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         rank_req r;
         load_rank(cases[k].name, &r);
-        request ref;
         json_error_t je;
         json_t *rj = json_load_file(mpath(cases[k].ref, ".ref.json"), 0, &je);
         assert_non_null(rj);
-        (void)ref;
         double whole[8], pre1[8], pre3[8];
         assert_true(r.n <= 8);
         run_rank(cases[k].name, &r, 1, false, whole);
