@@ -24,7 +24,7 @@ static const char search_help[] =
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
     "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
-    "  --vector-weight F     RRF weight of the vector channel (default 1.0)\n"
+    "  --vector-weight F     weight of the vector channel (default 0.5)\n"
     "  --no-vector           keywords and titles only\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
@@ -248,10 +248,18 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
+    search_results res;
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_search(d, &a.ao, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
     if ((rc = cli_open_api(c, &api)) != EXIT_OK)
         goto out;
-    search_results res;
-    trove_err err = api_search(api, &a.ao, &res);
+    err = api_search(api, &a.ao, &res);
+answered:
     if (err) {
         const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);

@@ -128,13 +128,34 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
     fprintf(f, "      %s", o->color ? C_DIM : "");
     for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
         const search_channel_hit *h = &r->channel[ch];
-        if (h->rank)
-            fprintf(f, "%s #%d (%.3f)  ", search_channel_names[ch], h->rank, h->score);
+        if (h->rank && h->z != 0)
+            fprintf(f, "%s #%d (%.3f, z %.2f, +%.3f)  ", search_channel_names[ch], h->rank, h->score,
+                    h->z, h->vote);
+        else if (h->rank)
+            fprintf(f, "%s #%d (%.3f, +%.3f)  ", search_channel_names[ch], h->rank, h->score, h->vote);
         else
             fprintf(f, "%s -  ", search_channel_names[ch]);
     }
     fprintf(f, "graph x%.3f  in-degree %d  lang %s%s\n", r->prior, r->in_degree,
             *r->lang ? r->lang : "-", o->color ? C_RESET : "");
+}
+
+/* The fusion line of --explain: the method and the weight each channel
+ * got for this query. */
+static void explain_fusion(FILE *f, const search_fusion *fu)
+{
+    fprintf(f, "fusion: %s", fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf");
+    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+        if (fu->method == SEARCH_FUSION_RRF && ch == SEARCH_CH_VECTOR)
+            continue;
+        fprintf(f, "  %s w=%.3g", search_channel_names[ch], fu->weight[ch]);
+        if (fu->method == SEARCH_FUSION_Z && ch != SEARCH_CH_TITLE)
+            fprintf(f, " (n=%d mean=%.4g sd=%.4g)", fu->n[ch], fu->mean[ch], fu->sd[ch]);
+    }
+    if (fu->method == SEARCH_FUSION_Z)
+        fprintf(f, "\nvector confidence: %.3f = 1 - bm25 certainty %.3f x (1 - agreement %.3f)",
+                fu->vector_confidence, fu->certainty, fu->agreement);
+    fputc('\n', f);
 }
 
 /* The snippet on one line, match marks rendered by `on`/`off`. */
@@ -159,6 +180,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
         out_put_line(f, res->fts);
         fprintf(f, "\nlang: %s\n", *res->lang ? res->lang : "-");
     }
+    if (o->explain && res->fts && res->fusion.method != SEARCH_FUSION_NONE)
+        explain_fusion(f, &res->fusion);
     if (res->n == 0) {
         fprintf(f, "no results\n");
         return;
@@ -246,7 +269,8 @@ static json_t *result_json(const search_result *r, const out_opts *o)
         for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
             const search_channel_hit *h = &r->channel[ch];
             json_object_set_new(ex, search_channel_names[ch],
-                                h->rank ? json_pack("{s:i, s:f}", "rank", h->rank, "score", h->score)
+                                h->rank ? json_pack("{s:i, s:f, s:f, s:f}", "rank", h->rank,
+                                                    "score", h->score, "z", h->z, "vote", h->vote)
                                         : json_null());
         }
         json_object_set_new(ex, "graph", json_real(r->prior));
@@ -267,6 +291,27 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
     if (o->explain) {
         json_object_set_new(root, "fts", res->fts ? out_json_str(res->fts) : json_null());
         json_object_set_new(root, "lang", out_json_str(res->lang));
+        const search_fusion *fu = &res->fusion;
+        json_t *chans = fu->method != SEARCH_FUSION_NONE ? json_object() : NULL;
+        for (int ch = 0; chans && ch < SEARCH_N_CHANNELS; ch++) {
+            json_t *c = json_pack("{s:f}", "weight", fu->weight[ch]);
+            if (fu->method == SEARCH_FUSION_Z && ch != SEARCH_CH_TITLE) {
+                json_object_set_new(c, "n", json_integer(fu->n[ch]));
+                json_object_set_new(c, "mean", json_real(fu->mean[ch]));
+                json_object_set_new(c, "sd", json_real(fu->sd[ch]));
+            }
+            json_object_set_new(chans, search_channel_names[ch], c);
+        }
+        json_t *fj = chans ? json_pack("{s:s, s:o}", "method",
+                                       fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf",
+                                       "channels", chans)
+                           : json_null();
+        if (fu->method == SEARCH_FUSION_Z) {
+            json_object_set_new(fj, "bm25_certainty", json_real(fu->certainty));
+            json_object_set_new(fj, "agreement", json_real(fu->agreement));
+            json_object_set_new(fj, "vector_confidence", json_real(fu->vector_confidence));
+        }
+        json_object_set_new(root, "fusion", fj);
     }
     out_json_print(f, root);
 }

@@ -207,6 +207,48 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+/* daemon: auto|off, daemon_idle: SECONDS */
+static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *root)
+{
+    yaml_node_t *d = map_get(doc, root, "daemon"), *idle = map_get(doc, root, "daemon_idle");
+    if (!is_empty(doc, d)) {
+        const char *v = scalar(doc, d);
+        if (!v || (strcmp(v, "auto") && strcmp(v, "off")))
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon' must be auto or off, not '%s'", cfg->file,
+                              v ? v : "?");
+        cfg->daemon_off = strcmp(v, "off") == 0;
+        cfg->has_daemon = 1;
+    }
+    if (!is_empty(doc, idle)) {
+        const char *v = scalar(doc, idle);
+        char *end = NULL;
+        double secs = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(secs >= 0) || secs > 1e9)
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon_idle' must be seconds >= 0 (0: never), "
+                              "not '%s'", cfg->file, v ? v : "?");
+        cfg->daemon_idle = secs;
+        cfg->has_daemon_idle = 1;
+    }
+    return TROVE_OK;
+}
+
+static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
+{
+    if (is_empty(doc, m))
+        return TROVE_OK;
+    if (m->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins)", cfg->file);
+    yaml_node_t *tok = map_get(doc, m, "token");
+    if (!is_empty(doc, tok)) {
+        const char *t = scalar(doc, tok);
+        if (!t)
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.token' must be a string", cfg->file);
+        cfg->mcp.token = xstrdup(t);
+    }
+    cfg->mcp.origins = string_list(doc, map_get(doc, m, "origins"), &cfg->mcp.n_origins);
+    return TROVE_OK;
+}
+
 /* A path from the config: absolute, or relative to the config's folder. */
 static char *config_path(const config *cfg, const char *v)
 {
@@ -238,6 +280,7 @@ static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->daemon_idle = CONFIG_DAEMON_IDLE;
     char *text = NULL;
     size_t len = 0;
     struct stat sb;
@@ -265,9 +308,13 @@ trove_err config_load_file(config *cfg, const char *file)
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
             if (rc == TROVE_OK)
+                rc = load_mcp(cfg, &doc, map_get(&doc, root, "mcp"));
+            if (rc == TROVE_OK)
                 rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
             if (rc == TROVE_OK)
                 rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
+            if (rc == TROVE_OK)
+                rc = load_daemon(cfg, &doc, root);
         } else if (root) {
             rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
         }
@@ -385,6 +432,22 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->has_daemon)
+        tbuf_printf(&b, "daemon: %s\n", cfg->daemon_off ? "off" : "auto");
+    if (cfg->has_daemon_idle)
+        tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
+    if (cfg->mcp.token || cfg->mcp.n_origins) {
+        tbuf_puts(&b, "mcp:\n");
+        if (cfg->mcp.token) {
+            tbuf_puts(&b, "  token: ");
+            put_quoted(&b, cfg->mcp.token);
+            tbuf_putc(&b, '\n');
+        }
+        if (cfg->mcp.n_origins) {
+            tbuf_puts(&b, "  origins: ");
+            put_list(&b, cfg->mcp.origins, cfg->mcp.n_origins);
+        }
+    }
     if (cfg->zh_dict || cfg->zh_user_dict) {
         tbuf_puts(&b, "chinese:\n");
         if (cfg->zh_dict) {
@@ -462,6 +525,8 @@ void config_free(config *cfg)
         free(cfg->contexts[i].text);
     }
     free(cfg->contexts);
+    free(cfg->mcp.token);
+    free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->zh_dict);
     free(cfg->zh_user_dict);
     free(cfg->file);

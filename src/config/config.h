@@ -26,6 +26,13 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* `mcp:` — the MCP server's HTTP transport (src/mcp/). */
+typedef struct config_mcp {
+    char *token;       /* bearer token HTTP clients must send; NULL: none */
+    char **origins;    /* Origin values allowed besides loopback ones */
+    size_t n_origins;
+} config_mcp;
+
 /* Search channel weights from `weights:` (bm25, title, graph, vector);
  * a channel not listed keeps its default. */
 enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
@@ -33,12 +40,18 @@ extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
 
 typedef struct config {
     char *file;        /* path of config.yaml */
+    config_mcp mcp;
     double weights[CONFIG_N_WEIGHTS];
     int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
+     * (and is written back by config_save). */
+    int daemon_off, has_daemon;
+    double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
+    int has_daemon_idle;
     /* `chinese:` section (NULL when unset; relative paths are resolved
      * against the folder of config.yaml): the compiled dictionary to use
      * instead of the one shipped with trove, and a user word list
@@ -46,6 +59,8 @@ typedef struct config {
     char *zh_dict;
     char *zh_user_dict;
 } config;
+
+#define CONFIG_DAEMON_IDLE 1800.0
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);

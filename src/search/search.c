@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "index/vembed.h"
+#include "search/fusion.h"
 #include "search/snippet.h"
 #include "store/store_vec.h"
 #include "text/lang.h"
@@ -37,7 +38,11 @@ void search_opts_init(search_opts *o)
     o->weights[SEARCH_CH_TITLE] = 1.5;
     o->graph_weight = 0.1;
     o->lang_bonus = 0.1;
-    o->weights[SEARCH_CH_VECTOR] = 1.0;
+    /* The hybrid fusion compares standardised scores: a vector hit must
+     * stand out twice as far as a keyword hit to outvote it (docs/
+     * performance.md: equal weight let a weak model reorder good keyword
+     * results). */
+    o->weights[SEARCH_CH_VECTOR] = 0.5;
     o->with_snippet = 1;
 }
 
@@ -152,9 +157,36 @@ static void filter_build(filter *f, const search_opts *o)
             tbuf prefix = {0};
             tbuf_append(&prefix, start, len);
             tbuf_putc(&prefix, '/');
-            tbuf_printf(&f->sql, " AND substr(d.path, 1, %zu) = ?", prefix.len);
+            /* substr() of a BLOB counts bytes (of TEXT, characters). */
+            tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                        prefix.len);
             filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
         }
+    }
+    if (o->path_prefix && *o->path_prefix) {
+        tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                    strlen(o->path_prefix));
+        filter_bind(f, o->path_prefix);
+    }
+    if (o->n_doc_refs) {
+        /* "COLLECTION/PATH": a collection name never holds '/', so the
+         * first one splits it. */
+        tbuf_puts(&f->sql, " AND d.id IN (SELECT rd.id FROM docs rd JOIN collections rc"
+                           " ON rc.id = rd.collection_id WHERE 0");
+        for (size_t i = 0; i < o->n_doc_refs; i++) {
+            const char *ref = o->doc_refs[i], *slash = strchr(ref, '/');
+            if (!slash)
+                continue;
+            tbuf_puts(&f->sql, " OR (rc.name = ? AND rd.path = ?)");
+            filter_bind(f, filter_own(f, xstrndup(ref, (size_t)(slash - ref))));
+            filter_bind(f, slash + 1);
+        }
+        tbuf_puts(&f->sql, ")");
+    }
+    if (o->heading_contains && *o->heading_contains) {
+        tbuf_puts(&f->sql, " AND EXISTS (SELECT 1 FROM chunks hc WHERE hc.doc_id = d.id AND"
+                           " instr(lower(hc.heading), lower(?)) > 0)");
+        filter_bind(f, o->heading_contains);
     }
     for (size_t i = 0; i < o->n_tags; i++) {
         const char *t = o->tags[i];
@@ -733,31 +765,35 @@ static int query_language(const cand_set *cs, const char *query)
     return best;
 }
 
-static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8])
+static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8],
+                 search_fusion *info)
 {
-    double best = 0;
-    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
-        if (ch != SEARCH_CH_VECTOR || vector_ran)
-            best += o->weights[ch] / (o->rrf_k + 1);
+    fusion_cand *fc = xcalloc(cs->n ? cs->n : 1, sizeof *fc);
     for (size_t i = 0; i < cs->n; i++) {
         cand *c = &cs->items[i];
         /* Anchor: the best keyword chunk, else the best vector chunk. */
         if (!c->chunk_id)
             c->chunk_id = c->vec_chunk_id;
+        memcpy(fc[i].ch, c->ch, sizeof fc[i].ch);
+        /* bm25 ranks by its score times the link prior: so does its z */
+        if (c->has_bm25)
+            fc[i].ch[SEARCH_CH_BM25].score = bm25_key(c);
+    }
+    if (!o->vector_only)
+        fusion_run(fc, cs->n, o->weights, o->rrf_k, vector_ran, info);
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *c = &cs->items[i];
         if (o->vector_only) {
             c->fused = c->ch[SEARCH_CH_VECTOR].score;
             continue;
         }
-        double sum = 0;
+        c->fused = fc[i].fused;
         for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
-            if (!c->ch[ch].rank)
-                continue;
-            /* The title channel's vote counts as much as its match is good. */
-            double quality = ch == SEARCH_CH_TITLE ? c->ch[ch].score : 1.0;
-            sum += quality * o->weights[ch] / (o->rrf_k + c->ch[ch].rank);
+            c->ch[ch].z = fc[i].ch[ch].z;
+            c->ch[ch].vote = fc[i].ch[ch].vote;
         }
-        c->fused = best > 0 ? sum / best : 0;
     }
+    free(fc);
     /* Among equally good matches in several languages, the query's first:
      * notes known to be in another language lose a little. */
     int qlang = query_language(cs, o->query ? o->query : "");
@@ -938,7 +974,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             rank_bm25(&cs);
     }
     if (rc == TROVE_OK) {
-        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED, out->lang);
+        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
         size_t keep = 0;
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
             keep++;
@@ -982,6 +1018,9 @@ void search_results_free(search_results *r)
     }
     free(r->items);
     free(r->fts);
+    for (size_t i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
     for (size_t i = 0; i < r->n_vec_missing; i++)
         free(r->vec_missing[i]);
     free(r->vec_missing);
