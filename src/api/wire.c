@@ -331,6 +331,9 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "collections", strs((char *const *)s->collections, s->n_collections));
     set(j, "folder", wire_str(s->folder));
     set(j, "tags", strs((char *const *)s->tags, s->n_tags));
+    set(j, "path_prefix", wire_str(s->path_prefix));
+    set(j, "doc_refs", strs((char *const *)s->doc_refs, s->n_doc_refs));
+    set(j, "heading_contains", wire_str(s->heading_contains));
     set(j, "min_score", real(s->min_score));
     set(j, "limit", json_integer((json_int_t)s->limit));
     for (int c = 0; c < SEARCH_N_CHANNELS; c++)
@@ -359,15 +362,19 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     if (!need_object(args, "args", &rc))
         return rc;
     search_opts *s = &o->search;
-    size_t coff, toff;
+    size_t coff, toff, roff;
     TRY(arg_str(args, "query", w, &s->query));
     if (!s->query)
         return trove_fail(TROVE_EPARSE, "search needs 'query'");
     TRY(arg_strs(args, "collections", w, &coff, &s->n_collections));
     TRY(arg_str(args, "folder", w, &s->folder));
     TRY(arg_strs(args, "tags", w, &toff, &s->n_tags));
+    TRY(arg_str(args, "path_prefix", w, &s->path_prefix));
+    TRY(arg_strs(args, "doc_refs", w, &roff, &s->n_doc_refs));
+    TRY(arg_str(args, "heading_contains", w, &s->heading_contains));
     s->collections = s->n_collections ? w->ptrs + coff : NULL;
     s->tags = s->n_tags ? w->ptrs + toff : NULL;
+    s->doc_refs = s->n_doc_refs ? w->ptrs + roff : NULL;
     TRY(get_double(args, "min_score", &s->min_score));
     TRY(get_size(args, "limit", &s->limit));
     const json_t *wt = json_object_get(args, "weights");

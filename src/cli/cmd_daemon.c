@@ -198,6 +198,7 @@ int cmd_daemon(cli *c, int argc, char **argv)
             return cli_usage("daemon", "unknown argument %s", argv[i]);
         }
     }
+    o.model = cli_model_path(NULL);
     const char *nw = getenv("TROVE_NO_WATCH");
     if (nw && *nw && strcmp(nw, "0") != 0)
         o.watch = 0;

@@ -108,6 +108,7 @@ int cmd_mcp(cli *c, int argc, char **argv)
         return rc;
     signal(SIGPIPE, SIG_IGN);
     mcp_server *s = mcp_server_new(a, cli_model_path(model_flag));
+    mcp_server_use_daemon(s, !c->no_daemon);
     if (!listen) {
         rc = mcp_stdio_serve(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? EXIT_OK : EXIT_ERR;
     } else {

@@ -138,26 +138,16 @@ dcl *cli_daemon(cli *c)
     config cfg;
     if (config_load(&cfg) != TROVE_OK)
         return NULL;   /* the cold path reports the broken config */
-    int off = cfg.daemon_off;
-    if (autostart && !off)
+    if (autostart && !cfg.daemon_off)
         start_daemon(c);
-    char *file = xstrdup(cfg.file);
+    dcl *d = dcl_find(c->index_path, &cfg, 60.0);
     config_free(&cfg);
-    dcl *d = NULL;
-    if (!off && dcl_connect(c->index_path, file, 60.0, &d) != TROVE_OK)
-        d = NULL;
-    free(file);
-    trove_errclear();
     return d;
 }
 
 int cli_daemon_done(dcl *d)
 {
-    int cold = dcl_failed(d);
-    dcl_close(d);
-    if (cold)
-        trove_errclear();
-    return !cold;
+    return dcl_answered(d);
 }
 
 int cli_opt_positive(const char *value, long *out)

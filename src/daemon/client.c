@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -141,6 +142,32 @@ void dcl_close(dcl *c)
 int dcl_failed(const dcl *c)
 {
     return c->failed;
+}
+
+dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s)
+{
+    if (cfg->daemon_off)
+        return NULL;
+    /* Cheap check first: most cold runs have no daemon, and its socket
+     * file is then missing. */
+    char *sock = dcl_socket_path(index_path);
+    struct stat sb;
+    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    free(sock);
+    dcl *d = NULL;
+    if (!there || dcl_connect(index_path, cfg->file, timeout_s, &d) != TROVE_OK)
+        d = NULL;
+    trove_errclear();
+    return d;
+}
+
+int dcl_answered(dcl *d)
+{
+    int cold = dcl_failed(d);
+    dcl_close(d);
+    if (cold)
+        trove_errclear();
+    return !cold;
 }
 
 static trove_err broken(dcl *c, const char *fmt, const char *what)

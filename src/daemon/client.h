@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "config/config.h"
 
 typedef struct dcl dcl;
 
@@ -39,6 +40,20 @@ trove_err dcl_connect(const char *index_path, const char *config_file, double ti
 void dcl_close(dcl *c);
 /* 1 when the last failure means "the daemon could not answer". */
 int dcl_failed(const dcl *c);
+
+/* For a front end (CLI, MCP) that answers cold when no daemon can: the
+ * daemon of `index_path` under `cfg`, or NULL (errors cleared) when its
+ * socket is missing, cfg says `daemon: off`, or connecting fails. */
+dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s);
+/* After one dcl_* call on d (from dcl_find): closes d and returns 1 when
+ * that call's outcome is the answer (results, or the daemon's own error to
+ * show), 0 when the caller must answer cold (the error is then cleared).
+ * The one fallback rule every front end uses:
+ *     dcl *d = dcl_find(...);
+ *     if (d) { err = dcl_x(d, ...); if (dcl_answered(d)) goto answered; }
+ *     err = api_x(a, ...);
+ *   answered: ... */
+int dcl_answered(dcl *d);
 
 /* One raw request: `args` is taken over (may be NULL); *result is a new
  * reference on success. */

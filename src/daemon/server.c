@@ -48,6 +48,7 @@ typedef struct handle {
 typedef struct srv {
     const dmn_opts *o;
     char *index_path, *config_file, *sock_path;
+    char *model;              /* absolute, NULL: none (the watcher's embedding) */
     int listen_fd, lock_fd;
     int stop[2];              /* readable once stopping: every poll wakes */
     pthread_mutex_t mu;
@@ -613,6 +614,23 @@ static void log_warning(void *ctx, const char *message)
     logf_("warning: %s", message);
 }
 
+/* After a watcher update (under write_mu): embed the chunks without a
+ * vector of the daemon's model, as `trove update` does after indexing. A
+ * failure leaves the keyword index updated and is logged; the next update
+ * retries. */
+static void watch_embed(srv *s)
+{
+    api_embed_opts eo = {.model = s->model};
+    api_embed_result er;
+    if (api_embed(s->watch_api, &eo, &er) != TROVE_OK) {
+        logf_("embedding with %s failed: %s", s->model, trove_errmsg());
+        return;
+    }
+    if (er.stats.stored)
+        logf_("embedded %zu chunks (%zu computed, %zu reused)", er.stats.stored,
+              er.stats.embedded, er.stats.reused);
+}
+
 static int watch_update(void *ctx, const char *const *names, size_t n)
 {
     srv *s = ctx;
@@ -627,6 +645,8 @@ static int watch_update(void *ctx, const char *const *names, size_t n)
         o.index.warn = log_warning;
         rc = api_update(s->watch_api, &o, &res);
     }
+    if (rc == TROVE_OK && s->model)
+        watch_embed(s);
     pthread_mutex_unlock(&s->write_mu);
     if (rc) {
         logf_("update failed: %s", trove_errmsg());
@@ -844,10 +864,12 @@ trove_err dmn_run(const dmn_opts *o)
     s.config_file = dcl_abs_path(cf.data);
     tbuf_free(&cf);
     s.sock_path = dcl_socket_path(s.index_path);
+    s.model = o->model && *o->model ? dcl_abs_path(o->model) : NULL;
     if (!s.sock_path) {
         trove_err rc = TROVE_ERANGE;
         free(s.index_path);
         free(s.config_file);
+        free(s.model);
         return rc;
     }
     config cfg;
@@ -867,6 +889,7 @@ trove_err dmn_run(const dmn_opts *o)
             close(s.listen_fd);
         free(s.index_path);
         free(s.config_file);
+        free(s.model);
         free(s.sock_path);
         return rc;
     }
@@ -889,6 +912,7 @@ trove_err dmn_run(const dmn_opts *o)
     serve(&s);
     shutdown_srv(&s);
     logf_("stopped; removed %s", s.sock_path);
+    free(s.model);
     free(s.index_path);
     free(s.config_file);
     free(s.sock_path);

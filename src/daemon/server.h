@@ -22,6 +22,10 @@ typedef struct dmn_opts {
     double idle_secs;        /* < 0: the config's daemon_idle; 0: never */
     int handles;             /* api handles for requests; <= 0: one per CPU, 2..8 */
     int watch;               /* run the file watcher */
+    /* The embedding model (GGUF file or model2vec folder; NULL: none): the
+     * watcher embeds what each of its updates changed, as `trove update`
+     * does with a model. */
+    const char *model;
     /* Called once the socket listens (the --detach parent waits for it). */
     void (*on_ready)(void *ctx, const char *socket_path);
     void *ready_ctx;

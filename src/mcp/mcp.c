@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/mem.h"
 
@@ -57,6 +58,76 @@ mcp_server *mcp_server_new(api *a, const char *model)
     s->tools[0] = mcp_tools_build(0, model != NULL);
     s->tools[1] = mcp_tools_build(1, model != NULL);
     return s;
+}
+
+void mcp_server_use_daemon(mcp_server *s, int on)
+{
+    s->use_daemon = on;
+}
+
+static dcl *daemon_of(mcp_server *s)
+{
+    return s->use_daemon ? dcl_find(api_index_path(s->a), api_config(s->a), 60.0) : NULL;
+}
+
+trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_search(d, o, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_search(s->a, o, out);
+}
+
+trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        /* A relative on-disk REF means the same to the daemon as to us. */
+        char cwd[4096];
+        trove_err rc = dcl_get(d, getcwd(cwd, sizeof cwd), ref, line, count, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_get(s->a, ref, line, count, out);
+}
+
+trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_multi_get(d, glob, max_bytes, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_multi_get(s->a, glob, max_bytes, out);
+}
+
+trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_ls(d, target, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_ls(s->a, target, out);
+}
+
+trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon)
+{
+    *daemon = NULL;
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_status(d, out, daemon);
+        if (dcl_answered(d))
+            return rc;
+        json_decref(*daemon);
+        *daemon = NULL;
+    }
+    return api_status_get(s->a, out);
 }
 
 void mcp_server_free(mcp_server *s)

@@ -11,6 +11,9 @@
  * Everything is read-only and reads only indexed notes inside their
  * collection folder.
  *
+ * With mcp_server_use_daemon() the answers come from a running daemon of
+ * the same index when one answers, else from the api handle.
+ *
  * Ownership: the server borrows the api handle (the caller closes it after
  * mcp_server_free()). Replies are malloc'd strings the caller frees. One
  * server is used by one thread at a time. */
@@ -51,6 +54,10 @@ int mcp_version_supported(const char *v);
  * one; NULL: keywords, titles and links only. Borrowed. */
 mcp_server *mcp_server_new(api *a, const char *model);
 void mcp_server_free(mcp_server *s);
+/* on: answer through the running daemon of the api's index when there is
+ * one (docs/daemon.md), falling back to the api handle when none can answer
+ * (dcl_find/dcl_answered: the CLI's rule). Off by default. */
+void mcp_server_use_daemon(mcp_server *s, int on);
 
 /* Handle one message (a request, a notification, a response, or a batch
  * array of them) of `len` bytes. Returns the reply (caller frees), or NULL

@@ -4,11 +4,13 @@
 
 #include <jansson.h>
 
+#include "daemon/client.h"
 #include "mcp/mcp.h"
 
 struct mcp_server {
     api *a;
     const char *model;     /* embedding model path, NULL: none */
+    int use_daemon;        /* ask a running daemon first */
     json_t *tools[2];      /* tools/list arrays: [0] < 2025-06-18, [1] with
                               title + outputSchema */
 };
@@ -25,6 +27,17 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
 
 /* 1 when the session speaks 2025-06-18 or newer (structured tool output). */
 int mcp_structured(const mcp_session *ss);
+
+/* The read calls of the tools and resources: api_* on s->a, or the same
+ * through the daemon when s->use_daemon and one answers (dcl_find, then
+ * dcl_answered decides, as in the CLI). Results as the api's. */
+trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out);
+trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out);
+trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out);
+trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out);
+/* *daemon: the daemon's state object (new reference), NULL when answered
+ * without one. */
+trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon);
 
 /* ---- tools (mcp_tools.c) ---- */
 json_t *mcp_tools_build(int structured, int with_vectors);

@@ -142,7 +142,7 @@ json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err)
         return NULL;
     }
     api_listing cols;
-    trove_err rc = api_ls(s->a, NULL, &cols);
+    trove_err rc = mcp_ls(s, NULL, &cols);
     if (rc == TROVE_ENOENT) {
         /* No index yet: nothing to list, which is not an error. */
         return json_pack("{s:[]}", "resources");
@@ -156,7 +156,7 @@ json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err)
     int more = 0;
     for (size_t c = 0; c < cols.n_collections && !more; c++) {
         api_listing docs;
-        if (api_ls(s->a, cols.collections[c].name, &docs) != TROVE_OK)
+        if (mcp_ls(s, cols.collections[c].name, &docs) != TROVE_OK)
             continue;
         for (size_t i = 0; i < docs.n_docs; i++, at++) {
             if (at < from)
@@ -232,7 +232,7 @@ json_t *mcp_resources_read(mcp_server *s, json_t *params, mcp_error *err)
         return NULL;
     }
     api_note n;
-    trove_err rc = api_get(s->a, ref, 1, 0, &n);
+    trove_err rc = mcp_get(s, ref, 1, 0, &n);
     free(ref);
     if (rc == TROVE_OK && !n.docid[0]) {
         api_note_free(&n);

