@@ -61,6 +61,9 @@ static void same_config(const config *a, const config *b)
         if (strcmp(a->contexts[i].target, b->contexts[i].target) != 0 ||
             strcmp(a->contexts[i].text, b->contexts[i].text) != 0)
             abort();
+    if (!a->mcp.token != !b->mcp.token || (a->mcp.token && strcmp(a->mcp.token, b->mcp.token)))
+        abort();
+    same_list(a->mcp.origins, a->mcp.n_origins, b->mcp.origins, b->mcp.n_origins);
 }
 
 static char *slurp(const char *path, size_t *len)

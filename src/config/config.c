@@ -207,6 +207,23 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
+{
+    if (is_empty(doc, m))
+        return TROVE_OK;
+    if (m->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins)", cfg->file);
+    yaml_node_t *tok = map_get(doc, m, "token");
+    if (!is_empty(doc, tok)) {
+        const char *t = scalar(doc, tok);
+        if (!t)
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.token' must be a string", cfg->file);
+        cfg->mcp.token = xstrdup(t);
+    }
+    cfg->mcp.origins = string_list(doc, map_get(doc, m, "origins"), &cfg->mcp.n_origins);
+    return TROVE_OK;
+}
+
 /* A path from the config: absolute, or relative to the config's folder. */
 static char *config_path(const config *cfg, const char *v)
 {
@@ -264,6 +281,8 @@ trove_err config_load_file(config *cfg, const char *file)
             rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
+            if (rc == TROVE_OK)
+                rc = load_mcp(cfg, &doc, map_get(&doc, root, "mcp"));
             if (rc == TROVE_OK)
                 rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
             if (rc == TROVE_OK)
@@ -385,6 +404,18 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->mcp.token || cfg->mcp.n_origins) {
+        tbuf_puts(&b, "mcp:\n");
+        if (cfg->mcp.token) {
+            tbuf_puts(&b, "  token: ");
+            put_quoted(&b, cfg->mcp.token);
+            tbuf_putc(&b, '\n');
+        }
+        if (cfg->mcp.n_origins) {
+            tbuf_puts(&b, "  origins: ");
+            put_list(&b, cfg->mcp.origins, cfg->mcp.n_origins);
+        }
+    }
     if (cfg->zh_dict || cfg->zh_user_dict) {
         tbuf_puts(&b, "chinese:\n");
         if (cfg->zh_dict) {
@@ -462,6 +493,8 @@ void config_free(config *cfg)
         free(cfg->contexts[i].text);
     }
     free(cfg->contexts);
+    free(cfg->mcp.token);
+    free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->zh_dict);
     free(cfg->zh_user_dict);
     free(cfg->file);

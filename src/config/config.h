@@ -26,6 +26,13 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* `mcp:` — the MCP server's HTTP transport (src/mcp/). */
+typedef struct config_mcp {
+    char *token;       /* bearer token HTTP clients must send; NULL: none */
+    char **origins;    /* Origin values allowed besides loopback ones */
+    size_t n_origins;
+} config_mcp;
+
 /* Search channel weights from `weights:` (bm25, title, graph, vector);
  * a channel not listed keeps its default. */
 enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
@@ -33,6 +40,7 @@ extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
 
 typedef struct config {
     char *file;        /* path of config.yaml */
+    config_mcp mcp;
     double weights[CONFIG_N_WEIGHTS];
     int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;

@@ -157,9 +157,36 @@ static void filter_build(filter *f, const search_opts *o)
             tbuf prefix = {0};
             tbuf_append(&prefix, start, len);
             tbuf_putc(&prefix, '/');
-            tbuf_printf(&f->sql, " AND substr(d.path, 1, %zu) = ?", prefix.len);
+            /* substr() of a BLOB counts bytes (of TEXT, characters). */
+            tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                        prefix.len);
             filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
         }
+    }
+    if (o->path_prefix && *o->path_prefix) {
+        tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                    strlen(o->path_prefix));
+        filter_bind(f, o->path_prefix);
+    }
+    if (o->n_doc_refs) {
+        /* "COLLECTION/PATH": a collection name never holds '/', so the
+         * first one splits it. */
+        tbuf_puts(&f->sql, " AND d.id IN (SELECT rd.id FROM docs rd JOIN collections rc"
+                           " ON rc.id = rd.collection_id WHERE 0");
+        for (size_t i = 0; i < o->n_doc_refs; i++) {
+            const char *ref = o->doc_refs[i], *slash = strchr(ref, '/');
+            if (!slash)
+                continue;
+            tbuf_puts(&f->sql, " OR (rc.name = ? AND rd.path = ?)");
+            filter_bind(f, filter_own(f, xstrndup(ref, (size_t)(slash - ref))));
+            filter_bind(f, slash + 1);
+        }
+        tbuf_puts(&f->sql, ")");
+    }
+    if (o->heading_contains && *o->heading_contains) {
+        tbuf_puts(&f->sql, " AND EXISTS (SELECT 1 FROM chunks hc WHERE hc.doc_id = d.id AND"
+                           " instr(lower(hc.heading), lower(?)) > 0)");
+        filter_bind(f, o->heading_contains);
     }
     for (size_t i = 0; i < o->n_tags; i++) {
         const char *t = o->tags[i];

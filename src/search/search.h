@@ -42,6 +42,11 @@ typedef struct search_opts {
     const char *const *collections;  /* restrict to these names (OR) */
     size_t n_collections;
     const char *folder;              /* path prefix inside a collection */
+    const char *path_prefix;         /* raw string prefix of the path (not a folder) */
+    const char *const *doc_refs;     /* only these notes, each "COLLECTION/PATH" (OR) */
+    size_t n_doc_refs;
+    const char *heading_contains;    /* notes with a section whose heading path contains
+                                        this (ASCII case-insensitive) */
     const char *const *tags;         /* notes must carry all of them */
     size_t n_tags;
     double min_score;

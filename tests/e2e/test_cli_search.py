@@ -259,6 +259,17 @@ def test_folder_filter(indexed):
     assert ERRORS in paths
 
 
+def test_folder_filter_with_non_ascii_folder(indexed):
+    """The folder prefix is compared in bytes: SQLite's substr() on text
+    counts characters, which once made every non-ASCII folder match nothing."""
+    trove, vault = indexed
+    (vault / "笔记").mkdir()
+    (vault / "笔记" / "会议.md").write_text("# 会议\n\nquarterly zanzibar review\n")
+    trove.ok("update")
+    assert trove.paths("zanzibar", "--folder", "笔记") == ["笔记/会议.md"]
+    assert trove.paths("zanzibar", "--folder", "笔") == []
+
+
 def test_collection_filter(indexed, tmp_path):
     trove, _ = indexed
     work = tmp_path / "work"

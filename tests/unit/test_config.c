@@ -265,6 +265,34 @@ static void test_weights(void **state)
     config_free(&cfg);
 }
 
+/* The MCP token and extra origins survive a save by another command (a
+ * `collection add` must not drop them). */
+static void test_mcp_section_round_trip(void **state)
+{
+    (void)state;
+    const char *path = file_in("mcp.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("mcp:\n  token: \"s3cr\\\"et\"\n  origins: [\"https://app.example\"]\n", f);
+    fclose(f);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_string_equal(cfg.mcp.token, "s3cr\"et");
+    assert_int_equal(cfg.mcp.n_origins, 1);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_string_equal(cfg.mcp.token, "s3cr\"et");
+    assert_int_equal(cfg.mcp.n_origins, 1);
+    assert_string_equal(cfg.mcp.origins[0], "https://app.example");
+    config_free(&cfg);
+    f = fopen(path, "w");
+    fputs("mcp: [a]\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_error_line_of_encoding_errors),
         cmocka_unit_test(test_failed_load_frees_everything),
         cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_mcp_section_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
