@@ -52,6 +52,7 @@ int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
+int cmd_query(cli *c, int argc, char **argv);
 
 /* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
 const char *cli_model_path(const char *flag);

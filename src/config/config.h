@@ -53,6 +53,9 @@ typedef struct config {
      * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
     char *zh_dict;
     char *zh_user_dict;
+    /* `rerank_model:` the reranker `trove query` uses (a cross-encoder GGUF;
+     * relative to the folder of config.yaml), NULL: the lexical re-scorer. */
+    char *rerank_model;
 } config;
 
 /* Directory holding config.yaml (caller frees). */

@@ -1,0 +1,137 @@
+/* query_pipe — the pure stages of `trove query` (the best-answer path):
+ * deterministic query expansion, weighted reciprocal rank fusion of many
+ * ranked lists with a top-rank bonus, the lexical re-scorer used when no
+ * reranker model is configured (and the passage window handed to one that
+ * is), and the position-aware, title-gated blend of retrieval and reranker.
+ *
+ * The orchestration (running the channels for every variant, reading note
+ * texts, calling the reranker) lives in api/api_query.c; everything here is
+ * deterministic arithmetic over caller-owned arrays, unit-tested on small
+ * inputs (tests/unit/test_query_pipe.c).
+ *
+ * Ownership: functions returning char * hand a malloc'd string to the
+ * caller; qp_terms_free() releases a qp_terms. */
+#ifndef TROVE_QUERY_PIPE_H
+#define TROVE_QUERY_PIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* RRF constant and the bonus of a first / second-or-third place in any list. */
+#define QP_RRF_K 60
+#define QP_BONUS_FIRST 0.05
+#define QP_BONUS_TOP3 0.02
+/* Fused candidates kept; reranked by default; words in a reranker window. */
+#define QP_KEEP 30
+#define QP_RERANK_DEFAULT 20
+#define QP_WINDOW_TOKENS 256
+/* Weight of the original query's lists against an expansion's. */
+#define QP_ORIGINAL_WEIGHT 2.0
+#define QP_MAX_VARIANTS 4
+#define QP_MAX_LISTS 12
+
+typedef enum qp_variant_kind {
+    QP_VAR_ORIGINAL, QP_VAR_KEYWORDS, QP_VAR_PRF, QP_VAR_MODEL,
+} qp_variant_kind;
+
+/* "original", "keywords", "prf", "model" */
+extern const char *const qp_variant_names[QP_MAX_VARIANTS];
+
+typedef struct qp_variant {
+    qp_variant_kind kind;
+    char *text;          /* owned */
+    double weight;
+} qp_variant;
+
+/* One ranked list fed to the fusion: a channel (SEARCH_CH_*) run for one
+ * variant. */
+typedef struct qp_list {
+    int variant;         /* index into the variants */
+    int channel;
+    double weight;
+} qp_list;
+
+/* A candidate note across the lists; filled in by the caller (rank, quality),
+ * then by qp_rrf() and qp_blend(). */
+typedef struct qp_cand {
+    int64_t doc_id;
+    int rank[QP_MAX_LISTS];      /* 1-based rank in list i, 0 = absent */
+    double quality[QP_MAX_LISTS];/* vote scale in list i (title match quality; 1 else) */
+    double rrf;                  /* fused score, bonus included */
+    double bonus;
+    int rrf_rank;                /* 1-based position after fusion */
+    int reranked;                /* 1: rerank_raw is set */
+    double rerank_raw;           /* reranker output (logit, P(yes) or lexical score) */
+    double rerank_norm;          /* min-max over the reranked candidates */
+    double retrieval_norm;       /* min-max of rrf over the reranked candidates */
+    double w_retrieval;          /* the blend's retrieval share */
+    int title_protected;         /* the title channel's best match */
+    double final;                /* blended score, the result's score */
+    size_t src;                  /* caller's bookkeeping (where the result came from) */
+} qp_cand;
+
+/* ---- expansion ---- */
+
+/* The query without stopwords and question words ("how do I extract a tar
+ * archive" -> "extract tar archive"); NULL when that leaves nothing or the
+ * same words as the query's own keyword terms (no new variant). Quoted
+ * phrases, prefixes and exclusions are kept as typed. */
+char *qp_keyword_form(const char *query);
+
+/* Query terms as the index tokenizer stems them (stopwords dropped when
+ * others remain), deduplicated, in query order. */
+typedef struct qp_terms {
+    char **items;
+    size_t n;
+} qp_terms;
+void qp_terms_build(const char *query, qp_terms *out);
+void qp_terms_free(qp_terms *t);
+
+/* Pseudo-relevance feedback (RM3-style): the query plus up to max_terms
+ * words of the feedback notes docs[0..n_fb) (best first, fb_weight[i] their
+ * retrieval weight), each scored sum_d w_d * tf(t,d) / |d| times
+ * log(1 + N / df(t)) over the n_pool notes docs[0..n_pool) (n_pool >= n_fb),
+ * so words every candidate holds count little. A word needs to occur in two
+ * feedback notes when there are three or more. NULL when no word qualifies. */
+char *qp_prf_query(const char *query, const char *const *docs, const size_t *lens,
+                   const double *fb_weight, size_t n_fb, size_t n_pool, size_t max_terms);
+
+/* ---- fusion ---- */
+
+/* Weighted RRF: rrf = sum_i w_i * q_i / (k + rank_i) + bonus (+QP_BONUS_FIRST
+ * for a #1 in any list, else +QP_BONUS_TOP3 for a #2-3). Sorts c by rrf
+ * (ties: doc_id) and sets rrf_rank. */
+void qp_rrf(qp_cand *c, size_t n, const qp_list *lists, size_t n_lists, int k);
+
+/* ---- lexical re-scorer and reranker windows ---- */
+
+typedef struct qp_passage {
+    double coverage;     /* weighted share of query terms in the best passage */
+    double proximity;    /* distinct terms / token span of their matches there */
+    double score;        /* 0.7 coverage + 0.3 coverage * proximity, in [0, 1] */
+    size_t start, end;   /* bytes of the window around the best passage */
+} qp_passage;
+
+/* Score text against the terms (weights: per term, NULL = 1 each): the best
+ * passage is the run of QP_PASSAGE_TOKENS tokens holding the most term
+ * weight; start..end is a window of about window_tokens words centred on it
+ * (the whole text when it is shorter). */
+#define QP_PASSAGE_TOKENS 48
+void qp_passage_score(const qp_terms *t, const double *weights, const char *text, size_t len,
+                      size_t window_tokens, qp_passage *out);
+
+/* ---- blend ---- */
+
+/* Retrieval share of the blend by fused position: ranks 1-3 0.75, 4-10 0.6,
+ * 11+ 0.4. */
+double qp_retrieval_share(int rrf_rank);
+
+/* c sorted by rrf (qp_rrf). The reranked candidates (reranked = 1) get
+ * final = w * retrieval_norm + (1 - w) * rerank_norm, both min-max
+ * normalised over the reranked set, w by position; the candidate at
+ * index `protect` (the title channel's best match; -1 none) gets at least
+ * the top share. The others keep their fused order below every reranked
+ * one. Sorts c by final (ties: rrf_rank). */
+void qp_blend(qp_cand *c, size_t n, long protect);
+
+#endif
