@@ -378,8 +378,20 @@ def main():
     if args.baseline:
         base = {"command": args.baseline, "per_query": {}, "lost": [],
                 "gained": []}
+        # the flags only `query` knows stay with the evaluated command
+        base_extra, skip = [], 0
+        for a in extra:
+            if skip:
+                skip -= 1
+            elif a in ("--no-rerank", "--no-expand"):
+                pass
+            elif a in ("--candidates", "--reranker"):
+                skip = 1
+            elif not a.startswith(("--candidates=", "--reranker=")):
+                base_extra.append(a)
         for (qid, nd, rc, mr), ranked in zip(per_query, ranked_all):
-            cmd = [trove, args.baseline, "--json", "-n", str(args.k)] + extra
+            cmd = [trove, args.baseline, "--json", "-n", str(args.k)] + \
+                base_extra
             text = queries[qid]
             if text.startswith("-"):
                 cmd.append("--")

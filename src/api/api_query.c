@@ -17,7 +17,6 @@
 /* Feedback notes and words of the pseudo-relevance variant. */
 #define QP_FB_DOCS 3
 #define QP_FB_POOL 20
-#define QP_FB_TERMS 5
 
 void api_query_opts_init(api_query_opts *o)
 {
@@ -129,7 +128,7 @@ static char *prf_variant(const char *query, search_results *orig)
         if (i < QP_FB_DOCS && r->channel[SEARCH_CH_BM25].rank)
             n_fb = i + 1;
     }
-    return qp_prf_query(query, docs, lens, w, n_fb, n_pool, QP_FB_TERMS);
+    return qp_prf_query(query, docs, lens, w, n_fb, n_pool, QP_PRF_TERMS);
 }
 
 /* Candidate pool: every note of every variant's search, ranks per list. */
@@ -177,6 +176,9 @@ static void build_lists(api_query_info *info, search_results *res)
 
 static void fill_pool(const api_query_info *info, search_results *res, pool *p)
 {
+    /* the original query's own fused order: `trove search` */
+    for (size_t i = 0; i < res[0].n; i++)
+        pool_get(p, res[0].items[i].doc_id, SRC(0, i))->search_rank = (int)i + 1;
     for (size_t l = 0; l < info->n_lists; l++) {
         const qp_list *L = &info->lists[l];
         search_results *r = &res[L->variant];
@@ -204,11 +206,20 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
     qp_terms_build(o->base.search.query, &terms);
     size_t window = o->window_tokens ? o->window_tokens : QP_WINDOW_TOKENS;
     qp_passage *ps = xcalloc(n ? n : 1, sizeof *ps);
-    for (size_t i = 0; i < n; i++) {
-        search_result *r = cand_result(res, &c[i]);
-        read_body(r);
-        qp_passage_score(&terms, NULL, r->body, r->body ? r->body_len : 0, window, &ps[i]);
+    /* twice: which terms each candidate holds, then scored with the
+     * weights that gives (a term every candidate has decides little) */
+    double *weights = xcalloc(terms.n ? terms.n : 1, sizeof *weights);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            search_result *r = cand_result(res, &c[i]);
+            read_body(r);
+            qp_passage_score(&terms, pass ? weights : NULL, r->body, r->body ? r->body_len : 0,
+                             window, &ps[i]);
+        }
+        if (pass == 0)
+            qp_term_weights(ps, n, terms.n, weights);
     }
+    free(weights);
     int done = 0;
     if (o->reranker) {
         embed_model *m;
@@ -321,7 +332,11 @@ trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_qu
         } else {
             rescore(a, o, res, p.c, n_rr, info);
         }
-        qp_blend(p.c, keep, protect);
+        int lexical = info->reranker && strcmp(info->reranker, "lexical") == 0;
+        qp_blend(p.c, keep, protect, lexical ? QP_LEXICAL_SHARE : 1.0);
+        /* without a reranker model nothing outweighs search's own top */
+        if (lexical || o->no_rerank)
+            qp_floor(p.c, keep, QP_SEARCH_FLOOR);
         take_results(o, res, p.c, keep, out, info);
         out->fts = res[0].fts;
         res[0].fts = NULL;

@@ -416,6 +416,8 @@ void qp_passage_score(const qp_terms *t, const double *weights, const char *text
     /* sliding window [i - QP_PASSAGE_TOKENS + 1, i]: weight of distinct terms */
     for (size_t i = 0; i < pl.n; i++) {
         int a = pl.items[i].term;
+        if (a >= 0 && a < 64)
+            out->present |= (uint64_t)1 << a;
         if (a >= 0 && count[a]++ == 0)
             have += term_weight(weights, a);
         if (i >= QP_PASSAGE_TOKENS) {
@@ -468,6 +470,16 @@ void qp_passage_score(const qp_terms *t, const double *weights, const char *text
     free(pl.items);
 }
 
+void qp_term_weights(const qp_passage *ps, size_t n, size_t n_terms, double *weights)
+{
+    for (size_t t = 0; t < n_terms; t++) {
+        size_t df = 0;
+        for (size_t i = 0; i < n && t < 64; i++)
+            df += (ps[i].present >> t) & 1;
+        weights[t] = log(1.0 + (double)(n ? n : 1) / (double)(df ? df : 1));
+    }
+}
+
 /* ---- blend -------------------------------------------------------------- */
 
 double qp_retrieval_share(int rrf_rank)
@@ -483,15 +495,15 @@ static int cmp_final(const void *a, const void *b)
     return x->rrf_rank - y->rrf_rank;
 }
 
-void qp_blend(qp_cand *c, size_t n, long protect)
+void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share)
 {
-    double rmin = INFINITY, rmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
+    double rmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (!c[i].reranked)
             continue;
         m++;
-        rmin = fmin(rmin, c[i].rrf), rmax = fmax(rmax, c[i].rrf);
+        rmax = fmax(rmax, c[i].rrf);
         smin = fmin(smin, c[i].rerank_raw), smax = fmax(smax, c[i].rerank_raw);
     }
     double lowest = 1.0;
@@ -501,11 +513,14 @@ void qp_blend(qp_cand *c, size_t n, long protect)
         if (!x->reranked)
             continue;
         /* a flat list says nothing: every candidate gets the top value */
-        x->retrieval_norm = rmax - rmin > 1e-12 ? (x->rrf - rmin) / (rmax - rmin) : 1.0;
+        /* retrieval by the top fused score: min-max would stretch the
+         * top-rank bonus over the whole range and flatten ranks 4-20 */
+        x->retrieval_norm = rmax > 0 ? x->rrf / rmax : 1.0;
         x->rerank_norm = smax - smin > 1e-12 ? (x->rerank_raw - smin) / (smax - smin) : 1.0;
         double w = qp_retrieval_share(x->rrf_rank);
         if (x->title_protected && w < qp_retrieval_share(1))
             w = qp_retrieval_share(1);
+        w = 1 - (1 - w) * rerank_share;
         x->w_retrieval = w;
         x->final = w * x->retrieval_norm + (1 - w) * x->rerank_norm;
         lowest = fmin(lowest, x->final);
@@ -526,4 +541,40 @@ void qp_blend(qp_cand *c, size_t n, long protect)
     }
     if (n > 1)
         qsort(c, n, sizeof *c, cmp_final);
+}
+
+void qp_floor(qp_cand *c, size_t n, int floor)
+{
+    if (floor <= 0 || n == 0)
+        return;
+    size_t slots = (size_t)floor < n ? (size_t)floor : n;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        kept += c[i].search_rank >= 1 && c[i].search_rank <= floor;
+    if (kept > slots)
+        kept = slots;
+    size_t others = slots - kept;
+    /* stable partition: the top `slots` first, in blend order */
+    qp_cand *tmp = xmalloc(n * sizeof *tmp);
+    unsigned char *taken = xcalloc(n, 1);
+    size_t out = 0, o_used = 0;
+    for (size_t i = 0; i < n; i++) {
+        int protected_ = c[i].search_rank >= 1 && c[i].search_rank <= floor;
+        if (protected_ || o_used < others) {
+            o_used += !protected_;
+            tmp[out++] = c[i];
+            taken[i] = 1;
+            if (out == slots)
+                break;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!taken[i])
+            tmp[out++] = c[i];
+    for (size_t i = 1; i < n; i++)
+        if (tmp[i].final > tmp[i - 1].final)
+            tmp[i].final = tmp[i - 1].final;
+    memcpy(c, tmp, n * sizeof *c);
+    free(taken);
+    free(tmp);
 }

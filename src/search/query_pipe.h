@@ -24,6 +24,8 @@
 /* Fused candidates kept; reranked by default; words in a reranker window. */
 #define QP_KEEP 30
 #define QP_RERANK_DEFAULT 20
+/* Words of the best keyword hits added by pseudo-relevance feedback. */
+#define QP_PRF_TERMS 8
 #define QP_WINDOW_TOKENS 256
 /* Weight of the original query's lists against an expansion's. */
 #define QP_ORIGINAL_WEIGHT 2.0
@@ -67,6 +69,7 @@ typedef struct qp_cand {
     double w_retrieval;          /* the blend's retrieval share */
     int title_protected;         /* the title channel's best match */
     double final;                /* blended score, the result's score */
+    int search_rank;             /* position in `search`'s own list, 0 = not in it */
     size_t src;                  /* caller's bookkeeping (where the result came from) */
 } qp_cand;
 
@@ -110,6 +113,7 @@ typedef struct qp_passage {
     double proximity;    /* distinct terms / token span of their matches there */
     double score;        /* 0.7 coverage + 0.3 coverage * proximity, in [0, 1] */
     size_t start, end;   /* bytes of the window around the best passage */
+    uint64_t present;    /* bit i: term i (< 64) occurs anywhere in the text */
 } qp_passage;
 
 /* Score text against the terms (weights: per term, NULL = 1 each): the best
@@ -120,18 +124,38 @@ typedef struct qp_passage {
 void qp_passage_score(const qp_terms *t, const double *weights, const char *text, size_t len,
                       size_t window_tokens, qp_passage *out);
 
+/* Term weights from the candidates' own texts: w_i = log(1 + n / df_i),
+ * df_i the passages whose `present` has bit i (df 0 counts as 1). */
+void qp_term_weights(const qp_passage *ps, size_t n, size_t n_terms, double *weights);
+
 /* ---- blend ---- */
 
 /* Retrieval share of the blend by fused position: ranks 1-3 0.75, 4-10 0.6,
  * 11+ 0.4. */
 double qp_retrieval_share(int rrf_rank);
 
+/* The lexical re-scorer is weaker evidence than a cross-encoder: its share
+ * of the blend is this fraction of the table's (docs/performance.md). */
+#define QP_LEXICAL_SHARE 0.5
+
 /* c sorted by rrf (qp_rrf). The reranked candidates (reranked = 1) get
- * final = w * retrieval_norm + (1 - w) * rerank_norm, both min-max
- * normalised over the reranked set, w by position; the candidate at
- * index `protect` (the title channel's best match; -1 none) gets at least
- * the top share. The others keep their fused order below every reranked
- * one. Sorts c by final (ties: rrf_rank). */
-void qp_blend(qp_cand *c, size_t n, long protect);
+ * final = w * retrieval_norm + (1 - w) * rerank_norm, retrieval_norm =
+ * rrf / the best rrf, rerank_norm min-max over the reranked set; w = 1 -
+ * (1 - qp_retrieval_share(rrf_rank)) * rerank_share (1 for a reranker
+ * model, QP_LEXICAL_SHARE for the lexical re-scorer); the candidate at
+ * index `protect` (the title channel's best match; -1 none) is blended
+ * with at least the top rank's retrieval share. The others keep their
+ * fused order below every reranked one. Sorts c by final (ties: rrf_rank). */
+void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share);
+
+/* The search floor: after qp_blend, the first `floor` positions hold every
+ * candidate with 1 <= search_rank <= floor (what `trove search` shows in its
+ * top `floor`), in blend order, and the best of the others fill the rest;
+ * below, blend order. Scores are clamped so they never rise down the list.
+ * So with it, a note `search` ranks in its top `floor` is never pushed
+ * out of query's: expansion and re-scoring reorder that top and decide what
+ * fills it only where search has fewer. */
+#define QP_SEARCH_FLOOR 10
+void qp_floor(qp_cand *c, size_t n, int floor);
 
 #endif
