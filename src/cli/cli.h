@@ -53,6 +53,9 @@ int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
 int cmd_query(cli *c, int argc, char **argv);
+/* The reranker for `query`: flag, else $TROVE_RERANK_MODEL, else the
+ * config's `rerank_model:`; NULL when none (borrowed). */
+const char *cli_reranker_path(const char *flag, api *a);
 
 /* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
 const char *cli_model_path(const char *flag);

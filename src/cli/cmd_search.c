@@ -252,11 +252,10 @@ static const char *attached_unknown(const search_args *a, trove_err err)
     return NULL;
 }
 
-/* The reranker: --reranker, else $TROVE_RERANK_MODEL, else `rerank_model:`. */
-static const char *reranker_path(const search_args *a, api *api)
+const char *cli_reranker_path(const char *flag, api *api)
 {
-    if (a->reranker_flag)
-        return a->reranker_flag;
+    if (flag && *flag)
+        return flag;
     const char *env = getenv("TROVE_RERANK_MODEL");
     if (env && *env)
         return env;
@@ -271,7 +270,7 @@ static int run_query(search_args *a, api *api)
     qo.no_rerank = a->no_rerank;
     qo.no_expand = a->no_expand;
     qo.candidates = (size_t)a->candidates;
-    qo.reranker = a->no_rerank ? NULL : reranker_path(a, api);
+    qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, api);
     search_results res;
     api_query_info info;
     trove_err err = api_query(api, &qo, &res, &info);

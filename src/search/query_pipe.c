@@ -86,20 +86,18 @@ char *qp_keyword_form(const char *query)
     query_parsed q;
     query_parse(query ? query : "", &q);
     tbuf b = {0};
-    size_t kept = 0, dropped_new = 0;
+    size_t kept = 0, dropped = 0;
     for (size_t i = 0; i < q.n_terms; i++) {
         const query_term *qt = &q.terms[i];
         if (is_filler(qt)) {
-            /* stopwords are dropped from the FTS expression anyway: only a
-             * question word makes the keyword form say something new */
-            dropped_new += !qt->stopword;
+            dropped++;
             continue;
         }
         put_term(&b, qt);
         kept += !qt->negated;
     }
     query_free(&q);
-    if (kept == 0 || dropped_new == 0) {
+    if (kept == 0 || dropped == 0) {
         tbuf_free(&b);
         return NULL;
     }

@@ -76,9 +76,11 @@ typedef struct qp_cand {
 /* ---- expansion ---- */
 
 /* The query without stopwords and question words ("how do I extract a tar
- * archive" -> "extract tar archive"); NULL when that leaves nothing or the
- * same words as the query's own keyword terms (no new variant). Quoted
- * phrases, prefixes and exclusions are kept as typed. */
+ * archive" -> "extract tar archive"); NULL when that leaves nothing or
+ * drops nothing. Quoted phrases, prefixes and exclusions are kept as typed.
+ * (Its keyword list often equals the original's, whose FTS expression drops
+ * stopwords too: the caller then counts that list once; the variant still
+ * differs for the vector channel.) */
 char *qp_keyword_form(const char *query);
 
 /* Query terms as the index tokenizer stems them (stopwords dropped when
