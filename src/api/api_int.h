@@ -14,6 +14,7 @@ struct api {
     char *em_path;
     embed_model *rm;    /* reranker model, opened by api_query() */
     char *rm_path;
+    int rm_tokens;      /* its max_tokens (the reranker window) */
 };
 
 #endif

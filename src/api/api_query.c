@@ -33,11 +33,12 @@ void api_query_info_free(api_query_info *info)
     memset(info, 0, sizeof *info);
 }
 
-/* The reranker at `path`, kept open while the handle lives. */
-static trove_err api_reranker(api *a, const char *path, embed_model **out)
+/* The reranker at `path`, kept open while the handle lives; each (query,
+ * candidate) pair it reads is cut to max_tokens tokens. */
+static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_model **out)
 {
     *out = NULL;
-    if (a->rm && strcmp(a->rm_path, path) == 0) {
+    if (a->rm && strcmp(a->rm_path, path) == 0 && a->rm_tokens == max_tokens) {
         *out = a->rm;
         return TROVE_OK;
     }
@@ -46,7 +47,8 @@ static trove_err api_reranker(api *a, const char *path, embed_model **out)
     a->rm = NULL;
     a->rm_path = NULL;
     trove_err err = TROVE_OK;
-    embed_model *m = embed_open(path, NULL, &err);
+    embed_opts eo = {.max_tokens = max_tokens};
+    embed_model *m = embed_open(path, &eo, &err);
     if (!m) {
         const char *d = trove_errmsg();
         tbuf b = {0};
@@ -65,6 +67,7 @@ static trove_err api_reranker(api *a, const char *path, embed_model **out)
     }
     a->rm = m;
     a->rm_path = xstrdup(path);
+    a->rm_tokens = max_tokens;
     *out = m;
     return TROVE_OK;
 }
@@ -205,6 +208,10 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
     qp_terms terms;
     qp_terms_build(o->base.search.query, &terms);
     size_t window = o->window_tokens ? o->window_tokens : QP_WINDOW_TOKENS;
+    /* the window counts the model's tokens (the pair is cut there); a word
+     * is about 4/3 of a token in English WordPiece / BPE vocabularies, so
+     * the passage taken around the best match is 3/4 as many words */
+    size_t words = window * 3 / 4 ? window * 3 / 4 : 1;
     qp_passage *ps = xcalloc(n ? n : 1, sizeof *ps);
     /* twice: which terms each candidate holds, then scored with the
      * weights that gives (a term every candidate has decides little) */
@@ -214,7 +221,7 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
             search_result *r = cand_result(res, &c[i]);
             read_body(r);
             qp_passage_score(&terms, pass ? weights : NULL, r->body, r->body ? r->body_len : 0,
-                             window, &ps[i]);
+                             words, &ps[i]);
         }
         if (pass == 0)
             qp_term_weights(ps, n, terms.n, weights);
@@ -223,7 +230,7 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
     int done = 0;
     if (o->reranker) {
         embed_model *m;
-        trove_err rc = api_reranker(a, o->reranker, &m);
+        trove_err rc = api_reranker(a, o->reranker, (int)(window < 1 << 20 ? window : 1 << 20), &m);
         if (rc == TROVE_OK) {
             char **docs = xcalloc(n ? n : 1, sizeof *docs);
             float *scores = xcalloc(n ? n : 1, sizeof *scores);

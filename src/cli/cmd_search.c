@@ -54,6 +54,8 @@ static const char query_help[] =
     "Every option of `trove search`, and:\n"
     "  --reranker PATH       cross-encoder GGUF (a model with a rank head)\n"
     "  --candidates N        candidates to rerank (default 20)\n"
+    "  --rerank-window N     words of each candidate the reranker reads, around\n"
+    "                        its best passage (default 256)\n"
     "  --no-rerank           fused order, no re-scoring\n"
     "  --no-expand           the query as typed, no variants\n"
     "  --explain             variants, per-list ranks, reranker score, blend weight\n";
@@ -61,7 +63,7 @@ static const char query_help[] =
 typedef struct search_args {
     api_search_opts ao;
     int is_query, no_rerank, no_expand;
-    long candidates;
+    long candidates, window;
     const char *reranker_flag;
     out_opts oo;
     int vector_only, no_vector;
@@ -142,6 +144,9 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (a->is_query && cli_opt_value(argc, argv, &i, "--candidates", &v)) {
             if (!cli_opt_positive(v, &a->candidates))
                 return cli_usage(cmd, "--candidates needs a positive number");
+        } else if (a->is_query && cli_opt_value(argc, argv, &i, "--rerank-window", &v)) {
+            if (!cli_opt_positive(v, &a->window))
+                return cli_usage(cmd, "--rerank-window needs a positive number");
         } else if (a->is_query && cli_opt_value(argc, argv, &i, "--reranker", &v)) {
             if (!v || !*v)
                 return cli_usage(cmd, "--reranker needs a path");
@@ -270,6 +275,7 @@ static int run_query(search_args *a, api *api)
     qo.no_rerank = a->no_rerank;
     qo.no_expand = a->no_expand;
     qo.candidates = (size_t)a->candidates;
+    qo.window_tokens = (size_t)a->window;
     qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, api);
     search_results res;
     api_query_info info;
