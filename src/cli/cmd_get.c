@@ -5,8 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "api/api.h"
 #include "cli/cli.h"
+#include "daemon/client.h"
 #include "cli/out.h"
 #include "util/buf.h"
 
@@ -55,12 +58,21 @@ int cmd_get(cli *c, int argc, char **argv)
     }
     if (!target)
         return cli_usage("get", "needs a PATH or #DOCID");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_note note;
-    trove_err err = api_get(a, target, 0, count, &note);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        char cwd[4096];
+        err = dcl_get(d, getcwd(cwd, sizeof cwd), target, 0, count, &note);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_get(a, target, 0, count, &note);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -99,12 +111,20 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     }
     if (!glob)
         return cli_usage("multi-get", "needs a GLOB");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc;
     api_notes notes;
-    trove_err err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_multi_get(d, glob, (size_t)max_bytes, &notes);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+answered:
     if (err) {
         rc = cli_error(err);
         api_close(a);
@@ -165,12 +185,20 @@ int cmd_ls(cli *c, int argc, char **argv)
         }
         return cli_usage("ls", "takes at most one COLLECTION[/PREFIX]");
     }
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_listing l;
-    trove_err err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_ls(d, argc == 2 ? argv[1] : NULL, &l);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -194,6 +222,35 @@ int cmd_ls(cli *c, int argc, char **argv)
     }
     api_close(a);
     return rc;
+}
+
+/* The daemon's own lines of `status` (when it answered). */
+static void print_daemon(const json_t *d)
+{
+    const json_t *w = json_object_get(d, "watcher");
+    printf("\ndaemon: pid %lld, up %.0f s, %lld requests (%s)\n",
+           (long long)json_integer_value(json_object_get(d, "pid")),
+           json_number_value(json_object_get(d, "uptime")),
+           (long long)json_integer_value(json_object_get(d, "requests")),
+           json_string_value(json_object_get(d, "socket")) ? json_string_value(json_object_get(d, "socket")) : "?");
+    const char *state = json_string_value(json_object_get(w, "state"));
+    printf("watcher: %s", state ? state : "?");
+    if (json_integer_value(json_object_get(w, "folders")))
+        printf(", %lld folders", (long long)json_integer_value(json_object_get(w, "folders")));
+    printf(", %lld pending, %lld updates", (long long)json_integer_value(json_object_get(w, "pending")),
+           (long long)json_integer_value(json_object_get(w, "updates")));
+    const json_t *last = json_object_get(w, "last_event");
+    if (json_is_number(last)) {
+        const char *path = json_string_value(json_object_get(w, "last_event_path"));
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = (double)now.tv_sec + now.tv_nsec / 1e9 - json_number_value(last);
+        printf(", last event %.1f s ago (%s)", ago < 0 ? 0 : ago, path ? path : "?");
+    }
+    putchar('\n');
+    const char *problem = json_string_value(json_object_get(w, "problem"));
+    if (problem)
+        printf("  %s\n", problem);
 }
 
 static void print_vec_status(const api_vec_status *v)
@@ -249,6 +306,16 @@ int cmd_status(cli *c, int argc, char **argv)
         else
             return cli_usage("status", "unknown argument %s", argv[i]);
     }
+    /* Counts and freshness cold (they are cheap, and the embedding state
+     * needs the model); a running daemon adds its own and its watcher's. */
+    json_t *daemon = NULL;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        api_status ds;
+        if (dcl_status(d, &ds, &daemon) == TROVE_OK)
+            api_status_free(&ds);
+        cli_daemon_done(d);
+    }
     api *a;
     int rc = cli_open_api(c, &a);
     if (rc)
@@ -259,8 +326,10 @@ int cmd_status(cli *c, int argc, char **argv)
     if (!err && (err = api_vec_status_get(a, cli_model_path(model_flag), &vs)) != TROVE_OK)
         api_status_free(&s);
     api_close(a);
-    if (err)
+    if (err) {
+        json_decref(daemon);
         return cli_error(err);
+    }
     fputs("config: ", stdout);
     out_put_path(stdout, s.config_file);
     fputs("\nindex:  ", stdout);
@@ -303,6 +372,9 @@ int cmd_status(cli *c, int argc, char **argv)
             printf("  up to date (%zu files)\n", sc->fresh.files);
         }
     }
+    if (daemon)
+        print_daemon(daemon);
+    json_decref(daemon);
     api_status_free(&s);
     api_vec_status_free(&vs);
     return EXIT_OK;

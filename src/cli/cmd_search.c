@@ -318,14 +318,24 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
-    if ((rc = cli_open_api(c, &api)) != EXIT_OK)
-        goto out;
     if (is_query) {
-        rc = run_query(&a, api);
+        /* the pipeline runs in this process (not through the daemon yet) */
+        if ((rc = cli_open_api(c, &api)) == EXIT_OK)
+            rc = run_query(&a, api);
         goto out;
     }
     search_results res;
-    trove_err err = api_search(api, &a.ao, &res);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_search(d, &a.ao, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &api)) != EXIT_OK)
+        goto out;
+    err = api_search(api, &a.ao, &res);
+answered:
     if (err) {
         const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);

@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cjk/seg.h"
 #include "cli/cli.h"
+#include "util/mem.h"
 #include "util/str.h"
 
 #define TROVE_VERSION "0.1.0"
@@ -34,15 +38,17 @@ static const command commands[] = {
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
+    {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: trove [--index PATH] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(out, "usage: trove [--index PATH] [--no-daemon] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
-                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR\n"
+                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR,\n"
+                 "  TROVE_NO_DAEMON=1 (never use a running daemon)\n"
                  "run `trove COMMAND --help` for the options of a command\n");
 }
 
@@ -82,6 +88,77 @@ int cli_open_api(cli *c, api **out)
 {
     trove_err rc = api_open(c->index_path, out);
     return rc ? cli_error(rc) : EXIT_OK;
+}
+
+/* A transformer model (a GGUF file) costs seconds to load per process:
+ * with one configured, the first command starts a daemon that keeps it. */
+static int wants_daemon(void)
+{
+    const char *m = getenv("TROVE_EMBED_MODEL");
+    struct stat sb;
+    return m && str_ends_with(m, ".gguf") && stat(m, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* `trove --index I daemon --detach`, which returns once the socket listens;
+ * its output is not this command's. */
+static void start_daemon(cli *c)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execl(self, "trove", "--index", c->index_path, "daemon", "--detach", (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+dcl *cli_daemon(cli *c)
+{
+    if (c->no_daemon)
+        return NULL;
+    /* Cheap checks first: most cold runs have no daemon, and its socket
+     * file is then missing. */
+    char *sock = dcl_socket_path(c->index_path);
+    struct stat sb;
+    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    free(sock);
+    int autostart = !there && wants_daemon();
+    if (!there && !autostart)
+        return NULL;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK)
+        return NULL;   /* the cold path reports the broken config */
+    int off = cfg.daemon_off;
+    if (autostart && !off)
+        start_daemon(c);
+    char *file = xstrdup(cfg.file);
+    config_free(&cfg);
+    dcl *d = NULL;
+    if (!off && dcl_connect(c->index_path, file, 60.0, &d) != TROVE_OK)
+        d = NULL;
+    free(file);
+    trove_errclear();
+    return d;
+}
+
+int cli_daemon_done(dcl *d)
+{
+    int cold = dcl_failed(d);
+    dcl_close(d);
+    if (cold)
+        trove_errclear();
+    return !cold;
 }
 
 int cli_opt_positive(const char *value, long *out)
@@ -150,6 +227,10 @@ int main(int argc, char **argv)
             printf("trove %s\n", TROVE_VERSION);
             return EXIT_OK;
         }
+        if (strcmp(argv[i], "--no-daemon") == 0) {
+            c.no_daemon = 1;
+            continue;
+        }
         if (cli_opt_value(argc, argv, &i, "--index", &v)) {
             if (!v || !*v) {
                 fprintf(stderr, "trove: --index needs a path\n");
@@ -173,6 +254,9 @@ int main(int argc, char **argv)
     const char *no_color = getenv("NO_COLOR");
     c.color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
     c.stderr_tty = isatty(STDERR_FILENO);
+    const char *nd = getenv("TROVE_NO_DAEMON");
+    if (nd && *nd && strcmp(nd, "0") != 0)
+        c.no_daemon = 1;
 
     const char *name = argv[i];
     int rc = -1;

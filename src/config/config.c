@@ -207,6 +207,31 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+/* daemon: auto|off, daemon_idle: SECONDS */
+static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *root)
+{
+    yaml_node_t *d = map_get(doc, root, "daemon"), *idle = map_get(doc, root, "daemon_idle");
+    if (!is_empty(doc, d)) {
+        const char *v = scalar(doc, d);
+        if (!v || (strcmp(v, "auto") && strcmp(v, "off")))
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon' must be auto or off, not '%s'", cfg->file,
+                              v ? v : "?");
+        cfg->daemon_off = strcmp(v, "off") == 0;
+        cfg->has_daemon = 1;
+    }
+    if (!is_empty(doc, idle)) {
+        const char *v = scalar(doc, idle);
+        char *end = NULL;
+        double secs = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(secs >= 0) || secs > 1e9)
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon_idle' must be seconds >= 0 (0: never), "
+                              "not '%s'", cfg->file, v ? v : "?");
+        cfg->daemon_idle = secs;
+        cfg->has_daemon_idle = 1;
+    }
+    return TROVE_OK;
+}
+
 static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
 {
     if (is_empty(doc, m))
@@ -265,6 +290,7 @@ static trove_err load_rerank_model(config *cfg, yaml_document_t *doc, yaml_node_
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->daemon_idle = CONFIG_DAEMON_IDLE;
     char *text = NULL;
     size_t len = 0;
     struct stat sb;
@@ -299,6 +325,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
             if (rc == TROVE_OK)
                 rc = load_rerank_model(cfg, &doc, map_get(&doc, root, "rerank_model"));
+            if (rc == TROVE_OK)
+                rc = load_daemon(cfg, &doc, root);
         } else if (root) {
             rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
         }
@@ -416,6 +444,10 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->has_daemon)
+        tbuf_printf(&b, "daemon: %s\n", cfg->daemon_off ? "off" : "auto");
+    if (cfg->has_daemon_idle)
+        tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
     if (cfg->mcp.token || cfg->mcp.n_origins) {
         tbuf_puts(&b, "mcp:\n");
         if (cfg->mcp.token) {

@@ -47,6 +47,11 @@ typedef struct config {
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
+     * (and is written back by config_save). */
+    int daemon_off, has_daemon;
+    double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
+    int has_daemon_idle;
     /* `chinese:` section (NULL when unset; relative paths are resolved
      * against the folder of config.yaml): the compiled dictionary to use
      * instead of the one shipped with trove, and a user word list
@@ -57,6 +62,8 @@ typedef struct config {
      * relative to the folder of config.yaml), NULL: the lexical re-scorer. */
     char *rerank_model;
 } config;
+
+#define CONFIG_DAEMON_IDLE 1800.0
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);

@@ -1018,6 +1018,9 @@ void search_results_free(search_results *r)
     }
     free(r->items);
     free(r->fts);
+    for (size_t i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
     for (size_t i = 0; i < r->n_vec_missing; i++)
         free(r->vec_missing[i]);
     free(r->vec_missing);

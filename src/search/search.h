@@ -125,6 +125,9 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    char **owned;        /* strings the items borrow that the results own (the
+                            context lines of results decoded by api/wire) */
+    size_t n_owned, cap_owned;
     search_vec_state vec_state;
     char **vec_missing;  /* collections searched that have no vector of the model */
     size_t n_vec_missing;

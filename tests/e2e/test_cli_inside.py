@@ -6,6 +6,10 @@ import os
 
 from conftest import COLLECTION
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 SECRET = "wobblefrotzsecret"
 
 

@@ -7,6 +7,10 @@ import pytest
 from conftest import (COLLECTION, RESULT_FIELDS, check_result_provenance,
                       expected_notes, file_lines, find, read_bytes)
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 SOURDOUGH = "cooking/sourdough-bread.md"
 GIT = "programming/git-basics.md"
 SRS = "learning/Spaced Repetition.md"

@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COLLECTION, REPO
+from conftest import COLLECTION, REPO, daemon_both_ways
+
+# Every test on `semantic` also runs through a daemon (vsearch and hybrid
+# search compared byte for byte with the cold path).
+DAEMON_BOTH_WAYS = True
 
 PY = "/usr/bin/python3"
 
@@ -69,13 +73,14 @@ def make_vault(root, notes=NOTES):
 
 
 @pytest.fixture
-def semantic(trove, tmp_path, glove):
+def semantic(trove, tmp_path, glove, trove_mode):
     vault = make_vault(tmp_path / "notes")
     trove.ok("collection", "add", vault, "--name", "notes")
     trove.env["TROVE_EMBED_MODEL"] = glove
     r = trove.ok("update")
     assert "embedded" in r.out, r
-    return trove, vault
+    for _ in daemon_both_ways(trove, trove_mode):
+        yield trove, vault
 
 
 def vpaths(trove, query, *flags):
