@@ -58,6 +58,8 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+/* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
+int cmd_model_manage(cli *c, int argc, char **argv);
 int cmd_daemon(cli *c, int argc, char **argv);
 int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
@@ -68,7 +70,12 @@ int cmd_query(cli *c, int argc, char **argv);
  * config's `rerank_model:`; NULL when none (borrowed). */
 const char *cli_reranker_path(const char *flag, api *a);
 
-/* The embedding model: --model, else $TROVE_EMBED_MODEL; NULL if none. */
+/* The active embedding model's path through models_resolve(): --model, else
+ * $TROVE_EMBED_MODEL, else `embed_model:` in config.yaml; each a catalogue
+ * name, a GGUF file or model2vec folder, or a name in the models folder.
+ * NULL if none is set. A spec that does not resolve is returned as written
+ * (opening it reports the problem; for a catalogue model not pulled yet the
+ * `trove model pull` hint is printed first). Valid until the process exits. */
 const char *cli_model_path(const char *flag);
 
 typedef struct cli_embed_args {

@@ -9,15 +9,32 @@
 #include "cli/cli.h"
 #include "api/api.h"
 #include "index/vembed.h"
+#include "models/models.h"
 #include "util/mem.h"
 #include "util/str.h"
 
 const char *cli_model_path(const char *flag)
 {
-    if (flag && *flag)
-        return flag;
-    const char *env = getenv("TROVE_EMBED_MODEL");
-    return env && *env ? env : NULL;
+    static char *resolved;  /* one model per process; kept until exit */
+    free(resolved);
+    resolved = NULL;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK)
+        memset(&cfg, 0, sizeof cfg);  /* the command reports a bad config itself */
+    models_choice c;
+    if (models_resolve_choice(&cfg, flag, &c) == TROVE_OK) {
+        resolved = c.path;
+        c.path = NULL;
+    } else {
+        /* A catalogue model not pulled yet: say how to get it. Otherwise
+         * hand on the spec as written: opening it reports the problem. */
+        if (c.entry)
+            fprintf(stderr, "trove: %s\n", trove_errmsg());
+        resolved = c.spec ? xstrdup(c.spec) : NULL;
+    }
+    models_choice_free(&c);
+    config_free(&cfg);
+    return resolved;
 }
 
 /* ---- progress ----------------------------------------------------------- */

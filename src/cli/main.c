@@ -37,7 +37,7 @@ static const command commands[] = {
     {"check", cmd_check, "check the index for damage and broken invariants"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
-    {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
+    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
 

@@ -327,6 +327,13 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_rerank_model(cfg, &doc, map_get(&doc, root, "rerank_model"));
             if (rc == TROVE_OK)
                 rc = load_daemon(cfg, &doc, root);
+            yaml_node_t *em = map_get(&doc, root, "embed_model");
+            if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
+                if (!scalar(&doc, em))
+                    rc = trove_fail(TROVE_EPARSE, "%s: 'embed_model' must be a model name or path", file);
+                else
+                    config_set_embed_model(cfg, scalar(&doc, em));
+            }
         } else if (root) {
             rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
         }
@@ -424,6 +431,11 @@ trove_err config_save(const config *cfg)
     tbuf b = {0};
     tbuf_puts(&b, "# trove configuration: maintained by `trove collection` and `trove context`,\n"
                   "# safe to edit by hand.\n");
+    if (cfg->embed_model) {
+        tbuf_puts(&b, "embed_model: ");
+        put_quoted(&b, cfg->embed_model);
+        tbuf_putc(&b, '\n');
+    }
     tbuf_puts(&b, "collections:\n");
     for (size_t i = 0; i < cfg->n_collections; i++) {
         const config_collection *c = &cfg->collections[i];
@@ -542,6 +554,7 @@ void config_free(config *cfg)
         free(cfg->contexts[i].text);
     }
     free(cfg->contexts);
+    free(cfg->embed_model);
     free(cfg->mcp.token);
     free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->zh_dict);
@@ -591,6 +604,12 @@ int config_remove_collection(config *cfg, const char *name)
     memmove(c, c + 1, (cfg->n_collections - idx - 1) * sizeof *c);
     cfg->n_collections--;
     return 1;
+}
+
+void config_set_embed_model(config *cfg, const char *spec)
+{
+    free(cfg->embed_model);
+    cfg->embed_model = spec && *spec ? xstrdup(spec) : NULL;
 }
 
 void config_add_context(config *cfg, const char *target, const char *text)

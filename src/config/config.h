@@ -47,6 +47,8 @@ typedef struct config {
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    char *embed_model; /* `embed_model:` (catalogue name or path), NULL if unset;
+                          read it through models_resolve() (models/models.h) */
     /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
      * (and is written back by config_save). */
     int daemon_off, has_daemon;
@@ -80,6 +82,9 @@ config_collection *config_add_collection(config *cfg, const char *name, const ch
                                          const char *const *masks, size_t n_masks,
                                          const char *const *excludes, size_t n_excludes);
 int config_remove_collection(config *cfg, const char *name);  /* 1 if removed */
+
+/* Set (copied) or clear (NULL or "") the active embedding model. */
+void config_set_embed_model(config *cfg, const char *spec);
 
 void config_add_context(config *cfg, const char *target, const char *text);
 int config_remove_context(config *cfg, const char *target);   /* count removed */

@@ -388,7 +388,9 @@ def test_watcher_collection_folder_disappears_and_returns(served):
     os.rename(away, vault)
     (vault / "back.md").write_text("# Back again\n\nThe returning kiwi.\n")
     assert wait_for(searchable(trove, "kiwi"), timeout=10)
-    assert "missing" not in trove.ok("status").out
+    # the watcher's state follows on its next check (it re-arms the folder
+    # after the update that made kiwi searchable)
+    assert wait_for(lambda: "missing" not in trove.ok("status").out, timeout=10)
 
 
 def test_watch_limit_falls_back_to_polling(indexed):
