@@ -33,8 +33,8 @@ void api_query_info_free(api_query_info *info)
     memset(info, 0, sizeof *info);
 }
 
-/* The reranker at `path`, kept open while the handle lives; each (query,
- * candidate) pair it reads is cut to max_tokens tokens. */
+/* The reranker at `path`, kept open while the handle lives; each
+ * candidate it reads is cut to max_tokens tokens (embed_opts.rerank_tokens). */
 static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_model **out)
 {
     *out = NULL;
@@ -47,7 +47,7 @@ static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_mo
     a->rm = NULL;
     a->rm_path = NULL;
     trove_err err = TROVE_OK;
-    embed_opts eo = {.max_tokens = max_tokens};
+    embed_opts eo = {.rerank_tokens = max_tokens};
     embed_model *m = embed_open(path, &eo, &err);
     if (!m) {
         const char *d = trove_errmsg();
@@ -208,9 +208,10 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
     qp_terms terms;
     qp_terms_build(o->base.search.query, &terms);
     size_t window = o->window_tokens ? o->window_tokens : QP_WINDOW_TOKENS;
-    /* the window counts the model's tokens (the pair is cut there); a word
-     * is about 4/3 of a token in English WordPiece / BPE vocabularies, so
-     * the passage taken around the best match is 3/4 as many words */
+    /* the window counts the model's tokens (the engine cuts each candidate
+     * there); a word is about 4/3 of a token in English WordPiece / BPE
+     * vocabularies, so the passage taken around the best match is 3/4 as
+     * many words */
     size_t words = window * 3 / 4 ? window * 3 / 4 : 1;
     qp_passage *ps = xcalloc(n ? n : 1, sizeof *ps);
     /* twice: which terms each candidate holds, then scored with the

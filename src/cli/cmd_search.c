@@ -54,9 +54,8 @@ static const char query_help[] =
     "Every option of `trove search`, and:\n"
     "  --reranker PATH       cross-encoder GGUF (a model with a rank head)\n"
     "  --candidates N        candidates to rerank (default 20)\n"
-    "  --rerank-window N     tokens of each (query, candidate) pair the reranker\n"
-    "                        reads, the candidate cut around its best passage\n"
-    "                        (default 256)\n"
+    "  --rerank-window N     tokens of each candidate the reranker reads, cut\n"
+    "                        around its best passage (default 256)\n"
     "  --no-rerank           fused order, no re-scoring\n"
     "  --no-expand           the query as typed, no variants\n"
     "  --explain             variants, per-list ranks, reranker score, blend weight\n";
