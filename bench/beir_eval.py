@@ -258,6 +258,14 @@ def main():
                     help="also write all numbers as JSON ('-' for stdout)")
     ap.add_argument("--run-file", metavar="FILE",
                     help="write the ranked results as a TREC run file")
+    ap.add_argument("--command", default="search",
+                    help="trove command to evaluate: search, query or vsearch "
+                    "(default search)")
+    ap.add_argument("--baseline", metavar="COMMAND",
+                    help="also run COMMAND (e.g. search) on every query and "
+                    "report its nDCG and the queries --command loses or "
+                    "gains: a relevant document in the baseline's top K but "
+                    "not in the command's, or the reverse")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every query with its metrics")
     args = ap.parse_args()
@@ -325,9 +333,10 @@ def main():
     errors = []  # to other load on the machine than the wall time
     empty = 0
     run_lines = []
+    ranked_all = []
     for qid in qids:
         text = queries[qid]
-        cmd = [trove, "search", "--json", "-n", str(args.k)] + extra
+        cmd = [trove, args.command, "--json", "-n", str(args.k)] + extra
         if text.startswith("-"):
             cmd.append("--")
         cmd.append(text)
@@ -358,11 +367,57 @@ def main():
                         qid, did, len(ranked), r.get("score", 0)))
         if not ranked:
             empty += 1
+        ranked_all.append(ranked)
         nd, rc, mr = score_query(ranked, qrels[qid], args.k)
         per_query.append((qid, nd, rc, mr))
         if args.verbose:
             print("%-10s ndcg=%.3f recall=%.3f mrr=%.3f %6.1f ms  %s"
                   % (qid, nd, rc, mr, dt * 1000, text[:60]))
+
+    base = None
+    if args.baseline:
+        base = {"command": args.baseline, "per_query": {}, "lost": [],
+                "gained": []}
+        # the flags only `query` knows stay with the evaluated command
+        base_extra, skip = [], 0
+        for a in extra:
+            if skip:
+                skip -= 1
+            elif a in ("--no-rerank", "--no-expand"):
+                pass
+            elif a in ("--candidates", "--reranker"):
+                skip = 1
+            elif not a.startswith(("--candidates=", "--reranker=")):
+                base_extra.append(a)
+        for (qid, nd, rc, mr), ranked in zip(per_query, ranked_all):
+            cmd = [trove, args.baseline, "--json", "-n", str(args.k)] + \
+                base_extra
+            text = queries[qid]
+            if text.startswith("-"):
+                cmd.append("--")
+            cmd.append(text)
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            branked = []
+            if p.returncode == 0:
+                for r in json.loads(p.stdout)["results"]:
+                    did = filename_to_id(r["path"])
+                    if did not in branked:
+                        branked.append(did)
+            bnd = score_query(branked, qrels[qid], args.k)[0]
+            base["per_query"][qid] = bnd
+            rel = {d for d, g in qrels[qid].items() if g > 0}
+            had = any(d in rel for d in branked[:args.k])
+            has = any(d in rel for d in ranked[:args.k])
+            if had and not has:
+                base["lost"].append(qid)
+            if has and not had:
+                base["gained"].append(qid)
+        vals = list(base["per_query"].values())
+        base["ndcg"] = sum(vals) / len(vals) if vals else 0.0
+        base["worse"] = sum(1 for (qid, nd, _, _) in per_query
+                            if nd < base["per_query"][qid] - 1e-9)
+        base["better"] = sum(1 for (qid, nd, _, _) in per_query
+                             if nd > base["per_query"][qid] + 1e-9)
 
     n = len(per_query)
     mean = (lambda i: sum(x[i] for x in per_query) / n if n else 0.0)
@@ -416,7 +471,7 @@ def main():
     print("index          %.1f MB (%.2fx the text)"
           % (out["index_bytes"] / 1e6,
              out["index_bytes"] / text_bytes if text_bytes else 0))
-    print("search flags   -n %d %s" % (k, args.extra))
+    print("command        trove %s -n %d %s" % (args.command, k, args.extra))
     print("model          %s" % (env.get("TROVE_EMBED_MODEL") or "none (keyword channels)"))
     print("machine        %d CPUs, load average %s"
           % (os.cpu_count() or 0, " ".join("%.2f" % x
@@ -436,6 +491,14 @@ def main():
     print("| max ms     | %6.1f |" % out["latency_ms"]["max"])
     print("| cpu p50 ms | %6.1f |" % out["cpu_ms"]["p50"])
     print("| cpu p95 ms | %6.1f |" % out["cpu_ms"]["p95"])
+    if base:
+        out["baseline"] = {k2: v for k2, v in base.items() if k2 != "per_query"}
+        print()
+        print("baseline `%s`: nDCG@%d %.4f; `%s` %.4f" % (
+            base["command"], k, base["ndcg"], args.command, out["ndcg@%d" % k]))
+        print("per query: %d better, %d worse; relevant in top %d lost: %d %s, "
+              "gained: %d" % (base["better"], base["worse"], k, len(base["lost"]),
+                              base["lost"][:20], len(base["gained"])))
     for qid, rc, msg in errors[:5]:
         print("error: query %s: exit %d: %s" % (qid, rc, msg),
               file=sys.stderr)

@@ -24,6 +24,7 @@ status. Standard library only.
 """
 import argparse
 import json
+import math
 import os
 import shlex
 import shutil
@@ -53,6 +54,14 @@ def main():
     ap.add_argument("--trove", default=os.environ.get(
         "TROVE_BIN", str(REPO / "build" / "trove")))
     ap.add_argument("--extra", default="", help="extra search flags")
+    ap.add_argument("--command", default="search",
+                    help="trove command to evaluate (search, query; default "
+                    "search)")
+    ap.add_argument("--baseline", metavar="COMMAND",
+                    help="also run COMMAND (e.g. search) and report its "
+                    "nDCG@10 and the queries --command loses or gains (the "
+                    "expected note in the baseline's top 10, not in the "
+                    "command's, or the reverse)")
     ap.add_argument("--model", help="embedding model (GGUF file or model2vec "
                     "folder): `update` embeds with it and searches are hybrid "
                     "(default: $TROVE_EMBED_MODEL; none: keyword channels)")
@@ -95,9 +104,27 @@ def main():
                 sys.exit("trove %s failed (%d): %s" % (" ".join(cmd),
                                                        p.returncode, p.stderr))
         extra = shlex.split(args.extra)
-        rows = []
+        rows = run_all(run, queries, args.command, extra)
+        if args.baseline:
+            base_extra = [a for a in extra
+                          if a not in ("--no-rerank", "--no-expand")]
+            base_rows = run_all(run, queries, args.baseline, base_extra)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return report(args, qfile, docs, rows,
+                  base_rows if args.baseline else None)
+
+
+def ndcg1(rank):
+    """nDCG@10 with one relevant note: 1 / log2(rank + 1)."""
+    return 1.0 / math.log2(rank + 1) if rank and rank <= 10 else 0.0
+
+
+def run_all(run, queries, command, extra):
+    rows = []
+    if True:
         for q in queries:
-            cmd = ["search", "--json", "-n", "10"] + extra
+            cmd = [command, "--json", "-n", "10"] + extra
             if q["query"].startswith("-"):
                 cmd.append("--")
             t0 = time.perf_counter()
@@ -114,9 +141,10 @@ def main():
                          "difficulty": q.get("difficulty", "-"),
                          "rank": rank, "n_results": len(paths),
                          "top": paths[:3], "error": err, "ms": ms})
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return rows
 
+
+def report(args, qfile, docs, rows, base_rows):
     def summary(rs):
         n = len(rs)
         return {
@@ -127,6 +155,7 @@ def main():
             if n else 0,
             "mrr@10": sum(1 / r["rank"] for r in rs if r["rank"]) / n
             if n else 0,
+            "ndcg@10": sum(ndcg1(r["rank"]) for r in rs) / n if n else 0,
         }
 
     groups = {}
@@ -144,13 +173,29 @@ def main():
     print("%s: %d queries over %d notes"
           % (qfile, len(rows), len(list(docs.glob("*.md")))))
     print()
-    print("| difficulty | queries | no results | hit@1 | hit@3 | MRR@10 |")
-    print("|------------|---------|------------|-------|-------|--------|")
+    print("command: trove %s -n 10 %s" % (args.command, args.extra))
+    print()
+    print("| difficulty | queries | no results | hit@1 | hit@3 | MRR@10 | nDCG@10 |")
+    print("|------------|---------|------------|-------|-------|--------|---------|")
     for name, s in [(d, out["by_difficulty"][d]) for d in order] + \
             [("overall", out["overall"])]:
-        print("| %-10s | %7d | %10d | %.3f | %.3f | %.3f  |"
+        print("| %-10s | %7d | %10d | %.3f | %.3f | %.3f  | %.3f   |"
               % (name, s["queries"], s["no_results"], s["hit@1"],
-                 s["hit@3"], s["mrr@10"]))
+                 s["hit@3"], s["mrr@10"], s["ndcg@10"]))
+    if base_rows is not None:
+        bs = summary(base_rows)
+        lost = [r["query"] for r, b in zip(rows, base_rows)
+                if b["rank"] and not r["rank"]]
+        gained = [r["query"] for r, b in zip(rows, base_rows)
+                  if r["rank"] and not b["rank"]]
+        out["baseline"] = {"command": args.baseline, "overall": bs,
+                           "lost": lost, "gained": gained}
+        print()
+        print("baseline `%s`: nDCG@10 %.4f hit@1 %.3f hit@3 %.3f; `%s` nDCG@10 "
+              "%.4f" % (args.baseline, bs["ndcg@10"], bs["hit@1"], bs["hit@3"],
+                        args.command, out["overall"]["ndcg@10"]))
+        print("expected note in the top 10: lost %d %s, gained %d"
+              % (len(lost), lost[:10], len(gained)))
     misses = [r for r in rows if r["rank"] != 1]
     if misses:
         print()

@@ -64,6 +64,9 @@ static void same_config(const config *a, const config *b)
     if (!a->mcp.token != !b->mcp.token || (a->mcp.token && strcmp(a->mcp.token, b->mcp.token)))
         abort();
     same_list(a->mcp.origins, a->mcp.n_origins, b->mcp.origins, b->mcp.n_origins);
+    if (!a->rerank_model != !b->rerank_model ||
+        (a->rerank_model && strcmp(a->rerank_model, b->rerank_model)))
+        abort();
 }
 
 static char *slurp(const char *path, size_t *len)

@@ -1,4 +1,5 @@
 #include "api/api.h"
+#include "api/api_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,13 +15,6 @@
 #include "util/mem.h"
 #include "util/str.h"
 
-struct api {
-    config cfg;
-    char *index_path;
-    store *rd;          /* read-only connection, opened by api_reader() */
-    embed_model *em;    /* embedding model, opened by api_embedder() */
-    char *em_path;
-};
 
 /* ---- handle ---- */
 
@@ -51,6 +45,8 @@ void api_close(api *a)
     store_close(a->rd);
     embed_close(a->em);
     free(a->em_path);
+    embed_close(a->rm);
+    free(a->rm_path);
     config_free(&a->cfg);
     free(a->index_path);
     free(a);

@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "index/indexer.h"
 #include "index/vembed.h"
+#include "search/query_pipe.h"
 #include "search/search.h"
 #include "store/store.h"
 #include "store/store_vec.h"
@@ -71,6 +72,49 @@ void api_search_opts_init(api_search_opts *o);
  * fails a vsearch and leaves a search to the other channels with
  * out->vec_error saying why. vsearch without a model is TROVE_EINVAL. */
 trove_err api_search(api *a, const api_search_opts *o, search_results *out);
+
+/* ---- query: expansion, fusion, reranking, blend (search/query_pipe.h) ---- */
+
+typedef struct api_query_opts {
+    api_search_opts base;     /* query, filters, limit, min_score, model, weights,
+                                 with_body: as for api_search */
+    int no_expand;            /* the original query only */
+    int no_rerank;            /* fused order, no re-scoring */
+    size_t candidates;        /* reranked candidates; 0: QP_RERANK_DEFAULT */
+    size_t window_tokens;     /* reranker window; 0: QP_WINDOW_TOKENS */
+    /* Cross-encoder GGUF (a model with a rank head); NULL: the lexical
+     * re-scorer. One that cannot rerank falls back to the lexical
+     * re-scorer with info->rerank_warning saying why. */
+    const char *reranker;
+    /* Hook for a generative expansion model (not implemented: non-NULL is
+     * TROVE_EINVAL until one exists). */
+    const char *expand_model;
+} api_query_opts;
+
+void api_query_opts_init(api_query_opts *o);
+
+/* What the pipeline did, for --explain; items[i] belongs to out->items[i]. */
+typedef struct api_query_info {
+    qp_variant variants[QP_MAX_VARIANTS];
+    size_t n_variants;
+    qp_list lists[QP_MAX_LISTS];
+    size_t n_lists;
+    const char *reranker;     /* "lexical", "none", or the model path (borrowed
+                                 from the opts) */
+    char *rerank_warning;     /* the model could not rerank: why, else NULL */
+    size_t n_fused;           /* candidates after fusion (kept) */
+    size_t n_reranked;
+    qp_cand *items;
+    size_t n;
+} api_query_info;
+
+/* Expansion (unless no_expand), retrieval for every variant (bm25 and
+ * vector; title and the link prior for the original only), weighted RRF with
+ * the top-rank bonus, re-scoring of the top candidates and the blend. The
+ * result's score is the blend, in [0, 1]; min_score and limit apply to it.
+ * out->vec_* and fts describe the original query's search. */
+trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_query_info *info);
+void api_query_info_free(api_query_info *info);
 
 /* ---- embeddings ---- */
 

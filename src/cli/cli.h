@@ -65,6 +65,10 @@ int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
+int cmd_query(cli *c, int argc, char **argv);
+/* The reranker for `query`: flag, else $TROVE_RERANK_MODEL, else the
+ * config's `rerank_model:`; NULL when none (borrowed). */
+const char *cli_reranker_path(const char *flag, api *a);
 
 /* The active embedding model's path through models_resolve(): --model, else
  * $TROVE_EMBED_MODEL, else `embed_model:` in config.yaml; each a catalogue

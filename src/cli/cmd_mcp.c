@@ -11,13 +11,15 @@
 #include "util/str.h"
 
 static const char mcp_help[] =
-    "usage: trove mcp [--http [HOST:]PORT] [--allow-remote] [--model PATH]\n"
+    "usage: trove mcp [--http [HOST:]PORT] [--allow-remote] [--model PATH] [--reranker PATH]\n"
     "Serve the Model Context Protocol: over stdin/stdout (default), or over\n"
     "Streamable HTTP at http://HOST:PORT/mcp (HOST default 127.0.0.1; PORT 0:\n"
     "any free port; the URL is printed on stdout once listening).\n"
     "  --allow-remote   allow a HOST that is not a loopback address\n"
     "  --model PATH     embedding model for the vector channel and the vsearch\n"
     "                   tool (default: $TROVE_EMBED_MODEL; none: keywords only)\n"
+    "  --reranker PATH  reranker of the query tool (default: $TROVE_RERANK_MODEL,\n"
+    "                   config `rerank_model:`; none: the lexical re-scorer)\n"
     "config.yaml `mcp: {token: T, origins: [...]}`: HTTP clients must send\n"
     "`Authorization: Bearer T`; extra browser origins allowed.\n";
 
@@ -70,7 +72,7 @@ static int is_loopback(const char *host)
 
 int cmd_mcp(cli *c, int argc, char **argv)
 {
-    const char *listen = NULL, *model_flag = NULL;
+    const char *listen = NULL, *model_flag = NULL, *reranker_flag = NULL;
     int allow_remote = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -86,6 +88,10 @@ int cmd_mcp(cli *c, int argc, char **argv)
             if (!v || !*v)
                 return cli_usage("mcp", "--model needs a path");
             model_flag = v;
+        } else if (cli_opt_value(argc, argv, &i, "--reranker", &v)) {
+            if (!v || !*v)
+                return cli_usage("mcp", "--reranker needs a path");
+            reranker_flag = v;
         } else if (strcmp(argv[i], "--allow-remote") == 0) {
             allow_remote = 1;
         } else {
@@ -109,6 +115,7 @@ int cmd_mcp(cli *c, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     mcp_server *s = mcp_server_new(a, cli_model_path(model_flag));
     mcp_server_use_daemon(s, !c->no_daemon);
+    mcp_server_set_reranker(s, cli_reranker_path(reranker_flag, a));
     if (!listen) {
         rc = mcp_stdio_serve(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? EXIT_OK : EXIT_ERR;
     } else {

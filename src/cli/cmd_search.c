@@ -44,8 +44,27 @@ static const char vsearch_help[] =
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
+static const char query_help[] =
+    "usage: trove query QUERY... [options]\n"
+    "The best-answer path: the query and its variants (keywords only; words from\n"
+    "the best keyword hits) are searched with every channel, fused (RRF), the top\n"
+    "candidates re-scored by a reranker model (--reranker, $TROVE_RERANK_MODEL,\n"
+    "config `rerank_model:`) or, without one, by query-term coverage and proximity,\n"
+    "and retrieval and reranker blended so strong first-stage hits stay on top.\n"
+    "Every option of `trove search`, and:\n"
+    "  --reranker PATH       cross-encoder GGUF (a model with a rank head)\n"
+    "  --candidates N        candidates to rerank (default 20)\n"
+    "  --rerank-window N     tokens of each candidate the reranker reads, cut\n"
+    "                        around its best passage (default 256)\n"
+    "  --no-rerank           fused order, no re-scoring\n"
+    "  --no-expand           the query as typed, no variants\n"
+    "  --explain             variants, per-list ranks, reranker score, blend weight\n";
+
 typedef struct search_args {
     api_search_opts ao;
+    int is_query, no_rerank, no_expand;
+    long candidates, window;
+    const char *reranker_flag;
     out_opts oo;
     int vector_only, no_vector;
     const char *model_flag;
@@ -92,7 +111,7 @@ static const struct { const char *flag; out_format format; } formats[] = {
 /* Returns -1 when parsed, else an exit code. */
 static int parse_args(search_args *a, int argc, char **argv)
 {
-    const char *cmd = a->vector_only ? "vsearch" : "search";
+    const char *cmd = a->is_query ? "query" : a->vector_only ? "vsearch" : "search";
     int only_query = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -106,7 +125,7 @@ static int parse_args(search_args *a, int argc, char **argv)
             continue;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(a->vector_only ? vsearch_help : search_help, stdout);
+            fputs(a->is_query ? query_help : a->vector_only ? vsearch_help : search_help, stdout);
             return EXIT_OK;
         }
         int matched_format = 0;
@@ -118,7 +137,21 @@ static int parse_args(search_args *a, int argc, char **argv)
         }
         if (matched_format)
             continue;
-        if (strcmp(arg, "--all") == 0) {
+        if (a->is_query && strcmp(arg, "--no-rerank") == 0) {
+            a->no_rerank = 1;
+        } else if (a->is_query && strcmp(arg, "--no-expand") == 0) {
+            a->no_expand = 1;
+        } else if (a->is_query && cli_opt_value(argc, argv, &i, "--candidates", &v)) {
+            if (!cli_opt_positive(v, &a->candidates))
+                return cli_usage(cmd, "--candidates needs a positive number");
+        } else if (a->is_query && cli_opt_value(argc, argv, &i, "--rerank-window", &v)) {
+            if (!cli_opt_positive(v, &a->window))
+                return cli_usage(cmd, "--rerank-window needs a positive number");
+        } else if (a->is_query && cli_opt_value(argc, argv, &i, "--reranker", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--reranker needs a path");
+            a->reranker_flag = v;
+        } else if (strcmp(arg, "--all") == 0) {
             a->ao.search.limit = 0;
         } else if (strcmp(arg, "--full") == 0) {
             a->oo.full = 1;
@@ -191,7 +224,7 @@ static int parse_args(search_args *a, int argc, char **argv)
 /* What the vector channel could not do, once on stderr. */
 static void vector_notices(const search_args *a, const search_results *res)
 {
-    const char *cmd = a->vector_only ? "vsearch" : "search";
+    const char *cmd = a->is_query ? "query" : a->vector_only ? "vsearch" : "search";
     const char *rest = a->vector_only ? "" : " (answering by keywords, titles and links)";
     if (res->vec_error) {
         fprintf(stderr, "trove: %s: %s%s\n", cmd, res->vec_error, rest);
@@ -224,11 +257,47 @@ static const char *attached_unknown(const search_args *a, trove_err err)
     return NULL;
 }
 
-static int run(cli *c, int argc, char **argv, int vector_only)
+const char *cli_reranker_path(const char *flag, api *api)
+{
+    if (flag && *flag)
+        return flag;
+    const char *env = getenv("TROVE_RERANK_MODEL");
+    if (env && *env)
+        return env;
+    return api_config(api)->rerank_model;
+}
+
+static int run_query(search_args *a, api *api)
+{
+    api_query_opts qo;
+    api_query_opts_init(&qo);
+    qo.base = a->ao;
+    qo.no_rerank = a->no_rerank;
+    qo.no_expand = a->no_expand;
+    qo.candidates = (size_t)a->candidates;
+    qo.window_tokens = (size_t)a->window;
+    qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, api);
+    search_results res;
+    api_query_info info;
+    trove_err err = api_query(api, &qo, &res, &info);
+    if (err)
+        return cli_error(err);
+    if (info.rerank_warning)
+        fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n", info.rerank_warning);
+    vector_notices(a, &res);
+    a->oo.query_info = &info;
+    out_results(stdout, a->query.data, &res, &a->oo);
+    search_results_free(&res);
+    api_query_info_free(&info);
+    return EXIT_OK;
+}
+
+static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
 {
     search_args a = {0};
     api_search_opts_init(&a.ao);
     a.vector_only = vector_only;
+    a.is_query = is_query;
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
     a.attached = xcalloc((size_t)argc, 1);
@@ -237,7 +306,7 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     if (rc >= 0)
         goto out;
     if (a.query.len == 0) {
-        rc = cli_usage(vector_only ? "vsearch" : "search", "needs a QUERY");
+        rc = cli_usage(is_query ? "query" : vector_only ? "vsearch" : "search", "needs a QUERY");
         goto out;
     }
     a.ao.search.query = a.query.data;
@@ -248,6 +317,12 @@ static int run(cli *c, int argc, char **argv, int vector_only)
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
+    if (is_query) {
+        /* the pipeline runs in this process (not through the daemon yet) */
+        if ((rc = cli_open_api(c, &api)) == EXIT_OK)
+            rc = run_query(&a, api);
+        goto out;
+    }
     search_results res;
     trove_err err;
     dcl *d = cli_daemon(c);
@@ -285,10 +360,15 @@ out:
 
 int cmd_search(cli *c, int argc, char **argv)
 {
-    return run(c, argc, argv, 0);
+    return run(c, argc, argv, 0, 0);
 }
 
 int cmd_vsearch(cli *c, int argc, char **argv)
 {
-    return run(c, argc, argv, 1);
+    return run(c, argc, argv, 1, 0);
+}
+
+int cmd_query(cli *c, int argc, char **argv)
+{
+    return run(c, argc, argv, 0, 1);
 }

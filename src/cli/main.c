@@ -29,6 +29,7 @@ static const command commands[] = {
     {"embed", cmd_embed, "give indexed chunks vectors of the embedding model"},
     {"search", cmd_search, "search by keywords, meaning, titles and links"},
     {"vsearch", cmd_vsearch, "search by meaning only (the vector channel)"},
+    {"query", cmd_query, "best answer: expand, search every variant, fuse, rerank, blend"},
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},

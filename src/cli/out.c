@@ -158,6 +158,98 @@ static void explain_fusion(FILE *f, const search_fusion *fu)
     fputc('\n', f);
 }
 
+/* ---- `query --explain`: the pipeline (api_query_info) ---- */
+
+static void list_name(char *buf, size_t cap, const api_query_info *q, size_t l)
+{
+    snprintf(buf, cap, "%s/%s", qp_variant_names[q->variants[q->lists[l].variant].kind],
+             search_channel_names[q->lists[l].channel]);
+}
+
+static void pipe_text_header(FILE *f, const api_query_info *q)
+{
+    for (size_t v = 0; v < q->n_variants; v++) {
+        fprintf(f, "variant %s (x%.3g): ", qp_variant_names[q->variants[v].kind],
+                q->variants[v].weight);
+        out_put_line(f, q->variants[v].text);
+        fputc('\n', f);
+    }
+    fputs("lists:", f);
+    for (size_t l = 0; l < q->n_lists; l++) {
+        char name[64];
+        list_name(name, sizeof name, q, l);
+        fprintf(f, " %s w=%.3g", name, q->lists[l].weight);
+    }
+    fprintf(f, "\nrrf k=%d, bonus +%.2f #1, +%.2f #2-3; fused %zu, reranked %zu by ", QP_RRF_K,
+            QP_BONUS_FIRST, QP_BONUS_TOP3, q->n_fused, q->n_reranked);
+    out_put_line(f, q->reranker ? q->reranker : "none");
+    fputc('\n', f);
+}
+
+static void pipe_text_item(FILE *f, const api_query_info *q, size_t i, const out_opts *o)
+{
+    const qp_cand *c = &q->items[i];
+    fprintf(f, "      %s", o->color ? C_DIM : "");
+    for (size_t l = 0; l < q->n_lists; l++) {
+        char name[64];
+        list_name(name, sizeof name, q, l);
+        if (c->rank[l])
+            fprintf(f, "%s #%d  ", name, c->rank[l]);
+        else
+            fprintf(f, "%s -  ", name);
+    }
+    fprintf(f, "\n      rrf #%d %.4f (bonus +%.2f)", c->rrf_rank, c->rrf, c->bonus);
+    if (c->reranked)
+        fprintf(f, "  rerank %.4f (norm %.3f)  blend %.0f%% retrieval %.3f + %.0f%% rerank%s",
+                c->rerank_raw, c->rerank_norm, 100 * c->w_retrieval, c->retrieval_norm,
+                100 * (1 - c->w_retrieval), c->title_protected ? "  title-protected" : "");
+    else
+        fputs("  not reranked", f);
+    fprintf(f, "%s\n", o->color ? C_RESET : "");
+}
+
+static json_t *pipe_json_root(const api_query_info *q)
+{
+    json_t *vars = json_array(), *lists = json_array();
+    for (size_t v = 0; v < q->n_variants; v++)
+        json_array_append_new(vars, json_pack("{s:s, s:o, s:f}", "kind",
+                                              qp_variant_names[q->variants[v].kind], "text",
+                                              out_json_str(q->variants[v].text), "weight",
+                                              q->variants[v].weight));
+    for (size_t l = 0; l < q->n_lists; l++)
+        json_array_append_new(lists, json_pack("{s:s, s:s, s:f}", "variant",
+                                               qp_variant_names[q->variants[q->lists[l].variant].kind],
+                                               "channel", search_channel_names[q->lists[l].channel],
+                                               "weight", q->lists[l].weight));
+    json_t *p = json_pack("{s:o, s:o, s:i, s:f, s:f, s:I, s:I}", "variants", vars, "lists", lists,
+                          "rrf_k", QP_RRF_K, "bonus_first", QP_BONUS_FIRST, "bonus_top3",
+                          QP_BONUS_TOP3, "fused", (json_int_t)q->n_fused, "reranked",
+                          (json_int_t)q->n_reranked);
+    json_object_set_new(p, "reranker", out_json_str(q->reranker ? q->reranker : "none"));
+    json_object_set_new(p, "rerank_warning",
+                        q->rerank_warning ? out_json_str(q->rerank_warning) : json_null());
+    return p;
+}
+
+static json_t *pipe_json_item(const api_query_info *q, size_t i)
+{
+    const qp_cand *c = &q->items[i];
+    json_t *ranks = json_object();
+    for (size_t l = 0; l < q->n_lists; l++) {
+        char name[64];
+        list_name(name, sizeof name, q, l);
+        json_object_set_new(ranks, name, c->rank[l] ? json_integer(c->rank[l]) : json_null());
+    }
+    json_t *p = json_pack("{s:o, s:i, s:f, s:f, s:b, s:f}", "ranks", ranks, "rrf_rank", c->rrf_rank,
+                          "rrf", c->rrf, "bonus", c->bonus, "reranked", c->reranked,
+                          "retrieval_norm", c->retrieval_norm);
+    json_object_set_new(p, "rerank_score", c->reranked ? json_real(c->rerank_raw) : json_null());
+    json_object_set_new(p, "rerank_norm", c->reranked ? json_real(c->rerank_norm) : json_null());
+    json_object_set_new(p, "retrieval_weight", json_real(c->w_retrieval));
+    json_object_set_new(p, "title_protected", json_boolean(c->title_protected));
+    return p;
+}
+
 /* The snippet on one line, match marks rendered by `on`/`off`. */
 static void snippet_line(FILE *f, const char *snippet, const char *on, const char *off)
 {
@@ -182,6 +274,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
     }
     if (o->explain && res->fts && res->fusion.method != SEARCH_FUSION_NONE)
         explain_fusion(f, &res->fusion);
+    if (o->explain && o->query_info)
+        pipe_text_header(f, o->query_info);
     if (res->n == 0) {
         fprintf(f, "no results\n");
         return;
@@ -221,6 +315,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
         }
         if (o->explain)
             explain_text(f, r, o);
+        if (o->explain && o->query_info && i < o->query_info->n)
+            pipe_text_item(f, o->query_info, i, o);
         if (i + 1 < res->n)
             fputc('\n', f);
     }
@@ -283,8 +379,13 @@ static json_t *result_json(const search_result *r, const out_opts *o)
 static void out_json(FILE *f, const char *query, const search_results *res, const out_opts *o)
 {
     json_t *results = json_array();
-    for (size_t i = 0; i < res->n; i++)
-        json_array_append_new(results, result_json(&res->items[i], o));
+    for (size_t i = 0; i < res->n; i++) {
+        json_t *rj = result_json(&res->items[i], o);
+        if (o->explain && o->query_info && i < o->query_info->n)
+            json_object_set_new(json_object_get(rj, "explain"), "pipeline",
+                                pipe_json_item(o->query_info, i));
+        json_array_append_new(results, rj);
+    }
     json_t *root = out_json_root();
     json_object_set_new(root, "query", out_json_str(query));
     json_object_set_new(root, "results", results);
@@ -312,6 +413,8 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
             json_object_set_new(fj, "vector_confidence", json_real(fu->vector_confidence));
         }
         json_object_set_new(root, "fusion", fj);
+        if (o->query_info)
+            json_object_set_new(root, "pipeline", pipe_json_root(o->query_info));
     }
     out_json_print(f, root);
 }

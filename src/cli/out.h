@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "api/api.h"
 #include "search/search.h"
 
 typedef enum out_format {
@@ -22,6 +23,7 @@ typedef struct out_opts {
     int full;           /* include the whole note text read from disk */
     int line_numbers;   /* number the lines of --full text */
     int explain;        /* per-channel ranks and scores */
+    const api_query_info *query_info;  /* `query`: the pipeline's detail, else NULL */
 } out_opts;
 
 /* Version of the JSON output shape: the top-level "version" of every JSON

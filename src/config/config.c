@@ -277,6 +277,16 @@ static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh
     return TROVE_OK;
 }
 
+static trove_err load_rerank_model(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    if (n->type != YAML_SCALAR_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'rerank_model' must be a path", cfg->file);
+    cfg->rerank_model = config_path(cfg, scalar(doc, n));
+    return TROVE_OK;
+}
+
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -313,6 +323,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
             if (rc == TROVE_OK)
                 rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
+            if (rc == TROVE_OK)
+                rc = load_rerank_model(cfg, &doc, map_get(&doc, root, "rerank_model"));
             if (rc == TROVE_OK)
                 rc = load_daemon(cfg, &doc, root);
             yaml_node_t *em = map_get(&doc, root, "embed_model");
@@ -473,6 +485,11 @@ trove_err config_save(const config *cfg)
             tbuf_putc(&b, '\n');
         }
     }
+    if (cfg->rerank_model) {
+        tbuf_puts(&b, "rerank_model: ");
+        put_quoted(&b, cfg->rerank_model);
+        tbuf_putc(&b, '\n');
+    }
     int any_weight = 0;
     for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
         any_weight |= cfg->has_weight[i];
@@ -541,6 +558,7 @@ void config_free(config *cfg)
     free(cfg->mcp.token);
     free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->zh_dict);
+    free(cfg->rerank_model);
     free(cfg->zh_user_dict);
     free(cfg->file);
     memset(cfg, 0, sizeof *cfg);

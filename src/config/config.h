@@ -60,6 +60,9 @@ typedef struct config {
      * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
     char *zh_dict;
     char *zh_user_dict;
+    /* `rerank_model:` the reranker `trove query` uses (a cross-encoder GGUF;
+     * relative to the folder of config.yaml), NULL: the lexical re-scorer. */
+    char *rerank_model;
 } config;
 
 #define CONFIG_DAEMON_IDLE 1800.0

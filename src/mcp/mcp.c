@@ -50,6 +50,11 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
     e->message = xstrdup(buf);
 }
 
+void mcp_server_set_reranker(mcp_server *s, const char *path)
+{
+    s->reranker = path;
+}
+
 mcp_server *mcp_server_new(api *a, const char *model)
 {
     mcp_server *s = xcalloc(1, sizeof *s);

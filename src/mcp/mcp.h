@@ -53,6 +53,10 @@ int mcp_version_supported(const char *v);
  * vector channel of `search` and for `vsearch`, which is offered only with
  * one; NULL: keywords, titles and links only. Borrowed. */
 mcp_server *mcp_server_new(api *a, const char *model);
+/* The reranker the `query` tool uses (borrowed; NULL: the lexical
+ * re-scorer), as `trove query` picks it: --reranker, $TROVE_RERANK_MODEL,
+ * config `rerank_model:`. */
+void mcp_server_set_reranker(mcp_server *s, const char *path);
 void mcp_server_free(mcp_server *s);
 /* on: answer through the running daemon of the api's index when there is
  * one (docs/daemon.md), falling back to the api handle when none can answer

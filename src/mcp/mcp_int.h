@@ -11,6 +11,7 @@ struct mcp_server {
     api *a;
     const char *model;     /* embedding model path, NULL: none */
     int use_daemon;        /* ask a running daemon first */
+    const char *reranker;  /* `query` tool's reranker model, NULL: lexical */
     json_t *tools[2];      /* tools/list arrays: [0] < 2025-06-18, [1] with
                               title + outputSchema */
 };

@@ -40,6 +40,23 @@ static const char vsearch_desc[] =
     "the question is conceptual; prefer `search` for names, exact terms and code. Scores are "
     "cosine similarities. Same arguments and results as `search` (query is plain text).";
 
+static const char query_desc[] =
+    "The best-answer search, slower than `search`: the query and variants of it (its keywords "
+    "alone; words from the best keyword hits) are searched with every channel, fused, the top "
+    "candidates re-scored (by the server's reranker model, else by how many query words a "
+    "passage holds and how close together) and blended so strong first-stage hits stay on "
+    "top. Use it for questions where `search` ranks the answer low. Same arguments and results "
+    "as `search`, plus rerank, expand and candidates.";
+
+/* query: search_in's properties plus these. */
+static const char query_in_extra[] =
+    "{\"rerank\":{\"type\":\"boolean\",\"default\":true,\"description\":\"re-score the top "
+    "candidates (false: fused order, fastest)\"},"
+    "\"expand\":{\"type\":\"boolean\",\"default\":true,\"description\":\"search variants "
+    "of the query too\"},"
+    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20,"
+    "\"description\":\"how many fused candidates to re-score\"}}";
+
 static const char search_in[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"keywords, \\\"exact "
@@ -149,13 +166,15 @@ static const char status_out[] =
 typedef struct tool_def {
     const char *name, *title, *desc, *in, *out;
     int needs_model;
+    const char *in_extra;   /* more input properties, or NULL */
 } tool_def;
 
 static const tool_def tool_defs[] = {
-    {"search", "Search notes", search_desc, search_in, search_out, 0},
-    {"vsearch", "Search notes by meaning", vsearch_desc, search_in, search_out, 1},
-    {"get", "Read notes", get_desc, get_in, get_out, 0},
-    {"status", "Index status", status_desc, status_in, status_out, 0},
+    {"search", "Search notes", search_desc, search_in, search_out, 0, NULL},
+    {"vsearch", "Search notes by meaning", vsearch_desc, search_in, search_out, 1, NULL},
+    {"query", "Best-answer search", query_desc, search_in, search_out, 0, query_in_extra},
+    {"get", "Read notes", get_desc, get_in, get_out, 0, NULL},
+    {"status", "Index status", status_desc, status_in, status_out, 0, NULL},
 };
 
 static json_t *schema(const char *text)
@@ -177,8 +196,14 @@ json_t *mcp_tools_build(int structured, int with_vectors)
         const tool_def *d = &tool_defs[i];
         if (d->needs_model && !with_vectors)
             continue;
+        json_t *in = schema(d->in);
+        if (d->in_extra) {
+            json_t *x = schema(d->in_extra);
+            json_object_update(json_object_get(in, "properties"), x);
+            json_decref(x);
+        }
         json_t *t = json_pack("{s:s, s:s, s:o}", "name", d->name, "description", d->desc,
-                              "inputSchema", schema(d->in));
+                              "inputSchema", in);
         if (structured) {
             json_object_set_new(t, "title", json_string(d->title));
             json_object_set_new(t, "outputSchema", schema(d->out));
@@ -573,16 +598,34 @@ static json_t *result_json(const search_result *r, long max_chars, int with_scor
     return o;
 }
 
+/* The pipeline's detail of result i for include_scores. */
+static json_t *pipeline_json(const api_query_info *q, size_t i)
+{
+    const qp_cand *c = &q->items[i];
+    json_t *p = json_pack("{s:i, s:f, s:f}", "fused_rank", c->rrf_rank, "fused", c->rrf,
+                          "retrieval_weight", c->w_retrieval);
+    json_object_set_new(p, "rerank_score", c->reranked ? json_real(c->rerank_raw) : json_null());
+    return p;
+}
+
 static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err,
-                          int vector_only)
+                          int vector_only, int is_query)
 {
     static const char *const keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
                                        "include_scores", NULL};
-    const char *tool = vector_only ? "vsearch" : "search";
+    static const char *const query_keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
+                                             "include_scores", "rerank", "expand",
+                                             "candidates", NULL};
+    const char *tool = is_query ? "query" : vector_only ? "vsearch" : "search";
     const char *query;
-    long top_k = 10, max_chars = 800;
-    int with_scores = 0;
-    if (!args_known(tool, args, keys, err) ||
+    long top_k = 10, max_chars = 800, candidates = QP_RERANK_DEFAULT;
+    int with_scores = 0, rerank = 1, expand = 1;
+    if (is_query && (!args_known(tool, args, query_keys, err) ||
+                     !arg_bool(tool, args, "rerank", &rerank, err) ||
+                     !arg_bool(tool, args, "expand", &expand, err) ||
+                     !arg_int(tool, args, "candidates", 1, 100, &candidates, err)))
+        return NULL;
+    if (!args_known(tool, args, is_query ? query_keys : keys, err) ||
         !arg_string(tool, args, "query", 1, &query, err) ||
         !arg_int(tool, args, "top_k", 1, SEARCH_TOP_K_MAX, &top_k, err) ||
         !arg_int(tool, args, "max_excerpt_chars", 0, EXCERPT_MAX, &max_chars, err) ||
@@ -601,7 +644,20 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
     c.o.model = s->model;
     c.o.with_body = max_chars > 0;
     search_results res = {0};
-    trove_err rc = c.no_match ? TROVE_OK : mcp_search(s, &c.o, &res);
+    api_query_info qi = {0};
+    trove_err rc = TROVE_OK;
+    if (!c.no_match && is_query) {
+        api_query_opts qo;
+        api_query_opts_init(&qo);
+        qo.base = c.o;
+        qo.no_rerank = !rerank;
+        qo.no_expand = !expand;
+        qo.candidates = (size_t)candidates;
+        qo.reranker = rerank ? s->reranker : NULL;
+        rc = api_query(s->a, &qo, &res, &qi);
+    } else if (!c.no_match) {
+        rc = mcp_search(s, &c.o, &res);
+    }
     json_t *out;
     if (rc) {
         out = api_error(tool, rc);
@@ -611,14 +667,25 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
                            "embed` makes them); use `search`");
     } else {
         json_t *results = json_array();
-        for (size_t i = 0; i < res.n; i++)
-            json_array_append_new(results, result_json(&res.items[i], max_chars, with_scores));
+        for (size_t i = 0; i < res.n; i++) {
+            json_t *rj = result_json(&res.items[i], max_chars, with_scores);
+            if (with_scores && is_query && i < qi.n)
+                json_object_set_new(json_object_get(rj, "scores"), "pipeline",
+                                    pipeline_json(&qi, i));
+            json_array_append_new(results, rj);
+        }
         json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
         /* What the vector channel could not do, so the agent knows why
          * results are keyword-only. */
         json_t *warn = json_array();
         if (res.vec_error)
             json_array_append_new(warn, js_str(res.vec_error));
+        if (qi.rerank_warning) {
+            tbuf b = {0};
+            tbuf_printf(&b, "%s; re-scored lexically instead", qi.rerank_warning);
+            json_array_append_new(warn, js_str(b.data));
+            tbuf_free(&b);
+        }
         for (size_t i = 0; i < res.n_vec_missing; i++) {
             char m[300];
             snprintf(m, sizeof m, "collection '%s' has no embeddings yet: answered from the "
@@ -632,18 +699,24 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         out = tool_result(ss, st, res.n ? NULL : "(no matching notes)");
     }
     search_results_free(&res);
+    api_query_info_free(&qi);
     search_call_free(&c);
     return out;
 }
 
 static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
 {
-    return run_search(s, ss, args, err, 0);
+    return run_search(s, ss, args, err, 0, 0);
+}
+
+static json_t *tool_query(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    return run_search(s, ss, args, err, 0, 1);
 }
 
 static json_t *tool_vsearch(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
 {
-    return run_search(s, ss, args, err, 1);
+    return run_search(s, ss, args, err, 1, 0);
 }
 
 /* ---- get ---- */
@@ -924,6 +997,7 @@ static const struct {
 } tools[] = {
     {"search", tool_search},
     {"vsearch", tool_vsearch},
+    {"query", tool_query},
     {"get", tool_get},
     {"status", tool_status},
 };

@@ -86,6 +86,11 @@ static int is_stopword(const char *t, size_t len)
                    sizeof *stopwords, cmp_stop) != NULL;
 }
 
+int query_is_stopword(const char *token, size_t len)
+{
+    return is_stopword(token, len);
+}
+
 static int is_zh_stopword(const char *t, size_t len)
 {
     key k = {t, len};

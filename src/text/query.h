@@ -44,4 +44,8 @@ typedef struct query_parsed {
 void query_parse(const char *input, query_parsed *out);
 void query_free(query_parsed *q);
 
+/* 1 when a folded, unstemmed token is an English stopword of the list the
+ * FTS expression drops (also used by query expansion, search/query_pipe). */
+int query_is_stopword(const char *token, size_t len);
+
 #endif

@@ -293,6 +293,35 @@ static void test_mcp_section_round_trip(void **state)
     config_free(&cfg);
 }
 
+/* `rerank_model:` is resolved against the config's folder, survives a
+ * save, and must be a path. */
+static void test_rerank_model(void **state)
+{
+    (void)state;
+    const char *path = file_in("rerank.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("rerank_model: models/rr.gguf\n", f);
+    fclose(f);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_non_null(cfg.rerank_model);
+    assert_true(cfg.rerank_model[0] == '/');
+    assert_non_null(strstr(cfg.rerank_model, "/models/rr.gguf"));
+    char *was = strdup(cfg.rerank_model);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_string_equal(cfg.rerank_model, was);
+    free(was);
+    config_free(&cfg);
+    f = fopen(path, "w");
+    fputs("rerank_model: [a]\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_failed_load_frees_everything),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_mcp_section_round_trip),
+        cmocka_unit_test(test_rerank_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
