@@ -19,6 +19,12 @@ const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title"};
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
+/* A name wholly inside the query is evidence of its own only when it is a
+ * good share of the query: "tar" in "extract tar archive", not one word of
+ * a ten-word question (every passage of an article shares its title, and a
+ * one-word title such as 政策 inside a long question outvoted the passage
+ * that answers it). */
+#define TITLE_WHOLE_NAME_MIN_COVERAGE (1.0 / 3.0)
 /* Names re-scored per query, best by BM25 first. */
 #define TITLE_CANDIDATES 100
 
@@ -326,6 +332,7 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
 typedef struct token_set {
     char **items;
     size_t n, cap;
+    int skip_function_words;   /* leave out Chinese function words */
 } token_set;
 
 static int token_set_has(const token_set *ts, const char *tok, size_t len)
@@ -340,6 +347,8 @@ static int collect_token(void *ctx, const char *token, size_t len, size_t start,
 {
     (void)start, (void)end;
     token_set *ts = ctx;
+    if (ts->skip_function_words && query_zh_function_word(token, len))
+        return 0;
     if (!token_set_has(ts, token, len)) {
         xgrow(&ts->items, &ts->cap, ts->n + 1, sizeof *ts->items);
         ts->items[ts->n++] = xstrndup(token, len);
@@ -379,8 +388,9 @@ static double name_score(const token_set *q, const char *name, size_t len, const
         double precision = (double)hit / (double)nt.n;
         score = coverage * coverage * (0.5 + 0.5 * precision);
         /* A whole name inside the query ("tar" for "extract tar archive")
-         * is good evidence even when it covers little of the query. */
-        if (precision == 1.0 && score < 0.5 * coverage + 0.25)
+         * is good evidence even when it covers a third of the query only. */
+        if (precision == 1.0 && coverage >= TITLE_WHOLE_NAME_MIN_COVERAGE - 1e-9 &&
+            score < 0.5 * coverage + 0.25)
             score = 0.5 * coverage + 0.25;
     }
     token_set_free(&nt);
@@ -435,13 +445,16 @@ static int cmp_title_hit(const void *a, const void *b)
 static trove_err channel_title(store *st, const query_parsed *q, const filter *f, size_t depth,
                                cand_set *cs)
 {
-    /* Coverage counts the words that carry meaning: stopwords only when
-     * the query has nothing else ("The The"). */
+    /* Coverage counts the words that carry meaning: stopwords and Chinese
+     * function words only when the query has nothing else ("The The"). */
     token_set qt = {0};
-    for (int pass = 0; pass < 2 && qt.n == 0; pass++)
+    for (int pass = 0; pass < 2 && qt.n == 0; pass++) {
+        qt.skip_function_words = pass == 0;
         for (size_t i = 0; i < q->n_terms; i++)
             if (!q->terms[i].negated && (pass || !q->terms[i].stopword))
                 tokenize_into(&qt, q->terms[i].text, strlen(q->terms[i].text));
+    }
+    qt.skip_function_words = 0;
     if (qt.n == 0)
         return TROVE_OK;
     /* The best names by BM25 are re-scored by query coverage; an exact or
