@@ -338,6 +338,8 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
  * of function words only weigh nothing. On DRCD, re-scoring 10, 20 or 50
  * candidates gave the same ranking to within 0.001 nDCG@10. */
 #define GRAM_DEPTH 20
+#define TROVE_STR_(x) #x
+#define TROVE_STR(x) TROVE_STR_(x)
 #define GRAM_MAX 256          /* distinct query bigrams kept */
 #define GRAM_SLOTS 512        /* hash slots, a power of two > 2 * GRAM_MAX */
 #define GRAM_BYTES 24         /* longest bigram kept, marks included */
@@ -491,33 +493,51 @@ static int cmp_bm25_score(const void *a, const void *b)
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
-/* BM25 of the bigrams of each of the first k candidates' anchoring chunk
- * (heading twice the body, as in the word channel), into sb[]. */
+/* BM25 of the bigrams of each of the first k candidates, into sb[]. Words
+ * rank a note by its best chunk; bigrams read the note as a whole (its
+ * anchoring chunk first, then the others in order, at most GRAM_CHUNKS),
+ * so evidence spread over two chunks of a short note counts. A heading
+ * counts twice the body, as in the word channel, once per run of chunks
+ * that share it. */
+#define GRAM_CHUNKS 8
 static trove_err gram_scores(store *st, gram_query *gq, cand **order, size_t k, double *sb)
 {
     sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT heading, body FROM chunks_fts WHERE rowid = ?", &s);
+    trove_err rc = prepare(st,
+        "SELECT heading, body FROM chunks_fts WHERE rowid IN"
+        " (SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY id = ?2 DESC, seq LIMIT "
+        TROVE_STR(GRAM_CHUNKS) ")", &s);
     if (rc)
         return rc;
     double *tf = xcalloc(k * gq->n, sizeof *tf), *len = xcalloc(k, sizeof *len);
     double total = 0;
     grams_cb cb = {gq, NULL, on_chunk_gram};
+    tbuf heading = {0};
     for (size_t i = 0; i < k; i++) {
         gq->tf = tf + i * gq->n;
         gq->len = 0;
+        tbuf_reset(&heading);
         sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, order[i]->chunk_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            for (int col = 0; col < 2; col++) {
-                const char *text = (const char *)sqlite3_column_text(s, col);
-                gq->tf_weight = col == 0 ? BM25_HEADING_WEIGHT : BM25_BODY_WEIGHT;
-                if (text)
-                    grams_run(text, (size_t)sqlite3_column_bytes(s, col), &cb);
+        sqlite3_bind_int64(s, 1, order[i]->doc_id);
+        sqlite3_bind_int64(s, 2, order[i]->chunk_id);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *h = (const char *)sqlite3_column_text(s, 0);
+            size_t hl = (size_t)sqlite3_column_bytes(s, 0);
+            if (h && (hl != heading.len || memcmp(h, tbuf_cstr(&heading), hl) != 0)) {
+                gq->tf_weight = BM25_HEADING_WEIGHT;
+                grams_run(h, hl, &cb);
+                tbuf_reset(&heading);
+                tbuf_append(&heading, h, hl);
             }
+            const char *body = (const char *)sqlite3_column_text(s, 1);
+            gq->tf_weight = BM25_BODY_WEIGHT;
+            if (body)
+                grams_run(body, (size_t)sqlite3_column_bytes(s, 1), &cb);
         }
         len[i] = gq->len;
         total += gq->len;
     }
+    tbuf_free(&heading);
     sqlite3_finalize(s);
     /* The candidates' mean length stands in for the collection's. */
     double avg = total > 0 ? total / (double)k : 1;
