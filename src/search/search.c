@@ -20,12 +20,12 @@ const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title"};
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
-/* A name wholly inside the query is evidence of its own only when it is a
- * good share of the query: "tar" in "extract tar archive", not one word of
- * a ten-word question (every passage of an article shares its title, and a
- * one-word title such as 政策 inside a long question outvoted the passage
- * that answers it). */
-#define TITLE_WHOLE_NAME_MIN_COVERAGE (1.0 / 3.0)
+/* A name wholly inside the query is evidence of its own only when it
+ * carries a good share of the query (by IDF): "tar" in "extract tar
+ * archive", not one word of a ten-word question (every passage of an
+ * article shares its title, and a one-word title such as 政策 inside a long
+ * question outvoted the passage that answers it). */
+#define TITLE_WHOLE_NAME_MIN_SHARE (1.0 / 3.0)
 /* Names re-scored per query, best by BM25 first. */
 #define TITLE_CANDIDATES 100
 
@@ -395,7 +395,7 @@ static size_t gram_slot(const gram_query *gq, const char *g, size_t len)
 static double word_idf(sqlite3_stmt *df_stmt, double n_chunks, const char *w)
 {
     tbuf phrase = {0};
-    tbuf_printf(&phrase, "\"%s\"", w);   /* CJK letters only: no quote inside */
+    tbuf_printf(&phrase, "\"%s\"", w);   /* a token: no quote inside */
     double df = 0;
     sqlite3_reset(df_stmt);
     sqlite3_bind_text(df_stmt, 1, tbuf_cstr(&phrase), -1, SQLITE_TRANSIENT);
@@ -600,6 +600,9 @@ typedef struct token_set {
     char **items;
     size_t n, cap;
     int skip_function_words;   /* leave out Chinese function words */
+    /* The query's set only: IDF of each token, computed on first need. */
+    store *st;
+    double *idf;
 } token_set;
 
 static int token_set_has(const token_set *ts, const char *tok, size_t len)
@@ -628,6 +631,7 @@ static void token_set_free(token_set *ts)
     for (size_t i = 0; i < ts->n; i++)
         free(ts->items[i]);
     free(ts->items);
+    free(ts->idf);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -637,29 +641,62 @@ static void tokenize_into(token_set *ts, const char *text, size_t len)
     tok_run(&opts, text, len, ts, collect_token);
 }
 
+/* IDF of each query token over the chunks (as word_idf()), filled on first
+ * use: most searches never need it. */
+static const double *query_idf(token_set *q)
+{
+    if (q->idf)
+        return q->idf;
+    q->idf = xcalloc(q->n ? q->n : 1, sizeof *q->idf);
+    sqlite3_stmt *df = NULL, *n = NULL;
+    double n_chunks = 0;
+    if (prepare(q->st, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", &df) == TROVE_OK &&
+        prepare(q->st, "SELECT count(*) FROM chunks", &n) == TROVE_OK &&
+        sqlite3_step(n) == SQLITE_ROW)
+        n_chunks = sqlite3_column_double(n, 0);
+    for (size_t i = 0; i < q->n; i++)
+        q->idf[i] = df ? word_idf(df, n_chunks, q->items[i]) : 1.0;
+    sqlite3_finalize(df);
+    sqlite3_finalize(n);
+    return q->idf;
+}
+
 /* How well one name (title, alias or file name) matches the query, in
  * [0, 1]: the share of query terms the name contains, squared so that a
  * name sharing a word or two with a long question counts little, times a
  * factor for how little else the name holds. An exact (folded) match is 1. */
-static double name_score(const token_set *q, const char *name, size_t len, const char *q_folded)
+static double name_score(token_set *q, const char *name, size_t len, const char *q_folded)
 {
     token_set nt = {0};
     tokenize_into(&nt, name, len);
     size_t hit = 0;
+    unsigned char *is_hit = xcalloc(q->n ? q->n : 1, 1);
     for (size_t i = 0; i < q->n; i++)
         if (token_set_has(&nt, q->items[i], strlen(q->items[i])))
-            hit++;
+            hit++, is_hit[i] = 1;
     double score = 0;
     if (hit && nt.n) {
         double coverage = (double)hit / (double)q->n;
         double precision = (double)hit / (double)nt.n;
         score = coverage * coverage * (0.5 + 0.5 * precision);
         /* A whole name inside the query ("tar" for "extract tar archive")
-         * is good evidence even when it covers a third of the query only. */
-        if (precision == 1.0 && coverage >= TITLE_WHOLE_NAME_MIN_COVERAGE - 1e-9 &&
-            score < 0.5 * coverage + 0.25)
-            score = 0.5 * coverage + 0.25;
+         * is good evidence even when it covers little of the query, as
+         * long as it carries a good share of what the query says: its
+         * words' share of the query's IDF. A common word as a title
+         * (政策, policy) inside a long question, or an article's name
+         * beside the rarer words that the question is about, is not. */
+        if (precision == 1.0 && coverage < 1.0 && score < 0.5 * coverage + 0.25) {
+            const double *idf = query_idf(q);
+            double in = 0, all = 0;
+            for (size_t i = 0; i < q->n; i++) {
+                all += idf[i];
+                in += is_hit[i] ? idf[i] : 0;
+            }
+            if (all > 0 && in / all >= TITLE_WHOLE_NAME_MIN_SHARE - 1e-9)
+                score = 0.5 * coverage + 0.25;
+        }
     }
+    free(is_hit);
     token_set_free(&nt);
     if (score > 0) {
         char *n = xstrndup(name, len);
@@ -672,7 +709,7 @@ static double name_score(const token_set *q, const char *name, size_t len, const
     return score;
 }
 
-static double best_name_score(const token_set *q, sqlite3_stmt *s, const char *q_folded)
+static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folded)
 {
     double best = 0;
     for (int col = 1; col <= 3; col++) {
@@ -714,7 +751,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
 {
     /* Coverage counts the words that carry meaning: stopwords and Chinese
      * function words only when the query has nothing else ("The The"). */
-    token_set qt = {0};
+    token_set qt = {.st = st};
     for (int pass = 0; pass < 2 && qt.n == 0; pass++) {
         qt.skip_function_words = pass == 0;
         for (size_t i = 0; i < q->n_terms; i++)
