@@ -20,12 +20,12 @@ const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title"};
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
-/* A name wholly inside the query is evidence of its own only when it
- * carries a good share of the query (by IDF): "tar" in "extract tar
- * archive", not one word of a ten-word question (every passage of an
- * article shares its title, and a one-word title such as 政策 inside a long
- * question outvoted the passage that answers it). */
-#define TITLE_WHOLE_NAME_MIN_SHARE (1.0 / 3.0)
+/* A name wholly inside the query is evidence of its own only when it is a
+ * good share of the query: "tar" in "extract tar archive", not one word of
+ * a ten-word question (every passage of an article shares its title, and a
+ * one-word title such as 政策 inside a long question outvoted the passage
+ * that answers it). */
+#define TITLE_WHOLE_NAME_MIN_COVERAGE (1.0 / 3.0)
 /* Names re-scored per query, best by BM25 first. */
 #define TITLE_CANDIDATES 100
 
@@ -600,9 +600,7 @@ typedef struct token_set {
     char **items;
     size_t n, cap;
     int skip_function_words;   /* leave out Chinese function words */
-    /* The query's set only: IDF of each token, computed on first need. */
-    store *st;
-    double *idf;
+    store *st;                 /* the query's set: where its notes are */
 } token_set;
 
 static int token_set_has(const token_set *ts, const char *tok, size_t len)
@@ -631,7 +629,6 @@ static void token_set_free(token_set *ts)
     for (size_t i = 0; i < ts->n; i++)
         free(ts->items[i]);
     free(ts->items);
-    free(ts->idf);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -641,31 +638,48 @@ static void tokenize_into(token_set *ts, const char *text, size_t len)
     tok_run(&opts, text, len, ts, collect_token);
 }
 
-/* IDF of each query token over the chunks (as word_idf()), filled on first
- * use: most searches never need it. */
-static const double *query_idf(token_set *q)
+/* Whether the text of note doc_id (its first GRAM_CHUNKS chunks) holds
+ * one of the query tokens the name left out. */
+typedef struct rest_ctx {
+    const token_set *q;
+    const unsigned char *is_hit;
+    int found;
+} rest_ctx;
+
+static int rest_token(void *ctx, const char *t, size_t len, size_t start, size_t end)
 {
-    if (q->idf)
-        return q->idf;
-    q->idf = xcalloc(q->n ? q->n : 1, sizeof *q->idf);
-    sqlite3_stmt *df = NULL, *n = NULL;
-    double n_chunks = 0;
-    if (prepare(q->st, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", &df) == TROVE_OK &&
-        prepare(q->st, "SELECT count(*) FROM chunks", &n) == TROVE_OK &&
-        sqlite3_step(n) == SQLITE_ROW)
-        n_chunks = sqlite3_column_double(n, 0);
-    for (size_t i = 0; i < q->n; i++)
-        q->idf[i] = df ? word_idf(df, n_chunks, q->items[i]) : 1.0;
-    sqlite3_finalize(df);
-    sqlite3_finalize(n);
-    return q->idf;
+    (void)start, (void)end;
+    rest_ctx *r = ctx;
+    for (size_t i = 0; i < r->q->n; i++)
+        if (!r->is_hit[i] && strlen(r->q->items[i]) == len && memcmp(r->q->items[i], t, len) == 0)
+            return r->found = 1;
+    return 0;
+}
+
+static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_t doc_id)
+{
+    sqlite3_stmt *s;
+    if (prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks"
+                " WHERE doc_id = ? ORDER BY seq LIMIT " TROVE_STR(GRAM_CHUNKS) ")", &s))
+        return 0;
+    static const tok_opts opts = {.stem = 1, .query = 1};
+    rest_ctx r = {q, is_hit, 0};
+    sqlite3_bind_int64(s, 1, doc_id);
+    while (!r.found && sqlite3_step(s) == SQLITE_ROW) {
+        const char *body = (const char *)sqlite3_column_text(s, 0);
+        if (body)
+            tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
+    }
+    sqlite3_finalize(s);
+    return r.found;
 }
 
 /* How well one name (title, alias or file name) matches the query, in
  * [0, 1]: the share of query terms the name contains, squared so that a
  * name sharing a word or two with a long question counts little, times a
  * factor for how little else the name holds. An exact (folded) match is 1. */
-static double name_score(token_set *q, const char *name, size_t len, const char *q_folded)
+static double name_score(const token_set *q, const char *name, size_t len, const char *q_folded,
+                         int64_t doc_id)
 {
     token_set nt = {0};
     tokenize_into(&nt, name, len);
@@ -680,21 +694,15 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
         double precision = (double)hit / (double)nt.n;
         score = coverage * coverage * (0.5 + 0.5 * precision);
         /* A whole name inside the query ("tar" for "extract tar archive")
-         * is good evidence even when it covers little of the query, as
-         * long as it carries a good share of what the query says: its
-         * words' share of the query's IDF. A common word as a title
-         * (政策, policy) inside a long question, or an article's name
-         * beside the rarer words that the question is about, is not. */
-        if (precision == 1.0 && coverage < 1.0 && score < 0.5 * coverage + 0.25) {
-            const double *idf = query_idf(q);
-            double in = 0, all = 0;
-            for (size_t i = 0; i < q->n; i++) {
-                all += idf[i];
-                in += is_hit[i] ? idf[i] : 0;
-            }
-            if (all > 0 && in / all >= TITLE_WHOLE_NAME_MIN_SHARE - 1e-9)
-                score = 0.5 * coverage + 0.25;
-        }
+         * is good evidence even when it covers a third of the query only,
+         * when the note also speaks of the rest of the query (tar.md of
+         * extracting archives). A note named after one thing a question
+         * mentions, that holds none of its other words, is about that
+         * thing but not about the question (元世祖 for "in which year did
+         * 元世祖 campaign against 占城"). */
+        if (precision == 1.0 && coverage >= TITLE_WHOLE_NAME_MIN_COVERAGE - 1e-9 &&
+            score < 0.5 * coverage + 0.25 && note_has_rest(q, is_hit, doc_id))
+            score = 0.5 * coverage + 0.25;
     }
     free(is_hit);
     token_set_free(&nt);
@@ -709,7 +717,7 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
     return score;
 }
 
-static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folded)
+static double best_name_score(const token_set *q, sqlite3_stmt *s, const char *q_folded)
 {
     double best = 0;
     for (int col = 1; col <= 3; col++) {
@@ -720,7 +728,7 @@ static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folde
         for (const char *line = text; *line;) {
             const char *nl = strchr(line, '\n');
             size_t len = nl ? (size_t)(nl - line) : strlen(line);
-            double sc = name_score(q, line, len, q_folded);
+            double sc = name_score(q, line, len, q_folded, sqlite3_column_int64(s, 0));
             if (sc > best)
                 best = sc;
             if (!nl)
