@@ -107,10 +107,11 @@ static int is_zh_stopword(const char *t, size_t len)
         return 1;
     /* The open families of question words: 哪 (which, where) and 几 (how
      * many) with whatever measure word follows (哪一年, 哪所, 几十, 几个),
-     * and 多少 (多少年). 哪吒 is a name; 几何 (geometry) and 几内亚
-     * (Guinea) are words of their own. */
+     * and 多少 (多少年). 哪吒 is a name (哪咤 once the segmenter has made
+     * it simplified); 几何 (geometry) and 几内亚 (Guinea) are words of
+     * their own. */
     if (starts_with(t, len, "哪"))
-        return !starts_with(t, len, "哪吒");
+        return !starts_with(t, len, "哪吒") && !starts_with(t, len, "哪咤");
     if (starts_with(t, len, "几"))
         return !starts_with(t, len, "几何") && !starts_with(t, len, "几内亚");
     return starts_with(t, len, "多少");
