@@ -662,7 +662,12 @@ static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_
     if (prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks"
                 " WHERE doc_id = ? ORDER BY seq LIMIT " TROVE_STR(GRAM_CHUNKS) ")", &s))
         return 0;
-    static const tok_opts opts = {.stem = 1, .query = 1};
+    /* A query whose other words are not CJK need not segment the note's
+     * CJK text (nor load a segmenter for it). */
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1};
+    for (size_t i = 0; i < q->n; i++)
+        if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
+            opts.skip_cjk = 0;
     rest_ctx r = {q, is_hit, 0};
     sqlite3_bind_int64(s, 1, doc_id);
     while (!r.found && sqlite3_step(s) == SQLITE_ROW) {

@@ -304,15 +304,7 @@ static void put_quoted(units *u, const char *s, size_t len, int prefix)
 
 static int has_cjk(const char *s, size_t len)
 {
-    for (size_t i = 0; i < len;) {
-        if ((unsigned char)s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        if (tok_cjk_char(tok_utf8_next(s, len, &i)))
-            return 1;
-    }
-    return 0;
+    return tok_has_cjk(s, len);
 }
 
 /* Code point ending just before byte `at` (-1 at the start). */
