@@ -4,6 +4,8 @@
     /usr/bin/python3 bench/beir_eval.py ../shared/eval/scifact-train
     /usr/bin/python3 bench/beir_eval.py ../shared/eval/cranfield --sample 100 \
         --extra "--title-weight 0" --json out.json
+    /usr/bin/python3 bench/beir_eval.py ../shared/eval/scifact-train \
+        --model "$(bash scripts/glove-model.sh)"            # hybrid
 
 The corpus (corpus.jsonl: {"_id", "title", "text"}) becomes a vault of .md
 files, one per document: the file name is the document id (percent-encoded
@@ -245,6 +247,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="seed for --sample")
     ap.add_argument("--extra", default="",
                     help='extra search flags, e.g. "--title-weight 0"')
+    ap.add_argument("--model", help="embedding model (GGUF file or model2vec "
+                    "folder): `update` embeds with it and searches are hybrid "
+                    "(default: $TROVE_EMBED_MODEL; none: keyword channels)")
     ap.add_argument("--work", type=Path, help="work folder for the vault and "
                     "the index (default /tmp/trove-beir/<dataset>)")
     ap.add_argument("--reuse-index", action="store_true",
@@ -290,6 +295,8 @@ def main():
     text_bytes = sum(p.stat().st_size for p in vault.iterdir())
 
     env = trove_env(work)
+    if args.model:
+        env["TROVE_EMBED_MODEL"] = str(Path(args.model).resolve())
     index_path = Path(env["TROVE_INDEX"])
     reuse = args.reuse_index and index_path.is_file()
     t_update = None
@@ -365,6 +372,7 @@ def main():
         "qrels": str(qrels_path),
         "trove": args.trove,
         "extra": args.extra,
+        "model": env.get("TROVE_EMBED_MODEL"),
         "k": k,
         "documents": n_docs,
         "text_bytes": text_bytes,
@@ -409,6 +417,7 @@ def main():
           % (out["index_bytes"] / 1e6,
              out["index_bytes"] / text_bytes if text_bytes else 0))
     print("search flags   -n %d %s" % (k, args.extra))
+    print("model          %s" % (env.get("TROVE_EMBED_MODEL") or "none (keyword channels)"))
     print("machine        %d CPUs, load average %s"
           % (os.cpu_count() or 0, " ".join("%.2f" % x
                                            for x in os.getloadavg())))

@@ -4,6 +4,8 @@
     /usr/bin/python3 bench/qmd_eval.py                  # ../shared/eval/qmd-notes
     /usr/bin/python3 bench/qmd_eval.py --check          # exit 1 below target
     /usr/bin/python3 bench/qmd_eval.py --queries eval-deep-research.jsonl
+    /usr/bin/python3 bench/qmd_eval.py --queries eval-deep-research.jsonl \
+        --model "$(bash scripts/glove-model.sh)"            # hybrid
 
 Indexes DATASET/docs into a fresh index (temporary TROVE_INDEX and
 TROVE_CONFIG_DIR), runs every query of the queries file (JSON lines with
@@ -51,6 +53,9 @@ def main():
     ap.add_argument("--trove", default=os.environ.get(
         "TROVE_BIN", str(REPO / "build" / "trove")))
     ap.add_argument("--extra", default="", help="extra search flags")
+    ap.add_argument("--model", help="embedding model (GGUF file or model2vec "
+                    "folder): `update` embeds with it and searches are hybrid "
+                    "(default: $TROVE_EMBED_MODEL; none: keyword channels)")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every query has results and "
                          "hit@3 >= 0.9")
@@ -76,6 +81,8 @@ def main():
                    TROVE_CONFIG_DIR=str(tmp / "config"),
                    XDG_CACHE_HOME=str(tmp / "cache"),
                    XDG_CONFIG_HOME=str(tmp / "xdg-config"), NO_COLOR="1")
+        if args.model:
+            env["TROVE_EMBED_MODEL"] = str(Path(args.model).resolve())
 
         def run(cmd):
             return subprocess.run([str(snap)] + cmd, env=env,
@@ -128,7 +135,8 @@ def main():
     order = [d for d in ("easy", "medium", "hard", "fusion") if d in groups]
     order += sorted(d for d in groups if d not in order)
     out = {"dataset": str(args.dataset), "queries_file": str(qfile),
-           "extra": args.extra, "overall": summary(rows),
+           "extra": args.extra, "model": os.environ.get("TROVE_EMBED_MODEL")
+           if not args.model else str(Path(args.model).resolve()), "overall": summary(rows),
            "by_difficulty": {d: summary(groups[d]) for d in order},
            "rows": rows}
 

@@ -1,5 +1,5 @@
 /* Fuzz target: model loading and a tiny forward pass on mutated GGUF
- * models (seeds: fuzz/seeds/model/, small bert and gemma-embedding files
+ * models (seeds: fuzz/seeds/model/, small bert, gemma-embedding and qwen3 files
  * written by tests/tools/make_models.py --fuzz-seeds). Every malformed
  * hyperparameter, missing or misshapen tensor must give an error, never a
  * crash, and any model that loads must run. */
@@ -34,6 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (need <= 1024 && hp->n_embd <= 1024) {
                 (void)emodel_forward(m, p, &b, hp->pool, out);
                 (void)emodel_forward(m, p, &b, EMODEL_POOL_MEAN, out);
+                /* decoders: the same continuations of a cached prefix */
+                emodel_kv *kv = NULL;
+                if (hp->causal && emodel_kv_new(m, p, ids, 3, &kv) == TROVE_OK) {
+                    b.prefix = kv;
+                    (void)emodel_forward(m, p, &b, hp->pool, out);
+                    emodel_kv_free(kv);
+                }
             }
             kpool_free(p);
         }

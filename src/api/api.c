@@ -18,6 +18,8 @@ struct api {
     config cfg;
     char *index_path;
     store *rd;          /* read-only connection, opened by api_reader() */
+    embed_model *em;    /* embedding model, opened by api_embedder() */
+    char *em_path;
 };
 
 /* ---- handle ---- */
@@ -47,6 +49,8 @@ void api_close(api *a)
     if (!a)
         return;
     store_close(a->rd);
+    embed_close(a->em);
+    free(a->em_path);
     config_free(&a->cfg);
     free(a->index_path);
     free(a);
@@ -70,8 +74,14 @@ int api_index_exists(const api *a)
 
 trove_err api_reader(api *a, store **st)
 {
+    *st = NULL;
     if (!a->rd) {
         trove_err rc = store_open(a->index_path, STORE_READONLY, &a->rd);
+        if (rc == TROVE_ENOENT && a->cfg.n_collections > 0)
+            /* With collections configured, the one step left is `update`. */
+            return trove_fail(TROVE_ENOENT, "%s: no index yet; run `trove update` to index the %zu "
+                              "collection%s in the config", a->index_path, a->cfg.n_collections,
+                              a->cfg.n_collections == 1 ? "" : "s");
         if (rc)
             return rc;
     }
@@ -94,6 +104,35 @@ void api_search_opts_init(api_search_opts *o)
     search_opts_init(&o->search);
 }
 
+/* Channel weights from config.yaml, where the caller set none. */
+static void config_weights(const config *cfg, const api_search_opts *o, search_opts *so)
+{
+    static const int map[CONFIG_N_WEIGHTS] = {
+        [CONFIG_W_BM25] = SEARCH_CH_BM25, [CONFIG_W_TITLE] = SEARCH_CH_TITLE,
+        [CONFIG_W_GRAPH] = -1, [CONFIG_W_VECTOR] = SEARCH_CH_VECTOR,
+    };
+    for (int i = 0; i < CONFIG_N_WEIGHTS; i++) {
+        if (!cfg->has_weight[i])
+            continue;
+        if (map[i] < 0 && !o->graph_weight_set)
+            so->graph_weight = cfg->weights[i];   /* the link prior's strength */
+        else if (map[i] >= 0 && !o->weight_set[map[i]])
+            so->weights[map[i]] = cfg->weights[i];
+    }
+}
+
+static trove_err any_vectors(store *st, int *any)
+{
+    store_vec_model *models;
+    size_t n;
+    trove_err rc = store_vec_models(st, &models, &n);
+    *any = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++)
+        *any |= models[i].vectors > 0;
+    store_vec_models_free(models, n);
+    return rc;
+}
+
 trove_err api_search(api *a, const api_search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
@@ -101,10 +140,46 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         if (!config_find_collection(&a->cfg, o->search.collections[i]))
             return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
                               "list`)", o->search.collections[i]);
+    search_opts so = o->search;
+    so.model = NULL;
+    config_weights(&a->cfg, o, &so);
+    int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;
+    if (so.vector_only && !o->model)
+        return trove_fail(TROVE_EINVAL, "vsearch needs an embedding model: pass --model PATH or "
+                          "set TROVE_EMBED_MODEL (a GGUF file or a model2vec folder)");
     store *st;
     trove_err rc = api_reader(a, &st);
+    int any = 0;
+    if (rc == TROVE_OK && want_vec && o->model)
+        rc = any_vectors(st, &any);
+    if (rc)
+        return rc;
+    char *vec_error = NULL;
+    /* No vector of any model: do not pay for loading one. */
+    if (any) {
+        embed_model *m;
+        trove_err mrc = api_embedder(a, o->model, 0, &m);
+        if (mrc && so.vector_only)
+            return mrc;
+        if (mrc) {
+            tbuf b = {0};
+            tbuf_printf(&b, "%s", trove_errmsg());
+            vec_error = tbuf_detach(&b);
+        } else {
+            so.model = m;
+        }
+    }
+    if (so.vector_only && !so.model) {
+        out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */
+        return TROVE_OK;
+    }
+    rc = search_run(st, &a->cfg, &so, out);
+    if (rc == TROVE_OK && want_vec && o->model && !any)
+        out->vec_state = SEARCH_VEC_NONE;
     if (rc == TROVE_OK)
-        rc = search_run(st, &a->cfg, &o->search, out);
+        out->vec_error = vec_error;
+    else
+        free(vec_error);
     for (size_t i = 0; rc == TROVE_OK && o->with_body && i < out->n; i++) {
         search_result *r = &out->items[i];
         /* A note that went away or now leads outside its collection has no
@@ -115,6 +190,128 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         }
     }
     return rc;
+}
+
+/* ---- embeddings ---- */
+
+trove_err api_embedder(api *a, const char *path, int threads, embed_model **out)
+{
+    *out = NULL;
+    if (a->em && strcmp(a->em_path, path) == 0) {
+        *out = a->em;
+        return TROVE_OK;
+    }
+    embed_close(a->em);
+    free(a->em_path);
+    a->em = NULL;
+    a->em_path = NULL;
+    embed_opts eo = {.threads = threads};
+    trove_err err = TROVE_OK;
+    embed_model *m = embed_open(path, &eo, &err);
+    if (!m) {
+        const char *detail = trove_errmsg();
+        tbuf b = {0};
+        tbuf_printf(&b, "%s", detail && *detail ? detail : trove_strerror(err));
+        trove_err rc = trove_fail(err ? err : TROVE_EIO, "cannot use embedding model %s: %s", path,
+                                  b.data);
+        tbuf_free(&b);
+        return rc;
+    }
+    a->em = m;
+    a->em_path = xstrdup(path);
+    *out = m;
+    return TROVE_OK;
+}
+
+static trove_err prune_models(store *st, const char *fingerprint, size_t *pruned)
+{
+    store_vec_model *models;
+    size_t n;
+    trove_err rc = store_vec_models(st, &models, &n);
+    if (rc == TROVE_OK)
+        rc = store_begin(st);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        if (strcmp(models[i].fingerprint, fingerprint) == 0)
+            continue;
+        rc = store_vec_model_drop(st, models[i].id);
+        (*pruned)++;
+    }
+    if (rc == TROVE_OK)
+        rc = store_commit(st);
+    else
+        store_rollback(st);
+    store_vec_models_free(models, n);
+    return rc;
+}
+
+trove_err api_embed(api *a, const api_embed_opts *o, api_embed_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!o->model)
+        return trove_fail(TROVE_EINVAL, "no embedding model: pass --model PATH or set "
+                          "TROVE_EMBED_MODEL (a GGUF file or a model2vec folder)");
+    embed_model *m;
+    trove_err rc = api_embedder(a, o->model, o->threads, &m);
+    if (rc)
+        return rc;
+    out->dim = embed_dim(m);
+    store *st;
+    if ((rc = store_open(a->index_path, 0, &st)) != TROVE_OK)
+        return rc;
+    if (o->prune) {
+        char *fp = vembed_fingerprint(m);
+        rc = prune_models(st, fp, &out->pruned);
+        free(fp);
+    }
+    vembed_opts eo = o->embed;
+    if (!eo.name)
+        eo.name = str_basename(o->model);
+    if (rc == TROVE_OK)
+        rc = vembed_run(st, m, &eo, &out->stats);
+    store_close(st);
+    return rc;
+}
+
+trove_err api_vec_status_get(api *a, const char *model, api_vec_status *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    trove_err rc = reader_if_any(a, &st);
+    if (rc || !st)
+        return rc;
+    if ((rc = store_vec_models(st, &out->models, &out->n_models)))
+        return rc;
+    if (!model)
+        return TROVE_OK;
+    out->model = xstrdup(model);
+    embed_model *m;
+    if (api_embedder(a, model, 1, &m) != TROVE_OK) {
+        out->model_error = xstrdup(trove_errmsg());
+        return TROVE_OK;
+    }
+    embed_info info;
+    embed_get_info(m, &info);
+    out->model_arch = xstrdup(info.arch ? info.arch : "");
+    out->model_dim = info.dim;
+    char *fp = vembed_fingerprint(m);
+    for (size_t i = 0; i < out->n_models; i++)
+        if (strcmp(out->models[i].fingerprint, fp) == 0)
+            out->active_id = out->models[i].id;
+    free(fp);
+    rc = store_vec_counts(st, out->active_id, &out->counts, &out->n_counts);
+    if (rc)
+        api_vec_status_free(out);
+    return rc;
+}
+
+void api_vec_status_free(api_vec_status *s)
+{
+    free(s->model);
+    free(s->model_error);
+    free(s->model_arch);
+    store_vec_models_free(s->models, s->n_models);
+    store_vec_counts_free(s->counts, s->n_counts);
+    memset(s, 0, sizeof *s);
 }
 
 /* ---- get ---- */
@@ -197,10 +394,17 @@ static int locate_named(const config *cfg, const char *ref, api_note *out)
 }
 
 /* A path on disk inside a collection folder. */
-static int locate_on_disk(const config *cfg, const char *ref, api_note *out)
+static int locate_on_disk(const config *cfg, const char *cwd, const char *ref, api_note *out)
 {
     char abs[PATH_MAX];
-    if (!realpath(ref, abs))
+    tbuf joined = {0};
+    if (cwd && ref[0] != '/') {
+        tbuf_printf(&joined, "%s/%s", cwd, ref);
+        ref = joined.data;
+    }
+    int found = realpath(ref, abs) != NULL;
+    tbuf_free(&joined);
+    if (!found)
         return 0;
     for (size_t i = 0; i < cfg->n_collections; i++) {
         const config_collection *col = &cfg->collections[i];
@@ -231,7 +435,7 @@ static trove_err add_index_facts(store *st, api_note *out)
     return TROVE_OK;
 }
 
-static trove_err locate(api *a, const char *ref, api_note *out)
+static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
 {
     if (ref[0] == '#')
         return locate_docid(a, ref + 1, out);
@@ -247,7 +451,7 @@ static trove_err locate(api *a, const char *ref, api_note *out)
         if (n == 1)
             set_location(out, docs[0].collection, docs[0].root, docs[0].path);
         store_docs_free(docs, n);
-        if (n != 1 && !locate_on_disk(&a->cfg, ref, out))
+        if (n != 1 && !locate_on_disk(&a->cfg, cwd, ref, out))
             return trove_fail(TROVE_ENOENT, "%s: not found in any collection (use COLLECTION/PATH, "
                               "a path inside a collection folder, or #DOCID)", ref);
     }
@@ -303,12 +507,17 @@ static void select_lines(api_note *n, long from, long count)
 
 trove_err api_get(api *a, const char *ref, long line, long count, api_note *out)
 {
+    return api_get_in(a, NULL, ref, line, count, out);
+}
+
+trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long count, api_note *out)
+{
     memset(out, 0, sizeof *out);
     long ref_line;
     char *target = split_line(ref, &ref_line);
     if (line < 1)
         line = ref_line > 0 ? ref_line : 1;
-    trove_err rc = locate(a, target, out);
+    trove_err rc = locate(a, cwd, target, out);
     if (rc == TROVE_OK) {
         rc = fs_read_inside(out->root, out->path, 0, &out->text, &out->len);
         if (rc == TROVE_EINVAL)

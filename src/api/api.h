@@ -23,8 +23,10 @@
 
 #include "config/config.h"
 #include "index/indexer.h"
+#include "index/vembed.h"
 #include "search/search.h"
 #include "store/store.h"
+#include "store/store_vec.h"
 #include "util/err.h"
 
 typedef struct api api;
@@ -51,12 +53,64 @@ trove_err api_reader(api *a, store **st);
 typedef struct api_search_opts {
     search_opts search;   /* search_opts_init() defaults, then the query */
     int with_body;        /* read each result's whole note into body/body_len */
+    /* The vector channel: the embedding model (GGUF file or model2vec
+     * folder; NULL: none, keyword channels only). search.vector_only is
+     * vsearch. search.model is filled in by api_search. */
+    const char *model;
+    /* Channel weights the caller set itself; the others come from the
+     * config's `weights:` when it has them. */
+    int weight_set[SEARCH_N_CHANNELS];
+    int graph_weight_set;   /* search.graph_weight likewise */
 } api_search_opts;
 
 void api_search_opts_init(api_search_opts *o);
 /* Every collection named in o->search.collections must be configured
- * (TROVE_ENOENT otherwise: a typo must not look like "no results"). */
+ * (TROVE_ENOENT otherwise: a typo must not look like "no results").
+ * Vectors: with no vector of any model in the index the model is not even
+ * opened (out->vec_state SEARCH_VEC_NONE); a model that cannot be opened
+ * fails a vsearch and leaves a search to the other channels with
+ * out->vec_error saying why. vsearch without a model is TROVE_EINVAL. */
 trove_err api_search(api *a, const api_search_opts *o, search_results *out);
+
+/* ---- embeddings ---- */
+
+/* The embedding model at `path`, opened on first use and kept open while
+ * the handle lives (threads <= 0: every CPU; ignored when already open).
+ * Borrowed; another path replaces it. */
+trove_err api_embedder(api *a, const char *path, int threads, embed_model **out);
+
+typedef struct api_embed_opts {
+    const char *model;    /* required */
+    int threads;
+    int prune;            /* first drop the vectors of every other model */
+    vembed_opts embed;    /* force, batch, commit_secs, progress, interrupted */
+} api_embed_opts;
+
+typedef struct api_embed_result {
+    vembed_stats stats;
+    size_t pruned;        /* other models dropped */
+    int64_t dim;
+} api_embed_result;
+
+/* Embed what needs it (see index/vembed.h) on a read-write connection of
+ * its own. TROVE_EINTR when interrupted (progress up to then is kept). */
+trove_err api_embed(api *a, const api_embed_opts *o, api_embed_result *out);
+
+typedef struct api_vec_status {
+    char *model;              /* the active model's path, NULL when none */
+    char *model_error;        /* why it could not be opened, else NULL */
+    char *model_arch;
+    int64_t model_dim;
+    store_vec_model *models;  /* every model with vectors in the index */
+    size_t n_models;
+    int64_t active_id;        /* its id among them, 0 when it has none */
+    store_vec_count *counts;  /* per indexed collection, for the active model */
+    size_t n_counts;
+} api_vec_status;
+
+/* Embedding state for `status`. No index: nothing filled, TROVE_OK. */
+trove_err api_vec_status_get(api *a, const char *model, api_vec_status *out);
+void api_vec_status_free(api_vec_status *s);
 
 /* ---- notes: get, multi-get ---- */
 
@@ -83,6 +137,10 @@ void api_note_free(api_note *n);
  * or file), TROVE_EINVAL (ambiguous or short docid, a folder),
  * TROVE_EACCES (the real path lies outside the collection). */
 trove_err api_get(api *a, const char *ref, long line, long count, api_note *out);
+/* The same with a relative on-disk REF resolved against `cwd` (NULL: the
+ * process's working directory): a daemon answers for a client elsewhere. */
+trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long count,
+                     api_note *out);
 
 typedef struct api_notes {
     api_note *items;

@@ -11,6 +11,8 @@
 
 #include "api/api.h"
 #include "config/config.h"
+#include "daemon/client.h"
+#include "embed/embed.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -20,6 +22,7 @@ typedef struct cli {
     const char *index_path;   /* --index, else $TROVE_INDEX, else default */
     int color;                /* stdout is a TTY and NO_COLOR is unset */
     int stderr_tty;
+    int no_daemon;            /* --no-daemon or TROVE_NO_DAEMON=1: always answer cold */
 } cli;
 
 typedef int (*cli_cmd_fn)(cli *c, int argc, char **argv);
@@ -36,6 +39,14 @@ int cli_open_store(cli *c, int readonly, store **out);
 /* Open the read API (config + index path). Prints errors. */
 int cli_open_api(cli *c, api **out);
 
+/* The running daemon of c's index, when it should answer (docs/daemon.md):
+ * NULL when --no-daemon, TROVE_NO_DAEMON, `daemon: off`, or none listens. */
+dcl *cli_daemon(cli *c);
+/* After one dcl_* call on d: 1 when its outcome (results or the daemon's
+ * error, which the cold path would give too) is the answer, 0 when the
+ * command must answer cold instead. Closes d either way. */
+int cli_daemon_done(dcl *d);
+
 /* Commands (one file each). */
 int cmd_collection(cli *c, int argc, char **argv);
 int cmd_context(cli *c, int argc, char **argv);
@@ -47,9 +58,33 @@ int cmd_ls(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);
+/* `trove model pull|list|use` (cmd_model_pull.c), called by cmd_model(). */
+int cmd_model_manage(cli *c, int argc, char **argv);
+int cmd_daemon(cli *c, int argc, char **argv);
+int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
+int cmd_embed(cli *c, int argc, char **argv);
+int cmd_vsearch(cli *c, int argc, char **argv);
 
-/* Option parsing helpers: match "--name VALUE" or "--name=VALUE". */
+/* The active embedding model's path through models_resolve(): --model, else
+ * $TROVE_EMBED_MODEL, else `embed_model:` in config.yaml; each a catalogue
+ * name, a GGUF file or model2vec folder, or a name in the models folder.
+ * NULL if none is set. A spec that does not resolve is returned as written
+ * (opening it reports the problem; for a catalogue model not pulled yet the
+ * `trove model pull` hint is printed first). Valid until the process exits. */
+const char *cli_model_path(const char *flag);
+
+typedef struct cli_embed_args {
+    const char *model;
+    int force, prune, batch, threads;
+    double commit_secs;
+} cli_embed_args;
+/* The embedding pass (api_embed) with progress on stderr and a summary on
+ * stdout; returns the exit code. */
+int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
+
+/* Option parsing helpers: match "--name VALUE" or "--name=VALUE"; a short
+ * option ("-n") also takes its value attached ("-n5"). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 /* A positive whole number of an option (value NULL: missing): 1 and *out,
  * or 0 (the caller reports the usage error). */

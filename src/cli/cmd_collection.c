@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/out.h"
+#include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -18,13 +20,19 @@ static const char collection_help[] =
     "       trove collection rename OLD NEW\n"
     "Masks default to **/*.md. Dot-folders, node_modules and .gitignore'd paths are skipped.\n";
 
+/* A name is typed by people and shown in every result: printable UTF-8. */
 static int valid_name(const char *name)
 {
     if (!*name || strchr(name, '/') || strchr(name, '\\') || name[0] == '.' || name[0] == '-')
         return 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p < 0x20)
+    const unsigned char *p = (const unsigned char *)name;
+    size_t len = strlen(name);
+    uint32_t cp;
+    for (size_t i = 0, k; i < len; i += k) {
+        k = esc_utf8_decode(p + i, len - i, &cp);
+        if (!k || cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029)
             return 0;
+    }
     return 1;
 }
 
@@ -96,8 +104,8 @@ static int collection_add(int argc, char **argv)
         name = default_name;
     }
     if (!valid_name(name)) {
-        rc = cli_usage("collection", "invalid collection name '%s' (no '/', not starting with "
-                       "'.' or '-')", name);
+        rc = cli_usage("collection", "invalid collection name '%s' (printable UTF-8, no '/', "
+                       "not starting with '.' or '-'; pick one with --name)", name);
         free(default_name);
         goto out;
     }
@@ -124,8 +132,11 @@ static int collection_add(int argc, char **argv)
         trove_err err = config_save(&cfg);
         if (err)
             rc = cli_error(err);
-        else
-            printf("added collection '%s' -> %s\nrun `trove update` to index it\n", name, abs);
+        else {
+            printf("added collection '%s' -> ", name);
+            out_put_path(stdout, abs);
+            printf("\nrun `trove update` to index it\n");
+        }
     }
     config_free(&cfg);
     free(default_name);
@@ -162,13 +173,19 @@ static int collection_list(cli *c)
         printf("no collections; add one with `trove collection add PATH`\n");
     for (size_t i = 0; i < cfg->n_collections; i++) {
         const config_collection *col = &cfg->collections[i];
-        printf("%s\t%s", col->name, col->path);
+        out_put_line(stdout, col->name);
+        putchar('\t');
+        out_put_path(stdout, col->path);
         if (counted)
             printf("\t%ld notes", indexed_count(&l, col->name));
-        for (size_t m = 0; m < col->n_masks; m++)
-            printf("\tmask=%s", col->masks[m]);
-        for (size_t m = 0; m < col->n_excludes; m++)
-            printf("\texclude=%s", col->excludes[m]);
+        for (size_t m = 0; m < col->n_masks; m++) {
+            fputs("\tmask=", stdout);
+            out_put_path(stdout, col->masks[m]);
+        }
+        for (size_t m = 0; m < col->n_excludes; m++) {
+            fputs("\texclude=", stdout);
+            out_put_path(stdout, col->excludes[m]);
+        }
         putchar('\n');
     }
     api_listing_free(&l);
@@ -330,6 +347,26 @@ static char *resolve_target(const config *cfg, const char *target)
     return NULL;
 }
 
+/* A context for a path that is not there is allowed (it may be created
+ * later) but is most often a typo: say so. */
+static void warn_missing_target(const config *cfg, const char *target)
+{
+    size_t nl = strcspn(target, "/");
+    char *name = xstrndup(target, nl);
+    const config_collection *col = config_find_collection(cfg, name);
+    free(name);
+    if (!col)
+        return;
+    size_t len = strlen(col->path) + strlen(target + nl) + 1;
+    char *disk = xmalloc(len);
+    snprintf(disk, len, "%s%s", col->path, target + nl);
+    struct stat sb;
+    if (stat(disk, &sb) != 0)
+        fprintf(stderr, "trove: warning: %s does not exist (no file or folder %s); the context "
+                        "is saved and applies once it does\n", target, disk);
+    free(disk);
+}
+
 int cmd_context(cli *c, int argc, char **argv)
 {
     (void)c;
@@ -343,8 +380,12 @@ int cmd_context(cli *c, int argc, char **argv)
     if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0) {
         if ((rc = cli_load_config(&cfg)) != EXIT_OK)
             return rc;
-        for (size_t i = 0; i < cfg.n_contexts; i++)
-            printf("%s\t%s\n", cfg.contexts[i].target, cfg.contexts[i].text);
+        for (size_t i = 0; i < cfg.n_contexts; i++) {
+            out_put_path(stdout, cfg.contexts[i].target);
+            putchar('\t');
+            out_put_line(stdout, cfg.contexts[i].text);
+            putchar('\n');
+        }
         config_free(&cfg);
         return EXIT_OK;
     }
@@ -360,6 +401,12 @@ int cmd_context(cli *c, int argc, char **argv)
     char *target = resolve_target(&cfg, argv[2]);
     if (!target && rm)
         target = xstrdup(argv[2]);
+    if (!target && access(argv[2], F_OK) != 0 && strchr(argv[2], '/')) {
+        fprintf(stderr, "trove: '%s' does not exist; a context for a path not created yet is "
+                        "given as COLLECTION/path (see `trove collection list`)\n", argv[2]);
+        config_free(&cfg);
+        return EXIT_ERR;
+    }
     if (!target) {
         fprintf(stderr, "trove: '%s' is neither a collection nor a path inside one "
                         "(see `trove collection list`)\n", argv[2]);
@@ -367,6 +414,7 @@ int cmd_context(cli *c, int argc, char **argv)
         return EXIT_ERR;
     }
     if (add) {
+        warn_missing_target(&cfg, target);
         config_add_context(&cfg, target, argv[3]);
     } else if (!config_remove_context(&cfg, target)) {
         fprintf(stderr, "trove: no context for '%s' (see `trove context list`)\n", target);

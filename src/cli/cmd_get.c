@@ -5,11 +5,16 @@
 #include <string.h>
 #include <time.h>
 
+#include <unistd.h>
+
 #include "api/api.h"
 #include "cli/cli.h"
+#include "daemon/client.h"
+#include "cli/out.h"
+#include "util/buf.h"
 
 /* Print text line by line, numbered from `first` when asked; a last line
- * without a newline gets one. */
+ * without a newline gets one. Invalid UTF-8 is shown as U+FFFD. */
 static void print_lines(const char *text, size_t len, long first, int numbers)
 {
     const char *p = text, *end = text + len;
@@ -19,7 +24,7 @@ static void print_lines(const char *text, size_t len, long first, int numbers)
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (numbers)
             printf("%6ld  ", at);
-        fwrite(p, 1, n, stdout);
+        out_put_utf8(stdout, p, n);
         putchar('\n');
         p += n + (nl != NULL);
         at++;
@@ -53,12 +58,21 @@ int cmd_get(cli *c, int argc, char **argv)
     }
     if (!target)
         return cli_usage("get", "needs a PATH or #DOCID");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_note note;
-    trove_err err = api_get(a, target, 0, count, &note);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        char cwd[4096];
+        err = dcl_get(d, getcwd(cwd, sizeof cwd), target, 0, count, &note);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_get(a, target, 0, count, &note);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -97,43 +111,63 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     }
     if (!glob)
         return cli_usage("multi-get", "needs a GLOB");
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc;
     api_notes notes;
-    trove_err err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_multi_get(d, glob, (size_t)max_bytes, &notes);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
+answered:
     if (err) {
         rc = cli_error(err);
         api_close(a);
         return rc;
     }
-    json_t *arr = json ? json_array() : NULL;
+    json_t *arr = json ? json_array() : NULL;   /* the "notes" of the JSON document */
     for (size_t i = 0; i < notes.n; i++) {
         const api_note *n = &notes.items[i];
         if (json) {
             char docid[16];
             snprintf(docid, sizeof docid, "#%s", n->docid);
-            json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "collection", n->collection,
-                                  "path", n->path, "docid", docid, "title", n->title);
+            json_t *o = json_object();
+            json_object_set_new(o, "collection", out_json_str(n->collection));
+            json_object_set_new(o, "path", out_json_str(n->path));
+            json_object_set_new(o, "docid", json_string(docid));
+            json_object_set_new(o, "title", out_json_str(n->title ? n->title : ""));
             if (n->text)
-                json_object_set_new(o, "body", json_stringn(n->text, n->len));
+                json_object_set_new(o, "body", out_json_strn(n->text, n->len));
             else
-                json_object_set_new(o, "skipped", json_string(n->skipped));
+                json_object_set_new(o, "skipped", out_json_str(n->skipped ? n->skipped : "unreadable"));
             json_array_append_new(arr, o);
-        } else if (n->text) {
-            printf("==> %s/%s <==\n%s%s\n", n->collection, n->path, n->text,
-                   n->len && n->text[n->len - 1] == '\n' ? "" : "\n");
+            continue;
+        }
+        fputs("==> ", stdout);
+        tbuf name = {0};
+        tbuf_printf(&name, "%s/%s", n->collection, n->path);
+        out_put_path(stdout, name.data);
+        tbuf_free(&name);
+        if (n->text) {
+            fputs(" <==\n", stdout);
+            out_put_utf8(stdout, n->text, n->len);
+            fputs(n->len && n->text[n->len - 1] == '\n' ? "\n" : "\n\n", stdout);
         } else {
-            printf("==> %s/%s <== skipped: %s\n\n", n->collection, n->path,
+            printf(" <== skipped: %s\n\n",
                    strcmp(n->skipped, "over --max-bytes") == 0 ? "larger than --max-bytes"
                                                               : n->skipped);
         }
     }
     if (json) {
-        json_dumpf(arr, stdout, JSON_INDENT(2));
-        putchar('\n');
-        json_decref(arr);
+        json_t *root = out_json_root();
+        json_object_set_new(root, "glob", out_json_str(glob));
+        json_object_set_new(root, "notes", arr);
+        out_json_print(stdout, root);
     }
     if (!notes.n)
         fprintf(stderr, "trove: no indexed note matches %s\n", glob);
@@ -151,47 +185,155 @@ int cmd_ls(cli *c, int argc, char **argv)
         }
         return cli_usage("ls", "takes at most one COLLECTION[/PREFIX]");
     }
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc)
-        return rc;
+    api *a = NULL;
+    int rc = EXIT_OK;
     api_listing l;
-    trove_err err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_ls(d, argc == 2 ? argv[1] : NULL, &l);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+        return rc;
+    err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+answered:
     if (err) {
         rc = cli_error(err);
     } else {
-        for (size_t i = 0; i < l.n_collections; i++)
-            printf("%s/\t%lld notes\t%s\n", l.collections[i].name,
-                   (long long)l.collections[i].n_docs, l.collections[i].root);
-        for (size_t i = 0; i < l.n_docs; i++)
-            printf("#%s  %s/%s  %s\n", l.docs[i].docid, l.docs[i].collection, l.docs[i].path,
-                   l.docs[i].title);
+        for (size_t i = 0; i < l.n_collections; i++) {
+            out_put_line(stdout, l.collections[i].name);
+            printf("/\t%lld notes\t", (long long)l.collections[i].n_docs);
+            out_put_path(stdout, l.collections[i].root);
+            putchar('\n');
+        }
+        for (size_t i = 0; i < l.n_docs; i++) {
+            tbuf loc = {0};
+            tbuf_printf(&loc, "%s/%s", l.docs[i].collection, l.docs[i].path);
+            printf("#%s  ", l.docs[i].docid);
+            out_put_path(stdout, loc.data);
+            fputs("  ", stdout);
+            out_put_line(stdout, l.docs[i].title ? l.docs[i].title : "");
+            putchar('\n');
+            tbuf_free(&loc);
+        }
         api_listing_free(&l);
     }
     api_close(a);
     return rc;
 }
 
+/* The daemon's own lines of `status` (when it answered). */
+static void print_daemon(const json_t *d)
+{
+    const json_t *w = json_object_get(d, "watcher");
+    printf("\ndaemon: pid %lld, up %.0f s, %lld requests (%s)\n",
+           (long long)json_integer_value(json_object_get(d, "pid")),
+           json_number_value(json_object_get(d, "uptime")),
+           (long long)json_integer_value(json_object_get(d, "requests")),
+           json_string_value(json_object_get(d, "socket")) ? json_string_value(json_object_get(d, "socket")) : "?");
+    const char *state = json_string_value(json_object_get(w, "state"));
+    printf("watcher: %s", state ? state : "?");
+    if (json_integer_value(json_object_get(w, "folders")))
+        printf(", %lld folders", (long long)json_integer_value(json_object_get(w, "folders")));
+    printf(", %lld pending, %lld updates", (long long)json_integer_value(json_object_get(w, "pending")),
+           (long long)json_integer_value(json_object_get(w, "updates")));
+    const json_t *last = json_object_get(w, "last_event");
+    if (json_is_number(last)) {
+        const char *path = json_string_value(json_object_get(w, "last_event_path"));
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = (double)now.tv_sec + now.tv_nsec / 1e9 - json_number_value(last);
+        printf(", last event %.1f s ago (%s)", ago < 0 ? 0 : ago, path ? path : "?");
+    }
+    putchar('\n');
+    const char *problem = json_string_value(json_object_get(w, "problem"));
+    if (problem)
+        printf("  %s\n", problem);
+}
+
+static void print_vec_status(const api_vec_status *v)
+{
+    if (!v->model)
+        printf("embedding model: none (set TROVE_EMBED_MODEL or pass --model)\n");
+    else if (v->model_error) {
+        fputs("embedding model: ", stdout);
+        out_put_line(stdout, v->model_error);
+        putchar('\n');
+    } else {
+        fputs("embedding model: ", stdout);
+        out_put_path(stdout, v->model);
+        printf(" (%s, %lld dimensions)\n", v->model_arch, (long long)v->model_dim);
+    }
+    for (size_t i = 0; i < v->n_models; i++) {
+        const store_vec_model *m = &v->models[i];
+        int active = m->id == v->active_id;
+        printf("vectors: %lld of %s (%d dimensions)%s\n", (long long)m->vectors, m->name, m->dim,
+               active ? ", active model" : v->model && !v->model_error
+               ? ", stale: another model (`trove embed --prune` drops them)" : "");
+    }
+}
+
+static void print_vec_collection(const api_vec_status *v, const char *name)
+{
+    for (size_t i = 0; i < v->n_counts; i++) {
+        const store_vec_count *c = &v->counts[i];
+        if (strcmp(c->collection, name) != 0)
+            continue;
+        int64_t pending = c->chunks - c->embedded;
+        printf("  embeddings: %lld of %lld chunks embedded, %lld pending", (long long)c->embedded,
+               (long long)c->chunks, (long long)pending);
+        if (c->stale)
+            printf(" (%lld with stale vectors of another model)", (long long)c->stale);
+        printf("%s\n", pending ? " (run `trove embed`)" : "");
+    }
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: trove status\nCollections, counts, index size, and files new, changed "
-                   "or deleted since the last update.\n");
+    const char *model_flag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: trove status [--model PATH]\nCollections, counts, index size, files new, "
+                   "changed or deleted since the last update,\nand the embeddings of the model "
+                   "(--model, $TROVE_EMBED_MODEL): embedded, pending, stale.\n");
             return EXIT_OK;
         }
-        return cli_usage("status", "takes no arguments");
+        if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+            model_flag = v;
+        else
+            return cli_usage("status", "unknown argument %s", argv[i]);
+    }
+    /* Counts and freshness cold (they are cheap, and the embedding state
+     * needs the model); a running daemon adds its own and its watcher's. */
+    json_t *daemon = NULL;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        api_status ds;
+        if (dcl_status(d, &ds, &daemon) == TROVE_OK)
+            api_status_free(&ds);
+        cli_daemon_done(d);
     }
     api *a;
     int rc = cli_open_api(c, &a);
     if (rc)
         return rc;
     api_status s;
+    api_vec_status vs = {0};
     trove_err err = api_status_get(a, &s);
+    if (!err && (err = api_vec_status_get(a, cli_model_path(model_flag), &vs)) != TROVE_OK)
+        api_status_free(&s);
     api_close(a);
-    if (err)
+    if (err) {
+        json_decref(daemon);
         return cli_error(err);
-    printf("config: %s\nindex:  %s", s.config_file, s.index_path);
+    }
+    fputs("config: ", stdout);
+    out_put_path(stdout, s.config_file);
+    fputs("\nindex:  ", stdout);
+    out_put_path(stdout, s.index_path);
     if (!s.index_exists) {
         printf(" (not created yet: run `trove update`)\n");
     } else {
@@ -205,14 +347,22 @@ int cmd_status(cli *c, int argc, char **argv)
         printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
                (long long)s.counts.docs, (long long)s.counts.chunks, (long long)s.counts.links,
                (long long)s.counts.dangling, (long long)s.counts.to_files);
+        print_vec_status(&vs);
     }
     if (s.n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
     for (size_t i = 0; i < s.n_collections; i++) {
         const api_status_collection *sc = &s.collections[i];
-        printf("\n%s  %s\n  notes indexed: %lld\n", sc->name, sc->path, (long long)sc->notes);
+        putchar('\n');
+        out_put_line(stdout, sc->name);
+        fputs("  ", stdout);
+        out_put_path(stdout, sc->path);
+        printf("\n  notes indexed: %lld\n", (long long)sc->notes);
+        print_vec_collection(&vs, sc->name);
         if (sc->problem) {
-            printf("  warning: %s\n", sc->problem);
+            fputs("  warning: ", stdout);
+            out_put_line(stdout, sc->problem);
+            putchar('\n');
         } else if (!sc->fresh_known) {
             continue;
         } else if (sc->fresh.added || sc->fresh.changed || sc->fresh.deleted) {
@@ -222,6 +372,10 @@ int cmd_status(cli *c, int argc, char **argv)
             printf("  up to date (%zu files)\n", sc->fresh.files);
         }
     }
+    if (daemon)
+        print_daemon(daemon);
+    json_decref(daemon);
     api_status_free(&s);
+    api_vec_status_free(&vs);
     return EXIT_OK;
 }

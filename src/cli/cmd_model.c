@@ -4,17 +4,21 @@
  *   trove model tokenize FILE --pair QUERY DOC
  *   trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]
  *                          [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...
- *   trove model rerank FILE [--threads N] QUERY DOC...
+ *   trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]
+ *                           [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...
  * Results are JSON on stdout (floats printed with 9 significant digits,
  * enough to round-trip a float). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/out.h"
 #include "embed/embed.h"
 #include "util/mem.h"
 
@@ -24,18 +28,26 @@ static const char USAGE[] =
     "       trove model tokenize FILE --pair QUERY DOC\n"
     "       trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]\n"
     "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
-    "       trove model rerank FILE [--threads N] [--max-tokens N] QUERY DOC...\n"
+    "       trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]\n"
+    "                         [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...\n"
     "       trove model bench FILE [--threads N] [--batch B] [--tokens T] [--iters K]\n"
     "                         [--quant-sgemm | --quant-int8]\n"
+    "       trove model pull [NAME | hf:ORG/REPO[/FILE] | URL] [--sha256 HEX] [--force]\n"
+    "       trove model list [--json]\n"
+    "       trove model use [NAME | PATH | --unset]\n"
     "\n"
     "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
-    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits).\n"
+    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits; P(yes)\n"
+    "for decoder rerankers such as Qwen3-Reranker); --doc-tokens keeps that many tokens\n"
+    "of each DOC (default 256); --timing adds open_ms, rerank_ms and cpu_ms.\n"
     "bench times open, batched embedding of B random T-token passages, a 16-token\n"
     "query, and the machine's sgemm rate, and prints JSON.\n";
 
-static void json_str(FILE *o, const char *s)
+static void json_str(FILE *o, const char *raw)
 {
+    json_t *j = out_json_str(raw);   /* invalid UTF-8 as U+FFFD */
+    const char *s = json_string_value(j);
     fputc('"', o);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -46,12 +58,13 @@ static void json_str(FILE *o, const char *s)
             fputs("\\t", o);
         else if (*p == '\r')
             fputs("\\r", o);
-        else if (*p < 0x20)
+        else if (*p < 0x20 || *p == 0x7f)
             fprintf(o, "\\u%04x", *p);
         else
             fputc(*p, o);
     }
     fputc('"', o);
+    json_decref(j);
 }
 
 static void json_floats(FILE *o, const float *v, size_t n)
@@ -113,7 +126,7 @@ static int model_info(int argc, char **argv)
     embed_info in;
     embed_get_info(m, &in);
     if (json) {
-        printf("{\"file\":");
+        printf("{\"version\":%d,\"file\":", OUT_JSON_VERSION);
         json_str(stdout, path);
         printf(",\"format\":");
         json_str(stdout, in.format);
@@ -198,12 +211,13 @@ static int model_tokenize(int argc, char **argv)
     embed_model *m = embed_open(path, &o, &e);
     if (!m)
         return cli_error(e);
-    size_t cap = strlen(args[0]) + (args[1] ? strlen(args[1]) : 0) + 16;
+    /* a token per byte at most, plus framing or a reranker's prompt */
+    size_t cap = strlen(args[0]) + (args[1] ? strlen(args[1]) : 0) + 1024;
     int32_t *ids = xmalloc(cap * sizeof *ids);
     uint8_t *types = xmalloc(cap);
     size_t n = pair ? embed_tokenize_pair(m, args[0], args[1], ids, types, cap)
                     : embed_tokenize(m, args[0], special, ids, cap);
-    printf("{\"ids\":[");
+    printf("{\"version\":%d,\"ids\":[", OUT_JSON_VERSION);
     for (size_t i = 0; i < n; i++)
         printf("%s%d", i ? "," : "", ids[i]);
     printf("]");
@@ -324,7 +338,7 @@ static int model_embed(int argc, char **argv)
     if (e) {
         rc = cli_error(e);
     } else {
-        printf("{\"model\":");
+        printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
         json_str(stdout, model_name(m, path));
         printf(",\"dim\":%zu,\"vectors\":[", dim);
         for (size_t i = 0; i < n; i++) {
@@ -342,9 +356,26 @@ out:
     return rc;
 }
 
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* CPU time (user + system) of this process so far, ms. */
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
 static int model_rerank(int argc, char **argv)
 {
     const char *path = NULL, *query = NULL;
+    bool timing = false;
     embed_opts o = {0};
     const char **docs = xcalloc((size_t)argc, sizeof *docs);
     size_t n = 0;
@@ -357,6 +388,15 @@ static int model_rerank(int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "--max-tokens", &v)) {
             if ((rc = parse_int("model rerank", "--max-tokens", v, 1, 1 << 20, &o.max_tokens)))
                 goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--doc-tokens", &v)) {
+            if ((rc = parse_int("model rerank", "--doc-tokens", v, 1, 1 << 20, &o.rerank_tokens)))
+                goto out;
+        } else if (cli_opt_value(argc, argv, &i, "--instruction", &v)) {
+            o.rerank_instruction = v;
+        } else if (strcmp(argv[i], "--no-prefix-cache") == 0) {
+            o.rerank_no_prefix_cache = 1;
+        } else if (strcmp(argv[i], "--timing") == 0) {
+            timing = true;
         } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
             rc = cli_usage("model rerank", "unknown option %s", argv[i]);
             goto out;
@@ -373,20 +413,29 @@ static int model_rerank(int argc, char **argv)
         goto out;
     }
     trove_err e;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     embed_model *m = embed_open(path, &o, &e);
+    double open_ms = ms_since(&t0);
     if (!m) {
         rc = cli_error(e);
         goto out;
     }
     float *scores = xmalloc(n * sizeof *scores);
+    double c0 = cpu_ms();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     e = embed_rerank(m, query, docs, n, scores);
+    double rr_ms = ms_since(&t0), rr_cpu = cpu_ms() - c0;
     if (e) {
         rc = cli_error(e);
     } else {
-        printf("{\"model\":");
+        printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
         json_str(stdout, model_name(m, path));
         printf(",\"scores\":");
         json_floats(stdout, scores, n);
+        if (timing)
+            printf(",\"open_ms\":%.3f,\"rerank_ms\":%.3f,\"cpu_ms\":%.3f", open_ms, rr_ms,
+                   rr_cpu);
         printf("}\n");
         rc = EXIT_OK;
     }
@@ -453,7 +502,7 @@ static int model_bench(int argc, char **argv)
         embed_close(m);
         return cli_error(e);
     }
-    printf("{\"model\":");
+    printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
     json_str(stdout, model_name(m, path));
     printf(",\"threads\":%d,\"batch\":%d,\"tokens\":%d,\"open_ms\":%.2f,\"tokens_per_s\":%.0f,"
            "\"gflops\":%.1f,\"sgemm_gflops\":%.1f,\"pct_of_sgemm\":%.0f,\"query16_ms\":%.2f}\n",
@@ -470,6 +519,9 @@ int cmd_model(cli *c, int argc, char **argv)
         fputs(USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
+    /* model management has its own file and --help texts */
+    if (strcmp(argv[1], "pull") == 0 || strcmp(argv[1], "list") == 0 || strcmp(argv[1], "use") == 0)
+        return cmd_model_manage(c, argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(USAGE, stdout);
@@ -485,5 +537,5 @@ int cmd_model(cli *c, int argc, char **argv)
         return model_rerank(argc, argv);
     if (strcmp(argv[1], "bench") == 0)
         return model_bench(argc, argv);
-    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank)", argv[1]);
+    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank, bench, pull, list, use)", argv[1]);
 }

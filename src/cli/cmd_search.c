@@ -13,25 +13,45 @@
 static const char search_help[] =
     "usage: trove search QUERY... [options]\n"
     "Query: words (ranked by how many and how rare), \"exact phrase\", -excluded, prefix*\n"
-    "  -n N                  results to show (default 10)\n"
+    "With an embedding model (--model, $TROVE_EMBED_MODEL) and vectors in the index\n"
+    "(`trove embed`), notes close in meaning are fused in as well.\n"
+    "  -n N                  results to show (default 10; also -nN)\n"
     "  --all                 every match\n"
-    "  -c, --collection NAME restrict to a collection (repeatable)\n"
+    "  -c, --collection NAME restrict to a collection (repeatable; also -cNAME)\n"
     "  --folder PREFIX       restrict to a folder inside the collections\n"
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
     "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
+    "  --vector-weight F     weight of the vector channel (default 0.5)\n"
+    "  --no-vector           keywords and titles only\n"
+    "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
-    "  --explain             per-channel ranks and scores\n";
+    "  --explain             per-channel ranks and scores\n"
+    "  --                    every later argument is a query word: -- -n5 excludes n5\n"
+    "Weights can also be set in config.yaml: weights: {bm25: 1, vector: 1.2}\n";
+
+static const char vsearch_help[] =
+    "usage: trove vsearch QUERY... [options]\n"
+    "Search by meaning only: the query is embedded with the embedding model and\n"
+    "compared with every chunk's vector (`trove embed` makes them). The score is\n"
+    "the cosine similarity of each note's best chunk.\n"
+    "  --model PATH          embedding model (default: $TROVE_EMBED_MODEL)\n"
+    "  -n N, --all, -c NAME, --folder P, --tags T as for `trove search`\n"
+    "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
+    "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
 typedef struct search_args {
     api_search_opts ao;
     out_opts oo;
+    int vector_only, no_vector;
+    const char *model_flag;
     tbuf query;
     const char **collections;
+    char *attached;          /* per collection: given as "-cNAME" */
     size_t n_collections;
     char **tags;
     size_t n_tags, cap_tags;
@@ -72,6 +92,7 @@ static const struct { const char *flag; out_format format; } formats[] = {
 /* Returns -1 when parsed, else an exit code. */
 static int parse_args(search_args *a, int argc, char **argv)
 {
+    const char *cmd = a->vector_only ? "vsearch" : "search";
     int only_query = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -85,7 +106,7 @@ static int parse_args(search_args *a, int argc, char **argv)
             continue;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(search_help, stdout);
+            fputs(a->vector_only ? vsearch_help : search_help, stdout);
             return EXIT_OK;
         }
         int matched_format = 0;
@@ -105,42 +126,61 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->oo.line_numbers = 1;
         } else if (strcmp(arg, "--explain") == 0) {
             a->oo.explain = 1;
+        } else if (strcmp(arg, "--no-vector") == 0 && !a->vector_only) {
+            a->no_vector = 1;
+        } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--model needs a path");
+            a->model_flag = v;
         } else if (cli_opt_value(argc, argv, &i, "-n", &v)) {
             long n;
-            if (!cli_opt_positive(v, &n))
-                return cli_usage("search", "-n needs a positive number");
+            if (!cli_opt_positive(v, &n)) {
+                if (v && v == arg + 2)
+                    return cli_usage(cmd, "-n needs a positive number (a query word starting "
+                                     "with '-' goes after `--`: trove %s -- %s)", cmd, arg);
+                return cli_usage(cmd, "-n needs a positive number");
+            }
             a->ao.search.limit = (size_t)n;
         } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
                    cli_opt_value(argc, argv, &i, "--collection", &v)) {
             if (!v)
-                return cli_usage("search", "--collection needs a name");
+                return cli_usage(cmd, "--collection needs a name");
+            a->attached[a->n_collections] = v == arg + 2;
             a->collections[a->n_collections++] = v;
         } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
             if (!v)
-                return cli_usage("search", "--folder needs a path prefix");
+                return cli_usage(cmd, "--folder needs a path prefix");
             a->ao.search.folder = v;
         } else if (cli_opt_value(argc, argv, &i, "--tags", &v) ||
                    cli_opt_value(argc, argv, &i, "--tag", &v)) {
             if (!v)
-                return cli_usage("search", "--tags needs a tag");
+                return cli_usage(cmd, "--tags needs a tag");
             add_tags(a, v);
         } else if (cli_opt_value(argc, argv, &i, "--min-score", &v)) {
             if (!parse_double(v, &a->ao.search.min_score))
-                return cli_usage("search", "--min-score needs a number");
+                return cli_usage(cmd, "--min-score needs a number");
         } else if (cli_opt_value(argc, argv, &i, "--title-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
-                return cli_usage("search", "--title-weight needs a number >= 0");
+                return cli_usage(cmd, "--title-weight needs a number >= 0");
             a->ao.search.weights[SEARCH_CH_TITLE] = d;
+            a->ao.weight_set[SEARCH_CH_TITLE] = 1;
         } else if (cli_opt_value(argc, argv, &i, "--bm25-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
-                return cli_usage("search", "--bm25-weight needs a number >= 0");
+                return cli_usage(cmd, "--bm25-weight needs a number >= 0");
             a->ao.search.weights[SEARCH_CH_BM25] = d;
+            a->ao.weight_set[SEARCH_CH_BM25] = 1;
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
             if (!parse_double(v, &d) || d < 0)
-                return cli_usage("search", "--graph-weight needs a number >= 0");
+                return cli_usage(cmd, "--graph-weight needs a number >= 0");
             a->ao.search.graph_weight = d;
+            a->ao.graph_weight_set = 1;
+        } else if (!a->vector_only && cli_opt_value(argc, argv, &i, "--vector-weight", &v)) {
+            if (!parse_double(v, &d) || d < 0)
+                return cli_usage(cmd, "--vector-weight needs a number >= 0");
+            a->ao.search.weights[SEARCH_CH_VECTOR] = d;
+            a->ao.weight_set[SEARCH_CH_VECTOR] = 1;
         } else if (arg[1] == '-') {
-            return cli_usage("search", "unknown option %s", arg);
+            return cli_usage(cmd, "unknown option %s", arg);
         } else {
             add_query_word(a, arg);   /* "-word" is an exclusion in the query */
         }
@@ -148,18 +188,56 @@ static int parse_args(search_args *a, int argc, char **argv)
     return -1;
 }
 
-int cmd_search(cli *c, int argc, char **argv)
+/* What the vector channel could not do, once on stderr. */
+static void vector_notices(const search_args *a, const search_results *res)
+{
+    const char *cmd = a->vector_only ? "vsearch" : "search";
+    const char *rest = a->vector_only ? "" : " (answering by keywords, titles and links)";
+    if (res->vec_error) {
+        fprintf(stderr, "trove: %s: %s%s\n", cmd, res->vec_error, rest);
+    } else if (res->vec_state == SEARCH_VEC_NONE) {
+        fprintf(stderr, "trove: %s: the index has no embeddings of this model; run `trove "
+                        "embed`%s\n", cmd, rest);
+    }
+    for (size_t i = 0; i < res->n_vec_missing; i++)
+        fprintf(stderr, "trove: %s: collection '%s' has no embeddings; run `trove embed`%s\n", cmd,
+                res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
+}
+
+/* The "-cNAME" collection an unknown-collection error names, if any: the
+ * user may have meant to exclude the word "cNAME". */
+static const char *attached_unknown(const search_args *a, trove_err err)
+{
+    const char *msg = trove_errmsg();
+    if (err != TROVE_ENOENT || !msg)
+        return NULL;
+    for (size_t i = 0; i < a->n_collections; i++) {
+        if (!a->attached[i])
+            continue;
+        tbuf want = {0};
+        tbuf_printf(&want, "no collection named '%s'", a->collections[i]);
+        int hit = strstr(msg, want.data) != NULL;
+        tbuf_free(&want);
+        if (hit)
+            return a->collections[i];
+    }
+    return NULL;
+}
+
+static int run(cli *c, int argc, char **argv, int vector_only)
 {
     search_args a = {0};
     api_search_opts_init(&a.ao);
+    a.vector_only = vector_only;
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
+    a.attached = xcalloc((size_t)argc, 1);
     int rc = parse_args(&a, argc, argv);
     api *api = NULL;
     if (rc >= 0)
         goto out;
     if (a.query.len == 0) {
-        rc = cli_usage("search", "needs a QUERY");
+        rc = cli_usage(vector_only ? "vsearch" : "search", "needs a QUERY");
         goto out;
     }
     a.ao.search.query = a.query.data;
@@ -168,23 +246,49 @@ int cmd_search(cli *c, int argc, char **argv)
     a.ao.search.tags = (const char *const *)a.tags;
     a.ao.search.n_tags = a.n_tags;
     a.ao.with_body = a.oo.full;
+    a.ao.search.vector_only = vector_only;
+    a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
+    search_results res;
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_search(d, &a.ao, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
     if ((rc = cli_open_api(c, &api)) != EXIT_OK)
         goto out;
-    search_results res;
-    trove_err err = api_search(api, &a.ao, &res);
+    err = api_search(api, &a.ao, &res);
+answered:
     if (err) {
+        const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);
+        if (cut)
+            fprintf(stderr, "trove: -c%s reads as -c %s; to exclude the word, put it after `--`: "
+                            "trove search ... -- -c%s\n", cut, cut, cut);
         goto out;
     }
+    vector_notices(&a, &res);
     out_results(stdout, a.query.data, &res, &a.oo);
+    rc = vector_only && res.vec_state != SEARCH_VEC_USED ? EXIT_ERR : EXIT_OK;
     search_results_free(&res);
-    rc = EXIT_OK;
 out:
     api_close(api);
     for (size_t i = 0; i < a.n_tags; i++)
         free(a.tags[i]);
     free(a.tags);
     free(a.collections);
+    free(a.attached);
     tbuf_free(&a.query);
     return rc;
+}
+
+int cmd_search(cli *c, int argc, char **argv)
+{
+    return run(c, argc, argv, 0);
+}
+
+int cmd_vsearch(cli *c, int argc, char **argv)
+{
+    return run(c, argc, argv, 1);
 }

@@ -69,18 +69,31 @@ int cmd_update(cli *c, int argc, char **argv)
 {
     const char **names = xcalloc((size_t)argc, sizeof *names);
     size_t n_names = 0;
-    int rebuild = 0;
+    int rebuild = 0, no_embed = 0;
+    const char *model_flag = NULL;
     for (int i = 1; i < argc; i++) {
+        const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: trove update [--rebuild] [COLLECTION ...]\n"
+            printf("usage: trove update [--rebuild] [--no-embed] [--model PATH] [COLLECTION ...]\n"
                    "Index new and changed notes and drop deleted ones, in one transaction.\n"
                    "  --rebuild   index everything into a fresh file that replaces the index\n"
-                   "              (the fix for a damaged index; the old file stays on failure)\n");
+                   "              (the fix for a damaged index; the old file stays on failure)\n"
+                   "  --model PATH  then embed the chunks without a vector, as `trove embed`\n"
+                   "              (default: $TROVE_EMBED_MODEL)\n"
+                   "  --no-embed  do not embed\n");
             free(names);
             return EXIT_OK;
         }
         if (strcmp(argv[i], "--rebuild") == 0) {
             rebuild = 1;
+        } else if (strcmp(argv[i], "--no-embed") == 0) {
+            no_embed = 1;
+        } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v) {
+                free(names);
+                return cli_usage("update", "--model needs a path");
+            }
+            model_flag = v;
         } else if (argv[i][0] == '-') {
             free(names);
             return cli_usage("update", "unknown option %s", argv[i]);
@@ -118,14 +131,15 @@ int cmd_update(cli *c, int argc, char **argv)
     o.index.interrupted = &interrupted;
     index_update_result res;
     trove_err err = api_update(a, &o, &res);
-    api_close(a);
     free(names);
-    if (err == TROVE_EINTR) {
-        fprintf(stderr, "\ntrove: interrupted; the index is unchanged\n");
-        return 130;
-    }
-    if (err)
+    if (err) {
+        api_close(a);
+        if (err == TROVE_EINTR) {
+            fprintf(stderr, "\ntrove: interrupted; the index is unchanged\n");
+            return 130;
+        }
         return cli_error(err);
+    }
     print_result(&res, warnings);
     if (rebuild)
         printf("rebuilt the index %s\n", c->index_path);
@@ -133,6 +147,20 @@ int cmd_update(cli *c, int argc, char **argv)
     for (size_t i = 0; i < res.n_collections; i++)
         missing |= res.collections[i].missing != NULL;
     index_update_result_free(&res);
+    /* The keyword index is committed; vectors follow in commits of their own. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    int erc = EXIT_OK;
+    cli_embed_args ea = {.model = no_embed ? NULL : cli_model_path(model_flag)};
+    if (ea.model) {
+        erc = cli_embed_pass(c, a, &ea);
+        if (erc != EXIT_OK && erc != 130)
+            fprintf(stderr, "trove: the notes are indexed and keyword search works; the vectors "
+                            "are not up to date\n");
+    }
+    api_close(a);
+    if (erc != EXIT_OK)
+        return erc;
     return missing ? EXIT_ERR : EXIT_OK;
 }
 

@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cjk/seg.h"
 #include "cli/cli.h"
+#include "util/mem.h"
 #include "util/str.h"
 
 #define TROVE_VERSION "0.1.0"
@@ -22,23 +26,29 @@ static const command commands[] = {
     {"collection", cmd_collection, "add|list|remove|rename collections of markdown files"},
     {"context", cmd_context, "add|list|rm descriptions returned with results under a path"},
     {"update", cmd_update, "index new and changed files, drop deleted ones"},
-    {"search", cmd_search, "search by keywords, titles and links"},
+    {"embed", cmd_embed, "give indexed chunks vectors of the embedding model"},
+    {"search", cmd_search, "search by keywords, meaning, titles and links"},
+    {"vsearch", cmd_vsearch, "search by meaning only (the vector channel)"},
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
-    {"model", cmd_model, "info|tokenize|embed|rerank with a GGUF embedding model"},
+    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
+    {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: trove [--index PATH] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(out, "usage: trove [--index PATH] [--no-daemon] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nenvironment: TROVE_INDEX (index file), TROVE_CONFIG_DIR (config folder), "
-                 "NO_COLOR\nrun `trove COMMAND --help` for the options of a command\n");
+                 "TROVE_EMBED_MODEL (embedding model), NO_COLOR,\n"
+                 "  TROVE_NO_DAEMON=1 (never use a running daemon)\n"
+                 "run `trove COMMAND --help` for the options of a command\n");
 }
 
 int cli_error(trove_err err)
@@ -79,6 +89,67 @@ int cli_open_api(cli *c, api **out)
     return rc ? cli_error(rc) : EXIT_OK;
 }
 
+/* A transformer model (a GGUF file) costs seconds to load per process:
+ * with one configured, the first command starts a daemon that keeps it. */
+static int wants_daemon(void)
+{
+    const char *m = getenv("TROVE_EMBED_MODEL");
+    struct stat sb;
+    return m && str_ends_with(m, ".gguf") && stat(m, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* `trove --index I daemon --detach`, which returns once the socket listens;
+ * its output is not this command's. */
+static void start_daemon(cli *c)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execl(self, "trove", "--index", c->index_path, "daemon", "--detach", (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+dcl *cli_daemon(cli *c)
+{
+    if (c->no_daemon)
+        return NULL;
+    /* Cheap checks first: most cold runs have no daemon, and its socket
+     * file is then missing. */
+    char *sock = dcl_socket_path(c->index_path);
+    struct stat sb;
+    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    free(sock);
+    int autostart = !there && wants_daemon();
+    if (!there && !autostart)
+        return NULL;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK)
+        return NULL;   /* the cold path reports the broken config */
+    if (autostart && !cfg.daemon_off)
+        start_daemon(c);
+    dcl *d = dcl_find(c->index_path, &cfg, 60.0);
+    config_free(&cfg);
+    return d;
+}
+
+int cli_daemon_done(dcl *d)
+{
+    return dcl_answered(d);
+}
+
 int cli_opt_positive(const char *value, long *out)
 {
     return str_to_long(value, 1, LONG_MAX, out);
@@ -94,8 +165,12 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
         *value = arg + len + 1;
         return 1;
     }
-    if (arg[len] != '\0')
-        return 0;
+    if (arg[len] != '\0') {
+        if (len != 2 || name[1] == '-')
+            return 0;
+        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
+        return 1;
+    }
     if (*i + 1 >= argc) {
         *value = NULL;  /* caller reports the missing value */
         return 1;
@@ -141,6 +216,10 @@ int main(int argc, char **argv)
             printf("trove %s\n", TROVE_VERSION);
             return EXIT_OK;
         }
+        if (strcmp(argv[i], "--no-daemon") == 0) {
+            c.no_daemon = 1;
+            continue;
+        }
         if (cli_opt_value(argc, argv, &i, "--index", &v)) {
             if (!v || !*v) {
                 fprintf(stderr, "trove: --index needs a path\n");
@@ -164,6 +243,9 @@ int main(int argc, char **argv)
     const char *no_color = getenv("NO_COLOR");
     c.color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
     c.stderr_tty = isatty(STDERR_FILENO);
+    const char *nd = getenv("TROVE_NO_DAEMON");
+    if (nd && *nd && strcmp(nd, "0") != 0)
+        c.no_daemon = 1;
 
     const char *name = argv[i];
     int rc = -1;

@@ -1,10 +1,10 @@
 #include "cli/out.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/esc.h"
 #include "util/mem.h"
 
 #define C_RESET "\033[0m"
@@ -13,17 +13,72 @@
 #define C_CYAN "\033[36m"
 #define C_MATCH "\033[1;33m"
 
-static char *full_path(const search_result *r)
+/* ---- shared helpers ---------------------------------------------------- */
+
+json_t *out_json_str(const char *s)
+{
+    return out_json_strn(s, strlen(s));
+}
+
+json_t *out_json_strn(const char *s, size_t len)
 {
     tbuf b = {0};
-    tbuf_printf(&b, "%s/%s", r->root, r->path);
-    return tbuf_detach(&b);
+    esc_utf8(&b, s, len);
+    json_t *j = json_stringn_nocheck(tbuf_cstr(&b), b.len);
+    tbuf_free(&b);
+    return j;
+}
+
+json_t *out_json_root(void)
+{
+    return json_pack("{s:i}", "version", OUT_JSON_VERSION);
+}
+
+void out_json_print(FILE *f, json_t *root)
+{
+    json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(root);
+}
+
+void out_put_utf8(FILE *f, const char *s, size_t len)
+{
+    tbuf b = {0};
+    esc_utf8(&b, s, len);
+    fwrite(tbuf_cstr(&b), 1, b.len, f);
+    tbuf_free(&b);
+}
+
+void out_put_line(FILE *f, const char *s)
+{
+    tbuf b = {0};
+    esc_line(&b, s);
+    fputs(tbuf_cstr(&b), f);
+    tbuf_free(&b);
+}
+
+void out_put_path(FILE *f, const char *s)
+{
+    tbuf b = {0};
+    esc_path(&b, s);
+    fputs(tbuf_cstr(&b), f);
+    tbuf_free(&b);
+}
+
+/* ---- search results ---------------------------------------------------- */
+
+static char *join_path(const char *a, const char *b)
+{
+    tbuf t = {0};
+    tbuf_printf(&t, "%s/%s", a, b);
+    return tbuf_detach(&t);
 }
 
 /* The whole note, read by api_search (with_body) under the collection rule;
  * NULL when it could not be read. Caller frees. */
-static char *note_text(const search_result *r)
+static char *note_text(const search_result *r, size_t *len)
 {
+    *len = r->body ? r->body_len : 0;
     return r->body ? xstrndup(r->body, r->body_len) : NULL;
 }
 
@@ -31,32 +86,36 @@ static char *note_text(const search_result *r)
 static char *plain_snippet(const char *s)
 {
     tbuf b = {0};
-    for (; *s; s++)
+    for (s = s ? s : ""; *s; s++)
         if (*s != '\x02' && *s != '\x03')
             tbuf_putc(&b, *s);
     return tbuf_detach(&b);
 }
 
-static void heading_joined(tbuf *b, const search_result *r, const char *sep)
+static char *heading_joined(const search_result *r, const char *sep)
 {
+    tbuf b = {0};
     for (size_t i = 0; i < r->n_heading_path; i++) {
         if (i)
-            tbuf_puts(b, sep);
-        tbuf_puts(b, r->heading_path[i]);
+            tbuf_puts(&b, sep);
+        tbuf_puts(&b, r->heading_path[i]);
     }
+    return tbuf_detach(&b);
 }
 
-static void print_numbered(FILE *f, const char *text, int numbers, const char *indent)
+static void print_numbered(FILE *f, const char *text, size_t len, int numbers, const char *indent)
 {
     int line = 1;
-    const char *p = text;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (numbers)
-            fprintf(f, "%s%5d  %.*s\n", indent, line, (int)len, p);
+            fprintf(f, "%s%5d  ", indent, line);
         else
-            fprintf(f, "%s%.*s\n", indent, (int)len, p);
+            fputs(indent, f);
+        out_put_utf8(f, p, n);
+        fputc('\n', f);
         line++;
         if (!nl)
             break;
@@ -69,8 +128,11 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
     fprintf(f, "      %s", o->color ? C_DIM : "");
     for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
         const search_channel_hit *h = &r->channel[ch];
-        if (h->rank)
-            fprintf(f, "%s #%d (%.3f)  ", search_channel_names[ch], h->rank, h->score);
+        if (h->rank && h->z != 0)
+            fprintf(f, "%s #%d (%.3f, z %.2f, +%.3f)  ", search_channel_names[ch], h->rank, h->score,
+                    h->z, h->vote);
+        else if (h->rank)
+            fprintf(f, "%s #%d (%.3f, +%.3f)  ", search_channel_names[ch], h->rank, h->score, h->vote);
         else
             fprintf(f, "%s -  ", search_channel_names[ch]);
     }
@@ -78,44 +140,83 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
             *r->lang ? r->lang : "-", o->color ? C_RESET : "");
 }
 
+/* The fusion line of --explain: the method and the weight each channel
+ * got for this query. */
+static void explain_fusion(FILE *f, const search_fusion *fu)
+{
+    fprintf(f, "fusion: %s", fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf");
+    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+        if (fu->method == SEARCH_FUSION_RRF && ch == SEARCH_CH_VECTOR)
+            continue;
+        fprintf(f, "  %s w=%.3g", search_channel_names[ch], fu->weight[ch]);
+        if (fu->method == SEARCH_FUSION_Z && ch != SEARCH_CH_TITLE)
+            fprintf(f, " (n=%d mean=%.4g sd=%.4g)", fu->n[ch], fu->mean[ch], fu->sd[ch]);
+    }
+    if (fu->method == SEARCH_FUSION_Z)
+        fprintf(f, "\nvector confidence: %.3f = 1 - bm25 certainty %.3f x (1 - agreement %.3f)",
+                fu->vector_confidence, fu->certainty, fu->agreement);
+    fputc('\n', f);
+}
+
+/* The snippet on one line, match marks rendered by `on`/`off`. */
+static void snippet_line(FILE *f, const char *snippet, const char *on, const char *off)
+{
+    const char *s = snippet;
+    while (*s) {
+        size_t n = strcspn(s, "\x02\x03");
+        char *part = xstrndup(s, n);
+        out_put_line(f, part);
+        free(part);
+        s += n;
+        if (*s)
+            fputs(*s++ == '\x02' ? on : off, f);
+    }
+}
+
 static void out_text(FILE *f, const search_results *res, const out_opts *o)
 {
-    if (o->explain && res->fts)
-        fprintf(f, "fts: %s\nlang: %s\n", res->fts, *res->lang ? res->lang : "-");
+    if (o->explain && res->fts) {
+        fputs("fts: ", f);
+        out_put_line(f, res->fts);
+        fprintf(f, "\nlang: %s\n", *res->lang ? res->lang : "-");
+    }
+    if (o->explain && res->fts && res->fusion.method != SEARCH_FUSION_NONE)
+        explain_fusion(f, &res->fusion);
     if (res->n == 0) {
         fprintf(f, "no results\n");
         return;
     }
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
-        if (o->color)
-            fprintf(f, C_DIM "%.2f" C_RESET "  " C_CYAN "%s/%s:%d" C_RESET "  " C_BOLD "%s" C_RESET "\n",
-                    r->score, r->collection, r->path, r->line_start, r->title);
-        else
-            fprintf(f, "%.2f  %s/%s:%d  %s\n", r->score, r->collection, r->path, r->line_start, r->title);
+        char *loc = join_path(r->collection, r->path);
+        fprintf(f, "%s%.2f%s  %s", o->color ? C_DIM : "", r->score, o->color ? C_RESET : "",
+                o->color ? C_CYAN : "");
+        out_put_path(f, loc);
+        fprintf(f, ":%d%s  %s", r->line_start, o->color ? C_RESET : "", o->color ? C_BOLD : "");
+        out_put_line(f, r->title);
+        fprintf(f, "%s\n", o->color ? C_RESET : "");
+        free(loc);
         if (r->n_heading_path) {
-            tbuf h = {0};
-            heading_joined(&h, r, " > ");
-            fprintf(f, "      %s\n", h.data);
-            tbuf_free(&h);
+            char *h = heading_joined(r, " > ");
+            fputs("      ", f);
+            out_put_line(f, h);
+            fputc('\n', f);
+            free(h);
         }
-        for (size_t k = 0; k < r->n_context; k++)
-            fprintf(f, "      %s[%s]%s\n", o->color ? C_DIM : "", r->context[k], o->color ? C_RESET : "");
+        for (size_t k = 0; k < r->n_context; k++) {
+            fprintf(f, "      %s[", o->color ? C_DIM : "");
+            out_put_line(f, r->context[k]);
+            fprintf(f, "]%s\n", o->color ? C_RESET : "");
+        }
         if (o->full) {
-            char *text = note_text(r);
+            size_t len;
+            char *text = note_text(r, &len);
             if (text)
-                print_numbered(f, text, o->line_numbers, "      ");
+                print_numbered(f, text, len, o->line_numbers, "      ");
             free(text);
         } else if (r->snippet && *r->snippet) {
             fputs("      ", f);
-            for (const char *s = r->snippet; *s; s++) {
-                if (*s == '\x02')
-                    fputs(o->color ? C_MATCH : "", f);
-                else if (*s == '\x03')
-                    fputs(o->color ? C_RESET : "", f);
-                else
-                    fputc(*s, f);
-            }
+            snippet_line(f, r->snippet, o->color ? C_MATCH : "", o->color ? C_RESET : "");
             fputc('\n', f);
         }
         if (o->explain)
@@ -125,30 +226,42 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
     }
 }
 
+static json_t *str_array(const char *const *items, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, out_json_str(items[i]));
+    return a;
+}
+
 static json_t *result_json(const search_result *r, const out_opts *o)
 {
-    json_t *heading = json_array(), *context = json_array(), *tags = json_array();
-    for (size_t i = 0; i < r->n_heading_path; i++)
-        json_array_append_new(heading, json_string(r->heading_path[i]));
-    for (size_t i = 0; i < r->n_context; i++)
-        json_array_append_new(context, json_string(r->context[i]));
-    for (size_t i = 0; i < r->n_tags; i++)
-        json_array_append_new(tags, json_string(r->tags[i]));
-    char docid[10];
+    char docid[16];
     snprintf(docid, sizeof docid, "#%s", r->docid);
-    char *file = full_path(r), *snippet = plain_snippet(r->snippet ? r->snippet : "");
-    json_t *obj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:i, s:I, s:I, s:f, s:s, s:o, s:o}",
-                            "docid", docid, "collection", r->collection, "path", r->path,
-                            "file", file, "title", r->title, "heading_path", heading,
-                            "line_start", r->line_start, "line_end", r->line_end,
-                            "start_byte", (json_int_t)r->start_byte, "end_byte", (json_int_t)r->end_byte,
-                            "score", r->score, "snippet", snippet, "context", context, "tags", tags);
-    json_object_set_new(obj, "lang", json_string(r->lang));
+    char *file = join_path(r->root, r->path), *snippet = plain_snippet(r->snippet);
+    json_t *obj = json_object();
+    json_object_set_new(obj, "docid", json_string(docid));
+    json_object_set_new(obj, "collection", out_json_str(r->collection));
+    json_object_set_new(obj, "path", out_json_str(r->path));
+    json_object_set_new(obj, "file", out_json_str(file));
+    json_object_set_new(obj, "title", out_json_str(r->title));
+    json_object_set_new(obj, "heading_path",
+                        str_array((const char *const *)r->heading_path, r->n_heading_path));
+    json_object_set_new(obj, "line_start", json_integer(r->line_start));
+    json_object_set_new(obj, "line_end", json_integer(r->line_end));
+    json_object_set_new(obj, "start_byte", json_integer((json_int_t)r->start_byte));
+    json_object_set_new(obj, "end_byte", json_integer((json_int_t)r->end_byte));
+    json_object_set_new(obj, "score", json_real(r->score));
+    json_object_set_new(obj, "snippet", out_json_str(snippet));
+    json_object_set_new(obj, "context", str_array(r->context, r->n_context));
+    json_object_set_new(obj, "tags", str_array((const char *const *)r->tags, r->n_tags));
+    json_object_set_new(obj, "lang", out_json_str(r->lang));
     free(file);
     free(snippet);
     if (o->full) {
-        char *text = note_text(r);
-        json_object_set_new(obj, "body", text ? json_string(text) : json_null());
+        size_t len;
+        char *text = note_text(r, &len);
+        json_object_set_new(obj, "body", text ? out_json_strn(text, len) : json_null());
         free(text);
     }
     if (o->explain) {
@@ -156,7 +269,8 @@ static json_t *result_json(const search_result *r, const out_opts *o)
         for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
             const search_channel_hit *h = &r->channel[ch];
             json_object_set_new(ex, search_channel_names[ch],
-                                h->rank ? json_pack("{s:i, s:f}", "rank", h->rank, "score", h->score)
+                                h->rank ? json_pack("{s:i, s:f, s:f, s:f}", "rank", h->rank,
+                                                    "score", h->score, "z", h->z, "vote", h->vote)
                                         : json_null());
         }
         json_object_set_new(ex, "graph", json_real(r->prior));
@@ -171,26 +285,43 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
     json_t *results = json_array();
     for (size_t i = 0; i < res->n; i++)
         json_array_append_new(results, result_json(&res->items[i], o));
-    json_t *root = json_pack("{s:s, s:o}", "query", query, "results", results);
+    json_t *root = out_json_root();
+    json_object_set_new(root, "query", out_json_str(query));
+    json_object_set_new(root, "results", results);
     if (o->explain) {
-        json_object_set_new(root, "fts", res->fts ? json_string(res->fts) : json_null());
-        json_object_set_new(root, "lang", json_string(res->lang));
+        json_object_set_new(root, "fts", res->fts ? out_json_str(res->fts) : json_null());
+        json_object_set_new(root, "lang", out_json_str(res->lang));
+        const search_fusion *fu = &res->fusion;
+        json_t *chans = fu->method != SEARCH_FUSION_NONE ? json_object() : NULL;
+        for (int ch = 0; chans && ch < SEARCH_N_CHANNELS; ch++) {
+            json_t *c = json_pack("{s:f}", "weight", fu->weight[ch]);
+            if (fu->method == SEARCH_FUSION_Z && ch != SEARCH_CH_TITLE) {
+                json_object_set_new(c, "n", json_integer(fu->n[ch]));
+                json_object_set_new(c, "mean", json_real(fu->mean[ch]));
+                json_object_set_new(c, "sd", json_real(fu->sd[ch]));
+            }
+            json_object_set_new(chans, search_channel_names[ch], c);
+        }
+        json_t *fj = chans ? json_pack("{s:s, s:o}", "method",
+                                       fu->method == SEARCH_FUSION_Z ? "z-score" : "rrf",
+                                       "channels", chans)
+                           : json_null();
+        if (fu->method == SEARCH_FUSION_Z) {
+            json_object_set_new(fj, "bm25_certainty", json_real(fu->certainty));
+            json_object_set_new(fj, "agreement", json_real(fu->agreement));
+            json_object_set_new(fj, "vector_confidence", json_real(fu->vector_confidence));
+        }
+        json_object_set_new(root, "fusion", fj);
     }
-    json_dumpf(root, f, JSON_INDENT(2));
-    fputc('\n', f);
-    json_decref(root);
+    out_json_print(f, root);
 }
 
 static void csv_field(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        if (*s != '\x02' && *s != '\x03')
-            fputc(*s, f);
-    }
-    fputc('"', f);
+    tbuf b = {0};
+    esc_csv(&b, s);
+    fputs(tbuf_cstr(&b), f);
+    tbuf_free(&b);
 }
 
 static void out_csv(FILE *f, const search_results *res)
@@ -199,8 +330,8 @@ static void out_csv(FILE *f, const search_results *res)
           "score,snippet,context\r\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
-        tbuf h = {0}, ctx = {0};
-        heading_joined(&h, r, " > ");
+        char *h = heading_joined(r, " > "), *snippet = plain_snippet(r->snippet);
+        tbuf ctx = {0};
         for (size_t k = 0; k < r->n_context; k++) {
             if (k)
                 tbuf_puts(&ctx, " | ");
@@ -213,106 +344,130 @@ static void out_csv(FILE *f, const search_results *res)
         fputc(',', f);
         csv_field(f, r->title);
         fputc(',', f);
-        csv_field(f, tbuf_cstr(&h));
+        csv_field(f, h);
         fprintf(f, ",%d,%d,%lld,%lld,%.4f,", r->line_start, r->line_end, (long long)r->start_byte,
                 (long long)r->end_byte, r->score);
-        csv_field(f, r->snippet ? r->snippet : "");
+        csv_field(f, snippet);
         fputc(',', f);
         csv_field(f, tbuf_cstr(&ctx));
         fputs("\r\n", f);
-        tbuf_free(&h);
+        free(h);
+        free(snippet);
         tbuf_free(&ctx);
     }
 }
 
+/* `PATH:START-END` in Markdown, with a fence one backtick longer than any
+ * run inside. */
+static void md_location(FILE *f, const char *path, int start, int end)
+{
+    tbuf b = {0};
+    esc_path(&b, path);
+    tbuf_printf(&b, ":%d-%d", start, end);
+    size_t run = 0, longest = 0;
+    for (const char *p = tbuf_cstr(&b); *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest)
+            longest = run;
+    }
+    for (size_t i = 0; i <= longest; i++)
+        fputc('`', f);
+    fputs(longest ? " " : "", f);
+    fputs(tbuf_cstr(&b), f);
+    fputs(longest ? " " : "", f);
+    for (size_t i = 0; i <= longest; i++)
+        fputc('`', f);
+    tbuf_free(&b);
+}
+
 static void out_md(FILE *f, const char *query, const search_results *res, const out_opts *o)
 {
-    fprintf(f, "# Results for: %s\n\n", query);
+    fputs("# Results for: ", f);
+    out_put_line(f, query);
+    fputs("\n\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
-        fprintf(f, "## %zu. %s\n\n", i + 1, r->title);
-        fprintf(f, "- path: `%s/%s:%d-%d`\n- docid: `#%s`\n- score: %.3f\n", r->collection, r->path,
-                r->line_start, r->line_end, r->docid, r->score);
+        fprintf(f, "## %zu. ", i + 1);
+        out_put_line(f, r->title);
+        fputs("\n\n- path: ", f);
+        char *loc = join_path(r->collection, r->path);
+        md_location(f, loc, r->line_start, r->line_end);
+        free(loc);
+        fprintf(f, "\n- docid: `#%s`\n- score: %.3f\n", r->docid, r->score);
         if (r->n_heading_path) {
-            tbuf h = {0};
-            heading_joined(&h, r, " > ");
-            fprintf(f, "- section: %s\n", h.data);
-            tbuf_free(&h);
+            char *h = heading_joined(r, " > ");
+            fputs("- section: ", f);
+            out_put_line(f, h);
+            fputc('\n', f);
+            free(h);
         }
-        for (size_t k = 0; k < r->n_context; k++)
-            fprintf(f, "- context: %s\n", r->context[k]);
+        for (size_t k = 0; k < r->n_context; k++) {
+            fputs("- context: ", f);
+            out_put_line(f, r->context[k]);
+            fputc('\n', f);
+        }
         fputc('\n', f);
         if (o->full) {
-            char *text = note_text(r);
-            if (text)
-                fprintf(f, "%s\n\n", text);
+            size_t len;
+            char *text = note_text(r, &len);
+            if (text) {
+                out_put_utf8(f, text, len);
+                fputs("\n\n", f);
+            }
             free(text);
         } else if (r->snippet && *r->snippet) {
             fputs("> ", f);
-            for (const char *s = r->snippet; *s; s++) {
-                if (*s == '\x02' || *s == '\x03')
-                    fputs("**", f);
-                else
-                    fputc(*s == '\n' ? ' ' : *s, f);
-            }
+            snippet_line(f, r->snippet, "**", "**");
             fputs("\n\n", f);
         }
     }
 }
 
-/* XML 1.0 text: escape markup, drop characters XML cannot carry. */
-static void xml_text(FILE *f, const char *s)
+static void xml_text(FILE *f, const char *s, size_t len, int attr)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\t': case '\n': case '\r': fputc(*p, f); break;
-        default:
-            if (*p >= 0x20)
-                fputc(*p, f);
-        }
-    }
+    tbuf b = {0};
+    esc_xml(&b, s, len, attr);
+    fputs(tbuf_cstr(&b), f);
+    tbuf_free(&b);
 }
 
-static void xml_elem(FILE *f, const char *name, const char *value)
+static void xml_elem(FILE *f, const char *name, const char *value, size_t len)
 {
     fprintf(f, "    <%s>", name);
-    xml_text(f, value);
+    xml_text(f, value, len, 0);
     fprintf(f, "</%s>\n", name);
 }
 
 static void out_xml(FILE *f, const char *query, const search_results *res, const out_opts *o)
 {
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<results query=\"", f);
-    xml_text(f, query);
+    xml_text(f, query, strlen(query), 1);
     fputs("\">\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
         fprintf(f, "  <result docid=\"#%s\" score=\"%.4f\" line_start=\"%d\" line_end=\"%d\""
                    " start_byte=\"%lld\" end_byte=\"%lld\">\n", r->docid, r->score, r->line_start,
                 r->line_end, (long long)r->start_byte, (long long)r->end_byte);
-        xml_elem(f, "collection", r->collection);
-        xml_elem(f, "path", r->path);
-        xml_elem(f, "title", r->title);
+        xml_elem(f, "collection", r->collection, strlen(r->collection));
+        xml_elem(f, "path", r->path, strlen(r->path));
+        xml_elem(f, "title", r->title, strlen(r->title));
         fputs("    <heading_path>", f);
         for (size_t k = 0; k < r->n_heading_path; k++) {
             fputs("<h>", f);
-            xml_text(f, r->heading_path[k]);
+            xml_text(f, r->heading_path[k], strlen(r->heading_path[k]), 0);
             fputs("</h>", f);
         }
         fputs("</heading_path>\n", f);
-        char *snippet = plain_snippet(r->snippet ? r->snippet : "");
-        xml_elem(f, "snippet", snippet);
+        char *snippet = plain_snippet(r->snippet);
+        xml_elem(f, "snippet", snippet, strlen(snippet));
         free(snippet);
         for (size_t k = 0; k < r->n_context; k++)
-            xml_elem(f, "context", r->context[k]);
+            xml_elem(f, "context", r->context[k], strlen(r->context[k]));
         if (o->full) {
-            char *text = note_text(r);
+            size_t len;
+            char *text = note_text(r, &len);
             if (text)
-                xml_elem(f, "body", text);
+                xml_elem(f, "body", text, len);
             free(text);
         }
         fputs("  </result>\n", f);
@@ -329,8 +484,12 @@ void out_results(FILE *f, const char *query, const search_results *res, const ou
     case OUT_MD: out_md(f, query, res, o); break;
     case OUT_XML: out_xml(f, query, res, o); break;
     case OUT_FILES:
-        for (size_t i = 0; i < res->n; i++)
-            fprintf(f, "%s/%s\n", res->items[i].root, res->items[i].path);
+        for (size_t i = 0; i < res->n; i++) {
+            char *file = join_path(res->items[i].root, res->items[i].path);
+            out_put_path(f, file);
+            fputc('\n', f);
+            free(file);
+        }
         break;
     }
 }

@@ -1,9 +1,13 @@
 /* out — render search results as text, JSON, CSV, Markdown, XML or a file
- * list. Formatters write to a FILE and own nothing. Snippets carry match
- * marks \x02..\x03 (from search); each format renders or strips them. */
+ * list, and the small writers every command's output goes through so that
+ * it stays valid for its format whatever bytes notes, paths and queries hold
+ * (escaping rules: util/esc.h). Formatters write to a FILE and own nothing.
+ * Snippets carry match marks \x02..\x03 (from search); each format renders
+ * or strips them. */
 #ifndef TROVE_OUT_H
 #define TROVE_OUT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "search/search.h"
@@ -19,6 +23,25 @@ typedef struct out_opts {
     int line_numbers;   /* number the lines of --full text */
     int explain;        /* per-channel ranks and scores */
 } out_opts;
+
+/* Version of the JSON output shape: the top-level "version" of every JSON
+ * document trove prints. Raised when a field changes meaning or goes away,
+ * not when one is added. */
+#define OUT_JSON_VERSION 1
+
+/* A new JSON document: {"version": OUT_JSON_VERSION}; commands add fields. */
+json_t *out_json_root(void);
+/* Print `root` indented, then a newline, and release it. */
+void out_json_print(FILE *f, json_t *root);
+/* JSON strings from any bytes (invalid UTF-8 becomes U+FFFD). */
+json_t *out_json_str(const char *s);
+json_t *out_json_strn(const char *s, size_t len);
+
+/* Text writers: bytes with invalid UTF-8 as U+FFFD; a one-line field
+ * (controls become spaces); a path, quoted with C escapes when needed. */
+void out_put_utf8(FILE *f, const char *s, size_t len);
+void out_put_line(FILE *f, const char *s);
+void out_put_path(FILE *f, const char *s);
 
 void out_results(FILE *f, const char *query, const search_results *res, const out_opts *o);
 

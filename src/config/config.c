@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "util/buf.h"
+#include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -18,6 +19,68 @@ char *config_dir(void)
 }
 
 /* ---- reading --------------------------------------------------------- */
+
+/* Strings that are not UTF-8 (a Latin-1 folder name) cannot be YAML text;
+ * the writer tags them "!bytes" and writes every byte as one character
+ * U+0000..U+00FF ("caf\xe9"). Decode such scalars back to their bytes, in
+ * place: the result is never longer than the UTF-8 it comes from. */
+#define BYTES_TAG "!bytes"
+
+static trove_err decode_bytes_node(const char *file, yaml_node_t *n)
+{
+    unsigned char *v = n->data.scalar.value;
+    size_t len = n->data.scalar.length, out = 0;
+    uint32_t cp;
+    for (size_t i = 0; i < len;) {
+        size_t k = esc_utf8_decode(v + i, len - i, &cp);
+        if (!k || cp > 0xFF)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: a " BYTES_TAG " string holds only "
+                              "characters \\x00 to \\xff", file, n->start_mark.line + 1);
+        v[out++] = (unsigned char)cp;
+        i += k;
+    }
+    v[out] = '\0';
+    n->data.scalar.length = out;
+    return TROVE_OK;
+}
+
+static trove_err decode_bytes_nodes(const char *file, yaml_document_t *doc)
+{
+    for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++) {
+        if (n->type == YAML_SCALAR_NODE && n->tag && strcmp((const char *)n->tag, BYTES_TAG) == 0) {
+            trove_err rc = decode_bytes_node(file, n);
+            if (rc)
+                return rc;
+        }
+    }
+    return TROVE_OK;
+}
+
+/* 1-based line of byte `offset` of the input. */
+static size_t line_at(const char *text, size_t len, size_t offset)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < offset && i < len; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* libyaml reports encoding problems by byte offset, with an empty mark. */
+static trove_err yaml_error(const char *file, const yaml_parser_t *p, const char *text, size_t len)
+{
+    const char *what = p->problem ? p->problem : "invalid YAML";
+    if (p->error == YAML_READER_ERROR) {
+        size_t line = line_at(text, len, p->problem_offset);
+        if (p->problem_value < 0)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file, line, what);
+        if (p->problem_offset < len && (unsigned char)text[p->problem_offset] == p->problem_value)
+            return trove_fail(TROVE_EPARSE, "%s: line %zu: %s (byte 0x%02x); the file must be "
+                              "UTF-8", file, line, what, p->problem_value);
+        return trove_fail(TROVE_EPARSE, "%s: line %zu: %s (U+%04X)", file, line, what,
+                          (unsigned)p->problem_value);
+    }
+    return trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file, p->problem_mark.line + 1, what);
+}
 
 static const char *scalar(yaml_document_t *doc, yaml_node_t *n)
 {
@@ -70,6 +133,36 @@ static int is_empty(yaml_document_t *doc, yaml_node_t *n)
     return !n || (s && (!*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0));
 }
 
+const char *const config_weight_names[CONFIG_N_WEIGHTS] = {"bm25", "title", "graph", "vector"};
+
+/* weights: {bm25: 1.0, vector: 1.2, ...}: numbers >= 0 for known channels. */
+static trove_err load_weights(config *cfg, yaml_document_t *doc, yaml_node_t *w)
+{
+    if (is_empty(doc, w))
+        return TROVE_OK;
+    if (w->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'weights' must map channel names to numbers", cfg->file);
+    for (yaml_node_pair_t *p = w->data.mapping.pairs.start; p < w->data.mapping.pairs.top; p++) {
+        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+        const char *v = scalar(doc, yaml_document_get_node(doc, p->value));
+        int which = -1;
+        for (int i = 0; k && i < CONFIG_N_WEIGHTS; i++)
+            if (strcmp(k, config_weight_names[i]) == 0)
+                which = i;
+        if (which < 0)
+            return trove_fail(TROVE_EPARSE, "%s: unknown channel '%s' under 'weights' (known: bm25, "
+                              "title, graph, vector)", cfg->file, k ? k : "?");
+        char *end = NULL;
+        double d = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(d >= 0) || d > 1e6)
+            return trove_fail(TROVE_EPARSE, "%s: weight of '%s' must be a number >= 0, not '%s'",
+                              cfg->file, k, v ? v : "?");
+        cfg->weights[which] = d;
+        cfg->has_weight[which] = 1;
+    }
+    return TROVE_OK;
+}
+
 static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t *cols)
 {
     if (is_empty(doc, cols))
@@ -114,6 +207,48 @@ static trove_err load_contexts(config *cfg, yaml_document_t *doc, yaml_node_t *c
     return TROVE_OK;
 }
 
+/* daemon: auto|off, daemon_idle: SECONDS */
+static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *root)
+{
+    yaml_node_t *d = map_get(doc, root, "daemon"), *idle = map_get(doc, root, "daemon_idle");
+    if (!is_empty(doc, d)) {
+        const char *v = scalar(doc, d);
+        if (!v || (strcmp(v, "auto") && strcmp(v, "off")))
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon' must be auto or off, not '%s'", cfg->file,
+                              v ? v : "?");
+        cfg->daemon_off = strcmp(v, "off") == 0;
+        cfg->has_daemon = 1;
+    }
+    if (!is_empty(doc, idle)) {
+        const char *v = scalar(doc, idle);
+        char *end = NULL;
+        double secs = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(secs >= 0) || secs > 1e9)
+            return trove_fail(TROVE_EPARSE, "%s: 'daemon_idle' must be seconds >= 0 (0: never), "
+                              "not '%s'", cfg->file, v ? v : "?");
+        cfg->daemon_idle = secs;
+        cfg->has_daemon_idle = 1;
+    }
+    return TROVE_OK;
+}
+
+static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
+{
+    if (is_empty(doc, m))
+        return TROVE_OK;
+    if (m->type != YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins)", cfg->file);
+    yaml_node_t *tok = map_get(doc, m, "token");
+    if (!is_empty(doc, tok)) {
+        const char *t = scalar(doc, tok);
+        if (!t)
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.token' must be a string", cfg->file);
+        cfg->mcp.token = xstrdup(t);
+    }
+    cfg->mcp.origins = string_list(doc, map_get(doc, m, "origins"), &cfg->mcp.n_origins);
+    return TROVE_OK;
+}
+
 /* A path from the config: absolute, or relative to the config's folder. */
 static char *config_path(const config *cfg, const char *v)
 {
@@ -145,36 +280,57 @@ static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->file = xstrdup(file);
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return TROVE_OK;
-        return trove_fail(TROVE_EIO, "%s: %s", file, strerror(errno));
+    cfg->daemon_idle = CONFIG_DAEMON_IDLE;
+    char *text = NULL;
+    size_t len = 0;
+    struct stat sb;
+    if (stat(file, &sb) != 0 && errno == ENOENT) {
+        cfg->file = xstrdup(file);
+        return TROVE_OK;
     }
+    trove_err rc = fs_read_file(file, 0, &text, &len);
+    if (rc)
+        return rc;
+    cfg->file = xstrdup(file);
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    trove_err rc = TROVE_OK;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        rc = trove_fail(TROVE_EPARSE, "%s: line %zu: %s", file,
-                        parser.problem_mark.line + 1, parser.problem ? parser.problem : "invalid YAML");
+        rc = yaml_error(file, &parser, text, len);
     } else {
         yaml_node_t *root = yaml_document_get_root_node(&doc);
-        if (root && root->type == YAML_MAPPING_NODE) {
+        rc = decode_bytes_nodes(file, &doc);
+        if (rc) {
+            /* reported */
+        } else if (root && root->type == YAML_MAPPING_NODE) {
             rc = load_collections(cfg, &doc, map_get(&doc, root, "collections"));
             if (rc == TROVE_OK)
                 rc = load_contexts(cfg, &doc, map_get(&doc, root, "contexts"));
             if (rc == TROVE_OK)
+                rc = load_mcp(cfg, &doc, map_get(&doc, root, "mcp"));
+            if (rc == TROVE_OK)
                 rc = load_chinese(cfg, &doc, map_get(&doc, root, "chinese"));
+            if (rc == TROVE_OK)
+                rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
+            if (rc == TROVE_OK)
+                rc = load_daemon(cfg, &doc, root);
+            yaml_node_t *em = map_get(&doc, root, "embed_model");
+            if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
+                if (!scalar(&doc, em))
+                    rc = trove_fail(TROVE_EPARSE, "%s: 'embed_model' must be a model name or path", file);
+                else
+                    config_set_embed_model(cfg, scalar(&doc, em));
+            }
         } else if (root) {
             rc = trove_fail(TROVE_EPARSE, "%s: top level must be a mapping", file);
         }
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(text);
+    if (rc)
+        config_free(cfg);   /* a failed load leaves nothing to free */
     return rc;
 }
 
@@ -191,21 +347,58 @@ trove_err config_load(config *cfg)
 
 /* ---- writing --------------------------------------------------------- */
 
-/* YAML double-quoted scalar: always valid, whatever the string holds. */
-static void put_quoted(tbuf *b, const char *s)
+/* Characters a YAML reader refuses raw or changes (C1 controls; U+0085,
+ * U+2028 and U+2029 are line breaks that fold to a space; a BOM; the
+ * non-characters U+FFFE/U+FFFF) are written as escapes. */
+static int yaml_needs_escape(uint32_t cp)
 {
-    tbuf_putc(b, '"');
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
+}
+
+/* Byte strings that are not UTF-8: "!bytes" and one \xNN per byte >= 0x80
+ * (see decode_bytes_node). */
+static void put_bytes(tbuf *b, const char *s)
+{
+    tbuf_puts(b, BYTES_TAG " \"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             tbuf_printf(b, "\\%c", *p);
-        else if (*p == '\n')
-            tbuf_puts(b, "\\n");
-        else if (*p == '\t')
-            tbuf_puts(b, "\\t");
-        else if (*p < 0x20 || *p == 0x7f)
+        else if (*p < 0x20 || *p >= 0x7F)
             tbuf_printf(b, "\\x%02x", *p);
         else
             tbuf_putc(b, (char)*p);
+    }
+    tbuf_putc(b, '"');
+}
+
+/* YAML double-quoted scalar that reads back to exactly `s`, whatever it
+ * holds. */
+static void put_quoted(tbuf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (!esc_utf8_valid(s, len)) {
+        put_bytes(b, s);
+        return;
+    }
+    const unsigned char *p = (const unsigned char *)s;
+    uint32_t cp;
+    tbuf_putc(b, '"');
+    for (size_t i = 0; i < len;) {
+        size_t k = esc_utf8_decode(p + i, len - i, &cp);
+        if (cp == '"' || cp == '\\')
+            tbuf_printf(b, "\\%c", (char)cp);
+        else if (cp == '\n')
+            tbuf_puts(b, "\\n");
+        else if (cp == '\t')
+            tbuf_puts(b, "\\t");
+        else if (cp <= 0xFF && yaml_needs_escape(cp))
+            tbuf_printf(b, "\\x%02x", (unsigned)cp);
+        else if (yaml_needs_escape(cp))
+            tbuf_printf(b, "\\u%04x", (unsigned)cp);
+        else
+            tbuf_append(b, s + i, k);
+        i += k;
     }
     tbuf_putc(b, '"');
 }
@@ -226,6 +419,11 @@ trove_err config_save(const config *cfg)
     tbuf b = {0};
     tbuf_puts(&b, "# trove configuration: maintained by `trove collection` and `trove context`,\n"
                   "# safe to edit by hand.\n");
+    if (cfg->embed_model) {
+        tbuf_puts(&b, "embed_model: ");
+        put_quoted(&b, cfg->embed_model);
+        tbuf_putc(&b, '\n');
+    }
     tbuf_puts(&b, "collections:\n");
     for (size_t i = 0; i < cfg->n_collections; i++) {
         const config_collection *c = &cfg->collections[i];
@@ -246,6 +444,22 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->contexts[i].text);
         tbuf_putc(&b, '\n');
     }
+    if (cfg->has_daemon)
+        tbuf_printf(&b, "daemon: %s\n", cfg->daemon_off ? "off" : "auto");
+    if (cfg->has_daemon_idle)
+        tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
+    if (cfg->mcp.token || cfg->mcp.n_origins) {
+        tbuf_puts(&b, "mcp:\n");
+        if (cfg->mcp.token) {
+            tbuf_puts(&b, "  token: ");
+            put_quoted(&b, cfg->mcp.token);
+            tbuf_putc(&b, '\n');
+        }
+        if (cfg->mcp.n_origins) {
+            tbuf_puts(&b, "  origins: ");
+            put_list(&b, cfg->mcp.origins, cfg->mcp.n_origins);
+        }
+    }
     if (cfg->zh_dict || cfg->zh_user_dict) {
         tbuf_puts(&b, "chinese:\n");
         if (cfg->zh_dict) {
@@ -258,6 +472,15 @@ trove_err config_save(const config *cfg)
             put_quoted(&b, cfg->zh_user_dict);
             tbuf_putc(&b, '\n');
         }
+    }
+    int any_weight = 0;
+    for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
+        any_weight |= cfg->has_weight[i];
+    if (any_weight) {
+        tbuf_puts(&b, "weights:\n");
+        for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
+            if (cfg->has_weight[i])
+                tbuf_printf(&b, "  %s: %.17g\n", config_weight_names[i], cfg->weights[i]);
     }
 
     if (fs_mkdir_parents(cfg->file) != 0) {
@@ -314,6 +537,9 @@ void config_free(config *cfg)
         free(cfg->contexts[i].text);
     }
     free(cfg->contexts);
+    free(cfg->embed_model);
+    free(cfg->mcp.token);
+    free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free(cfg->zh_dict);
     free(cfg->zh_user_dict);
     free(cfg->file);
@@ -360,6 +586,12 @@ int config_remove_collection(config *cfg, const char *name)
     memmove(c, c + 1, (cfg->n_collections - idx - 1) * sizeof *c);
     cfg->n_collections--;
     return 1;
+}
+
+void config_set_embed_model(config *cfg, const char *spec)
+{
+    free(cfg->embed_model);
+    cfg->embed_model = spec && *spec ? xstrdup(spec) : NULL;
 }
 
 void config_add_context(config *cfg, const char *target, const char *text)

@@ -26,12 +26,34 @@ typedef struct config_context {
     char *text;
 } config_context;
 
+/* `mcp:` — the MCP server's HTTP transport (src/mcp/). */
+typedef struct config_mcp {
+    char *token;       /* bearer token HTTP clients must send; NULL: none */
+    char **origins;    /* Origin values allowed besides loopback ones */
+    size_t n_origins;
+} config_mcp;
+
+/* Search channel weights from `weights:` (bm25, title, graph, vector);
+ * a channel not listed keeps its default. */
+enum { CONFIG_W_BM25, CONFIG_W_TITLE, CONFIG_W_GRAPH, CONFIG_W_VECTOR, CONFIG_N_WEIGHTS };
+extern const char *const config_weight_names[CONFIG_N_WEIGHTS];
+
 typedef struct config {
     char *file;        /* path of config.yaml */
+    config_mcp mcp;
+    double weights[CONFIG_N_WEIGHTS];
+    int has_weight[CONFIG_N_WEIGHTS];
     config_collection *collections;
     size_t n_collections;
     config_context *contexts;
     size_t n_contexts;
+    char *embed_model; /* `embed_model:` (catalogue name or path), NULL if unset;
+                          read it through models_resolve() (models/models.h) */
+    /* daemon: auto|off (docs/daemon.md); has_* = the key was in the file
+     * (and is written back by config_save). */
+    int daemon_off, has_daemon;
+    double daemon_idle;          /* seconds; CONFIG_DAEMON_IDLE when unset */
+    int has_daemon_idle;
     /* `chinese:` section (NULL when unset; relative paths are resolved
      * against the folder of config.yaml): the compiled dictionary to use
      * instead of the one shipped with trove, and a user word list
@@ -40,9 +62,12 @@ typedef struct config {
     char *zh_user_dict;
 } config;
 
+#define CONFIG_DAEMON_IDLE 1800.0
+
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
 
+/* On failure *cfg is left empty (nothing to free). */
 trove_err config_load(config *cfg);          /* from config_dir() */
 trove_err config_load_file(config *cfg, const char *file);
 trove_err config_save(const config *cfg);
@@ -54,6 +79,9 @@ config_collection *config_add_collection(config *cfg, const char *name, const ch
                                          const char *const *masks, size_t n_masks,
                                          const char *const *excludes, size_t n_excludes);
 int config_remove_collection(config *cfg, const char *name);  /* 1 if removed */
+
+/* Set (copied) or clear (NULL or "") the active embedding model. */
+void config_set_embed_model(config *cfg, const char *spec);
 
 void config_add_context(config *cfg, const char *target, const char *text);
 int config_remove_context(config *cfg, const char *target);   /* count removed */

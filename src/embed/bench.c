@@ -1,5 +1,6 @@
 /* embed_bench — see embed.h. Timing code for `trove model bench`; it lives
  * in the engine because it needs the engine's BLAS and quant-path knobs. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,7 +55,8 @@ static double flops_per_token(const embed_info *in, int tokens)
         return 0;
     double H = (double)in->n_embd, F = (double)in->n_ff, Tq = (double)tokens;
     double qkv = H * (double)in->head_dim * (double)(in->n_head + 2 * in->n_head_kv);
-    double ffn = (strcmp(in->arch, "gemma-embedding") == 0 ? 3.0 : 2.0) * H * F;
+    bool gated = strcmp(in->arch, "gemma-embedding") == 0 || strcmp(in->arch, "qwen3") == 0;
+    double ffn = (gated ? 3.0 : 2.0) * H * F;
     double att = 2.0 * Tq * (double)in->head_dim * (double)in->n_head;
     return 2.0 * (qkv + H * (double)in->head_dim * (double)in->n_head + ffn + att) *
            (double)in->n_layer;

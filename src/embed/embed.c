@@ -2,6 +2,7 @@
 #include "embed/embed.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "embed/kernels/blas.h"
 #include "embed/tokenizers/etok.h"
+#include "embed/tokenizers/tokjson.h"
 #include "embed/formats/gguf.h"
 #include "embed/kernels/kernels.h"
 #include "embed/arch/m2v.h"
@@ -22,17 +24,35 @@
  * enough that the id and output buffers stay small. */
 #define EMBED_GROUP 64
 
+/* Document tokens embed_rerank keeps by default. */
+#define EMBED_RERANK_TOKENS 256
+/* Query bytes a decoder reranker's prompt takes (about 1000 tokens). */
+#define EMBED_RERANK_QUERY_BYTES 4096
+
 struct embed_model {
     m2v *sm;          /* static (model2vec) backend; NULL for GGUF */
     gguf_file *f;
     emodel *m;
     etok *tok;
+    tokjson *tj;      /* GPT-2-style BPE (qwen3 files); then tok is NULL */
+    tokjson_enc enc;  /* tj's reusable encoding */
+    int32_t eos_tail; /* tj: id appended after each framed text when the
+                         file's framing lacks it (Qwen3-Embedding's
+                         <|endoftext|>); -1: none */
     kpool *pool;
     int threads;
     int64_t max_tokens;
     int64_t dim;
     bool normalize;
     emodel_pool pool_type; /* pooling used by embed_texts */
+    int64_t rerank_tokens;
+    /* decoder rerankers (Qwen3-Reranker) */
+    bool decoder_rank;
+    int yes_idx;            /* rank head output that is "yes" */
+    char *instruction;
+    bool no_prefix_cache;
+    int32_t *suffix;        /* ids of the prompt after the document */
+    size_t n_suffix;
     char *qprompt, *dprompt;
     char *fingerprint;
     /* reused buffers */
@@ -45,6 +65,22 @@ struct embed_model {
     size_t vec_cap;
     tbuf text;
 };
+
+/* Qwen3-Embedding's query instruction: get_detailed_instruct() of the
+ * model card and config_sentence_transformers.json's "query" prompt (no
+ * space after "Query:"); documents get none. */
+static const char QWEN3_EMB_QUERY[] =
+    "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:";
+
+/* Qwen3-Reranker's prompt (model card: prefix, format_instruction(),
+ * suffix): the document follows "<Document>: ". */
+static const char QWEN3_RR_SYSTEM[] =
+    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "
+    "and the Instruct provided. Note that the answer can only be \"yes\" or \"no\"."
+    "<|im_end|>\n<|im_start|>user\n";
+static const char QWEN3_RR_INSTRUCT[] =
+    "Given a web search query, retrieve relevant passages that answer the query";
+static const char QWEN3_RR_SUFFIX[] = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
 
 static const char BGE_EN[] = "Represent this sentence for searching relevant passages: ";
 static const char BGE_ZH[] = "\xe4\xb8\xba\xe8\xbf\x99\xe4\xb8\xaa\xe5\x8f\xa5\xe5\xad\x90\xe7"
@@ -65,20 +101,28 @@ static bool has_word(const char *s, const char *w)
     return false;
 }
 
+/* Lower-cased general.name + " " + general.basename into id. */
+static void model_id(const gguf_file *f, tbuf *id)
+{
+    tbuf_puts(id, gguf_str_or(f, "general.name", ""));
+    tbuf_putc(id, ' ');
+    tbuf_puts(id, gguf_str_or(f, "general.basename", ""));
+    for (size_t i = 0; i < id->len; i++)
+        id->data[i] = (char)tolower((unsigned char)id->data[i]);
+}
+
 /* Prompt presets by model family, recognised from general.name and
  * general.basename (lower-cased). */
 static void preset_prompts(const gguf_file *f, const char *arch, const char **q, const char **d)
 {
     tbuf id = {0};
-    tbuf_puts(&id, gguf_str_or(f, "general.name", ""));
-    tbuf_putc(&id, ' ');
-    tbuf_puts(&id, gguf_str_or(f, "general.basename", ""));
-    for (size_t i = 0; i < id.len; i++)
-        id.data[i] = (char)tolower((unsigned char)id.data[i]);
+    model_id(f, &id);
     const char *s = tbuf_cstr(&id);
     *q = "";
     *d = "";
-    if (strcmp(arch, "gemma-embedding") == 0 || strstr(s, "embeddinggemma")) {
+    if (strcmp(arch, "qwen3") == 0) {
+        *q = QWEN3_EMB_QUERY;
+    } else if (strcmp(arch, "gemma-embedding") == 0 || strstr(s, "embeddinggemma")) {
         *q = "task: search result | query: ";
         *d = "title: none | text: ";
     } else if (has_word(s, "e5")) {
@@ -114,16 +158,106 @@ static trove_err finish_open(embed_model *em, const embed_opts *o, const char *c
     return TROVE_OK;
 }
 
+/* Ids of text (no framing) from the GPT-2-style tokenizer into e. */
+static size_t tj_body(const embed_model *em, tokjson_enc *e, const char *text, size_t len)
+{
+    if (tokjson_encode(em->tj, text, len, 0, e))
+        return 0; /* over 1 GiB */
+    return e->n;
+}
+
+/* Which rank head output reads "yes": classifier.output_labels (llama.cpp
+ * writes ["yes", "no"]), else the first. */
+static trove_err yes_label(embed_model *em, const char *arch, int *out)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s.classifier.output_labels", arch);
+    int idx = gguf_find_key(em->f, key);
+    *out = 0;
+    if (idx < 0)
+        return TROVE_OK;
+    uint64_t n = gguf_arr_len(em->f, idx);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *l = gguf_arr_str(em->f, idx, i, NULL);
+        if (l && strcmp(l, "yes") == 0 && (int64_t)i < emodel_hp(em->m)->n_cls_out) {
+            *out = (int)i;
+            return TROVE_OK;
+        }
+    }
+    return trove_fail(TROVE_ECORRUPT, "%s: %s has no \"yes\" label for the rank head",
+                      gguf_path(em->f), key);
+}
+
+/* Decoder (qwen3) set-up: a reranker gets its yes/no head and prompt
+ * suffix; an embedding model its end-of-text token. A file is a reranker
+ * when it says so: pooling rank, a cls.output head, or "reranker" in its
+ * name (files converted before llama.cpp knew Qwen3-Reranker). */
+static trove_err setup_decoder(embed_model *em, const embed_opts *o)
+{
+    const emodel_hparams *hp = emodel_hp(em->m);
+    tbuf id = {0};
+    model_id(em->f, &id);
+    bool named = strstr(tbuf_cstr(&id), "rerank") != NULL;
+    tbuf_free(&id);
+    trove_err e = TROVE_OK;
+    if (hp->pool == EMODEL_POOL_RANK || hp->n_cls_out > 0 || named) {
+        if (!em->tj)
+            return trove_fail(TROVE_EUNSUPPORTED, "%s: a %s reranker needs a gpt2 (byte-level BPE) "
+                              "tokenizer", gguf_path(em->f), hp->arch_name);
+        em->decoder_rank = true;
+        em->pool_type = EMODEL_POOL_RANK;
+        if (hp->n_cls_out == 0) {
+            /* score from the language-model head's "yes" and "no" rows */
+            int32_t yn[2] = {tokjson_token_to_id(em->tj, "yes", 3),
+                             tokjson_token_to_id(em->tj, "no", 2)};
+            if (yn[0] < 0 || yn[1] < 0)
+                return trove_fail(TROVE_EINVAL, "%s: reranker has no cls.output head and its "
+                                  "vocabulary no \"yes\"/\"no\" tokens to score with",
+                                  gguf_path(em->f));
+            if ((e = emodel_token_head(em->m, yn, 2)))
+                return e;
+            em->yes_idx = 0;
+        } else if ((e = yes_label(em, hp->arch_name, &em->yes_idx))) {
+            return e;
+        }
+        em->instruction = xstrdup(o->rerank_instruction ? o->rerank_instruction
+                                                        : QWEN3_RR_INSTRUCT);
+        em->no_prefix_cache = o->rerank_no_prefix_cache != 0;
+        tokjson_enc enc = {0};
+        size_t n = tj_body(em, &enc, QWEN3_RR_SUFFIX, strlen(QWEN3_RR_SUFFIX));
+        em->suffix = xmalloc((n ? n : 1) * sizeof *em->suffix);
+        if (n)
+            memcpy(em->suffix, enc.ids, n * sizeof *em->suffix);
+        em->n_suffix = n;
+        tokjson_enc_free(&enc);
+        return TROVE_OK;
+    }
+    size_t npost = 0;
+    if (em->tj && em->pool_type == EMODEL_POOL_LAST)
+        tokjson_framing(em->tj, true, &npost);
+    if (em->tj && em->pool_type == EMODEL_POOL_LAST && npost == 0)
+        /* the model card's tokenize() appends <|endoftext|>; early GGUFs
+         * of Qwen3-Embedding lack add_eos_token */
+        em->eos_tail = tokjson_token_to_id(em->tj, "<|endoftext|>", 13);
+    return TROVE_OK;
+}
+
 static trove_err open_gguf(embed_model *em, const char *path, const embed_opts *o)
 {
     trove_err e;
-    if ((e = blas_load()) || (e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)) ||
-        (e = etok_from_gguf(em->f, &em->tok)))
+    if ((e = blas_load()) || (e = gguf_open(path, &em->f)) || (e = emodel_load(em->f, &em->m)))
+        return e;
+    if (strcmp(gguf_str_or(em->f, "tokenizer.ggml.model", ""), "gpt2") == 0)
+        e = tokjson_from_gguf(em->f, &em->tj);
+    else
+        e = etok_from_gguf(em->f, &em->tok);
+    if (e)
         return e;
     const emodel_hparams *hp = emodel_hp(em->m);
-    if ((int64_t)etok_n_vocab(em->tok) > hp->n_vocab)
+    size_t nv = em->tj ? tokjson_vocab_size(em->tj) : etok_n_vocab(em->tok);
+    if ((int64_t)nv > hp->n_vocab)
         return trove_fail(TROVE_ECORRUPT, "%s: tokenizer has %zu pieces but token_embd only %lld rows",
-                          path, etok_n_vocab(em->tok), (long long)hp->n_vocab);
+                          path, nv, (long long)hp->n_vocab);
     em->threads = o->threads;
     if (em->threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -134,6 +268,9 @@ static trove_err open_gguf(embed_model *em, const char *path, const embed_opts *
     em->max_tokens = o->max_tokens > 0 && o->max_tokens < hp->n_ctx ? o->max_tokens : hp->n_ctx;
     em->dim = o->dim > 0 && o->dim < hp->n_out ? o->dim : hp->n_out;
     em->pool_type = hp->pool == EMODEL_POOL_NONE ? EMODEL_POOL_MEAN : hp->pool;
+    em->rerank_tokens = o->rerank_tokens > 0 ? o->rerank_tokens : EMBED_RERANK_TOKENS;
+    if (hp->causal && (e = setup_decoder(em, o)))
+        return e;
     const char *q, *d;
     preset_prompts(em->f, hp->arch_name, &q, &d);
     const char *files[] = {path, NULL};
@@ -168,6 +305,7 @@ embed_model *embed_open(const char *path, const embed_opts *opts, trove_err *err
     if (opts)
         o = *opts;
     embed_model *em = xcalloc(1, sizeof *em);
+    em->eos_tail = -1;
     trove_err e = is_dir(path) || m2v_is_model(path) ? open_static(em, path, &o)
                                                       : open_gguf(em, path, &o);
     if (e) {
@@ -186,6 +324,10 @@ void embed_close(embed_model *em)
     kpool_free(em->pool);
     m2v_close(em->sm);
     etok_free(em->tok);
+    tokjson_free(em->tj);
+    tokjson_enc_free(&em->enc);
+    free(em->instruction);
+    free(em->suffix);
     emodel_free(em->m);
     gguf_close(em->f);
     free(em->qprompt);
@@ -201,6 +343,39 @@ void embed_close(embed_model *em)
 int embed_dim(const embed_model *em)
 {
     return (int)em->dim;
+}
+
+/* Framed ids of text, at most max: etok_encode's contract (the text is cut,
+ * the framing kept) for either tokenizer. e: tj's encoding scratch. */
+static size_t encode_text(const embed_model *em, tokjson_enc *e, const char *text, size_t len,
+                          bool special, int32_t *ids, size_t max)
+{
+    if (em->tok)
+        return etok_encode(em->tok, text, len, special, ids, max, NULL);
+    size_t nb = tj_body(em, e, text, len), npre = 0, npost = 0, nf;
+    const int32_t *pre = special ? tokjson_framing(em->tj, false, &npre) : NULL;
+    const int32_t *post = special ? tokjson_framing(em->tj, true, &npost) : NULL;
+    int32_t frame[16];
+    nf = 0;
+    for (size_t i = 0; i < npre && nf < 8; i++)
+        frame[nf++] = pre[i];
+    size_t lead = nf;
+    for (size_t i = 0; i < npost && nf < 15; i++)
+        frame[nf++] = post[i];
+    if (special && em->eos_tail >= 0)
+        frame[nf++] = em->eos_tail;
+    if (max <= nf) {
+        memcpy(ids, frame, max * sizeof *ids);
+        return max;
+    }
+    size_t keep = nb < max - nf ? nb : max - nf, w = 0;
+    memcpy(ids, frame, lead * sizeof *ids);
+    w += lead;
+    if (keep) /* e->ids is NULL for an empty text */
+        memcpy(ids + w, e->ids, keep * sizeof *ids);
+    w += keep;
+    memcpy(ids + w, frame + lead, (nf - lead) * sizeof *ids);
+    return w + nf - lead;
 }
 
 static int32_t *ids_room(embed_model *em, size_t need)
@@ -273,8 +448,8 @@ trove_err embed_texts(embed_model *em, const char *const *texts, size_t n, embed
             size_t k;
             if (em->sm) /* no tokens (only unknown words) is a zero vector, as in model2vec */
                 k = m2v_tokenize(em->sm, tbuf_cstr(&em->text), em->text.len, ids + off, maxt);
-            else if (!(k = etok_encode(em->tok, tbuf_cstr(&em->text), em->text.len, true,
-                                       ids + off, maxt, NULL)))
+            else if (!(k = encode_text(em, &em->enc, tbuf_cstr(&em->text), em->text.len, true,
+                                       ids + off, maxt)))
                 return trove_fail(TROVE_EINVAL, "text %zu gives no tokens", g + i);
             em->start[i] = off;
             em->len[i] = (int64_t)k;
@@ -299,6 +474,102 @@ trove_err embed_tokens(embed_model *em, const int32_t *ids, const int64_t *start
     return TROVE_OK;
 }
 
+/* ---- decoder rerankers (Qwen3-Reranker) ---- */
+
+/* The prompt up to the document (system, instruction, query and
+ * "<Document>:"); ids in e. The document continues with " " + text: the
+ * Qwen2 pre-tokenizer always splits between ":" and a space, so the two
+ * parts tokenise exactly as the whole prompt does (tested). */
+static size_t dec_prefix(const embed_model *em, tokjson_enc *e, tbuf *t, const char *query)
+{
+    tbuf_reset(t);
+    tbuf_puts(t, QWEN3_RR_SYSTEM);
+    tbuf_puts(t, "<Instruct>: ");
+    tbuf_puts(t, em->instruction);
+    tbuf_puts(t, "\n<Query>: ");
+    /* the prefix runs as one sequence: a pasted page as query must not
+     * make it (and its workspace) arbitrarily long */
+    size_t ql = strlen(query);
+    if (ql > EMBED_RERANK_QUERY_BYTES) {
+        ql = EMBED_RERANK_QUERY_BYTES;
+        while (ql > 0 && ((unsigned char)query[ql] & 0xC0) == 0x80)
+            ql--; /* not inside a UTF-8 sequence */
+    }
+    tbuf_append(t, query, ql);
+    tbuf_puts(t, "\n<Document>:");
+    return tj_body(em, e, tbuf_cstr(t), t->len);
+}
+
+/* " " + doc cut to rerank_tokens, then the prompt's suffix, into ids (room
+ * for rerank_tokens + n_suffix); returns the count. */
+static size_t dec_candidate(const embed_model *em, tokjson_enc *e, tbuf *t, const char *doc,
+                            int32_t *ids)
+{
+    tbuf_reset(t);
+    tbuf_putc(t, ' ');
+    tbuf_puts(t, doc);
+    size_t n = tj_body(em, e, tbuf_cstr(t), t->len);
+    if (n > (size_t)em->rerank_tokens)
+        n = (size_t)em->rerank_tokens;
+    if (n)
+        memcpy(ids, e->ids, n * sizeof *ids);
+    if (em->n_suffix)
+        memcpy(ids + n, em->suffix, em->n_suffix * sizeof *ids);
+    return n + em->n_suffix;
+}
+
+/* P(yes) from the rank head's outputs: softmax over them (llama.cpp's
+ * ["yes", "no"] rows), or the sigmoid of a single yes-minus-no logit. */
+static float rank_prob(const embed_model *em, const float *v, int64_t nout)
+{
+    if (nout == 1)
+        return (float)(1.0 / (1.0 + exp(-(double)v[0])));
+    double mx = v[0], sum = 0;
+    for (int64_t i = 1; i < nout; i++)
+        mx = v[i] > mx ? v[i] : mx;
+    for (int64_t i = 0; i < nout; i++)
+        sum += exp((double)v[i] - mx);
+    return (float)(exp((double)v[em->yes_idx] - mx) / sum);
+}
+
+static trove_err rerank_decoder(embed_model *em, const char *query, const char *const *docs,
+                                size_t n, float *scores)
+{
+    const emodel_hparams *hp = emodel_hp(em->m);
+    size_t np = dec_prefix(em, &em->enc, &em->text, query);
+    int32_t *pre = xmalloc((np ? np : 1) * sizeof *pre);
+    if (np)
+        memcpy(pre, em->enc.ids, np * sizeof *pre);
+    emodel_kv *kv = NULL;
+    trove_err e = TROVE_OK;
+    if (!em->no_prefix_cache)
+        e = emodel_kv_new(em->m, em->pool, pre, (int64_t)np, &kv);
+    size_t cmax = (size_t)em->rerank_tokens + em->n_suffix, lead = kv ? 0 : np;
+    int64_t nout = hp->n_cls_out;
+    for (size_t g = 0; g < n && !e; g += EMBED_GROUP) {
+        size_t ng = n - g < EMBED_GROUP ? n - g : EMBED_GROUP;
+        int32_t *ids = ids_room(em, ng * (lead + cmax));
+        int64_t off = 0;
+        for (size_t i = 0; i < ng; i++) {
+            if (lead)
+                memcpy(ids + off, pre, lead * sizeof *ids);
+            size_t k = lead + dec_candidate(em, &em->enc, &em->text, docs[g + i], ids + off + lead);
+            em->start[i] = off;
+            em->len[i] = (int64_t)k;
+            off += (int64_t)k;
+        }
+        float *v = vec_room(em, ng * (size_t)nout);
+        emodel_batch b = {.ids = ids, .start = em->start, .len = em->len, .n_seq = (int64_t)ng,
+                          .prefix = kv};
+        e = emodel_forward(em->m, em->pool, &b, EMODEL_POOL_RANK, v);
+        for (size_t i = 0; i < ng && !e; i++)
+            scores[g + i] = rank_prob(em, v + i * (size_t)nout, nout);
+    }
+    emodel_kv_free(kv);
+    free(pre);
+    return e;
+}
+
 trove_err embed_rerank(embed_model *em, const char *query, const char *const *docs, size_t n,
                        float *scores)
 {
@@ -306,7 +577,24 @@ trove_err embed_rerank(embed_model *em, const char *query, const char *const *do
         return trove_fail(TROVE_EINVAL, "%s: a static embedding model cannot rerank",
                           m2v_files(em->sm)[0]);
     const emodel_hparams *hp = emodel_hp(em->m);
+    if (em->decoder_rank)
+        return rerank_decoder(em, query, docs, n, scores);
+    if (hp->causal)
+        return trove_fail(TROVE_EINVAL, "%s: this %s model is not a reranker (pooling %s, no "
+                          "cls.output head, no \"reranker\" in its name): use a Qwen3-Reranker "
+                          "file", gguf_path(em->f), hp->arch_name, emodel_pool_name(hp->pool));
+    if (!em->tok)
+        return trove_fail(TROVE_EINVAL, "%s: cannot rerank with this tokenizer", gguf_path(em->f));
     size_t maxt = (size_t)em->max_tokens;
+    /* keep about rerank_tokens of the document: longest-first truncation to
+     * the query's tokens + rerank_tokens + framing cuts the document there
+     * (both sides when the query is longer than that) */
+    size_t nq = 0, nf;
+    int32_t frame[8];
+    etok_encode(em->tok, query, strlen(query), false, NULL, 0, &nq);
+    nf = etok_encode_pair(em->tok, "", 0, "", 0, frame, NULL, 8);
+    if (nq + (size_t)em->rerank_tokens + nf < maxt)
+        maxt = nq + (size_t)em->rerank_tokens + nf;
     bool use_types = hp->n_types >= 2;
     for (size_t g = 0; g < n; g += EMBED_GROUP) {
         size_t ng = n - g < EMBED_GROUP ? n - g : EMBED_GROUP;
@@ -342,7 +630,10 @@ size_t embed_tokenize(const embed_model *em, const char *text, int add_special, 
 {
     if (em->sm)
         return m2v_tokenize(em->sm, text, strlen(text), ids, cap);
-    return etok_encode(em->tok, text, strlen(text), add_special != 0, ids, cap, NULL);
+    tokjson_enc e = {0};
+    size_t n = encode_text(em, &e, text, strlen(text), add_special != 0, ids, cap);
+    tokjson_enc_free(&e);
+    return n;
 }
 
 size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, int32_t *ids,
@@ -351,6 +642,33 @@ size_t embed_tokenize_pair(const embed_model *em, const char *a, const char *b, 
     if (em->sm) { /* no pair framing: a's ids (type 0), then b's (type 1) */
         size_t na = m2v_tokenize(em->sm, a, strlen(a), ids, cap);
         size_t nb = m2v_tokenize(em->sm, b, strlen(b), ids + na, cap - na);
+        if (types) {
+            memset(types, 0, na);
+            memset(types + na, 1, nb);
+        }
+        return na + nb;
+    }
+    if (em->decoder_rank) { /* the whole prompt embed_rerank scores */
+        tokjson_enc e = {0};
+        tbuf t = {0};
+        size_t np = dec_prefix(em, &e, &t, a), w = np < cap ? np : cap;
+        if (w)
+            memcpy(ids, e.ids, w * sizeof *ids);
+        int32_t *c = xmalloc(((size_t)em->rerank_tokens + em->n_suffix) * sizeof *c);
+        size_t nc = dec_candidate(em, &e, &t, b, c);
+        size_t wc = nc < cap - w ? nc : cap - w;
+        if (wc)
+            memcpy(ids + w, c, wc * sizeof *ids);
+        if (types)
+            memset(types, 0, w + wc);
+        free(c);
+        tbuf_free(&t);
+        tokjson_enc_free(&e);
+        return w + wc;
+    }
+    if (!em->tok) { /* no pair framing: a's ids, then b's */
+        size_t na = embed_tokenize(em, a, 0, ids, cap);
+        size_t nb = embed_tokenize(em, b, 0, ids + na, cap - na);
         if (types) {
             memset(types, 0, na);
             memset(types + na, 1, nb);
@@ -414,8 +732,8 @@ void embed_get_info(const embed_model *em, embed_info *out)
     out->fingerprint = em->fingerprint;
     out->arch = hp->arch_name;
     out->name = gguf_str_or(em->f, "general.name", "");
-    out->tokenizer = etok_kind_name(etok_kind_of(em->tok));
-    out->pooling = emodel_pool_name(hp->pool);
+    out->tokenizer = em->tj ? "gpt2" : etok_kind_name(etok_kind_of(em->tok));
+    out->pooling = emodel_pool_name(em->decoder_rank ? EMODEL_POOL_RANK : hp->pool);
     out->query_prompt = em->qprompt;
     out->doc_prompt = em->dprompt;
     out->n_vocab = hp->n_vocab;
@@ -429,6 +747,7 @@ void embed_get_info(const embed_model *em, embed_info *out)
     out->dim_native = hp->n_out;
     out->dim = em->dim;
     out->n_cls_out = hp->n_cls_out;
+    out->rerank_tokens = (int)em->rerank_tokens;
     out->threads = em->threads;
     out->max_tokens = (int)em->max_tokens;
     tensor_stats(em->f, out);

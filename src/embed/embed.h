@@ -4,7 +4,8 @@
  * cross-encoder.
  *
  * Everything runs on the CPU inside this process: GGUF reader (gguf.h),
- * tokenizer (etok.h), transformer (model.h), kernels (kernels.h).
+ * tokenizers (etok.h; tokjson.h for GPT-2-style BPE), transformer
+ * (model.h), kernels (kernels.h).
  *
  * Memory and threads: an embed_model owns the mapped file, the tokenizer,
  * the weights' small float copies, a thread pool and a workspace reused
@@ -38,6 +39,17 @@ typedef struct embed_opts {
     const char *query_prompt; /* prefix for EMBED_QUERY texts; NULL: preset */
     const char *doc_prompt;   /* prefix for EMBED_DOCUMENT texts; NULL: preset */
     int no_normalize;         /* nonzero: skip L2 normalisation */
+    /* embed_rerank: tokens of each document kept (the rest is cut; the
+     * caller picks the window of text worth scoring); <= 0: 256 */
+    int rerank_tokens;
+    /* decoder rerankers (Qwen3-Reranker): the <Instruct> line of the
+     * prompt; NULL: the model card's "Given a web search query, retrieve
+     * relevant passages that answer the query" */
+    const char *rerank_instruction;
+    /* decoder rerankers: nonzero runs the whole prompt for every document
+     * instead of computing the shared prefix (instruction + query) once and
+     * reusing its keys and values; same scores, for measurements */
+    int rerank_no_prefix_cache;
 } embed_opts;
 
 /* Open a model. On failure returns NULL and stores the code in *err (if
@@ -62,9 +74,16 @@ trove_err embed_texts(embed_model *m, const char *const *texts, size_t n, embed_
 trove_err embed_tokens(embed_model *m, const int32_t *ids, const int64_t *start,
                        const int64_t *len, size_t n, float *out);
 
-/* Cross-encoder relevance of each document to the query: scores[i] is the
- * raw score (logit) of pair (query, docs[i]); higher is more relevant.
- * Needs a model with a rank head (cls.* tensors): TROVE_EINVAL otherwise. */
+/* Cross-encoder relevance of each document to the query; higher is more
+ * relevant. Each document is cut to opts.rerank_tokens tokens first.
+ *   encoder cross-encoders (bert, XLM-R with cls.* tensors): scores[i] is
+ *     the raw logit of pair (query, docs[i]);
+ *   decoder rerankers (Qwen3-Reranker): scores[i] = P("yes") in [0, 1],
+ *     the softmax of the yes/no logits after the model card's chat prompt
+ *     (system, <Instruct>, <Query>, <Document>, empty <think> block); the
+ *     prompt up to the document is run once and its keys/values reused.
+ * TROVE_EINVAL for a model that cannot rerank (an embedding model, a
+ * decoder without a yes/no head), naming the reason. */
 trove_err embed_rerank(embed_model *m, const char *query, const char *const *docs, size_t n,
                        float *scores);
 
@@ -74,7 +93,8 @@ size_t embed_tokenize(const embed_model *m, const char *text, int add_special, i
                       size_t cap);
 
 /* Same for a (query, document) pair; types (may be NULL) gets the BERT
- * token type of each id. */
+ * token type of each id. For a decoder reranker: the ids of the whole
+ * prompt embed_rerank scores (document cut to rerank_tokens). */
 size_t embed_tokenize_pair(const embed_model *m, const char *a, const char *b, int32_t *ids,
                            uint8_t *types, size_t cap);
 
@@ -92,7 +112,7 @@ typedef struct embed_info {
     uint64_t file_size;       /* bytes of the weights file */
     const char *arch;         /* general.architecture; "static" for model2vec */
     const char *name;         /* general.name, or "" */
-    const char *tokenizer;    /* "bert", "t5", "llama"; tokenizer.json model */
+    const char *tokenizer;    /* "bert", "t5", "llama", "gpt2"; tokenizer.json model */
     const char *pooling;      /* "mean", "cls", "last", "rank", "none" */
     const char *query_prompt; /* prompts in use ("" for none) */
     const char *doc_prompt;
@@ -106,6 +126,7 @@ typedef struct embed_info {
     int64_t dim_native;       /* width of a pooled vector before Matryoshka */
     int64_t dim;              /* embed_dim() */
     int64_t n_cls_out;        /* rank head outputs, 0 if not a reranker */
+    int rerank_tokens;        /* document tokens embed_rerank keeps */
     int threads;
     int max_tokens;
     size_t n_tensor_types;    /* entries used in tensor_types, by type id */

@@ -197,6 +197,11 @@ static void enter_dir(walker *w, int fd, gi_frame *gi)
         close(fd);
         return;
     }
+    if (w->cb->on_dir && w->cb->on_dir(w->cb->ctx, w->path.len ? w->path.data : "")) {
+        w->stop = 1;
+        close(fd);
+        return;
+    }
     size_t len = w->path.len;
     if (len)
         tbuf_putc(&w->path, '/');

@@ -46,6 +46,10 @@ typedef struct walk_callbacks {
     /* relpath uses '/' separators, no leading "./"; st is the stat of the
      * file (after following a symlink). Return non-zero to stop the walk. */
     int (*on_file)(void *ctx, const char *relpath, const struct stat *st);
+    /* Every folder the walk enters (relpath "" for the root), before its
+     * files; the watcher watches exactly these. Non-zero stops the walk.
+     * May be NULL. */
+    int (*on_dir)(void *ctx, const char *relpath);
     /* A path that could not be read (message names it). May be NULL. */
     void (*on_warning)(void *ctx, const char *message);
 } walk_callbacks;

@@ -1,8 +1,12 @@
 /* md — block structure of a note: frontmatter fences, headings (ATX and
  * setext), fenced and indented code, lists and paragraphs, in one pass over
- * the lines. Inline constructs are handed to md_inline() line by line. */
+ * the lines. Blockquote markers ("> ", nested "> > ", Obsidian callouts
+ * "> [!note]") are stripped first, so fences and headings inside a quote are
+ * code and headings too. Inline constructs are handed to md_inline() line by
+ * line. */
 #include "md/md.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +25,7 @@ typedef struct line {
 } line;
 
 typedef struct blocks {
+    int quote;               /* blockquote depth of the previous line */
     int para;                /* PARA_* of the paragraph being continued */
     size_t para_start;
     int para_line;
@@ -29,9 +34,22 @@ typedef struct blocks {
     char fence_ch;
     size_t fence_len, fence_start;
     int fence_indent;
+    int fence_quote;         /* quote depth the fence opened at */
     int in_icode;
+    int icode_quote;
     size_t icode_start, icode_end;
 } blocks;
+
+/* First non-blank byte and indent of the content starting at `at`. */
+static void measure(const char *s, line *l, size_t at)
+{
+    int col = 0;
+    size_t i = at;
+    for (; i < l->cend && (s[i] == ' ' || s[i] == '\t'); i++)
+        col = s[i] == '\t' ? (col / 4 + 1) * 4 : col + 1;
+    l->fs = i;
+    l->indent = col;
+}
 
 static void read_line(const char *s, size_t len, size_t at, line *l)
 {
@@ -42,12 +60,23 @@ static void read_line(const char *s, size_t len, size_t at, line *l)
     if (e > at && s[e - 1] == '\r')
         e--;
     l->cend = e;
-    int col = 0;
-    size_t i = at;
-    for (; i < e && (s[i] == ' ' || s[i] == '\t'); i++)
-        col = s[i] == '\t' ? (col / 4 + 1) * 4 : col + 1;
-    l->fs = i;
-    l->indent = col;
+    measure(s, l, at);
+}
+
+/* Strip up to `max` blockquote markers ('>' after at most 3 spaces, then
+ * one optional blank) from the line's content; returns how many. The line
+ * keeps its start, so headings and code spans still begin at the line. */
+static int strip_quotes(const char *s, line *l, int max)
+{
+    int q = 0;
+    while (q < max && l->indent <= 3 && l->fs < l->cend && s[l->fs] == '>') {
+        size_t at = l->fs + 1;
+        if (at < l->cend && (s[at] == ' ' || s[at] == '\t'))
+            at++;
+        measure(s, l, at);
+        q++;
+    }
+    return q;
 }
 
 static int is_blank(const line *l)
@@ -108,6 +137,7 @@ static int fence_open(mdp *p, blocks *bk, const line *l)
     if (c == '`' && memchr(s + l->fs + n, '`', l->cend - l->fs - n))
         return 0; /* a backtick info string is an inline code span */
     bk->in_fence = 1;
+    bk->fence_quote = bk->quote;
     bk->fence_ch = c;
     bk->fence_len = n;
     bk->fence_indent = l->indent;
@@ -172,6 +202,7 @@ static void setext_heading(mdp *p, blocks *bk, const line *l, int level)
     for (size_t at = bk->para_start; at < l->start;) {
         line pl;
         read_line(s, l->start, at, &pl);
+        strip_quotes(s, &pl, bk->quote);
         size_t e = pl.cend;
         while (e > pl.fs && (s[e - 1] == ' ' || s[e - 1] == '\t'))
             e--;
@@ -223,6 +254,7 @@ static void block_line(mdp *p, blocks *bk, const line *l)
     }
     if (l->indent >= 4 && bk->para == PARA_NONE && !bk->list_active) {
         bk->in_icode = 1;
+        bk->icode_quote = bk->quote;
         bk->icode_start = l->start;
         bk->icode_end = l->next;
         return;
@@ -286,13 +318,21 @@ static void scan_body(mdp *p, size_t at)
     while (at < p->len) {
         line l;
         read_line(s, p->len, at, &l);
+        int in_quote = bk.in_fence ? bk.fence_quote : bk.in_icode ? bk.icode_quote : 0;
+        int q = strip_quotes(s, &l, in_quote);
+        if (bk.in_fence && q < bk.fence_quote) {
+            /* The quote holding the fence ended: so did the fence. */
+            add_code(p, bk.fence_start, l.start);
+            bk.in_fence = 0;
+            bk.para = PARA_NONE;
+        }
         if (bk.in_fence) {
             if (fence_close(p, &bk, &l)) {
                 add_code(p, bk.fence_start, l.next);
                 bk.in_fence = 0;
                 bk.para = PARA_NONE;
             }
-        } else if (bk.in_icode && (is_blank(&l) || l.indent >= 4)) {
+        } else if (bk.in_icode && q == bk.icode_quote && (is_blank(&l) || l.indent >= 4)) {
             if (!is_blank(&l))
                 bk.icode_end = l.next;
         } else {
@@ -300,6 +340,13 @@ static void scan_body(mdp *p, size_t at)
                 add_code(p, bk.icode_start, bk.icode_end);
                 bk.in_icode = 0;
                 bk.para = PARA_NONE;
+            }
+            q += strip_quotes(s, &l, INT_MAX);
+            if (q != bk.quote) {
+                /* A quote starts or ends: no paragraph or list runs across. */
+                bk.para = PARA_NONE;
+                bk.list_active = 0;
+                bk.quote = q;
             }
             block_line(p, &bk, &l);
         }

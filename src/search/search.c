@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/vembed.h"
+#include "search/fusion.h"
 #include "search/snippet.h"
+#include "store/store_vec.h"
 #include "text/grams.h"
 #include "text/lang.h"
 #include "text/query.h"
@@ -15,7 +18,7 @@
 #include "util/mem.h"
 #include "util/str.h"
 
-const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title"};
+const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "vector"};
 
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
@@ -42,6 +45,11 @@ void search_opts_init(search_opts *o)
     o->weights[SEARCH_CH_TITLE] = 1.5;
     o->graph_weight = 0.1;
     o->lang_bonus = 0.1;
+    /* The hybrid fusion compares standardised scores: a vector hit must
+     * stand out twice as far as a keyword hit to outvote it (docs/
+     * performance.md: equal weight let a weak model reorder good keyword
+     * results). */
+    o->weights[SEARCH_CH_VECTOR] = 0.5;
     o->with_snippet = 1;
 }
 
@@ -49,6 +57,7 @@ void search_opts_init(search_opts *o)
 typedef struct cand {
     int64_t doc_id;
     int64_t chunk_id;      /* anchoring chunk, 0 = none yet */
+    int64_t vec_chunk_id;  /* the note's best chunk by the vector channel */
     int in_degree;
     int lang;              /* LANG_* of the note */
     double prior;          /* link-graph factor on the bm25 score */
@@ -155,9 +164,36 @@ static void filter_build(filter *f, const search_opts *o)
             tbuf prefix = {0};
             tbuf_append(&prefix, start, len);
             tbuf_putc(&prefix, '/');
-            tbuf_printf(&f->sql, " AND substr(d.path, 1, %zu) = ?", prefix.len);
+            /* substr() of a BLOB counts bytes (of TEXT, characters). */
+            tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                        prefix.len);
             filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
         }
+    }
+    if (o->path_prefix && *o->path_prefix) {
+        tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                    strlen(o->path_prefix));
+        filter_bind(f, o->path_prefix);
+    }
+    if (o->n_doc_refs) {
+        /* "COLLECTION/PATH": a collection name never holds '/', so the
+         * first one splits it. */
+        tbuf_puts(&f->sql, " AND d.id IN (SELECT rd.id FROM docs rd JOIN collections rc"
+                           " ON rc.id = rd.collection_id WHERE 0");
+        for (size_t i = 0; i < o->n_doc_refs; i++) {
+            const char *ref = o->doc_refs[i], *slash = strchr(ref, '/');
+            if (!slash)
+                continue;
+            tbuf_puts(&f->sql, " OR (rc.name = ? AND rd.path = ?)");
+            filter_bind(f, filter_own(f, xstrndup(ref, (size_t)(slash - ref))));
+            filter_bind(f, slash + 1);
+        }
+        tbuf_puts(&f->sql, ")");
+    }
+    if (o->heading_contains && *o->heading_contains) {
+        tbuf_puts(&f->sql, " AND EXISTS (SELECT 1 FROM chunks hc WHERE hc.doc_id = d.id AND"
+                           " instr(lower(hc.heading), lower(?)) > 0)");
+        filter_bind(f, o->heading_contains);
     }
     for (size_t i = 0; i < o->n_tags; i++) {
         const char *t = o->tags[i];
@@ -875,6 +911,136 @@ static void rank_bm25(cand_set *cs)
     free(order);
 }
 
+/* ---- channel: vectors ------------------------------------------------- */
+
+/* Bitmap of the note ids the filters allow (NULL when there are none). */
+static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_t *n_bits)
+{
+    *bits = NULL;
+    *n_bits = 0;
+    if (f->sql.len == 0)
+        return TROVE_OK;
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT coalesce(max(id), 0) FROM docs", &s);
+    if (rc)
+        return rc;
+    int64_t max = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_finalize(s);
+    *n_bits = max + 1;
+    *bits = xcalloc((size_t)(*n_bits + 7) / 8, 1);
+    tbuf sql = {0};
+    tbuf_printf(&sql, "SELECT d.id FROM docs d WHERE 1%s", tbuf_cstr(&f->sql));
+    rc = prepare(st, sql.data, &s);
+    tbuf_free(&sql);
+    if (rc)
+        return rc;
+    bind_filters(s, 1, f);
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        if (id >= 0 && id < *n_bits)
+            (*bits)[id >> 3] |= (uint8_t)(1u << (id & 7));
+    }
+    sqlite3_finalize(s);
+    return step == SQLITE_DONE ? TROVE_OK : store_fail(st, "filtering notes");
+}
+
+/* Collections in scope without any vector of the model: the searched ones,
+ * else every indexed one. */
+static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_id,
+                                 search_results *out)
+{
+    const char **names = NULL;
+    size_t n = 0;
+    char **owned = NULL;
+    sqlite3_stmt *s = NULL;
+    trove_err rc = TROVE_OK;
+    if (o->n_collections) {
+        names = (const char **)o->collections;
+        n = o->n_collections;
+    } else {
+        if ((rc = prepare(st, "SELECT name FROM collections ORDER BY name", &s)))
+            return rc;
+        size_t cap = 0;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            xgrow(&owned, &cap, n + 1, sizeof *owned);
+            owned[n++] = xstrdup((const char *)sqlite3_column_text(s, 0));
+        }
+        sqlite3_finalize(s);
+        names = (const char **)owned;
+    }
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        int has;
+        rc = store_vec_collection_has(st, model_id, names[i], &has);
+        if (rc == TROVE_OK && !has) {
+            out->vec_missing = xrealloc(out->vec_missing, (out->n_vec_missing + 1) * sizeof(char *));
+            out->vec_missing[out->n_vec_missing++] = xstrdup(names[i]);
+        }
+    }
+    for (size_t i = 0; owned && i < n; i++)
+        free(owned[i]);
+    free(owned);
+    return rc;
+}
+
+static trove_err channel_vector(store *st, const search_opts *o, const filter *f, size_t depth,
+                                cand_set *cs, search_results *out)
+{
+    char *fp = vembed_fingerprint(o->model);
+    int64_t model_id;
+    int dim;
+    trove_err rc = store_vec_model_find(st, fp, &model_id, &dim);
+    free(fp);
+    int64_t *segs = NULL;
+    size_t n_segs = 0;
+    if (rc == TROVE_OK && model_id)
+        rc = store_vec_segments(st, model_id, &segs, &n_segs);
+    if (rc || n_segs == 0 || dim != embed_dim(o->model)) {
+        free(segs);
+        out->vec_state = SEARCH_VEC_NONE;
+        return rc;
+    }
+    out->vec_state = SEARCH_VEC_USED;
+    float *qf = xmalloc((size_t)dim * sizeof *qf);
+    int8_t *qq = xmalloc((size_t)dim);
+    float qs = 0;
+    const char *text = o->query ? o->query : "";
+    rc = embed_texts(o->model, &text, 1, EMBED_QUERY, qf);
+    if (rc == TROVE_OK)
+        vec_quantize(qf, dim, qq, &qs);
+    uint8_t *allow = NULL;
+    int64_t n_allow = 0;
+    if (rc == TROVE_OK)
+        rc = allowed_docs(st, f, &allow, &n_allow);
+    vec_filter vf = {allow, n_allow, o->vector_only ? (float)o->min_score : -INFINITY};
+    vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
+    for (size_t i = 0; rc == TROVE_OK && i < n_segs; i++) {
+        store_vec_seg seg;
+        rc = store_vec_segment_load(st, segs[i], dim, &seg);
+        if (rc == TROVE_OK)
+            vec_topk_scan(t, &seg.blk);
+        store_vec_segment_free(&seg);
+    }
+    if (rc == TROVE_OK) {
+        size_t n;
+        const vec_hit *h = vec_topk_results(t, &n);
+        for (size_t i = 0; i < n; i++) {
+            cand *c = cand_get(cs, h[i].doc_id, 1);
+            c->ch[SEARCH_CH_VECTOR].rank = (int)i + 1;
+            c->ch[SEARCH_CH_VECTOR].score = h[i].score;
+            c->vec_chunk_id = h[i].chunk_id;
+        }
+    }
+    if (rc == TROVE_OK)
+        rc = find_unembedded(st, o, model_id, out);
+    vec_topk_free(t);
+    free(allow);
+    free(qq);
+    free(qf);
+    free(segs);
+    return rc;
+}
+
 /* ---- fusion ----------------------------------------------------------- */
 
 static int cmp_fused(const void *a, const void *b)
@@ -929,28 +1095,40 @@ static int query_language(const cand_set *cs, const char *query)
     return best;
 }
 
-static void fuse(cand_set *cs, const search_opts *o, char lang_out[8])
+static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8],
+                 search_fusion *info)
 {
-    double best = 0;
-    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
-        best += o->weights[ch] / (o->rrf_k + 1);
+    fusion_cand *fc = xcalloc(cs->n ? cs->n : 1, sizeof *fc);
     for (size_t i = 0; i < cs->n; i++) {
         cand *c = &cs->items[i];
-        double sum = 0;
-        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
-            if (!c->ch[ch].rank)
-                continue;
-            /* The title channel's vote counts as much as its match is good. */
-            double quality = ch == SEARCH_CH_TITLE ? c->ch[ch].score : 1.0;
-            sum += quality * o->weights[ch] / (o->rrf_k + c->ch[ch].rank);
-        }
-        c->fused = best > 0 ? sum / best : 0;
+        /* Anchor: the best keyword chunk, else the best vector chunk. */
+        if (!c->chunk_id)
+            c->chunk_id = c->vec_chunk_id;
+        memcpy(fc[i].ch, c->ch, sizeof fc[i].ch);
+        /* bm25 ranks by its score times the link prior: so does its z */
+        if (c->has_bm25)
+            fc[i].ch[SEARCH_CH_BM25].score = bm25_key(c);
     }
+    if (!o->vector_only)
+        fusion_run(fc, cs->n, o->weights, o->rrf_k, vector_ran, info);
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *c = &cs->items[i];
+        if (o->vector_only) {
+            c->fused = c->ch[SEARCH_CH_VECTOR].score;
+            continue;
+        }
+        c->fused = fc[i].fused;
+        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+            c->ch[ch].z = fc[i].ch[ch].z;
+            c->ch[ch].vote = fc[i].ch[ch].vote;
+        }
+    }
+    free(fc);
     /* Among equally good matches in several languages, the query's first:
      * notes known to be in another language lose a little. */
     int qlang = query_language(cs, o->query ? o->query : "");
     snprintf(lang_out, 8, "%s", lang_code(qlang));
-    if (qlang != LANG_UND && o->lang_bonus > 0)
+    if (qlang != LANG_UND && o->lang_bonus > 0 && !o->vector_only)
         for (size_t i = 0; i < cs->n; i++)
             if (cs->items[i].lang != LANG_UND && cs->items[i].lang != qlang)
                 cs->items[i].fused /= 1.0 + o->lang_bonus;
@@ -1113,7 +1291,9 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     trove_err rc = store_read_begin(st);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
-    if (rc == TROVE_OK && q.fts) {
+    if (rc == TROVE_OK && o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0))
+        rc = channel_vector(st, o, &f, depth, &cs, out);
+    if (rc == TROVE_OK && q.fts && !o->vector_only) {
         if (o->weights[SEARCH_CH_BM25] > 0 || o->weights[SEARCH_CH_TITLE] <= 0)
             rc = channel_bm25(st, q.fts, &f, depth, &cs);
         if (rc == TROVE_OK && o->weights[SEARCH_CH_BM25] > 0)
@@ -1126,7 +1306,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             rank_bm25(&cs);
     }
     if (rc == TROVE_OK) {
-        fuse(&cs, o, out->lang);
+        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
         size_t keep = 0;
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
             keep++;
@@ -1170,5 +1350,12 @@ void search_results_free(search_results *r)
     }
     free(r->items);
     free(r->fts);
+    for (size_t i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    for (size_t i = 0; i < r->n_vec_missing; i++)
+        free(r->vec_missing[i]);
+    free(r->vec_missing);
+    free(r->vec_error);
     memset(r, 0, sizeof *r);
 }

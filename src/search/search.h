@@ -10,11 +10,16 @@
  *          the name covers, exact matches first.
  * Equal channel scores share a rank: the best rank of their tie group
  * (1, 1, 3), so row order never decides between them.
- * Fusion is weighted reciprocal rank fusion: score = sum w_c / (k + rank_c),
- * normalised so that a note ranked first by every channel scores 1.0. A
+ * Fusion (search/fusion.h): weighted reciprocal rank fusion of the keyword
+ * channels, normalised so that a note ranked first by every channel scores
+ * 1.0; when the vector channel ran, a score fusion of the channels' scores
+ * standardised per query, with a per-query vector confidence. A
  * note known to be in another language than the query's is divided by
  * (1 + lang_bonus): a tie-breaker between translations, not a filter.
- * Later channels (vectors) plug in as one more ranked list.
+ *   vector exact int8 top-k over the chunk embeddings of the active model
+ *          (vec/vec.h): a note ranks by its best chunk (cosine similarity);
+ *          runs when opts.model is set and the index holds its vectors.
+ * With vector_only (vsearch) the score is the cosine similarity.
  *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it. */
@@ -25,9 +30,10 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "embed/embed.h"
 #include "store/store.h"
 
-enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_N_CHANNELS };
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_VECTOR, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 
@@ -36,6 +42,11 @@ typedef struct search_opts {
     const char *const *collections;  /* restrict to these names (OR) */
     size_t n_collections;
     const char *folder;              /* path prefix inside a collection */
+    const char *path_prefix;         /* raw string prefix of the path (not a folder) */
+    const char *const *doc_refs;     /* only these notes, each "COLLECTION/PATH" (OR) */
+    size_t n_doc_refs;
+    const char *heading_contains;    /* notes with a section whose heading path contains
+                                        this (ASCII case-insensitive) */
     const char *const *tags;         /* notes must carry all of them */
     size_t n_tags;
     double min_score;
@@ -45,15 +56,44 @@ typedef struct search_opts {
     double lang_bonus;               /* query-language preference (0 = off) */
     int rrf_k;
     int with_snippet;
+    embed_model *model;              /* query embedder for the vector channel; NULL: off */
+    int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
+    int vec_threads;                 /* scan threads; <= 0: every CPU */
 } search_opts;
 
-/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1 */
+/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1, vector 0.5 */
 void search_opts_init(search_opts *o);
+
+/* What the vector channel did, for the front end to tell the user. */
+typedef enum search_vec_state {
+    SEARCH_VEC_OFF = 0,   /* no model, or its weight is 0 */
+    SEARCH_VEC_USED,      /* ran */
+    SEARCH_VEC_NONE,      /* a model, but the index has no vector of it */
+} search_vec_state;
 
 typedef struct search_channel_hit {
     int rank;        /* 1-based, 0 = not found by this channel */
     double score;    /* the channel's own score (bm25: positive, larger better) */
+    double z;        /* hybrid fusion: the score standardised in its list (0: RRF) */
+    double vote;     /* what the channel added to the note's score (normalised) */
 } search_channel_hit;
+
+/* What the fusion did for this query (search/fusion.h), for --explain. */
+/* NONE: vsearch (the score is the cosine); RRF: keyword channels; Z: hybrid */
+typedef enum search_fusion_method {
+    SEARCH_FUSION_NONE = 0, SEARCH_FUSION_RRF, SEARCH_FUSION_Z
+} search_fusion_method;
+
+typedef struct search_fusion {
+    search_fusion_method method;
+    double weight[SEARCH_N_CHANNELS];   /* weight applied for this query */
+    double mean[SEARCH_N_CHANNELS];     /* FUSION_Z: mean and sd of the channel's */
+    double sd[SEARCH_N_CHANNELS];       /* top scores, over n of them */
+    int n[SEARCH_N_CHANNELS];
+    double certainty;                   /* FUSION_Z: bm25's largest softmax(z) */
+    double agreement;                   /* vector support of bm25's sure notes, [0, 1] */
+    double vector_confidence;           /* 1 - certainty * (1 - agreement) */
+} search_fusion;
 
 typedef struct search_result {
     int64_t doc_id;
@@ -85,7 +125,15 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
+    char **owned;        /* strings the items borrow that the results own (the
+                            context lines of results decoded by api/wire) */
+    size_t n_owned, cap_owned;
+    search_vec_state vec_state;
+    char **vec_missing;  /* collections searched that have no vector of the model */
+    size_t n_vec_missing;
+    char *vec_error;     /* why the vector channel could not run (model unusable), or NULL */
     char lang[8];        /* the query's language as decided, "" undetermined */
+    search_fusion fusion;
 } search_results;
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);

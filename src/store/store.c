@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/store_int.h"
+#include "store/store_vec.h"
 #include "text/lang.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -16,11 +18,6 @@
 #include "util/mem.h"
 #include "util/str.h"
 
-/* Prepared statements of the write path, compiled once per connection. */
-enum {
-    S_DOC_INSERT, S_CHUNK_INSERT, S_CHUNK_FTS_INSERT, S_TITLE_FTS_INSERT,
-    S_NAME_INSERT, S_TAG_INSERT, S_LINK_INSERT, S_DOC_TOUCH, S_COUNT
-};
 
 static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_INSERT] =
@@ -39,16 +36,18 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_DOC_TOUCH] = "UPDATE docs SET size = ?, mtime_ns = ? WHERE id = ?",
 };
 
-struct store {
-    sqlite3 *db;
-    char *path;
-    int stamp_on_close;     /* opened for writing and found healthy */
-    int damaged;            /* a statement hit damage: never stamp it healthy */
-    int checked;            /* verify() ran quick_check and it passed ... */
-    struct stat checked_sb; /* ... on the file as it was then */
-    sqlite3_stmt *stmt[S_COUNT];
-    tbuf scratch;
-};
+/* Embedding vectors (schema version 3, see store_vec.h). */
+#define VEC_SCHEMA_SQL \
+    "CREATE TABLE IF NOT EXISTS vec_models(" \
+    "  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, dim INTEGER NOT NULL," \
+    "  name TEXT NOT NULL, created_at INTEGER NOT NULL);" \
+    "CREATE TABLE IF NOT EXISTS vec_segs(" \
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, model_id INTEGER NOT NULL, n INTEGER NOT NULL," \
+    "  n_dead INTEGER NOT NULL DEFAULT 0, dead BLOB, data BLOB NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS vec_segs_model ON vec_segs(model_id);" \
+    "CREATE TABLE IF NOT EXISTS vec_map(" \
+    "  chunk_id INTEGER NOT NULL, model_id INTEGER NOT NULL, seg_id INTEGER NOT NULL," \
+    "  slot INTEGER NOT NULL, PRIMARY KEY(chunk_id, model_id)) WITHOUT ROWID;"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -84,7 +83,8 @@ static const char schema_sql[] =
     "  dst_doc INTEGER);"
     "CREATE INDEX IF NOT EXISTS links_src ON links(src_doc);"
     "CREATE INDEX IF NOT EXISTS links_dst ON links(dst_doc);"
-    "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;";
+    "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;"
+    VEC_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -98,6 +98,9 @@ trove_err store_fail(store *st, const char *what)
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
         return trove_fail(TROVE_EBUSY, "%s: index is locked by another trove process (%s); "
                           "try again when it finishes", st->path, what);
+    if (code == SQLITE_FULL)
+        return trove_fail(TROVE_EIO, "%s: the disk is full (%s); nothing of this transaction was "
+                          "written: free some space and run the command again", st->path, what);
     if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT) {
         st->damaged = 1;
         return store_damaged(st->path, "%s: %s", what, msg);
@@ -224,6 +227,10 @@ static trove_err upgrade_schema(store *st, int version)
                                 " FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
                                 " WHERE c.doc_id = docs.id)");
         version = 2;
+    }
+    if (version == 2 && rc == TROVE_OK) {
+        /* v3: the vector tables, which schema_sql creates right after. */
+        version = 3;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -397,6 +404,10 @@ trove_err store_open(const char *path, int flags_in, store **out)
         store_exec(st, "PRAGMA synchronous=NORMAL");
     }
     store_exec(st, "PRAGMA cache_size=-32000");
+    /* Readers map the file: vector segments (megabytes per search) are then
+     * copied straight from the page cache instead of through read() calls. */
+    if (readonly)
+        store_exec(st, "PRAGMA mmap_size=1073741824");
     store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!(flags_in & STORE_NOVERIFY) && (rc = verify(st)) != TROVE_OK)
         goto fail;
@@ -457,6 +468,7 @@ void store_close(store *st)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    free(st->dead);
     sqlite3_close_v2(st->db);
     /* After the close (and its checkpoint) the file is as this writer left
      * it: record that, so readers need no check until someone else
@@ -486,11 +498,13 @@ trove_err store_begin(store *st)
 
 trove_err store_commit(store *st)
 {
-    return store_exec(st, "COMMIT");
+    trove_err rc = store_vec_fold(st);
+    return rc ? rc : store_exec(st, "COMMIT");
 }
 
 void store_rollback(store *st)
 {
+    store_vec_discard(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -883,6 +897,9 @@ done:
 
 trove_err store_doc_delete(store *st, int64_t doc_id)
 {
+    trove_err vrc = store_vec_doc_deleted(st, doc_id);
+    if (vrc)
+        return vrc;
     static const char *const sqls[] = {
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?1)",
         "DELETE FROM chunks WHERE doc_id = ?1",

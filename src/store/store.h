@@ -23,9 +23,10 @@
 typedef struct store store;
 struct sqlite3;
 
-/* Version 2 added docs.lang; an index of version 1 is upgraded in place by
- * the first writable store_open() (see docs/schema.md). */
-#define STORE_SCHEMA_VERSION 2
+/* Version 2 added docs.lang, version 3 the vector tables (store_vec.h); an
+ * older index is upgraded in place by the first writable store_open() (see
+ * docs/schema.md). */
+#define STORE_SCHEMA_VERSION 3
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -105,8 +106,52 @@ class Trove:
         })
         for d in ("home", "xdg-cache", "xdg-config", "xdg-data", "state"):
             (self.home / d).mkdir(parents=True, exist_ok=True)
+        # Daemon sockets: a short private folder (a Unix socket path has at
+        # most 107 bytes; pytest's tmp_path can be longer).
+        self.run_dir = Path(tempfile.mkdtemp(prefix="trove-run-"))
+        self.env["XDG_RUNTIME_DIR"] = str(self.run_dir)
+        self.env.pop("TROVE_NO_DAEMON", None)
+        # both_ways: every read command runs through the daemon and cold
+        # (TROVE_NO_DAEMON=1); their stdout, stderr and exit codes must be
+        # byte for byte the same.
+        self.both_ways = False
+        self.daemon_calls = 0
 
-    def __call__(self, *args, env=None, timeout=60, cwd=None):
+    def socket_dir(self):
+        return self.run_dir / "trove"
+
+    def start_daemon(self, *flags, env=None):
+        r = self("daemon", "--detach", *flags, env=env, both=False)
+        assert r.rc == 0, r
+        return r
+
+    def stop_daemon(self):
+        r = self("daemon", "stop", both=False)
+        return r
+
+    def daemon_requests(self):
+        r = self("daemon", "status", both=False)
+        assert r.rc == 0, r
+        m = re.search(r"^requests: (\d+)$", r.out, re.M)
+        return int(m.group(1))
+
+    READ_COMMANDS = ("search", "vsearch", "get", "multi-get", "ls")
+
+    def __call__(self, *args, env=None, timeout=60, cwd=None, both=True):
+        if both and self.both_ways and args and str(args[0]) in self.READ_COMMANDS:
+            cold_env = dict(env or {})
+            cold_env["TROVE_NO_DAEMON"] = "1"
+            cold = self._run(args, cold_env, timeout, cwd)
+            warm = self._run(args, env, timeout, cwd)
+            # Another index than the daemon's is answered cold: not counted.
+            if not (env and "TROVE_INDEX" in env) and "--index" not in map(str, args):
+                self.daemon_calls += 1
+            assert (warm.rc, warm.out, warm.err) == (cold.rc, cold.out, cold.err), \
+                "through the daemon:\n%r\ncold:\n%r" % (warm, cold)
+            return warm
+        return self._run(args, env, timeout, cwd)
+
+    def _run(self, args, env, timeout, cwd):
         args = [str(a) for a in args]
         e = dict(self.env)
         if env:
@@ -146,7 +191,28 @@ def trove(tmp_path):
     if not (b.is_file() and os.access(b, os.X_OK)):
         pytest.fail("trove binary not found at %s: build it (cmake) or set "
                     "TROVE_BIN" % b)
-    return Trove(tmp_path / "env")
+    t = Trove(tmp_path / "env")
+    yield t
+    # A daemon a test left running exits with its socket folder gone.
+    sock_dir = t.socket_dir()
+    if sock_dir.is_dir() and any(sock_dir.glob("*.sock")):
+        t.stop_daemon()
+    shutil.rmtree(t.run_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def trove_mode(request):
+    """'cold', or 'daemon' in modules that set DAEMON_BOTH_WAYS = True."""
+    return getattr(request, "param", "cold")
+
+
+def pytest_generate_tests(metafunc):
+    # Modules with DAEMON_BOTH_WAYS run every test on `indexed` twice: cold,
+    # and with a daemon where each read command is compared byte for byte
+    # with its cold twin (Trove.both_ways).
+    if getattr(metafunc.module, "DAEMON_BOTH_WAYS", False) and \
+            "trove_mode" in metafunc.fixturenames:
+        metafunc.parametrize("trove_mode", ["cold", "daemon"], indirect=True)
 
 
 @pytest.fixture
@@ -156,11 +222,29 @@ def vault(tmp_path):
     return dst
 
 
+def daemon_both_ways(trove, trove_mode):
+    """Generator for fixtures: in 'daemon' mode start a daemon for the
+    fixture's index and compare every read command with its cold twin."""
+    if trove_mode == "daemon":
+        # No watcher: the index changes only when a test runs `update`, so
+        # the daemon and the cold run of one command see the same index.
+        trove.start_daemon("--no-watch", "--idle", "300")
+        trove.both_ways = True
+    yield
+    if trove_mode == "daemon":
+        calls = trove.daemon_calls
+        served = trove.daemon_requests()
+        trove.stop_daemon()
+        # The daemon really answered (no silent fallback to the cold path).
+        assert calls == 0 or served >= calls, (calls, served)
+
+
 @pytest.fixture
-def indexed(trove, vault):
+def indexed(trove, vault, trove_mode):
     trove.ok("collection", "add", vault, "--name", COLLECTION)
     trove.ok("update")
-    return trove, vault
+    for _ in daemon_both_ways(trove, trove_mode):
+        yield trove, vault
 
 
 # ---- helpers shared by the test modules ------------------------------------

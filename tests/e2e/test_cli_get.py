@@ -3,6 +3,10 @@ import re
 
 from conftest import COLLECTION, bump_mtime, expected_notes, file_lines
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 SOURDOUGH = "cooking/sourdough-bread.md"
 FTS = "programming/sqlite-fts5.md"
 

@@ -6,6 +6,10 @@ import os
 
 from conftest import COLLECTION
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 SECRET = "wobblefrotzsecret"
 
 
@@ -92,7 +96,7 @@ def test_multi_get_refuses_a_note_swapped_for_an_outside_link(indexed, tmp_path)
     assert SECRET not in r.out, r
     assert "outside the collection" in r.out, r
     r = trove.ok("multi-get", COLLECTION + "/travel/*.md", "--json")
-    entry = [x for x in r.json() if x["path"] == SWAPPED]
+    entry = [x for x in r.json()["notes"] if x["path"] == SWAPPED]
     assert entry and "body" not in entry[0], r
     assert entry[0]["skipped"] == "outside the collection", r
 

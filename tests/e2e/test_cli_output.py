@@ -9,6 +9,10 @@ import pytest
 
 from conftest import file_lines
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 QUERY = "bread"
 
 

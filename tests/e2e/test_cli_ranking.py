@@ -165,9 +165,11 @@ def test_json_and_explain_carry_the_language(bilingual):
 
 def test_old_schema_is_upgraded_by_update(bilingual):
     t = bilingual
-    # Turn the index into one of schema version 1: no docs.lang.
+    # Turn the index into one of schema version 1: no docs.lang, no vectors.
     db = sqlite3.connect(str(t.index))
     db.execute("ALTER TABLE docs DROP COLUMN lang")
+    for table in ("vec_map", "vec_segs", "vec_models"):
+        db.execute("DROP TABLE " + table)
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
@@ -178,5 +180,6 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     assert langs["en/zip.md"] == "en" and langs["de/zip.md"] == "de", langs
     db = sqlite3.connect(str(t.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                      ).fetchone()[0] == "2"
+                      ).fetchone()[0] == "3"
+    assert db.execute("SELECT count(*) FROM vec_segs").fetchone()[0] == 0
     db.close()

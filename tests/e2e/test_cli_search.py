@@ -7,6 +7,10 @@ import pytest
 from conftest import (COLLECTION, RESULT_FIELDS, check_result_provenance,
                       expected_notes, file_lines, find, read_bytes)
 
+# Every test on `indexed` also runs through a daemon, output compared byte
+# for byte with the cold path (conftest.pytest_generate_tests).
+DAEMON_BOTH_WAYS = True
+
 SOURDOUGH = "cooking/sourdough-bread.md"
 GIT = "programming/git-basics.md"
 SRS = "learning/Spaced Repetition.md"
@@ -257,6 +261,17 @@ def test_folder_filter(indexed):
     paths = trove.paths("error", "--folder", "programming/rust")
     assert paths and all(p.startswith("programming/rust/") for p in paths)
     assert ERRORS in paths
+
+
+def test_folder_filter_with_non_ascii_folder(indexed):
+    """The folder prefix is compared in bytes: SQLite's substr() on text
+    counts characters, which once made every non-ASCII folder match nothing."""
+    trove, vault = indexed
+    (vault / "笔记").mkdir()
+    (vault / "笔记" / "会议.md").write_text("# 会议\n\nquarterly zanzibar review\n")
+    trove.ok("update")
+    assert trove.paths("zanzibar", "--folder", "笔记") == ["笔记/会议.md"]
+    assert trove.paths("zanzibar", "--folder", "笔") == []
 
 
 def test_collection_filter(indexed, tmp_path):

@@ -6,7 +6,8 @@ runs, with requests and reference outputs for the engine tests.
   make_models.py OUTDIR --fuzz-seeds       tiny seeds for fuzz/fuzz_model.c
 
 writes into OUTDIR, for each model NAME:
-  NAME.gguf       the model (general.architecture bert / gemma-embedding)
+  NAME.gguf       the model (general.architecture bert / gemma-embedding /
+                  qwen3)
   NAME.req.json   {"seqs": [[ids]...], "types": [...], "pool": ...}: random
                   token sequences of assorted lengths, framed like the
                   tokenizer frames them
@@ -16,7 +17,7 @@ Models sharing a seed share their float weights (the *_q8/_q4k/_f16
 variants are the f32 model stored in another type), so a quantised model's
 output can be compared with its f32 twin's reference. --minilm adds the
 MiniLM-shaped model (6 layers, 384 hidden, 12 heads, 1536 FFN, 30522
-vocab) in F32 and Q8_0; --big a ~300 MB file (100k x 768 F32 token
+vocab) in F32 and Q8_0, as embedding model and as cross-encoder; --big a ~300 MB file (100k x 768 F32 token
 embeddings) for the open-time measurement.
 
 Everything is deterministic (fixed seeds).
@@ -109,6 +110,82 @@ def gemma_tokenizer_kv(w, V):
     w.add_kv("tokenizer.ggml.padding_token_id", 0, "uint32")
     w.add_kv("tokenizer.ggml.add_bos_token", True, "bool")
     w.add_kv("tokenizer.ggml.add_eos_token", True, "bool")
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character table (byte-level BPE spelling)."""
+    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) +
+          list(range(ord("\u00ae"), ord("\u00ff") + 1)))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+# control (3) and user-defined (4) pieces of Qwen's tokenizer that the
+# prompts use
+QWEN_SPECIALS = [("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 3), ("<think>", 4),
+                 ("</think>", 4)]
+QWEN_WORDS = WORDS + ("yes no Judge whether Document meets requirements based Query Instruct "
+                      "provided Note answer can only be system user assistant Given web "
+                      "retrieve relevant passages").split()
+
+
+def qwen_vocab(V, with_yes_no=True):
+    """A small byte-level BPE vocabulary as llama.cpp stores Qwen's: the 256
+    byte characters, merges that build the test words (with and without a
+    leading space, "\u0120"), filler pieces, the specials, then two unused
+    [PAD] rows. Returns (tokens, types, merges)."""
+    b2u = bytes_to_unicode()
+    toks = [b2u[b] for b in range(256)]
+    seen = set(toks)
+    merges = []
+    for wd in QWEN_WORDS:
+        if not with_yes_no and wd in ("yes", "no"):
+            continue
+        for form in (wd, " " + wd):
+            sp = "".join(b2u[b] for b in form.encode("utf-8"))
+            cur = sp[0]
+            for ch in sp[1:]:
+                if cur + ch not in seen:
+                    merges.append(cur + " " + ch)
+                    toks.append(cur + ch)
+                    seen.add(cur + ch)
+                cur = cur + ch
+    n_fill = V - len(toks) - len(QWEN_SPECIALS) - 2
+    if n_fill < 0:
+        raise ValueError("vocab too small")
+    toks += ["\u0100fill%05d" % i for i in range(n_fill)]
+    types = [1] * len(toks)
+    for t, ty in QWEN_SPECIALS:
+        toks.append(t)
+        types.append(ty)
+    toks += ["[PAD%d]" % len(toks), "[PAD%d]" % (len(toks) + 1)]
+    types += [5, 5]
+    return toks, types, merges
+
+
+def qwen_tokenizer_kv(V, add_eos=True, with_yes_no=True):
+    toks, types, merges = qwen_vocab(V, with_yes_no)
+    eot = toks.index("<|endoftext|>")
+
+    def kv(w, _V):
+        w.add_kv("tokenizer.ggml.model", "gpt2")
+        w.add_kv("tokenizer.ggml.pre", "qwen2")
+        w.add_kv("tokenizer.ggml.tokens", toks, "array:string")
+        w.add_kv("tokenizer.ggml.token_type", types, "array:int32")
+        w.add_kv("tokenizer.ggml.merges", merges, "array:string")
+        w.add_kv("tokenizer.ggml.bos_token_id", eot, "uint32")
+        w.add_kv("tokenizer.ggml.eos_token_id", eot, "uint32")
+        w.add_kv("tokenizer.ggml.padding_token_id", eot, "uint32")
+        w.add_kv("tokenizer.ggml.add_bos_token", False, "bool")
+        if add_eos:
+            w.add_kv("tokenizer.ggml.add_eos_token", True, "bool")
+    return kv, toks
 
 
 def qtype_for(qtype, shape):
@@ -266,6 +343,81 @@ def gemma_model(path, H=64, L=3, nh=4, nkv=2, dk=32, FF=128, V=600, ctx=64, wind
     w.write()
 
 
+def qwen3_model(path, H=64, L=2, nh=4, nkv=2, dk=32, FF=128, V=1000, ctx=512, qtype="F32",
+                seed=30, name="tiny-Qwen3-Embedding", pool=3, cls_out=False, tied=True,
+                tokenizer_kv=None, rope_base=1000000.0, emb_qtype=None, labels=True):
+    """A Qwen3-shaped decoder: pooling last (embedding), or 4 (rank) with a
+    cls.output [yes, no] head as llama.cpp converts Qwen3-Reranker; untied
+    files carry output.weight. n_head * head_dim != n_embd on purpose."""
+    a = "qwen3"
+    w = GGUFWriter(path)
+    w.add_kv("general.architecture", a)
+    w.add_kv("general.name", name)
+    w.add_kv(a + ".embedding_length", H, "uint32")
+    w.add_kv(a + ".block_count", L, "uint32")
+    w.add_kv(a + ".attention.head_count", nh, "uint32")
+    w.add_kv(a + ".attention.head_count_kv", nkv, "uint32")
+    w.add_kv(a + ".attention.key_length", dk, "uint32")
+    w.add_kv(a + ".attention.value_length", dk, "uint32")
+    w.add_kv(a + ".feed_forward_length", FF, "uint32")
+    w.add_kv(a + ".context_length", ctx, "uint32")
+    w.add_kv(a + ".attention.layer_norm_rms_epsilon", 1e-6, "float32")
+    w.add_kv(a + ".rope.freq_base", rope_base, "float32")
+    if pool is not None:
+        w.add_kv(a + ".pooling_type", pool, "uint32")
+    if cls_out and labels:
+        w.add_kv(a + ".classifier.output_labels", ["yes", "no"], "array:string")
+    kv, toks = tokenizer_kv or qwen_tokenizer_kv(V)
+    kv(w, V)
+    V = len(toks)
+    b = Builder(seed, qtype)
+    b.mat("token_embd.weight", V, H, std=1.0, qtype=emb_qtype or qtype)
+    for il in range(L):
+        p = "blk.%d." % il
+        b.vec(p + "attn_norm.weight", H, 1.0)
+        b.mat(p + "attn_q.weight", nh * dk, H)
+        b.mat(p + "attn_k.weight", nkv * dk, H)
+        b.mat(p + "attn_v.weight", nkv * dk, H)
+        b.vec(p + "attn_q_norm.weight", dk, 1.0, 0.3)
+        b.vec(p + "attn_k_norm.weight", dk, 1.0, 0.3)
+        b.mat(p + "attn_output.weight", H, nh * dk)
+        b.vec(p + "ffn_norm.weight", H, 1.0)
+        b.mat(p + "ffn_gate.weight", FF, H)
+        b.mat(p + "ffn_up.weight", FF, H)
+        b.mat(p + "ffn_down.weight", H, FF)
+    b.vec("output_norm.weight", H, 1.0)
+    if not tied:
+        b.mat("output.weight", V, H)
+    if cls_out:
+        b.mat("cls.output.weight", 2, H, std=3.0 / np.sqrt(H), qtype="F32")
+    b.write(w)
+    w.write()
+    return toks
+
+
+def qwen3_request(toks, seed, lens=(1, 4, 30, 140, 9), n_special=0):
+    """Sequences of normal pieces, each ended by <|endoftext|> as the
+    embedding template frames them."""
+    rng = np.random.default_rng(seed)
+    eot = toks.index("<|endoftext|>")
+    normal = [i for i, t in enumerate(toks) if not t.startswith(("<|", "<think", "</think", "[PAD"))]
+    return {"seqs": [rng.choice(normal, size=n).tolist() + [eot] for n in lens]}
+
+
+def qwen3_rank_request(toks, seed, lm_head=False):
+    """A shared prefix and candidates of assorted lengths; seqs are the
+    whole sequences (prefix + candidate) the reference scores."""
+    rng = np.random.default_rng(seed)
+    normal = [i for i, t in enumerate(toks) if not t.startswith(("<|", "<think", "</think", "[PAD"))]
+    prefix = [toks.index("<|im_start|>")] + rng.choice(normal, size=23).tolist()
+    cands = [rng.choice(normal, size=n).tolist() + [toks.index("<|im_end|>")]
+             for n in (0, 4, 37, 150, 300)]
+    req = {"prefix": prefix, "cands": cands, "seqs": [prefix + c for c in cands], "pool": "rank"}
+    if lm_head:
+        req["rank_tokens"] = [toks.index("yes"), toks.index("no")]
+    return req
+
+
 def bert_request(V, ctx, seed, n=5, pair=False, lens=None):
     rng = np.random.default_rng(seed)
     lens = lens or [1, 3, 17, ctx - 2, 9, 30][:n]
@@ -298,7 +450,8 @@ def emit(outdir, name, req, ref_path=None):
         json.dump(req, f)
     r = ref_forward.Reader(os.path.join(outdir, (ref_path or name) + ".gguf"))
     vecs = ref_forward.forward(r, req["seqs"], req.get("types"), req.get("pool"),
-                               req.get("normalize", True), req.get("dim", 0))
+                               req.get("normalize", True), req.get("dim", 0),
+                               req.get("rank_tokens"))
     with open(os.path.join(outdir, name + ".ref.json"), "w") as f:
         json.dump({"vectors": vecs}, f)
 
@@ -346,6 +499,10 @@ def main(argv):
                    rerank=True, fused=True, qtype="Q8_0")
         gemma_model(j("gemma"), H=8, L=2, nh=2, nkv=1, dk=4, FF=16, V=600, ctx=8, window=4,
                     pattern=2, seed=22)
+        qwen3_model(j("qwen3_rank"), H=8, L=2, nh=2, nkv=1, dk=8, FF=16, V=800, ctx=64,
+                    seed=23, pool=4, cls_out=True, name="tiny-Qwen3-Reranker")
+        qwen3_model(j("qwen3_emb_q8"), H=32, L=1, nh=2, nkv=1, dk=16, FF=32, V=800, ctx=64,
+                    seed=24, qtype="Q8_0", tied=False)
         return 0
 
     bert_model(j("bert_f32"), name="tiny-bert")
@@ -400,6 +557,32 @@ def main(argv):
     bert_model(j("xlmr_rerank"), seed=10, types=1, spm=True, rerank=True,
                name="bge-reranker-v2-m3-tiny")
 
+    # Qwen3: embedding (pooling last, tied), reranker with cls.output
+    # [yes, no] (llama.cpp's conversion), reranker converted without it
+    # (untied LM head, no pooling key, "Reranker" in the name), a chat model
+    # without yes/no tokens
+    toks = qwen3_model(j("qwen3_emb_f32"))
+    qwen3_model(j("qwen3_emb_q8"), qtype="Q8_0")
+    req = qwen3_request(toks, 31)
+    emit(out, "qwen3_emb_f32", req)
+    emit(out, "qwen3_emb_q8", req)
+    emit(out, "qwen3_emb_q8_vs_f32", req, "qwen3_emb_f32")
+    toks = qwen3_model(j("qwen3_rank_f32"), seed=32, pool=4, cls_out=True,
+                       name="tiny-Qwen3-Reranker")
+    qwen3_model(j("qwen3_rank_q8"), seed=32, pool=4, cls_out=True, name="tiny-Qwen3-Reranker",
+                qtype="Q8_0")
+    req = qwen3_rank_request(toks, 36)
+    emit(out, "qwen3_rank_f32", req)
+    emit(out, "qwen3_rank_q8", req)
+    emit(out, "qwen3_rank_q8_vs_f32", req, "qwen3_rank_f32")
+    toks = qwen3_model(j("qwen3_rank_lm"), seed=33, pool=None, tied=False,
+                       name="tiny-Qwen3-Reranker-0.6B")
+    emit(out, "qwen3_rank_lm", qwen3_rank_request(toks, 37, lm_head=True))
+    qwen3_model(j("qwen3_chat"), seed=34, pool=None, name="tiny-qwen3-chat",
+                tokenizer_kv=qwen_tokenizer_kv(1000, add_eos=False, with_yes_no=False))
+    qwen3_model(j("qwen3_rank_noyes"), seed=35, pool=4, name="tiny-Qwen3-Reranker-broken",
+                tokenizer_kv=qwen_tokenizer_kv(1000, add_eos=False, with_yes_no=False))
+
     broken(out)
 
     if "--big" in argv:
@@ -414,6 +597,10 @@ def main(argv):
         bert_model(j("minilm_q8"), qtype="Q8_0", **kw)
         req = bert_request(30522, 512, 16, lens=[14, 100, 254])
         emit(out, "minilm_f32", req)
+        # ms-marco-MiniLM-L-6-v2-shaped cross-encoder (bench/qwen3_bench.sh)
+        kw.update(rerank=True, name="MiniLM-shaped ms-marco-MiniLM-L-6-v2 reranker")
+        bert_model(j("minilm_rerank_f32"), **kw)
+        bert_model(j("minilm_rerank_q8"), qtype="Q8_0", **kw)
         with open(os.path.join(out, "minilm_q8.req.json"), "w") as f:
             json.dump(req, f)
     return 0

@@ -15,12 +15,20 @@ definitions:
                    q/k RMSNorm, GQA, NeoX RoPE (per-layer base), symmetric
                    sliding window on local layers, GELU-tanh gated FFN,
                    final RMSNorm, mean pooling, dense_2 / dense_3.
+  qwen3            Qwen3 decoder (HF Qwen3Model): pre-norm RMSNorm, q/k
+                   RMSNorm per head, GQA, NeoX RoPE, causal attention,
+                   SwiGLU FFN, final RMSNorm; last-token pooling
+                   (Qwen3-Embedding) or rank: P("yes") = softmax of the
+                   last token's yes/no logits, from cls.output (rows as
+                   classifier.output_labels say) or from the LM head rows
+                   of the request's "rank_tokens" [yes, no] (Qwen3-Reranker).
 
 Usage:
   ref_forward.py MODEL.gguf IN.json      prints {"vectors": [[...], ...]}
 IN.json: {"seqs": [[ids...], ...], "types": [[...], ...] (optional),
           "pool": "mean|cls|last|rank|none" (optional: model's own),
-          "normalize": true, "dim": 0}
+          "normalize": true, "dim": 0,
+          "rank_tokens": [yes_id, no_id] (qwen3 rank without cls.output)}
 """
 import json
 import math
@@ -149,8 +157,9 @@ def softmax(s):
     return e / e.sum(-1, keepdims=True)
 
 
-def attention(q, k, v, scale, window=0):
-    """q: (T, nh, d), k/v: (T, nkv, d) -> (T, nh*d); symmetric window."""
+def attention(q, k, v, scale, window=0, causal=False):
+    """q: (T, nh, d), k/v: (T, nkv, d) -> (T, nh*d); symmetric window, or
+    causal (token i sees j <= i)."""
     T, nh, d = q.shape
     nkv = k.shape[1]
     out = np.zeros((T, nh, d))
@@ -159,6 +168,8 @@ def attention(q, k, v, scale, window=0):
     if window:
         half = window // 2
         mask = np.abs(idx[:, None] - idx[None, :]) > half
+    if causal:
+        mask = idx[None, :] > idx[:, None]
     for h in range(nh):
         kh = h // (nh // nkv)
         s = (q[:, h, :] @ k[:, kh, :].T) * scale
@@ -261,10 +272,57 @@ def gemma_hidden(r, ids):
     return rmsnorm(x, r.t("output_norm.weight"), eps)
 
 
-def forward(r, seqs, types=None, pool=None, normalize=True, dim=0):
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def qwen3_hidden(r, ids):
+    a = "qwen3"
+    H = r.kv[a + ".embedding_length"]
+    nh = r.kv[a + ".attention.head_count"]
+    nkv = r.kv.get(a + ".attention.head_count_kv", nh)
+    d = r.kv.get(a + ".attention.key_length", H // nh)
+    eps = r.kv.get(a + ".attention.layer_norm_rms_epsilon", 1e-6)
+    L = r.kv[a + ".block_count"]
+    base = r.kv.get(a + ".rope.freq_base", 10000.0)
+    T = len(ids)
+    x = r.t("token_embd.weight")[ids]
+    for il in range(L):
+        p = "blk.%d." % il
+        h = rmsnorm(x, r.t(p + "attn_norm.weight"), eps)
+        q = linear(r, p + "attn_q", h).reshape(T, nh, d)
+        k = linear(r, p + "attn_k", h).reshape(T, nkv, d)
+        v = linear(r, p + "attn_v", h).reshape(T, nkv, d)
+        q = rope_neox(rmsnorm(q, r.t(p + "attn_q_norm.weight"), eps), base)
+        k = rope_neox(rmsnorm(k, r.t(p + "attn_k_norm.weight"), eps), base)
+        att = attention(q, k, v, 1.0 / math.sqrt(d), causal=True)
+        x = x + att @ r.t(p + "attn_output.weight").T
+        h = rmsnorm(x, r.t(p + "ffn_norm.weight"), eps)
+        f = silu(h @ r.t(p + "ffn_gate.weight").T) * (h @ r.t(p + "ffn_up.weight").T)
+        x = x + f @ r.t(p + "ffn_down.weight").T
+    return rmsnorm(x, r.t("output_norm.weight"), eps)
+
+
+def qwen3_rank(r, v, rank_tokens):
+    """P(yes) from the last token's hidden state v."""
+    yes = 0
+    if r.has("cls.output.weight"):
+        logits = r.t("cls.output.weight") @ v
+        labels = r.kv.get("qwen3.classifier.output_labels")
+        if labels:
+            yes = labels.index("yes")
+    else:
+        head = r.t("output.weight") if r.has("output.weight") else r.t("token_embd.weight")
+        logits = head[rank_tokens] @ v
+    if len(logits) == 1:
+        return float(1.0 / (1.0 + math.exp(-logits[0])))
+    return float(softmax(logits)[yes])
+
+
+def forward(r, seqs, types=None, pool=None, normalize=True, dim=0, rank_tokens=None):
     arch = r.kv["general.architecture"]
     if pool is None:
-        pool = POOL[r.kv.get(arch + ".pooling_type", 1)]
+        pool = POOL[r.kv.get(arch + ".pooling_type", 3 if arch == "qwen3" else 1)]
         if pool == "none":
             pool = "mean"
     out = []
@@ -273,10 +331,15 @@ def forward(r, seqs, types=None, pool=None, normalize=True, dim=0):
             h = bert_hidden(r, ids, types[i] if types else None)
         elif arch == "gemma-embedding":
             h = gemma_hidden(r, ids)
+        elif arch == "qwen3":
+            h = qwen3_hidden(r, ids)
         else:
             raise ValueError("unsupported arch " + arch)
         if pool == "none":
             out.append(h.tolist())
+            continue
+        if arch == "qwen3" and pool == "rank":
+            out.append(qwen3_rank(r, h[-1], rank_tokens))
             continue
         if pool in ("cls", "rank"):
             v = h[0]
@@ -313,7 +376,7 @@ def main(argv):
     with open(argv[2]) as f:
         req = json.load(f)
     vecs = forward(r, req["seqs"], req.get("types"), req.get("pool"),
-                   req.get("normalize", True), req.get("dim", 0))
+                   req.get("normalize", True), req.get("dim", 0), req.get("rank_tokens"))
     json.dump({"vectors": vecs}, sys.stdout)
     return 0
 

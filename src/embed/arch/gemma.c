@@ -65,22 +65,6 @@ static trove_err gemma_load_layer(emodel *m, int il, gemma_layer *L)
     return TROVE_OK;
 }
 
-static trove_err get_f64_or(emodel *m, const char *suffix, double dflt, double *out)
-{
-    char key[128];
-    float v;
-    emodel_key(m, suffix, key, sizeof key);
-    if (gguf_find_key(m->f, key) < 0) {
-        *out = dflt;
-        return TROVE_OK;
-    }
-    trove_err e = gguf_get_f32(m->f, key, &v);
-    if (e)
-        return e;
-    *out = v;
-    return TROVE_OK;
-}
-
 /* Which layers use the sliding window: a period (uint) or one bool per
  * layer (true = sliding window). */
 static trove_err gemma_swa_layers(emodel *m, gemma_w *w)
@@ -121,35 +105,13 @@ static trove_err gemma_load(emodel *m, const gguf_file *f)
     m->arch = w;
     trove_err e;
     char key[128];
-    int64_t dk, dv, win;
+    int64_t win;
     uint32_t u;
 
-    dk = hp->n_embd / hp->n_head;
-    if (gguf_find_key(f, emodel_key(m, "attention.key_length", key, sizeof key)) >= 0) {
-        if ((e = gguf_get_u32(f, key, &u)))
-            return e;
-        dk = u;
-    }
-    dv = dk;
-    if (gguf_find_key(f, emodel_key(m, "attention.value_length", key, sizeof key)) >= 0) {
-        if ((e = gguf_get_u32(f, key, &u)))
-            return e;
-        dv = u;
-    }
-    if (dk < 2 || dk > 4096 || dk % 2 || dv != dk)
-        return trove_fail(TROVE_ECORRUPT, "%s: unsupported head size (key %lld, value %lld)",
-                          gguf_path(f), (long long)dk, (long long)dv);
-    hp->head_dim = dk;
-    if (gguf_find_key(f, emodel_key(m, "attention.layer_norm_rms_epsilon", key, sizeof key)) >= 0) {
-        if ((e = gguf_get_f32(f, key, &hp->eps)))
-            return e;
-    } else {
-        hp->eps = 1e-6f;
-    }
-    if (!(hp->eps >= 0 && hp->eps < 1))
-        return trove_fail(TROVE_ECORRUPT, "%s: %s out of range", gguf_path(f), key);
-    if ((e = get_f64_or(m, "rope.freq_base", 10000.0, &hp->rope_base)) ||
-        (e = get_f64_or(m, "rope.freq_base_swa", 10000.0, &hp->rope_base_swa)))
+    if ((e = emodel_head_dim_eps(m)))
+        return e;
+    if ((e = emodel_f64_or(m, "rope.freq_base", 10000.0, &hp->rope_base)) ||
+        (e = emodel_f64_or(m, "rope.freq_base_swa", 10000.0, &hp->rope_base_swa)))
         return e;
     if (!(hp->rope_base > 1) || !(hp->rope_base_swa > 1))
         return trove_fail(TROVE_ECORRUPT, "%s: RoPE frequency base must be > 1", gguf_path(f));
@@ -180,19 +142,6 @@ static void gemma_free(emodel *m)
     m->arch = NULL;
 }
 
-static const float *rope_table(emodel *m, int which, double base, int64_t len)
-{
-    emodel_ws *ws = &m->ws;
-    int64_t d = m->hp.head_dim;
-    if (ws->rope_len[which] < len) {
-        free(ws->rope[which]);
-        ws->rope[which] = xmalloc((size_t)(len * d) * sizeof(float));
-        kern_rope_table(ws->rope[which], len, d, base);
-        ws->rope_len[which] = len;
-    }
-    return ws->rope[which];
-}
-
 static void gemma_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                           int64_t T, float *x)
 {
@@ -206,8 +155,8 @@ static void gemma_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0
     float *k = emodel_buf(m, 3, (size_t)(T * (nkv > F ? nkv : F)));
     float *v = emodel_buf(m, 4, (size_t)(T * nkv));
     float *att = emodel_buf(m, 5, (size_t)(T * nq));
-    const float *tab_g = rope_table(m, 0, hp->rope_base, m->ws.max_len);
-    const float *tab_l = rope_table(m, 1, hp->rope_base_swa, m->ws.max_len);
+    const float *tab_g = emodel_rope(m, 0, hp->rope_base, m->ws.max_len);
+    const float *tab_l = emodel_rope(m, 1, hp->rope_base_swa, m->ws.max_len);
 
     int64_t off = 0;
     for (int64_t s = s0; s < s0 + ns; s++) {

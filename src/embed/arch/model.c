@@ -1,5 +1,5 @@
-/* model — loading, validation, chunking and pooling; the layers themselves
- * are in bert.c and gemma.c. See model.h. */
+/* model — loading, validation, chunking, pooling and prefix caches; the
+ * layers themselves are in bert.c, gemma.c and qwen3.c. See model.h. */
 #define EMODEL_INTERNAL
 #include "embed/arch/model.h"
 
@@ -151,6 +151,19 @@ void emodel_embed_rows(emodel *m, const int32_t *ids, int64_t n, float *x)
                              x + t * m->hp.n_embd, m->hp.n_embd);
 }
 
+const float *emodel_rope(emodel *m, int which, double base, int64_t len)
+{
+    emodel_ws *ws = &m->ws;
+    int64_t d = m->hp.head_dim;
+    if (ws->rope_len[which] < len) {
+        free(ws->rope[which]);
+        ws->rope[which] = xmalloc((size_t)(len * d) * sizeof(float));
+        kern_rope_table(ws->rope[which], len, d, base);
+        ws->rope_len[which] = len;
+    }
+    return ws->rope[which];
+}
+
 void emodel_layout(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int64_t T)
 {
     emodel_ws *w = &m->ws;
@@ -166,17 +179,17 @@ void emodel_layout(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int
         w->llen = xmalloc((size_t)ns * sizeof *w->llen);
         w->lcap = (size_t)ns;
     }
-    int64_t off = 0;
+    int64_t off = 0, p0 = b->prefix ? b->prefix->n : 0;
     w->max_len = 0;
     for (int64_t s = 0; s < ns; s++) {
         int64_t len = b->len[s0 + s];
         w->lstart[s] = off;
         w->llen[s] = len;
         for (int64_t t = 0; t < len; t++)
-            w->pos[off + t] = (int32_t)t;
+            w->pos[off + t] = (int32_t)(p0 + t);
         off += len;
-        if (len > w->max_len)
-            w->max_len = len;
+        if (p0 + len > w->max_len)
+            w->max_len = p0 + len; /* longest position + 1: the RoPE table's size */
     }
 }
 
@@ -210,6 +223,44 @@ static trove_err opt_u32(emodel *m, const char *suffix, int64_t lo, int64_t hi, 
     return req_u32(m, suffix, lo, hi, out);
 }
 
+trove_err emodel_f64_or(emodel *m, const char *suffix, double dflt, double *out)
+{
+    char key[128];
+    double v;
+    emodel_key(m, suffix, key, sizeof key);
+    if (gguf_find_key(m->f, key) < 0) {
+        *out = dflt;
+        return TROVE_OK;
+    }
+    trove_err e = gguf_get_f64(m->f, key, &v);
+    if (e)
+        return e;
+    *out = v;
+    return TROVE_OK;
+}
+
+trove_err emodel_head_dim_eps(emodel *m)
+{
+    emodel_hparams *hp = &m->hp;
+    trove_err e;
+    int64_t dk, dv;
+    if ((e = opt_u32(m, "attention.key_length", 1, 1 << 16, hp->n_embd / hp->n_head, &dk)) ||
+        (e = opt_u32(m, "attention.value_length", 1, 1 << 16, dk, &dv)))
+        return e;
+    if (dk < 2 || dk > 4096 || dk % 2 || dv != dk)
+        return trove_fail(TROVE_ECORRUPT, "%s: unsupported head size (key %lld, value %lld)",
+                          gguf_path(m->f), (long long)dk, (long long)dv);
+    hp->head_dim = dk;
+    double eps;
+    if ((e = emodel_f64_or(m, "attention.layer_norm_rms_epsilon", 1e-6, &eps)))
+        return e;
+    if (!(eps >= 0 && eps < 1))
+        return trove_fail(TROVE_ECORRUPT, "%s: %sattention.layer_norm_rms_epsilon out of range",
+                          gguf_path(m->f), m->prefix);
+    hp->eps = (float)eps;
+    return TROVE_OK;
+}
+
 static trove_err load_common(emodel *m)
 {
     emodel_hparams *hp = &m->hp;
@@ -225,7 +276,10 @@ static trove_err load_common(emodel *m)
         return trove_fail(TROVE_ECORRUPT, "%s: head_count %" PRId64 " is not a multiple of "
                           "head_count_kv %" PRId64, gguf_path(m->f), hp->n_head, hp->n_head_kv);
     int64_t pool;
-    if ((e = opt_u32(m, "pooling_type", 0, 4, EMODEL_POOL_MEAN, &pool)))
+    /* a decoder's only meaningful summary is its last token (llama.cpp
+     * defaults qwen3 files without the key to it too) */
+    int64_t dflt = hp->causal ? EMODEL_POOL_LAST : EMODEL_POOL_MEAN;
+    if ((e = opt_u32(m, "pooling_type", 0, 4, dflt, &pool)))
         return e;
     hp->pool = (emodel_pool)pool;
 
@@ -306,10 +360,14 @@ trove_err emodel_load(const gguf_file *f, emodel **out)
     } else if (strcmp(arch, "gemma-embedding") == 0) {
         m->hp.arch = EMODEL_GEMMA;
         m->ops = &emodel_gemma_ops;
+    } else if (strcmp(arch, "qwen3") == 0) {
+        m->hp.arch = EMODEL_QWEN3;
+        m->hp.causal = true;
+        m->ops = &emodel_qwen3_ops;
     } else {
         free(m);
         return trove_fail(TROVE_EUNSUPPORTED, "%s: unsupported architecture '%s' (trove runs "
-                          "bert and gemma-embedding)", gguf_path(f), arch);
+                          "bert, gemma-embedding and qwen3)", gguf_path(f), arch);
     }
     if (strlen(arch) + 2 > sizeof m->prefix) {
         free(m);
@@ -352,9 +410,13 @@ void emodel_free(emodel *m)
 
 /* ---- forward ---- */
 
-/* Pooled vector of one sequence's hidden states h (len x n). */
-static void pool_rows(emodel_pool pool, const float *h, int64_t len, int64_t n, float *dst)
+/* Pooled vector of one sequence's hidden states h (len x n); a decoder's
+ * rank head reads the last token, the only one that has seen them all. */
+static void pool_rows(emodel_pool pool, bool causal, const float *h, int64_t len, int64_t n,
+                      float *dst)
 {
+    if (pool == EMODEL_POOL_RANK && causal)
+        pool = EMODEL_POOL_LAST;
     if (pool == EMODEL_POOL_CLS || pool == EMODEL_POOL_RANK) {
         memcpy(dst, h, (size_t)n * sizeof(float));
     } else if (pool == EMODEL_POOL_LAST) {
@@ -374,10 +436,18 @@ static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
     if (pool == EMODEL_POOL_RANK && !m->has_cls && !m->has_cls_out)
         return trove_fail(TROVE_EINVAL, "%s: model has no classification head (cls.*), it "
                           "cannot rerank", gguf_path(m->f));
+    int64_t p0 = 0;
+    if (b->prefix) {
+        if (b->prefix->m != m)
+            return trove_fail(TROVE_EINVAL, "%s: the prefix cache belongs to another model",
+                              gguf_path(m->f));
+        p0 = b->prefix->n;
+    }
     for (int64_t s = 0; s < b->n_seq; s++) {
-        if (b->len[s] < 1 || b->len[s] > m->hp.n_ctx)
-            return trove_fail(TROVE_EINVAL, "sequence %" PRId64 " has %" PRId64 " tokens; the "
-                              "model takes 1 to %" PRId64, s, b->len[s], m->hp.n_ctx);
+        if (b->len[s] < 1 || p0 + b->len[s] > m->hp.n_ctx)
+            return trove_fail(TROVE_EINVAL, "sequence %" PRId64 " has %" PRId64 " tokens%s; the "
+                              "model takes 1 to %" PRId64, s, p0 + b->len[s],
+                              p0 ? " with its prefix" : "", m->hp.n_ctx);
         const int32_t *ids = b->ids + b->start[s];
         for (int64_t t = 0; t < b->len[s]; t++)
             if (ids[t] < 0 || ids[t] >= m->hp.n_vocab)
@@ -415,7 +485,7 @@ trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool
         float *P = emodel_buf(m, 6, (size_t)(ns * n));
         int64_t off = 0;
         for (int64_t s = 0; s < ns; s++) {
-            pool_rows(pool, x + off * n, b->len[s0 + s], n, P + s * n);
+            pool_rows(pool, hp->causal, x + off * n, b->len[s0 + s], n, P + s * n);
             off += b->len[s0 + s];
         }
         if (pool == EMODEL_POOL_RANK) {
@@ -451,5 +521,78 @@ trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool
         }
         s0 += ns;
     }
+    return TROVE_OK;
+}
+
+/* ---- prefix caches and token heads (decoders) ---- */
+
+static trove_err check_ids(emodel *m, const int32_t *ids, int64_t n)
+{
+    for (int64_t t = 0; t < n; t++)
+        if (ids[t] < 0 || ids[t] >= m->hp.n_vocab)
+            return trove_fail(TROVE_EINVAL, "token id %d is outside the vocabulary (%" PRId64
+                              " entries)", ids[t], m->hp.n_vocab);
+    return TROVE_OK;
+}
+
+trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out)
+{
+    *out = NULL;
+    if (!m->ops->prefill)
+        return trove_fail(TROVE_EINVAL, "%s: %s is not a decoder; it has no prefix cache",
+                          gguf_path(m->f), m->hp.arch_name);
+    if (n < 1 || n >= m->hp.n_ctx)
+        return trove_fail(TROVE_EINVAL, "prefix of %" PRId64 " tokens; the model takes 1 to %"
+                          PRId64, n, m->hp.n_ctx - 1);
+    trove_err e = check_ids(m, ids, n);
+    if (e)
+        return e;
+    emodel_kv *kv = xcalloc(1, sizeof *kv);
+    kv->m = m;
+    kv->n = n;
+    kv->width = m->hp.n_head_kv * m->hp.head_dim;
+    size_t sz = (size_t)(m->hp.n_layer * n * kv->width);
+    kv->k = xmalloc(sz * sizeof(float));
+    kv->v = xmalloc(sz * sizeof(float));
+    m->ops->prefill(m, p, ids, n, kv);
+    *out = kv;
+    return TROVE_OK;
+}
+
+void emodel_kv_free(emodel_kv *kv)
+{
+    if (!kv)
+        return;
+    free(kv->k);
+    free(kv->v);
+    free(kv);
+}
+
+int64_t emodel_kv_len(const emodel_kv *kv)
+{
+    return kv->n;
+}
+
+trove_err emodel_token_head(emodel *m, const int32_t *ids, int n)
+{
+    const kmat *src = m->has_lm_head ? &m->lm_head : &m->tok_embd;
+    if (n < 1 || n > 64)
+        return trove_fail(TROVE_EINVAL, "a token head takes 1 to 64 tokens, not %d", n);
+    int64_t H = m->hp.n_embd;
+    size_t row = quant_row_size(src->type, H);
+    float *w = own(m, (size_t)(n * H));
+    for (int i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= src->n_out)
+            return trove_fail(TROVE_EINVAL, "%s: token %d has no row in %s", gguf_path(m->f),
+                              ids[i], src->name);
+        quant_dequantize_row(src->type, (const uint8_t *)src->data + (size_t)ids[i] * row,
+                             w + i * H, H);
+    }
+    m->cls_out = (kmat){.type = GGML_TYPE_F32, .n_in = H, .n_out = n, .data = w,
+                        .name = "token head"};
+    m->cls_out_b = NULL;
+    m->has_cls_out = true;
+    m->has_cls = false;
+    m->hp.n_cls_out = n;
     return TROVE_OK;
 }

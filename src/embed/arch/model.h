@@ -10,6 +10,12 @@
  *                      GQA, NeoX RoPE with a per-layer base, symmetric
  *                      sliding window on local layers, GELU-tanh gated FFN,
  *                      then the optional dense_2 / dense_3 projections.
+ *   "qwen3"            Qwen3 decoders (qwen3.c): pre-norm RMSNorm, q/k norm,
+ *                      GQA, NeoX RoPE, causal attention, SwiGLU; pooling
+ *                      last (Qwen3-Embedding) or rank: the last token's
+ *                      yes/no logits (Qwen3-Reranker). A decoder can keep the
+ *                      keys and values of a shared prompt prefix (emodel_kv)
+ *                      and run many continuations of it.
  * docs/embedding.md lists the exact metadata keys and tensor names.
  *
  * Memory: an emodel borrows the gguf_file (weights stay in the mapping;
@@ -33,7 +39,7 @@
 #include "embed/kernels/kernels.h"
 #include "util/err.h"
 
-typedef enum emodel_arch { EMODEL_BERT = 1, EMODEL_GEMMA = 2 } emodel_arch;
+typedef enum emodel_arch { EMODEL_BERT = 1, EMODEL_GEMMA = 2, EMODEL_QWEN3 = 3 } emodel_arch;
 
 /* Numbered as llama.cpp's LLAMA_POOLING_TYPE_* (stored in <arch>.pooling_type). */
 typedef enum emodel_pool {
@@ -55,7 +61,9 @@ typedef struct emodel_hparams {
     int64_t n_ctx;          /* longest sequence the model accepts */
     int64_t n_types;        /* token types (bert), 0 if none */
     float eps;              /* layer_norm_epsilon or layer_norm_rms_epsilon */
-    emodel_pool pool;       /* from the file; MEAN when absent */
+    emodel_pool pool;       /* from the file; MEAN when absent (qwen3: LAST) */
+    bool causal;            /* decoder: token i sees tokens <= i; the rank
+                               head reads the last token */
     /* gemma-embedding */
     double rope_base, rope_base_swa;
     int64_t swa_window;     /* 0: no sliding window */
@@ -65,6 +73,11 @@ typedef struct emodel_hparams {
 } emodel_hparams;
 
 typedef struct emodel emodel;
+
+/* Keys and values of every layer for a token prefix (decoder models): the
+ * shared part of many inputs, computed once. Owned by the caller; valid
+ * only with the model that built it. */
+typedef struct emodel_kv emodel_kv;
 
 /* Read hyperparameters, map and check every tensor. Failures:
  * TROVE_EUNSUPPORTED (architecture, tensor type), TROVE_ECORRUPT (missing
@@ -85,6 +98,9 @@ typedef struct emodel_batch {
     const uint8_t *types;
     const int64_t *start, *len;
     int64_t n_seq;
+    const emodel_kv *prefix; /* decoders: every sequence continues this
+                                prefix (positions start after it); NULL:
+                                none */
 } emodel_batch;
 
 /* Run the encoder and pool. pool selects the output:
@@ -99,7 +115,21 @@ typedef struct emodel_batch {
 trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
                          float *out);
 
-/* ---- shared between model.c, bert.c and gemma.c ---- */
+/* Run ids[0..n) through a decoder model and keep its keys and values for
+ * batches that continue it (emodel_batch.prefix). TROVE_EINVAL for an
+ * encoder model, an empty or too long prefix, ids outside the vocabulary. */
+trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out);
+void emodel_kv_free(emodel_kv *kv); /* NULL is fine */
+int64_t emodel_kv_len(const emodel_kv *kv);
+
+/* Give a decoder model a rank head made of its language-model head rows
+ * for the tokens ids[0..n) (output.weight, or token_embd when tied): RANK
+ * pooling then gives those tokens' logits at the last position (n_cls_out
+ * = n). Replaces a cls.output head. TROVE_EINVAL for an id outside the
+ * head. */
+trove_err emodel_token_head(emodel *m, const int32_t *ids, int n);
+
+/* ---- shared between model.c and the architectures ---- */
 #ifdef EMODEL_INTERNAL
 
 #define EMODEL_MAX_LAYERS 256
@@ -120,12 +150,23 @@ typedef struct emodel_ws {
 
 struct emodel;
 
+struct emodel_kv {
+    const struct emodel *m; /* the model it belongs to */
+    int64_t n;              /* prefix tokens */
+    int64_t width;          /* n_head_kv * head_dim */
+    float *k, *v;           /* n_layer x n x width each */
+};
+
 typedef struct emodel_arch_ops {
     trove_err (*load)(struct emodel *m, const gguf_file *f);
     /* Fill x (T x n_embd, T = sum of len) with final hidden states of the
      * chunk [s0, s0 + ns) of the batch. */
     void (*forward)(struct emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                     int64_t T, float *x);
+    /* Decoders only (NULL otherwise): run one sequence of n ids and store
+     * its keys and values in kv (allocated by the caller). */
+    void (*prefill)(struct emodel *m, kpool *p, const int32_t *ids, int64_t n,
+                    struct emodel_kv *kv);
     void (*free)(struct emodel *m);
 } emodel_arch_ops;
 
@@ -140,6 +181,10 @@ struct emodel {
     kmat cls, cls_out;
     float *cls_b, *cls_out_b;
     bool has_cls, has_cls_out;
+    /* language-model head of a decoder (qwen3): output.weight, or
+     * token_embd when tied (has_lm_head false) */
+    kmat lm_head;
+    bool has_lm_head;
     /* sentence-transformers dense projections (gemma) */
     kmat dense2, dense3;
     float *dense2_b, *dense3_b;
@@ -172,8 +217,20 @@ void emodel_layout(struct emodel *m, const emodel_batch *b, int64_t s0, int64_t 
 /* Gather token embedding rows for ids into x (row stride n_embd). */
 void emodel_embed_rows(struct emodel *m, const int32_t *ids, int64_t n, float *x);
 
+/* RoPE table `which` (0 or 1) for base and at least len positions, grown
+ * on demand (kern_rope_table layout, head_dim wide). */
+const float *emodel_rope(struct emodel *m, int which, double base, int64_t len);
+
+/* Float metadata "<arch>.<suffix>", dflt when absent. */
+trove_err emodel_f64_or(struct emodel *m, const char *suffix, double dflt, double *out);
+
+/* Head size from attention.key_length / value_length (default n_embd /
+ * n_head) into hp.head_dim, and the RMS epsilon into hp.eps. */
+trove_err emodel_head_dim_eps(struct emodel *m);
+
 extern const emodel_arch_ops emodel_bert_ops;
 extern const emodel_arch_ops emodel_gemma_ops;
+extern const emodel_arch_ops emodel_qwen3_ops;
 
 #endif /* EMODEL_INTERNAL */
 

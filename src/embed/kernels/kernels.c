@@ -245,8 +245,17 @@ static void linear_task_float(void *ctx, int task, int tid)
     linear_bias(j, o0, nb);
 }
 
-static int64_t row_block(int64_t T)
+/* Every row block packs (and dequantises) the whole weight matrix: for
+ * matrices of at least this many elements (4 MB as f32, beyond the L2
+ * caches: a 0.6B decoder's projections) that costs a quarter of the
+ * product at KERN_MB rows (measured, Qwen3-0.6B shape), so their large
+ * batches use twice as many rows per block. */
+#define KERN_BIG_W (1 << 20)
+
+static int64_t row_block(int64_t T, const kmat *w)
 {
+    if (T >= 4 * KERN_MB && w->n_in * w->n_out >= KERN_BIG_W)
+        return 2 * KERN_MB;
     return T >= 4 * KERN_MB ? KERN_MB : KERN_MB / 2;
 }
 
@@ -255,7 +264,7 @@ static void linear_task_rows(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
     const kmat *w = j->w;
-    int64_t mb = row_block(j->T);
+    int64_t mb = row_block(j->T, w);
     int64_t t0 = (int64_t)task * mb;
     int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
     const float *B;
@@ -322,7 +331,7 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
     int path = atomic_load(&quant_path);
     bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
-        int64_t mb = row_block(T);
+        int64_t mb = row_block(T, w);
         if (T >= 2 * mb)
             kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
         else
@@ -498,6 +507,20 @@ void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int
     rows_run(p, &j);
 }
 
+static void silu_mul_row(const rows_job *j, float *x, const float *y)
+{
+    for (int64_t i = 0; i < j->n; i++)
+        x[i] = x[i] / (1.0f + fexp(-x[i])) * y[i];
+}
+
+void kern_silu_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
+                   int64_t rows, int64_t n)
+{
+    rows_job j = {.x = gate, .y = up, .rows = rows, .n = n, .ld = ldg, .ldy = ldu,
+                  .row = silu_mul_row};
+    rows_run(p, &j);
+}
+
 void kern_tanh(float *x, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -609,33 +632,49 @@ static void attn_task(void *ctx, int task, int tid)
     const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
     const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
     float *o = j->O + j->start[s] * j->ldo + h * d;
+    int64_t P = a->n_prefix;
+    const float *pk = P ? a->pk + kvh * d : NULL, *pv = P ? a->pv + kvh * d : NULL;
     int64_t half = a->window > 0 ? a->window / 2 : T;
     int64_t qb = T < KERN_QB ? T : KERN_QB;
-    float *S = kpool_scratch(j->p, tid, (size_t)(qb * T) * sizeof(float));
+    /* a score row: P prefix columns, then the block's own keys */
+    float *S = kpool_scratch(j->p, tid, (size_t)(qb * (P + T)) * sizeof(float));
 
     for (int64_t r0 = 0; r0 < T; r0 += qb) {
         int64_t nr = T - r0 < qb ? T - r0 : qb;
         /* keys any row of the block can see */
         int64_t c0 = r0 - half < 0 ? 0 : r0 - half;
         int64_t c1 = r0 + nr - 1 + half >= T ? T - 1 : r0 + nr - 1 + half;
-        int64_t nc = c1 - c0 + 1;
+        if (a->causal)
+            c0 = 0, c1 = r0 + nr - 1;
+        int64_t nc = c1 - c0 + 1, ld = P + nc;
+        if (P)
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)P,
+                       (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, pk,
+                       (blasint)a->ldp, 0.0f, S, (blasint)ld);
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
                    (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, k + c0 * j->ldkv,
-                   (blasint)j->ldkv, 0.0f, S, (blasint)nc);
+                   (blasint)j->ldkv, 0.0f, S + P, (blasint)ld);
         for (int64_t i = 0; i < nr; i++) {
-            float *row = S + i * nc;
+            float *row = S + i * ld;
             int64_t gi = r0 + i;
             int64_t lo = (gi - half < 0 ? 0 : gi - half) - c0;
-            int64_t hi = (gi + half >= T ? T - 1 : gi + half) - c0;
+            int64_t hi = (a->causal ? gi : gi + half >= T ? T - 1 : gi + half) - c0;
             for (int64_t jj = 0; jj < lo; jj++)
-                row[jj] = 0.0f;
+                row[P + jj] = 0.0f;
             for (int64_t jj = hi + 1; jj < nc; jj++)
-                row[jj] = 0.0f;
-            kern_softmax(row + lo, hi - lo + 1);
+                row[P + jj] = 0.0f;
+            if (P) /* the prefix and keys [0, hi]: contiguous (no window with a prefix) */
+                kern_softmax(row, P + hi + 1);
+            else
+                kern_softmax(row + lo, hi - lo + 1);
         }
+        if (P)
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
+                       (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f,
+                       o + r0 * j->ldo, (blasint)j->ldo);
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
-                   (blasint)nc, 1.0f, S, (blasint)nc, v + c0 * j->ldkv, (blasint)j->ldkv, 0.0f,
-                   o + r0 * j->ldo, (blasint)j->ldo);
+                   (blasint)nc, 1.0f, S + P, (blasint)ld, v + c0 * j->ldkv, (blasint)j->ldkv,
+                   P ? 1.0f : 0.0f, o + r0 * j->ldo, (blasint)j->ldo);
     }
 }
 

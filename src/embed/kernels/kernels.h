@@ -99,6 +99,9 @@ void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld);
 /* gate[r, i] = gelu_tanh(gate[r, i]) * up[r, i] */
 void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
                         int64_t rows, int64_t n);
+/* gate[r, i] = silu(gate[r, i]) * up[r, i], silu(x) = x / (1 + e^-x) (SwiGLU) */
+void kern_silu_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
+                   int64_t rows, int64_t n);
 void kern_tanh(float *x, int64_t n);
 void kern_scale(float *x, int64_t n, float s);
 
@@ -124,14 +127,21 @@ typedef struct kattn {
     float scale;    /* multiplies q.k */
     int64_t window; /* symmetric sliding window: token i sees j iff
                        |i - j| <= window / 2; 0 = everyone sees everyone */
+    int causal;     /* nonzero: token i sees only j <= i (window must be 0) */
+    /* A shared prefix every sequence continues (decoders reusing the keys
+     * and values of a common prompt): n_prefix rows of keys pk and values
+     * pv (stride ldp, n_head_kv * head_dim wide) that every token sees
+     * before its own sequence's keys. n_prefix 0: none. */
+    const float *pk, *pv;
+    int64_t n_prefix, ldp;
 } kattn;
 
-/* Bidirectional attention for n_seq packed sequences: sequence s occupies
- * rows seq_start[s] .. seq_start[s] + seq_len[s] - 1 of Q (stride ldq,
+/* Attention for n_seq packed sequences: sequence s occupies rows
+ * seq_start[s] .. seq_start[s] + seq_len[s] - 1 of Q (stride ldq,
  * n_head * head_dim wide), K and V (stride ldkv, n_head_kv * head_dim
  * wide); the result goes to O (stride ldo, n_head * head_dim wide).
- * Tokens only attend within their own sequence. One task per (sequence,
- * head). */
+ * Tokens only attend within their own sequence (and the shared prefix),
+ * bidirectionally unless a->causal. One task per (sequence, head). */
 void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
                     const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
                     const int64_t *seq_len, int64_t n_seq);

@@ -45,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "embed/formats/gguf.h"
 #include "util/err.h"
 
 typedef struct tokjson tokjson;
@@ -53,6 +54,12 @@ typedef struct tokjson tokjson;
 trove_err tokjson_open(const char *path, tokjson **out);
 /* The same from bytes in memory (not kept). */
 trove_err tokjson_from_buffer(const void *buf, size_t len, tokjson **out);
+/* Build from a GGUF file's GPT-2-style byte-level BPE tokenizer
+ * (tokenizer.ggml.model "gpt2", pre "qwen2": Qwen2/Qwen3 models as
+ * llama.cpp's converter writes them): the tokenizer.json they came from,
+ * rebuilt (tokjson_gguf.c says how). TROVE_EUNSUPPORTED for another model
+ * or pre-tokenizer, TROVE_ECORRUPT naming the key for malformed arrays. */
+trove_err tokjson_from_gguf(const gguf_file *f, tokjson **out);
 /* Write the compact binary form of t to path (replaced atomically). */
 trove_err tokjson_save(const tokjson *t, const char *path);
 /* The same binary form in memory (xmalloc'd, caller frees; *len set). */
@@ -80,6 +87,10 @@ int32_t tokjson_unk_id(const tokjson *t);
  * what model2vec computes for its character pre-truncation. 0 when the
  * vocabulary is empty. One pass over the vocabulary. */
 size_t tokjson_median_token_chars(const tokjson *t);
+
+/* Ids TOKJSON_ADD_SPECIAL puts before (tail false) or after (tail true)
+ * the text's ids; *n set. Owned by t. */
+const int32_t *tokjson_framing(const tokjson *t, bool tail, size_t *n);
 
 /* An encoding: ids with the byte span [start, end) of the input text each
  * came from (specials added by the post-processor have 0, 0). Reused

@@ -8,6 +8,7 @@
 
 #include "embed/tokenizers/etok.h"
 #include "embed/tokenizers/tokjson.h"
+#include "util/buf.h"
 
 /* ---- text with provenance ----
  * Every byte of a working string carries the byte span [a, b) of the
@@ -152,6 +153,8 @@ trove_err tj_pre_parse(json_t *j, tj_pre *p);
 void tj_pre_free(tj_pre *p);
 /* Pre-tokenise the segments of in into out (in is left as it was). */
 void tj_pre_apply(const tj_pre *p, const tj_seq *in, tj_seq *out, tj_seq *tmp);
+/* The Split regexes tokjson implements by hand (exact tokenizer.json text). */
+extern const char tj_re_gpt2[], tj_re_qwen2[], tj_re_llama3[];
 /* GPT-2 byte-to-unicode: the code point byte b is spelled as. */
 uint32_t tj_byte_char(uint8_t b);
 
@@ -185,6 +188,12 @@ typedef struct tj_model {
 trove_err tj_model_parse(json_t *j, tj_model *m, bool with_vocab);
 /* Finish a model whose vocab (and merges, scores) are in place. */
 void tj_model_finish(tj_model *m);
+/* BPE merges filled one by one (tokenizer.json or GGUF): room for n, then
+ * merge `rank` of pieces a + b (both and their concatenation must be in the
+ * vocab, else TROVE_ECORRUPT naming the merge). cat: scratch. */
+void tj_model_alloc_merges(tj_model *m, size_t n);
+trove_err tj_model_add_merge(tj_model *m, size_t rank, const char *a, size_t al, const char *b,
+                             size_t bl, tbuf *cat);
 void tj_model_free(tj_model *m);
 /* Tokenise one pre-tokenised word w[i..j) (spans in w), appending ids. */
 void tj_model_encode(const tj_model *m, const tj_buf *w, size_t i, size_t j, tokjson_enc *e,

@@ -103,10 +103,7 @@ static bool merge_get(const tj_model *m, int32_t a, int32_t b, uint32_t *rank, i
     }
 }
 
-static trove_err merges(json_t *arr, tj_model *m) {
-    if (!arr || json_is_null(arr)) return TROVE_OK;
-    if (!json_is_array(arr)) return trove_fail(TROVE_EPARSE, "tokenizer.json: BPE merges is not an array");
-    size_t n = json_array_size(arr);
+void tj_model_alloc_merges(tj_model *m, size_t n) {
     uint32_t cap = 16;
     while (cap < 2 * n) cap *= 2;
     m->mkey = xcalloc(cap, sizeof *m->mkey);
@@ -114,6 +111,29 @@ static trove_err merges(json_t *arr, tj_model *m) {
     m->mnew = xmalloc(cap * sizeof *m->mnew);
     m->mmask = cap - 1;
     m->nmerges = (uint32_t)n;
+}
+
+trove_err tj_model_add_merge(tj_model *m, size_t rank, const char *a, size_t al, const char *b,
+                             size_t bl, tbuf *cat) {
+    int32_t ia = tj_strtab_find(&m->vocab, a, al), ib = tj_strtab_find(&m->vocab, b, bl);
+    size_t skip = m->prefix_len && bl >= m->prefix_len && memcmp(b, m->prefix, m->prefix_len) == 0
+                      ? m->prefix_len : 0;
+    tbuf_reset(cat);
+    tbuf_append(cat, a, al);
+    tbuf_append(cat, b + skip, bl - skip);
+    int32_t in = tj_strtab_find(&m->vocab, cat->data, cat->len);
+    if (ia < 0 || ib < 0 || in < 0)
+        return trove_fail(TROVE_ECORRUPT, "merge %zu (\"%.*s\" + \"%.*s\") is not in the vocab", rank,
+                          (int)(al > 40 ? 40 : al), a, (int)(bl > 40 ? 40 : bl), b);
+    merge_put(m, ia, ib, (uint32_t)rank, in);
+    return TROVE_OK;
+}
+
+static trove_err merges(json_t *arr, tj_model *m) {
+    if (!arr || json_is_null(arr)) return TROVE_OK;
+    if (!json_is_array(arr)) return trove_fail(TROVE_EPARSE, "tokenizer.json: BPE merges is not an array");
+    size_t n = json_array_size(arr);
+    tj_model_alloc_merges(m, n);
     tbuf cat = {0};
     trove_err e = TROVE_OK;
     for (size_t i = 0; i < n && !e; i++) {
@@ -140,19 +160,11 @@ static trove_err merges(json_t *arr, tj_model *m) {
             e = trove_fail(TROVE_EPARSE, "tokenizer.json: merge %zu is not \"a b\" or [a, b]", i);
             break;
         }
-        int32_t ia = tj_strtab_find(&m->vocab, a, al), ib = tj_strtab_find(&m->vocab, b, bl);
-        size_t skip = m->prefix_len && bl >= m->prefix_len && memcmp(b, m->prefix, m->prefix_len) == 0
-                          ? m->prefix_len : 0;
-        tbuf_reset(&cat);
-        tbuf_append(&cat, a, al);
-        tbuf_append(&cat, b + skip, bl - skip);
-        int32_t in = tj_strtab_find(&m->vocab, cat.data, cat.len);
-        if (ia < 0 || ib < 0 || in < 0) {
-            e = trove_fail(TROVE_ECORRUPT, "tokenizer.json: merge %zu (\"%.*s\" + \"%.*s\") is not in the vocab",
-                           i, (int)(al > 40 ? 40 : al), a, (int)(bl > 40 ? 40 : bl), b);
-            break;
+        if ((e = tj_model_add_merge(m, i, a, al, b, bl, &cat))) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", trove_errmsg());
+            e = trove_fail(e, "tokenizer.json: %s", msg);
         }
-        merge_put(m, ia, ib, (uint32_t)i, in);
     }
     tbuf_free(&cat);
     return e;

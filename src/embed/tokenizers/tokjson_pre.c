@@ -16,12 +16,12 @@
 
 /* ---- parsing ---- */
 
-static const char RE_GPT2[] =
+const char tj_re_gpt2[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-static const char RE_QWEN2[] =
+const char tj_re_qwen2[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char RE_LLAMA3[] =
+const char tj_re_llama3[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
@@ -51,9 +51,9 @@ static trove_err parse_split(json_t *j, tj_pre *p) {
         p->pattern = TJ_PAT_STRING;
     } else if (json_is_object(pat) && json_is_string(json_object_get(pat, "Regex"))) {
         tj_json_str(pat, "Regex", "Split", true, &s, &n);
-        if (strcmp(s, RE_GPT2) == 0) p->pattern = TJ_PAT_GPT2;
-        else if (strcmp(s, RE_QWEN2) == 0) p->pattern = TJ_PAT_QWEN2;
-        else if (strcmp(s, RE_LLAMA3) == 0) p->pattern = TJ_PAT_LLAMA3;
+        if (strcmp(s, tj_re_gpt2) == 0) p->pattern = TJ_PAT_GPT2;
+        else if (strcmp(s, tj_re_qwen2) == 0) p->pattern = TJ_PAT_QWEN2;
+        else if (strcmp(s, tj_re_llama3) == 0) p->pattern = TJ_PAT_LLAMA3;
         else {
             for (size_t i = 0; i < n; i++)
                 if (strchr("\\^$.|?*+()[]{}", s[i]))

@@ -1,0 +1,199 @@
+/* vec_bench — time the exact int8 top-k scan (built by bench/vec_bench.sh).
+ *
+ *   vec_bench mem N DIM THREADS [RUNS]     scan N random vectors in memory,
+ *                                          in blocks of STORE_VEC_SEG_MAX
+ *   vec_bench store N DIM THREADS [RUNS]   the same N vectors written to a
+ *                                          temporary index, then read back
+ *                                          segment by segment and scanned
+ *                                          (what `trove vsearch` does)
+ *
+ * Prints best and median milliseconds for one top-10 query over RUNS
+ * (default 20) random queries, and the kernel in use. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store_vec.h"
+#include "util/mem.h"
+#include "vec/vec.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void random_unit(float *x, int dim)
+{
+    double norm = 0;
+    for (int i = 0; i < dim; i++) {
+        x[i] = (float)((double)(rnd() % 20001) / 10000.0 - 1.0);
+        norm += (double)x[i] * x[i];
+    }
+    for (int i = 0; i < dim; i++)
+        x[i] = (float)(x[i] / sqrt(norm));
+}
+
+static void report(const char *what, size_t n, int dim, int threads, double *ms, int runs)
+{
+    qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+    printf("%s %zu x %d, %d thread(s), kernel %s: top-10 best %.2f ms, median %.2f ms\n", what, n,
+           dim, threads, vec_impl_name(), ms[0], ms[runs / 2]);
+}
+
+static int bench_mem(size_t n, int dim, int threads, int runs)
+{
+    int8_t *data = xmalloc(n * (size_t)dim);
+    float *scale = xmalloc(n * sizeof *scale);
+    int64_t *chunk = xmalloc(n * sizeof *chunk), *doc = xmalloc(n * sizeof *doc);
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        random_unit(x, dim);
+        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
+        chunk[i] = (int64_t)i + 1;
+        doc[i] = (int64_t)(i / 3) + 1;   /* three chunks a note */
+    }
+    double *ms = xmalloc((size_t)runs * sizeof *ms);
+    int8_t *q = xmalloc((size_t)dim);
+    for (int r = 0; r < runs; r++) {
+        float qs;
+        random_unit(x, dim);
+        vec_quantize(x, dim, q, &qs);
+        double t0 = now_ms();
+        vec_topk *t = vec_topk_new(10, dim, q, qs, NULL, threads);
+        for (size_t off = 0; off < n; off += STORE_VEC_SEG_MAX) {
+            size_t cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
+            vec_block b = {data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL, cnt};
+            vec_topk_scan(t, &b);
+        }
+        size_t k;
+        vec_topk_results(t, &k);
+        vec_topk_free(t);
+        ms[r] = now_ms() - t0;
+    }
+    report("mem", n, dim, threads, ms, runs);
+    free(ms), free(q), free(x), free(data), free(scale), free(chunk), free(doc);
+    return 0;
+}
+
+static int bench_store(size_t n, int dim, int threads, int runs)
+{
+    char dir[] = "/tmp/trove-vec-bench.XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/index.db", dir);
+    store *st;
+    if (store_open(path, 0, &st) != TROVE_OK) {
+        fprintf(stderr, "%s\n", trove_errmsg());
+        return 1;
+    }
+    int64_t model;
+    store_begin(st);
+    store_vec_model_ensure(st, "bench", dim, "bench", &model);
+    /* Chunk rows must exist for vectors to be stored. */
+    char sql[256];
+    snprintf(sql, sizeof sql, "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k"
+             " WHERE i < %zu) INSERT INTO chunks(id, doc_id, seq, heading, start_byte, end_byte,"
+             " line_start, line_end) SELECT i, (i + 2) / 3, 0, '', 0, 0, 1, 1 FROM k", n);
+    sqlite3_exec(store_db(st), sql, NULL, NULL, NULL);
+    size_t batch = STORE_VEC_SEG_MAX;
+    int8_t *q = xmalloc(batch * (size_t)dim);
+    store_vec_entry *e = xmalloc(batch * sizeof *e);
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    for (size_t off = 0; off < n; off += batch) {
+        size_t cnt = n - off < batch ? n - off : batch;
+        for (size_t i = 0; i < cnt; i++) {
+            random_unit(x, dim);
+            e[i].chunk_id = (int64_t)(off + i) + 1;
+            e[i].text_hash = off + i;
+            e[i].q = q + i * (size_t)dim;
+            vec_quantize(x, dim, q + i * (size_t)dim, &e[i].scale);
+        }
+        size_t added;
+        if (store_vec_add(st, model, dim, e, cnt, &added) != TROVE_OK) {
+            fprintf(stderr, "%s\n", trove_errmsg());
+            return 1;
+        }
+    }
+    store_commit(st);
+    store_close(st);
+    free(e);
+    free(q);
+
+    if (store_open(path, STORE_READONLY, &st) != TROVE_OK)
+        return 1;
+    double *ms = xmalloc((size_t)runs * sizeof *ms);
+    int8_t *qq = xmalloc((size_t)dim);
+    for (int r = 0; r < runs; r++) {
+        float qs;
+        random_unit(x, dim);
+        vec_quantize(x, dim, qq, &qs);
+        double t0 = now_ms();
+        sqlite3_exec(store_db(st), "BEGIN", NULL, NULL, NULL);
+        int64_t *ids;
+        size_t n_ids;
+        store_vec_segments(st, model, &ids, &n_ids);
+        vec_topk *t = vec_topk_new(10, dim, qq, qs, NULL, threads);
+        for (size_t i = 0; i < n_ids; i++) {
+            store_vec_seg seg;
+            if (store_vec_segment_load(st, ids[i], dim, &seg) != TROVE_OK) {
+                fprintf(stderr, "%s\n", trove_errmsg());
+                return 1;
+            }
+            vec_topk_scan(t, &seg.blk);
+            store_vec_segment_free(&seg);
+        }
+        size_t k;
+        vec_topk_results(t, &k);
+        vec_topk_free(t);
+        free(ids);
+        sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
+        ms[r] = now_ms() - t0;
+    }
+    report("store", n, dim, threads, ms, runs);
+    store_close(st);
+    free(ms), free(qq), free(x);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: vec_bench mem|store N DIM THREADS [RUNS]\n");
+        return 2;
+    }
+    size_t n = (size_t)strtoull(argv[2], NULL, 10);
+    int dim = atoi(argv[3]), threads = atoi(argv[4]);
+    int runs = argc > 5 ? atoi(argv[5]) : 20;
+    if (n == 0 || dim <= 0 || dim > VEC_MAX_DIM || runs <= 0)
+        return 2;
+    if (strcmp(argv[1], "mem") == 0)
+        return bench_mem(n, dim, threads, runs);
+    if (strcmp(argv[1], "store") == 0)
+        return bench_store(n, dim, threads, runs);
+    return 2;
+}

@@ -1,0 +1,71 @@
+/* client — talk to the trove daemon of an index (docs/daemon.md).
+ *
+ * dcl_connect() finds the socket of an index and connects; each dcl_*
+ * operation sends one request and decodes the answer into the same struct
+ * the matching api_* function fills, so a front end renders both alike.
+ * A failed call either carries the daemon's own answer (an error the cold
+ * path would give too: dcl_failed() is 0, show it) or means the daemon
+ * could not be used (no answer, a malformed one, a daemon for another index:
+ * dcl_failed() is 1, answer cold instead). After a transport failure the
+ * connection is closed and every later call fails the same way.
+ *
+ * Ownership: a dcl is created by dcl_connect and freed by dcl_close;
+ * results belong to the caller and are freed with the api's *_free(). */
+#ifndef TROVE_DAEMON_CLIENT_H
+#define TROVE_DAEMON_CLIENT_H
+
+#include <jansson.h>
+
+#include "api/api.h"
+#include "config/config.h"
+
+typedef struct dcl dcl;
+
+/* The socket folder: $XDG_RUNTIME_DIR/trove, else $XDG_CACHE_HOME/trove/run
+ * (else ~/.cache/trove/run). Caller frees. */
+char *dcl_socket_dir(void);
+/* The socket of the index at `index_path` (any form; made absolute):
+ * DIR/trove.sock for the default index, DIR/trove-HASH.sock otherwise.
+ * NULL (with a trove_fail detail) when the path would not fit a Unix
+ * socket address. Caller frees. */
+char *dcl_socket_path(const char *index_path);
+/* `path` made absolute without requiring it to exist (caller frees). */
+char *dcl_abs_path(const char *path);
+
+/* Connect to the daemon of `index_path`; requests carry index_path and
+ * config_file (absolute) so that a daemon of another index or config
+ * refuses them. TROVE_ENOENT when no daemon listens there. timeout_s bounds
+ * every later send and receive. */
+trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out);
+void dcl_close(dcl *c);
+/* 1 when the last failure means "the daemon could not answer". */
+int dcl_failed(const dcl *c);
+
+/* For a front end (CLI, MCP) that answers cold when no daemon can: the
+ * daemon of `index_path` under `cfg`, or NULL (errors cleared) when its
+ * socket is missing, cfg says `daemon: off`, or connecting fails. */
+dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s);
+/* After one dcl_* call on d (from dcl_find): closes d and returns 1 when
+ * that call's outcome is the answer (results, or the daemon's own error to
+ * show), 0 when the caller must answer cold (the error is then cleared).
+ * The one fallback rule every front end uses:
+ *     dcl *d = dcl_find(...);
+ *     if (d) { err = dcl_x(d, ...); if (dcl_answered(d)) goto answered; }
+ *     err = api_x(a, ...);
+ *   answered: ... */
+int dcl_answered(dcl *d);
+
+/* One raw request: `args` is taken over (may be NULL); *result is a new
+ * reference on success. */
+trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result);
+
+trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out);
+/* cwd: where a relative on-disk REF is resolved (NULL: the daemon's). */
+trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out);
+trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out);
+trove_err dcl_ls(dcl *c, const char *target, api_listing *out);
+/* *daemon (may be NULL): the daemon's own state object (new reference). */
+trove_err dcl_status(dcl *c, api_status *out, json_t **daemon);
+trove_err dcl_shutdown(dcl *c);
+
+#endif

@@ -1,0 +1,920 @@
+#include "daemon/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/wire.h"
+#include "daemon/client.h"
+#include "daemon/watch.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/mem.h"
+
+#define CONN_IDLE_S 300.0      /* a connection without a request is closed */
+#define REQUEST_S 10.0         /* a started request must be complete by then */
+#define SEND_TIMEOUT_S 10      /* a client that does not read its answer */
+
+/* What an api handle was opened against: a changed config file or a new
+ * index file (a rebuild renames one in) means "open again". */
+typedef struct sig {
+    dev_t cdev, idev;
+    ino_t cino, iino;
+    off_t csize;
+    struct timespec cmtime;
+} sig;
+
+typedef struct handle {
+    api *a;
+    sig s;
+    int busy;
+} handle;
+
+typedef struct srv {
+    const dmn_opts *o;
+    char *index_path, *config_file, *sock_path;
+    char *model;              /* absolute, NULL: none (the watcher's embedding) */
+    int listen_fd, lock_fd;
+    int stop[2];              /* readable once stopping: every poll wakes */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    handle *h;
+    int nh;
+    int conns;
+    double last_activity, started, idle;
+    long requests;
+    pthread_mutex_t write_mu; /* one update at a time, watcher included */
+    watcher *w;
+    api *watch_api;           /* the watcher's own handle (under write_mu) */
+    sig watch_sig;
+} srv;
+
+static srv *the_srv;          /* for the signal handler */
+
+static void touch(srv *s, int request);
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+    char when[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%H:%M:%S", &tm);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "trove daemon %s: ", when);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void request_stop(srv *s)
+{
+    ssize_t w = write(s->stop[1], "x", 1);
+    (void)w;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (the_srv)
+        request_stop(the_srv);
+}
+
+/* ---- api handles ---- */
+
+static void sig_get(const srv *s, sig *g)
+{
+    struct stat sb;
+    memset(g, 0, sizeof *g);
+    if (stat(s->config_file, &sb) == 0) {
+        g->cdev = sb.st_dev;
+        g->cino = sb.st_ino;
+        g->csize = sb.st_size;
+        g->cmtime = sb.st_mtim;
+    }
+    if (stat(s->index_path, &sb) == 0) {
+        g->idev = sb.st_dev;
+        g->iino = sb.st_ino;
+    }
+}
+
+static int sig_eq(const sig *a, const sig *b)
+{
+    return a->cdev == b->cdev && a->cino == b->cino && a->csize == b->csize &&
+           a->cmtime.tv_sec == b->cmtime.tv_sec && a->cmtime.tv_nsec == b->cmtime.tv_nsec &&
+           a->idev == b->idev && a->iino == b->iino;
+}
+
+/* The handle reopened when the config or the index file changed. */
+static trove_err refresh(srv *s, api **a, sig *have)
+{
+    sig now;
+    sig_get(s, &now);
+    if (*a && sig_eq(&now, have))
+        return TROVE_OK;
+    api_close(*a);
+    *a = NULL;
+    trove_err rc = api_open(s->index_path, a);
+    if (rc == TROVE_OK)
+        *have = now;
+    return rc;
+}
+
+static handle *acquire(srv *s)
+{
+    pthread_mutex_lock(&s->mu);
+    handle *h = NULL;
+    while (!h) {
+        for (int i = 0; i < s->nh && !h; i++)
+            if (!s->h[i].busy)
+                h = &s->h[i];
+        if (!h)
+            pthread_cond_wait(&s->cv, &s->mu);
+    }
+    h->busy = 1;
+    pthread_mutex_unlock(&s->mu);
+    return h;
+}
+
+static void release(srv *s, handle *h)
+{
+    pthread_mutex_lock(&s->mu);
+    h->busy = 0;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- requests ---- */
+
+typedef struct reply {
+    json_t *result;           /* success */
+    const char *code;         /* error: protocol code or trove_err name */
+    char *message;
+} reply;
+
+static void fail_proto(reply *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_proto(reply *r, const char *code, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    r->code = code;
+    r->message = xstrdup(buf);
+}
+
+static void fail_err(reply *r, trove_err e)
+{
+    const char *m = trove_errmsg();
+    r->code = wire_err_name(e);
+    r->message = xstrdup(m && *m ? m : trove_strerror(e));
+}
+
+static const char *arg_string(const json_t *args, const char *key, reply *r, char **hold)
+{
+    const json_t *v = json_object_get(args, key);
+    if (!wire_get_bytes(v, hold, NULL)) {
+        fail_proto(r, "EPROTO", "field '%s' must be a string", key);
+        return NULL;
+    }
+    return *hold;
+}
+
+static int arg_long(const json_t *args, const char *key, long *out, reply *r)
+{
+    const json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v))
+        return 1;
+    if (!json_is_integer(v)) {
+        fail_proto(r, "EPROTO", "field '%s' must be an integer", key);
+        return 0;
+    }
+    *out = (long)json_integer_value(v);
+    return 1;
+}
+
+static void op_search(api *a, const json_t *args, reply *r, int vector_only)
+{
+    api_search_opts o;
+    wire_args hold = {0};
+    trove_err rc = wire_search_opts_parse(args, &o, &hold);
+    if (vector_only)
+        o.search.vector_only = 1;
+    if (rc) {
+        fail_proto(r, "EPROTO", "%s", trove_errmsg());
+    } else {
+        search_results res;
+        if ((rc = api_search(a, &o, &res)) != TROVE_OK) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_search_results(&res);
+            search_results_free(&res);
+        }
+    }
+    wire_args_free(&hold);
+}
+
+static void op_get(api *a, const json_t *args, reply *r)
+{
+    char *ref = NULL, *cwd = NULL;
+    long line = 0, count = 0;
+    arg_string(args, "ref", r, &ref);
+    if (!r->code)
+        arg_string(args, "cwd", r, &cwd);
+    if (!r->code && !ref)
+        fail_proto(r, "EPROTO", "get needs 'ref'");
+    if (!r->code && arg_long(args, "line", &line, r) && arg_long(args, "count", &count, r)) {
+        api_note n;
+        trove_err rc = api_get_in(a, cwd, ref, line, count, &n);
+        if (rc) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_note(&n);
+            api_note_free(&n);
+        }
+    }
+    free(ref);
+    free(cwd);
+}
+
+static void op_multi_get(api *a, const json_t *args, reply *r)
+{
+    char *glob = NULL;
+    long max = 0;
+    arg_string(args, "glob", r, &glob);
+    if (!r->code && !glob)
+        fail_proto(r, "EPROTO", "multi_get needs 'glob'");
+    if (!r->code && arg_long(args, "max_bytes", &max, r)) {
+        api_notes n;
+        trove_err rc = max < 0 ? trove_fail(TROVE_EINVAL, "max_bytes must be >= 0")
+                               : api_multi_get(a, glob, (size_t)max, &n);
+        if (rc) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_notes(&n);
+            api_notes_free(&n);
+        }
+    }
+    free(glob);
+}
+
+static void op_ls(api *a, const json_t *args, reply *r)
+{
+    char *target = NULL;
+    arg_string(args, "target", r, &target);
+    if (!r->code) {
+        api_listing l;
+        trove_err rc = api_ls(a, target, &l);
+        if (rc) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_listing(&l);
+            api_listing_free(&l);
+        }
+    }
+    free(target);
+}
+
+static json_t *daemon_state(srv *s)
+{
+    pthread_mutex_lock(&s->mu);
+    double up = clock_seconds() - s->started;
+    long requests = s->requests;
+    pthread_mutex_unlock(&s->mu);
+    json_t *d = json_object();
+    json_object_set_new(d, "pid", json_integer(getpid()));
+    json_object_set_new(d, "socket", wire_str(s->sock_path));
+    json_object_set_new(d, "uptime", json_real(up));
+    json_object_set_new(d, "requests", json_integer(requests));
+    json_t *w = json_object();
+    if (s->w) {
+        watch_state ws;
+        watch_state_get(s->w, &ws);
+        json_object_set_new(w, "state", wire_str(ws.state));
+        json_object_set_new(w, "folders", json_integer((json_int_t)ws.folders));
+        json_object_set_new(w, "last_event", ws.last_event > 0 ? json_real(ws.last_event) : json_null());
+        json_object_set_new(w, "last_event_path", wire_str(ws.last_path));
+        json_object_set_new(w, "pending", json_integer((json_int_t)ws.pending));
+        json_object_set_new(w, "updates", json_integer((json_int_t)ws.updates));
+        json_object_set_new(w, "last_update_ms", json_real(ws.last_update_ms));
+        json_object_set_new(w, "problem", wire_str(ws.problem));
+        watch_state_free(&ws);
+    } else {
+        json_object_set_new(w, "state", json_string("off"));
+        json_object_set_new(w, "problem", json_string(s->o->watch ? "no collections" : "disabled"));
+    }
+    json_object_set_new(d, "watcher", w);
+    return d;
+}
+
+static void op_status(srv *s, api *a, reply *r)
+{
+    api_status st;
+    trove_err rc = api_status_get(a, &st);
+    if (rc) {
+        fail_err(r, rc);
+        return;
+    }
+    r->result = wire_status(&st);
+    api_status_free(&st);
+    json_object_set_new(r->result, "daemon", daemon_state(s));
+}
+
+static void collect_warning(void *ctx, const char *message)
+{
+    json_array_append_new(ctx, wire_str(message));
+}
+
+static void op_update(srv *s, api *a, const json_t *args, reply *r)
+{
+    char **names = NULL;
+    size_t n = 0;
+    const json_t *cols = json_object_get(args, "collections");
+    if (cols && !json_is_null(cols)) {
+        if (!json_is_array(cols)) {
+            fail_proto(r, "EPROTO", "field 'collections' must be an array of strings");
+            return;
+        }
+        names = xcalloc(json_array_size(cols) + 1, sizeof *names);
+        for (size_t i = 0; i < json_array_size(cols); i++) {
+            if (!wire_get_bytes(json_array_get(cols, i), &names[n], NULL) || !names[n]) {
+                fail_proto(r, "EPROTO", "field 'collections' must be an array of strings");
+                break;
+            }
+            n++;
+        }
+    }
+    long rebuild = 0;
+    if (!r->code && arg_long(args, "rebuild", &rebuild, r)) {
+        json_t *warnings = json_array();
+        api_update_opts o;
+        api_update_opts_init(&o);
+        o.collections = (const char *const *)names;
+        o.n_collections = n;
+        o.rebuild = rebuild != 0;
+        o.index.warn = collect_warning;
+        o.index.warn_ctx = warnings;
+        index_update_result res;
+        pthread_mutex_lock(&s->write_mu);
+        trove_err rc = api_update(a, &o, &res);
+        pthread_mutex_unlock(&s->write_mu);
+        if (rc) {
+            fail_err(r, rc);
+            json_decref(warnings);
+        } else {
+            r->result = wire_update_result(&res);
+            json_object_set_new(r->result, "warnings", warnings);
+            index_update_result_free(&res);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void dispatch(srv *s, const json_t *req, reply *r)
+{
+    const json_t *v = json_object_get(req, "v");
+    const char *op = json_string_value(json_object_get(req, "op"));
+    const json_t *args = json_object_get(req, "args");
+    if (v && (!json_is_integer(v) || json_integer_value(v) != WIRE_PROTOCOL))
+        return fail_proto(r, "EPROTO", "protocol version %s not supported (this daemon speaks 1)",
+                          json_is_integer(v) ? "other than 1" : "of the wrong type");
+    if (!op)
+        return fail_proto(r, "EPROTO", "request needs 'op' (a string)");
+    if (args && !json_is_object(args))
+        return fail_proto(r, "EPROTO", "'args' must be an object");
+    json_t *empty = args ? NULL : json_object();
+    if (!args)
+        args = empty;
+    const char *idx = json_string_value(json_object_get(req, "index"));
+    const char *cfg = json_string_value(json_object_get(req, "config"));
+    if ((idx && strcmp(idx, s->index_path)) || (cfg && strcmp(cfg, s->config_file)))
+    {
+        fail_proto(r, "EMISMATCH", "this daemon serves index %s with config %s", s->index_path,
+                   s->config_file);
+        json_decref(empty);
+        return;
+    }
+    if (strcmp(op, "hello") == 0) {
+        pthread_mutex_lock(&s->mu);
+        long requests = ++s->requests;
+        pthread_mutex_unlock(&s->mu);
+        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", "0.1.0", "protocol",
+                              WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
+                              "config", wire_str(s->config_file), "started",
+                              (double)time(NULL) - (clock_seconds() - s->started),
+                              "requests", (json_int_t)requests);
+        json_decref(empty);
+        return;
+    }
+    if (strcmp(op, "shutdown") == 0) {
+        touch(s, 1);
+        r->result = json_object();
+        request_stop(s);
+        json_decref(empty);
+        return;
+    }
+    enum { SEARCH, VSEARCH, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
+    static const char *const names[] = {"search", "vsearch", "get", "multi_get", "ls", "status",
+                                        "update"};
+    for (int i = 0; i < NONE; i++)
+        if (strcmp(op, names[i]) == 0)
+            which = i;
+    if (which == NONE) {
+        fail_proto(r, "EPROTO", "unknown op '%.100s'", op);
+        json_decref(empty);
+        return;
+    }
+    touch(s, 1);   /* counts requests served, not protocol errors */
+    handle *h = acquire(s);
+    trove_errclear();
+    trove_err rc = refresh(s, &h->a, &h->s);
+    if (rc) {
+        fail_err(r, rc);
+    } else {
+        switch (which) {
+        case SEARCH: op_search(h->a, args, r, 0); break;
+        case VSEARCH: op_search(h->a, args, r, 1); break;
+        case GET: op_get(h->a, args, r); break;
+        case MULTI: op_multi_get(h->a, args, r); break;
+        case LS: op_ls(h->a, args, r); break;
+        case STATUS: op_status(s, h->a, r); break;
+        case UPDATE: op_update(s, h->a, args, r); break;
+        case NONE: break;
+        }
+    }
+    release(s, h);
+    json_decref(empty);
+}
+
+/* One request line → one answer line (with its '\n'); caller frees. */
+static char *answer(srv *s, const char *line, size_t len)
+{
+    reply r = {0};
+    json_error_t jerr;
+    json_t *req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *id = NULL;
+    if (!req)
+        fail_proto(&r, "EPROTO", "bad JSON at column %d: %s", jerr.column, jerr.text);
+    else if (!json_is_object(req))
+        fail_proto(&r, "EPROTO", "a request is a JSON object");
+    else {
+        id = json_object_get(req, "id");
+        dispatch(s, req, &r);
+    }
+    json_t *resp = json_object();
+    json_object_set(resp, "id", id ? id : json_null());
+    json_object_set_new(resp, "ok", json_boolean(r.code == NULL));
+    if (r.code)
+        json_object_set_new(resp, "error", json_pack("{s:s, s:o}", "code", r.code, "message",
+                                                     wire_str(r.message)));
+    else
+        json_object_set_new(resp, "result", r.result ? r.result : json_object());
+    char *text = json_dumps(resp, JSON_COMPACT);
+    json_decref(resp);
+    json_decref(req);
+    free(r.message);
+    tbuf b = {0};
+    tbuf_puts(&b, text ? text : "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EIO\",\"message\":\"answer not encodable\"}}");
+    free(text);
+    tbuf_putc(&b, '\n');
+    return tbuf_detach(&b);
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;   /* a client that stopped reading: SO_SNDTIMEO ends it */
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void send_error(int fd, const char *code, const char *message)
+{
+    json_t *resp = json_pack("{s:n, s:b, s:{s:s, s:s}}", "id", "ok", 0, "error", "code", code,
+                             "message", message);
+    char *text = json_dumps(resp, JSON_COMPACT);
+    json_decref(resp);
+    if (text) {
+        send_all(fd, text, strlen(text));
+        send_all(fd, "\n", 1);
+    }
+    free(text);
+}
+
+typedef struct conn {
+    srv *s;
+    int fd;
+} conn;
+
+static void touch(srv *s, int request)
+{
+    pthread_mutex_lock(&s->mu);
+    s->last_activity = clock_seconds();
+    s->requests += request;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *conn_main(void *arg)
+{
+    conn *c = arg;
+    srv *s = c->s;
+    tbuf in = {0};
+    double first_byte = 0;
+    for (;;) {
+        char *nl;
+        int closing = 0;
+        while (in.len && (nl = memchr(in.data, '\n', in.len)) != NULL) {
+            size_t n = (size_t)(nl - in.data);
+            touch(s, 0);
+            char *out = n > WIRE_MAX_REQUEST ? NULL : answer(s, in.data, n);
+            if (!out) {
+                send_error(c->fd, "E2BIG", "request longer than 1 MiB");
+                closing = 1;
+                break;
+            }
+            int w = send_all(c->fd, out, strlen(out));
+            free(out);
+            memmove(in.data, nl + 1, in.len - n - 1);
+            in.len -= n + 1;
+            touch(s, 0);
+            if (w) {
+                closing = 1;
+                break;
+            }
+            first_byte = in.len ? clock_seconds() : 0;
+        }
+        if (closing)
+            break;
+        if (in.len > WIRE_MAX_REQUEST) {
+            send_error(c->fd, "E2BIG", "request longer than 1 MiB");
+            break;
+        }
+        double now = clock_seconds();
+        double left = in.len ? first_byte + REQUEST_S - now : CONN_IDLE_S;
+        if (left <= 0)
+            break;
+        struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
+        int pr = poll(p, 2, (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0 || (p[1].revents && !(p[0].revents & POLLIN)))
+            break;
+        char buf[65536];
+        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (r <= 0)
+            break;
+        if (!in.len)
+            first_byte = clock_seconds();
+        tbuf_append(&in, buf, (size_t)r);
+    }
+    tbuf_free(&in);
+    close(c->fd);
+    pthread_mutex_lock(&s->mu);
+    s->conns--;
+    s->last_activity = clock_seconds();
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    free(c);
+    return NULL;
+}
+
+/* ---- the watcher's updates ---- */
+
+static void log_warning(void *ctx, const char *message)
+{
+    (void)ctx;
+    logf_("warning: %s", message);
+}
+
+/* After a watcher update (under write_mu): embed the chunks without a
+ * vector of the daemon's model, as `trove update` does after indexing. A
+ * failure leaves the keyword index updated and is logged; the next update
+ * retries. */
+static void watch_embed(srv *s)
+{
+    api_embed_opts eo = {.model = s->model};
+    api_embed_result er;
+    if (api_embed(s->watch_api, &eo, &er) != TROVE_OK) {
+        logf_("embedding with %s failed: %s", s->model, trove_errmsg());
+        return;
+    }
+    if (er.stats.stored)
+        logf_("embedded %zu chunks (%zu computed, %zu reused)", er.stats.stored,
+              er.stats.embedded, er.stats.reused);
+}
+
+static int watch_update(void *ctx, const char *const *names, size_t n)
+{
+    srv *s = ctx;
+    pthread_mutex_lock(&s->write_mu);
+    trove_err rc = refresh(s, &s->watch_api, &s->watch_sig);
+    index_update_result res = {0};
+    if (rc == TROVE_OK) {
+        api_update_opts o;
+        api_update_opts_init(&o);
+        o.collections = names;
+        o.n_collections = n;
+        o.index.warn = log_warning;
+        rc = api_update(s->watch_api, &o, &res);
+    }
+    if (rc == TROVE_OK && s->model)
+        watch_embed(s);
+    pthread_mutex_unlock(&s->write_mu);
+    if (rc) {
+        logf_("update failed: %s", trove_errmsg());
+        return -1;
+    }
+    for (size_t i = 0; i < res.n_collections; i++) {
+        const index_stats *st = &res.collections[i].stats;
+        if (st->added || st->updated || st->renamed || st->removed)
+            logf_("%s: %zu new, %zu changed, %zu renamed, %zu deleted", res.collections[i].name,
+                  st->added, st->updated, st->renamed, st->removed);
+    }
+    index_update_result_free(&res);
+    return 0;
+}
+
+/* ---- socket ---- */
+
+static trove_err private_dir(const char *dir)
+{
+    if (fs_mkdir_p(dir) != 0 && errno != EEXIST)
+        return trove_fail(TROVE_EIO, "cannot create %s: %s", dir, strerror(errno));
+    struct stat sb;
+    if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return trove_fail(TROVE_EACCES, "%s is not a folder", dir);
+    if (sb.st_uid != geteuid())
+        return trove_fail(TROVE_EACCES, "%s belongs to another user; refusing to put the "
+                          "daemon's socket there", dir);
+    if ((sb.st_mode & 0777) != 0700 && chmod(dir, 0700) != 0)
+        return trove_fail(TROVE_EACCES, "cannot make %s private (chmod 0700): %s", dir, strerror(errno));
+    return TROVE_OK;
+}
+
+static trove_err bind_socket(srv *s)
+{
+    char *dir = dcl_socket_dir();
+    trove_err rc = private_dir(dir);
+    free(dir);
+    if (rc)
+        return rc;
+    tbuf lock = {0};
+    tbuf_printf(&lock, "%s.lock", s->sock_path);
+    s->lock_fd = open(lock.data, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        rc = s->lock_fd < 0 ? trove_fail(TROVE_EIO, "%s: %s", lock.data, strerror(errno))
+                            : trove_fail(TROVE_EEXIST, "a daemon already serves %s (socket %s)",
+                                         s->index_path, s->sock_path);
+        tbuf_free(&lock);
+        return rc;
+    }
+    tbuf_free(&lock);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, s->sock_path, strlen(s->sock_path) + 1);
+    /* We hold the lock, so a socket file here is a dead daemon's unless it
+     * answers (a daemon from before the lock): connect to find out. */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        close(probe);
+        return trove_fail(TROVE_EEXIST, "a daemon already serves %s (socket %s)", s->index_path,
+                          s->sock_path);
+    }
+    if (probe >= 0)
+        close(probe);
+    if (unlink(s->sock_path) == 0)
+        logf_("replaced the stale socket %s", s->sock_path);
+    s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s->listen_fd < 0)
+        return trove_fail(TROVE_EIO, "socket: %s", strerror(errno));
+    mode_t old = umask(0177);
+    int b = bind(s->listen_fd, (struct sockaddr *)&sa, sizeof sa);
+    int e = errno;
+    umask(old);
+    if (b != 0)
+        return trove_fail(TROVE_EIO, "cannot bind %s: %s", s->sock_path, strerror(e));
+    if (chmod(s->sock_path, 0600) != 0 || listen(s->listen_fd, 128) != 0)
+        return trove_fail(TROVE_EIO, "cannot listen on %s: %s", s->sock_path, strerror(errno));
+    return TROVE_OK;
+}
+
+/* ---- main loop ---- */
+
+static void accept_one(srv *s)
+{
+    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct timeval tv = {.tv_sec = SEND_TIMEOUT_S};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    pthread_mutex_lock(&s->mu);
+    int full = s->conns >= DMN_MAX_CONNS;
+    if (!full)
+        s->conns++;
+    s->last_activity = clock_seconds();
+    pthread_mutex_unlock(&s->mu);
+    if (full) {
+        send_error(fd, "EBUSY", "too many connections; try again");
+        close(fd);
+        return;
+    }
+    conn *c = xmalloc(sizeof *c);
+    c->s = s;
+    c->fd = fd;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 1u << 20);
+    if (pthread_create(&t, &at, conn_main, c) != 0) {
+        close(fd);
+        free(c);
+        pthread_mutex_lock(&s->mu);
+        s->conns--;
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_attr_destroy(&at);
+}
+
+/* Watch the collections of the current config (again when it changed). */
+static void watch_sync(srv *s, sig *cfg_seen)
+{
+    sig now;
+    sig_get(s, &now);
+    if (cfg_seen->cino == now.cino && cfg_seen->cdev == now.cdev && cfg_seen->csize == now.csize &&
+        cfg_seen->cmtime.tv_sec == now.cmtime.tv_sec && cfg_seen->cmtime.tv_nsec == now.cmtime.tv_nsec)
+        return;
+    *cfg_seen = now;
+    config cfg;
+    if (config_load(&cfg) != TROVE_OK) {
+        logf_("config: %s (watching the previous collections)", trove_errmsg());
+        return;
+    }
+    if (s->w) {
+        watch_reconfigure(s->w, &cfg);
+    } else {
+        watch_opts wo;
+        watch_opts_init(&wo);
+        wo.update = watch_update;
+        wo.ctx = s;
+        const char *max = getenv("TROVE_WATCH_MAX");   /* tests: a small inotify limit */
+        if (max && *max)
+            wo.max_watches = (size_t)strtoul(max, NULL, 10);
+        if (watch_start(&cfg, &wo, &s->w) != TROVE_OK)
+            logf_("watcher: %s", trove_errmsg());
+    }
+    config_free(&cfg);
+}
+
+static void serve(srv *s)
+{
+    sig cfg_seen;
+    memset(&cfg_seen, 0, sizeof cfg_seen);
+    cfg_seen.cino = (ino_t)-1;
+    double last_check = 0;
+    for (;;) {
+        double now = clock_seconds();
+        if (s->o->watch && now - last_check >= 1.0) {
+            watch_sync(s, &cfg_seen);
+            last_check = now;
+        }
+        pthread_mutex_lock(&s->mu);
+        int idle = s->conns == 0 && s->idle > 0 && now - s->last_activity >= s->idle;
+        pthread_mutex_unlock(&s->mu);
+        if (idle) {
+            logf_("idle for %.0f s; exiting", s->idle);
+            break;
+        }
+        struct pollfd p[2] = {{.fd = s->listen_fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
+        int pr = poll(p, 2, 250);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr > 0 && p[1].revents) {
+            logf_("stopping");
+            break;
+        }
+        if (pr > 0 && (p[0].revents & POLLIN))
+            accept_one(s);
+    }
+}
+
+static void shutdown_srv(srv *s)
+{
+    if (s->listen_fd >= 0) {
+        close(s->listen_fd);
+        unlink(s->sock_path);
+    }
+    request_stop(s);
+    watch_stop(s->w);
+    /* Connection threads leave when their request is answered. */
+    double until = clock_seconds() + 5;
+    pthread_mutex_lock(&s->mu);
+    while (s->conns > 0 && clock_seconds() < until) {
+        pthread_mutex_unlock(&s->mu);
+        usleep(10000);
+        pthread_mutex_lock(&s->mu);
+    }
+    int left = s->conns;
+    pthread_mutex_unlock(&s->mu);
+    if (left == 0) {
+        for (int i = 0; i < s->nh; i++)
+            api_close(s->h[i].a);
+        free(s->h);
+        api_close(s->watch_api);
+    }
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+}
+
+trove_err dmn_run(const dmn_opts *o)
+{
+    srv s = {.o = o, .listen_fd = -1, .lock_fd = -1};
+    s.index_path = dcl_abs_path(o->index_path);
+    char *cdir = config_dir();
+    tbuf cf = {0};
+    tbuf_printf(&cf, "%s/config.yaml", cdir);
+    free(cdir);
+    s.config_file = dcl_abs_path(cf.data);
+    tbuf_free(&cf);
+    s.sock_path = dcl_socket_path(s.index_path);
+    s.model = o->model && *o->model ? dcl_abs_path(o->model) : NULL;
+    if (!s.sock_path) {
+        trove_err rc = TROVE_ERANGE;
+        free(s.index_path);
+        free(s.config_file);
+        free(s.model);
+        return rc;
+    }
+    config cfg;
+    trove_err rc = config_load(&cfg);
+    if (rc == TROVE_OK) {
+        s.idle = o->idle_secs >= 0 ? o->idle_secs : cfg.daemon_idle;
+        config_free(&cfg);
+    }
+    if (rc == TROVE_OK && pipe2(s.stop, O_CLOEXEC | O_NONBLOCK) != 0)
+        rc = trove_fail(TROVE_EIO, "pipe: %s", strerror(errno));
+    if (rc == TROVE_OK)
+        rc = bind_socket(&s);
+    if (rc) {
+        if (s.lock_fd >= 0)
+            close(s.lock_fd);
+        if (s.listen_fd >= 0)
+            close(s.listen_fd);
+        free(s.index_path);
+        free(s.config_file);
+        free(s.model);
+        free(s.sock_path);
+        return rc;
+    }
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    pthread_mutex_init(&s.write_mu, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    s.nh = o->handles > 0 ? o->handles : (int)(cpus < 2 ? 2 : cpus > 8 ? 8 : cpus);
+    s.h = xcalloc((size_t)s.nh, sizeof *s.h);
+    s.started = s.last_activity = clock_seconds();
+    the_srv = &s;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    logf_("serving %s on %s (pid %d, %d handles, idle exit %s)", s.index_path, s.sock_path,
+          (int)getpid(), s.nh, s.idle > 0 ? "on" : "off");
+    if (o->on_ready)
+        o->on_ready(o->ready_ctx, s.sock_path);
+    serve(&s);
+    shutdown_srv(&s);
+    logf_("stopped; removed %s", s.sock_path);
+    free(s.model);
+    free(s.index_path);
+    free(s.config_file);
+    free(s.sock_path);
+    return TROVE_OK;
+}

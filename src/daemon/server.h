@@ -1,0 +1,38 @@
+/* server — the trove daemon: one index, one Unix socket, many clients.
+ *
+ * dmn_run() binds the socket of the index (client.h names it), then serves
+ * the protocol of docs/daemon.md until SIGTERM/SIGINT, a `shutdown`
+ * request, or `idle_secs` without a request; it removes its socket on the
+ * way out. Each connection gets a thread (at most DMN_MAX_CONNS; beyond
+ * that a client is answered EBUSY), and requests run on one of a fixed pool
+ * of api handles, each with its own read connection, so a slow client
+ * holds a thread, never a handle, and searches see the last committed
+ * update. Updates (requests and the watcher's) take one writer lock.
+ *
+ * Ownership: dmn_opts strings are borrowed for the duration of dmn_run. */
+#ifndef TROVE_DAEMON_SERVER_H
+#define TROVE_DAEMON_SERVER_H
+
+#include "util/err.h"
+
+#define DMN_MAX_CONNS 64
+
+typedef struct dmn_opts {
+    const char *index_path;
+    double idle_secs;        /* < 0: the config's daemon_idle; 0: never */
+    int handles;             /* api handles for requests; <= 0: one per CPU, 2..8 */
+    int watch;               /* run the file watcher */
+    /* The embedding model (GGUF file or model2vec folder; NULL: none): the
+     * watcher embeds what each of its updates changed, as `trove update`
+     * does with a model. */
+    const char *model;
+    /* Called once the socket listens (the --detach parent waits for it). */
+    void (*on_ready)(void *ctx, const char *socket_path);
+    void *ready_ctx;
+} dmn_opts;
+
+/* TROVE_EEXIST when a live daemon already serves the index; TROVE_EACCES
+ * when the socket folder is not private to this user. */
+trove_err dmn_run(const dmn_opts *o);
+
+#endif

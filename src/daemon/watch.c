@@ -1,0 +1,556 @@
+#include "daemon/watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "fs/walk.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/mem.h"
+
+#define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | \
+                    IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+typedef struct wd_ent {
+    int coll;            /* -1: free */
+    char *rel;           /* folder relative to the collection root, "" = root */
+} wd_ent;
+
+struct watcher {
+    watch_opts o;
+    config cfg;          /* our copy: names, roots, masks, excludes */
+    config *next_cfg;    /* from watch_reconfigure, taken by the thread */
+    int ifd;
+    int wake[2];
+    pthread_t thr;
+    pthread_mutex_t mu;
+    wd_ent *wds;         /* indexed by watch descriptor */
+    size_t cap_wds, n_watches;
+    unsigned char *dirty, *rewalk, *missing;
+    double first_dirty, last_dirty, last_poll;
+    int polling, quit;
+    char *problem;
+    /* state for status (under mu) */
+    double last_event, last_update_ms;
+    char *last_path;
+    size_t updates;
+};
+
+void watch_opts_init(watch_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->debounce_s = 0.05;
+    o->max_wait_s = 0.5;
+    o->poll_s = 2.0;
+}
+
+static void copy_config(config *dst, const config *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->file = xstrdup(src->file ? src->file : "");
+    for (size_t i = 0; i < src->n_collections; i++) {
+        const config_collection *c = &src->collections[i];
+        config_add_collection(dst, c->name, c->path, (const char *const *)c->masks, c->n_masks,
+                              (const char *const *)c->excludes, c->n_excludes);
+    }
+}
+
+static double now_unix(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void set_problem(watcher *w, const char *msg)
+{
+    pthread_mutex_lock(&w->mu);
+    free(w->problem);
+    w->problem = msg ? xstrdup(msg) : NULL;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- watches ---- */
+
+typedef struct add_ctx {
+    watcher *w;
+    int coll;
+    tbuf path;
+} add_ctx;
+
+static int on_dir(void *vctx, const char *rel)
+{
+    add_ctx *a = vctx;
+    watcher *w = a->w;
+    if (w->polling)
+        return 1;   /* no more watches to be had: the rescans cover the rest */
+    const config_collection *c = &w->cfg.collections[a->coll];
+    tbuf_reset(&a->path);
+    tbuf_puts(&a->path, c->path);
+    if (*rel)
+        tbuf_printf(&a->path, "/%s", rel);
+    int wd = w->o.max_watches && w->n_watches >= w->o.max_watches
+                 ? (errno = ENOSPC, -1)
+                 : inotify_add_watch(w->ifd, a->path.data, WATCH_MASK);
+    if (wd < 0) {
+        if (errno == ENOSPC) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "inotify watch limit reached after %zu folders (raise "
+                     "fs.inotify.max_user_watches); rescanning by mtime every %.0f s",
+                     w->n_watches, w->o.poll_s);
+            set_problem(w, msg);
+            pthread_mutex_lock(&w->mu);
+            w->polling = 1;
+            pthread_mutex_unlock(&w->mu);
+            return 1;
+        }
+        return 0;   /* vanished meanwhile: the next event or rescan tells */
+    }
+    if ((size_t)wd >= w->cap_wds) {
+        size_t old = w->cap_wds;
+        xgrow(&w->wds, &w->cap_wds, (size_t)wd + 1, sizeof *w->wds);
+        for (size_t i = old; i < w->cap_wds; i++)
+            w->wds[i] = (wd_ent){.coll = -1};
+    }
+    wd_ent *e = &w->wds[wd];
+    if (e->coll < 0) {
+        pthread_mutex_lock(&w->mu);
+        w->n_watches++;
+        pthread_mutex_unlock(&w->mu);
+    }
+    free(e->rel);
+    e->coll = a->coll;
+    e->rel = xstrdup(rel);
+    return 0;
+}
+
+static int on_file_nop(void *ctx, const char *rel, const struct stat *st)
+{
+    (void)ctx;
+    (void)rel;
+    (void)st;
+    return 0;
+}
+
+/* Nested collections are watched as their own, never twice. */
+static const char **nested(const watcher *w, int coll, size_t *n)
+{
+    const char **out = xcalloc(w->cfg.n_collections + 1, sizeof *out);
+    *n = 0;
+    for (size_t i = 0; i < w->cfg.n_collections; i++) {
+        const char *rel = fs_path_below(w->cfg.collections[coll].path, w->cfg.collections[i].path);
+        if (rel)
+            out[(*n)++] = rel;
+    }
+    return out;
+}
+
+/* Watch every folder an update of collection `coll` would enter. */
+static void add_watches(watcher *w, int coll)
+{
+    const config_collection *c = &w->cfg.collections[coll];
+    struct stat sb;
+    int present = stat(c->path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    w->missing[coll] = !present;
+    if (!present)
+        return;
+    size_t n_skip;
+    const char **skip = nested(w, coll, &n_skip);
+    walk_opts wo = {
+        .root = c->path,
+        .masks = (const char *const *)c->masks,
+        .n_masks = c->n_masks,
+        .excludes = (const char *const *)c->excludes,
+        .n_excludes = c->n_excludes,
+        .skip_dirs = skip,
+        .n_skip_dirs = n_skip,
+    };
+    add_ctx a = {.w = w, .coll = coll};
+    walk_callbacks cb = {.ctx = &a, .on_file = on_file_nop, .on_dir = on_dir};
+    walk_tree(&wo, &cb);
+    tbuf_free(&a.path);
+    free(skip);
+}
+
+static void drop_all_watches(watcher *w)
+{
+    if (w->ifd >= 0)
+        close(w->ifd);
+    for (size_t i = 0; i < w->cap_wds; i++)
+        free(w->wds[i].rel);
+    free(w->wds);
+    w->wds = NULL;
+    w->cap_wds = 0;
+    pthread_mutex_lock(&w->mu);
+    w->n_watches = 0;
+    w->polling = 0;
+    pthread_mutex_unlock(&w->mu);
+    set_problem(w, NULL);
+    w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
+
+static void mark_dirty(watcher *w, int coll)
+{
+    double t = clock_seconds();
+    pthread_mutex_lock(&w->mu);
+    int any = 0;
+    for (size_t i = 0; i < w->cfg.n_collections; i++)
+        any |= w->dirty[i];
+    if (!any)
+        w->first_dirty = t;
+    w->dirty[coll] = 1;
+    w->last_dirty = t;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Start over with the collections of w->cfg: new inotify instance, every
+ * folder watched, every collection updated once. */
+static void rebuild(watcher *w)
+{
+    drop_all_watches(w);
+    size_t n = w->cfg.n_collections;
+    pthread_mutex_lock(&w->mu);
+    free(w->dirty);
+    free(w->rewalk);
+    free(w->missing);
+    w->dirty = xcalloc(n + 1, 1);
+    w->rewalk = xcalloc(n + 1, 1);
+    w->missing = xcalloc(n + 1, 1);
+    pthread_mutex_unlock(&w->mu);
+    if (w->ifd < 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "inotify unavailable (%s); rescanning by mtime every %.0f s",
+                 strerror(errno), w->o.poll_s);
+        set_problem(w, msg);
+        w->polling = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (w->ifd >= 0)
+            add_watches(w, (int)i);
+        mark_dirty(w, (int)i);
+    }
+}
+
+/* ---- events ---- */
+
+static void note_event(watcher *w, int coll, const char *rel, const char *name)
+{
+    tbuf p = {0};
+    tbuf_puts(&p, w->cfg.collections[coll].name);
+    if (*rel)
+        tbuf_printf(&p, "/%s", rel);
+    if (name && *name)
+        tbuf_printf(&p, "/%s", name);
+    pthread_mutex_lock(&w->mu);
+    w->last_event = now_unix();
+    free(w->last_path);
+    w->last_path = tbuf_detach(&p);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void drop_collection_watches(watcher *w, int coll)
+{
+    for (size_t i = 0; i < w->cap_wds; i++) {
+        if (w->wds[i].coll != coll)
+            continue;
+        inotify_rm_watch(w->ifd, (int)i);
+        free(w->wds[i].rel);
+        w->wds[i] = (wd_ent){.coll = -1};
+        pthread_mutex_lock(&w->mu);
+        w->n_watches--;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
+static void read_events(watcher *w)
+{
+    char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+    for (;;) {
+        ssize_t n = read(w->ifd, buf, sizeof buf);
+        if (n <= 0)
+            return;
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            p += sizeof *ev + ev->len;
+            if (ev->mask & IN_Q_OVERFLOW) {
+                /* Events were lost: re-walk and rescan everything. */
+                for (size_t i = 0; i < w->cfg.n_collections; i++) {
+                    w->rewalk[i] = 1;
+                    mark_dirty(w, (int)i);
+                }
+                continue;
+            }
+            if (ev->wd < 0 || (size_t)ev->wd >= w->cap_wds || w->wds[ev->wd].coll < 0)
+                continue;
+            wd_ent *e = &w->wds[ev->wd];
+            int coll = e->coll;
+            const char *name = ev->len ? ev->name : "";
+            if (ev->mask & IN_IGNORED) {
+                /* The folder is gone (deleted, moved away, unmounted). */
+                int was_root = !*e->rel;
+                free(e->rel);
+                *e = (wd_ent){.coll = -1};
+                pthread_mutex_lock(&w->mu);
+                w->n_watches--;
+                pthread_mutex_unlock(&w->mu);
+                if (was_root)
+                    w->missing[coll] = 1;
+                mark_dirty(w, coll);
+                continue;
+            }
+            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM)))
+                w->rewalk[coll] = 1;   /* watch new folders; moved ones get their new path */
+            if (strcmp(name, ".gitignore") == 0)
+                w->rewalk[coll] = 1;   /* the rules that pick folders changed */
+            if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && !*e->rel) {
+                /* The root went away (or elsewhere: its watches would now
+                 * report a folder outside the collection). */
+                drop_collection_watches(w, coll);
+                w->missing[coll] = 1;
+                mark_dirty(w, coll);
+                continue;
+            }
+            note_event(w, coll, e->rel, name);
+            mark_dirty(w, coll);
+        }
+    }
+}
+
+/* A missing collection folder that is back: watch it and update it. */
+static void check_missing(watcher *w)
+{
+    for (size_t i = 0; i < w->cfg.n_collections; i++) {
+        if (!w->missing[i])
+            continue;
+        struct stat sb;
+        if (stat(w->cfg.collections[i].path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            w->rewalk[i] = 1;
+            mark_dirty(w, (int)i);
+        }
+    }
+}
+
+static void run_updates(watcher *w)
+{
+    size_t n = w->cfg.n_collections;
+    check_missing(w);
+    for (size_t i = 0; i < n; i++) {
+        if (w->rewalk[i] && w->ifd >= 0) {
+            w->rewalk[i] = 0;
+            add_watches(w, (int)i);
+        }
+    }
+    const char **names = xcalloc(n + 1, sizeof *names);
+    unsigned char *taken = xcalloc(n + 1, 1);
+    size_t k = 0;
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (w->dirty[i]) {
+            names[k++] = w->cfg.collections[i].name;
+            taken[i] = 1;
+            w->dirty[i] = 0;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (k) {
+        double t0 = clock_seconds();
+        int rc = w->o.update ? w->o.update(w->o.ctx, names, k) : 0;
+        double ms = (clock_seconds() - t0) * 1000.0;
+        pthread_mutex_lock(&w->mu);
+        w->updates++;
+        w->last_update_ms = ms;
+        pthread_mutex_unlock(&w->mu);
+        if (rc)
+            for (size_t i = 0; i < n; i++)
+                if (taken[i])
+                    mark_dirty(w, (int)i);   /* retried after the next quiet spell */
+    }
+    free(names);
+    free(taken);
+}
+
+static int any_dirty(watcher *w)
+{
+    int any = 0;
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < w->cfg.n_collections; i++)
+        any |= w->dirty[i];
+    pthread_mutex_unlock(&w->mu);
+    return any;
+}
+
+static void *watch_main(void *arg)
+{
+    watcher *w = arg;
+    rebuild(w);
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        int quit = w->quit;
+        config *next = w->next_cfg;
+        w->next_cfg = NULL;
+        pthread_mutex_unlock(&w->mu);
+        if (quit) {
+            if (next) {
+                config_free(next);
+                free(next);
+            }
+            break;
+        }
+        if (next) {
+            config_free(&w->cfg);
+            w->cfg = *next;
+            free(next);
+            rebuild(w);
+        }
+        double now = clock_seconds();
+        int any_missing = 0;
+        for (size_t i = 0; i < w->cfg.n_collections; i++)
+            any_missing |= w->missing[i];
+        if ((w->polling || any_missing) && now - w->last_poll >= w->o.poll_s) {
+            w->last_poll = now;
+            check_missing(w);
+            if (w->polling)
+                for (size_t i = 0; i < w->cfg.n_collections; i++)
+                    mark_dirty(w, (int)i);
+        }
+        double wait = 1.0;
+        if (any_dirty(w)) {
+            pthread_mutex_lock(&w->mu);
+            double quiet = w->last_dirty + w->o.debounce_s - now;
+            double longest = w->first_dirty + w->o.max_wait_s - now;
+            pthread_mutex_unlock(&w->mu);
+            wait = quiet < longest ? quiet : longest;
+            if (wait <= 0) {
+                run_updates(w);
+                continue;
+            }
+        }
+        if ((w->polling || any_missing) && wait > w->o.poll_s)
+            wait = w->o.poll_s;
+        struct pollfd p[2] = {{.fd = w->wake[0], .events = POLLIN}, {.fd = w->ifd, .events = POLLIN}};
+        int pr = poll(p, w->ifd >= 0 ? 2 : 1, (int)(wait * 1000) + 1);
+        if (pr > 0 && p[0].revents) {
+            char b[64];
+            while (read(w->wake[0], b, sizeof b) > 0) {
+            }
+        }
+        if (pr > 0 && w->ifd >= 0 && p[1].revents)
+            read_events(w);
+    }
+    return NULL;
+}
+
+trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out)
+{
+    *out = NULL;
+    watcher *w = xcalloc(1, sizeof *w);
+    w->o = *o;
+    w->ifd = -1;
+    copy_config(&w->cfg, cfg);
+    pthread_mutex_init(&w->mu, NULL);
+    if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        config_free(&w->cfg);
+        free(w);
+        return trove_fail(TROVE_EIO, "pipe: %s", strerror(errno));
+    }
+    if (pthread_create(&w->thr, NULL, watch_main, w) != 0) {
+        close(w->wake[0]);
+        close(w->wake[1]);
+        config_free(&w->cfg);
+        free(w);
+        return trove_fail(TROVE_EIO, "cannot start the watcher thread");
+    }
+    *out = w;
+    return TROVE_OK;
+}
+
+static void wake(watcher *w)
+{
+    ssize_t r = write(w->wake[1], "x", 1);
+    (void)r;
+}
+
+void watch_reconfigure(watcher *w, const config *cfg)
+{
+    config *c = xmalloc(sizeof *c);
+    copy_config(c, cfg);
+    pthread_mutex_lock(&w->mu);
+    if (w->next_cfg) {
+        config_free(w->next_cfg);
+        free(w->next_cfg);
+    }
+    w->next_cfg = c;
+    pthread_mutex_unlock(&w->mu);
+    wake(w);
+}
+
+void watch_stop(watcher *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_mutex_unlock(&w->mu);
+    wake(w);
+    pthread_join(w->thr, NULL);
+    if (w->ifd >= 0)
+        close(w->ifd);
+    for (size_t i = 0; i < w->cap_wds; i++)
+        free(w->wds[i].rel);
+    free(w->wds);
+    free(w->dirty);
+    free(w->rewalk);
+    free(w->missing);
+    free(w->problem);
+    free(w->last_path);
+    close(w->wake[0]);
+    close(w->wake[1]);
+    config_free(&w->cfg);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+void watch_state_get(watcher *w, watch_state *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&w->mu);
+    out->state = xstrdup(w->cfg.n_collections == 0 ? "off" : w->polling ? "polling" : "watching");
+    out->folders = w->n_watches;
+    out->last_event = w->last_event;
+    out->last_path = w->last_path ? xstrdup(w->last_path) : NULL;
+    for (size_t i = 0; i < w->cfg.n_collections; i++)
+        out->pending += w->dirty[i];
+    out->updates = w->updates;
+    out->last_update_ms = w->last_update_ms;
+    tbuf p = {0};
+    if (w->problem)
+        tbuf_puts(&p, w->problem);
+    for (size_t i = 0; w->missing && i < w->cfg.n_collections; i++)
+        if (w->missing[i])
+            tbuf_printf(&p, "%scollection '%s': folder %s is missing (polling for it)",
+                        p.len ? "; " : "", w->cfg.collections[i].name, w->cfg.collections[i].path);
+    if (!p.len && w->cfg.n_collections == 0)
+        tbuf_puts(&p, "no collections");
+    out->problem = p.len ? tbuf_detach(&p) : NULL;
+    tbuf_free(&p);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void watch_state_free(watch_state *s)
+{
+    free(s->state);
+    free(s->problem);
+    free(s->last_path);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,60 @@
+/* fetch — download one file over HTTP(S) for `trove model pull`.
+ *
+ * libcurl is dlopen()ed on first use (see fetch.c): linking it would cost
+ * every trove process ~5 ms of dynamic linking for 30 libraries, and only
+ * `model pull` needs it.
+ *
+ * fetch_file(url, dest) downloads into "DEST.part" and renames it to DEST
+ * only after the size and SHA-256 (when known) check out, so DEST is either
+ * absent or complete. A DEST.part left by an earlier run is resumed with an
+ * HTTP Range request; the answer is used only if it is a 206 whose
+ * Content-Range starts where the part file ends, otherwise the download
+ * restarts from byte 0. A transfer that is cut or stalls (less than 1 byte/s
+ * for stall_s seconds) is resumed up to `retries` times as long as each try
+ * made progress. Offline (no DNS, connection refused) or an HTTP error fails
+ * at once; every failure's detail names the URL and says where to put the
+ * file when fetched by hand. An exclusive lock on DEST.part keeps two trove
+ * processes from writing the same file.
+ *
+ * Progress goes to stderr: a redrawn bar with rate and ETA on a terminal,
+ * a plain line every 10% (or every 10 s when the size is unknown)
+ * otherwise. No memory is retained between calls; the caller owns every
+ * string it passes. */
+#ifndef TROVE_FETCH_H
+#define TROVE_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef struct fetch_opts {
+    int64_t size;           /* expected bytes; < 0: unknown */
+    const char *sha256;     /* expected lowercase hex digest; NULL: unknown */
+    const char *label;      /* name in progress lines; NULL: DEST's last segment */
+    int progress;           /* 0: silent; 1: report progress on stderr */
+    int tty;                /* stderr is a terminal: redraw one line */
+    long stall_s;           /* <= 0: $TROVE_FETCH_STALL_SECONDS, else 30 */
+    long connect_s;         /* <= 0: 15 */
+    int retries;            /* resumes after a cut or stalled transfer; < 0: 3 */
+} fetch_opts;
+
+/* Download url to dest (see above). dest's folder must exist. */
+trove_err fetch_file(const char *url, const char *dest, const fetch_opts *o);
+
+/* Can libcurl be loaded? TROVE_EUNSUPPORTED with the package to install
+ * otherwise. fetch_file() calls it itself. */
+trove_err fetch_load(void);
+
+/* Parse the value of a Content-Range header ("bytes 100-199/1000", total may
+ * be "*"). Returns 0 and sets start/end (inclusive) and total (-1 for "*"),
+ * or -1 when malformed. Reads at most len bytes of s. */
+int fetch_parse_content_range(const char *s, size_t len, int64_t *start, int64_t *end,
+                              int64_t *total);
+
+/* One progress line (no newline) into buf: label, bytes done / total,
+ * percent, rate and ETA. total < 0: unknown; rate in bytes/s. */
+void fetch_format_progress(char *buf, size_t cap, const char *label, int64_t done,
+                           int64_t total, double rate);
+
+#endif

@@ -1,0 +1,100 @@
+/* mcp — the Model Context Protocol server: JSON-RPC 2.0 messages in, replies
+ * out, over the read API (api/api.h). Transport-free: mcp_stdio.c and
+ * mcp_http.c carry the bytes; this module never reads a socket or a file
+ * descriptor itself.
+ *
+ * Protocol versions 2025-06-18, 2025-03-26 and 2024-11-05 are negotiated at
+ * `initialize` (the client's when supported, else the newest). Methods:
+ * initialize, ping, tools/list, tools/call, resources/list,
+ * resources/templates/list, resources/read and notifications. Tools: search,
+ * vsearch (with a model), get, status (mcp_tools.c); resources trove://COLLECTION/PATH (mcp_res.c).
+ * Everything is read-only and reads only indexed notes inside their
+ * collection folder.
+ *
+ * With mcp_server_use_daemon() the answers come from a running daemon of
+ * the same index when one answers, else from the api handle.
+ *
+ * Ownership: the server borrows the api handle (the caller closes it after
+ * mcp_server_free()). Replies are malloc'd strings the caller frees. One
+ * server is used by one thread at a time. */
+#ifndef TROVE_MCP_H
+#define TROVE_MCP_H
+
+#include <stddef.h>
+
+#include "api/api.h"
+
+/* Largest JSON-RPC message accepted (bytes); larger ones get an error. */
+#define MCP_MAX_MESSAGE (1024 * 1024)
+
+enum {
+    MCP_PARSE_ERROR = -32700,
+    MCP_INVALID_REQUEST = -32600,
+    MCP_METHOD_NOT_FOUND = -32601,
+    MCP_INVALID_PARAMS = -32602,
+    MCP_INTERNAL_ERROR = -32603,
+    MCP_RESOURCE_NOT_FOUND = -32002,
+};
+
+/* What a client and the server agreed on; zeroed before `initialize`. */
+typedef struct mcp_session {
+    char version[16];    /* negotiated protocol version, "" before initialize */
+    int initialized;     /* notifications/initialized seen */
+} mcp_session;
+
+typedef struct mcp_server mcp_server;
+
+/* The versions this server speaks, newest first, NULL-terminated. */
+extern const char *const mcp_versions[];
+/* 1 when `v` is one of mcp_versions. */
+int mcp_version_supported(const char *v);
+
+/* model: the embedding model (GGUF file or model2vec folder) for the
+ * vector channel of `search` and for `vsearch`, which is offered only with
+ * one; NULL: keywords, titles and links only. Borrowed. */
+mcp_server *mcp_server_new(api *a, const char *model);
+void mcp_server_free(mcp_server *s);
+/* on: answer through the running daemon of the api's index when there is
+ * one (docs/daemon.md), falling back to the api handle when none can answer
+ * (dcl_find/dcl_answered: the CLI's rule). Off by default. */
+void mcp_server_use_daemon(mcp_server *s, int on);
+
+/* Handle one message (a request, a notification, a response, or a batch
+ * array of them) of `len` bytes. Returns the reply (caller frees), or NULL
+ * when none is due (notifications, responses). A message that is not JSON
+ * or not JSON-RPC gets an error reply with id null; the server keeps no
+ * state from it. */
+char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len);
+
+/* The error reply {"jsonrpc":"2.0","id":null,"error":{code,message}} for a
+ * transport-level refusal (message too large, ...). Caller frees. */
+char *mcp_error_reply(int code, const char *message);
+
+/* The JSON-RPC method of a single request message when it is `initialize`
+ * (1), else 0: transports open a session on it. */
+int mcp_is_initialize(const char *msg, size_t len);
+
+/* ---- transports ---- */
+
+/* Serve newline-delimited JSON-RPC on in_fd/out_fd (stdio) until EOF on
+ * in_fd or a failed write. A line over MCP_MAX_MESSAGE is skipped and
+ * answered with an error. Returns 0 at EOF, -1 when writing failed. */
+int mcp_stdio_serve(mcp_server *s, int in_fd, int out_fd);
+
+typedef struct mcp_http_opts {
+    const char *host;          /* numeric IPv4/IPv6 address to bind */
+    int port;                  /* 0: any free port */
+    const char *token;         /* bearer token clients must send; NULL: none */
+    const char *const *origins;   /* Origin values allowed besides loopback */
+    size_t n_origins;
+    /* Called once the socket listens, with the URL of the endpoint. */
+    void (*on_listen)(const char *url, void *ctx);
+    void *ctx;
+    volatile int *stop;        /* serve until *stop becomes non-zero */
+} mcp_http_opts;
+
+/* Serve Streamable HTTP at /mcp until *o->stop. TROVE_EIO when the
+ * address cannot be bound. */
+trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o);
+
+#endif

@@ -1,0 +1,437 @@
+/* mcp over Streamable HTTP (MCP 2025-03-26 / 2025-06-18) on libmicrohttpd.
+ *
+ * One endpoint, /mcp: POST carries one JSON-RPC message (or batch) and gets
+ * its reply as application/json (202 with no body for notifications);
+ * `initialize` opens a session whose id comes back in Mcp-Session-Id and
+ * must be sent with every later request; DELETE ends a session; GET is 405
+ * (this server never pushes). Every request is checked first: Host must
+ * name a loopback address (or the bound one) and Origin, when sent, a
+ * loopback or configured origin (DNS rebinding), the bearer token when one
+ * is configured, and the body is bounded by MCP_MAX_MESSAGE.
+ *
+ * libmicrohttpd runs one internal polling thread: every callback, and so
+ * every use of the mcp_server and its api handle, happens on it. */
+#include "mcp/mcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "util/mem.h"
+
+#define MAX_SESSIONS 64
+#define SESSION_ID_LEN 32
+
+typedef struct http_session {
+    char id[SESSION_ID_LEN + 1];   /* "" = free slot */
+    mcp_session mcp;
+    unsigned long last_used;
+} http_session;
+
+typedef struct http_server {
+    mcp_server *mcp;
+    const mcp_http_opts *o;
+    http_session sessions[MAX_SESSIONS];
+    unsigned long clock;           /* use counter for least-recently-used eviction */
+} http_server;
+
+/* Per request: the body as it arrives. */
+typedef struct http_req {
+    tbuf body;
+    int too_big;
+} http_req;
+
+/* ---- responses ---- */
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
+                               const char *type, const char *sid)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
+                                                             (void *)(body ? body : ""),
+                                                             MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    if (type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (sid)
+        MHD_add_response_header(r, "Mcp-Session-Id", sid);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"trove\"");
+    enum MHD_Result rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* An HTTP refusal with a JSON-RPC error body saying why. */
+static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int code,
+                              const char *message)
+{
+    char *body = mcp_error_reply(code, message);
+    enum MHD_Result rc = respond(c, status, body, "application/json", NULL);
+    free(body);
+    return rc;
+}
+
+/* ---- checks ---- */
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT" -> HOST (no brackets). */
+static void host_part(const char *s, char *out, size_t size)
+{
+    size_t len;
+    if (s[0] == '[') {
+        s++;
+        len = strcspn(s, "]");
+    } else {
+        len = strcspn(s, ":");
+    }
+    if (len >= size)
+        len = size - 1;
+    memcpy(out, s, len);
+    out[len] = '\0';
+}
+
+/* localhost, 127.0.0.0/8 or ::1 — as addresses, not as name prefixes
+ * ("127.0.0.1.evil.example" is a name anyone can point anywhere). */
+static int loopback_name(const char *h)
+{
+    unsigned char a[16];
+    static const unsigned char v6_loop[16] = {[15] = 1};
+    if (strcasecmp(h, "localhost") == 0)
+        return 1;
+    if (inet_pton(AF_INET, h, a) == 1)
+        return a[0] == 127;
+    return inet_pton(AF_INET6, h, a) == 1 && memcmp(a, v6_loop, 16) == 0;
+}
+
+/* Host: a browser tricked by DNS rebinding sends the attacker's name. */
+static int host_ok(const http_server *hs, const char *host)
+{
+    if (!host)
+        return 0;
+    char h[256];
+    host_part(host, h, sizeof h);
+    return loopback_name(h) || strcmp(h, hs->o->host) == 0;
+}
+
+/* Origin: absent (not a browser) or a loopback page or one configured. */
+static int origin_ok(const http_server *hs, const char *origin)
+{
+    if (!origin)
+        return 1;
+    for (size_t i = 0; i < hs->o->n_origins; i++)
+        if (strcmp(origin, hs->o->origins[i]) == 0)
+            return 1;
+    const char *rest = strncmp(origin, "http://", 7) == 0    ? origin + 7
+                       : strncmp(origin, "https://", 8) == 0 ? origin + 8
+                                                             : NULL;
+    if (!rest || strchr(rest, '/'))
+        return 0;
+    char h[256];
+    host_part(rest, h, sizeof h);
+    return loopback_name(h);
+}
+
+/* Constant time in the length of the presented token. */
+static int token_ok(const http_server *hs, const char *auth)
+{
+    const char *want = hs->o->token;
+    if (!want)
+        return 1;
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    const char *got = auth + 7;
+    size_t gl = strlen(got), wl = strlen(want);
+    unsigned diff = gl != wl;
+    for (size_t i = 0; i < gl; i++)
+        diff |= (unsigned char)got[i] ^ (unsigned char)want[i % (wl ? wl : 1)];
+    return diff == 0;
+}
+
+static int accepts_json(const char *accept)
+{
+    return !accept || strstr(accept, "application/json") || strstr(accept, "*/*") ||
+           strstr(accept, "application/*");
+}
+
+/* ---- sessions ---- */
+
+static http_session *session_find(http_server *hs, const char *id)
+{
+    for (int i = 0; id && i < MAX_SESSIONS; i++)
+        if (hs->sessions[i].id[0] && strcmp(hs->sessions[i].id, id) == 0)
+            return &hs->sessions[i];
+    return NULL;
+}
+
+static http_session *session_new(http_server *hs)
+{
+    http_session *slot = &hs->sessions[0];
+    for (int i = 0; i < MAX_SESSIONS; i++) {
+        if (!hs->sessions[i].id[0]) {
+            slot = &hs->sessions[i];
+            break;
+        }
+        if (hs->sessions[i].last_used < slot->last_used)
+            slot = &hs->sessions[i];   /* full: the least recently used goes */
+    }
+    unsigned char rnd[SESSION_ID_LEN / 2];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t n = getrandom(rnd + got, sizeof rnd - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* No entropy source: ids must still differ and be hard to
+             * guess; time and address are the best left. */
+            unsigned long x = (unsigned long)time(NULL) ^ (unsigned long)(size_t)slot ^
+                              hs->clock * 2654435761UL;
+            for (; got < sizeof rnd; got++, x = x * 6364136223846793005UL + 1)
+                rnd[got] = (unsigned char)(x >> 33);
+            break;
+        }
+        got += (size_t)n;
+    }
+    memset(slot, 0, sizeof *slot);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(slot->id + 2 * i, 3, "%02x", rnd[i]);
+    slot->last_used = ++hs->clock;
+    return slot;
+}
+
+/* ---- requests ---- */
+
+static enum MHD_Result handle_post(http_server *hs, struct MHD_Connection *c, http_req *rq)
+{
+    if (rq->too_big) {
+        char m[96];
+        snprintf(m, sizeof m, "request body larger than %d bytes", MCP_MAX_MESSAGE);
+        return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, MCP_INVALID_REQUEST, m);
+    }
+    const char *body = tbuf_cstr(&rq->body);
+    size_t len = rq->body.len;
+    http_session *s;
+    int opened = 0;
+    if (mcp_is_initialize(body, len)) {
+        s = session_new(hs);
+        opened = 1;
+    } else {
+        const char *sid = header(c, "Mcp-Session-Id");
+        if (!sid)
+            return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_REQUEST,
+                          "Mcp-Session-Id header required (send initialize first)");
+        s = session_find(hs, sid);
+        if (!s)
+            return refuse(c, MHD_HTTP_NOT_FOUND, MCP_INVALID_REQUEST,
+                          "session not found (expired or deleted): initialize again");
+        s->last_used = ++hs->clock;
+    }
+    char *reply = mcp_handle(hs->mcp, &s->mcp, body, len);
+    if (opened && !s->mcp.version[0]) {
+        s->id[0] = '\0';   /* initialize failed: no session */
+        opened = 0;
+    }
+    enum MHD_Result rc;
+    if (!reply)
+        rc = respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+    else
+        rc = respond(c, MHD_HTTP_OK, reply, "application/json", opened ? s->id : NULL);
+    free(reply);
+    return rc;
+}
+
+static enum MHD_Result handle_delete(http_server *hs, struct MHD_Connection *c)
+{
+    const char *sid = header(c, "Mcp-Session-Id");
+    if (!sid)
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_REQUEST,
+                      "Mcp-Session-Id header required");
+    http_session *s = session_find(hs, sid);
+    if (!s)
+        return refuse(c, MHD_HTTP_NOT_FOUND, MCP_INVALID_REQUEST, "session not found");
+    s->id[0] = '\0';
+    return respond(c, MHD_HTTP_OK, NULL, NULL, NULL);
+}
+
+/* Checks that need only the headers: done before any body is read. */
+static enum MHD_Result check_headers(http_server *hs, struct MHD_Connection *c, const char *url,
+                                     const char *method, int *refused)
+{
+    *refused = 1;
+    if (strcmp(url, "/mcp") != 0)
+        return refuse(c, MHD_HTTP_NOT_FOUND, MCP_INVALID_REQUEST, "not found: the endpoint "
+                      "is /mcp");
+    if (!host_ok(hs, header(c, MHD_HTTP_HEADER_HOST)))
+        return refuse(c, MHD_HTTP_FORBIDDEN, MCP_INVALID_REQUEST, "forbidden: Host is not a "
+                      "loopback address");
+    if (!origin_ok(hs, header(c, MHD_HTTP_HEADER_ORIGIN)))
+        return refuse(c, MHD_HTTP_FORBIDDEN, MCP_INVALID_REQUEST, "forbidden: Origin not "
+                      "allowed (add it to mcp.origins in config.yaml)");
+    if (!token_ok(hs, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
+        return refuse(c, MHD_HTTP_UNAUTHORIZED, MCP_INVALID_REQUEST, "unauthorized: send "
+                      "Authorization: Bearer <mcp.token from config.yaml>");
+    const char *pv = header(c, "MCP-Protocol-Version");
+    if (pv && !mcp_version_supported(pv))
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_REQUEST, "unsupported "
+                      "MCP-Protocol-Version (supported: 2025-06-18, 2025-03-26, 2024-11-05)");
+    if (strcmp(method, "POST") == 0) {
+        const char *type = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (!type || strncasecmp(type, "application/json", 16) != 0)
+            return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, MCP_INVALID_REQUEST,
+                          "Content-Type must be application/json");
+        if (!accepts_json(header(c, MHD_HTTP_HEADER_ACCEPT)))
+            return refuse(c, MHD_HTTP_NOT_ACCEPTABLE, MCP_INVALID_REQUEST,
+                          "Accept must allow application/json");
+    } else if (strcmp(method, "DELETE") != 0) {
+        return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, MCP_INVALID_REQUEST,
+                      "method not allowed: POST a JSON-RPC message, DELETE a session "
+                      "(this server opens no SSE stream)");
+    }
+    *refused = 0;
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **req_cls)
+{
+    (void)version;
+    http_server *hs = cls;
+    http_req *rq = *req_cls;
+    if (!rq) {
+        int refused;
+        enum MHD_Result rc = check_headers(hs, c, url, method, &refused);
+        if (refused)
+            return rc;
+        *req_cls = xcalloc(1, sizeof *rq);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (rq->body.len + *upload_size > MCP_MAX_MESSAGE) {
+            rq->too_big = 1;
+            tbuf_free(&rq->body);
+        } else if (!rq->too_big) {
+            tbuf_append(&rq->body, upload, *upload_size);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(method, "DELETE") == 0)
+        return handle_delete(hs, c);
+    return handle_post(hs, c, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    http_req *rq = *req_cls;
+    if (rq) {
+        tbuf_free(&rq->body);
+        free(rq);
+        *req_cls = NULL;
+    }
+}
+
+/* ---- serving ---- */
+
+static int listen_socket(const mcp_http_opts *o, char *url, size_t url_size)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t sl;
+    int v6 = strchr(o->host, ':') != NULL;
+    if (v6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)o->port);
+        if (inet_pton(AF_INET6, o->host, &a->sin6_addr) != 1)
+            return -1;
+        sl = sizeof *a;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)o->port);
+        if (inet_pton(AF_INET, o->host, &a->sin_addr) != 1)
+            return -1;
+        sl = sizeof *a;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 64) != 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(url, url_size, v6 ? "http://[%s]:%d/mcp" : "http://%s:%d/mcp", o->host, port);
+    return fd;
+}
+
+trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o)
+{
+    char url[128];
+    int fd = listen_socket(o, url, sizeof url);
+    if (fd < 0)
+        return trove_fail(TROVE_EIO, "cannot listen on %s port %d: %s", o->host, o->port,
+                          strerror(errno));
+    http_server *hs = xcalloc(1, sizeof *hs);
+    hs->mcp = s;
+    hs->o = o;
+    /* Signals go to this thread, not to libmicrohttpd's, which inherits
+     * the blocked mask. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (strchr(o->host, ':') ? MHD_USE_IPv6 : 0),
+        0, NULL, NULL, on_request, hs,
+        MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, hs,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+        MHD_OPTION_END);
+    if (!d) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        close(fd);
+        free(hs);
+        return trove_fail(TROVE_EIO, "cannot start the HTTP server on %s", url);
+    }
+    if (o->on_listen)
+        o->on_listen(url, o->ctx);
+    sigset_t wait = old;
+    sigdelset(&wait, SIGINT);
+    sigdelset(&wait, SIGTERM);
+    while (!*o->stop)
+        sigsuspend(&wait);
+    MHD_stop_daemon(d);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(hs);
+    return TROVE_OK;
+}

@@ -1,0 +1,962 @@
+/* mcp tools: search, get, status — their schemas, argument checks and
+ * rendering of api results. Arguments that break a tool's input schema are
+ * JSON-RPC invalid-params errors; failures while running the tool (no such
+ * note, a refused path, no index yet) are results with isError, so the model
+ * reads them and can correct itself. */
+#include "mcp/mcp_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/buf.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+#define SEARCH_TOP_K_MAX 50
+#define EXCERPT_MAX 8000
+#define GET_MAX_BYTES 1000000
+#define GET_DEFAULT_BYTES 20000
+#define GET_MAX_NOTES 200
+#define FILTER_MAX_ITEMS 100
+
+/* ---- schemas ---- */
+
+static const char search_desc[] =
+    "Search the user's markdown notes by keywords, note titles/aliases and links (BM25 + title "
+    "match + link graph, fused; plus meaning when the server has an embedding model and "
+    "`vsearch` is listed). Use it first for any question the notes may answer: names, "
+    "terms, error messages, topics. Query syntax: plain words (ranked by how many match and how "
+    "rare they are), \"exact phrase\", -excluded, prefix*. Returns up to top_k notes, each with "
+    "its best passage (excerpt), doc_uri, heading path and line/byte range; read more with "
+    "`get` using doc_uri and start_line/end_line.";
+
+static const char vsearch_desc[] =
+    "Search the notes by meaning alone: the query is embedded and compared with the embedding "
+    "of every passage, so it finds notes that say the same thing in other words (synonyms, "
+    "paraphrases, a question vs. its answer). Use it when `search` finds nothing relevant or "
+    "the question is conceptual; prefer `search` for names, exact terms and code. Scores are "
+    "cosine similarities. Same arguments and results as `search` (query is plain text).";
+
+static const char search_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"keywords, \\\"exact "
+    "phrase\\\", -excluded, prefix*\"},"
+    "\"top_k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50,\"default\":10,"
+    "\"description\":\"how many notes to return\"},"
+    "\"max_excerpt_chars\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":8000,\"default\":800,"
+    "\"description\":\"longest excerpt per result, in characters (0: none)\"},"
+    "\"filters\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"collection\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
+    "\"description\":\"only these collections (see `status`)\"},"
+    "\"doc_uri_prefix\":{\"type\":\"string\",\"description\":\"only notes whose doc_uri starts "
+    "with this, e.g. trove://notes/projects/\"},"
+    "\"doc_uris\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"type\":\"string\"},"
+    "\"description\":\"only these notes (trove://COLLECTION/PATH)\"},"
+    "\"heading_path_contains\":{\"type\":\"string\",\"description\":\"only notes with a "
+    "passage whose heading_path (as in results, joined) contains this text (ASCII "
+    "case-insensitive)\"},"
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only notes "
+    "carrying all these tags (a tag also matches its nested tags)\"}}},"
+    "\"include_scores\":{\"type\":\"boolean\",\"default\":false,\"description\":\"add "
+    "per-channel ranks and scores\"}},"
+    "\"required\":[\"query\"],\"additionalProperties\":false}";
+
+static const char search_out[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"query\":{\"type\":\"string\"},"
+    "\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
+    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+    "\"title\":{\"type\":\"string\"},"
+    "\"heading_path\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"
+    "\"start_byte\":{\"type\":\"integer\"},\"end_byte\":{\"type\":\"integer\"},"
+    "\"excerpt\":{\"type\":\"string\"},\"excerpt_truncated\":{\"type\":\"boolean\"},"
+    "\"score\":{\"type\":\"number\"},"
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"context\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"scores\":{\"type\":\"object\"}},"
+    "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
+    "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
+    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"required\":[\"query\",\"results\"]}";
+
+static const char get_desc[] =
+    "Read notes from the index, from disk. `path` is a doc_uri (trove://COLLECTION/PATH), "
+    "COLLECTION/PATH, an indexed PATH, or #DOCID from a search result; give start_line and "
+    "end_line to read part of a long note (e.g. a search result's range, widened). A `path` "
+    "with * ? or [ is a glob (e.g. 'notes/meetings/2024-*.md') and returns every indexed note "
+    "it matches, whole, within the max_bytes budget. Only indexed notes inside their "
+    "collection folder can be read.";
+
+static const char get_in[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\",\"minLength\":1,\"description\":\"trove://COLLECTION/PATH, "
+    "COLLECTION/PATH, PATH, #DOCID, or a glob\"},"
+    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"first line "
+    "(1-based; default 1)\"},"
+    "\"end_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"last line, inclusive "
+    "(default: the end)\"},"
+    "\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000,\"default\":20000,"
+    "\"description\":\"byte budget for all returned text\"},"
+    "\"line_numbers\":{\"type\":\"boolean\",\"default\":false,\"description\":\"prefix each "
+    "line with its number\"}},"
+    "\"required\":[\"path\"],\"additionalProperties\":false}";
+
+static const char get_out[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
+    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+    "\"title\":{\"type\":\"string\"},"
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"
+    "\"total_lines\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"
+    "\"skipped\":{\"type\":\"string\"}},"
+    "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"]}},"
+    "\"truncated\":{\"type\":\"boolean\"},"
+    "\"next_start_line\":{\"type\":\"integer\"}},"
+    "\"required\":[\"notes\",\"truncated\"]}";
+
+static const char status_desc[] =
+    "Describe the index: its collections (name, folder, note count, files new/changed/deleted "
+    "since the last update), totals, last update time, and — when running — snapshot, file "
+    "watcher and embedding model. Use it to learn which collections exist (for search filters) "
+    "or why a note is missing.";
+
+static const char status_in[] = "{\"type\":\"object\",\"properties\":{},"
+                                "\"additionalProperties\":false}";
+
+static const char status_out[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"index_exists\":{\"type\":\"boolean\"},"
+    "\"last_update\":{\"type\":[\"string\",\"null\"]},"
+    "\"notes\":{\"type\":\"integer\"},\"chunks\":{\"type\":\"integer\"},"
+    "\"links\":{\"type\":\"integer\"},\"dangling_links\":{\"type\":\"integer\"},"
+    "\"collections\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+    "\"notes\":{\"type\":\"integer\"},"
+    "\"pending\":{\"type\":[\"object\",\"null\"]},"
+    "\"problem\":{\"type\":[\"string\",\"null\"]}},"
+    "\"required\":[\"name\",\"path\",\"notes\"]}},"
+    "\"snapshot\":{\"type\":[\"object\",\"null\"]},"
+    "\"watcher\":{\"type\":[\"object\",\"null\"]},"
+    "\"model\":{\"type\":[\"object\",\"null\"]}},"
+    "\"required\":[\"index_exists\",\"notes\",\"collections\"]}";
+
+typedef struct tool_def {
+    const char *name, *title, *desc, *in, *out;
+    int needs_model;
+} tool_def;
+
+static const tool_def tool_defs[] = {
+    {"search", "Search notes", search_desc, search_in, search_out, 0},
+    {"vsearch", "Search notes by meaning", vsearch_desc, search_in, search_out, 1},
+    {"get", "Read notes", get_desc, get_in, get_out, 0},
+    {"status", "Index status", status_desc, status_in, status_out, 0},
+};
+
+static json_t *schema(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j) {
+        /* A typo in the literals above: caught by every test run. */
+        fprintf(stderr, "trove mcp: bad built-in schema: %s at %d\n", e.text, e.position);
+        abort();
+    }
+    return j;
+}
+
+json_t *mcp_tools_build(int structured, int with_vectors)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < sizeof tool_defs / sizeof *tool_defs; i++) {
+        const tool_def *d = &tool_defs[i];
+        if (d->needs_model && !with_vectors)
+            continue;
+        json_t *t = json_pack("{s:s, s:s, s:o}", "name", d->name, "description", d->desc,
+                              "inputSchema", schema(d->in));
+        if (structured) {
+            json_object_set_new(t, "title", json_string(d->title));
+            json_object_set_new(t, "outputSchema", schema(d->out));
+        }
+        json_object_set_new(t, "annotations",
+                            json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", d->title,
+                                      "readOnlyHint", 1, "destructiveHint", 0,
+                                      "idempotentHint", 1, "openWorldHint", 0));
+        json_array_append_new(arr, t);
+    }
+    return arr;
+}
+
+/* ---- helpers ---- */
+
+/* A JSON string from bytes that may hold invalid UTF-8 (a note on disk):
+ * each bad byte becomes U+FFFD. */
+static json_t *js_text(const char *s, size_t len)
+{
+    size_t bad = str_utf8_invalid_at(s, len);
+    if (bad == (size_t)-1)
+        return json_stringn(s, len);
+    tbuf b = {0};
+    size_t at = 0;
+    while (bad != (size_t)-1) {
+        tbuf_append(&b, s + at, bad);
+        tbuf_puts(&b, "\xEF\xBF\xBD");
+        at += bad + 1;
+        bad = str_utf8_invalid_at(s + at, len - at);
+    }
+    tbuf_append(&b, s + at, len - at);
+    json_t *j = json_stringn(b.data, b.len);
+    tbuf_free(&b);
+    return j;
+}
+
+static json_t *js_str(const char *s)
+{
+    return js_text(s ? s : "", s ? strlen(s) : 0);
+}
+
+static json_t *text_content(const char *text)
+{
+    json_t *c = json_array();
+    json_array_append_new(c, json_pack("{s:s, s:o}", "type", "text", "text", js_str(text)));
+    return c;
+}
+
+/* A tool execution error: a result the model reads. */
+static json_t *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *tool_error(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return json_pack("{s:o, s:b}", "content", text_content(buf), "isError", 1);
+}
+
+static json_t *api_error(const char *tool, trove_err rc)
+{
+    const char *detail = trove_errmsg();
+    return tool_error("%s: %s", tool, detail && *detail ? detail : trove_strerror(rc));
+}
+
+/* The successful result: structuredContent (2025-06-18) and, for every
+ * client, the same JSON as text. */
+static json_t *tool_result(const mcp_session *ss, json_t *structured, const char *note)
+{
+    char *text = json_dumps(structured, JSON_COMPACT);
+    tbuf b = {0};
+    tbuf_puts(&b, text ? text : "{}");
+    if (note) {
+        tbuf_puts(&b, "\n");
+        tbuf_puts(&b, note);
+    }
+    free(text);
+    json_t *r = json_pack("{s:o}", "content", text_content(b.data));
+    tbuf_free(&b);
+    if (mcp_structured(ss))
+        json_object_set_new(r, "structuredContent", structured);
+    else
+        json_decref(structured);
+    return r;
+}
+
+/* Argument checks: each returns 1 when fine, else 0 with *err set. */
+
+static int args_known(const char *tool, json_t *args, const char *const *keys, mcp_error *err)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(args, k, v) {
+        int ok = 0;
+        for (size_t i = 0; keys[i] && !ok; i++)
+            ok = strcmp(keys[i], k) == 0;
+        if (!ok) {
+            tbuf b = {0};
+            for (size_t i = 0; keys[i]; i++)
+                tbuf_printf(&b, "%s%s", i ? ", " : "", keys[i]);
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: unknown argument '%.80s' (arguments: %s)",
+                        tool, k, b.len ? b.data : "none");
+            tbuf_free(&b);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int arg_string(const char *tool, json_t *args, const char *key, int required,
+                      const char **out, mcp_error *err)
+{
+    json_t *v = json_object_get(args, key);
+    *out = NULL;
+    if (!v || json_is_null(v)) {
+        if (required)
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' is required", tool, key);
+        return !required;
+    }
+    if (!json_is_string(v) || (required && json_string_length(v) == 0)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be a%s string", tool, key,
+                    required ? " non-empty" : "");
+        return 0;
+    }
+    if (strlen(json_string_value(v)) != json_string_length(v)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must not contain NUL", tool, key);
+        return 0;
+    }
+    *out = json_string_value(v);
+    return 1;
+}
+
+static int arg_int(const char *tool, json_t *args, const char *key, long min, long max,
+                   long *out, mcp_error *err)
+{
+    json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v))
+        return 1;   /* *out keeps its default */
+    /* 5.0 is an integer to JSON Schema (and to some clients' encoders). */
+    double d = json_is_real(v) ? json_real_value(v) : 0;
+    int whole = json_is_integer(v) || (json_is_real(v) && d == (double)(long long)d);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : (json_int_t)d;
+    if (!whole || n < min || n > max) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be an integer from %ld to %ld", tool,
+                    key, min, max);
+        return 0;
+    }
+    *out = (long)n;
+    return 1;
+}
+
+static int arg_bool(const char *tool, json_t *args, const char *key, int *out, mcp_error *err)
+{
+    json_t *v = json_object_get(args, key);
+    if (!v || json_is_null(v))
+        return 1;
+    if (!json_is_boolean(v)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be true or false", tool, key);
+        return 0;
+    }
+    *out = json_is_true(v);
+    return 1;
+}
+
+/* A string or (when allow_one is 0: only) a list of strings, borrowed from
+ * the arguments; *items is malloc'd (caller frees the array only). */
+static int arg_strings(const char *tool, const char *key, json_t *v, int allow_one,
+                       const char ***items, size_t *n, mcp_error *err)
+{
+    *items = NULL;
+    *n = 0;
+    if (!v || json_is_null(v))
+        return 1;
+    if (allow_one && json_is_string(v)) {
+        *items = xmalloc(sizeof **items);
+        (*items)[(*n)++] = json_string_value(v);
+        return 1;
+    }
+    if (!json_is_array(v) || json_array_size(v) > FILTER_MAX_ITEMS) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be %sa list of at most %d strings",
+                    tool, key, allow_one ? "a string or " : "", FILTER_MAX_ITEMS);
+        return 0;
+    }
+    *items = xcalloc(json_array_size(v) + 1, sizeof **items);
+    size_t i;
+    json_t *x;
+    json_array_foreach(v, i, x) {
+        if (!json_is_string(x) || json_string_length(x) == 0) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' item %zu must be a non-empty string",
+                        tool, key, i);
+            free(*items);
+            *items = NULL;
+            *n = 0;
+            return 0;
+        }
+        (*items)[(*n)++] = json_string_value(x);
+    }
+    return 1;
+}
+
+static json_t *string_array(char **items, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, js_str(items[i]));
+    return a;
+}
+
+/* ---- search ---- */
+
+typedef struct search_call {
+    api_search_opts o;
+    const char **collections;
+    size_t n_collections;
+    const char **tags;
+    size_t n_tags;
+    char **refs;          /* doc_uris decoded to COLLECTION/PATH (owned) */
+    size_t n_refs;
+    char *prefix_coll;    /* from doc_uri_prefix (owned) */
+    char *prefix_path;
+    int no_match;         /* the filters contradict each other */
+} search_call;
+
+static void search_call_free(search_call *c)
+{
+    free(c->collections);
+    free(c->tags);
+    for (size_t i = 0; i < c->n_refs; i++)
+        free(c->refs[i]);
+    free(c->refs);
+    free(c->prefix_coll);
+    free(c->prefix_path);
+}
+
+/* doc_uri_prefix "trove://COLLECTION[/PATH-PREFIX]". */
+static int parse_uri_prefix(search_call *c, const char *prefix, mcp_error *err)
+{
+    char *ref = mcp_doc_ref_from_uri(prefix);
+    if (!ref) {
+        /* "trove://notes" (no '/'): the whole collection. */
+        if (str_starts_with(prefix, "trove://") && prefix[8] && !strchr(prefix + 8, '/')) {
+            tbuf b = {0};
+            tbuf_printf(&b, "%s/x", prefix);
+            ref = mcp_doc_ref_from_uri(b.data);
+            tbuf_free(&b);
+            if (ref)
+                ref[strlen(ref) - 1] = '\0';
+        }
+        if (!ref) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "search: 'doc_uri_prefix' must look like "
+                        "trove://COLLECTION/ or trove://COLLECTION/FOLDER/");
+            return 0;
+        }
+    }
+    char *slash = strchr(ref, '/');
+    *slash = '\0';
+    c->prefix_coll = ref;
+    c->prefix_path = xstrdup(slash + 1);
+    return 1;
+}
+
+static int search_filters(search_call *c, json_t *filters, mcp_error *err)
+{
+    if (!filters || json_is_null(filters))
+        return 1;
+    if (!json_is_object(filters)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "search: 'filters' must be an object");
+        return 0;
+    }
+    static const char *const keys[] = {"collection", "doc_uri_prefix", "doc_uris",
+                                       "heading_path_contains", "tags", NULL};
+    const char *heading, *prefix;
+    const char **uris = NULL;
+    size_t n_uris = 0;
+    if (!args_known("search: filters", filters, keys, err) ||
+        !arg_strings("search", "filters.collection", json_object_get(filters, "collection"), 1,
+                     &c->collections, &c->n_collections, err) ||
+        !arg_strings("search", "filters.tags", json_object_get(filters, "tags"), 0, &c->tags,
+                     &c->n_tags, err) ||
+        !arg_strings("search", "filters.doc_uris", json_object_get(filters, "doc_uris"), 0,
+                     &uris, &n_uris, err) ||
+        !arg_string("search", filters, "heading_path_contains", 0, &heading, err) ||
+        !arg_string("search", filters, "doc_uri_prefix", 0, &prefix, err))
+        return 0;
+    int ok = 1;
+    if (n_uris) {
+        c->refs = xcalloc(n_uris, sizeof *c->refs);
+        for (size_t i = 0; ok && i < n_uris; i++) {
+            c->refs[i] = mcp_doc_ref_from_uri(uris[i]);
+            if (!c->refs[i]) {
+                mcp_err_set(err, MCP_INVALID_PARAMS, "search: filters.doc_uris item %zu "
+                            "('%.200s') is not trove://COLLECTION/PATH", i, uris[i]);
+                ok = 0;
+            } else {
+                c->n_refs++;
+            }
+        }
+        c->o.search.doc_refs = (const char *const *)c->refs;
+        c->o.search.n_doc_refs = c->n_refs;
+    }
+    free(uris);
+    if (ok && prefix && !parse_uri_prefix(c, prefix, err))
+        ok = 0;
+    if (!ok)
+        return 0;
+    if (c->prefix_coll) {
+        /* The prefix names a collection: it narrows the collection filter. */
+        int listed = c->n_collections == 0;
+        for (size_t i = 0; i < c->n_collections; i++)
+            listed |= strcmp(c->collections[i], c->prefix_coll) == 0;
+        c->no_match = !listed;
+        free(c->collections);
+        c->collections = xmalloc(sizeof *c->collections);
+        c->collections[0] = c->prefix_coll;
+        c->n_collections = 1;
+        c->o.search.path_prefix = c->prefix_path;
+    }
+    c->o.search.collections = c->collections;
+    c->o.search.n_collections = c->n_collections;
+    c->o.search.tags = c->tags;
+    c->o.search.n_tags = c->n_tags;
+    c->o.search.heading_contains = heading;
+    return 1;
+}
+
+/* The anchoring chunk's bytes from the note read at search time, cut to
+ * max_chars characters on a character boundary. */
+static json_t *excerpt(const search_result *r, long max_chars, int *truncated)
+{
+    *truncated = 0;
+    if (!r->body || max_chars <= 0)
+        return json_string("");
+    size_t start = r->start_byte > 0 ? (size_t)r->start_byte : 0;
+    size_t end = r->end_byte > 0 ? (size_t)r->end_byte : r->body_len;
+    if (end > r->body_len)
+        end = r->body_len;   /* the file shrank since the last update */
+    if (start > end)
+        start = end;
+    size_t i = start;
+    long chars = 0;
+    while (i < end) {
+        if (chars == max_chars) {
+            *truncated = 1;
+            break;
+        }
+        i++;
+        while (i < end && ((unsigned char)r->body[i] & 0xC0) == 0x80)
+            i++;
+        chars++;
+    }
+    return js_text(r->body + start, i - start);
+}
+
+static json_t *scores_json(const search_result *r)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, "fused", json_real(r->score));
+    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+        const search_channel_hit *h = &r->channel[ch];
+        json_object_set_new(s, search_channel_names[ch],
+                            h->rank ? json_pack("{s:i, s:f}", "rank", h->rank, "score", h->score)
+                                    : json_null());
+    }
+    json_object_set_new(s, "graph_prior", json_real(r->prior));
+    json_object_set_new(s, "in_degree", json_integer(r->in_degree));
+    return s;
+}
+
+static json_t *result_json(const search_result *r, long max_chars, int with_scores)
+{
+    char *uri = mcp_doc_uri(r->collection, r->path);
+    char docid[16];
+    snprintf(docid, sizeof docid, "#%s", r->docid);
+    int cut;
+    json_t *ex = excerpt(r, max_chars, &cut);
+    json_t *o = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:i, s:i, s:I, s:I, s:o, s:b, s:f, "
+                          "s:o, s:o}",
+                          "doc_uri", js_str(uri), "docid", docid,
+                          "collection", js_str(r->collection), "path", js_str(r->path),
+                          "title", js_str(r->title),
+                          "heading_path", string_array(r->heading_path, r->n_heading_path),
+                          "start_line", r->line_start, "end_line", r->line_end,
+                          "start_byte", (json_int_t)r->start_byte,
+                          "end_byte", (json_int_t)r->end_byte, "excerpt", ex,
+                          "excerpt_truncated", cut, "score", r->score,
+                          "tags", string_array(r->tags, r->n_tags),
+                          "context", string_array((char **)r->context, r->n_context));
+    if (with_scores)
+        json_object_set_new(o, "scores", scores_json(r));
+    free(uri);
+    return o;
+}
+
+static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err,
+                          int vector_only)
+{
+    static const char *const keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
+                                       "include_scores", NULL};
+    const char *tool = vector_only ? "vsearch" : "search";
+    const char *query;
+    long top_k = 10, max_chars = 800;
+    int with_scores = 0;
+    if (!args_known(tool, args, keys, err) ||
+        !arg_string(tool, args, "query", 1, &query, err) ||
+        !arg_int(tool, args, "top_k", 1, SEARCH_TOP_K_MAX, &top_k, err) ||
+        !arg_int(tool, args, "max_excerpt_chars", 0, EXCERPT_MAX, &max_chars, err) ||
+        !arg_bool(tool, args, "include_scores", &with_scores, err))
+        return NULL;
+    search_call c = {0};
+    api_search_opts_init(&c.o);
+    if (!search_filters(&c, json_object_get(args, "filters"), err)) {
+        search_call_free(&c);
+        return NULL;
+    }
+    c.o.search.query = query;
+    c.o.search.limit = (size_t)top_k;
+    c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
+    c.o.search.vector_only = vector_only;
+    c.o.model = s->model;
+    c.o.with_body = max_chars > 0;
+    search_results res = {0};
+    trove_err rc = c.no_match ? TROVE_OK : mcp_search(s, &c.o, &res);
+    json_t *out;
+    if (rc) {
+        out = api_error(tool, rc);
+    } else if (vector_only && !c.no_match && res.vec_state != SEARCH_VEC_USED) {
+        out = tool_error("vsearch: %s", res.vec_error ? res.vec_error
+                         : "the index has no embeddings of the server's model yet (`trove "
+                           "embed` makes them); use `search`");
+    } else {
+        json_t *results = json_array();
+        for (size_t i = 0; i < res.n; i++)
+            json_array_append_new(results, result_json(&res.items[i], max_chars, with_scores));
+        json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+        /* What the vector channel could not do, so the agent knows why
+         * results are keyword-only. */
+        json_t *warn = json_array();
+        if (res.vec_error)
+            json_array_append_new(warn, js_str(res.vec_error));
+        for (size_t i = 0; i < res.n_vec_missing; i++) {
+            char m[300];
+            snprintf(m, sizeof m, "collection '%s' has no embeddings yet: answered from the "
+                     "other channels", res.vec_missing[i]);
+            json_array_append_new(warn, js_str(m));
+        }
+        if (json_array_size(warn))
+            json_object_set_new(st, "warnings", warn);
+        else
+            json_decref(warn);
+        out = tool_result(ss, st, res.n ? NULL : "(no matching notes)");
+    }
+    search_results_free(&res);
+    search_call_free(&c);
+    return out;
+}
+
+static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    return run_search(s, ss, args, err, 0);
+}
+
+static json_t *tool_vsearch(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    return run_search(s, ss, args, err, 1);
+}
+
+/* ---- get ---- */
+
+static long count_lines(const char *text, size_t len)
+{
+    long n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += text[i] == '\n';
+    return n + (len && text[len - 1] != '\n');
+}
+
+/* The longest prefix of text within max bytes that ends at a line end (or,
+ * when the first line alone is longer, at a character boundary). */
+static size_t cut_at_line(const char *text, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t cut = max;
+    while (cut > 0 && text[cut - 1] != '\n')
+        cut--;
+    if (cut > 0)
+        return cut;
+    cut = max;
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+        cut--;
+    return cut;
+}
+
+static json_t *note_text(const char *text, size_t len, long first, int numbers)
+{
+    if (!numbers)
+        return js_text(text, len);
+    tbuf b = {0};
+    const char *p = text, *end = text + len;
+    for (long at = first; p < end; at++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        tbuf_printf(&b, "%6ld  ", at);
+        tbuf_append(&b, p, n);
+        p += n;
+    }
+    json_t *j = js_text(b.data ? b.data : "", b.len);
+    tbuf_free(&b);
+    return j;
+}
+
+static json_t *note_head(const api_note *n)
+{
+    char *uri = mcp_doc_uri(n->collection, n->path);
+    char docid[16];
+    snprintf(docid, sizeof docid, "#%s", n->docid);
+    json_t *o = json_pack("{s:o, s:s, s:o, s:o, s:o}", "doc_uri", js_str(uri), "docid", docid,
+                          "collection", js_str(n->collection), "path", js_str(n->path),
+                          "title", js_str(n->title));
+    free(uri);
+    return o;
+}
+
+static json_t *get_one(mcp_server *s, const mcp_session *ss, const char *ref, long start,
+                       long end, long max_bytes, int numbers)
+{
+    api_note n;
+    /* start 0: a ":LINE" in ref, else line 1. */
+    trove_err rc = mcp_get(s, ref, start, end ? end - (start ? start : 1) + 1 : 0, &n);
+    if (rc)
+        return api_error("get", rc);
+    if (!n.docid[0]) {
+        /* A file inside a collection folder that update left out (a mask,
+         * an exclude, .gitignore): not for an MCP client. */
+        json_t *e = tool_error("get: %s/%s is not an indexed note (only indexed notes can be "
+                               "read; see `status`)", n.collection, n.path);
+        api_note_free(&n);
+        return e;
+    }
+    size_t keep = cut_at_line(n.text, n.len, (size_t)max_bytes);
+    int truncated = keep < n.len;
+    long shown = count_lines(n.text, keep);
+    json_t *o = note_head(&n);
+    json_object_set_new(o, "start_line", json_integer(n.line_start));
+    json_object_set_new(o, "end_line", json_integer(truncated ? n.line_start + shown - 1
+                                                              : n.line_end));
+    json_object_set_new(o, "total_lines", json_integer(n.n_lines));
+    json_object_set_new(o, "text", note_text(n.text, keep, n.line_start, numbers));
+    json_t *notes = json_array();
+    json_array_append_new(notes, o);
+    json_t *st = json_pack("{s:o, s:b}", "notes", notes, "truncated", truncated);
+    char more[160] = "";
+    if (truncated) {
+        json_object_set_new(st, "next_start_line", json_integer(n.line_start + shown));
+        snprintf(more, sizeof more, "(cut at max_bytes: continue with start_line=%ld)",
+                 n.line_start + shown);
+    } else if (n.line_end < n.line_start) {
+        snprintf(more, sizeof more, "(the note has %ld lines)", n.n_lines);
+    }
+    api_note_free(&n);
+    return tool_result(ss, st, more[0] ? more : NULL);
+}
+
+static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, long max_bytes,
+                        int numbers)
+{
+    api_notes ns;
+    trove_err rc = mcp_multi_get(s, glob, (size_t)max_bytes, &ns);
+    if (rc)
+        return api_error("get", rc);
+    json_t *notes = json_array();
+    size_t used = 0;
+    int truncated = 0;
+    for (size_t i = 0; i < ns.n; i++) {
+        const api_note *n = &ns.items[i];
+        if (i == GET_MAX_NOTES) {
+            truncated = 1;
+            break;
+        }
+        json_t *o = note_head(n);
+        if (!n->text) {
+            json_object_set_new(o, "skipped", json_string(
+                strcmp(n->skipped, "over --max-bytes") == 0 ? "larger than max_bytes"
+                                                              : n->skipped));
+        } else if (used + n->len > (size_t)max_bytes) {
+            json_object_set_new(o, "skipped", json_string("over the max_bytes budget"));
+            truncated = 1;
+        } else {
+            used += n->len;
+            long lines = count_lines(n->text, n->len);
+            json_object_set_new(o, "start_line", json_integer(1));
+            json_object_set_new(o, "end_line", json_integer(lines));
+            json_object_set_new(o, "total_lines", json_integer(lines));
+            json_object_set_new(o, "text", note_text(n->text, n->len, 1, numbers));
+        }
+        json_array_append_new(notes, o);
+    }
+    size_t total = ns.n;
+    api_notes_free(&ns);
+    char note[160] = "";
+    if (total == 0)
+        snprintf(note, sizeof note, "(no indexed note matches the glob)");
+    else if (truncated)
+        snprintf(note, sizeof note, "(%zu notes match; some were left out: raise max_bytes or "
+                 "narrow the glob)", total);
+    return tool_result(ss, json_pack("{s:o, s:b}", "notes", notes, "truncated", truncated),
+                       note[0] ? note : NULL);
+}
+
+static json_t *tool_get(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    static const char *const keys[] = {"path", "start_line", "end_line", "max_bytes",
+                                       "line_numbers", NULL};
+    const char *path;
+    long start = 0, end = 0, max_bytes = GET_DEFAULT_BYTES;
+    int numbers = 0;
+    if (!args_known("get", args, keys, err) || !arg_string("get", args, "path", 1, &path, err) ||
+        !arg_int("get", args, "start_line", 1, 1L << 30, &start, err) ||
+        !arg_int("get", args, "end_line", 1, 1L << 30, &end, err) ||
+        !arg_int("get", args, "max_bytes", 1, GET_MAX_BYTES, &max_bytes, err) ||
+        !arg_bool("get", args, "line_numbers", &numbers, err))
+        return NULL;
+    if (end && end < (start ? start : 1)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "get: 'end_line' (%ld) is before 'start_line' (%ld)",
+                    end, start ? start : 1);
+        return NULL;
+    }
+    char *ref = NULL;
+    if (str_starts_with(path, "trove://")) {
+        ref = mcp_doc_ref_from_uri(path);
+        if (!ref)
+            return tool_error("get: '%.300s' is not a note URI: use trove://COLLECTION/PATH",
+                              path);
+        if (!mcp_ref_collection_known(s, ref)) {
+            free(ref);
+            return tool_error("get: '%.300s': no such collection (see the status tool)", path);
+        }
+    } else {
+        ref = xstrdup(path);
+    }
+    json_t *out;
+    const char *why = ref[0] == '#' ? NULL : mcp_ref_escapes(ref);
+    if (why) {
+        out = tool_error("get: refused '%.300s': %s; only notes inside the indexed collections "
+                         "can be read (give trove://COLLECTION/PATH, COLLECTION/PATH or #DOCID)",
+                         path, why);
+    } else if (ref[0] != '#' && strpbrk(ref, "*?[")) {
+        if (start || end)
+            out = tool_error("get: start_line/end_line read one note; a glob returns whole "
+                             "notes");
+        else
+            out = get_many(s, ss, ref, max_bytes, numbers);
+    } else {
+        out = get_one(s, ss, ref, start, end, max_bytes, numbers);
+    }
+    free(ref);
+    return out;
+}
+
+/* ---- status ---- */
+
+/* The embedding model: path, architecture, dimensions, and how many chunks
+ * carry its vectors; null without one. */
+static json_t *model_json(mcp_server *s)
+{
+    if (!s->model)
+        return json_null();
+    api_vec_status vs;
+    if (api_vec_status_get(s->a, s->model, &vs) != TROVE_OK)
+        return json_pack("{s:o, s:o}", "path", js_str(s->model), "error",
+                         js_str(trove_errmsg()));
+    json_int_t chunks = 0, embedded = 0;
+    for (size_t i = 0; i < vs.n_counts; i++) {
+        chunks += vs.counts[i].chunks;
+        embedded += vs.counts[i].embedded;
+    }
+    json_t *m = json_pack("{s:o, s:o, s:I, s:I, s:I}", "path", js_str(s->model), "arch",
+                          js_str(vs.model_arch), "dim", (json_int_t)vs.model_dim,
+                          "chunks", chunks, "embedded", embedded);
+    if (vs.model_error)
+        json_object_set_new(m, "error", js_str(vs.model_error));
+    api_vec_status_free(&vs);
+    return m;
+}
+
+static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+{
+    static const char *const keys[] = {NULL};
+    if (!args_known("status", args, keys, err))
+        return NULL;
+    api_status st;
+    json_t *daemon;
+    trove_err rc = mcp_status(s, &st, &daemon);
+    if (rc)
+        return api_error("status", rc);
+    json_t *cols = json_array();
+    for (size_t i = 0; i < st.n_collections; i++) {
+        const api_status_collection *c = &st.collections[i];
+        json_t *pending = c->fresh_known
+                              ? json_pack("{s:I, s:I, s:I}", "new", (json_int_t)c->fresh.added,
+                                          "changed", (json_int_t)c->fresh.changed, "deleted",
+                                          (json_int_t)c->fresh.deleted)
+                              : json_null();
+        json_array_append_new(cols, json_pack("{s:o, s:o, s:I, s:o, s:o}", "name",
+                                              js_str(c->name), "path", js_str(c->path), "notes",
+                                              (json_int_t)c->notes, "pending", pending, "problem",
+                                              c->problem ? js_str(c->problem) : json_null()));
+    }
+    json_t *last = json_null();
+    if (st.last_update > 0) {
+        char when[32];
+        time_t t = (time_t)st.last_update;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        last = json_string(when);
+    }
+    /* The watcher is the daemon's (null without one); snapshot: null until
+     * snapshots exist. */
+    json_t *watcher = daemon ? json_incref(json_object_get(daemon, "watcher")) : NULL;
+    json_decref(daemon);
+    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:o, s:o}",
+                          "index_exists", st.index_exists, "last_update", last,
+                          "notes", (json_int_t)st.counts.docs,
+                          "chunks", (json_int_t)st.counts.chunks,
+                          "links", (json_int_t)st.counts.links,
+                          "dangling_links", (json_int_t)st.counts.dangling,
+                          "collections", cols, "snapshot", "watcher",
+                          watcher ? watcher : json_null(), "model",
+                          model_json(s));
+    api_status_free(&st);
+    return tool_result(ss, o, NULL);
+}
+
+/* ---- dispatch ---- */
+
+typedef json_t *(*tool_fn)(mcp_server *, const mcp_session *, json_t *, mcp_error *);
+
+static const struct {
+    const char *name;
+    tool_fn fn;
+} tools[] = {
+    {"search", tool_search},
+    {"vsearch", tool_vsearch},
+    {"get", tool_get},
+    {"status", tool_status},
+};
+
+json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp_error *err)
+{
+    json_t *name = json_object_get(params, "name");
+    json_t *args = json_object_get(params, "arguments");
+    if (!json_is_string(name)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "tools/call: 'name' must be a string");
+        return NULL;
+    }
+    if (args && !json_is_null(args) && !json_is_object(args)) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "tools/call: 'arguments' must be an object");
+        return NULL;
+    }
+    json_t *empty = NULL;
+    if (!args || json_is_null(args))
+        args = empty = json_object();
+    json_t *out = NULL;
+    size_t k;
+    for (k = 0; k < sizeof tools / sizeof *tools; k++)
+        if (strcmp(tools[k].name, json_string_value(name)) == 0)
+            break;
+    if (k < sizeof tools / sizeof *tools && tools[k].fn == tool_vsearch && !s->model)
+        k = sizeof tools / sizeof *tools;   /* not offered without a model */
+    if (k == sizeof tools / sizeof *tools) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s get, "
+                    "status)", json_string_value(name), s->model ? " vsearch," : "");
+    } else {
+        trove_errclear();
+        out = tools[k].fn(s, ss, args, err);
+    }
+    json_decref(empty);
+    return out;
+}

@@ -1,0 +1,855 @@
+/* store_vec — see store_vec.h; the layout is in docs/schema.md. */
+#include "store/store_vec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store_int.h"
+#include "util/mem.h"
+
+/* ---- segment layout ------------------------------------------------------
+ * Little-endian, 32-byte header then arrays at 8-byte aligned offsets:
+ *   "TVEC" u32 version(1) u32 dim u32 n, 16 bytes zero
+ *   int8 q[n * dim] | f32 scale[n] | i64 chunk_id[n] | i64 doc_id[n] | u64 text_hash[n] */
+
+#define SEG_MAGIC "TVEC"
+#define SEG_VERSION 1
+#define SEG_HEADER 32
+
+typedef struct seg_layout {
+    size_t data, scale, chunk, doc, hash, total;
+} seg_layout;
+
+static size_t align8(size_t x)
+{
+    return (x + 7) & ~(size_t)7;
+}
+
+static void layout(size_t n, int dim, seg_layout *l)
+{
+    l->data = SEG_HEADER;
+    l->scale = align8(l->data + n * (size_t)dim);
+    l->chunk = align8(l->scale + n * sizeof(float));
+    l->doc = l->chunk + n * sizeof(int64_t);
+    l->hash = l->doc + n * sizeof(int64_t);
+    l->total = l->hash + n * sizeof(uint64_t);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* One entry on its way into a segment. */
+typedef struct seg_item {
+    int64_t chunk_id, doc_id;
+    uint64_t hash;
+    float scale;
+    const int8_t *q;
+} seg_item;
+
+static uint8_t *seg_build(const seg_item *items, size_t n, int dim, size_t *size)
+{
+    seg_layout l;
+    layout(n, dim, &l);
+    uint8_t *buf = xcalloc(1, l.total);
+    memcpy(buf, SEG_MAGIC, 4);
+    put_u32(buf + 4, SEG_VERSION);
+    put_u32(buf + 8, (uint32_t)dim);
+    put_u32(buf + 12, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(buf + l.data + i * (size_t)dim, items[i].q, (size_t)dim);
+        memcpy(buf + l.scale + i * sizeof(float), &items[i].scale, sizeof(float));
+        memcpy(buf + l.chunk + i * 8, &items[i].chunk_id, 8);
+        memcpy(buf + l.doc + i * 8, &items[i].doc_id, 8);
+        memcpy(buf + l.hash + i * 8, &items[i].hash, 8);
+    }
+    *size = l.total;
+    return buf;
+}
+
+/* ---- small SQL helpers -------------------------------------------------- */
+
+static trove_err prep(store *st, const char *sql, sqlite3_stmt **s)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+        return store_fail(st, sql);
+    return TROVE_OK;
+}
+
+static trove_err exec_i64(store *st, const char *sql, int64_t a)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, sql, &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, a);
+    int r = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return r == SQLITE_DONE || r == SQLITE_ROW ? TROVE_OK : store_fail(st, sql);
+}
+
+static void dead_push(store *st, int64_t seg_id, uint32_t slot)
+{
+    xgrow(&st->dead, &st->cap_dead, st->n_dead + 1, sizeof *st->dead);
+    st->dead[st->n_dead++] = (store_dead_slot){seg_id, slot};
+}
+
+/* ---- models ------------------------------------------------------------- */
+
+trove_err store_vec_model_find(store *st, const char *fingerprint, int64_t *id, int *dim)
+{
+    *id = 0;
+    if (dim)
+        *dim = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT id, dim FROM vec_models WHERE fingerprint = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
+    int r = sqlite3_step(s);
+    if (r == SQLITE_ROW) {
+        *id = sqlite3_column_int64(s, 0);
+        if (dim)
+            *dim = sqlite3_column_int(s, 1);
+    }
+    sqlite3_finalize(s);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "looking up model");
+}
+
+trove_err store_vec_model_ensure(store *st, const char *fingerprint, int dim, const char *name,
+                                 int64_t *id)
+{
+    int have_dim;
+    trove_err rc = store_vec_model_find(st, fingerprint, id, &have_dim);
+    if (rc)
+        return rc;
+    if (*id) {
+        if (have_dim != dim)
+            return trove_fail(TROVE_ECORRUPT, "%s: model %s was stored with %d dimensions, "
+                              "it now has %d", st->path, fingerprint, have_dim, dim);
+        return TROVE_OK;
+    }
+    if (dim <= 0 || dim > VEC_MAX_DIM)
+        return trove_fail(TROVE_ERANGE, "vector width %d out of range (1..%d)", dim, VEC_MAX_DIM);
+    sqlite3_stmt *s;
+    if ((rc = prep(st, "INSERT INTO vec_models(fingerprint, dim, name, created_at)"
+                       " VALUES (?,?,?,?)", &s)))
+        return rc;
+    sqlite3_bind_text(s, 1, fingerprint, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 2, dim);
+    sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, (int64_t)time(NULL));
+    int r = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE)
+        return store_fail(st, "registering model");
+    *id = sqlite3_last_insert_rowid(st->db);
+    return TROVE_OK;
+}
+
+trove_err store_vec_models(store *st, store_vec_model **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT m.id, m.fingerprint, m.name, m.dim,"
+                            " (SELECT coalesce(sum(n - n_dead), 0) FROM vec_segs WHERE model_id = m.id)"
+                            " FROM vec_models m ORDER BY m.id", &s);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_vec_model *m = &(*out)[(*n)++];
+        m->id = sqlite3_column_int64(s, 0);
+        m->fingerprint = xstrdup((const char *)sqlite3_column_text(s, 1));
+        m->name = xstrdup((const char *)sqlite3_column_text(s, 2));
+        m->dim = sqlite3_column_int(s, 3);
+        m->vectors = sqlite3_column_int64(s, 4);
+    }
+    sqlite3_finalize(s);
+    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "listing models");
+}
+
+void store_vec_models_free(store_vec_model *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(m[i].fingerprint);
+        free(m[i].name);
+    }
+    free(m);
+}
+
+trove_err store_vec_model_drop(store *st, int64_t model_id)
+{
+    /* Dead slots remembered for this model's segments have nowhere to go. */
+    trove_err rc;
+    if ((rc = store_vec_fold(st)) ||
+        (rc = exec_i64(st, "DELETE FROM vec_map WHERE model_id = ?", model_id)) ||
+        (rc = exec_i64(st, "DELETE FROM vec_segs WHERE model_id = ?", model_id)))
+        return rc;
+    return exec_i64(st, "DELETE FROM vec_models WHERE id = ?", model_id);
+}
+
+/* ---- reading segments --------------------------------------------------- */
+
+typedef struct seg_row {
+    int64_t id, n, n_dead;
+} seg_row;
+
+static trove_err seg_rows(store *st, int64_t model_id, seg_row **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT id, n, n_dead FROM vec_segs WHERE model_id = ? ORDER BY id", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        (*out)[(*n)++] = (seg_row){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                                   sqlite3_column_int64(s, 2)};
+    }
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return store_fail(st, "listing vector segments");
+    }
+    return TROVE_OK;
+}
+
+trove_err store_vec_segments(store *st, int64_t model_id, int64_t **ids, size_t *n)
+{
+    seg_row *rows;
+    trove_err rc = seg_rows(st, model_id, &rows, n);
+    if (rc)
+        return rc;
+    *ids = xmalloc((*n ? *n : 1) * sizeof **ids);
+    for (size_t i = 0; i < *n; i++)
+        (*ids)[i] = rows[i].id;
+    free(rows);
+    return TROVE_OK;
+}
+
+static trove_err seg_corrupt(store *st, int64_t seg_id, const char *why)
+{
+    return trove_fail(TROVE_ECORRUPT, "%s: vector segment %lld is damaged (%s); run `trove embed "
+                      "-f` to rebuild the vectors", st->path, (long long)seg_id, why);
+}
+
+/* Open a segment's blob and check its header against dim; *n gets its
+ * entry count. */
+static trove_err blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b, size_t *n,
+                           seg_layout *l)
+{
+    if (sqlite3_blob_open(st->db, "main", "vec_segs", "data", seg_id, 0, b) != SQLITE_OK) {
+        *b = NULL;
+        return store_fail(st, "opening vector segment");
+    }
+    uint8_t h[SEG_HEADER];
+    int len = sqlite3_blob_bytes(*b);
+    if (len < SEG_HEADER || sqlite3_blob_read(*b, h, SEG_HEADER, 0) != SQLITE_OK)
+        return seg_corrupt(st, seg_id, "short header");
+    if (memcmp(h, SEG_MAGIC, 4) != 0 || get_u32(h + 4) != SEG_VERSION)
+        return seg_corrupt(st, seg_id, "bad magic or version");
+    if ((int)get_u32(h + 8) != dim)
+        return seg_corrupt(st, seg_id, "width differs from its model");
+    *n = get_u32(h + 12);
+    if (*n > STORE_VEC_SEG_MAX)
+        return seg_corrupt(st, seg_id, "too many entries");
+    layout(*n, dim, l);
+    if ((size_t)len != l->total)
+        return seg_corrupt(st, seg_id, "size does not match its header");
+    return TROVE_OK;
+}
+
+static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
+{
+    *dead = NULL;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT dead FROM vec_segs WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, seg_id);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+        size_t len = (size_t)sqlite3_column_bytes(s, 0);
+        if (len != (n + 7) / 8) {
+            sqlite3_finalize(s);
+            return seg_corrupt(st, seg_id, "dead bitmap of the wrong size");
+        }
+        *dead = xmalloc(len ? len : 1);
+        memcpy(*dead, sqlite3_column_blob(s, 0), len);
+    }
+    sqlite3_finalize(s);
+    return TROVE_OK;
+}
+
+trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_blob *b;
+    size_t n;
+    seg_layout l;
+    trove_err rc = blob_open(st, seg_id, dim, &b, &n, &l);
+    if (rc == TROVE_OK) {
+        out->mem = xmalloc(l.total);
+        if (sqlite3_blob_read(b, out->mem, (int)l.total, 0) != SQLITE_OK)
+            rc = store_fail(st, "reading vector segment");
+    }
+    sqlite3_blob_close(b);
+    if (rc == TROVE_OK)
+        rc = seg_dead(st, seg_id, n, &out->dead);
+    if (rc) {
+        store_vec_segment_free(out);
+        return rc;
+    }
+    uint8_t *m = out->mem;
+    out->blk = (vec_block){
+        .data = (const int8_t *)(m + l.data),
+        .scale = (const float *)(void *)(m + l.scale),
+        .chunk_id = (const int64_t *)(void *)(m + l.chunk),
+        .doc_id = (const int64_t *)(void *)(m + l.doc),
+        .dead = out->dead,
+        .n = n,
+    };
+    return TROVE_OK;
+}
+
+void store_vec_segment_free(store_vec_seg *s)
+{
+    free(s->mem);
+    free(s->dead);
+    memset(s, 0, sizeof *s);
+}
+
+static int model_dim(store *st, int64_t model_id)
+{
+    sqlite3_stmt *s;
+    int dim = 0;
+    if (prep(st, "SELECT dim FROM vec_models WHERE id = ?", &s) == TROVE_OK) {
+        sqlite3_bind_int64(s, 1, model_id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            dim = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+    }
+    return dim;
+}
+
+static int cmp_loc(const void *a, const void *b)
+{
+    const store_vec_loc *x = a, *y = b;
+    if (x->text_hash != y->text_hash)
+        return x->text_hash < y->text_hash ? -1 : 1;
+    if (x->seg_id != y->seg_id)
+        return x->seg_id < y->seg_id ? -1 : 1;
+    return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+trove_err store_vec_locations(store *st, int64_t model_id, store_vec_loc **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int dim = model_dim(st, model_id);
+    seg_row *rows;
+    size_t n_rows, cap = 0;
+    trove_err rc = seg_rows(st, model_id, &rows, &n_rows);
+    uint64_t *hashes = NULL;
+    size_t hcap = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < n_rows; i++) {
+        sqlite3_blob *b;
+        size_t cnt;
+        seg_layout l;
+        rc = blob_open(st, rows[i].id, dim, &b, &cnt, &l);
+        if (rc == TROVE_OK && cnt) {
+            xgrow(&hashes, &hcap, cnt, sizeof *hashes);
+            if (sqlite3_blob_read(b, hashes, (int)(cnt * 8), (int)l.hash) != SQLITE_OK)
+                rc = store_fail(st, "reading vector hashes");
+            xgrow(out, &cap, *n + cnt, sizeof **out);
+            for (size_t j = 0; rc == TROVE_OK && j < cnt; j++)
+                (*out)[(*n)++] = (store_vec_loc){hashes[j], rows[i].id, (uint32_t)j};
+        }
+        sqlite3_blob_close(b);
+    }
+    free(hashes);
+    free(rows);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return rc;
+    }
+    if (*n > 1)
+        qsort(*out, *n, sizeof **out, cmp_loc);
+    return TROVE_OK;
+}
+
+trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8_t *q,
+                         float *scale, uint64_t *text_hash)
+{
+    sqlite3_blob *b;
+    size_t n;
+    seg_layout l;
+    trove_err rc = blob_open(st, seg_id, dim, &b, &n, &l);
+    if (rc == TROVE_OK && slot >= n)
+        rc = seg_corrupt(st, seg_id, "slot out of range");
+    if (rc == TROVE_OK &&
+        (sqlite3_blob_read(b, q, dim, (int)(l.data + (size_t)slot * (size_t)dim)) != SQLITE_OK ||
+         sqlite3_blob_read(b, scale, 4, (int)(l.scale + (size_t)slot * 4)) != SQLITE_OK ||
+         sqlite3_blob_read(b, text_hash, 8, (int)(l.hash + (size_t)slot * 8)) != SQLITE_OK))
+        rc = store_fail(st, "reading a vector");
+    sqlite3_blob_close(b);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static trove_err seg_insert(store *st, int64_t model_id, const seg_item *items, size_t n, int dim,
+                            int64_t *seg_id)
+{
+    size_t size;
+    uint8_t *blob = seg_build(items, n, dim, &size);
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "INSERT INTO vec_segs(model_id, n, n_dead, data) VALUES (?,?,0,?)", &s);
+    if (rc == TROVE_OK) {
+        sqlite3_bind_int64(s, 1, model_id);
+        sqlite3_bind_int64(s, 2, (int64_t)n);
+        sqlite3_bind_blob64(s, 3, blob, size, SQLITE_STATIC);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, "writing vector segment");
+        else
+            *seg_id = sqlite3_last_insert_rowid(st->db);
+        sqlite3_finalize(s);
+    }
+    free(blob);
+    return rc;
+}
+
+/* Point vec_map at the entries of a freshly written segment. */
+static trove_err map_entries(store *st, int64_t model_id, int64_t seg_id, const seg_item *items,
+                             size_t n)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "INSERT OR REPLACE INTO vec_map(chunk_id, model_id, seg_id, slot)"
+                            " VALUES (?,?,?,?)", &s);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, items[i].chunk_id);
+        sqlite3_bind_int64(s, 2, model_id);
+        sqlite3_bind_int64(s, 3, seg_id);
+        sqlite3_bind_int64(s, 4, (int64_t)i);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, "recording vector");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Write items as segments of at most STORE_VEC_SEG_MAX entries. */
+static trove_err write_items(store *st, int64_t model_id, const seg_item *items, size_t n, int dim)
+{
+    trove_err rc = TROVE_OK;
+    for (size_t off = 0; rc == TROVE_OK && off < n; off += STORE_VEC_SEG_MAX) {
+        size_t cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
+        int64_t seg_id = 0;
+        rc = seg_insert(st, model_id, items + off, cnt, dim, &seg_id);
+        if (rc == TROVE_OK)
+            rc = map_entries(st, model_id, seg_id, items + off, cnt);
+    }
+    return rc;
+}
+
+/* Merge segments: their live entries (not dead, and still the chunk's
+ * vector of record in vec_map) go to new segments; the old ones go. */
+static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids, size_t n_ids)
+{
+    store_vec_seg *segs = xcalloc(n_ids, sizeof *segs);
+    seg_item *items = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *s = NULL;
+    trove_err rc = prep(st, "SELECT 1 FROM vec_map WHERE chunk_id = ? AND model_id = ?"
+                            " AND seg_id = ? AND slot = ?", &s);
+    for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
+        rc = store_vec_segment_load(st, ids[i], dim, &segs[i]);
+        const vec_block *b = &segs[i].blk;
+        const uint8_t *m = segs[i].mem;
+        seg_layout l;
+        layout(b->n, dim, &l);
+        for (size_t j = 0; rc == TROVE_OK && j < b->n; j++) {
+            if (b->dead && (b->dead[j >> 3] >> (j & 7) & 1))
+                continue;
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, b->chunk_id[j]);
+            sqlite3_bind_int64(s, 2, model_id);
+            sqlite3_bind_int64(s, 3, ids[i]);
+            sqlite3_bind_int64(s, 4, (int64_t)j);
+            if (sqlite3_step(s) != SQLITE_ROW)
+                continue;
+            xgrow(&items, &cap, n + 1, sizeof *items);
+            uint64_t h;
+            memcpy(&h, m + l.hash + j * 8, 8);
+            items[n++] = (seg_item){b->chunk_id[j], b->doc_id[j], h, b->scale[j],
+                                    b->data + j * (size_t)dim};
+        }
+    }
+    sqlite3_finalize(s);
+    for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++)
+        rc = exec_i64(st, "DELETE FROM vec_segs WHERE id = ?", ids[i]);
+    if (rc == TROVE_OK)
+        rc = write_items(st, model_id, items, n, dim);
+    for (size_t i = 0; i < n_ids; i++)
+        store_vec_segment_free(&segs[i]);
+    free(segs);
+    free(items);
+    return rc;
+}
+
+/* Size tier of a segment: 0 below 1024 live entries, then one tier per
+ * factor of 4. */
+static int tier_of(int64_t live)
+{
+    int t = 0;
+    for (int64_t x = live / 1024; x > 0; x /= 4)
+        t++;
+    return t;
+}
+
+#define MERGE_FANIN 4
+
+/* Keep a model's segments few and mostly alive: rewrite the segments more
+ * than half dead, and merge MERGE_FANIN segments of one size tier into one
+ * of the next. Each entry is rewritten O(log n) times over its life. */
+static trove_err maintain(store *st, int64_t model_id)
+{
+    int dim = model_dim(st, model_id);
+    seg_row *rows;
+    size_t n;
+    trove_err rc = seg_rows(st, model_id, &rows, &n);
+    if (rc || n == 0) {
+        free(rows);
+        return rc;
+    }
+    int64_t *pick = xmalloc(n * sizeof *pick);
+    size_t n_pick = 0;
+    int *used = xcalloc(n, sizeof *used);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].n_dead * 2 > rows[i].n)
+            pick[n_pick++] = rows[i].id, used[i] = 1;
+    for (int tier = 0; tier < 16; tier++) {
+        size_t cnt = 0;
+        int64_t live = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!used[i] && tier_of(rows[i].n - rows[i].n_dead) == tier)
+                cnt++, live += rows[i].n - rows[i].n_dead;
+        if (cnt < MERGE_FANIN || live > STORE_VEC_SEG_MAX)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (!used[i] && tier_of(rows[i].n - rows[i].n_dead) == tier)
+                pick[n_pick++] = rows[i].id, used[i] = 1;
+    }
+    if (n_pick)
+        rc = merge(st, model_id, dim, pick, n_pick);
+    free(used);
+    free(pick);
+    free(rows);
+    return rc;
+}
+
+trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_entry *e, size_t n,
+                        size_t *added)
+{
+    *added = 0;
+    int have = model_dim(st, model_id);
+    if (have != dim)
+        return trove_fail(TROVE_EINVAL, "vectors of width %d for a model stored with %d", dim, have);
+    seg_item *items = xmalloc((n ? n : 1) * sizeof *items);
+    size_t k = 0;
+    sqlite3_stmt *doc = NULL, *old = NULL;
+    trove_err rc = prep(st, "SELECT doc_id FROM chunks WHERE id = ?", &doc);
+    if (rc == TROVE_OK)
+        rc = prep(st, "SELECT seg_id, slot FROM vec_map WHERE chunk_id = ? AND model_id = ?", &old);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        sqlite3_reset(doc);
+        sqlite3_bind_int64(doc, 1, e[i].chunk_id);
+        int r = sqlite3_step(doc);
+        if (r == SQLITE_DONE)
+            continue;   /* the chunk went while it was being embedded */
+        if (r != SQLITE_ROW) {
+            rc = store_fail(st, "looking up chunk");
+            break;
+        }
+        int dup = 0;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = items[j].chunk_id == e[i].chunk_id;
+        if (dup)
+            continue;
+        items[k++] = (seg_item){e[i].chunk_id, sqlite3_column_int64(doc, 0), e[i].text_hash,
+                                e[i].scale, e[i].q};
+        sqlite3_reset(old);
+        sqlite3_bind_int64(old, 1, e[i].chunk_id);
+        sqlite3_bind_int64(old, 2, model_id);
+        if (sqlite3_step(old) == SQLITE_ROW)
+            dead_push(st, sqlite3_column_int64(old, 0), (uint32_t)sqlite3_column_int64(old, 1));
+    }
+    sqlite3_finalize(doc);
+    sqlite3_finalize(old);
+    if (rc == TROVE_OK && k)
+        rc = write_items(st, model_id, items, k, dim);
+    free(items);
+    if (rc == TROVE_OK)
+        rc = store_vec_fold(st);   /* before merging: dead slots must not be copied */
+    if (rc == TROVE_OK)
+        rc = maintain(st, model_id);
+    if (rc == TROVE_OK)
+        *added = k;
+    return rc;
+}
+
+/* ---- deletion ----------------------------------------------------------- */
+
+trove_err store_vec_doc_deleted(store *st, int64_t doc_id)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
+                            " ON m.chunk_id = c.id WHERE c.doc_id = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, doc_id);
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW)
+        dead_push(st, sqlite3_column_int64(s, 0), (uint32_t)sqlite3_column_int64(s, 1));
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE)
+        return store_fail(st, "listing vectors of a deleted note");
+    return exec_i64(st, "DELETE FROM vec_map WHERE chunk_id IN"
+                        " (SELECT id FROM chunks WHERE doc_id = ?)", doc_id);
+}
+
+static int cmp_dead(const void *a, const void *b)
+{
+    const store_dead_slot *x = a, *y = b;
+    if (x->seg_id != y->seg_id)
+        return x->seg_id < y->seg_id ? -1 : 1;
+    return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Set the dead bits of one segment's slots [from, to) of st->dead. *model
+ * gets the segment's model (0 when the segment is gone already). */
+static trove_err fold_segment(store *st, size_t from, size_t to, int64_t *model)
+{
+    int64_t seg_id = st->dead[from].seg_id;
+    *model = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT model_id, n, n_dead, dead FROM vec_segs WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, seg_id);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return TROVE_OK;
+    }
+    *model = sqlite3_column_int64(s, 0);
+    int64_t n = sqlite3_column_int64(s, 1), n_dead = sqlite3_column_int64(s, 2);
+    size_t bytes = (size_t)(n + 7) / 8;
+    uint8_t *bits = xcalloc(bytes ? bytes : 1, 1);
+    if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+        if ((size_t)sqlite3_column_bytes(s, 3) != bytes)
+            rc = seg_corrupt(st, seg_id, "dead bitmap of the wrong size");
+        else
+            memcpy(bits, sqlite3_column_blob(s, 3), bytes);
+    }
+    sqlite3_finalize(s);
+    for (size_t i = from; rc == TROVE_OK && i < to; i++) {
+        uint32_t slot = st->dead[i].slot;
+        if (slot >= (uint64_t)n || (bits[slot >> 3] >> (slot & 7) & 1))
+            continue;
+        bits[slot >> 3] |= (uint8_t)(1u << (slot & 7));
+        n_dead++;
+    }
+    if (rc == TROVE_OK && n_dead >= n) {
+        rc = exec_i64(st, "DELETE FROM vec_segs WHERE id = ?", seg_id);
+    } else if (rc == TROVE_OK && (rc = prep(st, "UPDATE vec_segs SET dead = ?, n_dead = ?"
+                                                " WHERE id = ?", &s)) == TROVE_OK) {
+        sqlite3_bind_blob(s, 1, bits, (int)bytes, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, n_dead);
+        sqlite3_bind_int64(s, 3, seg_id);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            rc = store_fail(st, "marking deleted vectors");
+        sqlite3_finalize(s);
+    }
+    free(bits);
+    return rc;
+}
+
+trove_err store_vec_fold(store *st)
+{
+    if (st->n_dead == 0)
+        return TROVE_OK;
+    qsort(st->dead, st->n_dead, sizeof *st->dead, cmp_dead);
+    int64_t *models = NULL;
+    size_t n_models = 0, cap = 0;
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; rc == TROVE_OK && i < st->n_dead;) {
+        size_t j = i;
+        while (j < st->n_dead && st->dead[j].seg_id == st->dead[i].seg_id)
+            j++;
+        int64_t model;
+        rc = fold_segment(st, i, j, &model);
+        int seen = 0;
+        for (size_t k = 0; k < n_models; k++)
+            seen |= models[k] == model;
+        if (model && !seen) {
+            xgrow(&models, &cap, n_models + 1, sizeof *models);
+            models[n_models++] = model;
+        }
+        i = j;
+    }
+    st->n_dead = 0;
+    for (size_t k = 0; rc == TROVE_OK && k < n_models; k++)
+        rc = maintain(st, models[k]);
+    free(models);
+    return rc;
+}
+
+void store_vec_discard(store *st)
+{
+    st->n_dead = 0;
+}
+
+/* ---- what needs embedding ----------------------------------------------- */
+
+trove_err store_vec_pending(store *st, int64_t model_id, int64_t after, size_t limit,
+                            store_vec_todo **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    /* CROSS JOIN keeps chunks the outer loop: the planner otherwise may
+     * walk all of chunks_fts for every call. */
+    trove_err rc = prep(st, "SELECT c.id, f.heading, f.body FROM chunks c"
+                            " CROSS JOIN chunks_fts f ON f.rowid = c.id WHERE c.id > ?2 AND NOT EXISTS"
+                            " (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
+                            " ORDER BY c.id LIMIT ?3", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    sqlite3_bind_int64(s, 2, after);
+    sqlite3_bind_int64(s, 3, (int64_t)limit);
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_vec_todo *t = &(*out)[(*n)++];
+        const char *h = (const char *)sqlite3_column_text(s, 1);
+        const char *b = (const char *)sqlite3_column_text(s, 2);
+        t->chunk_id = sqlite3_column_int64(s, 0);
+        t->heading = xstrdup(h ? h : "");
+        t->body = xstrdup(b ? b : "");
+    }
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE) {
+        store_vec_todo_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return store_fail(st, "listing chunks to embed");
+    }
+    return TROVE_OK;
+}
+
+void store_vec_todo_free(store_vec_todo *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].heading);
+        free(t[i].body);
+    }
+    free(t);
+}
+
+trove_err store_vec_pending_count(store *st, int64_t model_id, int64_t *n)
+{
+    *n = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
+                            " (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?)", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    else
+        rc = store_fail(st, "counting chunks to embed");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+trove_err store_vec_collection_has(store *st, int64_t model_id, const char *collection, int *has)
+{
+    *has = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT 1 FROM collections col JOIN docs d ON d.collection_id = col.id"
+                            " JOIN chunks c ON c.doc_id = d.id JOIN vec_map m ON m.chunk_id = c.id"
+                            " AND m.model_id = ?1 WHERE col.name = ?2 LIMIT 1", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    sqlite3_bind_text(s, 2, collection, -1, SQLITE_STATIC);
+    int r = sqlite3_step(s);
+    *has = r == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "checking embeddings");
+}
+
+trove_err store_vec_counts(store *st, int64_t model_id, store_vec_count **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st,
+        "SELECT col.name, count(c.id),"
+        "  coalesce(sum(EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)), 0),"
+        "  coalesce(sum(NOT EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
+        "      AND EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id != ?1)), 0)"
+        " FROM collections col LEFT JOIN docs d ON d.collection_id = col.id"
+        " LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY col.id ORDER BY col.name", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_vec_count *c = &(*out)[(*n)++];
+        c->collection = xstrdup((const char *)sqlite3_column_text(s, 0));
+        c->chunks = sqlite3_column_int64(s, 1);
+        c->embedded = sqlite3_column_int64(s, 2);
+        c->stale = sqlite3_column_int64(s, 3);
+    }
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE) {
+        store_vec_counts_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return store_fail(st, "counting vectors");
+    }
+    return TROVE_OK;
+}
+
+void store_vec_counts_free(store_vec_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].collection);
+    free(c);
+}

@@ -1,0 +1,126 @@
+/* store_vec — embedding vectors in the index.
+ *
+ * Vectors are int8 with one float scale each (vec/vec.h), keyed by chunk
+ * and model. They live in immutable segments: one BLOB per segment holding
+ * n vectors back to back plus their scales, chunk ids, note ids and text
+ * hashes, so a search reads a whole segment with one blob read and no
+ * per-row SQL. A deleted chunk only sets a bit in its segment's `dead`
+ * bitmap (folded in at commit); segments that are mostly dead are rewritten
+ * and small segments are merged in tiers, so the cost of a change is
+ * proportional to the change (amortised), not to the index. vec_map
+ * (chunk, model) -> (segment, slot) serves the write side: which chunks
+ * still need a vector, and which slot to mark when a chunk goes.
+ *
+ * A model is identified by its fingerprint (model identity, prompts, dim):
+ * vectors of different models are never mixed in one search.
+ *
+ * Every write runs inside the caller's store_begin()/store_commit(); arrays
+ * and strings handed out are owned by the caller and freed with the matching
+ * *_free(). See docs/schema.md. */
+#ifndef TROVE_STORE_VEC_H
+#define TROVE_STORE_VEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+#include "vec/vec.h"
+
+/* Entries per segment at most (25 MiB of 384-d vectors). */
+#define STORE_VEC_SEG_MAX 65536
+
+/* ---- models ---- */
+typedef struct store_vec_model {
+    int64_t id;
+    char *fingerprint;
+    char *name;
+    int dim;
+    int64_t vectors;   /* live vectors */
+} store_vec_model;
+
+/* *id = the model's id, or 0 when the index has none under this fingerprint. */
+trove_err store_vec_model_find(store *st, const char *fingerprint, int64_t *id, int *dim);
+/* Register (or find) a model; a known fingerprint with another dim is
+ * TROVE_ECORRUPT. */
+trove_err store_vec_model_ensure(store *st, const char *fingerprint, int dim, const char *name,
+                                 int64_t *id);
+trove_err store_vec_models(store *st, store_vec_model **out, size_t *n);
+void store_vec_models_free(store_vec_model *m, size_t n);
+/* Forget a model and every vector of it. */
+trove_err store_vec_model_drop(store *st, int64_t model_id);
+
+/* ---- writing ---- */
+typedef struct store_vec_entry {
+    int64_t chunk_id;
+    uint64_t text_hash;   /* of the text that was embedded */
+    float scale;
+    const int8_t *q;      /* dim components */
+} store_vec_entry;
+
+/* Add vectors as one new segment. Chunks that no longer exist (deleted by a
+ * concurrent update) are skipped; a chunk that already had a vector of this
+ * model has the old one marked dead. *added counts what was stored. Then
+ * merges small segments of the model. */
+trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_entry *e, size_t n,
+                        size_t *added);
+
+/* Chunks of the index without a vector of this model, in chunk id order,
+ * starting after chunk `after`; at most `limit`. heading is the note title
+ * and heading path (as in chunks_fts), body the chunk's text. */
+typedef struct store_vec_todo {
+    int64_t chunk_id;
+    char *heading, *body;
+} store_vec_todo;
+trove_err store_vec_pending(store *st, int64_t model_id, int64_t after, size_t limit,
+                            store_vec_todo **out, size_t *n);
+void store_vec_todo_free(store_vec_todo *t, size_t n);
+trove_err store_vec_pending_count(store *st, int64_t model_id, int64_t *n);
+
+/* Every stored entry of a model (live or dead): its text hash and where it
+ * is, for reusing a vector whose text is unchanged. Sorted by hash. */
+typedef struct store_vec_loc {
+    uint64_t text_hash;
+    int64_t seg_id;
+    uint32_t slot;
+} store_vec_loc;
+trove_err store_vec_locations(store *st, int64_t model_id, store_vec_loc **out, size_t *n);
+/* Read one stored vector (dim components, scale, text hash). Segment ids
+ * are never reused, so a location read before a merge fails cleanly
+ * (TROVE_ESQL: no such segment) rather than finding another vector. */
+trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8_t *q,
+                         float *scale, uint64_t *text_hash);
+
+/* ---- reading for search ---- */
+trove_err store_vec_segments(store *st, int64_t model_id, int64_t **ids, size_t *n);
+
+typedef struct store_vec_seg {
+    void *mem;          /* owns the block's arrays */
+    uint8_t *dead;
+    vec_block blk;
+} store_vec_seg;
+/* Load one segment with one blob read; checks its layout. */
+trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out);
+void store_vec_segment_free(store_vec_seg *s);
+
+/* Does the model have any vector in this collection? */
+trove_err store_vec_collection_has(store *st, int64_t model_id, const char *collection, int *has);
+
+/* ---- status ---- */
+typedef struct store_vec_count {
+    char *collection;
+    int64_t chunks;     /* chunks indexed */
+    int64_t embedded;   /* with a vector of the model */
+    int64_t stale;      /* without one, but with a vector of another model */
+} store_vec_count;
+trove_err store_vec_counts(store *st, int64_t model_id, store_vec_count **out, size_t *n);
+void store_vec_counts_free(store_vec_count *c, size_t n);
+
+/* ---- hooks of store.c ---- */
+/* Before a note's chunks are deleted: remember their vectors' slots. */
+trove_err store_vec_doc_deleted(store *st, int64_t doc_id);
+/* At commit: set the remembered dead bits, rewrite mostly-dead segments. */
+trove_err store_vec_fold(store *st);
+/* At rollback: forget them. */
+void store_vec_discard(store *st);
+
+#endif

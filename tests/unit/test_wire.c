@@ -1,0 +1,179 @@
+/* wire: the daemon's JSON form of the api structs round-trips exactly
+ * (what lets `trove search` print the same bytes through a daemon). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/wire.h"
+#include "util/mem.h"
+
+/* encode → text → parse → decode, as over the socket */
+static json_t *through_text(json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    assert_non_null(s);
+    assert_null(strchr(s, '\n'));        /* one line per message */
+    json_decref(j);
+    json_t *back = json_loads(s, 0, NULL);
+    free(s);
+    assert_non_null(back);
+    return back;
+}
+
+static void test_search_results_round_trip(void **state)
+{
+    (void)state;
+    static const char body[] = "caf\xc3\xa9 \xff\xfe bad utf-8\0and a NUL";
+    const char *ctx[] = {"context one", "context two"};
+    search_result it = {0};
+    it.doc_id = 42;
+    memcpy(it.docid, "0123abcd", 9);
+    it.collection = xstrdup("notes");
+    it.root = xstrdup("/home/me/no\xfftes");     /* a file name that is not UTF-8 */
+    it.path = xstrdup("a/b.md");
+    it.title = xstrdup("Title \"quoted\"");
+    it.heading_path = xcalloc(2, sizeof *it.heading_path);
+    it.heading_path[0] = xstrdup("H1");
+    it.heading_path[1] = xstrdup("H2");
+    it.n_heading_path = 2;
+    it.line_start = 3;
+    it.line_end = 9;
+    it.start_byte = 5000000000LL;
+    it.end_byte = 5000000100LL;
+    it.score = 0.1 + 0.2;                          /* 0.30000000000000004 */
+    it.snippet = xstrdup("x \x02match\x03 y\nz");
+    it.context = xcalloc(2, sizeof *it.context);
+    it.context[0] = ctx[0];
+    it.context[1] = ctx[1];
+    it.n_context = 2;
+    it.in_degree = 7;
+    it.prior = 1.0 + 0.1 * log10(8.0);
+    memcpy(it.lang, "de", 3);
+    it.channel[0] = (search_channel_hit){1, 12.345678901234567, 2.5, 0.125};
+    it.body = xmalloc(sizeof body);
+    memcpy(it.body, body, sizeof body);
+    it.body_len = sizeof body - 1;
+    search_results r = {.items = xcalloc(1, sizeof *r.items), .n = 1, .fts = xstrdup("\"match\"")};
+    r.items[0] = it;
+    memcpy(r.lang, "en", 3);
+    r.fusion.method = SEARCH_FUSION_Z;
+    r.fusion.weight[SEARCH_CH_VECTOR] = 0.5 * (1.0 / 3.0);
+    r.fusion.sd[SEARCH_CH_BM25] = 1.0 / 7.0;
+    r.fusion.n[SEARCH_CH_BM25] = 100;
+    r.fusion.agreement = 2.0 / 3.0;
+
+    json_t *j = through_text(wire_search_results(&r));
+    search_results back;
+    assert_int_equal(wire_search_results_parse(j, &back), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(back.n, 1);
+    const search_result *b = &back.items[0];
+    assert_int_equal(b->doc_id, 42);
+    assert_string_equal(b->docid, "0123abcd");
+    assert_string_equal(b->root, it.root);
+    assert_string_equal(b->title, it.title);
+    assert_int_equal(b->n_heading_path, 2);
+    assert_string_equal(b->heading_path[1], "H2");
+    assert_int_equal(b->start_byte, 5000000000LL);
+    assert_memory_equal(&b->score, &it.score, sizeof it.score);   /* bit for bit */
+    assert_memory_equal(&b->prior, &it.prior, sizeof it.prior);
+    assert_memory_equal(&b->channel[0].score, &it.channel[0].score, sizeof(double));
+    assert_int_equal(b->channel[0].rank, 1);
+    assert_memory_equal(&b->channel[0].z, &it.channel[0].z, sizeof(double));
+    assert_memory_equal(&b->channel[0].vote, &it.channel[0].vote, sizeof(double));
+    /* what --explain prints of the fusion comes back bit for bit */
+    assert_int_equal(back.fusion.method, SEARCH_FUSION_Z);
+    assert_memory_equal(back.fusion.weight, r.fusion.weight, sizeof r.fusion.weight);
+    assert_memory_equal(back.fusion.sd, r.fusion.sd, sizeof r.fusion.sd);
+    assert_memory_equal(back.fusion.n, r.fusion.n, sizeof r.fusion.n);
+    assert_memory_equal(&back.fusion.agreement, &r.fusion.agreement, sizeof(double));
+    assert_string_equal(b->snippet, it.snippet);
+    assert_int_equal(b->n_context, 2);
+    assert_string_equal(b->context[1], "context two");
+    assert_int_equal(b->body_len, it.body_len);
+    assert_memory_equal(b->body, body, it.body_len);
+    assert_string_equal(b->lang, "de");
+    assert_string_equal(back.lang, "en");
+    assert_string_equal(back.fts, "\"match\"");
+    search_results_free(&back);       /* frees the decoded context lines too */
+    r.items[0].context = it.context;
+    search_results_free(&r);
+}
+
+static void test_search_opts_round_trip(void **state)
+{
+    (void)state;
+    const char *cols[] = {"a", "b"}, *tags[] = {"t1"};
+    api_search_opts o;
+    api_search_opts_init(&o);
+    o.search.query = "vector \"clock\" -x";
+    o.search.collections = cols;
+    o.search.n_collections = 2;
+    o.search.tags = tags;
+    o.search.n_tags = 1;
+    o.search.folder = "work/";
+    o.search.limit = 0;
+    o.search.min_score = 0.1 + 0.2;
+    o.search.weights[SEARCH_CH_TITLE] = 2.5;
+    o.with_body = 1;
+    json_t *j = through_text(wire_search_opts(&o));
+    api_search_opts back;
+    wire_args hold = {0};
+    assert_int_equal(wire_search_opts_parse(j, &back, &hold), TROVE_OK);
+    json_decref(j);
+    assert_string_equal(back.search.query, o.search.query);
+    assert_int_equal(back.search.n_collections, 2);
+    assert_string_equal(back.search.collections[1], "b");
+    assert_string_equal(back.search.tags[0], "t1");
+    assert_string_equal(back.search.folder, "work/");
+    assert_int_equal(back.search.limit, 0);
+    assert_memory_equal(&back.search.min_score, &o.search.min_score, sizeof(double));
+    assert_true(back.search.weights[SEARCH_CH_TITLE] == 2.5);
+    assert_int_equal(back.search.rrf_k, o.search.rrf_k);
+    assert_int_equal(back.with_body, 1);
+    wire_args_free(&hold);
+}
+
+static void test_bad_input_is_an_error(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        "{\"query\": 5}", "{\"query\": \"x\", \"limit\": -1}", "{\"query\": \"x\", \"tags\": [1]}",
+        "{\"query\": \"x\", \"weights\": []}", "{\"limit\": 3}", "[]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        api_search_opts o;
+        wire_args hold = {0};
+        assert_int_equal(wire_search_opts_parse(j, &o, &hold), TROVE_EPARSE);
+        wire_args_free(&hold);
+        json_decref(j);
+    }
+    json_t *j = json_loads("{\"items\": [{\"collection\": \"c\"}]}", 0, NULL);
+    search_results r;
+    assert_int_equal(wire_search_results_parse(j, &r), TROVE_EPARSE);
+    search_results_free(&r);
+    json_decref(j);
+    char *out;
+    size_t len;
+    j = json_loads("{\"base64\": \"@@@@\"}", 0, NULL);
+    assert_int_equal(wire_get_bytes(j, &out, &len), 0);
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_results_round_trip),
+        cmocka_unit_test(test_search_opts_round_trip),
+        cmocka_unit_test(test_bad_input_is_an_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
