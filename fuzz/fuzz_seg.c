@@ -3,7 +3,8 @@
  * offsets, words in order (starts increasing, ends never going back: words
  * do not overlap, bigrams overlap by one character), and colocated
  * sub-words inside the word before them; tok_run with the segmenter installed must keep its
- * own offset rules. Inputs starting with "U:" are also loaded as a user
+ * own offset rules, and grams_run must number its words in order and make
+ * bigrams within one word or across two neighbours. Inputs starting with "U:" are also loaded as a user
  * dictionary. Needs the compiled dictionary ($TROVE_ZH_DICT, set by CMake);
  * without it the target only checks that opening fails cleanly. */
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cjk/seg.h"
+#include "text/grams.h"
 #include "text/tok.h"
 
 static seg *g;
@@ -50,6 +52,25 @@ static int tok_check_cb(void *ctx, const char *t, size_t len, size_t s, size_t e
     return 0;
 }
 
+/* grams: words numbered in order, bigrams of two characters within them. */
+typedef struct gchk {
+    size_t next_word;
+} gchk;
+
+static void gram_word(void *ctx, size_t idx, const char *w, size_t len)
+{
+    gchk *g = ctx;
+    if (idx != g->next_word++ || !w || len == 0)
+        abort();
+}
+
+static void gram_gram(void *ctx, const char *t, size_t len, size_t wa, size_t wb)
+{
+    gchk *g = ctx;
+    if (!t || len < 2 || wa > wb || wb >= g->next_word || wb > wa + 1)
+        abort();
+}
+
 static int segment(void *ud, const char *run, size_t len, int flags, void *ectx,
                    tok_emit_fn emit)
 {
@@ -83,6 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = size;
         tok_run_flags(&o, text, size, &n, tok_check_cb);
     }
+    gchk gc = {0};
+    grams_cb gcb = {&gc, gram_word, gram_gram};
+    if (grams_run(text, size, &gcb) != gc.next_word)
+        abort();
     if (size > 2 && data[0] == 'U' && data[1] == ':') {
         char path[] = "/tmp/trove-fuzz-seg-XXXXXX";
         int fd = mkstemp(path);

@@ -13,6 +13,7 @@
 #include <utf8proc.h>
 #include <xxhash.h>
 
+#include "cjk/ja.h"
 #include "cjk/seg_dict.h"
 #include "text/tok_int.h"
 #include "util/buf.h"
@@ -726,21 +727,44 @@ static void lazy_load(void)
     free(user);
 }
 
+static int has_kana(const char *run, size_t len)
+{
+    for (size_t i = 0; i < len;)
+        if (is_kana(tok_utf8_next(run, len, &i)))
+            return 1;
+    return 0;
+}
+
+/* A run holding kana is Japanese: MeCab's words when the system has MeCab
+ * (cjk/ja), else bigrams; the Chinese dictionary is not even opened for
+ * it. Anything else goes to the Chinese segmenter. */
 static int lazy_segment(void *ud, const char *run, size_t len, int flags, void *emit_ctx,
                         tok_emit_fn emit)
 {
     (void)ud;
+    if (has_kana(run, len)) {
+        int rc;
+        if (ja_cut(run, len, emit_ctx, emit, &rc))
+            return rc;
+        return tok_cjk_bigrams(run, len, emit_ctx, emit);
+    }
     pthread_once(&g.once, lazy_load);
     if (!g.s)
         return tok_cjk_bigrams(run, len, emit_ctx, emit);
     return seg_cut(g.s, run, len, flags, emit_ctx, emit);
 }
 
+/* Both segmentations in force, Chinese and Japanese: an index built with
+ * bigrams for Japanese is re-tokenized once MeCab is there, and back. */
 static const char *lazy_version(void *ud)
 {
     (void)ud;
+    static _Thread_local char v[160];
     pthread_once(&g.once, lazy_load);
-    return g.s ? seg_version(g.s) : NULL;
+    const char *ja = ja_version();
+    snprintf(v, sizeof v, "%s+ja:%s", g.s ? seg_version(g.s) : "zh:bigram-1",
+             ja ? ja : "bigram-1");
+    return v;
 }
 
 void seg_install(seg_paths_fn paths, void *ud, seg_warn_fn warn)

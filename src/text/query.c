@@ -54,16 +54,23 @@ static const char *const stopwords[] = {
 
 /* Chinese function words (particles, pronouns, prepositions, question
  * words), in the simplified spelling the segmenter indexes, sorted by bytes.
+ * Question words matter most: a question is full of them (何时, 哪一年,
+ * 多久) while the prose that answers it hardly uses them, so their rarity in
+ * the notes would otherwise give them the highest weights of the query.
  * Dropped from a CJK word's OR-ed units when other units remain: they match
  * nearly every Chinese note (的 is in almost every paragraph), so they only
  * add noise to the ranking and cost a walk over huge posting lists. */
 static const char *const zh_stopwords[] = {
-    "一个", "一些", "与", "且", "个", "为", "为什么", "么", "之", "也", "了", "于", "什么", "从", "他",
-    "他们", "以", "但", "何", "你", "你们", "其", "几", "则", "即", "又", "及", "向", "吗", "吧",
-    "呢", "和", "哪", "哪一", "哪个", "哪些", "啊", "因为", "在", "地", "多少", "她", "如何", "如果",
-    "它", "对", "将", "就", "已", "已经", "并", "很", "得", "怎么", "怎样", "我", "我们", "或", "所",
-    "所以", "把", "是", "是否", "曾", "曾经", "由", "的", "的话", "着", "等", "给", "而", "被", "让",
-    "谁", "过", "还", "这", "这个", "这些", "那", "那个", "那些", "都",
+    "一个", "一些", "与", "且", "个", "为", "为什么", "为何", "么", "之", "也", "了", "于",
+    "什么", "什么时候", "什么样", "从", "他", "他们", "以", "任何", "但", "何", "何为", "何事",
+    "何人", "何以", "何在", "何地", "何处", "何年", "何故", "何方", "何日", "何时", "何物", "何种",
+    "何者", "何谓", "你", "你们", "做什么", "其", "几", "则", "即", "又", "及", "可否", "向", "吗",
+    "吧", "呢", "和", "哪", "哪一", "哪个", "哪些", "啊", "因为", "在", "地", "多久", "多大",
+    "多少", "多深", "多远", "多重", "多长", "多长时间", "多高", "她", "如何", "如果", "它", "对", "将",
+    "就", "已", "已经", "干什么", "并", "很", "得", "怎么", "怎么办", "怎么样", "怎样", "我", "我们",
+    "或", "所", "所以", "把", "是", "是不是", "是什么", "是否", "是谁", "曾", "曾经", "有没有", "由",
+    "的", "的话", "着", "等", "给", "而", "能否", "被", "让", "谁", "过", "还", "这", "这个",
+    "这些", "那", "那个", "那些", "都",
 };
 
 typedef struct key { const char *s; size_t len; } key;
@@ -91,11 +98,33 @@ int query_is_stopword(const char *token, size_t len)
     return is_stopword(token, len);
 }
 
+static int starts_with(const char *t, size_t len, const char *p)
+{
+    size_t n = strlen(p);
+    return len >= n && memcmp(t, p, n) == 0;
+}
+
 static int is_zh_stopword(const char *t, size_t len)
 {
     key k = {t, len};
-    return bsearch(&k, zh_stopwords, sizeof zh_stopwords / sizeof *zh_stopwords,
-                   sizeof *zh_stopwords, cmp_stop) != NULL;
+    if (bsearch(&k, zh_stopwords, sizeof zh_stopwords / sizeof *zh_stopwords,
+                sizeof *zh_stopwords, cmp_stop))
+        return 1;
+    /* The open families of question words: 哪 (which, where) and 几 (how
+     * many) with whatever measure word follows (哪一年, 哪所, 几十, 几个),
+     * and 多少 (多少年). 哪吒 is a name (哪咤 once the segmenter has made
+     * it simplified); 几何 (geometry) and 几内亚 (Guinea) are words of
+     * their own. */
+    if (starts_with(t, len, "哪"))
+        return !starts_with(t, len, "哪吒") && !starts_with(t, len, "哪咤");
+    if (starts_with(t, len, "几"))
+        return !starts_with(t, len, "几何") && !starts_with(t, len, "几内亚");
+    return starts_with(t, len, "多少");
+}
+
+int query_zh_function_word(const char *token, size_t len)
+{
+    return is_zh_stopword(token, len);
 }
 
 /* ---- term list ------------------------------------------------------------ */
@@ -280,15 +309,7 @@ static void put_quoted(units *u, const char *s, size_t len, int prefix)
 
 static int has_cjk(const char *s, size_t len)
 {
-    for (size_t i = 0; i < len;) {
-        if ((unsigned char)s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        if (tok_cjk_char(tok_utf8_next(s, len, &i)))
-            return 1;
-    }
-    return 0;
+    return tok_has_cjk(s, len);
 }
 
 /* Code point ending just before byte `at` (-1 at the start). */

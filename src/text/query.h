@@ -42,6 +42,12 @@ typedef struct query_parsed {
 } query_parsed;
 
 void query_parse(const char *input, query_parsed *out);
+
+/* 1 if the (folded, segmented) CJK token is a Chinese function word or
+ * question word (的, 什么, 哪一年, 何时...): such words carry no topic and
+ * are left out of the OR-ed terms, the title channel's coverage and the
+ * bigram view whenever the query has other words. */
+int query_zh_function_word(const char *token, size_t len);
 void query_free(query_parsed *q);
 
 /* 1 when a folded, unstemmed token is an English stopword of the list the

@@ -148,6 +148,19 @@ int tok_cjk_char(int cp)
     return c == C_CJK || c == C_MARK;
 }
 
+int tok_has_cjk(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if ((unsigned char)text[i] < 0x80) {
+            i++;
+            continue;
+        }
+        if (tok_cjk_char(tok_utf8_next(text, len, &i)))
+            return 1;
+    }
+    return 0;
+}
+
 /* ---- folding ------------------------------------------------------------ */
 
 static _Thread_local utf8proc_int32_t fold_buf[TOK_FOLD_CAP];
@@ -308,7 +321,7 @@ static void stem_word(const char **w, size_t *len)
 /* ---- runs ----------------------------------------------------------------- */
 
 typedef struct tok_state {
-    int stem, query;
+    int stem, query, skip_cjk;
     void *ctx;
     tok_fcb cb;
 } tok_state;
@@ -496,7 +509,8 @@ int tok_run(const tok_opts *opts, const char *text, size_t len, void *ctx, tok_c
 int tok_run_flags(const tok_opts *opts, const char *text, size_t len, void *ctx,
                   tok_fcb cb)
 {
-    tok_state st = {opts ? opts->stem : 0, opts ? opts->query : 0, ctx, cb};
+    tok_state st = {opts ? opts->stem : 0, opts ? opts->query : 0, opts ? opts->skip_cjk : 0,
+                    ctx, cb};
     size_t i = 0;
     int rc;
     if (!text)
@@ -528,7 +542,7 @@ int tok_run_flags(const tok_opts *opts, const char *text, size_t len, void *ctx,
                     break;
             }
             i = end;
-            if ((rc = emit_cjk(&st, text, len, start, end)))
+            if (!st.skip_cjk && (rc = emit_cjk(&st, text, len, start, end)))
                 return rc;
             continue;
         }

@@ -25,6 +25,7 @@
 typedef struct tok_opts {
     int stem;       /* apply the English stemmer to Latin-script words */
     int query;      /* query mode: no TOK_COLOCATED sub-words */
+    int skip_cjk;   /* CJK runs make no tokens (and load no segmenter) */
 } tok_opts;
 
 #define TOK_COLOCATED 1   /* same position as the previous token */
@@ -79,6 +80,9 @@ const char *tok_version(void);
 /* 1 if the code point is in a CJK script (Han, Hiragana, Katakana, Hangul,
  * CJK punctuation excluded). */
 int tok_is_cjk(int cp);
+
+/* 1 if the UTF-8 text holds a character that starts a CJK run. */
+int tok_has_cjk(const char *text, size_t len);
 
 /* Register the FTS5 tokenizer named "trove" on `db` (argument "stem" or
  * "nostem" selects opts.stem; default stem). */

@@ -18,9 +18,9 @@ SHARED = REPO.parent / "shared"
 PARITY = REPO / "tests" / "tools" / "zh_parity.py"
 
 
-def tokens(trove, *args, text=None):
-    r = trove.ok("tokenize", *args) if text is None else \
-        run_stdin(trove, ["tokenize", *args, "-"], text)
+def tokens(trove, *args, text=None, env=None):
+    r = trove.ok("tokenize", *args, env=env) if text is None else \
+        run_stdin(trove, ["tokenize", *args, "-"], text, env=env)
     out = []
     for line in r.out.splitlines():
         tok, s, e = line.rsplit("\t", 2)
@@ -262,22 +262,89 @@ def test_bigram_index_is_upgraded_by_update(trove, tmp_path):
     assert "re-tokenized" not in r.out
 
 
+# ---- Japanese: MeCab when installed, bigrams otherwise ------------------------
+
+def have_mecab():
+    import ctypes
+    try:
+        ctypes.CDLL("libmecab.so.2")
+    except OSError:
+        return False
+    return Path("/var/lib/mecab/dic/ipadic-utf8/sys.dic").is_file()
+
+
+needs_mecab = pytest.mark.skipif(not have_mecab(), reason="libmecab2 / "
+                                 "mecab-ipadic-utf8 not installed (scripts/install-deps.sh)")
+NO_MECAB = {"TROVE_NO_MECAB": "1"}
+
+
+def meta_tokenizer(trove):
+    db = sqlite3.connect(str(trove.index))
+    (ver,) = db.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+    db.close()
+    return ver
+
+
+@needs_mecab
+def test_japanese_words_with_mecab(trove):
+    text = "東京都に住む。日本語の文章"
+    got = tokens(trove, text)
+    assert [t for t, _, _ in got] == ["東京", "都", "に", "住む", "日本語", "の", "文章"]
+    raw = text.encode()
+    assert all(raw[s:e].decode() == t for t, s, e in got)
+    # the query side cuts the same way
+    assert [t for t, _, _ in tokens(trove, "--query", "東京都に住む")] == \
+        ["東京", "都", "に", "住む"]
+
+
+def test_japanese_bigrams_without_mecab(trove):
+    got = tokens(trove, "東京都に住む", env=NO_MECAB)
+    assert got == [("東京", 0, 6), ("京都", 3, 9), ("都に", 6, 12), ("に住", 9, 15),
+                   ("住む", 12, 18)]
+
+
+@needs_mecab
+def test_index_follows_the_japanese_segmenter(trove, tmp_path):
+    v = tmp_path / "ja"
+    v.mkdir()
+    (v / "a.md").write_text("# 住まい\n\n東京都に住む人々の暮らし\n", encoding="utf-8")
+    (v / "b.md").write_text("# 旅\n\n京都を歩く\n", encoding="utf-8")
+    trove.ok("collection", "add", v, "--name", "ja", env=NO_MECAB)
+    trove.ok("update", env=NO_MECAB)
+    assert "ja:bigram" in meta_tokenizer(trove)
+    # bigrams: 京都 is found inside 東京都
+    assert sorted(trove.paths("京都", env=NO_MECAB)) == ["a.md", "b.md"]
+    r = trove.ok("update")
+    assert "re-tokenized" in r.out
+    assert "ja:mecab" in meta_tokenizer(trove)
+    # MeCab's words: 東京 / 都, so 京都 is only the note about Kyoto
+    assert trove.paths("京都") == ["b.md"]
+    assert "re-tokenized" not in trove.ok("update").out
+    r = trove.ok("update", env=NO_MECAB)
+    assert "re-tokenized" in r.out
+    assert "ja:bigram" in meta_tokenizer(trove)
+
+
 # ---- Obsidian help: a note's title finds the note ---------------------------
 
 @needs_dict
 @pytest.mark.skipif(not (SHARED / "corpora" / "obsidian-help").is_dir(),
                     reason="../shared not present")
-@pytest.mark.parametrize("lang", ["zh", "ja"])
-def test_obsidian_help_titles_find_their_note(trove, lang):
+@pytest.mark.parametrize("lang,mecab", [("zh", True), ("ja", True), ("ja", False)])
+def test_obsidian_help_titles_find_their_note(trove, lang, mecab):
+    # Japanese both ways: MeCab's words (skipped without MeCab) and bigrams.
+    if mecab and lang == "ja" and not have_mecab():
+        pytest.skip("libmecab2 / mecab-ipadic-utf8 not installed")
+    env = None if mecab else NO_MECAB
     root = SHARED / "corpora" / "obsidian-help" / lang
-    trove.ok("collection", "add", root, "--name", lang)
-    trove.ok("update")
+    trove.ok("collection", "add", root, "--name", lang, env=env)
+    trove.ok("update", env=env)
     notes = sorted(p for p in root.rglob("*.md"))
     hits = 0
     misses = []
     for p in notes:
         title = p.stem
-        res = trove.paths(title, "-n", "1")
+        res = trove.paths(title, "-n", "1", env=env)
         rel = p.relative_to(root).as_posix()
         if res and res[0] == rel:
             hits += 1

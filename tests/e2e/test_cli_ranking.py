@@ -47,13 +47,27 @@ def obsidian(tmp_path_factory):
 
 
 def test_tldr_tar_pages_share_the_title_rank(tldr):
-    # Every */tar.md has the same title quality for this query; before,
-    # they got title ranks 1..16 in row order.
-    res = tldr.search("extract a tar archive", "--explain", "-n", "40")
+    # Every */tar.md matches the query "tar" exactly by name; before, they
+    # got title ranks 1..16 in row order.
+    res = tldr.search("tar", "--explain", "-n", "40")
     tar = [r for r in res if r["path"].endswith("/common/tar.md")]
     assert len(tar) >= 10, [r["path"] for r in res]
     ranks = {r["explain"]["title"]["rank"] for r in tar}
     assert ranks == {1}, [(r["path"], r["explain"]["title"]) for r in tar]
+
+
+def test_tldr_name_inside_question_votes_when_the_note_speaks_of_the_rest(tldr):
+    # "tar" is a third of "extract a tar archive": the English tar page,
+    # which speaks of extracting archives, gets the title vote, and so does
+    # the German one ("Archiv"); the Arabic page named tar, which holds
+    # neither word, does not.
+    res = tldr.search("extract a tar archive", "--explain", "-n", "40")
+    title = {r["path"]: r["explain"]["title"] for r in res
+             if r["path"].endswith("/common/tar.md")}
+    assert title["pages/common/tar.md"] and \
+        title["pages/common/tar.md"]["rank"] == 1, title
+    assert title["pages.de/common/tar.md"]["rank"] == 1, title
+    assert title["pages.ar/common/tar.md"] is None, title
 
 
 def test_tldr_english_query_english_page_first(tldr):

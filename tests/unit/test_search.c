@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "chunk/chunk.h"
+#include "cjk/seg.h"
 #include "md/md.h"
 #include "search/search.h"
 #include "store/store.h"
@@ -20,6 +21,13 @@
 static char dir[64];
 static store *st;
 static config cfg;
+static seg *zh;   /* the Chinese segmenter, when the build has its dictionary */
+
+static int zh_segment(void *ud, const char *run, size_t len, int flags, void *ectx,
+                      tok_emit_fn emit)
+{
+    return seg_cut(ud, run, len, flags, ectx, emit);
+}
 
 static void add(int64_t coll, const char *name, const char *path, const char *text)
 {
@@ -66,6 +74,22 @@ static int setup(void **state)
     add(c, "lab", "de/zip.md", "# zip\n\nErstelle ein zip Archiv: das zip Archiv ist klein.\n");
     add(c, "lab", "en/zip.md", "# zip\n\nPack the files of the current folder into a zip "
         "archive with the zip tool that most systems have.\n");
+    /* A name inside a question: the note about the question's other words
+     * gets the title vote, the one that only shares the name does not. */
+    add(c, "lab", "axolotl.md", "# Axolotl\n\nA salamander that keeps its gills.\n");
+    add(c, "lab", "tank.md", "# Tank\n\nA tank needs a filter when an axolotl lives in it.\n");
+    /* Chinese: equal word evidence (the same words, as many, in notes of
+     * one length); only the first holds them in the query's order. */
+    const char *dict = getenv("TROVE_ZH_DICT");
+    if (dict && access(dict, R_OK) == 0 && seg_open(dict, NULL, &zh) == TROVE_OK) {
+        tok_segmenter ts = {zh, zh_segment, NULL};
+        tok_set_cjk_segmenter(&ts);
+        int64_t z;
+        if (store_collection_ensure(st, "zh", "/z", &z))
+            return -1;
+        add(z, "zh", "scattered.md", "# 乙\n\n花园在城市，中心是湖。\n");
+        add(z, "zh", "in-order.md", "# 甲\n\n城市花园中心今年开放了。\n");
+    }
     if (store_links_resolve(st) || store_commit(st))
         return -1;
     memset(&cfg, 0, sizeof cfg);
@@ -76,6 +100,8 @@ static int teardown(void **state)
 {
     (void)state;
     store_close(st);
+    tok_set_cjk_segmenter(NULL);
+    seg_free(zh);
     return tu_rm_rf(dir);
 }
 
@@ -298,6 +324,46 @@ static void test_query_language_preferred(void **state)
     search_results_free(&r);
 }
 
+/* A name that is a third of the query votes only for a note that also
+ * holds another word of the query. */
+static void test_name_inside_question(void **state)
+{
+    (void)state;
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "axolotl tank filter";
+    search_results r = run(&o);
+    const search_result *tank = find(&r, "tank.md"), *axo = find(&r, "axolotl.md");
+    assert_int_equal(tank->channel[SEARCH_CH_TITLE].rank, 1);
+    assert_int_equal(axo->channel[SEARCH_CH_TITLE].rank, 0);
+    assert_string_equal(r.items[0].path, "tank.md");
+    search_results_free(&r);
+}
+
+/* Chinese queries also count the character bigrams of the best notes: of
+ * two notes with the same words, the one holding them in the query's order
+ * (城市花园中心) comes first, whatever the row order. */
+static void test_chinese_bigram_view(void **state)
+{
+    (void)state;
+    if (!zh) {
+        print_message("no compiled dictionary: skipped\n");
+        skip();
+    }
+    search_opts o;
+    search_opts_init(&o);
+    o.query = "城市花园中心";
+    const char *coll[] = {"zh"};
+    o.collections = coll;
+    o.n_collections = 1;
+    search_results r = run(&o);
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.items[0].path, "in-order.md");
+    assert_string_equal(r.items[1].path, "scattered.md");
+    assert_true(r.items[0].channel[SEARCH_CH_BM25].score > r.items[1].channel[SEARCH_CH_BM25].score);
+    search_results_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +374,8 @@ int main(void)
         cmocka_unit_test(test_ties_share_a_rank),
         cmocka_unit_test(test_graph_prior),
         cmocka_unit_test(test_query_language_preferred),
+        cmocka_unit_test(test_name_inside_question),
+        cmocka_unit_test(test_chinese_bigram_view),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,6 +18,7 @@
 
 #include "cjk/seg.h"
 #include "cjk/seg_dict.h"
+#include "text/grams.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -283,6 +284,61 @@ static void test_query_units(void **state)
     check_query("關島", "\"關島\"");
     /* A CJK run of one character stays a prefix term (as for bigrams). */
     check_query("用Rust写的CLI工具", "\"用\" * OR \"Rust\" OR \"写\" OR \"CLI\" OR \"工具\"");
+    /* Question words, open families included (哪一年, 多少年), in either
+     * script; names and words that merely start like them stay. */
+    check_query("元世祖在哪一年南征占城", "\"元世祖\" OR \"南征\" OR \"占城\"");
+    check_query("元世祖於何時南征", "\"元世祖\" OR \"南征\"");
+    check_query("几何学有多少年历史", "\"几何学\" OR \"有\" OR \"年\" OR \"历史\"");
+    check_query("哪吒是谁", "\"哪吒\"");
+    assert_true(query_zh_function_word("几十", strlen("几十")));
+    assert_false(query_zh_function_word("几内亚", strlen("几内亚")));
+    tok_set_cjk_segmenter(NULL);
+}
+
+/* ---- the bigram view (text/grams) ---------------------------------------------- */
+
+static void gram_word(void *ctx, size_t idx, const char *w, size_t len)
+{
+    tbuf *b = ctx;
+    tbuf_printf(b, "%s%zu:%.*s", b->len ? " " : "", idx, (int)len, w);
+}
+
+static void gram_gram(void *ctx, const char *g, size_t len, size_t wa, size_t wb)
+{
+    tbuf *b = ctx;
+    if (wa == wb)
+        tbuf_printf(b, " %.*s@%zu", (int)len, g, wa);
+    else
+        tbuf_printf(b, " %.*s@%zu-%zu", (int)len, g, wa, wb);
+}
+
+static void check_grams(const char *text, const char *want)
+{
+    tbuf b = {0};
+    grams_cb cb = {&b, gram_word, gram_gram};
+    grams_run(text, strlen(text), &cb);
+    assert_string_equal(tbuf_cstr(&b), want);
+    tbuf_free(&b);
+}
+
+static void test_grams(void **state)
+{
+    (void)state;
+    /* Without a word segmenter every run is bigrams already: nothing. */
+    tok_set_cjk_segmenter(NULL);
+    check_grams("东方艺术博物馆", "");
+    SKIP_WITHOUT_DICT();
+    install();
+    /* Words, then adjacent characters with the words they come from; the
+     * bigrams that span two words (术博) tie the words' order. */
+    check_grams("东方艺术博物馆", "0:东方艺术 1:博物馆 东方@0 方艺@0 艺术@0 术博@0-1 博物@1 物馆@1");
+    /* Traditional text gives the same (simplified) bigrams. */
+    check_grams("東方藝術博物館", "0:东方艺术 1:博物馆 东方@0 方艺@0 艺术@0 术博@0-1 博物@1 物馆@1");
+    /* Punctuation and other scripts end a sequence; words are numbered on. */
+    check_grams("城市东方，艺术", "0:城市 1:东方 城市@0 市东@0-1 东方@1 2:艺术 艺术@2");
+    check_grams("用Rust写的CLI工具", "0:用 1:写 2:的 写的@1-2 3:工具 工具@3");
+    /* Kana makes a run bigrams: skipped. */
+    check_grams("東京都に住む", "");
     tok_set_cjk_segmenter(NULL);
 }
 
@@ -473,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_mixed_scripts),
         cmocka_unit_test(test_fts5_colocated),
         cmocka_unit_test(test_query_units),
+        cmocka_unit_test(test_grams),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_compile_tiny),
         cmocka_unit_test(test_broken_dictionary),

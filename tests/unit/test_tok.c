@@ -192,6 +192,19 @@ static void test_segmenter_hook(void **state)
     tok_set_cjk_segmenter(NULL);
     assert_int_equal(calls, 1);
     check_tokens(0, "中文检", "中文@0-6 文检@3-9");
+
+    /* skip_cjk: CJK runs make no tokens and never reach the segmenter. */
+    tok_set_cjk_segmenter(&seg);
+    tok_opts o = {.skip_cjk = 1};
+    collect c = {0};
+    const char *text = "ab 中文检索 cd東京に";
+    assert_int_equal(tok_run(&o, text, strlen(text), &c, collect_cb), 0);
+    assert_string_equal(tbuf_cstr(&c.out), "ab@0-2 cd@16-18");
+    tbuf_free(&c.out);
+    tok_set_cjk_segmenter(NULL);
+    assert_int_equal(calls, 1);
+    assert_true(tok_has_cjk(text, strlen(text)));
+    assert_false(tok_has_cjk("ab cd", 5));
 }
 
 /* ---- FTS5 ---------------------------------------------------------------- */
