@@ -2,6 +2,7 @@
  * HF tokenizers use (Rust's char methods and regex classes, answered with
  * utf8proc's general categories) and the token string table. */
 #include "embed/tokenizers/tokjson_int.h"
+#include "embed/tokenizers/etok_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,46 +10,8 @@
 
 #include "util/mem.h"
 
-/* ---- UTF-8 primitives ---- */
-
-static size_t utf8_encode(uint32_t cp, char *out) {
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* One strictly valid sequence at s, or 0. */
-static size_t utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
-    uint8_t c = s[0];
-    size_t k = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-    if (!k || k > n) return 0;
-    uint32_t v = c & (0x7F >> k);
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < min_cp[k] || v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) return 0;
-    *cp = v;
-    return k;
-}
+/* UTF-8 encoding and strict decoding are etok's (etok_int.h): one copy
+ * for every tokenizer of the engine. */
 
 /* ---- tj_buf / tj_seq ---- */
 
@@ -75,7 +38,7 @@ void tj_buf_put(tj_buf *t, const char *s, size_t n, uint32_t a, uint32_t b) {
 
 void tj_buf_put_cp(tj_buf *t, uint32_t cp, uint32_t a, uint32_t b) {
     char u[4];
-    size_t k = utf8_encode(cp, u);
+    size_t k = etok_utf8_encode(cp, u);
     tj_buf_put(t, u, k, a, b);
 }
 
@@ -119,7 +82,7 @@ size_t tj_utf8_next(const uint8_t *s, size_t n, uint32_t *cp) {
         *cp = c;
         return 1;
     }
-    size_t k = utf8_decode(s, n, cp);
+    size_t k = etok_utf8_decode(s, n, cp);
     if (k) return k;
     /* maximal subpart of an ill-formed sequence: the longest prefix of a
      * well-formed one, at least one byte */
