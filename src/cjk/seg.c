@@ -17,6 +17,7 @@
 #include "cjk/seg_dict.h"
 #include "text/tok_int.h"
 #include "util/buf.h"
+#include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -199,26 +200,6 @@ static uint32_t piece_freq(const cut *c, size_t a, size_t b)
     return f;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Emit the characters [a, b) as one term: the text itself, or in a piece
  * with traditional characters their simplified spelling, so that 關島 and
  * 关岛 are the same term (cut to the tokenizer's longest term). */
@@ -230,7 +211,7 @@ static int emit_span(const cut *c, size_t a, size_t b, int flags)
     char term[TOK_MAX_TERM + 4];
     size_t n = 0;
     for (size_t k = a; k < b && n + 4 <= sizeof term; k++)
-        n += put_utf8(term + n, c->ncp[k]);
+        n += esc_utf8_encode(c->ncp[k], term + n);
     return c->emit(c->ctx, term, n, s0, e0, flags);
 }
 

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "util/buf.h"
+#include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -463,26 +464,6 @@ static int char_listed(uint32_t cp)
            (cp >= 0xF900 && cp <= 0xFAFF);
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 trove_err seg_dict_write_chars(const char *out)
 {
     FILE *f = fopen(out, "wb");
@@ -492,7 +473,7 @@ trove_err seg_dict_write_chars(const char *out)
     for (uint32_t cp = 0x3400; cp <= 0xFAFF; cp++) {
         if (!char_listed(cp))
             continue;
-        size_t n = put_utf8(b, cp);
+        size_t n = esc_utf8_encode(cp, b);
         b[n++] = '\n';
         fwrite(b, 1, n, f);
     }

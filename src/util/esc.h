@@ -23,6 +23,10 @@
  * sequence. */
 size_t esc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* Encode code point cp (<= U+10FFFF) into out (room for 4 bytes); returns
+ * the length. */
+size_t esc_utf8_encode(uint32_t cp, char *out);
+
 /* 1 if [s, s+len) is valid UTF-8. */
 int esc_utf8_valid(const char *s, size_t len);
 

@@ -44,6 +44,22 @@ static void test_decode_strict(void **state)
     assert_false(esc_utf8_valid("caf\xE9", 4));
 }
 
+/* Every scalar value encodes to a sequence the strict decoder gives back. */
+static void test_encode_round_trip(void **state)
+{
+    (void)state;
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp += cp < 0x3000 ? 1 : 97) {
+        if (cp >= 0xD800 && cp < 0xE000)
+            continue;
+        char b[4];
+        uint32_t back = 0;
+        size_t n = esc_utf8_encode(cp, b);
+        assert_int_equal(n, cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+        assert_int_equal(esc_utf8_decode((const unsigned char *)b, n, &back), n);
+        assert_int_equal(back, cp);
+    }
+}
+
 static void test_utf8_replaces_each_bad_byte(void **state)
 {
     (void)state;
@@ -108,6 +124,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_strict),
+        cmocka_unit_test(test_encode_round_trip),
         cmocka_unit_test(test_utf8_replaces_each_bad_byte),
         cmocka_unit_test(test_line_has_no_breaks),
         cmocka_unit_test(test_xml),
