@@ -14,6 +14,7 @@
 #include "mcp/mcp.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -53,26 +54,66 @@ typedef struct http_req {
     int too_big;
 } http_req;
 
+/* ---- libmicrohttpd, loaded on first use ------------------------------ */
+
+/* Linking it pulls GnuTLS and eight more libraries (and their constructors)
+ * into every trove process, ~1 ms of start-up each time; only `trove mcp
+ * --http` serves HTTP. Its headers are still used for the types. */
+static struct {
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+} mhd;
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static int mhd_ok;
+
+static void mhd_load(void)
+{
+    static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
+    for (size_t i = 0; i < sizeof names / sizeof *names && !mhd_ok; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            continue;
+        *(void **)&mhd.start_daemon = dlsym(h, "MHD_start_daemon");
+        *(void **)&mhd.stop_daemon = dlsym(h, "MHD_stop_daemon");
+        *(void **)&mhd.create_response_from_buffer = dlsym(h, "MHD_create_response_from_buffer");
+        *(void **)&mhd.add_response_header = dlsym(h, "MHD_add_response_header");
+        *(void **)&mhd.queue_response = dlsym(h, "MHD_queue_response");
+        *(void **)&mhd.destroy_response = dlsym(h, "MHD_destroy_response");
+        *(void **)&mhd.lookup_connection_value = dlsym(h, "MHD_lookup_connection_value");
+        if (mhd.start_daemon && mhd.stop_daemon && mhd.create_response_from_buffer &&
+            mhd.add_response_header && mhd.queue_response && mhd.destroy_response &&
+            mhd.lookup_connection_value)
+            mhd_ok = 1;
+        else
+            dlclose(h);
+    }
+}
+
 /* ---- responses ---- */
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
                                const char *type, const char *sid)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
+    struct MHD_Response *r = mhd.create_response_from_buffer(body ? strlen(body) : 0,
                                                              (void *)(body ? body : ""),
                                                              MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     if (type)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (sid)
-        MHD_add_response_header(r, "Mcp-Session-Id", sid);
+        mhd.add_response_header(r, "Mcp-Session-Id", sid);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
+        mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
     if (status == MHD_HTTP_UNAUTHORIZED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"trove\"");
-    enum MHD_Result rc = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        mhd.add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"trove\"");
+    enum MHD_Result rc = mhd.queue_response(c, status, r);
+    mhd.destroy_response(r);
     return rc;
 }
 
@@ -90,7 +131,7 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int cod
 
 static const char *header(struct MHD_Connection *c, const char *name)
 {
-    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    return mhd.lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
 /* "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT" -> HOST (no brackets). */
@@ -394,6 +435,11 @@ static int listen_socket(const mcp_http_opts *o, char *url, size_t url_size)
 
 trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o)
 {
+    pthread_once(&mhd_once, mhd_load);
+    if (!mhd_ok)
+        return trove_fail(TROVE_EUNSUPPORTED, "cannot load libmicrohttpd.so.12, which `trove mcp "
+                          "--http` needs (install the Debian package libmicrohttpd12, or run "
+                          "scripts/install-deps.sh)");
     char url[128];
     int fd = listen_socket(o, url, sizeof url);
     if (fd < 0)
@@ -409,7 +455,7 @@ trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    struct MHD_Daemon *d = MHD_start_daemon(
+    struct MHD_Daemon *d = mhd.start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (strchr(o->host, ':') ? MHD_USE_IPv6 : 0),
         0, NULL, NULL, on_request, hs,
         MHD_OPTION_LISTEN_SOCKET, fd,
@@ -430,7 +476,7 @@ trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o)
     sigdelset(&wait, SIGTERM);
     while (!*o->stop)
         sigsuspend(&wait);
-    MHD_stop_daemon(d);
+    mhd.stop_daemon(d);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     free(hs);
     return TROVE_OK;
