@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/cpu.h"
 #include "util/mem.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -124,8 +125,7 @@ static dots_fn pick_kernel(void)
 {
 #ifdef VEC_X86
     if (!force_portable) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2"))
+        if (cpu_simd() & CPU_AVX2)
             return dots_avx2;
     }
 #endif

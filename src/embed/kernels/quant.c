@@ -26,9 +26,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/cpu.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #define QUANT_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -727,13 +728,12 @@ static int cpu_detect(void)
         return f;
     f = 0;
 #ifdef QUANT_X86
-    __builtin_cpu_init();
-    /* F16C through cpuid: clang before 15 rejects __builtin_cpu_supports("f16c"). */
-    unsigned a, b, c = 0, d;
-    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) {
+    /* util/cpu, not __builtin_cpu_supports(): that one's libgcc constructor
+     * costs every trove process its start-up cpuid calls. */
+    unsigned have = cpu_simd();
+    if ((have & (CPU_AVX2 | CPU_FMA | CPU_F16C)) == (CPU_AVX2 | CPU_FMA | CPU_F16C)) {
         f |= 1;
-        if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl"))
+        if ((have & (CPU_AVX512VNNI | CPU_AVX512VL)) == (CPU_AVX512VNNI | CPU_AVX512VL))
             f |= 2;
     }
 #endif
