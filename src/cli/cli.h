@@ -34,6 +34,11 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 
 /* Load the config; on failure prints the error and returns the exit code. */
 int cli_load_config(config *cfg);
+/* The config as read once per process, for lookups that only read it (the
+ * daemon check, the model path): a `trove search` answered by the daemon
+ * parsed config.yaml twice before. NULL when it cannot be read (the error
+ * is cleared: the cold path reads it again and reports it). */
+const config *cli_config_once(void);
 /* Open the index (readonly for queries). Prints errors. */
 int cli_open_store(cli *c, int readonly, store **out);
 /* Open the read API (config + index path). Prints errors. */

@@ -18,11 +18,10 @@ const char *cli_model_path(const char *flag)
     static char *resolved;  /* one model per process; kept until exit */
     free(resolved);
     resolved = NULL;
-    config cfg;
-    if (config_load(&cfg) != TROVE_OK)
-        memset(&cfg, 0, sizeof cfg);  /* the command reports a bad config itself */
+    static const config none;    /* the command reports a bad config itself */
+    const config *cfg = cli_config_once();
     models_choice c;
-    if (models_resolve_choice(&cfg, flag, &c) == TROVE_OK) {
+    if (models_resolve_choice(cfg ? cfg : &none, flag, &c) == TROVE_OK) {
         resolved = c.path;
         c.path = NULL;
     } else {
@@ -33,7 +32,6 @@ const char *cli_model_path(const char *flag)
         resolved = c.spec ? xstrdup(c.spec) : NULL;
     }
     models_choice_free(&c);
-    config_free(&cfg);
     return resolved;
 }
 

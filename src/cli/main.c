@@ -78,6 +78,26 @@ int cli_load_config(config *cfg)
     return EXIT_OK;
 }
 
+static config once_cfg;
+static int once_state;   /* 0: not read, 1: read, -1: failed */
+
+const config *cli_config_once(void)
+{
+    if (once_state == 0) {
+        once_state = config_load(&once_cfg) == TROVE_OK ? 1 : -1;
+        if (once_state < 0)
+            trove_errclear();
+    }
+    return once_state > 0 ? &once_cfg : NULL;
+}
+
+static void cli_config_once_free(void)
+{
+    if (once_state > 0)
+        config_free(&once_cfg);
+    once_state = 0;
+}
+
 int cli_open_store(cli *c, int readonly, store **out)
 {
     trove_err rc = store_open(c->index_path, readonly, out);
@@ -136,14 +156,12 @@ dcl *cli_daemon(cli *c)
     int autostart = !there && wants_daemon();
     if (!there && !autostart)
         return NULL;
-    config cfg;
-    if (config_load(&cfg) != TROVE_OK)
+    const config *cfg = cli_config_once();
+    if (!cfg)
         return NULL;   /* the cold path reports the broken config */
-    if (autostart && !cfg.daemon_off)
+    if (autostart && !cfg->daemon_off)
         start_daemon(c);
-    dcl *d = dcl_find(c->index_path, &cfg, 60.0);
-    config_free(&cfg);
-    return d;
+    return dcl_find(c->index_path, cfg, 60.0);
 }
 
 int cli_daemon_done(dcl *d)
@@ -261,6 +279,7 @@ int main(int argc, char **argv)
         usage(stderr);
         rc = EXIT_USAGE;
     }
+    cli_config_once_free();
     free(default_index);
     return rc;
 }
