@@ -38,6 +38,8 @@ struct watcher {
     wd_ent *wds;         /* indexed by watch descriptor */
     size_t cap_wds, n_watches;
     unsigned char *dirty, *rewalk, *missing;
+    size_t n_flags;      /* entries of those three (under mu): 0 until rebuild()
+                          * sized them for cfg, which status may read first */
     double first_dirty, last_dirty, last_poll;
     int polling, quit;
     char *problem;
@@ -227,6 +229,7 @@ static void rebuild(watcher *w)
     w->dirty = xcalloc(n + 1, 1);
     w->rewalk = xcalloc(n + 1, 1);
     w->missing = xcalloc(n + 1, 1);
+    w->n_flags = n;
     pthread_mutex_unlock(&w->mu);
     if (w->ifd < 0) {
         char msg[256];
@@ -408,8 +411,13 @@ static void *watch_main(void *arg)
             break;
         }
         if (next) {
-            config_free(&w->cfg);
+            /* Swapped under mu: watch_state_get() reads the names. */
+            pthread_mutex_lock(&w->mu);
+            config old = w->cfg;
             w->cfg = *next;
+            w->n_flags = 0;
+            pthread_mutex_unlock(&w->mu);
+            config_free(&old);
             free(next);
             rebuild(w);
         }
@@ -529,14 +537,14 @@ void watch_state_get(watcher *w, watch_state *out)
     out->folders = w->n_watches;
     out->last_event = w->last_event;
     out->last_path = w->last_path ? xstrdup(w->last_path) : NULL;
-    for (size_t i = 0; i < w->cfg.n_collections; i++)
+    for (size_t i = 0; i < w->n_flags; i++)
         out->pending += w->dirty[i];
     out->updates = w->updates;
     out->last_update_ms = w->last_update_ms;
     tbuf p = {0};
     if (w->problem)
         tbuf_puts(&p, w->problem);
-    for (size_t i = 0; w->missing && i < w->cfg.n_collections; i++)
+    for (size_t i = 0; i < w->n_flags; i++)
         if (w->missing[i])
             tbuf_printf(&p, "%scollection '%s': folder %s is missing (polling for it)",
                         p.len ? "; " : "", w->cfg.collections[i].name, w->cfg.collections[i].path);

@@ -307,6 +307,30 @@ def test_status_through_daemon_reports_watcher(served):
     assert "daemon: pid" in r.out and "watcher: watching" in r.out, r
 
 
+def test_status_while_the_watcher_starts_and_reconfigures(trove, vault, tmp_path):
+    """`status` reads the watcher's per-collection state. Asked just after
+    the daemon started, or just after a collection was added, it used to
+    read that state before the watcher thread had sized it for the config
+    (a NULL or short array): the daemon crashed now and then."""
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.ok("update")
+    for round_ in range(8):
+        # the previous round's daemon holds its lock until it has exited
+        assert wait_for(lambda: trove("daemon", "--detach", "--idle", "300", both=False).rc == 0,
+                        timeout=10)
+        c = Client(sock_path(trove))
+        for _ in range(30):
+            assert c.call("status")["ok"]
+        extra = tmp_path / ("extra%d" % round_)
+        extra.mkdir()
+        (extra / "a.md").write_text("# A\n")
+        trove.ok("collection", "add", extra, "--name", "extra%d" % round_)
+        for _ in range(60):          # the watcher takes the new config meanwhile
+            assert c.call("status")["ok"]
+        c.close()
+        assert trove.stop_daemon().rc == 0
+
+
 def test_daemon_follows_rebuild_and_config_changes(served):
     trove, vault, path = served
     trove.ok("update", "--rebuild")              # a new index file renamed in
