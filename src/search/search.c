@@ -225,9 +225,11 @@ static void bind_filters(sqlite3_stmt *s, int first, const filter *f)
         sqlite3_bind_text(s, first + (int)i, f->binds[i], -1, SQLITE_STATIC);
 }
 
+/* Statements come from the store's cache (compiled once per connection)
+ * and go back with store_stmt_put(), never sqlite3_finalize(). */
 static trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)
 {
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, s, NULL) != SQLITE_OK)
+    if (!(*s = store_stmt_get(st, sql)))
         return store_fail(st, "preparing search");
     return TROVE_OK;
 }
@@ -322,7 +324,7 @@ static trove_err keep_best(store *st, const char *plain, const char *joined, con
         topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
     if (step != SQLITE_DONE)
         rc = store_fail(st, "keyword search");
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     if (rc == TROVE_OK && top->n > 1)
         qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
     return rc;
@@ -359,7 +361,7 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
         if (depth && ++notes >= depth)
             break;
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     free(top.h);
     return rc;
 }
@@ -515,8 +517,8 @@ static trove_err gram_query_build(store *st, const query_parsed *q, gram_query *
             gq->items[u->gram].w = fmax(gq->items[u->gram].w,
                                         fmax(gq->word_w[u->wa], gq->word_w[u->wb]));
     }
-    sqlite3_finalize(df);
-    sqlite3_finalize(n);
+    store_stmt_put(st, df);
+    store_stmt_put(st, n);
     return rc;
 }
 
@@ -574,7 +576,7 @@ static trove_err gram_scores(store *st, gram_query *gq, cand **order, size_t k, 
         total += gq->len;
     }
     tbuf_free(&heading);
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     /* The candidates' mean length stands in for the collection's. */
     double avg = total > 0 ? total / (double)k : 1;
     for (size_t i = 0; i < k; i++) {
@@ -711,7 +713,7 @@ static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_
         if (body)
             tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
     }
-    sqlite3_finalize(s);
+    store_stmt_put(q->st, s);
     return r.found;
 }
 
@@ -832,7 +834,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
         if (sc >= TITLE_MIN_QUALITY)
             hits[n++] = (title_hit){top.h[i].chunk_id, sc, top.h[i].score};
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     if (n > 1)
         qsort(hits, n, sizeof *hits, cmp_title_hit);
     /* Equal quality, equal rank: sixteen translations of "tar" all match
@@ -876,7 +878,7 @@ static trove_err load_doc_info(store *st, cand_set *cs, double graph_weight)
         }
         c->prior = 1.0 + (graph_weight > 0 ? graph_weight * log10(1.0 + c->in_degree) : 0.0);
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return TROVE_OK;
 }
 
@@ -925,7 +927,7 @@ static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_
     if (rc)
         return rc;
     int64_t max = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     *n_bits = max + 1;
     *bits = xcalloc((size_t)(*n_bits + 7) / 8, 1);
     tbuf sql = {0};
@@ -941,7 +943,7 @@ static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_
         if (id >= 0 && id < *n_bits)
             (*bits)[id >> 3] |= (uint8_t)(1u << (id & 7));
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return step == SQLITE_DONE ? TROVE_OK : store_fail(st, "filtering notes");
 }
 
@@ -966,7 +968,7 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
             xgrow(&owned, &cap, n + 1, sizeof *owned);
             owned[n++] = xstrdup((const char *)sqlite3_column_text(s, 0));
         }
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
         names = (const char **)owned;
     }
     for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
@@ -1208,7 +1210,7 @@ static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id)
             size_t len = (size_t)sqlite3_column_bytes(s, 0);
             out = snippet_make(body ? body : "", body ? len : 0, terms->items, terms->n, 200);
         }
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
     }
     return out ? out : xstrdup("");
 }
@@ -1224,7 +1226,7 @@ static void load_tags(store *st, search_result *r)
         xgrow(&r->tags, &cap, r->n_tags + 1, sizeof *r->tags);
         r->tags[r->n_tags++] = xstrdup((const char *)sqlite3_column_text(s, 0));
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
 }
 
 static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
@@ -1244,7 +1246,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     sqlite3_bind_int64(s, 1, c->doc_id);
     sqlite3_bind_int64(s, 2, c->chunk_id);
     if (sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
         return store_fail(st, "reading result");
     }
     r->doc_id = c->doc_id;
@@ -1270,7 +1272,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
         r->line_start = r->line_end = 1;
         r->snippet = xstrdup("");
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     r->context = config_contexts_for(cfg, r->collection, r->path, &r->n_context);
     load_tags(st, r);
     return TROVE_OK;

@@ -468,6 +468,10 @@ void store_close(store *st)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    for (size_t i = 0; i < st->n_cached; i++) {
+        sqlite3_finalize(st->cached[i].s);
+        free(st->cached[i].sql);
+    }
     free(st->dead);
     sqlite3_close_v2(st->db);
     /* After the close (and its checkpoint) the file is as this writer left
@@ -506,6 +510,53 @@ void store_rollback(store *st)
 {
     store_vec_discard(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+sqlite3_stmt *store_stmt_get(store *st, const char *sql)
+{
+    int known = 0;
+    for (size_t i = 0; i < st->n_cached && !known; i++) {
+        store_cached_stmt *c = &st->cached[i];
+        if (strcmp(c->sql, sql) != 0)
+            continue;
+        if (!c->out) {
+            c->out = 1;
+            return c->s;
+        }
+        known = 1;   /* in use further up: compile another, uncached */
+    }
+    store_cached_stmt *free_slot =
+        !known && st->n_cached < STORE_STMT_CACHE ? &st->cached[st->n_cached] : NULL;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v3(st->db, sql, -1, free_slot ? SQLITE_PREPARE_PERSISTENT : 0, &s,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    if (free_slot) {
+        free_slot->sql = xstrdup(sql);
+        free_slot->s = s;
+        free_slot->out = 1;
+        st->n_cached++;
+    }
+    return s;
+}
+
+void store_stmt_put(store *st, sqlite3_stmt *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < st->n_cached; i++) {
+        if (st->cached[i].s == s) {
+            /* Reset ends its read of the index: a kept statement must not
+             * pin an old snapshot of the WAL. */
+            sqlite3_reset(s);
+            sqlite3_clear_bindings(s);
+            st->cached[i].out = 0;
+            return;
+        }
+    }
+    sqlite3_finalize(s);
 }
 
 trove_err store_read_begin(store *st)

@@ -50,6 +50,16 @@ trove_err store_open(const char *path, int flags, store **out);
 void store_close(store *st);
 /* The raw connection: for search/ (its own SQL) and tests only. */
 struct sqlite3 *store_db(store *st);
+/* For search/: a prepared statement of `sql`, kept compiled for the life of
+ * the connection (a daemon answers thousands of searches with one store,
+ * and compiling their SQL was a fifth of each answer). Returned reset and
+ * without bindings; hand it back with store_stmt_put(), never
+ * sqlite3_finalize(). While one of the same SQL is out (nested use), or
+ * once STORE_STMT_CACHE texts are kept, a fresh one is compiled and put()
+ * finalizes it. NULL on failure (sqlite3_errmsg(store_db(st)) says why). */
+#define STORE_STMT_CACHE 48
+struct sqlite3_stmt *store_stmt_get(store *st, const char *sql);
+void store_stmt_put(store *st, struct sqlite3_stmt *s);
 const char *store_path(const store *st);
 
 trove_err store_begin(store *st);     /* BEGIN IMMEDIATE */

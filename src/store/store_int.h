@@ -22,6 +22,13 @@ typedef struct store_dead_slot {
     uint32_t slot;
 } store_dead_slot;
 
+/* A statement compiled once for search/ (store_stmt_get). */
+typedef struct store_cached_stmt {
+    char *sql;
+    sqlite3_stmt *s;
+    int out;                /* handed out, not put back yet */
+} store_cached_stmt;
+
 struct store {
     sqlite3 *db;
     char *path;
@@ -30,6 +37,8 @@ struct store {
     int checked;            /* verify() ran quick_check and it passed ... */
     struct stat checked_sb; /* ... on the file as it was then */
     sqlite3_stmt *stmt[S_COUNT];
+    store_cached_stmt cached[STORE_STMT_CACHE];
+    size_t n_cached;
     tbuf scratch;
     store_dead_slot *dead;  /* folded into segment bitmaps at commit */
     size_t n_dead, cap_dead;

@@ -170,6 +170,44 @@ static void test_foreign_database_refused(void **state)
     assert_non_null(strstr(trove_errmsg(), "not a trove index"));
 }
 
+/* The statement cache of search/: one compiled statement per SQL text,
+ * handed back reset and unbound; nested use of one text gets a second,
+ * uncached statement; a full cache compiles fresh ones. */
+static void test_statement_cache(void **state)
+{
+    (void)state;
+    add(coll_a, "cache.md", "# Cache\n\nbody\n");
+    const char *sql = "SELECT count(*) FROM docs WHERE id > ?";
+    sqlite3_stmt *s1 = store_stmt_get(st, sql);
+    assert_non_null(s1);
+    sqlite3_bind_int64(s1, 1, -1);
+    assert_int_equal(sqlite3_step(s1), SQLITE_ROW);   /* mid-read: holds a snapshot */
+    sqlite3_stmt *nested = store_stmt_get(st, sql);
+    assert_non_null(nested);
+    assert_ptr_not_equal(nested, s1);
+    store_stmt_put(st, nested);                        /* uncached: finalized */
+    store_stmt_put(st, s1);
+    assert_int_equal(sqlite3_stmt_busy(s1), 0);        /* reset: no read left open */
+    sqlite3_stmt *again = store_stmt_get(st, sql);
+    assert_ptr_equal(again, s1);
+    /* bindings were cleared: NULL > anything is NULL, count(*) is 0 */
+    assert_int_equal(sqlite3_step(again), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(again, 0), 0);
+    store_stmt_put(st, again);
+    /* Past STORE_STMT_CACHE texts, statements still work (uncached). */
+    for (int i = 0; i < STORE_STMT_CACHE + 5; i++) {
+        char q[64];
+        snprintf(q, sizeof q, "SELECT %d", i);
+        sqlite3_stmt *s = store_stmt_get(st, q);
+        assert_non_null(s);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(s, 0), i);
+        store_stmt_put(st, s);
+    }
+    assert_null(store_stmt_get(st, "SELECT FROM nowhere"));
+    store_stmt_put(st, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_rollback_keeps_previous_state),
         cmocka_unit_test(test_collection_rename_and_delete),
         cmocka_unit_test(test_foreign_database_refused),
+        cmocka_unit_test(test_statement_cache),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
