@@ -306,8 +306,15 @@ static void take_results(const api_query_opts *o, search_results *res, qp_cand *
     info->items = xcalloc(keep ? keep : 1, sizeof *info->items);
     for (size_t i = 0; i < keep; i++) {
         search_result *r = cand_result(res, &c[i]);
-        if (o->base.with_body)
+        if (o->base.with_body) {
             read_body(r);
+        } else if (r->body) {
+            /* read for re-scoring only: a result carries a body when asked
+             * for (a daemon's answer stays small) */
+            free(r->body);
+            r->body = NULL;
+            r->body_len = 0;
+        }
         out->items[i] = *r;
         memset(r, 0, sizeof *r);
         out->items[i].score = c[i].final;
