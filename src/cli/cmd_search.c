@@ -267,11 +267,10 @@ const char *cli_reranker_path(const char *flag, api *api)
     return api_config(api)->rerank_model;
 }
 
-/* The reranker: --reranker, $TROVE_RERANK_MODEL, then config.yaml (read
- * here only when the first two are unset). */
-static const char *reranker_path(const search_args *a, config *cfg, int *loaded)
+/* The reranker: --reranker, $TROVE_RERANK_MODEL, then config.yaml (as read
+ * once for the daemon check). */
+static const char *reranker_path(const search_args *a)
 {
-    *loaded = 0;
     if (a->no_rerank)
         return NULL;
     if (a->reranker_flag && *a->reranker_flag)
@@ -279,12 +278,8 @@ static const char *reranker_path(const search_args *a, config *cfg, int *loaded)
     const char *env = getenv("TROVE_RERANK_MODEL");
     if (env && *env)
         return env;
-    if (config_load(cfg) != TROVE_OK) {
-        trove_errclear();
-        return NULL;   /* the cold path reports the broken config */
-    }
-    *loaded = 1;
-    return cfg->rerank_model;
+    const config *cfg = cli_config_once();
+    return cfg ? cfg->rerank_model : NULL;   /* the cold path reports a broken config */
 }
 
 /* `trove query`: through a running daemon when there is one (the same
@@ -301,20 +296,16 @@ static int run_query(cli *c, search_args *a, api **api)
     search_results res;
     api_query_info info;
     trove_err err;
-    config cfg;
-    int cfg_loaded = 0, rc;
+    int rc;
     dcl *d = cli_daemon(c);
     if (d) {
-        qo.reranker = reranker_path(a, &cfg, &cfg_loaded);
+        qo.reranker = reranker_path(a);
         err = dcl_query(d, &qo, &res, &info);
         if (cli_daemon_done(d))
             goto answered;
     }
-    if ((rc = cli_open_api(c, api)) != EXIT_OK) {
-        if (cfg_loaded)
-            config_free(&cfg);
+    if ((rc = cli_open_api(c, api)) != EXIT_OK)
         return rc;
-    }
     qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, *api);
     err = api_query(*api, &qo, &res, &info);
 answered:
@@ -331,8 +322,6 @@ answered:
         api_query_info_free(&info);
         rc = EXIT_OK;
     }
-    if (cfg_loaded)
-        config_free(&cfg);
     return rc;
 }
 
