@@ -637,7 +637,10 @@ static void test_qwen3_rank_models(void **state)
     (void)state;
     struct { const char *name, *ref; double tol; } cases[] = {
         {"qwen3_rank_f32", "qwen3_rank_f32", 1e-4}, {"qwen3_rank_lm", "qwen3_rank_lm", 1e-4},
-        {"qwen3_rank_q8", "qwen3_rank_q8", 2e-3}, {"qwen3_rank_q8", "qwen3_rank_f32", 2e-2},
+        /* Q8_0 layers multiply int8-quantised activations (q8pack, as
+         * llama.cpp does for Q8_0 weights); the numpy reference keeps them
+         * in float: up to ~1e-2 in P(yes) on this 64-wide model */
+        {"qwen3_rank_q8", "qwen3_rank_q8", 1.5e-2}, {"qwen3_rank_q8", "qwen3_rank_f32", 2e-2},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         rank_req r;
@@ -652,6 +655,9 @@ static void test_qwen3_rank_models(void **state)
         run_rank(cases[k].name, &r, 3, true, pre3);
         for (size_t i = 0; i < r.n; i++) {
             double want = json_number_value(json_array_get(json_object_get(rj, "vectors"), i));
+            if (getenv("TROVE_TEST_VERBOSE"))
+                fprintf(stderr, "%s vs %s: candidate %zu: %.7f reference %.7f\n", cases[k].name,
+                        cases[k].ref, i, whole[i], want);
             if (fabs(whole[i] - want) > cases[k].tol || fabs(pre1[i] - want) > cases[k].tol)
                 fail_msg("%s vs %s: candidate %zu: whole %.7f, prefix %.7f, reference %.7f",
                          cases[k].name, cases[k].ref, i, whole[i], pre1[i], want);

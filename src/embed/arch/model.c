@@ -77,6 +77,13 @@ static trove_err check_shape(emodel *m, const gguf_tensor *t, const int64_t *wan
                       shape_str(want, n, b, sizeof b));
 }
 
+/* TROVE_Q8PACK=0 turns repacking off (benchmarks compare the paths). */
+static bool pack_enabled(void)
+{
+    const char *v = getenv("TROVE_Q8PACK");
+    return !(v && strcmp(v, "0") == 0);
+}
+
 trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, bool required,
                      kmat *out, bool *present)
 {
@@ -106,6 +113,16 @@ trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, b
     out->n_out = n_out;
     out->data = t->data;
     out->name = t->name;
+    /* Layer matrices multiply a row per token: repack Q8_0 ones for the
+     * int8 kernels (not token_embd or an LM head, read a row at a time). */
+    if (t->type == GGML_TYPE_Q8_0 && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
+        q8pack *pk = q8pack_new(t->data, n_in, n_out);
+        if (pk) {
+            xgrow(&m->packs, &m->cap_packs, m->n_packs + 1, sizeof *m->packs);
+            m->packs[m->n_packs++] = pk;
+            out->pack = pk;
+        }
+    }
     if (present)
         *present = true;
     return TROVE_OK;
@@ -393,11 +410,15 @@ void emodel_free(emodel *m)
 {
     if (!m)
         return;
+    kprof_print();
     if (m->ops && m->ops->free)
         m->ops->free(m);
     for (size_t i = 0; i < m->n_owned; i++)
         free(m->owned[i]);
     free(m->owned);
+    for (size_t i = 0; i < m->n_packs; i++)
+        q8pack_free(m->packs[i]);
+    free(m->packs);
     for (int i = 0; i < 8; i++)
         free(m->ws.buf[i]);
     for (int i = 0; i < 2; i++)
@@ -457,8 +478,22 @@ static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
     return TROVE_OK;
 }
 
+static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                             float *out);
+
 trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
                          float *out)
+{
+    if (!kprof_on())
+        return forward_run(m, p, b, pool, out);
+    double t0 = kprof_now_ms();
+    trove_err e = forward_run(m, p, b, pool, out);
+    kprof_add(KPROF_FORWARD, kprof_now_ms() - t0, 0);
+    return e;
+}
+
+static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                             float *out)
 {
     trove_err e = check_batch(m, b, pool);
     if (e)
@@ -554,7 +589,10 @@ trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emod
     size_t sz = (size_t)(m->hp.n_layer * n * kv->width);
     kv->k = xmalloc(sz * sizeof(float));
     kv->v = xmalloc(sz * sizeof(float));
+    double t0 = kprof_on() ? kprof_now_ms() : 0;
     m->ops->prefill(m, p, ids, n, kv);
+    if (kprof_on())
+        kprof_add(KPROF_FORWARD, kprof_now_ms() - t0, 0);
     *out = kv;
     return TROVE_OK;
 }

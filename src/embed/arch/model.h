@@ -192,6 +192,9 @@ struct emodel {
     /* owned float vectors, freed with the model */
     float **owned;
     size_t n_owned, cap_owned;
+    /* packed copies of Q8_0 layer matrices (kmat.pack), freed with it */
+    q8pack **packs;
+    size_t n_packs, cap_packs;
     emodel_ws ws;
     char prefix[48]; /* "<arch>." for metadata keys */
 };
