@@ -319,8 +319,7 @@ static void act_task_pack(void *ctx, int task, int tid)
     (void)tid;
     int64_t t0 = (int64_t)task * KERN_RB;
     int64_t nt = j->T - t0 < KERN_RB ? j->T - t0 : KERN_RB;
-    q8pack_quantize_act(j->X + t0 * j->ldx, j->ldx, nt, j->w->n_in,
-                        (void *)(j->act + (size_t)t0 * j->act_row));
+    q8pack_quantize_act(j->X + t0 * j->ldx, j->ldx, t0, nt, j->w->n_in, (void *)j->act);
 }
 
 static void linear_task_pack(void *ctx, int task, int tid)
@@ -380,8 +379,8 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     int path = atomic_load(&quant_path);
     if (w->pack && path == KERN_QUANT_AUTO) {
         /* KERN_NB is a multiple of Q8PACK_NR and n_out of both */
-        j.act_row = q8pack_act_row_size(w->n_in);
-        j.act = kpool_scratch(p, 0, j.act_row * (size_t)T);
+        /* KERN_RB (rows per quantisation task) is a multiple of 8 */
+        j.act = kpool_scratch(p, 0, q8pack_act_size(w->n_in, T));
         kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &j);
         kpool_run(p, n_tasks, linear_task_pack, &j);
         return;
@@ -767,10 +766,12 @@ int kprof_on(void)
     return prof_enabled;
 }
 
+/* Process CPU time (every thread of the pool), not wall time: on a shared
+ * machine waiting for a CPU would otherwise count as work. */
 double kprof_now_ms(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -794,9 +795,9 @@ void kprof_print(void)
     double f = prof.ms[KPROF_FORWARD], l = prof.ms[KPROF_LINEAR], a = prof.ms[KPROF_ATTN];
     double rest = f - l - a;
     fprintf(stderr,
-            "trove profile: forward %.1f ms (%lld calls); matrix products %.1f ms (%.0f%%, "
-            "%lld calls, %.1f GFLOP/s); attention %.1f ms (%.0f%%); rest %.1f ms (%.0f%%); "
-            "quant kernels %s\n",
+            "trove profile (process CPU time): forward %.1f ms (%lld calls); matrix products "
+            "%.1f ms (%.0f%%, %lld calls, %.1f GFLOP per CPU-second); attention %.1f ms (%.0f%%); "
+            "rest %.1f ms (%.0f%%); quant kernels %s\n",
             f, (long long)prof.calls[KPROF_FORWARD], l, f > 0 ? 100 * l / f : 0,
             (long long)prof.calls[KPROF_LINEAR], l > 0 ? prof.linear_flop / l / 1e6 : 0, a,
             f > 0 ? 100 * a / f : 0, rest, f > 0 ? 100 * rest / f : 0, quant_impl_name());

@@ -160,7 +160,7 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
 /* ---- profile ---- */
 
 /* With TROVE_PROFILE set in the environment (read once), kern_linear and
- * kern_attention add their wall time (and the linear products' multiply-
+ * kern_attention add their process CPU time (and the linear products' multiply-
  * adds) to process-wide counters, and emodel_forward its own total, so
  * the time of a forward pass splits into matrix products, attention and
  * the rest (norms, activations, RoPE, embedding lookup, pooling). Calls
@@ -173,7 +173,7 @@ typedef struct kprof_totals {
     int64_t calls[KPROF_N];
 } kprof_totals;
 int kprof_on(void);
-double kprof_now_ms(void);
+double kprof_now_ms(void); /* process CPU time, ms */
 void kprof_add(kprof_cat c, double ms, double flop);
 kprof_totals kprof_get(void);
 /* One line per category to stderr ("trove profile: ..."); nothing when

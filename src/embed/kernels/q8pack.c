@@ -15,7 +15,7 @@
 #endif
 
 #define GB 576           /* bytes per group and block: 512 quants + 16 f32 scales */
-#define TILE_T 64        /* activation rows per cache tile */
+#define TILE_T 64        /* activation rows per cache tile (a multiple of AR) */
 
 struct q8pack {
     int64_t n_in, n_out, nb;
@@ -61,21 +61,21 @@ void q8pack_free(q8pack *p)
     free(p);
 }
 
-/* ---- activation rows: [nb f32 scales][nb int32 -128 * sum(q)][n int8] ---- */
+/* ---- activation tiles ----
+ *
+ * Activations are stored in tiles of 8 rows, so that a kernel reaches
+ * everything of a block through one pointer and constant offsets (8 rows
+ * x 3 pointers would not fit the general registers). Per tile, per
+ * block: the 8 rows' f32 scales, their int32 -128 * sum(q), then the
+ * quants, byte 64 + 32 * (k / 4) + 4 * row + k % 4 holding element k of
+ * the tile's row `row` (320 bytes). Slots past the last row are zero. */
 
-static size_t align64(size_t n)
-{
-    return (n + 63) & ~(size_t)63;
-}
+#define AB 320 /* bytes per tile and block */
+#define AR 8   /* rows per tile */
 
-static size_t act_q_off(int64_t nb)
+size_t q8pack_act_size(int64_t n_in, int64_t rows)
 {
-    return align64((size_t)nb * 8);
-}
-
-size_t q8pack_act_row_size(int64_t n_in)
-{
-    return act_q_off(n_in / 32) + align64((size_t)n_in);
+    return (size_t)((rows + AR - 1) / AR) * (size_t)(n_in / 32) * AB;
 }
 
 /* Must match the SIMD form exactly: fmaxf/fminf give the non-NaN operand
@@ -136,67 +136,63 @@ __attribute__((target("avx2,fma"))) static void quant_block_avx2(const float *x,
 }
 #endif
 
-void q8pack_quantize_act(const float *x, int64_t ldx, int64_t rows, int64_t n_in, void *dst)
+void q8pack_quantize_act(const float *x, int64_t ldx, int64_t t0, int64_t rows, int64_t n_in,
+                         void *dst)
 {
     int64_t nb = n_in / 32;
-    size_t rs = q8pack_act_row_size(n_in), qo = act_q_off(nb);
 #ifdef Q8P_X86
     bool simd = quant_impl_active() != QUANT_IMPL_PORTABLE;
 #endif
-    for (int64_t t = 0; t < rows; t++) {
-        uint8_t *row = (uint8_t *)dst + (size_t)t * rs;
-        float *d = (float *)row;
-        int32_t *corr = (int32_t *)(row + 4 * nb);
-        int8_t *q = (int8_t *)(row + qo);
-        const float *xr = x + t * ldx;
-        /* padding zeroed: rows are fully defined bytes */
-        memset(row + 8 * nb, 0, qo - 8 * (size_t)nb);
-        memset(row + qo + n_in, 0, rs - qo - (size_t)n_in);
-        for (int64_t b = 0; b < nb; b++) {
+    for (int64_t tile = t0 / AR; tile * AR < t0 + rows; tile++) {
+        uint8_t *tp = (uint8_t *)dst + (size_t)tile * (size_t)nb * AB;
+        for (int slot = 0; slot < AR; slot++) {
+            int64_t t = tile * AR + slot;
+            bool have = t >= t0 && t < t0 + rows;
+            const float *xr = x + (t - t0) * ldx;
+            for (int64_t b = 0; b < nb; b++) {
+                uint8_t *ab = tp + (size_t)b * AB;
+                float d = 0;
+                int32_t corr = 0;
+                int8_t q[32] = {0};
+                if (have) {
 #ifdef Q8P_X86
-            if (simd) {
-                quant_block_avx2(xr + 32 * b, q + 32 * b, &d[b], &corr[b]);
-                continue;
-            }
+                    if (simd)
+                        quant_block_avx2(xr + 32 * b, q, &d, &corr);
+                    else
 #endif
-            quant_block_c(xr + 32 * b, q + 32 * b, &d[b], &corr[b]);
+                        quant_block_c(xr + 32 * b, q, &d, &corr);
+                }
+                memcpy(ab + 4 * slot, &d, 4);
+                memcpy(ab + 32 + 4 * slot, &corr, 4);
+                for (int s4 = 0; s4 < 8; s4++)
+                    memcpy(ab + 64 + 32 * s4 + 4 * slot, q + 4 * s4, 4);
+            }
         }
     }
 }
 
 /* ---- products ---- */
 
-typedef struct arow {
-    const float *d;
-    const int32_t *corr;
-    const int8_t *q;
-} arow;
-
-static arow arow_of(const uint8_t *act, int64_t nb, size_t rs, int64_t t)
-{
-    const uint8_t *row = act + (size_t)t * rs;
-    arow a = {(const float *)row, (const int32_t *)(row + 4 * nb),
-              (const int8_t *)(row + act_q_off(nb))};
-    return a;
-}
-
 /* The reference: the same integers and float operations as the SIMD
  * kernels, one (row, activation) pair at a time. fmaf is exact-rounded
  * like vfmadd. */
-static void group_c(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int64_t ldo)
+static void group_c(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
+                    int64_t ldo)
 {
     for (int k = 0; k < r; k++) {
         for (int o = 0; o < Q8PACK_NR; o++) {
             float acc = 0.0f;
             for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *gb = g + (size_t)b * GB;
-                const int8_t *xq = a[k].q + 32 * b;
-                int32_t is = a[k].corr[b];
+                const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
+                int32_t is;
+                float dw, dx;
+                memcpy(&is, ab + 32 + 4 * k, 4);
                 for (int e = 0; e < 32; e++)
-                    is += (int32_t)gb[64 * (e / 4) + 4 * o + e % 4] * xq[e];
-                float dw;
+                    is += (int32_t)gb[64 * (e / 4) + 4 * o + e % 4] *
+                          (int8_t)ab[64 + 32 * (e / 4) + 4 * k + e % 4];
                 memcpy(&dw, gb + 512 + 4 * o, 4);
-                acc = fmaf((float)is, dw * a[k].d[b], acc);
+                memcpy(&dx, ab + 4 * k, 4);
+                acc = fmaf((float)is, dw * dx, acc);
             }
             out[k * ldo + o] = acc;
         }
@@ -206,40 +202,47 @@ static void group_c(const uint8_t *g, int64_t nb, const arow *a, int r, float *o
 #ifdef Q8P_X86
 #define KINL __attribute__((always_inline)) inline
 
-static inline int32_t ld32(const int8_t *p)
+static inline int32_t ld32(const uint8_t *p)
 {
     int32_t v;
     memcpy(&v, p, 4);
     return v;
 }
 
+static inline float ldf(const uint8_t *p)
+{
+    float v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 /* 16 weight rows x r activation rows (r <= 8, a constant after inlining). */
 __attribute__((target("avx512f,avx512vnni,fma"))) static KINL void
-group_vnni_r(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int64_t ldo)
+group_vnni_r(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
 {
     __m512 acc[8];
     _Pragma("GCC unroll 8")
     for (int k = 0; k < r; k++)
         acc[k] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *gb = g + (size_t)b * GB;
+        const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
         __m512i is[8];
         _Pragma("GCC unroll 8")
         for (int k = 0; k < r; k++)
-            is[k] = _mm512_set1_epi32(a[k].corr[b]);
+            is[k] = _mm512_set1_epi32(ld32(ab + 32 + 4 * k));
         _Pragma("GCC unroll 8")
         for (int s = 0; s < 8; s++) {
             __m512i w = _mm512_loadu_si512((const void *)(gb + 64 * s));
             _Pragma("GCC unroll 8")
             for (int k = 0; k < r; k++)
                 is[k] = _mm512_dpbusd_epi32(is[k], w,
-                                            _mm512_set1_epi32(ld32(a[k].q + 32 * b + 4 * s)));
+                                            _mm512_set1_epi32(ld32(ab + 64 + 32 * s + 4 * k)));
         }
         __m512 dw = _mm512_loadu_ps((const float *)(gb + 512));
         _Pragma("GCC unroll 8")
         for (int k = 0; k < r; k++)
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[k]),
-                                     _mm512_mul_ps(dw, _mm512_set1_ps(a[k].d[b])), acc[k]);
+                                     _mm512_mul_ps(dw, _mm512_set1_ps(ldf(ab + 4 * k))), acc[k]);
     }
     _Pragma("GCC unroll 8")
     for (int k = 0; k < r; k++)
@@ -247,7 +250,7 @@ group_vnni_r(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int
 }
 
 __attribute__((target("avx512f,avx512vnni,fma"))) static void
-group_vnni(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int64_t ldo)
+group_vnni(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
 {
     switch (r) {
     case 8: group_vnni_r(g, nb, a, 8, out, ldo); break;
@@ -267,7 +270,8 @@ group_vnni(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int64
  * (pair sums within 2 * 128 * 127) and needs no offset correction: the
  * same exact integers. */
 __attribute__((target("avx2,fma"))) static KINL void
-half_avx2_r(const uint8_t *g, int64_t nb, const arow *a, int r, int h, float *out, int64_t ldo)
+half_avx2_r(const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h, float *out,
+            int64_t ldo)
 {
     __m256 acc[4];
     const __m256i flip = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi16(1);
@@ -275,7 +279,7 @@ half_avx2_r(const uint8_t *g, int64_t nb, const arow *a, int r, int h, float *ou
     for (int k = 0; k < r; k++)
         acc[k] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *gb = g + (size_t)b * GB;
+        const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
         __m256i is[4];
         _Pragma("GCC unroll 4")
         for (int k = 0; k < r; k++)
@@ -287,7 +291,7 @@ half_avx2_r(const uint8_t *g, int64_t nb, const arow *a, int r, int h, float *ou
             __m256i wa = _mm256_abs_epi8(w);
             _Pragma("GCC unroll 4")
             for (int k = 0; k < r; k++) {
-                __m256i x = _mm256_set1_epi32(ld32(a[k].q + 32 * b + 4 * s));
+                __m256i x = _mm256_set1_epi32(ld32(ab + 64 + 32 * s + 4 * k));
                 __m256i p = _mm256_maddubs_epi16(wa, _mm256_sign_epi8(x, w));
                 is[k] = _mm256_add_epi32(is[k], _mm256_madd_epi16(p, ones));
             }
@@ -296,7 +300,7 @@ half_avx2_r(const uint8_t *g, int64_t nb, const arow *a, int r, int h, float *ou
         _Pragma("GCC unroll 4")
         for (int k = 0; k < r; k++)
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k]),
-                                     _mm256_mul_ps(dw, _mm256_set1_ps(a[k].d[b])), acc[k]);
+                                     _mm256_mul_ps(dw, _mm256_set1_ps(ldf(ab + 4 * k))), acc[k]);
     }
     _Pragma("GCC unroll 4")
     for (int k = 0; k < r; k++)
@@ -304,23 +308,24 @@ half_avx2_r(const uint8_t *g, int64_t nb, const arow *a, int r, int h, float *ou
 }
 
 __attribute__((target("avx2,fma"))) static void
-group_avx2(const uint8_t *g, int64_t nb, const arow *a, int r, float *out, int64_t ldo)
+group_avx2(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
 {
+    /* rows k0.. of the tile: their bytes sit 4 * k0 further in each block */
     for (int k0 = 0; k0 < r; k0 += 4) {
         int rr = r - k0 < 4 ? r - k0 : 4;
         for (int h = 0; h < 2; h++) {
             switch (rr) {
-            case 4: half_avx2_r(g, nb, a + k0, 4, h, out + k0 * ldo, ldo); break;
-            case 3: half_avx2_r(g, nb, a + k0, 3, h, out + k0 * ldo, ldo); break;
-            case 2: half_avx2_r(g, nb, a + k0, 2, h, out + k0 * ldo, ldo); break;
-            default: half_avx2_r(g, nb, a + k0, 1, h, out + k0 * ldo, ldo); break;
+            case 4: half_avx2_r(g, nb, a + 4 * k0, 4, h, out + k0 * ldo, ldo); break;
+            case 3: half_avx2_r(g, nb, a + 4 * k0, 3, h, out + k0 * ldo, ldo); break;
+            case 2: half_avx2_r(g, nb, a + 4 * k0, 2, h, out + k0 * ldo, ldo); break;
+            default: half_avx2_r(g, nb, a + 4 * k0, 1, h, out + k0 * ldo, ldo); break;
             }
         }
     }
 }
 #endif /* Q8P_X86 */
 
-typedef void (*group_fn)(const uint8_t *g, int64_t nb, const arow *a, int r, float *out,
+typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
                          int64_t ldo);
 
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
@@ -335,7 +340,7 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
     }
 #endif
     int64_t nb = p->nb;
-    size_t rs = q8pack_act_row_size(p->n_in), gsz = (size_t)nb * GB;
+    size_t gsz = (size_t)nb * GB, tsz = (size_t)nb * AB;
     const uint8_t *ap = act;
     /* A tile of activation rows stays in L1/L2 while the task's weight
      * groups (at most 4 x 60 KB for 3072-wide rows) stream from L2. */
@@ -343,12 +348,9 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
         int64_t t1 = t0 + TILE_T < T ? t0 + TILE_T : T;
         for (int64_t o = o0; o < o0 + no; o += Q8PACK_NR) {
             const uint8_t *g = p->data + (size_t)(o / Q8PACK_NR) * gsz;
-            for (int64_t t = t0; t < t1; t += 8) {
-                int r = t1 - t < 8 ? (int)(t1 - t) : 8;
-                arow a[8];
-                for (int k = 0; k < r; k++)
-                    a[k] = arow_of(ap, nb, rs, t + k);
-                fn(g, nb, a, r, out + t * ldo + o, ldo);
+            for (int64_t t = t0; t < t1; t += AR) {
+                int r = t1 - t < AR ? (int)(t1 - t) : AR;
+                fn(g, nb, ap + (size_t)(t / AR) * tsz, r, out + t * ldo + o, ldo);
             }
         }
     }

@@ -27,7 +27,7 @@
  * acc) block after block, so VNNI, AVX2 and portable results are
  * bit-identical, and so are products split differently over threads.
  *
- * Memory: a q8pack owns its packed copy (about 1.125 bytes per weight);
+ * Memory: a q8pack owns its packed copy (1.125 bytes per weight);
  * callers own activation and output buffers. Thread-safe once built.
  *
  * Internal to src/embed/: the rest of trove reaches the engine only through
@@ -49,13 +49,17 @@ typedef struct q8pack q8pack;
 q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out);
 void q8pack_free(q8pack *p); /* NULL is fine */
 
-/* Bytes of one prepared activation row of n_in elements (a multiple of
- * 64, so consecutive rows stay 64-byte aligned in an aligned buffer). */
-size_t q8pack_act_row_size(int64_t n_in);
+/* Bytes of the prepared form of `rows` activation rows of n_in elements
+ * (a multiple of 64). */
+size_t q8pack_act_size(int64_t n_in, int64_t rows);
 
-/* Quantise `rows` activation rows (x row stride ldx) into dst, rows
- * q8pack_act_row_size(n_in) bytes apart. */
-void q8pack_quantize_act(const float *x, int64_t ldx, int64_t rows, int64_t n_in, void *dst);
+/* Quantise activation rows t0 .. t0 + rows - 1 (x: row t0, stride ldx)
+ * into their places in dst, the prepared form of the whole product. t0
+ * must be a multiple of 8; unused slots of the last tile are zeroed, so
+ * callers may quantise disjoint ranges (multiples of 8 apart) in
+ * parallel. */
+void q8pack_quantize_act(const float *x, int64_t ldx, int64_t t0, int64_t rows, int64_t n_in,
+                         void *dst);
 
 /* out[t * ldo + o] = dot(weight row o, activation row t) for t < T and
  * o0 <= o < o0 + no; o0 and no multiples of Q8PACK_NR. */
