@@ -34,6 +34,8 @@ q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
     p->data = xmalloc(gsz * (size_t)(n_out / Q8PACK_NR));
     const uint8_t *src = q8_0;
     size_t row = (size_t)p->nb * 34;
+    /* word-wise: element group s (4 bytes) of a row moves as one uint32,
+     * the xor turning each signed quant into quant + 128 */
     for (int64_t g = 0; g < n_out / Q8PACK_NR; g++) {
         uint8_t *dg = p->data + (size_t)g * gsz;
         for (int r = 0; r < Q8PACK_NR; r++) {
@@ -45,8 +47,12 @@ q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
                 memcpy(&h, sb, 2);
                 float d = quant_f16_to_f32(h);
                 memcpy(db + 512 + 4 * r, &d, 4);
-                for (int k = 0; k < 32; k++)
-                    db[64 * (k / 4) + 4 * r + k % 4] = (uint8_t)(sb[2 + k] ^ 0x80u);
+                for (int s4 = 0; s4 < 8; s4++) {
+                    uint32_t w;
+                    memcpy(&w, sb + 2 + 4 * s4, 4);
+                    w ^= 0x80808080u;
+                    memcpy(db + 64 * s4 + 4 * r, &w, 4);
+                }
             }
         }
     }
