@@ -528,6 +528,9 @@ static void test_api(void **state)
     /* reranker */
     m = embed_open(mpath("rerank_f32", ".gguf"), NULL, &e);
     assert_non_null(m);
+    embed_info ri;
+    embed_get_info(m, &ri);
+    assert_int_equal(ri.rerank_tokens, 256); /* encoder cross-encoder default */
     const char *docs[] = {"fast local search", "token data", "the model ranks text"};
     float sc[3], sc2[3];
     assert_int_equal(embed_rerank(m, "search", docs, 3, sc), TROVE_OK);
@@ -681,6 +684,7 @@ static void test_qwen3_api(void **state)
     embed_info in;
     embed_get_info(m, &in);
     assert_string_equal(in.arch, "qwen3");
+    assert_int_equal(in.rerank_tokens, 128); /* decoders read a shorter window */
     assert_string_equal(in.tokenizer, "gpt2");
     assert_string_equal(in.pooling, "last");
     assert_string_equal(in.query_prompt, "Instruct: Given a web search query, retrieve relevant "
@@ -729,7 +733,7 @@ static void test_qwen3_api(void **state)
         assert_non_null(m1), assert_non_null(m3), assert_non_null(mn);
         embed_get_info(m1, &in);
         assert_string_equal(in.pooling, "rank");
-        assert_int_equal(in.rerank_tokens, 256);
+        assert_int_equal(in.rerank_tokens, 128); /* the decoder default */
         assert_int_equal(embed_rerank(m1, "search index", docs, ND, a), TROVE_OK);
         assert_int_equal(embed_rerank(m3, "search index", docs, ND, b), TROVE_OK);
         assert_int_equal(embed_rerank(mn, "search index", docs, ND, c), TROVE_OK);

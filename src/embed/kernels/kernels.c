@@ -225,7 +225,7 @@ typedef struct linear_job {
     size_t w_row;
 } linear_job;
 
-static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
+KERN_CLONES static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
 {
     if (!j->bias)
         return;
