@@ -22,7 +22,7 @@ struct q8pack {
     uint8_t *data; /* n_out / 16 groups of nb * GB bytes */
 };
 
-q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
+q8pack *q8pack_alloc(int64_t n_in, int64_t n_out)
 {
     if (n_in <= 0 || n_out <= 0 || n_in % 32 || n_out % Q8PACK_NR)
         return NULL;
@@ -30,13 +30,17 @@ q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
     p->n_in = n_in;
     p->n_out = n_out;
     p->nb = n_in / 32;
-    size_t gsz = (size_t)p->nb * GB;
-    p->data = xmalloc(gsz * (size_t)(n_out / Q8PACK_NR));
+    p->data = xmalloc((size_t)p->nb * GB * (size_t)(n_out / Q8PACK_NR));
+    return p;
+}
+
+void q8pack_fill(q8pack *p, const void *q8_0, int64_t g0, int64_t g1)
+{
+    size_t gsz = (size_t)p->nb * GB, row = (size_t)p->nb * 34;
     const uint8_t *src = q8_0;
-    size_t row = (size_t)p->nb * 34;
     /* word-wise: element group s (4 bytes) of a row moves as one uint32,
      * the xor turning each signed quant into quant + 128 */
-    for (int64_t g = 0; g < n_out / Q8PACK_NR; g++) {
+    for (int64_t g = g0; g < g1; g++) {
         uint8_t *dg = p->data + (size_t)g * gsz;
         for (int r = 0; r < Q8PACK_NR; r++) {
             const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
@@ -56,6 +60,13 @@ q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
             }
         }
     }
+}
+
+q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
+{
+    q8pack *p = q8pack_alloc(n_in, n_out);
+    if (p)
+        q8pack_fill(p, q8_0, 0, n_out / Q8PACK_NR);
     return p;
 }
 

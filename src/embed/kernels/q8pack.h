@@ -49,6 +49,14 @@ typedef struct q8pack q8pack;
 q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out);
 void q8pack_free(q8pack *p); /* NULL is fine */
 
+/* The same in two steps, so that several threads can fill one matrix:
+ * q8pack_alloc reserves the packed copy (nothing is read yet), then
+ * q8pack_fill packs groups [g0, g1) (of n_out / Q8PACK_NR) from the GGUF
+ * rows; calls on disjoint ranges may run concurrently, and the matrix may
+ * be multiplied once every group has been filled. */
+q8pack *q8pack_alloc(int64_t n_in, int64_t n_out);
+void q8pack_fill(q8pack *p, const void *q8_0, int64_t g0, int64_t g1);
+
 /* Bytes of the prepared form of `rows` activation rows of n_in elements
  * (a multiple of 64). */
 size_t q8pack_act_size(int64_t n_in, int64_t rows);
