@@ -385,8 +385,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
         kpool_run(p, n_tasks, linear_task_pack, &j);
         return;
     }
-    bool int8 = path == KERN_QUANT_INT8 ||
-                ((path == KERN_QUANT_AUTO || path == KERN_QUANT_NOPACK) && T <= KERN_INT8_MAX_ROWS);
+    bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
         int64_t mb = row_block(T, w);
         if (T >= 2 * mb)

@@ -81,13 +81,8 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
  * per-thread scratch and multiplied with sgemm, which is faster once the
  * dequantisation is shared by many rows. The choice depends only on the
  * product's shape, never on the thread count. INT8 / SGEMM force a path
- * (tests, bench). Process-wide. */
-typedef enum kern_quant_path {
-    KERN_QUANT_AUTO,
-    KERN_QUANT_INT8,
-    KERN_QUANT_SGEMM,
-    KERN_QUANT_NOPACK, /* AUTO as it was before q8pack: packs ignored */
-} kern_quant_path;
+ * and ignore packs (tests, bench). Process-wide. */
+typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
 #define KERN_INT8_MAX_ROWS 8
 void kern_set_quant_path(kern_quant_path path);
 
@@ -164,8 +159,9 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
  * adds) to process-wide counters, and emodel_forward its own total, so
  * the time of a forward pass splits into matrix products, attention and
  * the rest (norms, activations, RoPE, embedding lookup, pooling). Calls
- * come from the thread that drives the pool, one at a time. Off: one
- * branch per call. */
+ * come from the thread that drives the pool, one at a time (a debugging
+ * aid: models run concurrently from several threads would race on the
+ * counters). Off: one branch per call. */
 typedef enum kprof_cat { KPROF_LINEAR, KPROF_ATTN, KPROF_FORWARD, KPROF_N } kprof_cat;
 typedef struct kprof_totals {
     double ms[KPROF_N];
@@ -176,8 +172,9 @@ int kprof_on(void);
 double kprof_now_ms(void); /* process CPU time, ms */
 void kprof_add(kprof_cat c, double ms, double flop);
 kprof_totals kprof_get(void);
-/* One line per category to stderr ("trove profile: ..."); nothing when
- * profiling is off or nothing was recorded. */
+/* The process's totals so far, as one line to stderr ("trove profile
+ * ..."; emodel_free calls it); nothing when profiling is off or no forward
+ * pass was recorded. */
 void kprof_print(void);
 
 /* ---- pooling ---- */
