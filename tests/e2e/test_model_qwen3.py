@@ -134,7 +134,7 @@ def test_reranker_document_window(real):
     ids = json.loads(run("tokenize", real["rr"], "--pair", "q", long_doc).stdout)["ids"]
     short = json.loads(run("tokenize", real["rr"], "--pair", "q", "x").stdout)["ids"]
     n_doc_short = 1  # " x"
-    assert len(ids) == len(short) - n_doc_short + 256  # default window: 256 tokens
+    assert len(ids) == len(short) - n_doc_short + 128  # decoder rerankers: 128 tokens
     a = json.loads(run("rerank", real["rr"], "--doc-tokens", "32", "--timing", "q",
                        long_doc).stdout)
     assert set(a) >= {"scores", "open_ms", "rerank_ms", "cpu_ms"}

@@ -601,6 +601,7 @@ def main(argv):
         kw.update(rerank=True, name="MiniLM-shaped ms-marco-MiniLM-L-6-v2 reranker")
         bert_model(j("minilm_rerank_f32"), **kw)
         bert_model(j("minilm_rerank_q8"), qtype="Q8_0", **kw)
+        bert_model(j("minilm_rerank_f16"), qtype="F16", **kw)
         with open(os.path.join(out, "minilm_q8.req.json"), "w") as f:
             json.dump(req, f)
     return 0

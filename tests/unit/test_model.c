@@ -528,6 +528,9 @@ static void test_api(void **state)
     /* reranker */
     m = embed_open(mpath("rerank_f32", ".gguf"), NULL, &e);
     assert_non_null(m);
+    embed_info ri;
+    embed_get_info(m, &ri);
+    assert_int_equal(ri.rerank_tokens, 256); /* encoder cross-encoder default */
     const char *docs[] = {"fast local search", "token data", "the model ranks text"};
     float sc[3], sc2[3];
     assert_int_equal(embed_rerank(m, "search", docs, 3, sc), TROVE_OK);
@@ -637,7 +640,10 @@ static void test_qwen3_rank_models(void **state)
     (void)state;
     struct { const char *name, *ref; double tol; } cases[] = {
         {"qwen3_rank_f32", "qwen3_rank_f32", 1e-4}, {"qwen3_rank_lm", "qwen3_rank_lm", 1e-4},
-        {"qwen3_rank_q8", "qwen3_rank_q8", 2e-3}, {"qwen3_rank_q8", "qwen3_rank_f32", 2e-2},
+        /* Q8_0 layers multiply int8-quantised activations (q8pack, as
+         * llama.cpp does for Q8_0 weights); the numpy reference keeps them
+         * in float: up to ~1e-2 in P(yes) on this 64-wide model */
+        {"qwen3_rank_q8", "qwen3_rank_q8", 1.5e-2}, {"qwen3_rank_q8", "qwen3_rank_f32", 2e-2},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         rank_req r;
@@ -652,6 +658,9 @@ static void test_qwen3_rank_models(void **state)
         run_rank(cases[k].name, &r, 3, true, pre3);
         for (size_t i = 0; i < r.n; i++) {
             double want = json_number_value(json_array_get(json_object_get(rj, "vectors"), i));
+            if (getenv("TROVE_TEST_VERBOSE"))
+                fprintf(stderr, "%s vs %s: candidate %zu: %.7f reference %.7f\n", cases[k].name,
+                        cases[k].ref, i, whole[i], want);
             if (fabs(whole[i] - want) > cases[k].tol || fabs(pre1[i] - want) > cases[k].tol)
                 fail_msg("%s vs %s: candidate %zu: whole %.7f, prefix %.7f, reference %.7f",
                          cases[k].name, cases[k].ref, i, whole[i], pre1[i], want);
@@ -675,6 +684,7 @@ static void test_qwen3_api(void **state)
     embed_info in;
     embed_get_info(m, &in);
     assert_string_equal(in.arch, "qwen3");
+    assert_int_equal(in.rerank_tokens, 128); /* decoders read a shorter window */
     assert_string_equal(in.tokenizer, "gpt2");
     assert_string_equal(in.pooling, "last");
     assert_string_equal(in.query_prompt, "Instruct: Given a web search query, retrieve relevant "
@@ -723,7 +733,7 @@ static void test_qwen3_api(void **state)
         assert_non_null(m1), assert_non_null(m3), assert_non_null(mn);
         embed_get_info(m1, &in);
         assert_string_equal(in.pooling, "rank");
-        assert_int_equal(in.rerank_tokens, 256);
+        assert_int_equal(in.rerank_tokens, 128); /* the decoder default */
         assert_int_equal(embed_rerank(m1, "search index", docs, ND, a), TROVE_OK);
         assert_int_equal(embed_rerank(m3, "search index", docs, ND, b), TROVE_OK);
         assert_int_equal(embed_rerank(mn, "search index", docs, ND, c), TROVE_OK);

@@ -77,6 +77,13 @@ static trove_err check_shape(emodel *m, const gguf_tensor *t, const int64_t *wan
                       shape_str(want, n, b, sizeof b));
 }
 
+/* TROVE_Q8PACK=0 turns repacking off (benchmarks compare the paths). */
+static bool pack_enabled(void)
+{
+    const char *v = getenv("TROVE_Q8PACK");
+    return !(v && strcmp(v, "0") == 0);
+}
+
 trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, bool required,
                      kmat *out, bool *present)
 {
@@ -106,6 +113,19 @@ trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, b
     out->n_out = n_out;
     out->data = t->data;
     out->name = t->name;
+    /* Layer matrices multiply a row per token: repack Q8_0 ones for the
+     * int8 kernels (not token_embd or an LM head, read a row at a time).
+     * Only reserved here: emodel_pack fills them on the pool's threads
+     * when the first forward pass needs them (out->pack is set then). */
+    if (t->type == GGML_TYPE_Q8_0 && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
+        q8pack *pk = q8pack_alloc(n_in, n_out);
+        if (pk) {
+            xgrow(&m->packs, &m->cap_packs, m->n_packs + 1, sizeof *m->packs);
+            xgrow(&m->pack_mats, &m->cap_pack_mats, m->n_packs + 1, sizeof *m->pack_mats);
+            m->packs[m->n_packs] = pk;
+            m->pack_mats[m->n_packs++] = out;
+        }
+    }
     if (present)
         *present = true;
     return TROVE_OK;
@@ -393,11 +413,16 @@ void emodel_free(emodel *m)
 {
     if (!m)
         return;
+    kprof_print();
     if (m->ops && m->ops->free)
         m->ops->free(m);
     for (size_t i = 0; i < m->n_owned; i++)
         free(m->owned[i]);
     free(m->owned);
+    for (size_t i = 0; i < m->n_packs; i++)
+        q8pack_free(m->packs[i]);
+    free(m->packs);
+    free(m->pack_mats);
     for (int i = 0; i < 8; i++)
         free(m->ws.buf[i]);
     for (int i = 0; i < 2; i++)
@@ -457,8 +482,72 @@ static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
     return TROVE_OK;
 }
 
+static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                             float *out);
+
+/* ---- Q8_0 repacking, once, on the pool ---- */
+
+#define PACK_CHUNK 4 /* groups of 16 rows per task */
+
+typedef struct pack_job {
+    emodel *m;
+    int64_t *first; /* first task of each matrix, n_packs + 1 entries */
+} pack_job;
+
+static void pack_task(void *ctx, int task, int tid)
+{
+    const pack_job *j = ctx;
+    (void)tid;
+    size_t i = 0;
+    while (j->first[i + 1] <= task)
+        i++;
+    const kmat *w = j->m->pack_mats[i];
+    int64_t groups = w->n_out / Q8PACK_NR;
+    int64_t g0 = (task - j->first[i]) * PACK_CHUNK;
+    int64_t g1 = g0 + PACK_CHUNK < groups ? g0 + PACK_CHUNK : groups;
+    q8pack_fill(j->m->packs[i], w->data, g0, g1);
+}
+
+/* Fill every reserved pack and attach it to its matrix: the work of the
+ * whole file's Q8_0 layers (a few hundred ms for 0.6B weights), spread
+ * over the pool instead of serialised in emodel_load. */
+static void pack_all(emodel *m, kpool *p)
+{
+    if (m->packed)
+        return;
+    m->packed = true;
+    if (m->n_packs == 0)
+        return;
+    pack_job j = {.m = m, .first = xmalloc((m->n_packs + 1) * sizeof(int64_t))};
+    j.first[0] = 0;
+    for (size_t i = 0; i < m->n_packs; i++) {
+        int64_t groups = m->pack_mats[i]->n_out / Q8PACK_NR;
+        j.first[i + 1] = j.first[i] + (groups + PACK_CHUNK - 1) / PACK_CHUNK;
+    }
+    if (j.first[m->n_packs] > INT32_MAX / 2) { /* absurd shapes: keep the old path */
+        free(j.first);
+        return;
+    }
+    kpool_run(p, (int)j.first[m->n_packs], pack_task, &j);
+    free(j.first);
+    for (size_t i = 0; i < m->n_packs; i++)
+        m->pack_mats[i]->pack = m->packs[i];
+}
+
 trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
                          float *out)
+{
+    pack_all(m, p);
+    if (!kprof_on())
+        return forward_run(m, p, b, pool, out);
+    double t0 = kprof_now_ms();
+    trove_err e = forward_run(m, p, b, pool, out);
+    kprof_add(KPROF_FORWARD, kprof_now_ms() - t0, 0);
+    return e;
+}
+
+static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
+                             float *out)
 {
     trove_err e = check_batch(m, b, pool);
     if (e)
@@ -554,7 +643,11 @@ trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emod
     size_t sz = (size_t)(m->hp.n_layer * n * kv->width);
     kv->k = xmalloc(sz * sizeof(float));
     kv->v = xmalloc(sz * sizeof(float));
+    pack_all(m, p);
+    double t0 = kprof_on() ? kprof_now_ms() : 0;
     m->ops->prefill(m, p, ids, n, kv);
+    if (kprof_on())
+        kprof_add(KPROF_FORWARD, kprof_now_ms() - t0, 0);
     *out = kv;
     return TROVE_OK;
 }

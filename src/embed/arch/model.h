@@ -192,6 +192,13 @@ struct emodel {
     /* owned float vectors, freed with the model */
     float **owned;
     size_t n_owned, cap_owned;
+    /* packed copies of Q8_0 layer matrices (kmat.pack), freed with it;
+     * allocated at load, filled by the pool on the first forward pass
+     * (pack_mats[i] is the matrix packs[i] belongs to) */
+    q8pack **packs;
+    kmat **pack_mats;
+    size_t n_packs, cap_packs, cap_pack_mats;
+    bool packed;
     emodel_ws ws;
     char prefix[48]; /* "<arch>." for metadata keys */
 };

@@ -14,10 +14,23 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "util/mem.h"
+
+/* Hot element-wise loops get AVX-512 and AVX2 clones picked at load time
+ * (ifunc), the baseline build being plain x86-64 (SSE2). The loops are
+ * written so that vectorising them reorders nothing (fixed lanes, no
+ * reassociation, and ISO C mode leaves fp-contract off), so every clone
+ * computes the same floats as the baseline. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KERN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KERN_CLONES
+#endif
 
 /* Output columns (weight rows) per matmul task. Fixed, so the partition of
  * every product is independent of the thread count. 64 keeps two threads
@@ -212,7 +225,7 @@ typedef struct linear_job {
     size_t w_row;
 } linear_job;
 
-static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
+KERN_CLONES static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
 {
     if (!j->bias)
         return;
@@ -300,6 +313,26 @@ static void act_task(void *ctx, int task, int tid)
                            j->w->n_in);
 }
 
+static void act_task_pack(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    (void)tid;
+    int64_t t0 = (int64_t)task * KERN_RB;
+    int64_t nt = j->T - t0 < KERN_RB ? j->T - t0 : KERN_RB;
+    q8pack_quantize_act(j->X + t0 * j->ldx, j->ldx, t0, nt, j->w->n_in, (void *)j->act);
+}
+
+static void linear_task_pack(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    (void)tid;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->Y, j->ldy);
+    linear_bias(j, o0, nb);
+}
+
 static void linear_task_quant(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
@@ -316,8 +349,23 @@ static void linear_task_quant(void *ctx, int task, int tid)
  * static per-pool slot would complicate ownership, so it lives in the
  * calling thread's scratch (tid 0 is the caller; int8 tasks use no other
  * scratch). */
+static void linear_run(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                       int64_t T, float *Y, int64_t ldy);
+
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy)
+{
+    if (!kprof_on()) {
+        linear_run(p, w, bias, X, ldx, T, Y, ldy);
+        return;
+    }
+    double t0 = kprof_now_ms();
+    linear_run(p, w, bias, X, ldx, T, Y, ldy);
+    kprof_add(KPROF_LINEAR, kprof_now_ms() - t0, 2.0 * (double)T * (double)w->n_in * (double)w->n_out);
+}
+
+static void linear_run(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                       int64_t T, float *Y, int64_t ldy)
 {
     if (T <= 0 || w->n_out <= 0)
         return;
@@ -329,6 +377,14 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
     bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
                     w->type == GGML_TYPE_BF16;
     int path = atomic_load(&quant_path);
+    if (w->pack && path == KERN_QUANT_AUTO) {
+        /* KERN_NB is a multiple of Q8PACK_NR and n_out of both */
+        /* KERN_RB (rows per quantisation task) is a multiple of 8 */
+        j.act = kpool_scratch(p, 0, q8pack_act_size(w->n_in, T));
+        kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &j);
+        kpool_run(p, n_tasks, linear_task_pack, &j);
+        return;
+    }
     bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
         int64_t mb = row_block(T, w);
@@ -377,7 +433,7 @@ static void rows_run(kpool *p, rows_job *j)
     kpool_run(p, n_tasks, rows_task, j);
 }
 
-static void layernorm_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void layernorm_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     double sum = 0;
@@ -410,7 +466,7 @@ void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, con
     rows_run(p, &j);
 }
 
-static void rmsnorm_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void rmsnorm_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     double ss = 0;
@@ -428,7 +484,7 @@ void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const
     rows_run(p, &j);
 }
 
-static void add_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void add_row(const rows_job *j, float *x, const float *y)
 {
     for (int64_t i = 0; i < j->n; i++)
         x[i] += y[i];
@@ -446,7 +502,7 @@ void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int6
  * gcc turns into SIMD, accurate to a few float ulps (exp: relative 2e-7;
  * erf: absolute 1.5e-7, Abramowitz & Stegun 7.1.26), far inside the
  * engine's 1e-4 tolerance. They are deterministic like everything here. */
-static inline float fexp(float x)
+static inline __attribute__((always_inline)) float fexp(float x)
 {
     const float magic = 12582912.0f; /* 1.5 * 2^23: float add rounds to an integer */
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
@@ -462,7 +518,7 @@ static inline float fexp(float x)
     return p * sc.f;
 }
 
-static inline float ferf(float x)
+static inline __attribute__((always_inline)) float ferf(float x)
 {
     float a = fabsf(x);
     float t = 1.0f / (1.0f + 0.3275911f * a);
@@ -471,13 +527,13 @@ static inline float ferf(float x)
     return copysignf(y, x);
 }
 
-static inline float ftanh(float x)
+static inline __attribute__((always_inline)) float ftanh(float x)
 {
     x = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x;
     return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f);
 }
 
-static void gelu_erf_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void gelu_erf_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     for (int64_t i = 0; i < j->n; i++)
@@ -490,7 +546,7 @@ void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
     rows_run(p, &j);
 }
 
-static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
 {
     const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
     for (int64_t i = 0; i < j->n; i++) {
@@ -507,7 +563,7 @@ void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int
     rows_run(p, &j);
 }
 
-static void silu_mul_row(const rows_job *j, float *x, const float *y)
+KERN_CLONES static void silu_mul_row(const rows_job *j, float *x, const float *y)
 {
     for (int64_t i = 0; i < j->n; i++)
         x[i] = x[i] / (1.0f + fexp(-x[i])) * y[i];
@@ -535,7 +591,7 @@ void kern_scale(float *x, int64_t n, float s)
 
 /* Max and sum use 8 independent lanes combined in a fixed order, so gcc
  * can vectorise them without reassociating anything. */
-void kern_softmax(float *x, int64_t n)
+KERN_CLONES void kern_softmax(float *x, int64_t n)
 {
     if (n <= 0)
         return;
@@ -684,7 +740,66 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
 {
     attn_job j = {.a = a, .Q = Q, .K = K, .V = V, .ldq = ldq, .ldkv = ldkv, .ldo = ldo, .O = O,
                   .start = seq_start, .len = seq_len, .p = p};
+    double t0 = kprof_on() ? kprof_now_ms() : 0;
     kpool_run(p, (int)(n_seq * a->n_head), attn_task, &j);
+    if (kprof_on())
+        kprof_add(KPROF_ATTN, kprof_now_ms() - t0, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* profile                                                             */
+
+static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
+static int prof_enabled;
+static kprof_totals prof;
+
+static void prof_init(void)
+{
+    const char *v = getenv("TROVE_PROFILE");
+    prof_enabled = v && *v && strcmp(v, "0") != 0;
+}
+
+int kprof_on(void)
+{
+    pthread_once(&prof_once, prof_init);
+    return prof_enabled;
+}
+
+/* Process CPU time (every thread of the pool), not wall time: on a shared
+ * machine waiting for a CPU would otherwise count as work. */
+double kprof_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void kprof_add(kprof_cat c, double ms, double flop)
+{
+    prof.ms[c] += ms;
+    prof.calls[c]++;
+    if (c == KPROF_LINEAR)
+        prof.linear_flop += flop;
+}
+
+kprof_totals kprof_get(void)
+{
+    return prof;
+}
+
+void kprof_print(void)
+{
+    if (!kprof_on() || prof.calls[KPROF_FORWARD] == 0)
+        return;
+    double f = prof.ms[KPROF_FORWARD], l = prof.ms[KPROF_LINEAR], a = prof.ms[KPROF_ATTN];
+    double rest = f - l - a;
+    fprintf(stderr,
+            "trove profile (process CPU time): forward %.1f ms (%lld calls); matrix products "
+            "%.1f ms (%.0f%%, %lld calls, %.1f GFLOP per CPU-second); attention %.1f ms (%.0f%%); "
+            "rest %.1f ms (%.0f%%); quant kernels %s\n",
+            f, (long long)prof.calls[KPROF_FORWARD], l, f > 0 ? 100 * l / f : 0,
+            (long long)prof.calls[KPROF_LINEAR], l > 0 ? prof.linear_flop / l / 1e6 : 0, a,
+            f > 0 ? 100 * a / f : 0, rest, f > 0 ? 100 * rest / f : 0, quant_impl_name());
 }
 
 /* ------------------------------------------------------------------ */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "embed/kernels/q8pack.h"
 #include "embed/kernels/quant.h"
 
 /* ---- thread pool ---- */
@@ -59,6 +60,9 @@ typedef struct kmat {
     int64_t n_in, n_out;
     const void *data;
     const char *name; /* for messages */
+    /* Q8_0 only, optional: the same matrix repacked for many-row products
+     * (q8pack.h), owned by whoever loaded the matrix. */
+    const q8pack *pack;
 } kmat;
 
 /* Y[t, o] = sum_i X[t, i] * W[o, i] (+ bias[o]) for t < T, o < n_out.
@@ -68,14 +72,16 @@ typedef struct kmat {
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
-/* How quantised weights are multiplied. AUTO (default): the int8 kernels
+/* How quantised weights are multiplied. AUTO (default): a Q8_0 matrix
+ * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
+ * any number of rows. Otherwise the int8 kernels
  * (activations quantised to 8 bits, integer dot products) for products of
  * at most KERN_INT8_MAX_ROWS activation rows, where reading the compact
  * weights directly wins; above that, weight blocks are dequantised into
  * per-thread scratch and multiplied with sgemm, which is faster once the
  * dequantisation is shared by many rows. The choice depends only on the
  * product's shape, never on the thread count. INT8 / SGEMM force a path
- * (tests, bench). Process-wide. */
+ * and ignore packs (tests, bench). Process-wide. */
 typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
 #define KERN_INT8_MAX_ROWS 8
 void kern_set_quant_path(kern_quant_path path);
@@ -145,6 +151,31 @@ typedef struct kattn {
 void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
                     const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
                     const int64_t *seq_len, int64_t n_seq);
+
+/* ---- profile ---- */
+
+/* With TROVE_PROFILE set in the environment (read once), kern_linear and
+ * kern_attention add their process CPU time (and the linear products' multiply-
+ * adds) to process-wide counters, and emodel_forward its own total, so
+ * the time of a forward pass splits into matrix products, attention and
+ * the rest (norms, activations, RoPE, embedding lookup, pooling). Calls
+ * come from the thread that drives the pool, one at a time (a debugging
+ * aid: models run concurrently from several threads would race on the
+ * counters). Off: one branch per call. */
+typedef enum kprof_cat { KPROF_LINEAR, KPROF_ATTN, KPROF_FORWARD, KPROF_N } kprof_cat;
+typedef struct kprof_totals {
+    double ms[KPROF_N];
+    double linear_flop; /* 2 * rows * n_in * n_out summed over products */
+    int64_t calls[KPROF_N];
+} kprof_totals;
+int kprof_on(void);
+double kprof_now_ms(void); /* process CPU time, ms */
+void kprof_add(kprof_cat c, double ms, double flop);
+kprof_totals kprof_get(void);
+/* The process's totals so far, as one line to stderr ("trove profile
+ * ..."; emodel_free calls it); nothing when profiling is off or no forward
+ * pass was recorded. */
+void kprof_print(void);
 
 /* ---- pooling ---- */
 

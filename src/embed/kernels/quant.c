@@ -768,6 +768,11 @@ static quant_impl active_impl(void)
     return want;
 }
 
+quant_impl quant_impl_active(void)
+{
+    return active_impl();
+}
+
 const char *quant_impl_name(void)
 {
     switch (active_impl()) {

@@ -121,5 +121,8 @@ void quant_set_impl(quant_impl impl);
 bool quant_cpu_has_avx2(void);
 bool quant_cpu_has_vnni(void);
 const char *quant_impl_name(void); /* "avx512vnni", "avx2" or "portable": the path in use */
+/* The path in use (never QUANT_IMPL_AUTO): the forced one or the best one
+ * below it that the CPU has. q8pack uses the same choice. */
+quant_impl quant_impl_active(void);
 
 #endif

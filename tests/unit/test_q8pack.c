@@ -1,0 +1,188 @@
+/* Tests for q8pack: the packed Q8_0 products against quant.c's row-by-row
+ * int8 dot (the same quantised integers, another float order) and a
+ * double-precision float dot; the AVX2 and AVX512-VNNI kernels and the
+ * SIMD activation quantiser bit for bit against the portable C; products
+ * split over output-row ranges (as threads split them) bit for bit
+ * against one call; odd row counts (every micro-tile remainder, more than
+ * one activation tile); matrices that cannot be packed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embed/kernels/q8pack.h"
+#include "embed/kernels/quant.h"
+#include "util/mem.h"
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+static float gauss(void)
+{
+    float s = 0;
+    for (int i = 0; i < 12; i++)
+        s += (float)(rnd() % 100000) / 100000.0f;
+    return s - 6.0f;
+}
+
+/* Random Q8_0 rows: every byte pattern of the quants (-128 included) and
+ * scales of a few magnitudes, one block in 17 with scale 0. */
+static uint8_t *random_q8(int64_t rows, int64_t n)
+{
+    size_t rs = quant_row_size(GGML_TYPE_Q8_0, n);
+    uint8_t *w = xmalloc(rs * (size_t)rows);
+    for (int64_t i = 0; i < rows * (n / 32); i++) {
+        uint8_t *b = w + 34 * i;
+        float d = i % 17 == 5 ? 0.0f : (float)(rnd() % 1000 + 1) * (i % 3 ? 1e-4f : 1e-2f);
+        uint16_t h = quant_f32_to_f16(d);
+        memcpy(b, &h, 2);
+        for (int k = 0; k < 32; k++)
+            b[2 + k] = (uint8_t)rnd();
+    }
+    return w;
+}
+
+static float *random_act(int64_t T, int64_t n)
+{
+    float *x = xmalloc((size_t)(T * n) * sizeof *x);
+    for (int64_t i = 0; i < T * n; i++) {
+        int64_t t = i / n, blk = (i % n) / 32;
+        if (t % 5 == 3 && blk == 1)
+            x[i] = 0.0f; /* an all-zero block: scale 0 */
+        else if (t % 4 == 1)
+            x[i] = i % 2 ? 7.5f : -7.5f; /* the int8 extremes */
+        else
+            x[i] = gauss() * (i % 7 ? 1.0f : 4.0f);
+    }
+    return x;
+}
+
+static void run(quant_impl impl, const q8pack *p, const float *x, int64_t T, int64_t n,
+                int64_t n_out, int64_t split, float *out, int64_t ldo, uint8_t *act)
+{
+    quant_set_impl(impl);
+    /* in two ranges, as pool tasks do */
+    int64_t half = T > 8 ? 8 : T;
+    q8pack_quantize_act(x, n, 0, half, n, act);
+    if (T > half)
+        q8pack_quantize_act(x + half * n, n, half, T - half, n, act);
+    for (int64_t o = 0; o < n_out; o += split)
+        q8pack_matmul(p, o, split < n_out - o ? split : n_out - o, act, T, out, ldo);
+    quant_set_impl(QUANT_IMPL_AUTO);
+}
+
+static void check_shape(int64_t n, int64_t n_out, int64_t T)
+{
+    uint8_t *w = random_q8(n_out, n);
+    float *x = random_act(T, n);
+    q8pack *p = q8pack_new(w, n, n_out);
+    assert_non_null(p);
+    int64_t ldo = n_out + 3;
+    size_t as = q8pack_act_size(n, T);
+    assert_int_equal(as % 64, 0);
+    size_t osz = (size_t)(T * ldo) * sizeof(float);
+    float *ref = xmalloc(osz), *got = xmalloc(osz);
+    uint8_t *act = aligned_alloc(64, as), *act2 = aligned_alloc(64, as);
+    memset(ref, 0x7f, osz);
+    run(QUANT_IMPL_PORTABLE, p, x, T, n, n_out, n_out, ref, ldo, act);
+
+    /* against quant.c's row dot (same integers) and a float dot */
+    size_t rs = quant_row_size(GGML_TYPE_Q8_0, n), qs = quant_act_row_size(GGML_TYPE_Q8_0, n);
+    uint8_t *qa = aligned_alloc(32, qs);
+    float *wd = xmalloc((size_t)n * sizeof *wd);
+    quant_set_impl(QUANT_IMPL_PORTABLE);
+    for (int64_t t = 0; t < T; t++) {
+        quant_quantize_act(GGML_TYPE_Q8_0, x + t * n, qa, n);
+        for (int64_t o = 0; o < n_out; o++) {
+            float d = quant_vec_dot(GGML_TYPE_Q8_0, w + o * rs, qa, n);
+            quant_dequantize_row(GGML_TYPE_Q8_0, w + o * rs, wd, n);
+            double s = 0, mag = 0;
+            for (int64_t i = 0; i < n; i++) {
+                s += (double)wd[i] * x[t * n + i];
+                mag += fabs((double)wd[i] * x[t * n + i]);
+            }
+            float g = ref[t * ldo + o];
+            if (fabs((double)g - d) > 1e-5 * mag + 1e-30)
+                fail_msg("row %lld act %lld: packed %g, quant_vec_dot %g (|.| %g)",
+                         (long long)o, (long long)t, (double)g, (double)d, mag);
+            if (fabs((double)g - s) > 3e-2 * mag + 1e-30) /* int8 activations */
+                fail_msg("row %lld act %lld: packed %g, float dot %g (|.| %g)", (long long)o,
+                         (long long)t, (double)g, s, mag);
+        }
+        for (int64_t o = n_out; o < ldo; o++) /* the ldo gap is not written */
+            assert_true(memcmp(&ref[t * ldo + o], "\x7f\x7f\x7f\x7f", 4) == 0);
+    }
+    quant_set_impl(QUANT_IMPL_AUTO);
+
+    /* SIMD paths and split products: bit-identical */
+    quant_impl impls[2] = {QUANT_IMPL_AVX2, QUANT_IMPL_VNNI};
+    bool have[2] = {quant_cpu_has_avx2(), quant_cpu_has_vnni()};
+    for (int i = 0; i < 2; i++) {
+        if (!have[i])
+            continue;
+        for (int64_t split = Q8PACK_NR; split <= n_out; split *= 2) {
+            memset(got, 0x7f, osz);
+            run(impls[i], p, x, T, n, n_out, split, got, ldo, act2);
+            if (memcmp(act, act2, as) != 0)
+                fail_msg("activation quantisation differs: portable vs impl %d", (int)impls[i]);
+            if (memcmp(ref, got, osz) != 0)
+                fail_msg("impl %d split %lld: not bit-identical to portable", (int)impls[i],
+                         (long long)split);
+        }
+    }
+    q8pack_free(p);
+    free(w);
+    free(x);
+    free(ref);
+    free(got);
+    free(act);
+    free(act2);
+    free(qa);
+    free(wd);
+}
+
+static void test_small_shapes(void **state)
+{
+    (void)state;
+    for (int64_t T = 1; T <= 19; T++)
+        check_shape(96, 48, T);
+}
+
+static void test_tiles(void **state)
+{
+    (void)state;
+    check_shape(1024, 64, 70); /* two activation tiles, a remainder of 6 */
+    check_shape(384, 32, 129);
+}
+
+static void test_unpackable(void **state)
+{
+    (void)state;
+    uint8_t *w = random_q8(24, 64);
+    assert_null(q8pack_new(w, 64, 24)); /* 24 rows: not groups of 16 */
+    assert_null(q8pack_new(w, 48, 16)); /* 48 elements: not blocks of 32 */
+    q8pack_free(NULL);
+    free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_shapes),
+        cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_unpackable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
