@@ -191,15 +191,31 @@ static void add_list(api_query_info *info, int variant, int channel, double w)
 #define SRC_V(s) ((size_t)(s) >> 32)
 #define SRC_I(s) ((size_t)(s) & 0xffffffffu)
 
+/* The user's keyword and title weights (flags or config.yaml, as the
+ * original's search applied them) scale those lists against the
+ * defaults: the defaults leave the variant weights as they are, 0 drops
+ * the list, --title-weight 3 doubles the title votes. (The vector weight
+ * is scaled per query by its confidence; its list keeps the variant's.) */
+static double channel_scale(const search_results *orig, int ch)
+{
+    search_opts d;
+    search_opts_init(&d);
+    if (orig->fusion.method == SEARCH_FUSION_NONE || d.weights[ch] <= 0)
+        return 1.0;
+    return orig->fusion.weight[ch] / d.weights[ch];
+}
+
 static void build_lists(api_query_info *info, search_results *res)
 {
+    double s_bm25 = channel_scale(&res[0], SEARCH_CH_BM25);
+    double s_title = channel_scale(&res[0], SEARCH_CH_TITLE);
     for (size_t v = 0; v < info->n_variants; v++) {
         double w = info->variants[v].weight;
         int dup_fts = v > 0 && res[v].fts && res[0].fts && strcmp(res[v].fts, res[0].fts) == 0;
-        if (res[v].fts && !dup_fts)
-            add_list(info, (int)v, SEARCH_CH_BM25, w);
-        if (v == 0 && res[v].fts)
-            add_list(info, 0, SEARCH_CH_TITLE, w);
+        if (res[v].fts && !dup_fts && s_bm25 > 0)
+            add_list(info, (int)v, SEARCH_CH_BM25, w * s_bm25);
+        if (v == 0 && res[v].fts && s_title > 0)
+            add_list(info, 0, SEARCH_CH_TITLE, w * s_title);
         if (res[v].vec_state == SEARCH_VEC_USED)
             add_list(info, (int)v, SEARCH_CH_VECTOR, w);
     }

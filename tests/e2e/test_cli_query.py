@@ -334,3 +334,131 @@ def test_mcp_query_tool_matches_the_cli(indexed, models):
     r = mcp(trove, [call(2, query=Q)], "--reranker", model)
     assert [x["path"] for x in r[0]["result"]["structuredContent"]["results"]] == \
         [x["path"] for x in qjson(trove, Q, "--reranker", model)["results"]]
+
+
+# ---- every option of `search` (docs/cli.md: "Every option ... the same") ----
+
+def qpaths(trove, *args):
+    return [r["path"] for r in qjson(trove, *args)["results"]]
+
+
+def has_tags(r, want):
+    tags = [t.lower() for t in r["tags"]]
+    return all(any(t == w or t.startswith(w + "/") for t in tags) for w in want)
+
+
+@pytest.mark.parametrize("flags,ok", [
+    (["--folder", "programming"], lambda r: r["path"].startswith("programming/")),
+    (["--folder", "/programming/rust/"], lambda r: r["path"].startswith("programming/rust/")),
+    (["--tags", "rust"], lambda r: has_tags(r, ["rust"])),
+    (["--tag", "#Rust"], lambda r: has_tags(r, ["rust"])),
+    (["-c", COLLECTION], lambda r: r["collection"] == COLLECTION),
+    (["-c" + COLLECTION, "--collection", COLLECTION], lambda r: r["collection"] == COLLECTION),
+])
+def test_query_filters_as_search(indexed, flags, ok):
+    """A filter narrows every variant's search: query's notes all pass it,
+    and without expansion or re-scoring query finds exactly search's notes."""
+    trove, _ = indexed
+    got = qjson(trove, WIDE, "--all", *flags)["results"]
+    assert got and all(ok(r) for r in got), [r["path"] for r in got]
+    plain = set(qpaths(trove, WIDE, "--all", "--no-expand", "--no-rerank", *flags))
+    assert plain == set(trove.paths(WIDE, "--all", *flags))
+    assert plain <= set(r["path"] for r in got)
+
+
+def test_query_limits_formats_and_parsing_as_search(indexed):
+    trove, vault = indexed
+    every = qpaths(trove, WIDE, "--all")
+    assert len(every) > 10                               # --all: past the default 10
+    assert len(qpaths(trove, WIDE)) == 10
+    assert qpaths(trove, WIDE, "-n3") == qpaths(trove, WIDE, "-n", "3") == every[:3]
+    assert qpaths(trove, WIDE, "-n", "2", "--all") == every      # the last one wins
+    assert qpaths(trove, WIDE, "--all", "-n", "2") == every[:2]
+    for bad in (["-n", "0"], ["-n", "x"], ["--min-score", "x"], ["--title-weight", "-1"],
+                ["--bm25-weight", "x"], ["--folder"]):
+        assert trove("query", WIDE, *bad).rc == trove("search", WIDE, *bad).rc == 2, bad
+    assert trove("query").rc == trove("search").rc == 2          # no query
+    # the last format flag wins, as in search
+    assert query(trove, WIDE, "--json", "--files").out == query(trove, WIDE, "--files").out
+    assert query(trove, WIDE, "--files", "--csv").out == query(trove, WIDE, "--csv").out
+    # --explain only changes text and JSON
+    for fmt in ("--files", "--csv", "--md", "--xml"):
+        assert query(trove, WIDE, fmt, "--explain").out == query(trove, WIDE, fmt).out, fmt
+    # --min-score with --all and --files: the same cut in every format
+    scores = [r["score"] for r in qjson(trove, WIDE, "--all")["results"]]
+    cut = scores[len(scores) // 2]
+    above = [p for p, s in zip(every, scores) if s >= cut]
+    assert qpaths(trove, WIDE, "--all", "--min-score", str(cut)) == above
+    files = query(trove, WIDE, "--all", "--files", "--min-score", str(cut)).out.splitlines()
+    assert files == [str(vault / p) for p in above]
+    csv = query(trove, WIDE, "--all", "--csv", "--min-score", str(cut)).out.splitlines()
+    assert len(csv) == len(above) + 1
+    assert csv[0] == query_search_csv_header(trove)
+    # --full and --line-numbers: the note from disk, numbered in text
+    # (the same note is first in both: its numbered text is search's)
+    text = query(trove, Q, "-n", "1", "--full", "--line-numbers").out.splitlines()
+    plain = trove.ok("search", Q, "-n", "1", "--full", "--line-numbers").out.splitlines()
+    first = (vault / "programming/rust/error-handling.md").read_text().splitlines()[0]
+    assert text[2].split() == ["1", first] and text[1:] == plain[1:]
+    md = query(trove, Q, "-n", "1", "--md", "--full").out
+    assert "Recoverable errors" in md
+    xml = query(trove, Q, "-n", "1", "--xml", "--full").out
+    assert "Recoverable errors" in xml
+    # query words after --, exclusions
+    assert qpaths(trove, "--", "-rf") == []
+    assert trove.ok("search", "--json", "--", "-rf").json()["results"] == []
+    assert qpaths(trove, "--", "-n5") == []    # a query word, not a limit
+    with_ex = qpaths(trove, "--", "pasta", "-carbonara")
+    assert "cooking/recipes/pasta-carbonara.md" in qpaths(trove, "pasta")
+    assert "cooking/recipes/pasta-carbonara.md" not in with_ex
+    # --no-vector and --vector-weight 0 are accepted (no model here: the same answer)
+    assert qpaths(trove, WIDE, "--no-vector") == qpaths(trove, WIDE, "--vector-weight", "0") == \
+        every[:10]
+
+
+def query_search_csv_header(trove):
+    return trove.ok("search", WIDE, "--csv").out.splitlines()[0]
+
+
+def test_query_channel_weights(indexed):
+    """Search's weight flags scale query's lists: the defaults leave them,
+    0 drops the channel's lists, more weighs them more."""
+    trove, _ = indexed
+
+    def lists(*flags):
+        return {"%s/%s" % (x["variant"], x["channel"]): x["weight"]
+                for x in qjson(trove, WIDE, "--explain", *flags)["pipeline"]["lists"]}
+    base = lists()
+    assert base["original/bm25"] == 2.0 and base["original/title"] == 2.0
+    assert base["prf/bm25"] == 1.0
+    assert lists("--title-weight", "1.5", "--bm25-weight", "1") == base
+    assert "original/title" not in lists("--title-weight", "0")
+    assert not any(k.endswith("/bm25") for k in lists("--bm25-weight", "0"))
+    more = lists("--title-weight", "3", "--bm25-weight", "2")
+    assert more["original/title"] == 4.0 and more["original/bm25"] == 4.0
+    assert more["prf/bm25"] == 2.0
+    # config.yaml's weights count as search's do
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "weights:\n  title: 3\n")
+    assert lists()["original/title"] == 4.0
+    # both off: nothing is fused; search's own order decides, as in search
+    both = ["--title-weight", "0", "--bm25-weight", "0"]
+    assert qjson(trove, "Zettelkasten", "--explain", *both)["pipeline"]["lists"] == []
+    assert set(qpaths(trove, "Zettelkasten", *both)) == \
+        set(trove.paths("Zettelkasten", *both))
+
+
+def test_query_with_vectors(trove, vault, glove):
+    """With an embedding model every variant also runs the vector channel."""
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.env["TROVE_EMBED_MODEL"] = glove
+    trove.ok("update")
+    doc = qjson(trove, WIDE, "--explain")
+    names = ["%s/%s" % (x["variant"], x["channel"]) for x in doc["pipeline"]["lists"]]
+    assert {"original/vector", "keywords/vector", "prf/vector"} <= set(names)
+    assert doc["results"] and any(r["explain"]["pipeline"]["ranks"].get("original/vector")
+                                  for r in doc["results"])
+    # --no-vector: the keyword lists alone, as search
+    nv = qjson(trove, WIDE, "--explain", "--no-vector")["pipeline"]["lists"]
+    assert not any(x["channel"] == "vector" for x in nv)
+    assert set(trove.paths(WIDE, "-n", "10")) <= set(qpaths(trove, WIDE, "-n", "10"))
