@@ -198,13 +198,10 @@ static fb_word *fb_get(fb_state *st, const char *t, size_t len)
     return w;
 }
 
-/* A word worth feeding back: letters, three bytes or more, no stopword
- * (English, or a Chinese function word such as 的, 和, 在: the commonest
- * words of any Chinese note, which would otherwise fill the variant). */
+/* A word worth feeding back: letters, three bytes or more, no stopword. */
 static int fb_candidate(const char *t, size_t len)
 {
-    if (len < 3 || len > 40 || query_is_stopword(t, len) || is_question_word(t, len) ||
-        query_zh_function_word(t, len))
+    if (len < 3 || len > 40 || query_is_stopword(t, len) || is_question_word(t, len))
         return 0;
     int alpha = 0;
     for (size_t i = 0; i < len; i++)

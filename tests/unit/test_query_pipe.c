@@ -76,29 +76,6 @@ static void test_prf(void **state)
     assert_null(qp_prf_query("scheduler", docs, lens, w, 0, 4, 3));
 }
 
-/* Chinese function words are the commonest words of every Chinese note:
- * never feedback words (they held half a DRCD variant's words). */
-static void test_prf_chinese_function_words(void **state)
-{
-    (void)state;
-    const char *docs[] = {
-        "\xe7\xa1\xab \xe7\x9a\x84 \xe6\x99\xb6\xe4\xbd\x93 \xe5\x92\x8c "
-        "\xe7\xa1\xab\xe5\x8c\x96\xe7\x89\xa9 \xe5\x9c\xa8 \xe7\x9a\x84",
-        "\xe7\xa1\xab \xe7\x9a\x84 \xe6\x99\xb6\xe4\xbd\x93 \xe5\x9c\xa8 "
-        "\xe5\x92\x8c \xe7\xa1\xab\xe5\x8c\x96\xe7\x89\xa9 \xe7\x9a\x84",
-    };
-    size_t lens[2] = {strlen(docs[0]), strlen(docs[1])};
-    double w[] = {1.0, 0.9};
-    /* 硫 (sulfur): 晶体 (crystal) and 硫化物 (sulfide) come back; 的, 和, 在 never */
-    char *q = qp_prf_query("\xe7\xa1\xab", docs, lens, w, 2, 2, 8);
-    assert_non_null(q);
-    assert_non_null(strstr(q, "\xe6\x99\xb6\xe4\xbd\x93"));
-    assert_null(strstr(q, "\xe7\x9a\x84"));   /* 的 */
-    assert_null(strstr(q, "\xe5\x92\x8c"));   /* 和 */
-    assert_null(strstr(q, "\xe5\x9c\xa8"));   /* 在 */
-    free(q);
-}
-
 static void test_rrf_bonus(void **state)
 {
     (void)state;
@@ -269,7 +246,6 @@ int main(void)
         cmocka_unit_test(test_keyword_form),
         cmocka_unit_test(test_terms),
         cmocka_unit_test(test_prf),
-        cmocka_unit_test(test_prf_chinese_function_words),
         cmocka_unit_test(test_rrf_bonus),
         cmocka_unit_test(test_passage_score),
         cmocka_unit_test(test_passage_window),
