@@ -17,6 +17,8 @@
 /* Feedback notes and words of the pseudo-relevance variant. */
 #define QP_FB_DOCS 3
 #define QP_FB_POOL 20
+/* Fewer notes than this in the original's results: no feedback variant. */
+#define QP_FB_MIN_POOL 10
 
 void api_query_opts_init(api_query_opts *o)
 {
@@ -32,6 +34,15 @@ void api_query_info_free(api_query_info *info)
     free(info->reranker_own);
     free(info->items);
     memset(info, 0, sizeof *info);
+}
+
+/* Whether "yes" and "no" are single tokens of the model's vocabulary: a
+ * decoder reranker scores with them (P(yes)); a model without them cannot
+ * be one, whatever its name says. */
+static int has_yes_no(const embed_model *m)
+{
+    int32_t ids[4];
+    return embed_tokenize(m, "yes", 0, ids, 4) == 1 && embed_tokenize(m, "no", 0, ids, 4) == 1;
 }
 
 static trove_err open_reranker(const char *path, int max_tokens, embed_model **out)
@@ -51,8 +62,20 @@ static trove_err open_reranker(const char *path, int max_tokens, embed_model **o
     embed_info ei;
     embed_get_info(m, &ei);
     if (ei.n_cls_out <= 0 && !(ei.pooling && strcmp(ei.pooling, "rank") == 0)) {
-        trove_err rc = trove_fail(TROVE_EINVAL, "%s is not a reranker: a %s model without a rank "
-                                  "head (an embedding model?)", path, ei.arch ? ei.arch : "?");
+        trove_err rc;
+        /* decoder vocabularies (GPT-2 BPE, llama SentencePiece): say why a
+         * chat model cannot stand in for a Qwen3-Reranker */
+        int decoder_vocab = ei.tokenizer && (strcmp(ei.tokenizer, "gpt2") == 0 ||
+                                             strcmp(ei.tokenizer, "llama") == 0);
+        if (decoder_vocab && !has_yes_no(m))
+            rc = trove_fail(TROVE_EINVAL, "%s is not a reranker: a %s model (pooling %s) without "
+                            "a rank head, and its vocabulary has no \"yes\"/\"no\" tokens to "
+                            "score with (a chat or embedding model?)", path,
+                            ei.arch ? ei.arch : "?", ei.pooling ? ei.pooling : "?");
+        else
+            rc = trove_fail(TROVE_EINVAL, "%s is not a reranker: a %s model (pooling %s) without "
+                            "a rank head (an embedding model?)", path, ei.arch ? ei.arch : "?",
+                            ei.pooling ? ei.pooling : "?");
         embed_close(m);
         return rc;
     }
@@ -133,6 +156,11 @@ static void add_variant(api_query_info *info, qp_variant_kind kind, char *text, 
 static char *prf_variant(const char *query, search_results *orig)
 {
     size_t n_pool = orig->n < QP_FB_POOL ? orig->n : QP_FB_POOL;
+    /* feedback words are scored against the pool (their IDF there): with
+     * a handful of notes the feedback notes are most of it, nothing marks a
+     * word as theirs, and the variant re-ranks the same notes by noise */
+    if (n_pool < QP_FB_MIN_POOL)
+        return NULL;
     size_t n_fb = 0;
     const char *docs[QP_FB_POOL];
     size_t lens[QP_FB_POOL];
@@ -179,15 +207,31 @@ static void add_list(api_query_info *info, int variant, int channel, double w)
 #define SRC_V(s) ((size_t)(s) >> 32)
 #define SRC_I(s) ((size_t)(s) & 0xffffffffu)
 
+/* The user's keyword and title weights (flags or config.yaml, as the
+ * original's search applied them) scale those lists against the
+ * defaults: the defaults leave the variant weights as they are, 0 drops
+ * the list, --title-weight 3 doubles the title votes. (The vector weight
+ * is scaled per query by its confidence; its list keeps the variant's.) */
+static double channel_scale(const search_results *orig, int ch)
+{
+    search_opts d;
+    search_opts_init(&d);
+    if (orig->fusion.method == SEARCH_FUSION_NONE || d.weights[ch] <= 0)
+        return 1.0;
+    return orig->fusion.weight[ch] / d.weights[ch];
+}
+
 static void build_lists(api_query_info *info, search_results *res)
 {
+    double s_bm25 = channel_scale(&res[0], SEARCH_CH_BM25);
+    double s_title = channel_scale(&res[0], SEARCH_CH_TITLE);
     for (size_t v = 0; v < info->n_variants; v++) {
         double w = info->variants[v].weight;
         int dup_fts = v > 0 && res[v].fts && res[0].fts && strcmp(res[v].fts, res[0].fts) == 0;
-        if (res[v].fts && !dup_fts)
-            add_list(info, (int)v, SEARCH_CH_BM25, w);
-        if (v == 0 && res[v].fts)
-            add_list(info, 0, SEARCH_CH_TITLE, w);
+        if (res[v].fts && !dup_fts && s_bm25 > 0)
+            add_list(info, (int)v, SEARCH_CH_BM25, w * s_bm25);
+        if (v == 0 && res[v].fts && s_title > 0)
+            add_list(info, 0, SEARCH_CH_TITLE, w * s_title);
         if (res[v].vec_state == SEARCH_VEC_USED)
             add_list(info, (int)v, SEARCH_CH_VECTOR, w);
     }

