@@ -116,7 +116,7 @@ typedef struct api_query_opts {
     int no_expand;            /* the original query only */
     int no_rerank;            /* fused order, no re-scoring */
     size_t candidates;        /* reranked candidates; 0: QP_RERANK_DEFAULT */
-    size_t window_tokens;     /* reranker window; 0: QP_WINDOW_TOKENS */
+    size_t window_tokens;     /* reranker window; 0: the model's default (256 cross-encoder, 128 decoder) */
     /* Cross-encoder GGUF (a model with a rank head); NULL: the lexical
      * re-scorer. One that cannot rerank falls back to the lexical
      * re-scorer with info->rerank_warning saying why. */

@@ -267,7 +267,23 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
 {
     qp_terms terms;
     qp_terms_build(o->base.search.query, &terms);
-    size_t window = o->window_tokens ? o->window_tokens : QP_WINDOW_TOKENS;
+    /* Without --rerank-window the engine picks the window for the model's
+     * kind (256 tokens for a cross-encoder, 128 for a decoder: a decoder
+     * costs ~20x more per token, docs/performance.md); the passage below is
+     * cut to the same size. */
+    size_t window = o->window_tokens;
+    embed_model *m = NULL;
+    trove_err rc = TROVE_OK;
+    if (o->reranker) {
+        rc = api_reranker(a, o->reranker, (int)(window < 1 << 20 ? window : 1 << 20), &m);
+        if (rc == TROVE_OK && !window) {
+            embed_info ei;
+            embed_get_info(m, &ei);
+            window = ei.rerank_tokens > 0 ? (size_t)ei.rerank_tokens : 0;
+        }
+    }
+    if (!window)
+        window = QP_WINDOW_TOKENS;
     /* the window counts the model's tokens (the engine cuts each candidate
      * there); a word is about 4/3 of a token in English WordPiece / BPE
      * vocabularies, so the passage taken around the best match is 3/4 as
@@ -290,8 +306,6 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
     free(weights);
     int done = 0;
     if (o->reranker) {
-        embed_model *m;
-        trove_err rc = api_reranker(a, o->reranker, (int)(window < 1 << 20 ? window : 1 << 20), &m);
         if (rc == TROVE_OK) {
             char **docs = xcalloc(n ? n : 1, sizeof *docs);
             float *scores = xcalloc(n ? n : 1, sizeof *scores);

@@ -291,6 +291,22 @@ def test_qwen3_reranker_window_and_candidates(indexed, qwen3_rr):
     assert rest == sorted(rest)
 
 
+def test_qwen3_reranker_default_window_is_the_decoders(indexed, qwen3_rr):
+    """Without --rerank-window a decoder reranker reads 128 tokens of each
+    candidate (the engine's default for its kind), not the 256 of a
+    cross-encoder: knife-skills.md is longer than 128 tokens."""
+    trove, vault = indexed
+    model = str(qwen3_rr)
+    p = "cooking/knife-skills.md"
+    score = lambda d: [x["explain"]["pipeline"]["rerank_score"]  # noqa: E731
+                       for x in d["results"] if x["path"] == p][0]
+    default = qjson(trove, QK, "--explain", "--reranker", model)
+    w128 = qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "128")
+    w256 = qjson(trove, QK, "--explain", "--reranker", model, "--rerank-window", "256")
+    assert score(default) == score(w128)
+    assert abs(score(default) - score(w256)) > 1e-6
+
+
 def mcp(trove, msgs, *extra):
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
