@@ -476,6 +476,8 @@ void store_close(store *st)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    for (size_t i = 0; i < st->n_cache; i++)
+        sqlite3_finalize(st->cache[i].s);
     free(st->dead);
     free(st->snap_note);
     sqlite3_close_v2(st->db);
@@ -544,6 +546,31 @@ static sqlite3_stmt *stmt(store *st, int which)
     sqlite3_reset(st->stmt[which]);
     sqlite3_clear_bindings(st->stmt[which]);
     return st->stmt[which];
+}
+
+sqlite3_stmt *store_cached(store *st, const char *sql)
+{
+    for (size_t i = 0; i < st->n_cache; i++) {
+        if (st->cache[i].sql == sql) {
+            sqlite3_reset(st->cache[i].s);
+            sqlite3_clear_bindings(st->cache[i].s);
+            return st->cache[i].s;
+        }
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        return NULL;
+    if (st->n_cache == sizeof st->cache / sizeof *st->cache) {
+        /* Full: evict the oldest (the table is sized for every static
+         * statement of the store, so this does not happen in practice). */
+        sqlite3_finalize(st->cache[0].s);
+        memmove(st->cache, st->cache + 1, (st->n_cache - 1) * sizeof *st->cache);
+        st->n_cache--;
+    }
+    st->cache[st->n_cache].sql = sql;
+    st->cache[st->n_cache].s = s;
+    st->n_cache++;
+    return s;
 }
 
 /* Step a write statement to completion. */
@@ -964,12 +991,12 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         "DELETE FROM docs WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v3(st->db, sqls[i], -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        sqlite3_stmt *s = store_cached(st, sqls[i]);
+        if (!s)
             return store_fail(st, sqls[i]);
         sqlite3_bind_int64(s, 1, doc_id);
         int rc = sqlite3_step(s);
-        sqlite3_finalize(s);
+        sqlite3_reset(s);
         if (rc != SQLITE_DONE)
             return store_fail(st, "deleting document");
     }

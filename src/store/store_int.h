@@ -39,9 +39,19 @@ struct store {
     int64_t snap_id;
     int snap_bare;
     int snap_keep;          /* snapshots kept listable */
+    /* Statements of static SQL text, prepared once per connection
+     * (store_cached): the per-note write paths run them thousands of
+     * times per transaction. */
+    struct { const char *sql; sqlite3_stmt *s; } cache[48];
+    size_t n_cache;
     char snap_kind[16];
     char *snap_note;
 };
+
+/* The prepared statement for `sql`, a string with static storage (it is
+ * looked up by address), reset with its bindings cleared; NULL when it
+ * does not compile (call store_fail). Finalized by store_close(). */
+sqlite3_stmt *store_cached(store *st, const char *sql);
 
 /* Hooks of store.c into store_snap.c: save the before-image of a note or a
  * collection at its first change in the open snapshot ("created" when it

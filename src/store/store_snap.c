@@ -24,10 +24,12 @@
 
 /* ---- small helpers ---- */
 
+/* Run a statement of static SQL text (cached, see store_cached) with ?1 =
+ * a and ?2 = b where it has them. */
 static trove_err exec_ab(store *st, const char *sql, int64_t a, int64_t b)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+    sqlite3_stmt *s = store_cached(st, sql);
+    if (!s)
         return store_fail(st, sql);
     if (sqlite3_bind_parameter_count(s) >= 1)
         sqlite3_bind_int64(s, 1, a);
@@ -36,7 +38,7 @@ static trove_err exec_ab(store *st, const char *sql, int64_t a, int64_t b)
     int r;
     while ((r = sqlite3_step(s)) == SQLITE_ROW)
         ;
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "writing snapshot rows");
 }
 
@@ -106,14 +108,17 @@ void store_snapshot_label(store *st, const char *kind, const char *note)
  * text, model), and `trove embed` makes a missing one again. */
 static trove_err record_vectors(store *st, int64_t doc_id)
 {
-    sqlite3_stmt *list, *ins;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT m.chunk_id, m.model_id, m.seg_id, m.slot, vm.dim"
-                           " FROM chunks c JOIN vec_map m ON m.chunk_id = c.id JOIN vec_models vm"
-                           " ON vm.id = m.model_id WHERE c.doc_id = ?1", -1, &list, NULL) != SQLITE_OK)
+    static const char list_sql[] = "SELECT m.chunk_id, m.model_id, m.seg_id, m.slot, vm.dim"
+        " FROM chunks c JOIN vec_map m ON m.chunk_id = c.id JOIN vec_models vm"
+        " ON vm.id = m.model_id WHERE c.doc_id = ?1";
+    static const char ins_sql[] = "INSERT INTO undo_vecs(snap, chunk_id, model_id, text_hash,"
+        " scale, q) VALUES (?,?,?,?,?,?)";
+    sqlite3_stmt *list = store_cached(st, list_sql);
+    if (!list)
         return store_fail(st, "listing vectors of a note");
-    if (sqlite3_prepare_v2(store_db(st), "INSERT INTO undo_vecs(snap, chunk_id, model_id, text_hash,"
-                           " scale, q) VALUES (?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
-        sqlite3_finalize(list);
+    sqlite3_stmt *ins = store_cached(st, ins_sql);
+    if (!ins) {
+        sqlite3_reset(list);
         return store_fail(st, "saving vectors of a note");
     }
     sqlite3_bind_int64(list, 1, doc_id);
@@ -143,8 +148,8 @@ static trove_err record_vectors(store *st, int64_t doc_id)
     if (rc == TROVE_OK && r != SQLITE_DONE)
         rc = store_fail(st, "listing vectors of a note");
     free(q);
-    sqlite3_finalize(list);
-    sqlite3_finalize(ins);
+    sqlite3_reset(list);
+    sqlite3_reset(ins);
     return rc;
 }
 
@@ -219,9 +224,11 @@ trove_err snap_record_coll_created(store *st, int64_t coll_id)
 
 /* ---- commit ---- */
 
-static const char *const undo_tables[] = {
-    "undo_docs", "undo_chunks", "undo_names", "undo_tags", "undo_links", "undo_dst", "undo_vecs",
-    "undo_colls",
+static const char *const undo_prune[] = {
+    "DELETE FROM undo_docs WHERE snap <= ?1", "DELETE FROM undo_chunks WHERE snap <= ?1",
+    "DELETE FROM undo_names WHERE snap <= ?1", "DELETE FROM undo_tags WHERE snap <= ?1",
+    "DELETE FROM undo_links WHERE snap <= ?1", "DELETE FROM undo_dst WHERE snap <= ?1",
+    "DELETE FROM undo_vecs WHERE snap <= ?1", "DELETE FROM undo_colls WHERE snap <= ?1",
 };
 
 /* Keep the newest snap_keep snapshots listable. Rolling back to the oldest
@@ -234,11 +241,8 @@ static trove_err prune(store *st, int64_t current)
     int64_t oldest;
     if (rc == TROVE_OK)
         rc = query_i64(st, "SELECT coalesce(min(id), 0) FROM snapshots", 0, &oldest);
-    for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_tables / sizeof *undo_tables; i++) {
-        char sql[96];
-        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE snap <= ?1", undo_tables[i]);
-        rc = exec_ab(st, sql, oldest, 0);
-    }
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_prune / sizeof *undo_prune; i++)
+        rc = exec_ab(st, undo_prune[i], oldest, 0);
     return rc;
 }
 
