@@ -138,7 +138,16 @@ def main():
         print("$ trove update   # first: %.2f s, index %.1f MB" % (t, size / 1e6))
 
         db = sqlite3.connect(str(w / "index.db"))
-        times, payloads, rows_l, pages_l = [], [], [], []
+        if BASE:
+            bw = work / "base"
+            bw.mkdir()
+            benv = env_for(bw, model)
+            run(BASE, benv, "collection", "add", str(base_vault), "--name", "tldr")
+            run(BASE, benv, "update")
+            bnotes = sorted(base_vault.rglob("*.md"))
+        # The same edit on both indexes, interleaved, so that machine noise
+        # hits both alike.
+        times, btimes, payloads, rows_l, pages_l = [], [], [], [], []
         step = max(1, len(notes) // (RUNS + 1))
         for i in range(RUNS):
             before = undo_pages(db)
@@ -150,27 +159,19 @@ def main():
             payloads.append(payload)
             rows_l.append(rows)
             pages_l.append(undo_pages(db) - before)
+            if BASE:
+                append_line(bnotes[(i + 1) * step], i)
+                t, _ = timed(BASE, benv, "update")
+                btimes.append(t)
         print("$ trove update   # one note appended, %d runs: median %.1f ms (min %.1f)"
               % (RUNS, statistics.median(times) * 1e3, min(times) * 1e3))
+        if BASE:
+            print("$ BASE_BIN update   # the same edits, no snapshots, interleaved: median %.1f ms"
+                  " (min %.1f)" % (statistics.median(btimes) * 1e3, min(btimes) * 1e3))
         print("  undo rows per one-note snapshot: median %d rows, %d bytes payload, "
               "+%d bytes of undo pages (dbstat)" % (statistics.median(rows_l),
                                                     statistics.median(payloads),
                                                     statistics.median(pages_l)))
-
-        if BASE:
-            bw = work / "base"
-            bw.mkdir()
-            benv = env_for(bw, model)
-            run(BASE, benv, "collection", "add", str(base_vault), "--name", "tldr")
-            run(BASE, benv, "update")
-            bnotes = sorted(base_vault.rglob("*.md"))
-            btimes = []
-            for i in range(RUNS):
-                append_line(bnotes[(i + 1) * step], i)
-                t, _ = timed(BASE, benv, "update")
-                btimes.append(t)
-            print("$ BASE_BIN update   # same edits, no snapshots: median %.1f ms (min %.1f)"
-                  % (statistics.median(btimes) * 1e3, min(btimes) * 1e3))
 
         # 500-note change and its rollback
         cur = db.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'snapshot'").fetchone()[0]
