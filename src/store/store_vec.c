@@ -195,6 +195,9 @@ trove_err store_vec_model_drop(store *st, int64_t model_id)
     trove_err rc;
     if ((rc = store_vec_fold(st)) ||
         (rc = exec_i64(st, "DELETE FROM vec_map WHERE model_id = ?", model_id)) ||
+        /* and its vectors saved by snapshots: a model registered later may
+         * get the same id, and must not inherit them at a rollback */
+        (rc = exec_i64(st, "DELETE FROM undo_vecs WHERE model_id = ?", model_id)) ||
         (rc = exec_i64(st, "DELETE FROM vec_segs WHERE model_id = ?", model_id)))
         return rc;
     return exec_i64(st, "DELETE FROM vec_models WHERE id = ?", model_id);

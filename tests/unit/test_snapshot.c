@@ -480,6 +480,31 @@ static void test_upgrade_from_v3(void **state)
     free(a2);
 }
 
+/* Vectors saved by a snapshot belong to their model: once it is dropped
+ * (`embed --prune`), a rollback brings no vector back, even for a new
+ * model that reuses its id. */
+static void test_dropped_model_vectors_stay_dropped(void **state)
+{
+    (void)state;
+    fixture_a();
+    change_to_b();
+    int64_t old_model = one_int("SELECT id FROM vec_models WHERE fingerprint = 'fp-m'");
+    assert_true(one_int("SELECT count(*) FROM undo_vecs") > 0);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_model_drop(st, old_model), TROVE_OK);
+    int64_t other;
+    assert_int_equal(store_vec_model_ensure(st, "fp-other", 8, "other", &other), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(other, old_model);   /* the id is reused */
+    assert_int_equal(one_int("SELECT count(*) FROM undo_vecs"), 0);
+    store_snapshot made;
+    int noop;
+    assert_int_equal(store_snapshot_rollback(st, 2, &made, &noop), TROVE_OK);
+    store_snapshot_clear(&made);
+    assert_int_equal(one_int("SELECT count(*) FROM vec_map"), 0);
+    assert_healthy();
+}
+
 /* An update that changes nothing is no snapshot; a failed transaction
  * leaves none either. */
 static void test_no_change_no_snapshot(void **state)
@@ -507,6 +532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_note_change_records_one_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_change_no_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dropped_model_vectors_stay_dropped, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
