@@ -1005,7 +1005,7 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
 
 trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime_ns)
 {
-    trove_err rc = snap_record_doc(st, doc_id);
+    trove_err rc = snap_record_doc_touch(st, doc_id);
     if (rc)
         return rc;
     sqlite3_stmt *s = stmt(st, S_DOC_TOUCH);

@@ -126,7 +126,7 @@ static const struct {
      " + (SELECT count(*) FROM undo_tags l WHERE NOT EXISTS (SELECT 1 FROM undo_docs u"
      "  WHERE u.snap = l.snap AND u.doc_id = l.doc_id AND u.kind = 1))",
      "undo rows belong to no saved note"},
-    {"SELECT count(*) FROM undo_docs WHERE kind = 1 AND (path IS NULL OR collection_id IS NULL"
+    {"SELECT count(*) FROM undo_docs WHERE kind != 0 AND (path IS NULL OR collection_id IS NULL"
      " OR docid IS NULL)",
      "saved notes lack their path, collection or docid"},
 };

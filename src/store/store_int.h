@@ -58,6 +58,8 @@ sqlite3_stmt *store_cached(store *st, const char *sql);
  * did not exist before), finish the snapshot at commit, forget it at
  * rollback. */
 trove_err snap_record_doc(store *st, int64_t doc_id);
+/* Only the file size and time change (same bytes): the docs row alone. */
+trove_err snap_record_doc_touch(store *st, int64_t doc_id);
 trove_err snap_record_doc_created(store *st, int64_t doc_id);
 trove_err snap_record_coll(store *st, int64_t coll_id);
 trove_err snap_record_coll_created(store *st, int64_t coll_id);
@@ -68,8 +70,9 @@ trove_err snap_upgrade(store *st);
 
 /* The snapshot tables (schema version 4, docs/schema.md). undo_* rows of
  * snapshot k hold what k changed, as it was before k: undo_docs one row per
- * note id (kind 0: created in k, 1: its before-image with its title row),
- * undo_chunks its chunks with their full-text row, undo_names/tags/links
+ * note id (kind 0: created in k; 1: its before-image with its title row;
+ * 2: only touched, its docs row before), undo_chunks its chunks with their
+ * full-text row, undo_names/tags/links
  * the rest, undo_dst the old target of links of unchanged notes whose
  * target note k deleted, undo_vecs the vectors of its chunks, undo_colls the
  * collections (kind as for notes). */

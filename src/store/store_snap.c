@@ -153,23 +153,37 @@ static trove_err record_vectors(store *st, int64_t doc_id)
     return rc;
 }
 
-trove_err snap_record_doc(store *st, int64_t doc_id)
+/* The docs row (with its title row) of a note as it is, under snapshot
+ * ?1 with kind ?3; nothing when the id has a row there already. */
+static const char save_doc_sql[] =
+    "INSERT OR IGNORE INTO undo_docs(snap, doc_id, kind, collection_id, path,"
+    " path_key, stem, docid, title, size, mtime_ns, hash, meta, n_lines, in_degree, lang,"
+    " t_title, t_aliases, t_filename) SELECT ?1, d.id, ?3, d.collection_id, d.path,"
+    " d.path_key, d.stem, d.docid, d.title, d.size, d.mtime_ns, d.hash, d.meta, d.n_lines,"
+    " d.in_degree, d.lang, (SELECT title FROM titles_fts WHERE rowid = d.id),"
+    " (SELECT aliases FROM titles_fts WHERE rowid = d.id),"
+    " (SELECT filename FROM titles_fts WHERE rowid = d.id) FROM docs d WHERE d.id = ?2";
+
+static trove_err save_doc(store *st, int64_t doc_id, int kind, int *saved)
 {
-    trove_err rc = snap_open(st);
-    if (rc || st->snap_bare)
-        return rc;
-    /* The docs row and its title row; nothing more when this id was
-     * recorded already in this snapshot (or does not exist). */
-    rc = exec_ab(st, "INSERT OR IGNORE INTO undo_docs(snap, doc_id, kind, collection_id, path,"
-                 " path_key, stem, docid, title, size, mtime_ns, hash, meta, n_lines, in_degree, lang,"
-                 " t_title, t_aliases, t_filename) SELECT ?1, d.id, 1, d.collection_id, d.path,"
-                 " d.path_key, d.stem, d.docid, d.title, d.size, d.mtime_ns, d.hash, d.meta, d.n_lines,"
-                 " d.in_degree, d.lang, (SELECT title FROM titles_fts WHERE rowid = d.id),"
-                 " (SELECT aliases FROM titles_fts WHERE rowid = d.id),"
-                 " (SELECT filename FROM titles_fts WHERE rowid = d.id) FROM docs d WHERE d.id = ?2",
-                 st->snap_id, doc_id);
-    if (rc || sqlite3_changes(store_db(st)) == 0)
-        return rc;
+    sqlite3_stmt *s = store_cached(st, save_doc_sql);
+    if (!s)
+        return store_fail(st, "saving a note");
+    sqlite3_bind_int64(s, 1, st->snap_id);
+    sqlite3_bind_int64(s, 2, doc_id);
+    sqlite3_bind_int(s, 3, kind);
+    int r = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (r != SQLITE_DONE)
+        return store_fail(st, "saving a note");
+    *saved = sqlite3_changes(store_db(st)) > 0;
+    return TROVE_OK;
+}
+
+/* Everything of a note but its docs row: chunks with their text, aliases,
+ * tags, links, the targets of links pointing at it, vectors. */
+static trove_err save_note_rows(store *st, int64_t doc_id)
+{
     static const char *const sqls[] = {
         "INSERT INTO undo_chunks(snap, id, doc_id, seq, heading, start_byte, end_byte, line_start,"
         " line_end, f_heading, f_body) SELECT ?1, c.id, c.doc_id, c.seq, c.heading, c.start_byte,"
@@ -181,17 +195,46 @@ trove_err snap_record_doc(store *st, int64_t doc_id)
         "INSERT INTO undo_links(snap, id, src_doc, kind, target, target_key, fragment, line, dst_doc)"
         " SELECT ?1, id, src_doc, kind, target, target_key, fragment, line, dst_doc FROM links"
         " WHERE src_doc = ?2",
-        /* Links of notes this snapshot has not touched that point here:
-         * deleting this note unresolves them, and they may then resolve
-         * elsewhere, so their target is saved (the first value wins).
-         * Links of recorded notes are in undo_links already. */
+        /* Links of notes whose links this snapshot has not saved (not
+         * recorded, or only touched) that point here: deleting this note
+         * unresolves them, and they may then resolve elsewhere, so their
+         * target is saved (the first value wins). */
         "INSERT OR IGNORE INTO undo_dst(snap, link_id, dst_doc) SELECT ?1, l.id, l.dst_doc"
         " FROM links l WHERE l.dst_doc = ?2 AND NOT EXISTS (SELECT 1 FROM undo_docs u"
-        " WHERE u.snap = ?1 AND u.doc_id = l.src_doc)",
+        " WHERE u.snap = ?1 AND u.doc_id = l.src_doc AND u.kind != 2)",
     };
+    trove_err rc = TROVE_OK;
     for (size_t i = 0; rc == TROVE_OK && i < sizeof sqls / sizeof *sqls; i++)
         rc = exec_ab(st, sqls[i], st->snap_id, doc_id);
     return rc ? rc : record_vectors(st, doc_id);
+}
+
+trove_err snap_record_doc(store *st, int64_t doc_id)
+{
+    trove_err rc = snap_open(st);
+    if (rc || st->snap_bare)
+        return rc;
+    int saved;
+    if ((rc = save_doc(st, doc_id, 1, &saved)) != TROVE_OK)
+        return rc;
+    if (!saved) {
+        /* Recorded already: nothing more, unless only as touched (its
+         * docs row as before is saved; the rest is unchanged since). */
+        rc = exec_ab(st, "UPDATE undo_docs SET kind = 1 WHERE snap = ?1 AND doc_id = ?2"
+                     " AND kind = 2", st->snap_id, doc_id);
+        if (rc || sqlite3_changes(store_db(st)) == 0)
+            return rc;
+    }
+    return save_note_rows(st, doc_id);
+}
+
+trove_err snap_record_doc_touch(store *st, int64_t doc_id)
+{
+    trove_err rc = snap_open(st);
+    if (rc || st->snap_bare)
+        return rc;
+    int saved;
+    return save_doc(st, doc_id, 2, &saved);
 }
 
 trove_err snap_record_doc_created(store *st, int64_t doc_id)
@@ -268,22 +311,25 @@ static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
         ? "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks),"
           " (SELECT count(*) FROM links), (SELECT count(*) FROM docs), 0, 0, 0"
         : "SELECT p.docs - (SELECT count(*) FROM undo_docs WHERE snap = ?1 AND kind = 1)"
-          "  + (SELECT count(*) FROM undo_docs u JOIN docs d ON d.id = u.doc_id WHERE u.snap = ?1),"
+          "  + (SELECT count(*) FROM undo_docs u JOIN docs d ON d.id = u.doc_id WHERE u.snap = ?1"
+          "   AND u.kind != 2),"
           " p.chunks - (SELECT count(*) FROM undo_chunks WHERE snap = ?1)"
-          "  + (SELECT count(*) FROM undo_docs u JOIN chunks c ON c.doc_id = u.doc_id WHERE u.snap = ?1),"
+          "  + (SELECT count(*) FROM undo_docs u JOIN chunks c ON c.doc_id = u.doc_id WHERE u.snap = ?1"
+          "   AND u.kind != 2),"
           " p.links - (SELECT count(*) FROM undo_links WHERE snap = ?1)"
-          "  + (SELECT count(*) FROM undo_docs u JOIN links l ON l.src_doc = u.doc_id WHERE u.snap = ?1),"
+          "  + (SELECT count(*) FROM undo_docs u JOIN links l ON l.src_doc = u.doc_id WHERE u.snap = ?1"
+          "   AND u.kind != 2),"
           " (SELECT count(*) FROM (SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 EXCEPT SELECT collection_id, path FROM undo_docs"
+          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 EXCEPT SELECT collection_id, path FROM undo_docs"
           "   WHERE snap = ?1 AND kind = 1)),"
           " (SELECT count(*) FROM (SELECT collection_id, path FROM undo_docs WHERE snap = ?1 AND"
           "   kind = 1 EXCEPT SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1)),"
+          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2)),"
           " (SELECT count(*) FROM (SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 INTERSECT SELECT collection_id, path FROM undo_docs"
+          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 INTERSECT SELECT collection_id, path FROM undo_docs"
           "   WHERE snap = ?1 AND kind = 1)),"
           " (SELECT count(*) FROM (SELECT d.collection_id, d.path, d.hash FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 INTERSECT SELECT collection_id, path, hash"
+          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 INTERSECT SELECT collection_id, path, hash"
           "   FROM undo_docs WHERE snap = ?1 AND kind = 1))"
           " FROM snapshots p WHERE p.id = ?1 - 1";
     if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
@@ -521,10 +567,22 @@ static trove_err undo_one(store *st, int64_t k)
     size_t n_ids;
     /* 1. Current rows of every recorded note, through the normal delete
      * path (its vectors go dead; the rollback snapshot records them). */
-    trove_err rc = ids_of(st, "SELECT doc_id FROM undo_docs WHERE snap = ?1", k, &ids, &n_ids);
+    trove_err rc = ids_of(st, "SELECT doc_id FROM undo_docs WHERE snap = ?1 AND kind != 2", k, &ids,
+                          &n_ids);
     for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++)
         rc = store_doc_delete(st, ids[i]);
     free(ids);
+    if (rc)
+        return rc;
+    /* Notes k only touched (same bytes, new file time) get their file
+     * size and time back, recorded as touched in the rollback snapshot. */
+    rc = ids_of(st, "SELECT doc_id FROM undo_docs WHERE snap = ?1 AND kind = 2", k, &ids, &n_ids);
+    for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++)
+        rc = snap_record_doc_touch(st, ids[i]);
+    free(ids);
+    if (rc == TROVE_OK)
+        rc = exec_ab(st, "UPDATE docs SET size = u.size, mtime_ns = u.mtime_ns FROM undo_docs u"
+                     " WHERE u.snap = ?1 AND u.kind = 2 AND docs.id = u.doc_id", k, 0);
     if (rc)
         return rc;
     /* 2. Collections: drop the recorded ones, put back those that existed. */
@@ -567,7 +625,7 @@ static trove_err undo_one(store *st, int64_t k)
          * current targets first go to the rollback snapshot's undo rows. */
         "INSERT OR IGNORE INTO undo_dst(snap, link_id, dst_doc) SELECT ?2, l.id, l.dst_doc"
         " FROM undo_dst u JOIN links l ON l.id = u.link_id WHERE u.snap = ?1 AND NOT EXISTS"
-        " (SELECT 1 FROM undo_docs d WHERE d.snap = ?2 AND d.doc_id = l.src_doc)",
+        " (SELECT 1 FROM undo_docs d WHERE d.snap = ?2 AND d.doc_id = l.src_doc AND d.kind != 2)",
         "UPDATE links SET dst_doc = (SELECT u.dst_doc FROM undo_dst u WHERE u.snap = ?1"
         " AND u.link_id = links.id) WHERE id IN (SELECT link_id FROM undo_dst WHERE snap = ?1)",
         /* 5. A renamed collection's notes get their docids back. */

@@ -223,12 +223,14 @@ static int teardown(void **state)
  * one) appears. Two updates: A is snapshot 2. */
 static void fixture_a(void)
 {
-    write_file("a/seven.md", "# Seven\n\nlinks to [[shared]]\n");
+    write_file("a/seven.md", "# Seven\n\nlinks to [[shared]] and [[note]]\n");
     write_file("b/shared.md", "# Shared in b\n\nfrom b\n");
+    write_file("a/zz/long/note.md", "# Deep note\n\nfar away\n");
     add_collection("a");
     add_collection("b");
     update();
     write_file("a/shared.md", "# Shared in a\n\nfrom a\n");
+    write_file("a/note.md", "# Near note\n\nclose by\n");
 
     write_file("a/one.md", "---\ntitle: One\ntags: [first]\n---\n# One\n\nalpha words [[two]] and "
                "[[Deux]] #inline\n\n## Second part\n\nmore alpha [[nowhere]]\n");
@@ -246,7 +248,8 @@ static void fixture_a(void)
 }
 
 /* A to B: edit one, delete three, add six (which takes over the links to
- * "three" through its alias), rename four, touch two, drop collection b. */
+ * "three" through its alias), rename four, touch two and seven, drop
+ * collection b (and so b/shared, the target of seven's link). */
 static void change_to_b(void)
 {
     write_file("a/one.md", "# One\n\nzeta replaces alpha [[two]]\n");
@@ -258,6 +261,10 @@ static void change_to_b(void)
     bump_mtime("a/sub/four-renamed.md", 3);
     remove_file("a/sub/four.md");
     bump_mtime("a/two.md", 102);
+    /* touched only (before the walk's deletions), and the targets of its
+     * links go: b/shared with collection b, zz/long/note */
+    bump_mtime("a/seven.md", 103);
+    remove_file("a/zz/long/note.md");
     config_remove_collection(&cfg, "b");
     update();
     embed_all();
@@ -278,6 +285,8 @@ static void test_rollback_restores_every_table(void **state)
              (long long)one_int("SELECT id FROM docs WHERE path = 'shared.md' AND collection_id ="
                                 " (SELECT id FROM collections WHERE name = 'a')"));
     assert_non_null(strstr(a, want_b));   /* to b/shared, though a/shared is closer */
+    assert_int_equal(one_int("SELECT d.path = 'zz/long/note.md' FROM links l JOIN docs d"
+                             " ON d.id = l.dst_doc WHERE l.target = 'note'"), 1);
 
     change_to_b();
     assert_int_equal(current(), 3);
@@ -285,6 +294,8 @@ static void test_rollback_restores_every_table(void **state)
     char *b = dump();
     assert_string_not_equal(a, b);
     assert_non_null(strstr(b, want_a));   /* b/shared went */
+    assert_int_equal(one_int("SELECT d.path = 'note.md' FROM links l JOIN docs d"
+                             " ON d.id = l.dst_doc WHERE l.target = 'note'"), 1);
     store_snapshot *list;
     size_t n;
     assert_int_equal(store_snapshots(st, 0, &list, &n), TROVE_OK);
@@ -292,11 +303,11 @@ static void test_rollback_restores_every_table(void **state)
     assert_int_equal(list[0].id, 3);
     assert_string_equal(list[0].kind, "update");
     assert_int_equal(list[0].added, 2);      /* six, four-renamed */
-    assert_int_equal(list[0].removed, 4);    /* three, four, five, b/shared */
-    assert_int_equal(list[0].modified, 1);   /* one (two was only touched) */
-    assert_int_equal(list[0].docs, 6);
+    assert_int_equal(list[0].removed, 5);    /* three, four, five, b/shared, zz/long/note */
+    assert_int_equal(list[0].modified, 1);   /* one (two and seven were only touched) */
+    assert_int_equal(list[0].docs, 7);
     assert_int_equal(list[1].id, 2);
-    assert_int_equal(list[1].docs, 8);
+    assert_int_equal(list[1].docs, 10);
     store_snapshots_free(list, n);
 
     store_snapshot made;
@@ -306,8 +317,8 @@ static void test_rollback_restores_every_table(void **state)
     assert_int_equal(made.id, 4);
     assert_string_equal(made.kind, "rollback");
     assert_string_equal(made.note, "rollback to 2");
-    assert_int_equal(made.docs, 8);
-    assert_int_equal(made.added, 4);
+    assert_int_equal(made.docs, 10);
+    assert_int_equal(made.added, 5);
     assert_int_equal(made.removed, 2);
     assert_int_equal(made.modified, 1);
     store_snapshot_clear(&made);
@@ -462,7 +473,7 @@ static void test_upgrade_from_v3(void **state)
     assert_int_equal(store_snapshot_current(st, &s), TROVE_OK);
     assert_int_equal(s.id, 1);
     assert_string_equal(s.kind, "upgrade");
-    assert_int_equal(s.docs, 8);
+    assert_int_equal(s.docs, 10);
     store_snapshot_clear(&s);
     assert_healthy();
     char *a = dump();
@@ -474,6 +485,42 @@ static void test_upgrade_from_v3(void **state)
     int noop;
     assert_int_equal(store_snapshot_rollback(st, 1, &made, &noop), TROVE_OK);
     store_snapshot_clear(&made);
+    char *a2 = dump();
+    assert_string_equal(a, a2);
+    free(a);
+    free(a2);
+}
+
+/* A note whose file time alone changed costs its docs row; touched and
+ * then deleted in one transaction, it is saved whole (from the touched
+ * row's time and the untouched rest). Both roll back exactly. */
+static void test_touch_records_little_and_rolls_back(void **state)
+{
+    (void)state;
+    fixture_a();
+    char *a = dump();
+    bump_mtime("a/two.md", 500);
+    update();
+    assert_int_equal(current(), 3);
+    assert_int_equal(one_int("SELECT count(*) FROM undo_docs WHERE snap = 3"), 1);
+    assert_int_equal(one_int("SELECT kind FROM undo_docs WHERE snap = 3"), 2);
+    assert_int_equal(one_int("SELECT count(*) FROM undo_chunks WHERE snap = 3"), 0);
+    assert_int_equal(one_int("SELECT count(*) FROM undo_vecs WHERE snap = 3"), 0);
+    assert_healthy();
+    int64_t two = one_int("SELECT id FROM docs WHERE path = 'two.md'");
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_doc_touch(st, two, 1, 1), TROVE_OK);
+    assert_int_equal(store_doc_delete(st, two), TROVE_OK);
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT kind FROM undo_docs WHERE snap = 4"), 1);
+    assert_true(one_int("SELECT count(*) FROM undo_chunks WHERE snap = 4") > 0);
+    assert_healthy();
+    store_snapshot made;
+    int noop;
+    assert_int_equal(store_snapshot_rollback(st, 2, &made, &noop), TROVE_OK);
+    store_snapshot_clear(&made);
+    assert_healthy();
     char *a2 = dump();
     assert_string_equal(a, a2);
     free(a);
@@ -533,6 +580,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_from_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_change_no_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropped_model_vectors_stay_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_touch_records_little_and_rolls_back, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
