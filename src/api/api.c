@@ -70,6 +70,21 @@ int api_index_exists(const api *a)
     return stat(a->index_path, &sb) == 0;
 }
 
+/* Snapshots kept listable: the config's `snapshots:`. */
+static int snapshots_kept(const api *a)
+{
+    return a->cfg.snapshots > 0 ? a->cfg.snapshots : CONFIG_SNAPSHOTS;
+}
+
+/* A read-write connection with the config's snapshot retention. */
+static trove_err open_writer(api *a, const char *path, store **st)
+{
+    trove_err rc = store_open(path, 0, st);
+    if (rc == TROVE_OK)
+        store_snapshot_keep(*st, snapshots_kept(a));
+    return rc;
+}
+
 trove_err api_reader(api *a, store **st)
 {
     *st = NULL;
@@ -82,6 +97,7 @@ trove_err api_reader(api *a, store **st)
                               a->cfg.n_collections == 1 ? "" : "s");
         if (rc)
             return rc;
+        store_snapshot_keep(a->rd, snapshots_kept(a));
     }
     *st = a->rd;
     return TROVE_OK;
@@ -683,6 +699,7 @@ void api_status_free(api_status *s)
         free(s->collections[i].problem);
     }
     free(s->collections);
+    store_snapshot_clear(&s->snapshot);
     memset(s, 0, sizeof *s);
 }
 
@@ -727,6 +744,8 @@ trove_err api_status_get(api *a, api_status *out)
             rc = store_last_update(st, &out->last_update);
         if (rc == TROVE_OK)
             rc = store_counts_get(st, &out->counts);
+        if (rc == TROVE_OK)
+            rc = store_snapshot_current(st, &out->snapshot);
     }
     out->collections = xcalloc(a->cfg.n_collections ? a->cfg.n_collections : 1,
                                sizeof *out->collections);
@@ -755,7 +774,7 @@ static trove_err rebuild(api *a, const api_update_opts *o, index_update_result *
     if (rc)
         return rc;
     store *st;
-    rc = store_open(tmp, 0, &st);
+    rc = open_writer(a, tmp, &st);
     if (rc == TROVE_OK) {
         rc = index_update(st, &a->cfg, NULL, 0, &o->index, out);
         store_close(st);
@@ -792,10 +811,63 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
     if (o->rebuild)
         return rebuild(a, o, out);
     store *st;
-    trove_err rc = store_open(a->index_path, 0, &st);
+    trove_err rc = open_writer(a, a->index_path, &st);
     if (rc)
         return rc;
     rc = index_update(st, &a->cfg, o->collections, o->n_collections, &o->index, out);
+    store_close(st);
+    return rc;
+}
+
+/* ---- snapshots ---- */
+
+void api_snapshots_free(api_snapshots *s)
+{
+    store_snapshots_free(s->items, s->n);
+    memset(s, 0, sizeof *s);
+}
+
+trove_err api_snapshot_list(api *a, size_t limit, api_snapshots *out)
+{
+    memset(out, 0, sizeof *out);
+    out->keep = snapshots_kept(a);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc)
+        return rc;
+    store_snapshot cur;
+    if ((rc = store_read_begin(st)) != TROVE_OK)
+        return rc;
+    rc = store_snapshot_current(st, &cur);
+    if (rc == TROVE_OK) {
+        out->current = cur.id;
+        store_snapshot_clear(&cur);
+        rc = store_snapshots(st, limit, &out->items, &out->n);
+    }
+    store_read_end(st);
+    return rc;
+}
+
+void api_rollback_free(api_rollback *r)
+{
+    store_snapshot_clear(&r->made);
+    memset(r, 0, sizeof *r);
+}
+
+trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!api_index_exists(a)) {
+        store *none;
+        return api_reader(a, &none);   /* the "no index yet" message */
+    }
+    store *st;
+    trove_err rc = open_writer(a, a->index_path, &st);
+    if (rc)
+        return rc;
+    rc = store_snapshot_rollback(st, id, &out->made, &out->noop);
+    /* The rollback commits as the snapshot after the one it replaced. */
+    out->from = out->noop ? out->made.id : out->made.id - 1;
     store_close(st);
     return rc;
 }

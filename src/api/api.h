@@ -269,6 +269,7 @@ typedef struct api_status {
     int64_t index_bytes;      /* index file + its WAL */
     int64_t last_update;      /* Unix seconds, 0 when never */
     store_counts counts;
+    store_snapshot snapshot;  /* the current snapshot (id 0: none, or no index) */
     api_status_collection *collections;   /* in config order */
     size_t n_collections;
 } api_status;
@@ -292,6 +293,34 @@ void api_update_opts_init(api_update_opts *o);
  * open, sees the result on its next read). TROVE_ENOENT when the config has
  * no collections or a named one is not configured. */
 trove_err api_update(api *a, const api_update_opts *o, index_update_result *out);
+
+/* ---- snapshots ---- */
+
+/* The index's snapshots (see store.h): how many stay listable is the
+ * config's `snapshots:` (default CONFIG_SNAPSHOTS). */
+typedef struct api_snapshots {
+    store_snapshot *items;   /* kept snapshots, newest first */
+    size_t n;
+    int64_t current;         /* the current snapshot's id, 0 when none */
+    int keep;                /* snapshots kept listable */
+} api_snapshots;
+
+/* At most `limit` (0: every kept one). TROVE_ENOENT without an index. */
+trove_err api_snapshot_list(api *a, size_t limit, api_snapshots *out);
+void api_snapshots_free(api_snapshots *s);
+
+typedef struct api_rollback {
+    int64_t from;            /* the snapshot that was current */
+    store_snapshot made;     /* the new current snapshot (kind "rollback");
+                                the current one when noop */
+    int noop;                /* `id` was current already: nothing changed */
+} api_rollback;
+
+/* Make snapshot `id` current again, atomically, on a read-write connection
+ * of its own; the result is a new snapshot. TROVE_ENOENT (naming the kept
+ * ids) when `id` is not a kept snapshot. */
+trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out);
+void api_rollback_free(api_rollback *r);
 
 /* ---- check ---- */
 

@@ -925,6 +925,43 @@ trove_err wire_listing_parse(const json_t *v, api_listing *out)
 
 /* ---- status ---- */
 
+json_t *wire_snapshot(const store_snapshot *s)
+{
+    if (!s->id)
+        return json_null();
+    return json_pack("{s:I, s:I, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "id", (json_int_t)s->id,
+                     "created_at", (json_int_t)s->created_at, "kind", s->kind, "note",
+                     wire_str(s->note ? s->note : ""), "docs", (json_int_t)s->docs, "chunks",
+                     (json_int_t)s->chunks, "links", (json_int_t)s->links, "added",
+                     (json_int_t)s->added, "removed", (json_int_t)s->removed, "modified",
+                     (json_int_t)s->modified);
+}
+
+trove_err wire_snapshot_parse(const json_t *v, store_snapshot *out)
+{
+    trove_err rc = TROVE_OK;
+    memset(out, 0, sizeof *out);
+    if (!v || json_is_null(v)) {
+        out->note = xstrdup("");
+        return TROVE_OK;
+    }
+    if (!need_object(v, "snapshot", &rc))
+        return rc;
+    TRY(get_i64(v, "id", &out->id));
+    TRY(get_i64(v, "created_at", &out->created_at));
+    TRY(get_fixed(v, "kind", out->kind, sizeof out->kind));
+    TRY(get_str(v, "note", &out->note, NULL));
+    if (!out->note)
+        out->note = xstrdup("");
+    TRY(get_i64(v, "docs", &out->docs));
+    TRY(get_i64(v, "chunks", &out->chunks));
+    TRY(get_i64(v, "links", &out->links));
+    TRY(get_i64(v, "added", &out->added));
+    TRY(get_i64(v, "removed", &out->removed));
+    TRY(get_i64(v, "modified", &out->modified));
+    return TROVE_OK;
+}
+
 json_t *wire_status(const api_status *s)
 {
     json_t *cols = json_array();
@@ -952,6 +989,7 @@ json_t *wire_status(const api_status *s)
                                "chunks", (json_int_t)s->counts.chunks, "links",
                                (json_int_t)s->counts.links, "dangling", (json_int_t)s->counts.dangling,
                                "to_files", (json_int_t)s->counts.to_files));
+    set(j, "snapshot", wire_snapshot(&s->snapshot));
     set(j, "collections", cols);
     return j;
 }
@@ -979,6 +1017,7 @@ trove_err wire_status_parse(const json_t *v, api_status *out)
         TRY(get_i64(c, "dangling", &out->counts.dangling));
         TRY(get_i64(c, "to_files", &out->counts.to_files));
     }
+    TRY(wire_snapshot_parse(json_object_get(v, "snapshot"), &out->snapshot));
     const json_t *cols = need_array(v, "collections", &rc);
     TRY(rc);
     size_t n = cols ? json_array_size(cols) : 0;

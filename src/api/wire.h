@@ -73,6 +73,9 @@ trove_err wire_notes_parse(const json_t *v, api_notes *out);
 json_t *wire_listing(const api_listing *l);
 trove_err wire_listing_parse(const json_t *v, api_listing *out);
 
+/* A snapshot (store.h) as an object; null when id is 0. */
+json_t *wire_snapshot(const store_snapshot *s);
+trove_err wire_snapshot_parse(const json_t *v, store_snapshot *out);
 json_t *wire_status(const api_status *s);
 trove_err wire_status_parse(const json_t *v, api_status *out);
 

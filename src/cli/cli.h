@@ -69,6 +69,7 @@ int cmd_daemon(cli *c, int argc, char **argv);
 int cmd_mcp(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
+int cmd_snapshot(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
 int cmd_query(cli *c, int argc, char **argv);
 /* The reranker for `query`: flag, else $TROVE_RERANK_MODEL, else the

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/out.h"
+#include "util/buf.h"
 #include "util/esc.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -193,8 +194,9 @@ static int collection_list(cli *c)
     return EXIT_OK;
 }
 
-/* Apply a change to the index too, if one exists. */
-static int index_apply(cli *c, const char *from, const char *to)
+/* Apply a change to the index too, if one exists: one snapshot, kept as
+ * the config says. */
+static int index_apply(cli *c, const config *cfg, const char *from, const char *to)
 {
     if (access(c->index_path, F_OK) != 0)
         return EXIT_OK;
@@ -202,6 +204,14 @@ static int index_apply(cli *c, const char *from, const char *to)
     int rc = cli_open_store(c, 0, &st);
     if (rc)
         return rc;
+    store_snapshot_keep(st, cfg->snapshots > 0 ? cfg->snapshots : CONFIG_SNAPSHOTS);
+    tbuf note = {0};
+    if (to)
+        tbuf_printf(&note, "rename %s to %s", from, to);
+    else
+        tbuf_printf(&note, "remove %s", from);
+    store_snapshot_label(st, "collection", note.data);
+    tbuf_free(&note);
     trove_err err = store_begin(st);
     if (!err)
         err = to ? store_collection_rename(st, from, to) : store_collection_delete(st, from);
@@ -238,7 +248,7 @@ static int collection_remove(cli *c, int argc, char **argv)
             i++;
         }
     }
-    rc = index_apply(c, argv[2], NULL);
+    rc = index_apply(c, &cfg, argv[2], NULL);
     if (rc == EXIT_OK) {
         trove_err err = config_save(&cfg);
         rc = err ? cli_error(err) : EXIT_OK;
@@ -282,7 +292,7 @@ static int collection_rename(cli *c, int argc, char **argv)
                 cfg.contexts[i].target = nt;
             }
         }
-        rc = index_apply(c, from, to);
+        rc = index_apply(c, &cfg, from, to);
         if (rc == EXIT_OK) {
             trove_err err = config_save(&cfg);
             rc = err ? cli_error(err) : EXIT_OK;

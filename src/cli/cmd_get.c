@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/wire.h"
 #include "cli/cli.h"
 #include "daemon/client.h"
 #include "cli/out.h"
@@ -290,18 +291,34 @@ static void print_vec_collection(const api_vec_status *v, const char *name)
     }
 }
 
+/* `status --json`: the status as the daemon protocol encodes it (docs/cli.md). */
+static void print_status_json(const api_status *s, json_t *daemon)
+{
+    json_t *root = out_json_root();
+    json_t *body = wire_status(s);
+    json_object_update(root, body);
+    json_decref(body);
+    if (daemon)
+        json_object_set(root, "daemon", daemon);
+    out_json_print(stdout, root);
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
     const char *model_flag = NULL;
+    int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: trove status [--model PATH]\nCollections, counts, index size, files new, "
-                   "changed or deleted since the last update,\nand the embeddings of the model "
-                   "(--model, $TROVE_EMBED_MODEL): embedded, pending, stale.\n");
+            printf("usage: trove status [--model PATH] [--json]\nCollections, counts, index size, "
+                   "the current snapshot, files new, changed or deleted since the\nlast update, "
+                   "and the embeddings of the model (--model, $TROVE_EMBED_MODEL): embedded,\n"
+                   "pending, stale. --json: the status as JSON (without the embeddings).\n");
             return EXIT_OK;
         }
-        if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
             model_flag = v;
         else
             return cli_usage("status", "unknown argument %s", argv[i]);
@@ -330,6 +347,13 @@ int cmd_status(cli *c, int argc, char **argv)
         json_decref(daemon);
         return cli_error(err);
     }
+    if (json) {
+        print_status_json(&s, daemon);
+        json_decref(daemon);
+        api_status_free(&s);
+        api_vec_status_free(&vs);
+        return EXIT_OK;
+    }
     fputs("config: ", stdout);
     out_put_path(stdout, s.config_file);
     fputs("\nindex:  ", stdout);
@@ -343,6 +367,13 @@ int cmd_status(cli *c, int argc, char **argv)
             time_t t = (time_t)s.last_update;
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
             printf("last update: %s\n", when);
+        }
+        if (s.snapshot.id) {
+            char when[64];
+            time_t t = (time_t)s.snapshot.created_at;
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&t));
+            printf("snapshot: %lld of %s (%s; `trove snapshot list`)\n", (long long)s.snapshot.id,
+                   when, s.snapshot.kind);
         }
         printf("notes: %lld  chunks: %lld  links: %lld (%lld dangling, %lld to other files)\n",
                (long long)s.counts.docs, (long long)s.counts.chunks, (long long)s.counts.links,

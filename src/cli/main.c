@@ -35,6 +35,7 @@ static const command commands[] = {
     {"ls", cmd_ls, "list indexed notes"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
+    {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},

@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "util/esc.h"
+#include "util/str.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -232,6 +233,22 @@ static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *roo
     return TROVE_OK;
 }
 
+/* snapshots: N, the snapshots kept listable */
+static trove_err load_snapshots(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    const char *v = scalar(doc, n);
+    long keep;
+    if (!v || !str_to_long(v, 1, CONFIG_SNAPSHOTS_MAX, &keep))
+        return trove_fail(TROVE_EPARSE, "%s: 'snapshots' must be a whole number from 1 to %d "
+                          "(snapshots kept for `trove snapshot rollback`), not '%s'", cfg->file,
+                          CONFIG_SNAPSHOTS_MAX, v ? v : "?");
+    cfg->snapshots = (int)keep;
+    cfg->has_snapshots = 1;
+    return TROVE_OK;
+}
+
 static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
 {
     if (is_empty(doc, m))
@@ -291,6 +308,7 @@ trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->daemon_idle = CONFIG_DAEMON_IDLE;
+    cfg->snapshots = CONFIG_SNAPSHOTS;
     char *text = NULL;
     size_t len = 0;
     struct stat sb;
@@ -327,6 +345,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_rerank_model(cfg, &doc, map_get(&doc, root, "rerank_model"));
             if (rc == TROVE_OK)
                 rc = load_daemon(cfg, &doc, root);
+            if (rc == TROVE_OK)
+                rc = load_snapshots(cfg, &doc, map_get(&doc, root, "snapshots"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -460,6 +480,8 @@ trove_err config_save(const config *cfg)
         tbuf_printf(&b, "daemon: %s\n", cfg->daemon_off ? "off" : "auto");
     if (cfg->has_daemon_idle)
         tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
+    if (cfg->has_snapshots)
+        tbuf_printf(&b, "snapshots: %d\n", cfg->snapshots);
     if (cfg->mcp.token || cfg->mcp.n_origins) {
         tbuf_puts(&b, "mcp:\n");
         if (cfg->mcp.token) {

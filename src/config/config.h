@@ -63,9 +63,16 @@ typedef struct config {
     /* `rerank_model:` the reranker `trove query` uses (a cross-encoder GGUF;
      * relative to the folder of config.yaml), NULL: the lexical re-scorer. */
     char *rerank_model;
+    /* `snapshots:` how many index snapshots stay listable for `trove
+     * snapshot rollback` (1..CONFIG_SNAPSHOTS_MAX; CONFIG_SNAPSHOTS when
+     * unset). */
+    int snapshots;
+    int has_snapshots;
 } config;
 
 #define CONFIG_DAEMON_IDLE 1800.0
+#define CONFIG_SNAPSHOTS 5
+#define CONFIG_SNAPSHOTS_MAX 1000
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);

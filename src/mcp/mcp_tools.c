@@ -139,8 +139,8 @@ static const char get_out[] =
 
 static const char status_desc[] =
     "Describe the index: its collections (name, folder, note count, files new/changed/deleted "
-    "since the last update), totals, last update time, and — when running — snapshot, file "
-    "watcher and embedding model. Use it to learn which collections exist (for search filters) "
+    "since the last update), totals, last update time, the current index snapshot (id, time, "
+    "counts), and — when running — file watcher and embedding model. Use it to learn which collections exist (for search filters) "
     "or why a note is missing.";
 
 static const char status_in[] = "{\"type\":\"object\",\"properties\":{},"
@@ -158,7 +158,12 @@ static const char status_out[] =
     "\"pending\":{\"type\":[\"object\",\"null\"]},"
     "\"problem\":{\"type\":[\"string\",\"null\"]}},"
     "\"required\":[\"name\",\"path\",\"notes\"]}},"
-    "\"snapshot\":{\"type\":[\"object\",\"null\"]},"
+    "\"snapshot\":{\"type\":[\"object\",\"null\"],\"properties\":{"
+    "\"id\":{\"type\":\"integer\"},\"time\":{\"type\":\"string\"},"
+    "\"kind\":{\"type\":\"string\"},\"note\":{\"type\":\"string\"},"
+    "\"notes\":{\"type\":\"integer\"},\"chunks\":{\"type\":\"integer\"},"
+    "\"links\":{\"type\":\"integer\"},\"added\":{\"type\":\"integer\"},"
+    "\"removed\":{\"type\":\"integer\"},\"modified\":{\"type\":\"integer\"}}},"
     "\"watcher\":{\"type\":[\"object\",\"null\"]},"
     "\"model\":{\"type\":[\"object\",\"null\"]}},"
     "\"required\":[\"index_exists\",\"notes\",\"collections\"]}";
@@ -970,17 +975,32 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
         last = json_string(when);
     }
-    /* The watcher is the daemon's (null without one); snapshot: null until
-     * snapshots exist. */
+    /* The watcher is the daemon's (null without one); snapshot: null while
+     * the index has none (never updated). */
+    json_t *snap = json_null();
+    if (st.snapshot.id) {
+        char when[32];
+        time_t t = (time_t)st.snapshot.created_at;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snap = json_pack("{s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "id",
+                         (json_int_t)st.snapshot.id, "time", when, "kind", st.snapshot.kind, "note",
+                         js_str(st.snapshot.note ? st.snapshot.note : ""), "notes",
+                         (json_int_t)st.snapshot.docs, "chunks", (json_int_t)st.snapshot.chunks,
+                         "links", (json_int_t)st.snapshot.links, "added",
+                         (json_int_t)st.snapshot.added, "removed", (json_int_t)st.snapshot.removed,
+                         "modified", (json_int_t)st.snapshot.modified);
+    }
     json_t *watcher = daemon ? json_incref(json_object_get(daemon, "watcher")) : NULL;
     json_decref(daemon);
-    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:n, s:o, s:o}",
+    json_t *o = json_pack("{s:b, s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}",
                           "index_exists", st.index_exists, "last_update", last,
                           "notes", (json_int_t)st.counts.docs,
                           "chunks", (json_int_t)st.counts.chunks,
                           "links", (json_int_t)st.counts.links,
                           "dangling_links", (json_int_t)st.counts.dangling,
-                          "collections", cols, "snapshot", "watcher",
+                          "collections", cols, "snapshot", snap, "watcher",
                           watcher ? watcher : json_null(), "model",
                           model_json(s));
     api_status_free(&st);

@@ -84,7 +84,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS links_src ON links(src_doc);"
     "CREATE INDEX IF NOT EXISTS links_dst ON links(dst_doc);"
     "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;"
-    VEC_SCHEMA_SQL;
+    VEC_SCHEMA_SQL
+    SNAP_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -231,6 +232,11 @@ static trove_err upgrade_schema(store *st, int version)
     if (version == 2 && rc == TROVE_OK) {
         /* v3: the vector tables, which schema_sql creates right after. */
         version = 3;
+    }
+    if (version == 3 && rc == TROVE_OK) {
+        /* v4: the snapshot tables; the index as it is becomes snapshot 1. */
+        rc = snap_upgrade(st);
+        version = 4;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -383,6 +389,8 @@ trove_err store_open(const char *path, int flags_in, store **out)
 
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
+    st->snap_keep = STORE_SNAPSHOTS_DEFAULT;
+    strcpy(st->snap_kind, "update");
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     trove_err rc = TROVE_OK;
     if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -472,7 +480,10 @@ void store_close(store *st)
         sqlite3_finalize(st->cached[i].s);
         free(st->cached[i].sql);
     }
+    for (size_t i = 0; i < st->n_cache; i++)
+        sqlite3_finalize(st->cache[i].s);
     free(st->dead);
+    free(st->snap_note);
     sqlite3_close_v2(st->db);
     /* After the close (and its checkpoint) the file is as this writer left
      * it: record that, so readers need no check until someone else
@@ -503,12 +514,19 @@ trove_err store_begin(store *st)
 trove_err store_commit(store *st)
 {
     trove_err rc = store_vec_fold(st);
-    return rc ? rc : store_exec(st, "COMMIT");
+    if (rc == TROVE_OK)
+        rc = snap_finish(st);
+    if (rc == TROVE_OK)
+        rc = store_exec(st, "COMMIT");
+    if (rc == TROVE_OK)
+        snap_abort(st);   /* committed: the next transaction is a new snapshot */
+    return rc;
 }
 
 void store_rollback(store *st)
 {
     store_vec_discard(st);
+    snap_abort(st);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
@@ -581,6 +599,31 @@ static sqlite3_stmt *stmt(store *st, int which)
     return st->stmt[which];
 }
 
+sqlite3_stmt *store_cached(store *st, const char *sql)
+{
+    for (size_t i = 0; i < st->n_cache; i++) {
+        if (st->cache[i].sql == sql) {
+            sqlite3_reset(st->cache[i].s);
+            sqlite3_clear_bindings(st->cache[i].s);
+            return st->cache[i].s;
+        }
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        return NULL;
+    if (st->n_cache == sizeof st->cache / sizeof *st->cache) {
+        /* Full: evict the oldest (the table is sized for every static
+         * statement of the store, so this does not happen in practice). */
+        sqlite3_finalize(st->cache[0].s);
+        memmove(st->cache, st->cache + 1, (st->n_cache - 1) * sizeof *st->cache);
+        st->n_cache--;
+    }
+    st->cache[st->n_cache].sql = sql;
+    st->cache[st->n_cache].s = s;
+    st->n_cache++;
+    return s;
+}
+
 /* Step a write statement to completion. */
 static trove_err step_done(store *st, sqlite3_stmt *s, const char *what)
 {
@@ -604,19 +647,40 @@ void store_docid(const char *collection, const char *path, char out[9])
 
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id)
 {
+    /* Unchanged (every update of every collection): no write, so an update
+     * that finds nothing new is no snapshot. */
     sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, root = ?2 FROM collections WHERE name = ?1", -1, &s,
+                           NULL) != SQLITE_OK)
+        return store_fail(st, "looking up collection");
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, root, -1, SQLITE_STATIC);
+    int step = sqlite3_step(s);
+    int64_t have = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    int same = step == SQLITE_ROW && sqlite3_column_int(s, 1);
+    sqlite3_finalize(s);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        return store_fail(st, "looking up collection");
+    if (same) {
+        *id = have;
+        return TROVE_OK;
+    }
+    trove_err rc = have ? snap_record_coll(st, have) : TROVE_OK;
+    if (rc)
+        return rc;
     if (sqlite3_prepare_v2(st->db, "INSERT INTO collections(name, root) VALUES (?1, ?2)"
                            " ON CONFLICT(name) DO UPDATE SET root = excluded.root"
                            " RETURNING id", -1, &s, NULL) != SQLITE_OK)
         return store_fail(st, "registering collection");
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, root, -1, SQLITE_STATIC);
-    trove_err rc = TROVE_OK;
     if (sqlite3_step(s) == SQLITE_ROW)
         *id = sqlite3_column_int64(s, 0);
     else
         rc = store_fail(st, "registering collection");
     sqlite3_finalize(s);
+    if (rc == TROVE_OK && !have)
+        rc = snap_record_coll_created(st, *id);
     return rc;
 }
 
@@ -651,6 +715,9 @@ trove_err store_collection_delete(store *st, const char *name)
     for (size_t i = 0; i < n && rc == TROVE_OK; i++)
         rc = store_doc_delete(st, ids[i]);
     free(ids);
+    int64_t coll_id;
+    if (rc == TROVE_OK && store_collection_id(st, name, &coll_id) == TROVE_OK)
+        rc = snap_record_coll(st, coll_id);
     if (rc == TROVE_OK)
         rc = exec_bound(st, "DELETE FROM collections WHERE name = ?", name, NULL);
     if (rc == TROVE_OK)
@@ -660,6 +727,14 @@ trove_err store_collection_delete(store *st, const char *name)
 
 trove_err store_collection_rename(store *st, const char *from, const char *to)
 {
+    /* Only the collection row is recorded: the docids follow from its name,
+     * and an undo recomputes them (O(1) to record, O(collection) to undo). */
+    int64_t coll_id;
+    if (store_collection_id(st, from, &coll_id) == TROVE_OK) {
+        trove_err rrc = snap_record_coll(st, coll_id);
+        if (rrc)
+            return rrc;
+    }
     trove_err rc = exec_bound(st, "UPDATE collections SET name = ?2 WHERE name = ?1", from, to);
     if (rc == TROVE_OK)
         rc = exec_bound(st, "UPDATE docs SET docid = trove_docid(?1, path) WHERE collection_id ="
@@ -934,6 +1009,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);
+    if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK)
+        goto done;
     if ((rc = insert_chunks(st, *doc_id, note, title)) == TROVE_OK &&
         (rc = insert_names(st, *doc_id, note, title, filename)) == TROVE_OK &&
         (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK)
@@ -948,7 +1025,10 @@ done:
 
 trove_err store_doc_delete(store *st, int64_t doc_id)
 {
-    trove_err vrc = store_vec_doc_deleted(st, doc_id);
+    /* First the before-image (vectors included), then the delete. */
+    trove_err vrc = snap_record_doc(st, doc_id);
+    if (vrc == TROVE_OK)
+        vrc = store_vec_doc_deleted(st, doc_id);
     if (vrc)
         return vrc;
     static const char *const sqls[] = {
@@ -962,12 +1042,12 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         "DELETE FROM docs WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v3(st->db, sqls[i], -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        sqlite3_stmt *s = store_cached(st, sqls[i]);
+        if (!s)
             return store_fail(st, sqls[i]);
         sqlite3_bind_int64(s, 1, doc_id);
         int rc = sqlite3_step(s);
-        sqlite3_finalize(s);
+        sqlite3_reset(s);
         if (rc != SQLITE_DONE)
             return store_fail(st, "deleting document");
     }
@@ -976,6 +1056,9 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
 
 trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime_ns)
 {
+    trove_err rc = snap_record_doc_touch(st, doc_id);
+    if (rc)
+        return rc;
     sqlite3_stmt *s = stmt(st, S_DOC_TOUCH);
     if (!s)
         return store_fail(st, "preparing touch");

@@ -23,10 +23,10 @@
 typedef struct store store;
 struct sqlite3;
 
-/* Version 2 added docs.lang, version 3 the vector tables (store_vec.h); an
- * older index is upgraded in place by the first writable store_open() (see
- * docs/schema.md). */
-#define STORE_SCHEMA_VERSION 3
+/* Version 2 added docs.lang, version 3 the vector tables (store_vec.h),
+ * version 4 the snapshot tables; an older index is upgraded in place by the
+ * first writable store_open() (see docs/schema.md). */
+#define STORE_SCHEMA_VERSION 4
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */
@@ -203,6 +203,50 @@ void store_problems_free(char **problems, size_t n);
 trove_err store_rebuild_begin(const char *path, char **tmp_path);
 trove_err store_rebuild_finish(const char *tmp_path, const char *path);
 void store_rebuild_abort(const char *tmp_path);
+
+/* ---- snapshots (store_snap.c) ----
+ * Every committed transaction that changes notes or collections is a
+ * numbered snapshot. The live tables always hold the current one; before a
+ * note or collection is first changed in a transaction its old rows (and
+ * its chunks' vectors) are copied to undo tables keyed by the snapshot, so
+ * a snapshot costs what it changed. Rolling back applies the undo rows of
+ * the newer snapshots, newest first, and commits the result as a new
+ * snapshot (so a rollback can itself be rolled back). Transactions that only
+ * add vectors are not snapshots. See docs/architecture.md, "Snapshots". */
+
+#define STORE_SNAPSHOTS_DEFAULT 5
+#define STORE_SNAPSHOTS_MAX 1000
+
+typedef struct store_snapshot {
+    int64_t id;              /* 0: none yet (an index never updated) */
+    int64_t created_at;      /* Unix seconds */
+    char kind[16];           /* update, collection, rollback, upgrade */
+    char *note;              /* e.g. "rollback to 3"; "" when none */
+    int64_t docs, chunks, links;        /* in the index as of this snapshot */
+    int64_t added, removed, modified;   /* notes, by path, against the one before */
+} store_snapshot;
+
+/* Snapshots kept listable (and so reachable by rollback); older undo rows
+ * are deleted when a snapshot commits. Clamped to 1..STORE_SNAPSHOTS_MAX;
+ * default STORE_SNAPSHOTS_DEFAULT. */
+void store_snapshot_keep(store *st, int keep);
+/* What the open transaction is, for the list (kind: a short word; note:
+ * copied). Default: "update", no note. */
+void store_snapshot_label(store *st, const char *kind, const char *note);
+/* The current snapshot (id 0 and zero counts when there is none). Free
+ * with store_snapshot_clear(). */
+trove_err store_snapshot_current(store *st, store_snapshot *out);
+void store_snapshot_clear(store_snapshot *s);
+/* The kept snapshots, newest first, at most `limit` (0: all kept). */
+trove_err store_snapshots(store *st, size_t limit, store_snapshot **out, size_t *n);
+void store_snapshots_free(store_snapshot *s, size_t n);
+/* Make snapshot `id` current again in one transaction of its own: the undo
+ * rows of every newer snapshot are applied, newest first, and the result is
+ * committed as a new snapshot of kind "rollback". A crash or error leaves
+ * the index as it was. `id` must be a kept snapshot (TROVE_ENOENT names the
+ * kept ones); `id` equal to the current one changes nothing (*made gets the
+ * current snapshot, *noop 1). */
+trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, int *noop);
 
 /* Short stable document id: 8 hex digits of a hash of "collection/path". */
 void store_docid(const char *collection, const char *path, char out[9]);

@@ -102,6 +102,33 @@ static const struct {
      "chunks have byte or line ranges outside their note"},
     {"SELECT count(*) FROM (SELECT doc_id, seq FROM chunks GROUP BY doc_id, seq HAVING count(*) > 1)",
      "chunk sequence numbers repeat within a note"},
+    /* Snapshots (store_snap.c). */
+    {"SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'snapshot'), 0)"
+     " != coalesce((SELECT max(id) FROM snapshots), 0)",
+     "current snapshot in meta is not the newest snapshot (or more)"},
+    {"SELECT count(*) FROM snapshots WHERE id = (SELECT max(id) FROM snapshots) AND"
+     " (docs != (SELECT count(*) FROM docs) OR chunks != (SELECT count(*) FROM chunks)"
+     " OR links != (SELECT count(*) FROM links))",
+     "current snapshot has counts that differ from the index"},
+    {"SELECT (SELECT count(*) FROM docs) > 0 AND NOT EXISTS (SELECT 1 FROM snapshots)",
+     "index holds notes but no snapshot"},
+    {"SELECT (SELECT count(*) FROM undo_docs WHERE snap <= (SELECT coalesce(min(id), 0) FROM snapshots)"
+     "  OR snap > (SELECT coalesce(max(id), 0) FROM snapshots))"
+     " + (SELECT count(*) FROM undo_colls WHERE snap <= (SELECT coalesce(min(id), 0) FROM snapshots)"
+     "  OR snap > (SELECT coalesce(max(id), 0) FROM snapshots))",
+     "undo rows belong to no kept snapshot"},
+    {"SELECT (SELECT count(*) FROM undo_chunks c WHERE NOT EXISTS (SELECT 1 FROM undo_docs u"
+     "  WHERE u.snap = c.snap AND u.doc_id = c.doc_id AND u.kind = 1))"
+     " + (SELECT count(*) FROM undo_links l WHERE NOT EXISTS (SELECT 1 FROM undo_docs u"
+     "  WHERE u.snap = l.snap AND u.doc_id = l.src_doc AND u.kind = 1))"
+     " + (SELECT count(*) FROM undo_names l WHERE NOT EXISTS (SELECT 1 FROM undo_docs u"
+     "  WHERE u.snap = l.snap AND u.doc_id = l.doc_id AND u.kind = 1))"
+     " + (SELECT count(*) FROM undo_tags l WHERE NOT EXISTS (SELECT 1 FROM undo_docs u"
+     "  WHERE u.snap = l.snap AND u.doc_id = l.doc_id AND u.kind = 1))",
+     "undo rows belong to no saved note"},
+    {"SELECT count(*) FROM undo_docs WHERE kind != 0 AND (path IS NULL OR collection_id IS NULL"
+     " OR docid IS NULL)",
+     "saved notes lack their path, collection or docid"},
 };
 
 static void check_invariants(store *st, problems *p)

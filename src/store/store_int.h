@@ -42,6 +42,84 @@ struct store {
     tbuf scratch;
     store_dead_slot *dead;  /* folded into segment bitmaps at commit */
     size_t n_dead, cap_dead;
+    /* Snapshots (store_snap.c): the id the open transaction commits as, 0
+     * while it has changed no note or collection; snap_bare: it is the
+     * first snapshot of the index (nothing to undo to, nothing recorded). */
+    int64_t snap_id;
+    int snap_bare;
+    int snap_keep;          /* snapshots kept listable */
+    /* Statements of static SQL text, prepared once per connection
+     * (store_cached): the per-note write paths run them thousands of
+     * times per transaction. Kept apart from cached[] above on purpose:
+     * these are looked up by the address of the SQL text and are never
+     * nested (no put-back), where search/'s statements (store_stmt_get/
+     * put) are looked up by text and may be in use twice at once. */
+    struct { const char *sql; sqlite3_stmt *s; } cache[48];
+    size_t n_cache;
+    char snap_kind[16];
+    char *snap_note;
 };
+
+/* The prepared statement for `sql`, a string with static storage (it is
+ * looked up by address), reset with its bindings cleared; NULL when it
+ * does not compile (call store_fail). Finalized by store_close(). */
+sqlite3_stmt *store_cached(store *st, const char *sql);
+
+/* Hooks of store.c into store_snap.c: save the before-image of a note or a
+ * collection at its first change in the open snapshot ("created" when it
+ * did not exist before), finish the snapshot at commit, forget it at
+ * rollback. */
+trove_err snap_record_doc(store *st, int64_t doc_id);
+/* Only the file size and time change (same bytes): the docs row alone. */
+trove_err snap_record_doc_touch(store *st, int64_t doc_id);
+trove_err snap_record_doc_created(store *st, int64_t doc_id);
+trove_err snap_record_coll(store *st, int64_t coll_id);
+trove_err snap_record_coll_created(store *st, int64_t coll_id);
+trove_err snap_finish(store *st);
+void snap_abort(store *st);
+/* The v3 -> v4 upgrade step: the index as it is becomes snapshot 1. */
+trove_err snap_upgrade(store *st);
+
+/* The snapshot tables (schema version 4, docs/schema.md). undo_* rows of
+ * snapshot k hold what k changed, as it was before k: undo_docs one row per
+ * note id (kind 0: created in k; 1: its before-image with its title row;
+ * 2: only touched, its docs row before), undo_chunks its chunks with their
+ * full-text row, undo_names/tags/links
+ * the rest, undo_dst the old target of links of unchanged notes whose
+ * target note k deleted, undo_vecs the vectors of its chunks, undo_colls the
+ * collections (kind as for notes). */
+#define SNAP_SCHEMA_SQL \
+    "CREATE TABLE IF NOT EXISTS snapshots(id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL," \
+    "  kind TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', docs INTEGER NOT NULL," \
+    "  chunks INTEGER NOT NULL, links INTEGER NOT NULL, added INTEGER NOT NULL DEFAULT 0," \
+    "  removed INTEGER NOT NULL DEFAULT 0, modified INTEGER NOT NULL DEFAULT 0);" \
+    "CREATE TABLE IF NOT EXISTS undo_docs(snap INTEGER NOT NULL, doc_id INTEGER NOT NULL," \
+    "  kind INTEGER NOT NULL, collection_id INTEGER, path TEXT, path_key TEXT, stem TEXT," \
+    "  docid TEXT, title TEXT, size INTEGER, mtime_ns INTEGER, hash INTEGER, meta TEXT," \
+    "  n_lines INTEGER, in_degree INTEGER, lang TEXT, t_title TEXT, t_aliases TEXT," \
+    "  t_filename TEXT, PRIMARY KEY(snap, doc_id));" \
+    "CREATE TABLE IF NOT EXISTS undo_chunks(snap INTEGER NOT NULL, id INTEGER NOT NULL," \
+    "  doc_id INTEGER NOT NULL, seq INTEGER, heading TEXT, start_byte INTEGER, end_byte INTEGER," \
+    "  line_start INTEGER, line_end INTEGER, f_heading TEXT, f_body TEXT);" \
+    "CREATE INDEX IF NOT EXISTS undo_chunks_snap ON undo_chunks(snap, doc_id);" \
+    "CREATE TABLE IF NOT EXISTS undo_names(snap INTEGER NOT NULL, doc_id INTEGER NOT NULL," \
+    "  name TEXT NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS undo_names_snap ON undo_names(snap);" \
+    "CREATE TABLE IF NOT EXISTS undo_tags(snap INTEGER NOT NULL, doc_id INTEGER NOT NULL," \
+    "  tag TEXT NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS undo_tags_snap ON undo_tags(snap);" \
+    "CREATE TABLE IF NOT EXISTS undo_links(snap INTEGER NOT NULL, id INTEGER NOT NULL," \
+    "  src_doc INTEGER NOT NULL, kind INTEGER, target TEXT, target_key TEXT, fragment TEXT," \
+    "  line INTEGER, dst_doc INTEGER);" \
+    "CREATE INDEX IF NOT EXISTS undo_links_snap ON undo_links(snap);" \
+    "CREATE TABLE IF NOT EXISTS undo_dst(snap INTEGER NOT NULL, link_id INTEGER NOT NULL," \
+    "  dst_doc INTEGER, PRIMARY KEY(snap, link_id)) WITHOUT ROWID;" \
+    "CREATE TABLE IF NOT EXISTS undo_vecs(snap INTEGER NOT NULL, chunk_id INTEGER NOT NULL," \
+    "  model_id INTEGER NOT NULL, text_hash INTEGER NOT NULL, scale REAL NOT NULL, q BLOB NOT NULL);" \
+    "CREATE INDEX IF NOT EXISTS undo_vecs_snap ON undo_vecs(snap, model_id);" \
+    "CREATE TABLE IF NOT EXISTS undo_colls(snap INTEGER NOT NULL, coll_id INTEGER NOT NULL," \
+    "  kind INTEGER NOT NULL, name TEXT, root TEXT, updated_at INTEGER," \
+    "  PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;"
+
 
 #endif

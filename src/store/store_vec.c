@@ -195,6 +195,9 @@ trove_err store_vec_model_drop(store *st, int64_t model_id)
     trove_err rc;
     if ((rc = store_vec_fold(st)) ||
         (rc = exec_i64(st, "DELETE FROM vec_map WHERE model_id = ?", model_id)) ||
+        /* and its vectors saved by snapshots: a model registered later may
+         * get the same id, and must not inherit them at a rollback */
+        (rc = exec_i64(st, "DELETE FROM undo_vecs WHERE model_id = ?", model_id)) ||
         (rc = exec_i64(st, "DELETE FROM vec_segs WHERE model_id = ?", model_id)))
         return rc;
     return exec_i64(st, "DELETE FROM vec_models WHERE id = ?", model_id);
@@ -622,20 +625,26 @@ trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_en
 
 trove_err store_vec_doc_deleted(store *st, int64_t doc_id)
 {
-    sqlite3_stmt *s;
-    trove_err rc = prep(st, "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
-                            " ON m.chunk_id = c.id WHERE c.doc_id = ?", &s);
-    if (rc)
-        return rc;
+    static const char list_sql[] = "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
+                                   " ON m.chunk_id = c.id WHERE c.doc_id = ?";
+    static const char del_sql[] = "DELETE FROM vec_map WHERE chunk_id IN"
+                                  " (SELECT id FROM chunks WHERE doc_id = ?)";
+    sqlite3_stmt *s = store_cached(st, list_sql);
+    if (!s)
+        return store_fail(st, list_sql);
     sqlite3_bind_int64(s, 1, doc_id);
     int r;
     while ((r = sqlite3_step(s)) == SQLITE_ROW)
         dead_push(st, sqlite3_column_int64(s, 0), (uint32_t)sqlite3_column_int64(s, 1));
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     if (r != SQLITE_DONE)
         return store_fail(st, "listing vectors of a deleted note");
-    return exec_i64(st, "DELETE FROM vec_map WHERE chunk_id IN"
-                        " (SELECT id FROM chunks WHERE doc_id = ?)", doc_id);
+    if (!(s = store_cached(st, del_sql)))
+        return store_fail(st, del_sql);
+    sqlite3_bind_int64(s, 1, doc_id);
+    r = sqlite3_step(s);
+    sqlite3_reset(s);
+    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "forgetting vectors of a deleted note");
 }
 
 static int cmp_dead(const void *a, const void *b)

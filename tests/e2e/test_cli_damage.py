@@ -40,6 +40,26 @@ def overwrite_middle(path, seed=7):
         f.write(bytes(rnd.getrandbits(8) for _ in range(8192)))
 
 
+def overwrite_note_pages(path, seed=7):
+    """8 KiB of noise over pages holding note text (the full-text content
+    table), away from the schema: damage there leaves the file readable as
+    an index, so `check` can list what is broken. (Which pages the middle
+    of the file holds depends on the schema; damage to sqlite_schema makes
+    the file unreadable, reported as damaged without a list.)"""
+    db = sqlite3.connect(str(path))
+    try:
+        pages = [r[0] for r in db.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'chunks_fts_content' ORDER BY pageno")]
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        db.close()
+    assert len(pages) >= 2, pages
+    rnd = random.Random(seed)
+    with open(path, "r+b") as f:
+        f.seek((pages[len(pages) // 2] - 1) * page_size)
+        f.write(bytes(rnd.getrandbits(8) for _ in range(2 * page_size)))
+
+
 def truncate(path, keep):
     with open(path, "r+b") as f:
         f.truncate(keep)
@@ -83,7 +103,7 @@ def test_check_on_a_healthy_index(indexed):
 def test_check_lists_damage_and_rebuild_repairs_it(indexed):
     trove, _ = indexed
     want = trove.paths("autolyse")
-    overwrite_middle(trove.index)
+    overwrite_note_pages(trove.index)
     r = trove("check")
     assert r.rc == 1, r
     assert "problem:" in r.out, r

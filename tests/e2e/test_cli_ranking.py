@@ -168,8 +168,10 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     # Turn the index into one of schema version 1: no docs.lang, no vectors.
     db = sqlite3.connect(str(t.index))
     db.execute("ALTER TABLE docs DROP COLUMN lang")
-    for table in ("vec_map", "vec_segs", "vec_models"):
+    for table in ("vec_map", "vec_segs", "vec_models", "snapshots", "undo_docs", "undo_chunks",
+                  "undo_names", "undo_tags", "undo_links", "undo_dst", "undo_vecs", "undo_colls"):
         db.execute("DROP TABLE " + table)
+    db.execute("DELETE FROM meta WHERE key = 'snapshot'")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
@@ -180,6 +182,8 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     assert langs["en/zip.md"] == "en" and langs["de/zip.md"] == "de", langs
     db = sqlite3.connect(str(t.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                      ).fetchone()[0] == "3"
+                      ).fetchone()[0] == "4"
     assert db.execute("SELECT count(*) FROM vec_segs").fetchone()[0] == 0
+    # v3 -> v4: the index as it was is snapshot 1
+    assert db.execute("SELECT id, kind FROM snapshots").fetchall() == [(1, "upgrade")]
     db.close()

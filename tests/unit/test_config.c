@@ -322,6 +322,38 @@ static void test_rerank_model(void **state)
     config_free(&cfg);
 }
 
+/* `snapshots:` defaults to 5, must be 1..1000, and survives a save. */
+static void test_snapshots_key(void **state)
+{
+    (void)state;
+    const char *path = file_in("snap.yaml");
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.snapshots, CONFIG_SNAPSHOTS);
+    config_free(&cfg);
+    FILE *f = fopen(path, "w");
+    fputs("snapshots: 12\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.snapshots, 12);
+    config_add_collection(&cfg, "n", "/n", NULL, 0, NULL, 0);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.snapshots, 12);
+    config_free(&cfg);
+    static const char *const bad[] = {"snapshots: 0\n", "snapshots: -1\n", "snapshots: 1001\n",
+                                      "snapshots: five\n", "snapshots: [5]\n", "snapshots: 2.5\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+        assert_non_null(strstr(trove_errmsg(), "'snapshots' must be a whole number from 1 to 1000"));
+        config_free(&cfg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_mcp_section_round_trip),
         cmocka_unit_test(test_rerank_model),
+        cmocka_unit_test(test_snapshots_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

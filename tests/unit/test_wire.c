@@ -168,6 +168,43 @@ static void test_bad_input_is_an_error(void **state)
     json_decref(j);
 }
 
+/* The status's snapshot survives the wire (daemon `status`, MCP status
+ * through a daemon); none is null and reads back as id 0. */
+static void test_status_snapshot_round_trip(void **state)
+{
+    (void)state;
+    api_status st = {0};
+    st.config_file = xstrdup("/c/config.yaml");
+    st.index_path = xstrdup("/i/index.db");
+    st.index_exists = 1;
+    st.snapshot = (store_snapshot){.id = 7, .created_at = 1796047072, .kind = "rollback",
+                                   .note = xstrdup("rollback to 3"), .docs = 23, .chunks = 26,
+                                   .links = 57, .added = 1, .removed = 2, .modified = 3};
+    api_status back;
+    json_t *j = through_text(wire_status(&st));
+    assert_int_equal(wire_status_parse(j, &back), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(back.snapshot.id, 7);
+    assert_int_equal(back.snapshot.created_at, 1796047072);
+    assert_string_equal(back.snapshot.kind, "rollback");
+    assert_string_equal(back.snapshot.note, "rollback to 3");
+    assert_int_equal(back.snapshot.docs, 23);
+    assert_int_equal(back.snapshot.chunks, 26);
+    assert_int_equal(back.snapshot.links, 57);
+    assert_int_equal(back.snapshot.added, 1);
+    assert_int_equal(back.snapshot.removed, 2);
+    assert_int_equal(back.snapshot.modified, 3);
+    api_status_free(&back);
+    store_snapshot_clear(&st.snapshot);
+    j = through_text(wire_status(&st));
+    assert_true(json_is_null(json_object_get(j, "snapshot")));
+    assert_int_equal(wire_status_parse(j, &back), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(back.snapshot.id, 0);
+    api_status_free(&back);
+    api_status_free(&st);
+}
+
 static void test_query_round_trip(void **state)
 {
     (void)state;
@@ -289,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_search_results_round_trip),
         cmocka_unit_test(test_search_opts_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
+        cmocka_unit_test(test_status_snapshot_round_trip),
         cmocka_unit_test(test_query_round_trip),
         cmocka_unit_test(test_query_bad_pipeline_is_an_error),
     };
