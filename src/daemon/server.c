@@ -787,6 +787,9 @@ static void watch_sync(srv *s, sig *cfg_seen)
         const char *max = getenv("TROVE_WATCH_MAX");   /* tests: a small inotify limit */
         if (max && *max)
             wo.max_watches = (size_t)strtoul(max, NULL, 10);
+        const char *poll_s = getenv("TROVE_WATCH_POLL");   /* tests: rescan period, seconds */
+        if (poll_s && *poll_s && strtod(poll_s, NULL) > 0)
+            wo.poll_s = strtod(poll_s, NULL);
         if (watch_start(&cfg, &wo, &s->w) != TROVE_OK)
             logf_("watcher: %s", trove_errmsg());
     }

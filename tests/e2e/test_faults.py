@@ -285,3 +285,107 @@ def test_kill9_during_update(trove, tmp_path):
         assert hits(trove, version_word(t - 1)) == 0
         index_is_healthy(trove)
     print("kill outcomes (state found after the kill):", outcomes)
+
+
+# ---- a full disk during an update -----------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """An 8 MiB tmpfs for the index (the vault stays outside it), unmounted
+    at the end; skipped, saying why, where mounting is not permitted."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs for the full-disk test needs root "
+                    "(CAP_SYS_ADMIN); running as uid %d" % os.geteuid())
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (%s): %s" % (r.returncode, r.stderr.strip()))
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def fill(mnt, leave=32 * 1024):
+    """Fill the file system at mnt up to `leave` bytes; returns the filler."""
+    st = os.statvfs(mnt)
+    free = st.f_bavail * st.f_frsize
+    f = Path(mnt) / "filler"
+    with open(f, "wb") as fh:
+        fh.write(b"\0" * max(free - leave, 0))
+    return f
+
+
+def add_big_notes(vault, word, n=100):
+    d = Path(vault) / ("big-" + word)
+    d.mkdir()
+    for i in range(n):
+        (d / ("b%03d.md" % i)).write_text(
+            "# Big %d\n\n%s %s\n" % (i, word, " ".join("w%dx%d" % (i, j) for j in range(600))))
+
+
+def test_full_disk_during_update(trove, vault, small_disk):
+    """The index on a nearly full file system: `trove update` of 100 new
+    notes runs out of space. It fails cleanly (exit 1, a sentence naming
+    the full disk, no crash), the previous state is still served cold and by
+    a daemon, `trove check` passes, and once space is freed the next update
+    succeeds. The daemon's watcher meets the same full disk: it keeps
+    serving, its status says why its update failed, and it finishes the
+    work by itself once there is room."""
+    index = small_disk / "index.db"
+    trove.env["TROVE_INDEX"] = str(index)
+    trove.index = index
+    trove.ok("collection", "add", vault, "--name", "vault")
+    trove.ok("update")
+    before = committed_state(trove)
+    filler = fill(small_disk)
+    add_big_notes(vault, "zorbling")
+    r = trove("update", both=False)
+    assert r.rc == 1, r
+    assert "disk is full" in r.err and str(index) in r.err, r
+    assert "AddressSanitizer" not in r.err and "runtime error" not in r.err, r
+    assert committed_state(trove) == before
+    index_is_healthy(trove)
+    assert hits(trove, "carbonara") >= 1 and hits(trove, "zorbling") == 0
+    # A daemon on the full disk serves the last committed state.
+    trove.start_daemon("--idle", "300", "--no-watch")
+    try:
+        r = trove("search", "carbonara", "--files", env={"TROVE_NO_DAEMON": None}, both=False)
+        assert r.rc == 0 and "pasta-carbonara.md" in r.out, r
+        assert trove.daemon_requests() >= 2
+    finally:
+        trove.stop_daemon()
+    filler.unlink()
+    trove.ok("update")
+    assert hits(trove, "zorbling") == 100
+    index_is_healthy(trove)
+
+    # The watcher: the disk fills up again under it.
+    log = small_disk.parent / "daemon.log"
+    d = Daemon(trove, log)
+    try:
+        d.quiet()
+        filler = fill(small_disk)
+        add_big_notes(vault, "quillwort")
+
+        def failed():
+            w = d.watcher()
+            return w["problem"] and "disk is full" in w["problem"] and w
+        w = wait_for(failed, timeout=30)
+        assert w, (d.watcher(), d.stderr())
+        assert w["state"] == "watching" and "failed" in w["problem"], w
+        assert "update failed" in d.stderr()
+        # Still serving, the last committed state.
+        assert hits(trove, "zorbling", daemon=True) == 100
+        assert hits(trove, "quillwort", daemon=True) == 0
+        r = trove.ok("status")
+        assert "disk is full" in r.out, r
+        index_is_healthy(trove)
+        # Room again: the watcher's retry finishes the work.
+        filler.unlink()
+        assert wait_for(lambda: hits(trove, "quillwort", daemon=True) == 100, timeout=30), \
+            (d.watcher(), d.stderr())
+        assert wait_for(lambda: d.watcher()["problem"] is None, timeout=10), d.watcher()
+        index_is_healthy(trove)
+    finally:
+        d.stop()
