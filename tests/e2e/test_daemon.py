@@ -514,3 +514,36 @@ def test_status_right_after_start(indexed):
         assert w["state"] == "watching", w
         r = trove.stop_daemon()
         assert r.rc == 0, r
+
+
+def test_watcher_survives_files_changing_while_read(served):
+    """Notes rewritten (truncated, grown, shrunk, replaced by rename)
+    without pause while the watcher's updates read them: no update fails,
+    the daemon keeps answering, and once the writers stop the last version
+    of every note is what the index holds."""
+    trove, vault, path = served
+    import random
+    rng = random.Random(11)
+    d = vault / "churn"
+    d.mkdir()
+    end = time.monotonic() + 2.5
+    i = 0
+    while time.monotonic() < end:
+        n = d / ("c%d.md" % (i % 5))
+        body = "# Churn %d\n\nround%d %s\n" % (i, i, "filler " * rng.randrange(0, 3000))
+        if i % 3 == 0:
+            tmp = d / (".c%d.tmp" % (i % 5))
+            tmp.write_text(body)
+            os.rename(tmp, n)
+        else:
+            with open(n, "w") as f:          # truncate, then write in pieces
+                for k in range(0, len(body), 4096):
+                    f.write(body[k:k + 4096])
+                    f.flush()
+        i += 1
+    last = {k: (i - 1 - ((i - 1 - k) % 5)) for k in range(5)}
+    for k, r in last.items():
+        assert wait_for(lambda: ("churn/c%d.md" % k) in trove("search", "round%d" % r,
+                                                            "--files").out, timeout=10), (k, r)
+    w = Client(path).call("status")["result"]["daemon"]["watcher"]
+    assert w["problem"] is None, w
