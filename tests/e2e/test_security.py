@@ -125,3 +125,53 @@ def test_run_folder_open_to_others_is_made_private(indexed, nobody):
         assert as_nobody(nobody, sock_path(trove)) == {"connect": errno.EACCES}
     finally:
         trove.stop_daemon()
+
+
+def test_cli_ignores_a_daemon_of_another_user(nobody, tmp_path):
+    """The other way round: a daemon run by `nobody` in a folder of its own,
+    at the socket path the CLI would use. The CLI (root, which the folder
+    modes do not stop) asks the kernel who serves there and answers cold
+    instead of trusting it."""
+    import shutil
+    import signal
+    import tempfile
+    from conftest import FIXTURE_VAULT, Trove, trove_bin
+    from test_daemon import wait_for
+    base = tempfile.mkdtemp(prefix="trove-other-")
+    try:
+        os.chmod(base, 0o755)
+        t = Trove(os.path.join(base, "env"))
+        vault = os.path.join(base, "vault")
+        shutil.copytree(FIXTURE_VAULT, vault, symlinks=True)
+        t.ok("collection", "add", vault, "--name", "vault")
+        t.ok("update")
+        for root in (base, str(t.run_dir)):
+            for d, dirs, files in os.walk(root):
+                for x in [d] + [os.path.join(d, f) for f in dirs + files]:
+                    os.lchown(x, nobody.pw_uid, nobody.pw_gid)
+
+        def drop():
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+        p = subprocess.Popen([str(trove_bin()), "daemon", "--idle", "60", "--no-watch"],
+                             env=t.env, preexec_fn=drop, cwd="/", stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            assert wait_for(lambda: p.poll() is not None
+                            or list(t.socket_dir().glob("*.sock")), timeout=20)
+            assert p.poll() is None, p.communicate()
+            sock = sock_path(t)
+            c = Client(sock)
+            n0 = c.call("hello")["result"]["requests"]
+            r = t.ok("search", "pasta")
+            assert "pasta" in r.out.lower()
+            assert c.call("hello")["result"]["requests"] == n0 + 1   # only our hellos
+            r = t("daemon", "status", both=False)
+            assert r.rc != 0, r
+            c.close()
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=30)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
