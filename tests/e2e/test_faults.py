@@ -207,8 +207,11 @@ def make_vault(root, n):
 
 # ---- kill -9 during an update -------------------------------------------------
 
-TRIALS_DAEMON = 14
-TRIALS_COLD = 6
+# bench/fault_bench.sh runs the same test bigger through these.
+TRIALS_DAEMON = int(os.environ.get("TROVE_FAULT_TRIALS_DAEMON", "14"))
+TRIALS_COLD = int(os.environ.get("TROVE_FAULT_TRIALS_COLD", "6"))
+STATIC_NOTES = int(os.environ.get("TROVE_FAULT_NOTES", "2500"))
+LIVE_NOTES = int(os.environ.get("TROVE_FAULT_LIVE", "400"))
 
 
 def test_kill9_during_update(trove, tmp_path):
@@ -222,8 +225,8 @@ def test_kill9_during_update(trove, tmp_path):
     rng = random.Random(9)
     vault, stage = tmp_path / "vault", tmp_path / "stage"
     stage.mkdir()
-    make_vault(vault, 2500)
-    live = LiveNotes(vault, stage, 400, 100)
+    make_vault(vault, STATIC_NOTES)
+    live = LiveNotes(vault, stage, LIVE_NOTES, LIVE_NOTES // 4)
     live.install(0)
     trove.ok("collection", "add", vault, "--name", "v")
     t0 = time.monotonic()
@@ -285,6 +288,8 @@ def test_kill9_during_update(trove, tmp_path):
         assert hits(trove, version_word(t - 1)) == 0
         index_is_healthy(trove)
     print("kill outcomes (state found after the kill):", outcomes)
+    print("before: %d, after: %d" % (sum(o.endswith("old") for o in outcomes),
+                                     sum(o.endswith("new") for o in outcomes)))
 
 
 # ---- a full disk during an update -----------------------------------------------
