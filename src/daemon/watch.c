@@ -361,6 +361,7 @@ static void read_events(watcher *w)
     }
 }
 
+static void check_missing_but(watcher *w, const unsigned char *skip);
 static void check_missing(watcher *w);
 
 /* While a collection folder is missing, its parent folder is watched (its
@@ -402,11 +403,12 @@ static void arm_parents(watcher *w)
     check_missing(w);
 }
 
-/* A missing collection folder that is back: watch it and update it. */
-static void check_missing(watcher *w)
+/* A missing collection folder that is back: watch it and update it.
+ * `skip` (may be NULL) marks collections not to look at. */
+static void check_missing_but(watcher *w, const unsigned char *skip)
 {
     for (size_t i = 0; i < w->cfg.n_collections; i++) {
-        if (!w->missing[i])
+        if (!w->missing[i] || (skip && skip[i]))
             continue;
         struct stat sb;
         if (stat(w->cfg.collections[i].path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
@@ -416,13 +418,20 @@ static void check_missing(watcher *w)
     }
 }
 
+static void check_missing(watcher *w)
+{
+    check_missing_but(w, NULL);
+}
+
 static void run_updates(watcher *w)
 {
     size_t n = w->cfg.n_collections;
     check_missing(w);
+    unsigned char *armed = xcalloc(n + 1, 1);
     for (size_t i = 0; i < n; i++) {
         if (w->rewalk[i] && w->ifd >= 0) {
             w->rewalk[i] = 0;
+            armed[i] = 1;
             add_watches(w, (int)i);
         }
     }
@@ -463,8 +472,11 @@ static void run_updates(watcher *w)
                     mark_dirty(w, (int)i);
     }
     /* A collection folder that came back while the update ran is watched
-     * (and updated again) now, not at the next poll. */
-    check_missing(w);
+     * (and updated again) now, not at the next poll. One we just tried to
+     * watch and could not (no permission) waits for the rescans instead of
+     * looping. */
+    check_missing_but(w, armed);
+    free(armed);
     free(names);
     free(taken);
 }
