@@ -37,6 +37,28 @@ static void same_or_abort(json_t *a, json_t *b)
         freefn(&v1);                                          \
     } while (0)
 
+/* The query answer is two structs: results + pipeline. */
+typedef struct qres {
+    search_results r;
+    api_query_info q;
+} qres;
+
+static trove_err qres_parse(const json_t *j, qres *x)
+{
+    return wire_query_result_parse(j, &x->r, &x->q);
+}
+
+static json_t *qres_encode(const qres *x)
+{
+    return wire_query_result(&x->r, &x->q);
+}
+
+static void qres_free(qres *x)
+{
+    search_results_free(&x->r);
+    api_query_info_free(&x->q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error_t err;
@@ -51,10 +73,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(e);
     }
     wire_args_free(&hold);
+    api_query_opts qo;
+    if (wire_query_opts_parse(args ? args : root, &qo, &hold) == TROVE_OK) {
+        json_t *e = wire_query_opts(&qo);
+        json_decref(e);
+    }
+    wire_args_free(&hold);
     json_t *j = json_object_get(root, "result");
     if (!j)
         j = root;
     ROUND_TRIP(search_results, wire_search_results_parse, wire_search_results, search_results_free);
+    ROUND_TRIP(qres, qres_parse, qres_encode, qres_free);
     ROUND_TRIP(api_note, wire_note_parse, wire_note, api_note_free);
     ROUND_TRIP(api_notes, wire_notes_parse, wire_notes, api_notes_free);
     ROUND_TRIP(api_listing, wire_listing_parse, wire_listing, api_listing_free);

@@ -43,6 +43,8 @@ void api_close(api *a)
     if (!a)
         return;
     store_close(a->rd);
+    apim_release(a->models, &a->em_slot);
+    apim_release(a->models, &a->rm_slot);
     embed_close(a->em);
     free(a->em_path);
     embed_close(a->rm);
@@ -165,6 +167,7 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
             so.model = m;
         }
     }
+    so.model_lock = api_em_lock(a);
     if (so.vector_only && !so.model) {
         out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */
         return TROVE_OK;
@@ -190,9 +193,37 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
 
 /* ---- embeddings ---- */
 
+static trove_err open_embedder(const char *path, int threads, embed_model **out)
+{
+    embed_opts eo = {.threads = threads};
+    trove_err err = TROVE_OK;
+    *out = embed_open(path, &eo, &err);
+    if (*out)
+        return TROVE_OK;
+    const char *detail = trove_errmsg();
+    tbuf b = {0};
+    tbuf_printf(&b, "%s", detail && *detail ? detail : trove_strerror(err));
+    trove_err rc = trove_fail(err ? err : TROVE_EIO, "cannot use embedding model %s: %s", path,
+                              b.data);
+    tbuf_free(&b);
+    return rc;
+}
+
+pthread_mutex_t *api_em_lock(api *a)
+{
+    return a->em_slot ? &a->em_slot->use : NULL;
+}
+
+pthread_mutex_t *api_rm_lock(api *a)
+{
+    return a->rm_slot ? &a->rm_slot->use : NULL;
+}
+
 trove_err api_embedder(api *a, const char *path, int threads, embed_model **out)
 {
     *out = NULL;
+    if (a->models)
+        return apim_get(a->models, APIM_EMBED, path, 0, threads, open_embedder, &a->em_slot, out);
     if (a->em && strcmp(a->em_path, path) == 0) {
         *out = a->em;
         return TROVE_OK;
@@ -201,18 +232,10 @@ trove_err api_embedder(api *a, const char *path, int threads, embed_model **out)
     free(a->em_path);
     a->em = NULL;
     a->em_path = NULL;
-    embed_opts eo = {.threads = threads};
-    trove_err err = TROVE_OK;
-    embed_model *m = embed_open(path, &eo, &err);
-    if (!m) {
-        const char *detail = trove_errmsg();
-        tbuf b = {0};
-        tbuf_printf(&b, "%s", detail && *detail ? detail : trove_strerror(err));
-        trove_err rc = trove_fail(err ? err : TROVE_EIO, "cannot use embedding model %s: %s", path,
-                                  b.data);
-        tbuf_free(&b);
+    embed_model *m;
+    trove_err rc = open_embedder(path, threads, &m);
+    if (rc)
         return rc;
-    }
     a->em = m;
     a->em_path = xstrdup(path);
     *out = m;
@@ -262,8 +285,15 @@ trove_err api_embed(api *a, const api_embed_opts *o, api_embed_result *out)
     vembed_opts eo = o->embed;
     if (!eo.name)
         eo.name = str_basename(o->model);
+    /* A shared model computes for one caller at a time: the whole pass
+     * holds it (searches wait for their query's embedding meanwhile). */
+    pthread_mutex_t *lock = api_em_lock(a);
+    if (lock)
+        pthread_mutex_lock(lock);
     if (rc == TROVE_OK)
         rc = vembed_run(st, m, &eo, &out->stats);
+    if (lock)
+        pthread_mutex_unlock(lock);
     store_close(st);
     return rc;
 }

@@ -12,6 +12,14 @@
  * the config (api_config) stay valid until api_close(). One handle is used
  * by one thread at a time.
  *
+ * Models: a handle opens its embedding model and reranker itself and keeps
+ * them (one copy per handle). Handles used by several threads at once (the
+ * daemon's) can share one copy instead: the owner creates an api_models,
+ * lends it to every handle with api_use_models(), and frees it after the
+ * last of them is closed. Shared models are loaded once, and each use of
+ * one (a query's embedding, a reranking, an embedding pass) holds that
+ * model's lock; everything else (the vector scan included) runs in parallel.
+ *
  * Reading files: every note text handed out (get, multi-get, search bodies)
  * is read through fs_read_inside(), so a path whose real location lies
  * outside its collection's folder is never read. */
@@ -39,6 +47,33 @@ trove_err api_open(const char *index_path, api **out);
  * their own); *cfg is zeroed. */
 trove_err api_open_config(const char *index_path, config *cfg, api **out);
 void api_close(api *a);
+
+/* ---- models shared between handles ---- */
+
+typedef struct api_models api_models;
+
+api_models *api_models_new(void);
+/* Closes every model; the handles it was lent to must be closed first. */
+void api_models_free(api_models *m);
+/* From now on a's embedding model and reranker come from m (loaded there
+ * once, keyed by the file's real path) instead of the handle's own. m is
+ * borrowed and must outlive a; call before the handle's first search. */
+void api_use_models(api *a, api_models *m);
+
+typedef struct api_models_model {
+    char *path;         /* the path it was opened with */
+    const char *kind;   /* "embed" or "rerank" (static) */
+    int users;          /* handles holding it now */
+} api_models_model;
+
+typedef struct api_models_stats {
+    long loads;                 /* models opened so far (successfully) */
+    api_models_model *models;   /* open now */
+    size_t n;
+} api_models_stats;
+
+void api_models_stats_get(api_models *m, api_models_stats *out);
+void api_models_stats_free(api_models_stats *s);
 
 const config *api_config(const api *a);
 const char *api_index_path(const api *a);
@@ -100,7 +135,8 @@ typedef struct api_query_info {
     qp_list lists[QP_MAX_LISTS];
     size_t n_lists;
     const char *reranker;     /* "lexical", "none", or the model path (borrowed
-                                 from the opts) */
+                                 from the opts, or from reranker_own) */
+    char *reranker_own;       /* a decoded info's model path (wire.h), else NULL */
     char *rerank_warning;     /* the model could not rerank: why, else NULL */
     size_t n_fused;           /* candidates after fusion (kept) */
     size_t n_reranked;
@@ -120,7 +156,9 @@ void api_query_info_free(api_query_info *info);
 
 /* The embedding model at `path`, opened on first use and kept open while
  * the handle lives (threads <= 0: every CPU; ignored when already open).
- * Borrowed; another path replaces it. */
+ * Borrowed; another path replaces it. With shared models (api_use_models)
+ * the model may be in use by another thread: read its info only, and run
+ * it through the api's own calls (which take its lock). */
 trove_err api_embedder(api *a, const char *path, int threads, embed_model **out);
 
 typedef struct api_embed_opts {

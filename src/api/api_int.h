@@ -1,10 +1,37 @@
 /* api_int — the api handle's fields, shared by the api's own files
- * (api.c, api_query.c); front ends see only the opaque `api`. */
+ * (api.c, api_query.c, api_models.c); front ends see only the opaque
+ * `api`. */
 #ifndef TROVE_API_INT_H
 #define TROVE_API_INT_H
 
+#include <pthread.h>
+
 #include "api/api.h"
 #include "embed/embed.h"
+
+/* One model inside an api_models: opened once, used under `use`. */
+typedef struct api_model_slot {
+    int kind;                 /* APIM_EMBED, APIM_RERANK */
+    char *path;               /* as first opened */
+    char *key;                /* its real path (else the path itself) */
+    int param;                /* rerank: max_tokens; embed: 0 */
+    embed_model *model;
+    int users;                /* handles holding it (under the models' lock) */
+    pthread_mutex_t use;      /* held while the model computes */
+    struct api_model_slot *next;
+} api_model_slot;
+
+enum { APIM_EMBED, APIM_RERANK };
+
+/* Opens a model (path, param) or fails with a trove_fail detail. */
+typedef trove_err (*apim_open_fn)(const char *path, int param, embed_model **out);
+
+/* The shared model (kind, path, key_param) for a handle that holds *held
+ * (NULL: none): found or opened with open(path, open_param); *held then
+ * names it (the old one released). On failure *held is NULL. */
+trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int open_param,
+                   apim_open_fn open, api_model_slot **held, embed_model **out);
+void apim_release(api_models *m, api_model_slot **held);
 
 struct api {
     config cfg;
@@ -15,6 +42,12 @@ struct api {
     embed_model *rm;    /* reranker model, opened by api_query() */
     char *rm_path;
     int rm_tokens;      /* its max_tokens (the reranker window) */
+    api_models *models; /* lent by api_use_models(), NULL: em/rm above */
+    api_model_slot *em_slot, *rm_slot;   /* held in `models` */
 };
+
+/* The lock to hold while a's embedding model computes (NULL: its own). */
+pthread_mutex_t *api_em_lock(api *a);
+pthread_mutex_t *api_rm_lock(api *a);
 
 #endif

@@ -29,23 +29,14 @@ void api_query_info_free(api_query_info *info)
     for (size_t i = 0; i < info->n_variants; i++)
         free(info->variants[i].text);
     free(info->rerank_warning);
+    free(info->reranker_own);
     free(info->items);
     memset(info, 0, sizeof *info);
 }
 
-/* The reranker at `path`, kept open while the handle lives; each
- * candidate it reads is cut to max_tokens tokens (embed_opts.rerank_tokens). */
-static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_model **out)
+static trove_err open_reranker(const char *path, int max_tokens, embed_model **out)
 {
     *out = NULL;
-    if (a->rm && strcmp(a->rm_path, path) == 0 && a->rm_tokens == max_tokens) {
-        *out = a->rm;
-        return TROVE_OK;
-    }
-    embed_close(a->rm);
-    free(a->rm_path);
-    a->rm = NULL;
-    a->rm_path = NULL;
     trove_err err = TROVE_OK;
     embed_opts eo = {.rerank_tokens = max_tokens};
     embed_model *m = embed_open(path, &eo, &err);
@@ -65,6 +56,31 @@ static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_mo
         embed_close(m);
         return rc;
     }
+    *out = m;
+    return TROVE_OK;
+}
+
+/* The reranker at `path`, kept open while the handle lives (or shared, see
+ * api_use_models); each candidate it reads is cut to max_tokens tokens
+ * (embed_opts.rerank_tokens). */
+static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_model **out)
+{
+    *out = NULL;
+    if (a->models)
+        return apim_get(a->models, APIM_RERANK, path, max_tokens, max_tokens, open_reranker,
+                        &a->rm_slot, out);
+    if (a->rm && strcmp(a->rm_path, path) == 0 && a->rm_tokens == max_tokens) {
+        *out = a->rm;
+        return TROVE_OK;
+    }
+    embed_close(a->rm);
+    free(a->rm_path);
+    a->rm = NULL;
+    a->rm_path = NULL;
+    embed_model *m;
+    trove_err rc = open_reranker(path, max_tokens, &m);
+    if (rc)
+        return rc;
     a->rm = m;
     a->rm_path = xstrdup(path);
     a->rm_tokens = max_tokens;
@@ -244,7 +260,12 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
                     tbuf_append(&b, r->body + ps[i].start, ps[i].end - ps[i].start);
                 docs[i] = tbuf_detach(&b);
             }
+            pthread_mutex_t *lock = api_rm_lock(a);
+            if (lock)
+                pthread_mutex_lock(lock);
             rc = embed_rerank(m, o->base.search.query, (const char *const *)docs, n, scores);
+            if (lock)
+                pthread_mutex_unlock(lock);
             for (size_t i = 0; i < n; i++) {
                 if (rc == TROVE_OK)
                     c[i].rerank_raw = scores[i];
@@ -285,8 +306,15 @@ static void take_results(const api_query_opts *o, search_results *res, qp_cand *
     info->items = xcalloc(keep ? keep : 1, sizeof *info->items);
     for (size_t i = 0; i < keep; i++) {
         search_result *r = cand_result(res, &c[i]);
-        if (o->base.with_body)
+        if (o->base.with_body) {
             read_body(r);
+        } else if (r->body) {
+            /* read for re-scoring only: a result carries a body when asked
+             * for (a daemon's answer stays small) */
+            free(r->body);
+            r->body = NULL;
+            r->body_len = 0;
+        }
         out->items[i] = *r;
         memset(r, 0, sizeof *r);
         out->items[i].score = c[i].final;

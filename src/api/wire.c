@@ -399,6 +399,32 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     return TROVE_OK;
 }
 
+json_t *wire_query_opts(const api_query_opts *o)
+{
+    json_t *j = wire_search_opts(&o->base);
+    set(j, "no_expand", json_integer(o->no_expand));
+    set(j, "no_rerank", json_integer(o->no_rerank));
+    set(j, "candidates", json_integer((json_int_t)o->candidates));
+    set(j, "window_tokens", json_integer((json_int_t)o->window_tokens));
+    set(j, "reranker", wire_str(o->reranker));
+    set(j, "expand_model", wire_str(o->expand_model));
+    return j;
+}
+
+trove_err wire_query_opts_parse(const json_t *args, api_query_opts *o, wire_args *w)
+{
+    trove_err rc;
+    api_query_opts_init(o);
+    TRY(wire_search_opts_parse(args, &o->base, w));
+    TRY(get_int(args, "no_expand", &o->no_expand));
+    TRY(get_int(args, "no_rerank", &o->no_rerank));
+    TRY(get_size(args, "candidates", &o->candidates));
+    TRY(get_size(args, "window_tokens", &o->window_tokens));
+    TRY(arg_str(args, "reranker", w, &o->reranker));
+    TRY(arg_str(args, "expand_model", w, &o->expand_model));
+    return TROVE_OK;
+}
+
 /* ---- search results ---- */
 
 static json_t *result_json(const search_result *r)
@@ -566,6 +592,180 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
         TRY(result_parse(json_array_get(items, i), &out->items[i], out));
     }
     return TROVE_OK;
+}
+
+/* ---- query results: search results + the pipeline ---- */
+
+static json_t *cand_json(const qp_cand *c)
+{
+    json_t *rank = json_array(), *quality = json_array();
+    for (int l = 0; l < QP_MAX_LISTS; l++) {
+        json_array_append_new(rank, json_integer(c->rank[l]));
+        json_array_append_new(quality, real(c->quality[l]));
+    }
+    json_t *j = json_object();
+    set(j, "doc_id", json_integer(c->doc_id));
+    set(j, "rank", rank);
+    set(j, "quality", quality);
+    set(j, "rrf", real(c->rrf));
+    set(j, "bonus", real(c->bonus));
+    set(j, "rrf_rank", json_integer(c->rrf_rank));
+    set(j, "reranked", json_integer(c->reranked));
+    set(j, "rerank_raw", real(c->rerank_raw));
+    set(j, "rerank_norm", real(c->rerank_norm));
+    set(j, "retrieval_norm", real(c->retrieval_norm));
+    set(j, "w_retrieval", real(c->w_retrieval));
+    set(j, "title_protected", json_integer(c->title_protected));
+    set(j, "final", real(c->final));
+    set(j, "search_rank", json_integer(c->search_rank));
+    return j;
+}
+
+json_t *wire_query_result(const search_results *r, const api_query_info *q)
+{
+    json_t *j = wire_search_results(r), *p = json_object();
+    json_t *vars = json_array(), *lists = json_array(), *items = json_array();
+    for (size_t v = 0; v < q->n_variants; v++)
+        json_array_append_new(vars, json_pack("{s:i, s:o, s:o}", "kind", (int)q->variants[v].kind,
+                                              "text", wire_str(q->variants[v].text), "weight",
+                                              real(q->variants[v].weight)));
+    for (size_t l = 0; l < q->n_lists; l++)
+        json_array_append_new(lists, json_pack("{s:i, s:i, s:o}", "variant", q->lists[l].variant,
+                                               "channel", q->lists[l].channel, "weight",
+                                               real(q->lists[l].weight)));
+    for (size_t i = 0; i < q->n; i++)
+        json_array_append_new(items, cand_json(&q->items[i]));
+    set(p, "variants", vars);
+    set(p, "lists", lists);
+    set(p, "reranker", wire_str(q->reranker));
+    set(p, "rerank_warning", wire_str(q->rerank_warning));
+    set(p, "n_fused", json_integer((json_int_t)q->n_fused));
+    set(p, "n_reranked", json_integer((json_int_t)q->n_reranked));
+    set(p, "items", items);
+    set(j, "pipeline", p);
+    return j;
+}
+
+/* A fixed-size array of ints or doubles ("rank", "quality"). */
+static trove_err cand_array(const json_t *c, const char *key, int *ints, double *dbls)
+{
+    trove_err rc = TROVE_OK;
+    const json_t *a = need_array(c, key, &rc);
+    TRY(rc);
+    if (a && json_array_size(a) > QP_MAX_LISTS)
+        return bad(key, "an array of at most 12 numbers");
+    for (size_t l = 0; a && l < json_array_size(a); l++) {
+        const json_t *x = json_array_get(a, l);
+        if (ints && !json_is_integer(x))
+            return bad(key, "an array of integers");
+        if (dbls && !json_is_number(x) && !json_is_null(x))
+            return bad(key, "an array of numbers");
+        if (ints)
+            ints[l] = (int)json_integer_value(x);
+        else
+            dbls[l] = json_is_null(x) ? NAN : json_number_value(x);
+    }
+    return TROVE_OK;
+}
+
+static trove_err cand_parse(const json_t *c, qp_cand *x)
+{
+    trove_err rc = TROVE_OK;
+    if (!need_object(c, "a candidate", &rc))
+        return rc;
+    TRY(get_i64(c, "doc_id", &x->doc_id));
+    TRY(cand_array(c, "rank", x->rank, NULL));
+    TRY(cand_array(c, "quality", NULL, x->quality));
+    TRY(get_double(c, "rrf", &x->rrf));
+    TRY(get_double(c, "bonus", &x->bonus));
+    TRY(get_int(c, "rrf_rank", &x->rrf_rank));
+    TRY(get_int(c, "reranked", &x->reranked));
+    TRY(get_double(c, "rerank_raw", &x->rerank_raw));
+    TRY(get_double(c, "rerank_norm", &x->rerank_norm));
+    TRY(get_double(c, "retrieval_norm", &x->retrieval_norm));
+    TRY(get_double(c, "w_retrieval", &x->w_retrieval));
+    TRY(get_int(c, "title_protected", &x->title_protected));
+    TRY(get_double(c, "final", &x->final));
+    TRY(get_int(c, "search_rank", &x->search_rank));
+    return TROVE_OK;
+}
+
+static trove_err pipeline_parse(const json_t *p, api_query_info *q)
+{
+    trove_err rc = TROVE_OK;
+    if (!need_object(p, "pipeline", &rc))
+        return rc;
+    const json_t *vars = need_array(p, "variants", &rc);
+    TRY(rc);
+    if (!vars || json_array_size(vars) < 1 || json_array_size(vars) > QP_MAX_VARIANTS)
+        return bad("variants", "an array of 1 to 4 variants");
+    for (size_t v = 0; v < json_array_size(vars); v++) {
+        const json_t *j = json_array_get(vars, v);
+        qp_variant *x = &q->variants[v];
+        int kind = -1;
+        if (!need_object(j, "a variant", &rc))
+            return rc;
+        q->n_variants++;   /* counted before its text: freed with the rest */
+        TRY(get_int(j, "kind", &kind));
+        if (kind < 0 || kind >= QP_MAX_VARIANTS)
+            return bad("kind", "a variant kind from 0 to 3");
+        x->kind = (qp_variant_kind)kind;
+        TRY(get_str(j, "text", &x->text, NULL));
+        if (!x->text)
+            return bad("text", "a string");
+        TRY(get_double(j, "weight", &x->weight));
+    }
+    const json_t *lists = need_array(p, "lists", &rc);
+    TRY(rc);
+    if (lists && json_array_size(lists) > QP_MAX_LISTS)
+        return bad("lists", "an array of at most 12 lists");
+    for (size_t l = 0; lists && l < json_array_size(lists); l++) {
+        const json_t *j = json_array_get(lists, l);
+        qp_list *x = &q->lists[l];
+        x->variant = x->channel = -1;
+        if (!need_object(j, "a list", &rc))
+            return rc;
+        TRY(get_int(j, "variant", &x->variant));
+        TRY(get_int(j, "channel", &x->channel));
+        TRY(get_double(j, "weight", &x->weight));
+        if (x->variant < 0 || (size_t)x->variant >= q->n_variants)
+            return bad("variant", "the index of a variant");
+        if (x->channel < 0 || x->channel >= SEARCH_N_CHANNELS)
+            return bad("channel", "a channel number");
+        q->n_lists++;
+    }
+    TRY(get_str(p, "reranker", &q->reranker_own, NULL));
+    q->reranker = q->reranker_own;
+    /* the pipeline's own names as the static strings the cold path has */
+    static const char *const fixed[] = {"lexical", "none"};
+    for (size_t i = 0; q->reranker_own && i < 2; i++)
+        if (strcmp(q->reranker_own, fixed[i]) == 0) {
+            q->reranker = fixed[i];
+            free(q->reranker_own);
+            q->reranker_own = NULL;
+            break;
+        }
+    TRY(get_str(p, "rerank_warning", &q->rerank_warning, NULL));
+    TRY(get_size(p, "n_fused", &q->n_fused));
+    TRY(get_size(p, "n_reranked", &q->n_reranked));
+    const json_t *items = need_array(p, "items", &rc);
+    TRY(rc);
+    size_t n = items ? json_array_size(items) : 0;
+    q->items = xcalloc(n ? n : 1, sizeof *q->items);
+    for (size_t i = 0; i < n; i++) {
+        q->n++;
+        TRY(cand_parse(json_array_get(items, i), &q->items[i]));
+    }
+    return TROVE_OK;
+}
+
+trove_err wire_query_result_parse(const json_t *v, search_results *out, api_query_info *q)
+{
+    memset(q, 0, sizeof *q);
+    trove_err rc = wire_search_results_parse(v, out);
+    if (rc == TROVE_OK)
+        rc = pipeline_parse(json_object_get(v, "pipeline"), q);
+    return rc;
 }
 
 /* ---- notes ---- */

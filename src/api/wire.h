@@ -50,9 +50,20 @@ void wire_args_free(wire_args *w);
 json_t *wire_search_opts(const api_search_opts *o);
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold);
 
+/* The query op's arguments: the search arguments plus no_expand,
+ * no_rerank, candidates, window_tokens, reranker, expand_model. */
+json_t *wire_query_opts(const api_query_opts *o);
+trove_err wire_query_opts_parse(const json_t *args, api_query_opts *o, wire_args *hold);
+
 /* ---- results ---- */
 json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);
+
+/* The query op's answer: the search_results object plus "pipeline" (the
+ * api_query_info). A decoded info's reranker is "lexical", "none" (static
+ * strings) or a path owned by info->reranker_own. */
+json_t *wire_query_result(const search_results *r, const api_query_info *q);
+trove_err wire_query_result_parse(const json_t *v, search_results *out, api_query_info *q);
 
 json_t *wire_note(const api_note *n);
 trove_err wire_note_parse(const json_t *v, api_note *out);

@@ -168,6 +168,9 @@ static int daemon_status(cli *c)
            json_string_value(json_object_get(res, "index")),
            json_string_value(json_object_get(res, "config")),
            (long long)json_integer_value(json_object_get(res, "requests")));
+    /* the shared embedding models and rerankers loaded so far */
+    printf("models loaded: %lld\n",
+           (long long)json_integer_value(json_object_get(res, "models_loaded")));
     free(sock);
     json_decref(res);
     return EXIT_OK;

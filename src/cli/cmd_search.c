@@ -267,7 +267,29 @@ const char *cli_reranker_path(const char *flag, api *api)
     return api_config(api)->rerank_model;
 }
 
-static int run_query(search_args *a, api *api)
+/* The reranker: --reranker, $TROVE_RERANK_MODEL, then config.yaml (read
+ * here only when the first two are unset). */
+static const char *reranker_path(const search_args *a, config *cfg, int *loaded)
+{
+    *loaded = 0;
+    if (a->no_rerank)
+        return NULL;
+    if (a->reranker_flag && *a->reranker_flag)
+        return a->reranker_flag;
+    const char *env = getenv("TROVE_RERANK_MODEL");
+    if (env && *env)
+        return env;
+    if (config_load(cfg) != TROVE_OK) {
+        trove_errclear();
+        return NULL;   /* the cold path reports the broken config */
+    }
+    *loaded = 1;
+    return cfg->rerank_model;
+}
+
+/* `trove query`: through a running daemon when there is one (the same
+ * fallback rule as search), else in this process. */
+static int run_query(cli *c, search_args *a, api **api)
 {
     api_query_opts qo;
     api_query_opts_init(&qo);
@@ -276,20 +298,42 @@ static int run_query(search_args *a, api *api)
     qo.no_expand = a->no_expand;
     qo.candidates = (size_t)a->candidates;
     qo.window_tokens = (size_t)a->window;
-    qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, api);
     search_results res;
     api_query_info info;
-    trove_err err = api_query(api, &qo, &res, &info);
-    if (err)
-        return cli_error(err);
-    if (info.rerank_warning)
-        fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n", info.rerank_warning);
-    vector_notices(a, &res);
-    a->oo.query_info = &info;
-    out_results(stdout, a->query.data, &res, &a->oo);
-    search_results_free(&res);
-    api_query_info_free(&info);
-    return EXIT_OK;
+    trove_err err;
+    config cfg;
+    int cfg_loaded = 0, rc;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        qo.reranker = reranker_path(a, &cfg, &cfg_loaded);
+        err = dcl_query(d, &qo, &res, &info);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, api)) != EXIT_OK) {
+        if (cfg_loaded)
+            config_free(&cfg);
+        return rc;
+    }
+    qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, *api);
+    err = api_query(*api, &qo, &res, &info);
+answered:
+    if (err) {
+        rc = cli_error(err);
+    } else {
+        if (info.rerank_warning)
+            fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n",
+                    info.rerank_warning);
+        vector_notices(a, &res);
+        a->oo.query_info = &info;
+        out_results(stdout, a->query.data, &res, &a->oo);
+        search_results_free(&res);
+        api_query_info_free(&info);
+        rc = EXIT_OK;
+    }
+    if (cfg_loaded)
+        config_free(&cfg);
+    return rc;
 }
 
 static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
@@ -318,9 +362,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
     if (is_query) {
-        /* the pipeline runs in this process (not through the daemon yet) */
-        if ((rc = cli_open_api(c, &api)) == EXIT_OK)
-            rc = run_query(&a, api);
+        rc = run_query(c, &a, &api);
         goto out;
     }
     search_results res;

@@ -322,6 +322,39 @@ trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out)
     return rc;
 }
 
+trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_query_info *info)
+{
+    memset(out, 0, sizeof *out);
+    memset(info, 0, sizeof *info);
+    api_query_opts abs = *o;
+    char *model = o->base.model && o->base.model[0] != '/' ? dcl_abs_path(o->base.model) : NULL;
+    char *rr = o->reranker && o->reranker[0] != '/' ? dcl_abs_path(o->reranker) : NULL;
+    if (model)
+        abs.base.model = model;
+    if (rr)
+        abs.reranker = rr;
+    json_t *args = wire_query_opts(&abs), *res;
+    trove_err rc = dcl_call(c, "query", args, &res);
+    if (rc == TROVE_OK) {
+        rc = decoded(c, wire_query_result_parse(res, out, info));
+        json_decref(res);
+    }
+    /* The model path as the caller gave it, as the cold path reports it. */
+    if (rc == TROVE_OK && info->reranker_own && abs.reranker &&
+        strcmp(info->reranker_own, abs.reranker) == 0) {
+        info->reranker = o->reranker;
+        free(info->reranker_own);
+        info->reranker_own = NULL;
+    }
+    if (rc) {
+        search_results_free(out);
+        api_query_info_free(info);
+    }
+    free(model);
+    free(rr);
+    return rc;
+}
+
 trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out)
 {
     memset(out, 0, sizeof *out);

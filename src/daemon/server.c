@@ -62,6 +62,7 @@ typedef struct srv {
     watcher *w;
     api *watch_api;           /* the watcher's own handle (under write_mu) */
     sig watch_sig;
+    api_models *models;       /* one copy of each model, lent to every handle */
 } srv;
 
 static srv *the_srv;          /* for the signal handler */
@@ -132,8 +133,10 @@ static trove_err refresh(srv *s, api **a, sig *have)
     api_close(*a);
     *a = NULL;
     trove_err rc = api_open(s->index_path, a);
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
+        api_use_models(*a, s->models);
         *have = now;
+    }
     return rc;
 }
 
@@ -232,6 +235,27 @@ static void op_search(api *a, const json_t *args, reply *r, int vector_only)
     wire_args_free(&hold);
 }
 
+static void op_query(api *a, const json_t *args, reply *r)
+{
+    api_query_opts o;
+    wire_args hold = {0};
+    trove_err rc = wire_query_opts_parse(args, &o, &hold);
+    if (rc) {
+        fail_proto(r, "EPROTO", "%s", trove_errmsg());
+    } else {
+        search_results res;
+        api_query_info info;
+        if ((rc = api_query(a, &o, &res, &info)) != TROVE_OK) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_query_result(&res, &info);
+            search_results_free(&res);
+            api_query_info_free(&info);
+        }
+    }
+    wire_args_free(&hold);
+}
+
 static void op_get(api *a, const json_t *args, reply *r)
 {
     char *ref = NULL, *cwd = NULL;
@@ -293,6 +317,21 @@ static void op_ls(api *a, const json_t *args, reply *r)
     free(target);
 }
 
+/* The shared models: how many loads so far, and which are open. */
+static json_t *models_state(srv *s)
+{
+    api_models_stats ms;
+    api_models_stats_get(s->models, &ms);
+    json_t *open = json_array();
+    for (size_t i = 0; i < ms.n; i++)
+        json_array_append_new(open, json_pack("{s:o, s:s, s:i}", "path", wire_str(ms.models[i].path),
+                                              "kind", ms.models[i].kind, "users",
+                                              ms.models[i].users));
+    json_t *m = json_pack("{s:I, s:o}", "loads", (json_int_t)ms.loads, "open", open);
+    api_models_stats_free(&ms);
+    return m;
+}
+
 static json_t *daemon_state(srv *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -322,6 +361,7 @@ static json_t *daemon_state(srv *s)
         json_object_set_new(w, "problem", json_string(s->o->watch ? "no collections" : "disabled"));
     }
     json_object_set_new(d, "watcher", w);
+    json_object_set_new(d, "models", models_state(s));
     return d;
 }
 
@@ -423,6 +463,10 @@ static void dispatch(srv *s, const json_t *req, reply *r)
                               "config", wire_str(s->config_file), "started",
                               (double)time(NULL) - (clock_seconds() - s->started),
                               "requests", (json_int_t)requests);
+        api_models_stats ms;
+        api_models_stats_get(s->models, &ms);
+        json_object_set_new(r->result, "models_loaded", json_integer((json_int_t)ms.loads));
+        api_models_stats_free(&ms);
         json_decref(empty);
         return;
     }
@@ -433,9 +477,9 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
-    enum { SEARCH, VSEARCH, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
-    static const char *const names[] = {"search", "vsearch", "get", "multi_get", "ls", "status",
-                                        "update"};
+    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
+    static const char *const names[] = {"search", "vsearch", "query", "get", "multi_get", "ls",
+                                        "status", "update"};
     for (int i = 0; i < NONE; i++)
         if (strcmp(op, names[i]) == 0)
             which = i;
@@ -454,6 +498,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         switch (which) {
         case SEARCH: op_search(h->a, args, r, 0); break;
         case VSEARCH: op_search(h->a, args, r, 1); break;
+        case QUERY: op_query(h->a, args, r); break;
         case GET: op_get(h->a, args, r); break;
         case MULTI: op_multi_get(h->a, args, r); break;
         case LS: op_ls(h->a, args, r); break;
@@ -862,6 +907,7 @@ static void shutdown_srv(srv *s)
             api_close(s->h[i].a);
         free(s->h);
         api_close(s->watch_api);
+        api_models_free(s->models);   /* after every handle it was lent to */
     }
     if (s->lock_fd >= 0)
         close(s->lock_fd);
@@ -913,6 +959,7 @@ trove_err dmn_run(const dmn_opts *o)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     s.nh = o->handles > 0 ? o->handles : (int)(cpus < 2 ? 2 : cpus > 8 ? 8 : cpus);
     s.h = xcalloc((size_t)s.nh, sizeof *s.h);
+    s.models = api_models_new();
     s.started = s.last_activity = clock_seconds();
     the_srv = &s;
     struct sigaction sa = {.sa_handler = on_signal};

@@ -86,6 +86,18 @@ trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *ou
     return api_search(s->a, o, out);
 }
 
+trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
+                    api_query_info *info)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_query(d, o, out, info);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_query(s->a, o, out, info);
+}
+
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out)
 {
     dcl *d = daemon_of(s);

@@ -33,6 +33,8 @@ int mcp_structured(const mcp_session *ss);
  * through the daemon when s->use_daemon and one answers (dcl_find, then
  * dcl_answered decides, as in the CLI). Results as the api's. */
 trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out);
+trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
+                    api_query_info *info);
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out);
 trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out);
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out);

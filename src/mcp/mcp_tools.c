@@ -654,7 +654,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         qo.no_expand = !expand;
         qo.candidates = (size_t)candidates;
         qo.reranker = rerank ? s->reranker : NULL;
-        rc = api_query(s->a, &qo, &res, &qi);
+        rc = mcp_query(s, &qo, &res, &qi);
     } else if (!c.no_match) {
         rc = mcp_search(s, &c.o, &res);
     }

@@ -1005,7 +1005,11 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
     int8_t *qq = xmalloc((size_t)dim);
     float qs = 0;
     const char *text = o->query ? o->query : "";
+    if (o->model_lock)
+        pthread_mutex_lock(o->model_lock);
     rc = embed_texts(o->model, &text, 1, EMBED_QUERY, qf);
+    if (o->model_lock)
+        pthread_mutex_unlock(o->model_lock);
     if (rc == TROVE_OK)
         vec_quantize(qf, dim, qq, &qs);
     uint8_t *allow = NULL;

@@ -26,6 +26,7 @@
 #ifndef TROVE_SEARCH_H
 #define TROVE_SEARCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +58,9 @@ typedef struct search_opts {
     int rrf_k;
     int with_snippet;
     embed_model *model;              /* query embedder for the vector channel; NULL: off */
+    /* Held around the query's embedding when `model` is shared with other
+     * threads (the daemon's api_models); NULL: the caller's alone. */
+    pthread_mutex_t *model_lock;
     int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
 } search_opts;

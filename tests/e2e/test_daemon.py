@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import COLLECTION, glove_model, trove_bin
+from conftest import COLLECTION, REPO, glove_model, trove_bin
 
 
 def sock_path(trove):
@@ -547,3 +547,82 @@ def test_watcher_survives_files_changing_while_read(served):
                                                             "--files").out, timeout=10), (k, r)
     w = Client(path).call("status")["result"]["daemon"]["watcher"]
     assert w["problem"] is None, w
+
+
+# ---- one copy of each model per daemon ------------------------------------------
+
+@pytest.fixture(scope="module")
+def gguf_models(tmp_path_factory):
+    """Random-weight GGUF files (tests/tools/make_models.py): an embedding
+    model and a cross-encoder reranker."""
+    import sys
+    sys.path.insert(0, str(REPO / "tests" / "tools"))
+    import make_models
+    d = tmp_path_factory.mktemp("gguf")
+    make_models.bert_model(str(d / "embed.gguf"), seed=1, name="tiny-bert")
+    make_models.bert_model(str(d / "rerank.gguf"), rerank=True, seed=6,
+                           name="tiny-reranker")
+    return d
+
+
+def test_daemon_shares_one_model_between_clients(indexed, gguf_models):
+    """With a GGUF embedding model configured, many clients at once through
+    the daemon get byte for byte the cold path's answers, and the daemon
+    loads the model once (its request handles and its watcher share it),
+    and the reranker once."""
+    trove, vault = indexed
+    model = str(gguf_models / "embed.gguf")
+    reranker = str(gguf_models / "rerank.gguf")
+    env = {"TROVE_EMBED_MODEL": model}
+    cold_env = dict(env, TROVE_NO_DAEMON="1")
+    assert trove("embed", env=cold_env, both=False).rc == 0
+    asks = [("vsearch", "pasta sauce", "--json"),
+            ("search", "kyoto temples", "--explain"),
+            ("vsearch", "rust errors", "-n", "3"),
+            ("search", "git undo commit", "--csv"),
+            ("query", "how do I handle errors in rust", "--json", "--explain",
+             "--reranker", reranker),
+            ("query", "pasta", "--md", "--no-expand", "--reranker", reranker)]
+    cold = {}
+    for a in asks:
+        r = trove(*a, env=cold_env, both=False)
+        assert r.rc == 0 and r.out, r
+        cold[a] = (r.rc, r.out, r.err)
+    trove.start_daemon("--idle", "300", env=env)
+    try:
+        errors = []
+
+        def worker(k):
+            try:
+                for i in range(6):
+                    a = asks[(i + k) % len(asks)]
+                    r = trove(*a, env=env, both=False)
+                    if (r.rc, r.out, r.err) != cold[a]:
+                        errors.append((a, r))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(repr(e))
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not errors, errors[:2]
+
+        c = Client(sock_path(trove))
+        before = c.call("status")["result"]["daemon"]
+        assert before["requests"] >= 8 * 6, before       # the daemon answered them
+        # The watcher re-indexes a saved note and embeds it with the same model.
+        (vault / "shared-model.md").write_text("# Shared\n\nOne copy of the model.\n")
+        assert wait_for(lambda: c.call("status")["result"]["daemon"]["watcher"]["updates"]
+                        > before["watcher"]["updates"], timeout=30)
+        models = c.call("status")["result"]["daemon"]["models"]
+        c.close()
+        assert models["loads"] == 2, models
+        kinds = sorted((m["kind"], m["path"]) for m in models["open"])
+        assert kinds == [("embed", model), ("rerank", reranker)], models
+        emb = [m for m in models["open"] if m["kind"] == "embed"][0]
+        # at least one request handle and the watcher's handle hold that one copy
+        assert emb["users"] >= 2, models
+        assert "models loaded: 2" in trove.ok("daemon", "status", both=False).out
+    finally:
+        trove.stop_daemon()

@@ -174,6 +174,13 @@ def scenario(vault):
         ("get_missing", S("get", path="%s/no/such.md" % COLLECTION)),
         ("get_bad_range", S("get", path="%s/Home.md" % COLLECTION, start_line=5, end_line=2)),
         ("get_zero", S("get", path="%s/Home.md" % COLLECTION, start_line=0)),
+        ("query", S("query", query="how do I handle errors in rust", include_scores=True)),
+        ("query_no_rerank", S("query", query="how do I handle errors in rust", rerank=False,
+                              include_scores=True)),
+        ("query_few", S("query", query="rust", expand=False, candidates=2, top_k=5,
+                        include_scores=True)),
+        ("query_bad_candidates", S("query", query="rust", candidates=0)),
+        ("query_bad_rerank", S("query", query="rust", rerank="no")),
         ("status", S("status")),
         ("status_arg", S("status", verbose=True)),
         ("resources", {"op": "listResources"}),
@@ -307,6 +314,20 @@ def check_scenario(out, vault):
     tool_error(st["get_missing"], "no/such.md")
     rpc_error(st["get_bad_range"], -32602, "end_line")
     rpc_error(st["get_zero"], -32602, "start_line")
+
+    # query: the best-answer pipeline, its stage switches and their bounds
+    assert {"rerank", "expand", "candidates"} <= set(tools["query"]["inputSchema"]["properties"])
+    q = structured(st["query"])["results"]
+    assert q[0]["path"] == "programming/rust/error-handling.md"
+    assert q[0]["scores"]["pipeline"]["fused_rank"] >= 1
+    assert q[0]["scores"]["pipeline"]["rerank_score"] is not None
+    nr = structured(st["query_no_rerank"])["results"]
+    assert nr and all(r["scores"]["pipeline"]["rerank_score"] is None for r in nr)
+    few = structured(st["query_few"])["results"]
+    assert 1 <= len(few) <= 5
+    assert sum(r["scores"]["pipeline"]["rerank_score"] is not None for r in few) <= 2
+    rpc_error(st["query_bad_candidates"], -32602, "candidates", "1 to 100")
+    rpc_error(st["query_bad_rerank"], -32602, "rerank")
 
     s = structured(st["status"])
     assert [c["name"] for c in s["collections"]] == [COLLECTION]
@@ -828,3 +849,24 @@ def test_no_escape_and_bad_messages_both_transports(served, http_server, tmp_pat
     finally:
         if daemon == "daemon":
             trove.stop_daemon()
+
+
+def test_sdk_query_tool_through_the_daemon(served, sdk_dir, tmp_path):
+    """The query tool is answered by a running daemon (one daemon request per
+    call) with the same results as the server answering itself."""
+    trove, vault = served
+    trove.start_daemon("--idle", "300", "--no-watch")
+    S = lambda **a: {"op": "callTool", "name": "query", "arguments": a}
+    plan = [S(query="how do I handle errors in rust", include_scores=True),
+            S(query="pasta sauce", rerank=False, top_k=3),
+            S(query="git undo commit", expand=False, candidates=3, include_scores=True)]
+    before = trove.daemon_requests()
+    out = run_sdk(sdk_dir, trove, tmp_path, plan, "stdio")
+    served_now = trove.daemon_requests() - before - 1   # less its own hello
+    for step in out["steps"]:
+        assert structured(step)["results"], step
+    assert served_now == len(plan), served_now
+    cold = run_sdk(sdk_dir, trove, tmp_path, plan, "stdio", env={"TROVE_NO_DAEMON": "1"})
+    assert out["steps"] == cold["steps"]
+    assert trove.daemon_requests() - before - 2 == len(plan)   # cold: none
+    trove.stop_daemon()

@@ -168,12 +168,129 @@ static void test_bad_input_is_an_error(void **state)
     json_decref(j);
 }
 
+static void test_query_round_trip(void **state)
+{
+    (void)state;
+    api_query_opts o;
+    api_query_opts_init(&o);
+    o.base.search.query = "errors in rust";
+    o.base.search.limit = 7;
+    o.no_expand = 1;
+    o.candidates = 12;
+    o.window_tokens = 100;
+    o.reranker = "/m/rerank.gguf";
+    json_t *j = through_text(wire_query_opts(&o));
+    api_query_opts bo;
+    wire_args hold = {0};
+    assert_int_equal(wire_query_opts_parse(j, &bo, &hold), TROVE_OK);
+    json_decref(j);
+    assert_string_equal(bo.base.search.query, "errors in rust");
+    assert_int_equal(bo.base.search.limit, 7);
+    assert_int_equal(bo.no_expand, 1);
+    assert_int_equal(bo.no_rerank, 0);
+    assert_int_equal(bo.candidates, 12);
+    assert_int_equal(bo.window_tokens, 100);
+    assert_string_equal(bo.reranker, "/m/rerank.gguf");
+    assert_null(bo.expand_model);
+    wire_args_free(&hold);
+
+    /* the answer: results + the pipeline, every double bit for bit */
+    search_results r = {0};
+    r.items = xcalloc(1, sizeof *r.items);
+    r.n = 1;
+    r.items[0].collection = xstrdup("c");
+    r.items[0].root = xstrdup("/r");
+    r.items[0].path = xstrdup("a.md");
+    r.items[0].title = xstrdup("A");
+    r.items[0].score = 1.0 / 3;
+    api_query_info q = {0};
+    q.variants[0] = (qp_variant){QP_VAR_ORIGINAL, xstrdup("errors in rust"), 2.0};
+    q.variants[1] = (qp_variant){QP_VAR_PRF, xstrdup("rust result \xff"), 1.0};
+    q.n_variants = 2;
+    q.lists[0] = (qp_list){0, SEARCH_CH_BM25, 2.0};
+    q.lists[1] = (qp_list){1, SEARCH_CH_VECTOR, 1.0};
+    q.n_lists = 2;
+    q.reranker = "lexical";
+    q.rerank_warning = xstrdup("cannot use reranker x: no");
+    q.n_fused = 30;
+    q.n_reranked = 20;
+    q.items = xcalloc(1, sizeof *q.items);
+    q.n = 1;
+    q.items[0] = (qp_cand){.doc_id = 42, .rank = {1, 3}, .quality = {1.0, 0.1 + 0.2},
+                           .rrf = 0.0493, .bonus = 0.05, .rrf_rank = 1, .reranked = 1,
+                           .rerank_raw = -1.0 / 7, .w_retrieval = 0.875, .title_protected = 1,
+                           .final = 0.9 + 1e-16, .search_rank = 2};
+    j = through_text(wire_query_result(&r, &q));
+    search_results br;
+    api_query_info bq;
+    assert_int_equal(wire_query_result_parse(j, &br, &bq), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(br.n, 1);
+    assert_memory_equal(&br.items[0].score, &r.items[0].score, sizeof(double));
+    assert_int_equal(bq.n_variants, 2);
+    assert_int_equal(bq.variants[1].kind, QP_VAR_PRF);
+    assert_string_equal(bq.variants[1].text, "rust result \xff");
+    assert_int_equal(bq.n_lists, 2);
+    assert_int_equal(bq.lists[1].channel, SEARCH_CH_VECTOR);
+    assert_string_equal(bq.reranker, "lexical");
+    assert_null(bq.reranker_own);          /* the static name, as cold */
+    assert_string_equal(bq.rerank_warning, q.rerank_warning);
+    assert_int_equal(bq.n_fused, 30);
+    assert_int_equal(bq.n_reranked, 20);
+    assert_int_equal(bq.n, 1);
+    assert_memory_equal(&bq.items[0], &q.items[0], offsetof(qp_cand, src));
+    api_query_info_free(&bq);
+    search_results_free(&br);
+
+    /* a model path comes back owned */
+    q.reranker = "/m/rerank.gguf";
+    j = through_text(wire_query_result(&r, &q));
+    assert_int_equal(wire_query_result_parse(j, &br, &bq), TROVE_OK);
+    json_decref(j);
+    assert_string_equal(bq.reranker, "/m/rerank.gguf");
+    assert_ptr_equal(bq.reranker, bq.reranker_own);
+    api_query_info_free(&bq);
+    search_results_free(&br);
+    q.reranker = NULL;
+    api_query_info_free(&q);
+    search_results_free(&r);
+}
+
+static void test_query_bad_pipeline_is_an_error(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        "{\"items\": []}",                                          /* no pipeline */
+        "{\"pipeline\": {\"variants\": []}}",
+        "{\"pipeline\": {\"variants\": [{\"kind\": 9, \"text\": \"x\"}]}}",
+        "{\"pipeline\": {\"variants\": [{\"kind\": 0}]}}",
+        "{\"pipeline\": {\"variants\": [{\"kind\": 0, \"text\": \"x\"}], "
+        "\"lists\": [{\"variant\": 1, \"channel\": 0}]}}",
+        "{\"pipeline\": {\"variants\": [{\"kind\": 0, \"text\": \"x\"}], "
+        "\"lists\": [{\"variant\": 0, \"channel\": 7}]}}",
+        "{\"pipeline\": {\"variants\": [{\"kind\": 0, \"text\": \"x\"}], "
+        "\"items\": [{\"rank\": [1,2,3,4,5,6,7,8,9,10,11,12,13]}]}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *j = json_loads(bad[i], 0, NULL);
+        assert_non_null(j);
+        search_results r;
+        api_query_info q;
+        assert_int_equal(wire_query_result_parse(j, &r, &q), TROVE_EPARSE);
+        api_query_info_free(&q);
+        search_results_free(&r);
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_results_round_trip),
         cmocka_unit_test(test_search_opts_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
+        cmocka_unit_test(test_query_round_trip),
+        cmocka_unit_test(test_query_bad_pipeline_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

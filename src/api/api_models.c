@@ -1,0 +1,153 @@
+/* api_models — embedding models and rerankers shared by api handles (the
+ * daemon's worker handles and its watcher's): each file is opened once, and
+ * each use of a model holds that model's own lock. A slot lives while a
+ * handle holds it; an unheld slot of a kind is closed when another model of
+ * that kind is opened (as one handle's own model is replaced), and all are
+ * closed by api_models_free(). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/api_int.h"
+#include "util/mem.h"
+
+struct api_models {
+    pthread_mutex_t mu;       /* the slot list, users, loads */
+    api_model_slot *slots;
+    long loads;
+};
+
+api_models *api_models_new(void)
+{
+    api_models *m = xcalloc(1, sizeof *m);
+    pthread_mutex_init(&m->mu, NULL);
+    return m;
+}
+
+static void slot_free(api_model_slot *s)
+{
+    embed_close(s->model);
+    pthread_mutex_destroy(&s->use);
+    free(s->path);
+    free(s->key);
+    free(s);
+}
+
+void api_models_free(api_models *m)
+{
+    if (!m)
+        return;
+    for (api_model_slot *s = m->slots, *next; s; s = next) {
+        next = s->next;
+        slot_free(s);
+    }
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+void api_use_models(api *a, api_models *m)
+{
+    a->models = m;
+}
+
+/* Close the unheld slots of a kind (the caller holds m->mu). */
+static void drop_unused(api_models *m, int kind)
+{
+    for (api_model_slot **p = &m->slots; *p;) {
+        api_model_slot *s = *p;
+        if (s->kind == kind && s->users == 0) {
+            *p = s->next;
+            slot_free(s);
+        } else {
+            p = &s->next;
+        }
+    }
+}
+
+static char *key_of(const char *path)
+{
+    char buf[PATH_MAX];
+    return xstrdup(realpath(path, buf) ? buf : path);
+}
+
+trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int open_param,
+                   apim_open_fn open, api_model_slot **held, embed_model **out)
+{
+    *out = NULL;
+    char *key = key_of(path);
+    pthread_mutex_lock(&m->mu);
+    api_model_slot *s = m->slots;
+    while (s && !(s->kind == kind && s->param == key_param && strcmp(s->key, key) == 0))
+        s = s->next;
+    trove_err rc = TROVE_OK;
+    if (s != *held) {
+        if (*held)
+            (*held)->users--;
+        *held = NULL;
+    }
+    if (!s) {
+        /* Loading holds the list lock: a second handle asking for the same
+         * file meanwhile waits for this load instead of starting its own. */
+        drop_unused(m, kind);
+        embed_model *em;
+        rc = open(path, open_param, &em);
+        if (rc == TROVE_OK) {
+            s = xcalloc(1, sizeof *s);
+            s->kind = kind;
+            s->path = xstrdup(path);
+            s->key = key;
+            key = NULL;
+            s->param = key_param;
+            s->model = em;
+            pthread_mutex_init(&s->use, NULL);
+            s->next = m->slots;
+            m->slots = s;
+            m->loads++;
+        }
+    }
+    if (s && !*held) {
+        s->users++;
+        *held = s;
+    }
+    if (s)
+        *out = s->model;
+    pthread_mutex_unlock(&m->mu);
+    free(key);
+    return rc;
+}
+
+void apim_release(api_models *m, api_model_slot **held)
+{
+    if (!m || !*held)
+        return;
+    pthread_mutex_lock(&m->mu);
+    (*held)->users--;
+    *held = NULL;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void api_models_stats_get(api_models *m, api_models_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&m->mu);
+    out->loads = m->loads;
+    for (api_model_slot *s = m->slots; s; s = s->next)
+        out->n++;
+    out->models = xcalloc(out->n ? out->n : 1, sizeof *out->models);
+    size_t i = 0;
+    for (api_model_slot *s = m->slots; s; s = s->next, i++) {
+        out->models[i].path = xstrdup(s->path);
+        out->models[i].kind = s->kind == APIM_EMBED ? "embed" : "rerank";
+        out->models[i].users = s->users;
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+void api_models_stats_free(api_models_stats *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->models[i].path);
+    free(s->models);
+    memset(s, 0, sizeof *s);
+}
