@@ -116,6 +116,16 @@ trove_err dcl_connect(const char *index_path, const char *config_file, double ti
         free(path);
         return rc;
     }
+    /* Only a daemon of our own user: one of another user (a socket in a
+     * folder someone else made) could answer anything. */
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != geteuid()) {
+        close(fd);
+        trove_err rc = trove_fail(TROVE_EACCES, "the daemon at %s runs as another user", path);
+        free(path);
+        return rc;
+    }
     free(path);
     set_timeouts(fd, timeout_s);
     dcl *c = xcalloc(1, sizeof *c);

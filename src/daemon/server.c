@@ -779,6 +779,17 @@ static void accept_one(srv *s)
         return;
     struct timeval tv = {.tv_sec = SEND_TIMEOUT_S};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    /* The 0700 folder and the 0600 socket keep other users out; should
+     * either be opened up (a chmod by hand), the kernel's word on who
+     * connected still does. Root may, as it may read the index anyway. */
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 ||
+        (cred.uid != geteuid() && cred.uid != 0)) {
+        send_error(fd, "EACCES", "this daemon serves only its own user");
+        close(fd);
+        return;
+    }
     pthread_mutex_lock(&s->mu);
     int full = s->conns >= DMN_MAX_CONNS;
     if (!full)
@@ -832,6 +843,9 @@ static void watch_sync(srv *s, sig *cfg_seen)
         const char *max = getenv("TROVE_WATCH_MAX");   /* tests: a small inotify limit */
         if (max && *max)
             wo.max_watches = (size_t)strtoul(max, NULL, 10);
+        const char *poll_s = getenv("TROVE_WATCH_POLL");   /* tests: rescan period, seconds */
+        if (poll_s && *poll_s && strtod(poll_s, NULL) > 0)
+            wo.poll_s = strtod(poll_s, NULL);
         if (watch_start(&cfg, &wo, &s->w) != TROVE_OK)
             logf_("watcher: %s", trove_errmsg());
     }

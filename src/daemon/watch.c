@@ -38,11 +38,13 @@ struct watcher {
     wd_ent *wds;         /* indexed by watch descriptor */
     size_t cap_wds, n_watches;
     unsigned char *dirty, *rewalk, *missing;
-    size_t n_flags;      /* entries of those three (under mu): 0 until rebuild()
-                          * sized them for cfg, which status may read first */
     double first_dirty, last_dirty, last_poll;
+    double retry_at;     /* after a failed update: not before this time */
     int polling, quit;
+    int pfd;             /* inotify on the parents of missing collection folders */
+    int parents_stale;   /* the missing set changed: re-arm pfd */
     char *problem;
+    char *update_error;  /* the last update's failure, NULL after a success */
     /* state for status (under mu) */
     double last_event, last_update_ms;
     char *last_path;
@@ -88,6 +90,7 @@ static void set_problem(watcher *w, const char *msg)
 typedef struct add_ctx {
     watcher *w;
     int coll;
+    int root_watched;    /* the collection folder itself got a watch */
     tbuf path;
 } add_ctx;
 
@@ -134,6 +137,8 @@ static int on_dir(void *vctx, const char *rel)
     free(e->rel);
     e->coll = a->coll;
     e->rel = xstrdup(rel);
+    if (!*rel)
+        a->root_watched = 1;
     return 0;
 }
 
@@ -158,15 +163,29 @@ static const char **nested(const watcher *w, int coll, size_t *n)
     return out;
 }
 
-/* Watch every folder an update of collection `coll` would enter. */
+static void set_missing(watcher *w, int coll, int missing)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->missing[coll] != (unsigned char)missing)
+        w->parents_stale = 1;
+    w->missing[coll] = (unsigned char)missing;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Watch every folder an update of collection `coll` would enter. The
+ * collection counts as present only once its folder itself is watched:
+ * a folder that vanishes between a stat and the walk (rm -rf, then mkdir
+ * again) would otherwise be taken as present with no watch on it, and its
+ * return would never be noticed. */
 static void add_watches(watcher *w, int coll)
 {
     const config_collection *c = &w->cfg.collections[coll];
     struct stat sb;
     int present = stat(c->path, &sb) == 0 && S_ISDIR(sb.st_mode);
-    w->missing[coll] = !present;
-    if (!present)
+    if (!present) {
+        set_missing(w, coll, 1);
         return;
+    }
     size_t n_skip;
     const char **skip = nested(w, coll, &n_skip);
     walk_opts wo = {
@@ -183,6 +202,9 @@ static void add_watches(watcher *w, int coll)
     walk_tree(&wo, &cb);
     tbuf_free(&a.path);
     free(skip);
+    /* Polling (no watches to be had) rescans everything anyway: there the
+     * stat decides. */
+    set_missing(w, coll, !a.root_watched && !w->polling);
 }
 
 static void drop_all_watches(watcher *w)
@@ -216,6 +238,21 @@ static void mark_dirty(watcher *w, int coll)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* Fresh per-collection flags for w->cfg (caller holds mu). watch_state_get
+ * reads cfg and the flags from other threads, so the two always change
+ * together under mu, and exist before the thread starts. */
+static void reset_flags(watcher *w)
+{
+    size_t n = w->cfg.n_collections;
+    free(w->dirty);
+    free(w->rewalk);
+    free(w->missing);
+    w->dirty = xcalloc(n + 1, 1);
+    w->rewalk = xcalloc(n + 1, 1);
+    w->missing = xcalloc(n + 1, 1);
+    w->parents_stale = 1;
+}
+
 /* Start over with the collections of w->cfg: new inotify instance, every
  * folder watched, every collection updated once. */
 static void rebuild(watcher *w)
@@ -223,13 +260,7 @@ static void rebuild(watcher *w)
     drop_all_watches(w);
     size_t n = w->cfg.n_collections;
     pthread_mutex_lock(&w->mu);
-    free(w->dirty);
-    free(w->rewalk);
-    free(w->missing);
-    w->dirty = xcalloc(n + 1, 1);
-    w->rewalk = xcalloc(n + 1, 1);
-    w->missing = xcalloc(n + 1, 1);
-    w->n_flags = n;
+    reset_flags(w);
     pthread_mutex_unlock(&w->mu);
     if (w->ifd < 0) {
         char msg[256];
@@ -308,7 +339,7 @@ static void read_events(watcher *w)
                 w->n_watches--;
                 pthread_mutex_unlock(&w->mu);
                 if (was_root)
-                    w->missing[coll] = 1;
+                    set_missing(w, coll, 1);
                 mark_dirty(w, coll);
                 continue;
             }
@@ -320,7 +351,7 @@ static void read_events(watcher *w)
                 /* The root went away (or elsewhere: its watches would now
                  * report a folder outside the collection). */
                 drop_collection_watches(w, coll);
-                w->missing[coll] = 1;
+                set_missing(w, coll, 1);
                 mark_dirty(w, coll);
                 continue;
             }
@@ -330,11 +361,54 @@ static void read_events(watcher *w)
     }
 }
 
-/* A missing collection folder that is back: watch it and update it. */
-static void check_missing(watcher *w)
+static void check_missing_but(watcher *w, const unsigned char *skip);
+static void check_missing(watcher *w);
+
+/* While a collection folder is missing, its parent folder is watched (its
+ * own inotify instance, so a parent that is also a watched folder of
+ * another collection keeps its entry there): the folder's return is an
+ * event, not something the next rescan finds poll_s later. A parent that
+ * is missing too is left to the rescans. */
+static void arm_parents(watcher *w)
 {
+    w->parents_stale = 0;
+    if (w->pfd >= 0)
+        close(w->pfd);
+    w->pfd = -1;
+    int any = 0;
+    for (size_t i = 0; i < w->cfg.n_collections; i++)
+        any |= w->missing[i];
+    if (!any)
+        return;
+    w->pfd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->pfd < 0)
+        return;
+    tbuf dir = {0};
     for (size_t i = 0; i < w->cfg.n_collections; i++) {
         if (!w->missing[i])
+            continue;
+        tbuf_reset(&dir);
+        tbuf_puts(&dir, w->cfg.collections[i].path);
+        char *slash = strrchr(dir.data, '/');
+        if (!slash)
+            continue;
+        if (slash == dir.data)
+            slash[1] = 0;   /* "/x": the parent is "/" */
+        else
+            *slash = 0;
+        inotify_add_watch(w->pfd, dir.data, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+    }
+    tbuf_free(&dir);
+    /* It may have come back before the watch: look once more. */
+    check_missing(w);
+}
+
+/* A missing collection folder that is back: watch it and update it.
+ * `skip` (may be NULL) marks collections not to look at. */
+static void check_missing_but(watcher *w, const unsigned char *skip)
+{
+    for (size_t i = 0; i < w->cfg.n_collections; i++) {
+        if (!w->missing[i] || (skip && skip[i]))
             continue;
         struct stat sb;
         if (stat(w->cfg.collections[i].path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
@@ -344,13 +418,20 @@ static void check_missing(watcher *w)
     }
 }
 
+static void check_missing(watcher *w)
+{
+    check_missing_but(w, NULL);
+}
+
 static void run_updates(watcher *w)
 {
     size_t n = w->cfg.n_collections;
     check_missing(w);
+    unsigned char *armed = xcalloc(n + 1, 1);
     for (size_t i = 0; i < n; i++) {
         if (w->rewalk[i] && w->ifd >= 0) {
             w->rewalk[i] = 0;
+            armed[i] = 1;
             add_watches(w, (int)i);
         }
     }
@@ -373,12 +454,29 @@ static void run_updates(watcher *w)
         pthread_mutex_lock(&w->mu);
         w->updates++;
         w->last_update_ms = ms;
+        free(w->update_error);
+        w->update_error = NULL;
+        if (rc) {
+            /* (a full disk, a locked index): keep serving the last
+             * committed state, say why in status, retry every poll_s */
+            tbuf m = {0};
+            tbuf_printf(&m, "the last update failed: %s (retrying every %.0f s)",
+                        *trove_errmsg() ? trove_errmsg() : "unknown error", w->o.poll_s);
+            w->update_error = tbuf_detach(&m);
+            w->retry_at = clock_seconds() + w->o.poll_s;
+        }
         pthread_mutex_unlock(&w->mu);
         if (rc)
             for (size_t i = 0; i < n; i++)
                 if (taken[i])
-                    mark_dirty(w, (int)i);   /* retried after the next quiet spell */
+                    mark_dirty(w, (int)i);
     }
+    /* A collection folder that came back while the update ran is watched
+     * (and updated again) now, not at the next poll. One we just tried to
+     * watch and could not (no permission) waits for the rescans instead of
+     * looping. */
+    check_missing_but(w, armed);
+    free(armed);
     free(names);
     free(taken);
 }
@@ -411,13 +509,11 @@ static void *watch_main(void *arg)
             break;
         }
         if (next) {
-            /* Swapped under mu: watch_state_get() reads the names. */
             pthread_mutex_lock(&w->mu);
-            config old = w->cfg;
+            config_free(&w->cfg);
             w->cfg = *next;
-            w->n_flags = 0;
+            reset_flags(w);
             pthread_mutex_unlock(&w->mu);
-            config_free(&old);
             free(next);
             rebuild(w);
         }
@@ -439,6 +535,9 @@ static void *watch_main(void *arg)
             double longest = w->first_dirty + w->o.max_wait_s - now;
             pthread_mutex_unlock(&w->mu);
             wait = quiet < longest ? quiet : longest;
+            double retry = w->retry_at - now;
+            if (retry > wait)
+                wait = retry;
             if (wait <= 0) {
                 run_updates(w);
                 continue;
@@ -446,14 +545,24 @@ static void *watch_main(void *arg)
         }
         if ((w->polling || any_missing) && wait > w->o.poll_s)
             wait = w->o.poll_s;
-        struct pollfd p[2] = {{.fd = w->wake[0], .events = POLLIN}, {.fd = w->ifd, .events = POLLIN}};
-        int pr = poll(p, w->ifd >= 0 ? 2 : 1, (int)(wait * 1000) + 1);
+        if (w->parents_stale)
+            arm_parents(w);
+        struct pollfd p[3] = {{.fd = w->wake[0], .events = POLLIN},
+                              {.fd = w->pfd, .events = POLLIN},
+                              {.fd = w->ifd, .events = POLLIN}};
+        int pr = poll(p, 3, (int)(wait * 1000) + 1);   /* fd -1: ignored */
+        if (pr > 0 && w->pfd >= 0 && p[1].revents) {
+            char b[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+            while (read(w->pfd, b, sizeof b) > 0) {
+            }
+            check_missing(w);
+        }
         if (pr > 0 && p[0].revents) {
             char b[64];
             while (read(w->wake[0], b, sizeof b) > 0) {
             }
         }
-        if (pr > 0 && w->ifd >= 0 && p[1].revents)
+        if (pr > 0 && w->ifd >= 0 && p[2].revents)
             read_events(w);
     }
     return NULL;
@@ -465,10 +574,15 @@ trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out)
     watcher *w = xcalloc(1, sizeof *w);
     w->o = *o;
     w->ifd = -1;
+    w->pfd = -1;
     copy_config(&w->cfg, cfg);
     pthread_mutex_init(&w->mu, NULL);
+    reset_flags(w);
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         config_free(&w->cfg);
+        free(w->dirty);
+        free(w->rewalk);
+        free(w->missing);
         free(w);
         return trove_fail(TROVE_EIO, "pipe: %s", strerror(errno));
     }
@@ -476,6 +590,9 @@ trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out)
         close(w->wake[0]);
         close(w->wake[1]);
         config_free(&w->cfg);
+        free(w->dirty);
+        free(w->rewalk);
+        free(w->missing);
         free(w);
         return trove_fail(TROVE_EIO, "cannot start the watcher thread");
     }
@@ -521,7 +638,10 @@ void watch_stop(watcher *w)
     free(w->rewalk);
     free(w->missing);
     free(w->problem);
+    free(w->update_error);
     free(w->last_path);
+    if (w->pfd >= 0)
+        close(w->pfd);
     close(w->wake[0]);
     close(w->wake[1]);
     config_free(&w->cfg);
@@ -537,14 +657,16 @@ void watch_state_get(watcher *w, watch_state *out)
     out->folders = w->n_watches;
     out->last_event = w->last_event;
     out->last_path = w->last_path ? xstrdup(w->last_path) : NULL;
-    for (size_t i = 0; i < w->n_flags; i++)
+    for (size_t i = 0; w->dirty && i < w->cfg.n_collections; i++)
         out->pending += w->dirty[i];
     out->updates = w->updates;
     out->last_update_ms = w->last_update_ms;
     tbuf p = {0};
     if (w->problem)
         tbuf_puts(&p, w->problem);
-    for (size_t i = 0; i < w->n_flags; i++)
+    if (w->update_error)
+        tbuf_printf(&p, "%s%s", p.len ? "; " : "", w->update_error);
+    for (size_t i = 0; w->missing && i < w->cfg.n_collections; i++)
         if (w->missing[i])
             tbuf_printf(&p, "%scollection '%s': folder %s is missing (polling for it)",
                         p.len ? "; " : "", w->cfg.collections[i].name, w->cfg.collections[i].path);

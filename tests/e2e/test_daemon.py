@@ -412,8 +412,8 @@ def test_watcher_collection_folder_disappears_and_returns(served):
     os.rename(away, vault)
     (vault / "back.md").write_text("# Back again\n\nThe returning kiwi.\n")
     assert wait_for(searchable(trove, "kiwi"), timeout=10)
-    # the watcher's state follows on its next check (it re-arms the folder
-    # after the update that made kiwi searchable)
+    # the watcher's state follows within one more update: the folder may
+    # come back while an update runs, and that update may already see it
     assert wait_for(lambda: "missing" not in trove.ok("status").out, timeout=10)
 
 
@@ -457,6 +457,120 @@ def test_watcher_embeds_saved_notes(indexed):
     os.rename(tmp, note)
     assert wait_for(lambda: "geology.md" in top("glacier iceberg arctic"), timeout=30), \
         top("glacier iceberg arctic")
+
+
+def test_watcher_collection_folder_removed_and_recreated_rapidly(indexed):
+    """rm -rf of the collection folder and mkdir again, many times in a
+    row: whenever the watcher re-arms, the folder may vanish between its
+    look at it and the watch on it. The watcher must never end up taking
+    the folder as present with no watch on it (then a later note is never
+    seen): after the loop it watches the folder again, says nothing is
+    missing, and a note saved afterwards is found. (A short rescan period,
+    TROVE_WATCH_POLL, makes the watcher re-arm hundreds of times.)"""
+    trove, vault = indexed
+    trove.start_daemon("--idle", "300", env={"TROVE_WATCH_POLL": "0.01"})
+    import random
+    import shutil
+    rng = random.Random(4)
+    end = time.monotonic() + 3           # several re-arms of the watcher
+    i = 0
+    while time.monotonic() < end:
+        shutil.rmtree(vault)
+        vault.mkdir()
+        (vault / "loop.md").write_text("# Loop %d\n\nround %d\n" % (i, i))
+        if rng.random() < 0.05:
+            time.sleep(rng.uniform(0, 0.002))
+        i += 1
+    (vault / "after.md").write_text("# After\n\nThe persistent axolotl.\n")
+    assert wait_for(searchable(trove, "axolotl"), timeout=20)
+    assert wait_for(lambda: "missing" not in trove.ok("status").out, timeout=20), \
+        trove.ok("status").out
+    # Watched (not polled for): a note saved now is found.
+    (vault / "later.md").write_text("# Later\n\nThe punctual ocelot.\n")
+    assert wait_for(searchable(trove, "ocelot"), timeout=10), trove.ok("status").out
+
+
+def watcher_of(path):
+    c = Client(path)
+    try:
+        return c.call("status")["result"]["daemon"]["watcher"]
+    except EOFError:
+        raise AssertionError(open(str(path) + ".log").read())
+    finally:
+        c.close()
+
+
+def test_watcher_notices_a_returning_folder_at_once(indexed):
+    """A missing collection folder is waited for with a watch on its parent,
+    not only by the rescans: with the rescan period at 10 minutes
+    (TROVE_WATCH_POLL), a folder that comes back after the watcher has given
+    it up (its update of the missing folder has run) is watched and indexed
+    again at once."""
+    trove, vault = indexed
+    trove.start_daemon("--idle", "300", env={"TROVE_WATCH_POLL": "600"})
+    path = sock_path(trove)
+    assert wait_for(lambda: watcher_of(path)["updates"] >= 1, timeout=20)
+    n = watcher_of(path)["updates"]
+    away = vault.parent / "vault-away"
+    os.rename(vault, away)
+    assert wait_for(lambda: "missing" in (watcher_of(path)["problem"] or ""), timeout=10)
+    assert wait_for(lambda: watcher_of(path)["updates"] > n
+                    and watcher_of(path)["pending"] == 0, timeout=10), watcher_of(path)
+    os.rename(away, vault)
+    (vault / "back.md").write_text("# Back again\n\nThe returning kiwi.\n")
+    assert wait_for(searchable(trove, "kiwi"), timeout=10), watcher_of(path)
+    assert wait_for(lambda: watcher_of(path)["problem"] is None, timeout=10), watcher_of(path)
+    # and it is watched again, not polled
+    (vault / "later.md").write_text("# Later\n\nThe punctual ocelot.\n")
+    assert wait_for(searchable(trove, "ocelot"), timeout=10), watcher_of(path)
+
+
+def test_status_right_after_start(indexed):
+    """A status request that arrives before the watcher thread has set
+    itself up (it used to read the watcher's per-collection flags before
+    they existed: a segfault in about one start in five)."""
+    trove, vault = indexed
+    for _ in range(12):
+        # (the previous daemon may still hold its lock for a moment)
+        assert wait_for(lambda: trove("daemon", "--detach", "--idle", "300", both=False).rc == 0,
+                        timeout=20)
+        w = watcher_of(sock_path(trove))
+        assert w["state"] == "watching", w
+        r = trove.stop_daemon()
+        assert r.rc == 0, r
+
+
+def test_watcher_survives_files_changing_while_read(served):
+    """Notes rewritten (truncated, grown, shrunk, replaced by rename)
+    without pause while the watcher's updates read them: no update fails,
+    the daemon keeps answering, and once the writers stop the last version
+    of every note is what the index holds."""
+    trove, vault, path = served
+    import random
+    rng = random.Random(11)
+    d = vault / "churn"
+    d.mkdir()
+    end = time.monotonic() + 2.5
+    i = 0
+    while time.monotonic() < end:
+        n = d / ("c%d.md" % (i % 5))
+        body = "# Churn %d\n\nround%d %s\n" % (i, i, "filler " * rng.randrange(0, 3000))
+        if i % 3 == 0:
+            tmp = d / (".c%d.tmp" % (i % 5))
+            tmp.write_text(body)
+            os.rename(tmp, n)
+        else:
+            with open(n, "w") as f:          # truncate, then write in pieces
+                for k in range(0, len(body), 4096):
+                    f.write(body[k:k + 4096])
+                    f.flush()
+        i += 1
+    last = {k: (i - 1 - ((i - 1 - k) % 5)) for k in range(5)}
+    for k, r in last.items():
+        assert wait_for(lambda: ("churn/c%d.md" % k) in trove("search", "round%d" % r,
+                                                            "--files").out, timeout=10), (k, r)
+    w = Client(path).call("status")["result"]["daemon"]["watcher"]
+    assert w["problem"] is None, w
 
 
 # ---- one copy of each model per daemon ------------------------------------------

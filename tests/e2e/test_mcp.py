@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import urllib.parse
 
 import pytest
@@ -476,13 +477,19 @@ def test_status_reports_the_daemons_watcher(indexed):
     cold = status()
     assert cold["watcher"] is None
     trove.start_daemon("--idle", "300")
-    warm = status()
+    # The daemon's start-up update commits (last_update moves): compare
+    # once it has run.
+    for _ in range(200):
+        warm = status()
+        if warm["watcher"]["updates"] >= 1 and warm["watcher"]["pending"] == 0:
+            break
+        time.sleep(0.05)
     w = warm.pop("watcher")
     assert w["state"] == "watching" and w["folders"] >= 1 and w["problem"] is None, w
     assert {"last_event", "pending", "updates"} <= set(w)
-    cold.pop("watcher")
+    cold = status({"TROVE_NO_DAEMON": "1"})
+    assert cold.pop("watcher") is None
     assert warm == cold
-    assert status({"TROVE_NO_DAEMON": "1"})["watcher"] is None
 
 
 def test_stdio_bad_messages_get_errors_and_the_server_keeps_serving(indexed):
@@ -748,6 +755,107 @@ def test_vsearch_without_embeddings_is_a_tool_error(indexed, glove):
     assert "embed" in r[1]["result"]["content"][0]["text"]
     assert r[2]["result"]["structuredContent"]["results"][0]["path"] == \
         "programming/c-pointers.md"
+
+
+# ---- path escapes and bad messages, raw, over both transports -----------------
+
+def hostile_steps(secret):
+    """(name, message, must_fail) for tools/call and resources/read requests
+    that try to read outside the indexed collections."""
+    G = lambda i, **a: {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "get", "arguments": a}}
+    R = lambda i, u: {"jsonrpc": "2.0", "id": i, "method": "resources/read",
+                      "params": {"uri": u}}
+    return [
+        ("dotdot", G(10, path="../../etc/passwd"), True),
+        ("dotdot_coll", G(11, path="%s/../../etc/passwd" % COLLECTION), True),
+        ("abs", G(12, path="/etc/passwd"), True),
+        ("abs_secret", G(13, path=str(secret)), True),
+        ("uri_dotdot", G(14, path="trove://%s/..%%2F..%%2Fetc/passwd" % COLLECTION), True),
+        ("symlink", G(15, path=uri("inbox/reading-list.md")), True),
+        ("symlink_plain", G(16, path="%s/inbox/reading-list.md" % COLLECTION), True),
+        ("glob_symlink", G(17, path="%s/inbox/*.md" % COLLECTION), False),
+        ("glob_dotdot", G(18, path="%s/../*" % COLLECTION), False),
+        ("read_dotdot", R(19, "trove://%s/../../etc/passwd" % COLLECTION), True),
+        ("read_file", R(20, "file:///etc/passwd"), True),
+        ("read_symlink", R(21, uri("inbox/reading-list.md")), True),
+        ("search_uri", {"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": SECRET,
+                                            "filters": {"doc_uris": ["/etc/passwd"]}}}}, True),
+        ("search_secret", {"jsonrpc": "2.0", "id": 23, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": SECRET}}}, False),
+    ]
+
+
+def failed(reply):
+    return "error" in reply or reply.get("result", {}).get("isError") is True
+
+
+def check_no_escape(steps, replies):
+    for (name, msg, must_fail), rep in zip(steps, replies):
+        assert rep.get("id") == msg["id"], (name, rep)
+        text = json.dumps(rep)
+        assert "root:x:0:0" not in text, (name, rep)
+        # the secret may be echoed back as the query, never the note's text
+        assert "lives outside every vault" not in text, (name, rep)
+        if name == "search_secret":
+            assert rep["result"]["structuredContent"]["results"] == [], rep
+        if must_fail:
+            assert failed(rep), (name, rep)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("daemon", ["cold", "daemon"])
+def test_no_escape_and_bad_messages_both_transports(served, http_server, tmp_path,
+                                                    transport, daemon):
+    """Without the SDK (so it runs wherever Python does): every path escape
+    (../, an absolute path, a percent-encoded ../, a symlink out of the
+    collection, through get, a glob, resources/read and search filters) is
+    refused over stdio and over HTTP, with and without a daemon; malformed,
+    truncated and oversized JSON-RPC get errors, and the server keeps
+    serving afterwards."""
+    trove, vault = served
+    if daemon == "daemon":
+        trove.start_daemon("--idle", "300", "--no-watch")
+    steps = hostile_steps(tmp_path / "secret.md")
+    good = {"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "carbonara"}}}
+    bad = [("not_json", "{not json"), ("truncated", '{"jsonrpc": "2.0", "id": 2, "method"'),
+           ("oversized", b"[" + b"1," * (MAX_MESSAGE // 2) + b"1]"),
+           ("wrong_shape", {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                            "params": [1]})]
+    try:
+        if transport == "stdio":
+            replies = stdio_exchange(trove, [init_msg("2025-06-18")]
+                                     + [m for _, m, _ in steps] + [m for _, m in bad] + [good])
+            replies = replies[1:]
+            hostile, errs, last = replies[:len(steps)], replies[len(steps):-1], replies[-1]
+            codes = [r["error"]["code"] for r in errs]
+            assert codes == [-32700, -32700, -32600, -32602], errs
+        else:
+            srv = http_server()
+            sid, _ = srv.initialize()
+            h = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+            hostile = []
+            for _, m, _ in steps:
+                st, _, body = srv.request("POST", m, h)
+                assert st == 200, (st, body)
+                hostile.append(json.loads(body))
+            statuses = []
+            for _, m in bad:
+                st, _, body = srv.request("POST", m, h)
+                statuses.append((st, json.loads(body)["error"]["code"]))
+            assert statuses == [(200, -32700), (200, -32700), (413, -32600),
+                                (200, -32602)], statuses
+            st, _, body = srv.request("POST", good, h)
+            assert st == 200
+            last = json.loads(body)
+        check_no_escape(steps, hostile)
+        res = last["result"]["structuredContent"]["results"]
+        assert res and res[0]["path"] == "cooking/recipes/pasta-carbonara.md", last
+    finally:
+        if daemon == "daemon":
+            trove.stop_daemon()
 
 
 def test_sdk_query_tool_through_the_daemon(served, sdk_dir, tmp_path):
