@@ -49,6 +49,18 @@ def trove_bin():
     return p
 
 
+def npm_pkg(spec):
+    """The unpacked folder of npm package `spec` (NAME[@VERSION]), fetched
+    once by scripts/npm-fetch.sh into its cache; the test skips, naming the
+    reason, when the registry cannot be reached (exit 3)."""
+    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode == 3:
+        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
+    assert p.returncode == 0, p.stderr
+    return Path(p.stdout.strip())
+
+
 def expected_notes(root):
     """Relative paths of the notes trove should index in a copy of the
     fixture: every *.md outside dot-folders, minus the gitignored ones.

@@ -2,12 +2,8 @@
 python3-jieba, search over Chinese notes, the dictionary's failure modes,
 the user dictionary from config.yaml, and the upgrade of a bigram index."""
 import json
-import os
-import re
-import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

@@ -1,7 +1,6 @@
 """config.yaml always reads back: any bytes the commands accept are written
 so that the next command can load them, and a config that cannot be read
 names the right line (and leaks nothing)."""
-import json
 import os
 
 from test_cli_bytes import raw

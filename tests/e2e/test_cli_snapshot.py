@@ -6,13 +6,11 @@ that `trove update` then brings the index forward again.
 Every test on `indexed` also runs through a daemon: searches after a
 rollback must find the same notes through it as cold."""
 import json
-import shutil
 import sqlite3
 import subprocess
 
-import pytest
 
-from conftest import COLLECTION, bump_mtime, daemon_both_ways, trove_bin
+from conftest import COLLECTION, bump_mtime, trove_bin
 
 DAEMON_BOTH_WAYS = True
 

@@ -9,7 +9,6 @@ has one - the snapshot id), so a check written against it follows when the
 status grows new fields.
 """
 import ctypes
-import json
 import os
 import random
 import re

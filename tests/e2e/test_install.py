@@ -4,7 +4,6 @@ commands and options from the installed binary."""
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -9,8 +9,6 @@ TROVE_FETCH_STALL_SECONDS=1 so every test finishes in seconds.
 """
 import hashlib
 import http.server
-import json
-import os
 import socket
 import subprocess
 import threading

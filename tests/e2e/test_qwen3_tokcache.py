@@ -11,20 +11,11 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, trove_bin
+from conftest import REPO, trove_bin, npm_pkg
 
 EOT = 151643  # <|endoftext|>, appended by Qwen3-Embedding's "$A <|endoftext|>"
 TEXTS = ["How do I fix my car?", "Caf\u00e9 na\u0131\u0308ve e\u0301 \u4e2d\u6587 <|im_end|>",
          "  indented\n\tcode  # x", "emoji \U0001F469\u200d\U0001F4BB"]
-
-
-def npm_pkg(spec):
-    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-fetch.sh"), spec],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("npm package %s unavailable: %s" % (spec, p.stderr.strip()))
-    assert p.returncode == 0, p.stderr
-    return p.stdout.strip()
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ python3-jieba only.
 """
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
