@@ -301,15 +301,12 @@ trove_err api_embed(api *a, const api_embed_opts *o, api_embed_result *out)
     vembed_opts eo = o->embed;
     if (!eo.name)
         eo.name = str_basename(o->model);
-    /* A shared model computes for one caller at a time: the whole pass
-     * holds it (searches wait for their query's embedding meanwhile). */
-    pthread_mutex_t *lock = api_em_lock(a);
-    if (lock)
-        pthread_mutex_lock(lock);
+    /* A shared model computes for one caller at a time: the pass takes it
+     * per batch, so a search's query embedding waits for one batch, not
+     * for a whole re-embedding. */
+    eo.model_lock = api_em_lock(a);
     if (rc == TROVE_OK)
         rc = vembed_run(st, m, &eo, &out->stats);
-    if (lock)
-        pthread_mutex_unlock(lock);
     store_close(st);
     return rc;
 }

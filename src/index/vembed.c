@@ -159,7 +159,11 @@ static trove_err embed_some(run *r, const char *const *texts, const int64_t *ids
 {
     for (size_t off = 0; off < n; off += batch) {
         size_t cnt = n - off < batch ? n - off : batch;
+        if (r->o->model_lock)
+            pthread_mutex_lock(r->o->model_lock);
         trove_err rc = embed_texts(r->m, texts + off, cnt, EMBED_DOCUMENT, r->fbuf);
+        if (r->o->model_lock)
+            pthread_mutex_unlock(r->o->model_lock);
         if (rc)
             return rc;
         for (size_t i = 0; i < cnt; i++) {

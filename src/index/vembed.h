@@ -18,6 +18,7 @@
 #ifndef TROVE_VEMBED_H
 #define TROVE_VEMBED_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ typedef struct vembed_opts {
     void (*progress)(void *ctx, const vembed_progress *p);
     void *progress_ctx;
     volatile sig_atomic_t *interrupted;   /* checked between batches */
+    /* Held around each embed_texts() call when the model is shared with
+     * other threads (the daemon's searches); NULL: not shared. */
+    pthread_mutex_t *model_lock;
 } vembed_opts;
 
 typedef struct vembed_stats {
