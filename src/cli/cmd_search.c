@@ -302,6 +302,11 @@ static int run_query(cli *c, search_args *a, api **api)
     dcl *d = cli_daemon(c);
     if (d) {
         qo.reranker = reranker_path(a);
+        /* Reranking with a decoder can take a minute on a slow machine:
+         * giving up at the usual 60 s would make the CLI do it all again
+         * cold. A daemon that dies still closes the socket at once. */
+        if (qo.reranker)
+            dcl_set_timeout(d, 900.0);
         err = dcl_query(d, &qo, &res, &info);
         if (cli_daemon_done(d))
             goto answered;

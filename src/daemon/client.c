@@ -96,6 +96,13 @@ static void set_timeouts(int fd, double secs)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+void dcl_set_timeout(dcl *c, double timeout_s)
+{
+    c->timeout = timeout_s;
+    if (c->fd >= 0)
+        set_timeouts(c->fd, timeout_s);
+}
+
 trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out)
 {
     *out = NULL;

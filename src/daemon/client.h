@@ -38,6 +38,9 @@ char *dcl_abs_path(const char *path);
  * every later send and receive. */
 trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out);
 void dcl_close(dcl *c);
+/* A new bound for the later sends and receives on c: for a request the
+ * daemon may legitimately compute on for long (a reranked `query`). */
+void dcl_set_timeout(dcl *c, double timeout_s);
 /* 1 when the last failure means "the daemon could not answer". */
 int dcl_failed(const dcl *c);
 
