@@ -184,6 +184,7 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         }
     }
     so.model_lock = api_em_lock(a);
+    so.vec_cache = a->models ? apim_vcache(a->models) : NULL;
     if (so.vector_only && !so.model) {
         out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */
         return TROVE_OK;

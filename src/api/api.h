@@ -19,6 +19,10 @@
  * last of them is closed. Shared models are loaded once, and each use of
  * one (a query's embedding, a reranking, an embedding pass) holds that
  * model's lock; everything else (the vector scan included) runs in parallel.
+ * An api_models also holds the vector segments its handles' searches read
+ * (search/vcache.h), so a resident process reads each segment from the
+ * index once, not on every search; bounded by TROVE_VEC_CACHE_MB (default
+ * 1024; 0 keeps none).
  *
  * Reading files: every note text handed out (get, multi-get, search bodies)
  * is read through fs_read_inside(), so a path whose real location lies
@@ -34,6 +38,7 @@
 #include "index/vembed.h"
 #include "search/query_pipe.h"
 #include "search/search.h"
+#include "search/vcache.h"
 #include "store/store.h"
 #include "store/store_vec.h"
 #include "util/err.h"
@@ -70,6 +75,7 @@ typedef struct api_models_stats {
     long loads;                 /* models opened so far (successfully) */
     api_models_model *models;   /* open now */
     size_t n;
+    vcache_stats vec_cache;     /* the shared vector segment cache */
 } api_models_stats;
 
 void api_models_stats_get(api_models *m, api_models_stats *out);

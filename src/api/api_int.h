@@ -32,6 +32,8 @@ typedef trove_err (*apim_open_fn)(const char *path, int param, embed_model **out
 trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int open_param,
                    apim_open_fn open, api_model_slot **held, embed_model **out);
 void apim_release(api_models *m, api_model_slot **held);
+/* The vector segment cache every handle lent m shares. */
+struct vcache *apim_vcache(api_models *m);
 
 struct api {
     config cfg;

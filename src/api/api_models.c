@@ -10,19 +10,40 @@
 
 #include "api/api.h"
 #include "api/api_int.h"
+#include "search/vcache.h"
 #include "util/mem.h"
 
 struct api_models {
     pthread_mutex_t mu;       /* the slot list, users, loads */
     api_model_slot *slots;
     long loads;
+    vcache *vc;               /* vector segments, shared by every handle */
 };
+
+/* The cache's bound: TROVE_VEC_CACHE_MB (0 keeps nothing), else 1 GiB. */
+static size_t vcache_bound(void)
+{
+    const char *v = getenv("TROVE_VEC_CACHE_MB");
+    char *end;
+    if (!v || !*v)
+        return VCACHE_DEFAULT_BYTES;
+    unsigned long long mb = strtoull(v, &end, 10);
+    if (*end || v[0] == '-' || mb > ((size_t)-1 >> 20))
+        return VCACHE_DEFAULT_BYTES;
+    return (size_t)mb << 20;
+}
 
 api_models *api_models_new(void)
 {
     api_models *m = xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->mu, NULL);
+    m->vc = vcache_new(vcache_bound());
     return m;
+}
+
+struct vcache *apim_vcache(api_models *m)
+{
+    return m->vc;
 }
 
 static void slot_free(api_model_slot *s)
@@ -42,6 +63,7 @@ void api_models_free(api_models *m)
         next = s->next;
         slot_free(s);
     }
+    vcache_free(m->vc);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -132,6 +154,7 @@ void api_models_stats_get(api_models *m, api_models_stats *out)
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&m->mu);
     out->loads = m->loads;
+    vcache_stats_get(m->vc, &out->vec_cache);
     for (api_model_slot *s = m->slots; s; s = s->next)
         out->n++;
     out->models = xcalloc(out->n ? out->n : 1, sizeof *out->models);

@@ -327,7 +327,14 @@ static json_t *models_state(srv *s)
         json_array_append_new(open, json_pack("{s:o, s:s, s:i}", "path", wire_str(ms.models[i].path),
                                               "kind", ms.models[i].kind, "users",
                                               ms.models[i].users));
-    json_t *m = json_pack("{s:I, s:o}", "loads", (json_int_t)ms.loads, "open", open);
+    const vcache_stats *v = &ms.vec_cache;
+    json_t *vc = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "loaded", (json_int_t)v->loaded,
+                           "served", (json_int_t)v->served, "evicted", (json_int_t)v->evicted,
+                           "dropped", (json_int_t)v->dropped, "segments",
+                           (json_int_t)v->segments, "bytes", (json_int_t)v->bytes, "max_bytes",
+                           (json_int_t)v->max_bytes);
+    json_t *m = json_pack("{s:I, s:o, s:o}", "loads", (json_int_t)ms.loads, "open", open,
+                          "vec_cache", vc);
     api_models_stats_free(&ms);
     return m;
 }

@@ -9,6 +9,7 @@
 #include "index/vembed.h"
 #include "search/fusion.h"
 #include "search/snippet.h"
+#include "search/vcache.h"
 #include "store/store_vec.h"
 #include "text/grams.h"
 #include "text/lang.h"
@@ -1020,7 +1021,9 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
         rc = allowed_docs(st, f, &allow, &n_allow);
     vec_filter vf = {allow, n_allow, o->vector_only ? (float)o->min_score : -INFINITY};
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
-    for (size_t i = 0; rc == TROVE_OK && i < n_segs; i++) {
+    if (rc == TROVE_OK && o->vec_cache)
+        rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
+    for (size_t i = 0; rc == TROVE_OK && !o->vec_cache && i < n_segs; i++) {
         store_vec_seg seg;
         rc = store_vec_segment_load(st, segs[i], dim, &seg);
         if (rc == TROVE_OK)

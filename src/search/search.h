@@ -63,6 +63,9 @@ typedef struct search_opts {
     pthread_mutex_t *model_lock;
     int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
+    /* Segments kept across searches by a resident process (search/vcache.h,
+     * lent by api_models); NULL: each search reads them (the CLI). */
+    struct vcache *vec_cache;
 } search_opts;
 
 /* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1, vector 0.5 */

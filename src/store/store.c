@@ -244,6 +244,12 @@ static trove_err upgrade_schema(store *st, int version)
                  STORE_SCHEMA_VERSION);
         rc = store_exec(st, sql);
     }
+    /* A random identity, so that a process caching immutable rows (the
+     * daemon's vector segments) never takes another index's segment of the
+     * same id for its own, even when a file is recreated at the same path. */
+    if (rc == TROVE_OK)
+        rc = store_exec(st, "INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', "
+                            "lower(hex(randomblob(16))))");
     return rc;
 }
 
@@ -281,6 +287,12 @@ static trove_err create_schema(store *st)
                  STORE_SCHEMA_VERSION);
         rc = store_exec(st, sql);
     }
+    /* A random identity, so that a process caching immutable rows (the
+     * daemon's vector segments) never takes another index's segment of the
+     * same id for its own, even when a file is recreated at the same path. */
+    if (rc == TROVE_OK)
+        rc = store_exec(st, "INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', "
+                            "lower(hex(randomblob(16))))");
     if (rc) {
         store_exec(st, "ROLLBACK");
         return rc;

@@ -301,7 +301,82 @@ static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
     return TROVE_OK;
 }
 
+trove_err store_vec_seg_list(store *st, int64_t model_id, store_vec_seg_info **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT id, n, dead FROM vec_segs WHERE model_id = ? ORDER BY id", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0), cnt = sqlite3_column_int64(s, 1);
+        if (cnt < 0 || cnt > STORE_VEC_SEG_MAX) {
+            rc = seg_corrupt(st, id, "entry count out of range");
+            break;
+        }
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_vec_seg_info *e = &(*out)[(*n)++];
+        *e = (store_vec_seg_info){id, (size_t)cnt, NULL};
+        if (sqlite3_column_type(s, 2) != SQLITE_NULL) {
+            size_t len = (size_t)sqlite3_column_bytes(s, 2);
+            if (len != (e->n + 7) / 8) {
+                rc = seg_corrupt(st, id, "dead bitmap of the wrong size");
+                break;
+            }
+            e->dead = xmalloc(len ? len : 1);
+            memcpy(e->dead, sqlite3_column_blob(s, 2), len);
+        }
+    }
+    sqlite3_finalize(s);
+    if (rc == TROVE_OK && r != SQLITE_DONE)
+        rc = store_fail(st, "listing vector segments");
+    if (rc) {
+        store_vec_seg_list_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void store_vec_seg_list_free(store_vec_seg_info *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++)
+        free(l[i].dead);
+    free(l);
+}
+
+trove_err store_index_id(store *st, char **id)
+{
+    *id = NULL;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT value FROM meta WHERE key = 'index_id'", &s);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(s);
+    if (r == SQLITE_ROW && sqlite3_column_text(s, 0))
+        *id = xstrdup((const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading the index id");
+}
+
 trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+{
+    trove_err rc = store_vec_segment_data(st, seg_id, dim, out);
+    if (rc == TROVE_OK)
+        rc = seg_dead(st, seg_id, out->blk.n, &out->dead);
+    if (rc) {
+        store_vec_segment_free(out);
+        return rc;
+    }
+    out->blk.dead = out->dead;
+    return TROVE_OK;
+}
+
+trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_seg *out)
 {
     memset(out, 0, sizeof *out);
     sqlite3_blob *b;
@@ -314,8 +389,6 @@ trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_s
             rc = store_fail(st, "reading vector segment");
     }
     sqlite3_blob_close(b);
-    if (rc == TROVE_OK)
-        rc = seg_dead(st, seg_id, n, &out->dead);
     if (rc) {
         store_vec_segment_free(out);
         return rc;
@@ -326,7 +399,7 @@ trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_s
         .scale = (const float *)(void *)(m + l.scale),
         .chunk_id = (const int64_t *)(void *)(m + l.chunk),
         .doc_id = (const int64_t *)(void *)(m + l.doc),
-        .dead = out->dead,
+        .dead = NULL,
         .n = n,
     };
     return TROVE_OK;

@@ -102,6 +102,27 @@ typedef struct store_vec_seg {
 trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out);
 void store_vec_segment_free(store_vec_seg *s);
 
+/* The segments of a model as the read transaction sees them, in id order,
+ * each with its dead bitmap (NULL: none dead; else (n + 7) / 8 bytes, owned
+ * by the list). For a reader that keeps segments' vectors across
+ * transactions (search/vcache.h): segments are immutable and their ids never
+ * reused, so only this list and the bitmaps need reading each time. */
+typedef struct store_vec_seg_info {
+    int64_t id;
+    size_t n;
+    uint8_t *dead;
+} store_vec_seg_info;
+trove_err store_vec_seg_list(store *st, int64_t model_id, store_vec_seg_info **out, size_t *n);
+void store_vec_seg_list_free(store_vec_seg_info *l, size_t n);
+/* A segment's vectors alone: as store_vec_segment_load() with no dead
+ * bitmap (out->dead and out->blk.dead NULL). */
+trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_seg *out);
+
+/* The index's random identity (meta 'index_id', set when a writer first
+ * opens it); *id NULL when it has none yet (an index no writer opened since
+ * the key was introduced). Freed by the caller. */
+trove_err store_index_id(store *st, char **id);
+
 /* Does the model have any vector in this collection? */
 trove_err store_vec_collection_has(store *st, int64_t model_id, const char *collection, int *has);
 

@@ -1,0 +1,269 @@
+/* vcache — see vcache.h. */
+#include "search/vcache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_vec.h"
+#include "util/mem.h"
+
+/* One loaded segment; immutable once made, freed when unlinked and no scan
+ * holds it. */
+typedef struct vc_entry {
+    int64_t seg_id, model_id;
+    int dim;
+    size_t bytes;
+    store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
+    int refs;              /* scans holding it (under the cache's lock) */
+    int linked;            /* in the cache's table */
+    uint64_t used;         /* tick of the last use, for eviction */
+} vc_entry;
+
+struct vcache {
+    pthread_mutex_t mu;
+    char *index_id;        /* whose segments `items` holds */
+    vc_entry **items;      /* sorted by seg_id */
+    size_t n, cap;
+    size_t bytes, max_bytes;
+    uint64_t tick;
+    long loaded, served, evicted, dropped;
+};
+
+vcache *vcache_new(size_t max_bytes)
+{
+    vcache *c = xcalloc(1, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    c->max_bytes = max_bytes;
+    return c;
+}
+
+static void entry_free(vc_entry *e)
+{
+    store_vec_segment_free(&e->seg);
+    free(e);
+}
+
+void vcache_free(vcache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        entry_free(c->items[i]);
+    free(c->items);
+    free(c->index_id);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Remove items[i] from the table (the caller holds mu); freed now unless a
+ * scan still holds it (then by its last release). */
+static void unlink_at(vcache *c, size_t i)
+{
+    vc_entry *e = c->items[i];
+    memmove(c->items + i, c->items + i + 1, (c->n - i - 1) * sizeof *c->items);
+    c->n--;
+    c->bytes -= e->bytes;
+    e->linked = 0;
+    if (e->refs == 0)
+        entry_free(e);
+}
+
+/* Index of the first item with seg_id >= id. */
+static size_t lower_bound(const vcache *c, int64_t id)
+{
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->items[mid]->seg_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Under mu: forget another index's segments; take the listed ones held
+ * (got[i], referenced); let go of the model's segments no longer listed. */
+static void take_held(vcache *c, const char *index_id, int64_t model_id, int dim,
+                      const store_vec_seg_info *l, size_t n, vc_entry **got)
+{
+    if (!c->index_id || strcmp(c->index_id, index_id) != 0) {
+        while (c->n)
+            unlink_at(c, c->n - 1);
+        free(c->index_id);
+        c->index_id = xstrdup(index_id);
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < c->n;) {
+        vc_entry *e = c->items[i];
+        while (j < n && l[j].id < e->seg_id)
+            j++;
+        int listed = j < n && l[j].id == e->seg_id;
+        if (listed && e->model_id == model_id && e->dim == dim && e->seg.blk.n == l[j].n) {
+            e->refs++;
+            e->used = ++c->tick;
+            got[j] = e;
+            c->served++;
+            i++;
+        } else if (listed || e->model_id == model_id) {
+            /* not listed any more, or listed as something else: a reader of
+             * an older snapshot may load it again, which costs but is right */
+            c->dropped++;
+            unlink_at(c, i);
+        } else {
+            i++;   /* another model's */
+        }
+    }
+}
+
+/* Under mu: make room for `need` bytes by letting go of the least recently
+ * used unreferenced entries; 0 when it cannot be made. */
+static int make_room(vcache *c, size_t need)
+{
+    if (need > c->max_bytes)
+        return 0;
+    while (c->bytes + need > c->max_bytes) {
+        size_t victim = c->n;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->items[i]->refs == 0 && (victim == c->n || c->items[i]->used < c->items[victim]->used))
+                victim = i;
+        if (victim == c->n)
+            return 0;
+        c->evicted++;
+        unlink_at(c, victim);
+    }
+    return 1;
+}
+
+/* Under mu: e (loaded by this scan, referenced once) goes into the table
+ * when it fits. Another scan may have put the same segment in meanwhile:
+ * then that one is used and e freed. Returns the entry to scan. */
+static vc_entry *insert(vcache *c, vc_entry *e)
+{
+    c->loaded++;
+    size_t at = lower_bound(c, e->seg_id);
+    if (at < c->n && c->items[at]->seg_id == e->seg_id) {
+        vc_entry *o = c->items[at];
+        if (o->model_id == e->model_id && o->dim == e->dim && o->seg.blk.n == e->seg.blk.n) {
+            o->refs++;
+            o->used = ++c->tick;
+            entry_free(e);
+            return o;
+        }
+        unlink_at(c, at);
+    }
+    if (!make_room(c, e->bytes))
+        return e;   /* private to this scan */
+    at = lower_bound(c, e->seg_id);
+    xgrow(&c->items, &c->cap, c->n + 1, sizeof *c->items);
+    memmove(c->items + at + 1, c->items + at, (c->n - at) * sizeof *c->items);
+    c->items[at] = e;
+    c->n++;
+    c->bytes += e->bytes;
+    e->linked = 1;
+    e->used = ++c->tick;
+    return e;
+}
+
+static void release(vcache *c, vc_entry *e)
+{
+    pthread_mutex_lock(&c->mu);
+    if (--e->refs == 0 && !e->linked)
+        entry_free(e);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_info *info,
+                      vc_entry **out)
+{
+    *out = NULL;
+    vc_entry *e = xcalloc(1, sizeof *e);
+    trove_err rc = store_vec_segment_data(st, info->id, dim, &e->seg);
+    if (rc == TROVE_OK && e->seg.blk.n != info->n)
+        rc = trove_fail(TROVE_ECORRUPT, "vector segment %lld is damaged (holds %zu entries, its "
+                        "row says %zu); run `trove embed -f` to rebuild the vectors",
+                        (long long)info->id, e->seg.blk.n, info->n);
+    if (rc) {
+        entry_free(e);
+        return rc;
+    }
+    e->seg_id = info->id;
+    e->model_id = model_id;
+    e->dim = dim;
+    e->refs = 1;
+    /* what the block's arrays take: vectors, scale, chunk, doc, hash */
+    e->bytes = info->n * ((size_t)dim + sizeof(float) + 3 * sizeof(int64_t)) + sizeof *e;
+    *out = e;
+    return TROVE_OK;
+}
+
+static void scan_one(vec_topk *t, const vc_entry *e, const store_vec_seg_info *info)
+{
+    vec_block b = e->seg.blk;
+    b.dead = info->dead;
+    vec_topk_scan(t, &b);
+}
+
+/* An index without an identity: load, scan and free one segment at a time. */
+static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store_vec_seg_info *l,
+                               size_t n, vec_topk *t)
+{
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        vc_entry *e;
+        if ((rc = load(st, model_id, dim, &l[i], &e)) == TROVE_OK) {
+            scan_one(t, e, &l[i]);
+            entry_free(e);
+        }
+    }
+    return rc;
+}
+
+trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t)
+{
+    char *index_id = NULL;
+    store_vec_seg_info *l = NULL;
+    size_t n = 0;
+    trove_err rc = store_index_id(st, &index_id);
+    if (rc == TROVE_OK)
+        rc = store_vec_seg_list(st, model_id, &l, &n);
+    if (rc == TROVE_OK && !index_id)
+        rc = scan_uncached(st, model_id, dim, l, n, t);
+    if (rc || !index_id) {
+        store_vec_seg_list_free(l, n);
+        free(index_id);
+        return rc;
+    }
+    vc_entry **got = xcalloc(n ? n : 1, sizeof *got);
+    pthread_mutex_lock(&c->mu);
+    take_held(c, index_id, model_id, dim, l, n, got);
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == TROVE_OK && !got[i]) {
+            vc_entry *e;
+            rc = load(st, model_id, dim, &l[i], &e);   /* no lock held: other scans go on */
+            if (rc == TROVE_OK) {
+                pthread_mutex_lock(&c->mu);
+                got[i] = insert(c, e);
+                pthread_mutex_unlock(&c->mu);
+            }
+        }
+        if (rc == TROVE_OK)
+            scan_one(t, got[i], &l[i]);
+        if (got[i])
+            release(c, got[i]);   /* a private entry is freed here, one at a time */
+    }
+    free(got);
+    store_vec_seg_list_free(l, n);
+    free(index_id);
+    return rc;
+}
+
+void vcache_stats_get(vcache *c, vcache_stats *out)
+{
+    pthread_mutex_lock(&c->mu);
+    *out = (vcache_stats){c->loaded, c->served, c->evicted, c->dropped, c->n, c->bytes,
+                          c->max_bytes};
+    pthread_mutex_unlock(&c->mu);
+}
