@@ -1,6 +1,7 @@
 /* store_vec: vectors in the index — segments, dead bits folded at commit,
  * merging, pending chunks, reuse by text hash, counts, the version-1
- * upgrade, damaged segments. */
+ * upgrade, damaged segments; the segment cache of resident processes
+ * (search/vcache.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include "search/vcache.h"
 #include "store/store_vec.h"
 #include "testutil.h"
 
@@ -359,6 +363,143 @@ static void test_upgrade_from_v2(void **state)
     store_close(o);
 }
 
+/* The same scan through a vcache on connection `on`. */
+static size_t cached_search(vcache *vc, store *on, int64_t model, int64_t c, size_t k, vec_hit *out)
+{
+    int8_t q[DIM];
+    vec_for(c, q);
+    vec_topk *t = vec_topk_new(k, DIM, q, 0.01f, NULL, 1);
+    assert_int_equal(store_read_begin(on), TROVE_OK);
+    assert_int_equal(vcache_scan(vc, on, model, DIM, t), TROVE_OK);
+    store_read_end(on);
+    size_t n;
+    const vec_hit *h = vec_topk_results(t, &n);
+    memcpy(out, h, n * sizeof *h);
+    vec_topk_free(t);
+    return n;
+}
+
+static void same_as_cold(vcache *vc, int64_t model, int64_t c)
+{
+    vec_hit a[64], b[64];
+    size_t na = search(model, c, 64, a), nb = cached_search(vc, st, model, c, 64, b);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_int_equal(a[i].doc_id, b[i].doc_id);
+        assert_int_equal(a[i].chunk_id, b[i].chunk_id);
+        assert_true(a[i].score == b[i].score);
+    }
+}
+
+typedef struct vc_worker {
+    vcache *vc;
+    int64_t model, c;
+    int bad;
+} vc_worker;
+
+static void *vc_thread(void *arg)
+{
+    vc_worker *w = arg;
+    store *rd;
+    if (store_open(dbpath, STORE_READONLY, &rd) != TROVE_OK) {
+        w->bad = 1;
+        return NULL;
+    }
+    vec_hit h[64];
+    for (int i = 0; i < 50; i++)
+        if (cached_search(w->vc, rd, w->model, w->c, 64, h) == 0)
+            w->bad = 1;
+    store_close(rd);
+    return NULL;
+}
+
+static void test_vcache(void **state)
+{
+    (void)state;
+    int64_t model, d[4];
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_model_ensure(st, "fp-vc", DIM, "cached", &model), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    /* three commits: three segments (the notes of the other tests too) */
+    for (int i = 0; i < 3; i++) {
+        char path[32], text[64];
+        snprintf(path, sizeof path, "vc%d.md", i);
+        snprintf(text, sizeof text, "# VC %d\n\ncached note %d\n", i, i);
+        assert_int_equal(store_begin(st), TROVE_OK);
+        d[i] = add_note(coll_a, path, text);
+        assert_true(embed_pending(model) > 0);
+        assert_int_equal(store_commit(st), TROVE_OK);
+    }
+    int64_t segs = one_int("SELECT count(*) FROM vec_segs WHERE model_id = ?", model);
+    assert_true(segs >= 2);
+    vcache *vc = vcache_new(VCACHE_DEFAULT_BYTES);
+    vcache_stats s;
+    same_as_cold(vc, model, first_chunk(d[1]));
+    vcache_stats_get(vc, &s);
+    assert_int_equal(s.loaded, segs);
+    assert_int_equal(s.served, 0);
+    assert_int_equal(s.segments, segs);
+    same_as_cold(vc, model, first_chunk(d[0]));
+    vcache_stats_get(vc, &s);
+    assert_int_equal(s.loaded, segs);
+    assert_int_equal(s.served, segs);
+
+    /* a delete changes dead bits only: nothing is read again */
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_doc_delete(st, d[1]), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    same_as_cold(vc, model, first_chunk(d[2]));
+    vcache_stats_get(vc, &s);
+    assert_int_equal(s.loaded, segs);
+
+    /* a new segment is read, merged-away ones let go */
+    for (int i = 0; i < 4; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "vcm%d.md", i);
+        assert_int_equal(store_begin(st), TROVE_OK);
+        d[3] = add_note(coll_a, path, "# Merge\n\nmerged note\n");
+        assert_true(embed_pending(model) > 0);
+        assert_int_equal(store_commit(st), TROVE_OK);
+    }
+    same_as_cold(vc, model, first_chunk(d[3]));
+    vcache_stats_get(vc, &s);
+    assert_true(s.loaded > segs);
+    assert_true(s.dropped > 0);
+    assert_int_equal((int64_t)s.segments,
+                     one_int("SELECT count(*) FROM vec_segs WHERE model_id = ?", model));
+
+    /* many scans at once on their own connections */
+    pthread_t th[4];
+    vc_worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (vc_worker){vc, model, first_chunk(i % 2 ? d[0] : d[3]), 0};
+        assert_int_equal(pthread_create(&th[i], NULL, vc_thread, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].bad, 0);
+    }
+
+    /* another index (a new identity): nothing held is used */
+    long before = s.loaded;
+    assert_int_equal(store_exec(st, "UPDATE meta SET value = 'another' WHERE key = 'index_id'"),
+                     TROVE_OK);
+    same_as_cold(vc, model, first_chunk(d[0]));
+    vcache_stats_get(vc, &s);
+    assert_int_equal(s.loaded, before + (long)s.segments);
+    vcache_free(vc);
+
+    /* no room: every scan reads, still right */
+    vc = vcache_new(0);
+    same_as_cold(vc, model, first_chunk(d[2]));
+    same_as_cold(vc, model, first_chunk(d[2]));
+    vcache_stats_get(vc, &s);
+    assert_int_equal(s.segments, 0);
+    assert_int_equal(s.served, 0);
+    assert_true(s.loaded > 0);
+    vcache_free(vc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_counts_and_models),
         cmocka_unit_test(test_damaged_segment),
         cmocka_unit_test(test_upgrade_from_v2),
+        cmocka_unit_test(test_vcache),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
