@@ -113,6 +113,10 @@ int cmd_mcp(cli *c, int argc, char **argv)
     if (rc)
         return rc;
     signal(SIGPIPE, SIG_IGN);
+    /* A resident process: its searches keep the vector segments they read
+     * (api_models' segment cache) instead of reading them every time. */
+    api_models *models = api_models_new();
+    api_use_models(a, models);
     mcp_server *s = mcp_server_new(a, cli_model_path(model_flag));
     mcp_server_use_daemon(s, !c->no_daemon);
     mcp_server_set_reranker(s, cli_reranker_path(reranker_flag, a));
@@ -136,5 +140,6 @@ int cmd_mcp(cli *c, int argc, char **argv)
     }
     mcp_server_free(s);
     api_close(a);
+    api_models_free(models);
     return rc;
 }
