@@ -16,10 +16,11 @@ of 26 words that are in every note.
    - every-note: one of the 26 words, which every note contains (the
      keyword channel ranks all NOTES chunks);
    - hybrid: the typical queries with the static MODEL (vectors of every
-     chunk made by `trove embed` first).
+     chunk made by `trove embed` first);
+   - vsearch: the same queries, `trove vsearch` (the vector channel alone).
    Wall p50 / p90 / p99 in ms, the client's CPU time (user + system, from
    wait4) and the daemon's CPU time per request (from /proc/PID/stat).
-2. Load: 8 concurrent socket clients x 2,000 mixed requests (search 60 %,
+2. Load (skipped with DAEMON_BENCH_NO_LOAD=1, e.g. for big vaults): 8 concurrent socket clients x 2,000 mixed requests (search 60 %,
    get 15 %, ls 10 %, status 5 %, multi_get 10 %) while the watcher indexes
    a rewrite of 500 notes. Reports errors, torn results (a result whose
    title and snippet come from different versions of a note), p50/p99.
@@ -159,13 +160,13 @@ def daemon_cpu(pid):
     return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
-def latency(queries, extra, dpid):
+def latency(queries, extra, dpid, cmd="search"):
     e = dict(env)
     e.update(extra)
     walls, cpus = [], []
     d0 = daemon_cpu(dpid) if dpid else 0
     for k in range(RUNS):
-        w, c = spawn(["search", queries[k % len(queries)], "-n", "10"], e)
+        w, c = spawn([cmd, queries[k % len(queries)], "-n", "10"], e)
         walls.append(w)
         cpus.append(c)
     dcpu = (daemon_cpu(dpid) - d0) / RUNS if dpid else None
@@ -178,9 +179,11 @@ def loadavg():
 
 kinds = [("typical", typical, {}), ("every-note", WORDS, {})]
 if MODEL:
-    kinds.append(("hybrid (static model)", typical, {"TROVE_EMBED_MODEL": MODEL}))
+    kinds.append(("hybrid (static model)", typical, {"TROVE_EMBED_MODEL": MODEL}, "search"))
+    kinds.append(("vsearch (static model)", typical, {"TROVE_EMBED_MODEL": MODEL}, "vsearch"))
+kinds = [k if len(k) == 4 else k + ("search",) for k in kinds]
 print("load average before: %s" % loadavg())
-cold = {name: latency(qs, dict(x, TROVE_NO_DAEMON="1"), None) for name, qs, x in kinds}
+cold = {name: latency(qs, dict(x, TROVE_NO_DAEMON="1"), None, cmd) for name, qs, x, cmd in kinds}
 trove("daemon", "--detach", "--idle", "600")
 sock = next((tmp / "run" / "trove").glob("*.sock"))
 
@@ -210,20 +213,25 @@ for q, want in cold_out.items():
     if trove("search", q, "-n", "10").stdout != want:
         sys.exit("daemon output differs from the cold path for %r" % q)
 warm = {}
-for name, qs, x in kinds:
-    latency(qs, x, None)                          # warm-up (opens the model)
-    warm[name] = latency(qs, x, dpid)
+for name, qs, x, cmd in kinds:
+    latency(qs, x, None, cmd)                     # warm-up (opens the model)
+    warm[name] = latency(qs, x, dpid, cmd)
 print("load average after: %s" % loadavg())
 print()
-print("| `trove search QUERY -n 10`, process included | p50 ms | p90 ms | p99 ms "
+print("| `trove search|vsearch QUERY -n 10`, process included | p50 ms | p90 ms | p99 ms "
       "| client CPU ms | daemon CPU ms |")
 print("|---|---|---|---|---|---|")
-for name, _, _ in kinds:
+for name, _, _, _ in kinds:
     for how, res in (("cold", cold[name]), ("daemon", warm[name])):
         walls, ccpu, dcpu = res
         print("| %s, %s | %.2f | %.2f | %.2f | %.2f | %s |" % (
             name, how, pct(walls, 50), pct(walls, 90), pct(walls, 99), ccpu,
             "-" if dcpu is None else "%.2f" % dcpu))
+
+if os.environ.get("DAEMON_BENCH_NO_LOAD"):
+    trove("daemon", "stop", check=False)
+    shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(0)
 
 # ---- load ----
 errors, torn, lat = [], [0], []
