@@ -171,6 +171,14 @@ static int daemon_status(cli *c)
     /* the shared embedding models and rerankers loaded so far */
     printf("models loaded: %lld\n",
            (long long)json_integer_value(json_object_get(res, "models_loaded")));
+    /* the vector segments kept between searches (docs/daemon.md, Models) */
+    json_t *vs = json_object_get(res, "vec_segments");
+    if (json_is_object(vs))
+        printf("vector segments: %lld held (%.1f MB), %lld read from the index, %lld served from "
+               "memory\n", (long long)json_integer_value(json_object_get(vs, "held")),
+               (double)json_integer_value(json_object_get(vs, "bytes")) / 1e6,
+               (long long)json_integer_value(json_object_get(vs, "loaded")),
+               (long long)json_integer_value(json_object_get(vs, "served")));
     free(sock);
     json_decref(res);
     return EXIT_OK;

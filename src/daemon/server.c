@@ -473,6 +473,12 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         api_models_stats ms;
         api_models_stats_get(s->models, &ms);
         json_object_set_new(r->result, "models_loaded", json_integer((json_int_t)ms.loads));
+        json_object_set_new(r->result, "vec_segments",
+                            json_pack("{s:I, s:I, s:I, s:I}", "held",
+                                      (json_int_t)ms.vec_cache.segments, "bytes",
+                                      (json_int_t)ms.vec_cache.bytes, "loaded",
+                                      (json_int_t)ms.vec_cache.loaded, "served",
+                                      (json_int_t)ms.vec_cache.served));
         api_models_stats_free(&ms);
         json_decref(empty);
         return;

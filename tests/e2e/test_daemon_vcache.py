@@ -53,6 +53,10 @@ def test_daemon_vectors_follow_every_change(indexed):
         v2 = vec_cache(trove)
         assert v2["loaded"] == v1["loaded"], (v1, v2)
         assert v2["served"] > v1["served"], (v1, v2)
+        st = trove.ok("daemon", "status", both=False).out
+        assert "vector segments: %d held" % v2["segments"] in st, st
+        assert "%d read from the index, %d served from memory" % (
+            v2["loaded"], v2["served"]) in st, st
 
         # A note deleted: only dead bits change, no segment is read again,
         # and its vectors are never returned (the cold twin says so).
