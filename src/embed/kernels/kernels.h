@@ -147,7 +147,9 @@ typedef struct kattn {
  * n_head * head_dim wide), K and V (stride ldkv, n_head_kv * head_dim
  * wide); the result goes to O (stride ldo, n_head * head_dim wide).
  * Tokens only attend within their own sequence (and the shared prefix),
- * bidirectionally unless a->causal. One task per (sequence, head). */
+ * bidirectionally unless a->causal. One task per (sequence, KV head):
+ * the query heads of a GQA group share one product over their keys and
+ * values. */
 void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
                     const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
                     const int64_t *seq_len, int64_t n_seq);
