@@ -134,8 +134,10 @@ static void qwen3_last_rows(emodel *m, kpool *p, const qwen3_layer *L, int64_t n
     kern_add(p, xs, H, h, H, ns, H);
     memcpy(h, xs, (size_t)(ns * H) * sizeof(float));
     kern_rmsnorm(p, h, ns, H, H, L->ffn_norm, hp->eps);
-    kern_linear(p, &L->gate, NULL, h, H, ns, g, F);
-    kern_linear(p, &L->up, NULL, h, H, ns, u, F);
+    const kmat *wm[2] = {&L->gate, &L->up};
+    float *ys[2] = {g, u};
+    int64_t lds[2] = {F, F};
+    kern_linear_n(p, 2, wm, NULL, h, H, ns, ys, lds);
     kern_silu_mul(p, g, F, u, F, ns, F);
     kern_linear(p, &L->down, NULL, g, F, ns, h, H);
     kern_add(p, xs, H, h, H, ns, H);
@@ -171,13 +173,17 @@ static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, in
         const qwen3_layer *L = &w->layers[il];
         memcpy(h, x, (size_t)(T * H) * sizeof(float));
         kern_rmsnorm(p, h, T, H, H, L->attn_norm, hp->eps);
-        kern_linear(p, &L->q, L->q_b, h, H, T, q, nq);
-        kern_linear(p, &L->k, L->k_b, h, H, T, k, nkv);
-        kern_linear(p, &L->v, L->v_b, h, H, T, v, nkv);
+        {
+            const kmat *wm[3] = {&L->q, &L->k, &L->v};
+            const float *bs[3] = {L->q_b, L->k_b, L->v_b};
+            float *ys[3] = {q, k, v};
+            int64_t lds[3] = {nq, nkv, nkv};
+            kern_linear_n(p, 3, wm, bs, h, H, T, ys, lds);
+        }
         kern_rmsnorm(p, q, T * hp->n_head, dk, dk, L->q_norm, hp->eps);
         kern_rmsnorm(p, k, T * hp->n_head_kv, dk, dk, L->k_norm, hp->eps);
-        kern_rope_neox(q, T, nq, hp->n_head, dk, m->ws.pos, tab);
-        kern_rope_neox(k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
+        kern_rope_neox(p, q, T, nq, hp->n_head, dk, m->ws.pos, tab);
+        kern_rope_neox(p, k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
         if (capture) {
             size_t lay = (size_t)(il * capture->n * nkv);
             memcpy(capture->k + lay, k, (size_t)(T * nkv) * sizeof(float));
@@ -201,8 +207,12 @@ static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, in
 
         memcpy(h, x, (size_t)(T * H) * sizeof(float));
         kern_rmsnorm(p, h, T, H, H, L->ffn_norm, hp->eps);
-        kern_linear(p, &L->gate, NULL, h, H, T, q, F);
-        kern_linear(p, &L->up, NULL, h, H, T, k, F);
+        {
+            const kmat *wm[2] = {&L->gate, &L->up};
+            float *ys[2] = {q, k};
+            int64_t lds[2] = {F, F};
+            kern_linear_n(p, 2, wm, NULL, h, H, T, ys, lds);
+        }
         kern_silu_mul(p, q, F, k, F, T, F);
         kern_linear(p, &L->down, NULL, q, F, T, h, H);
         kern_add(p, x, H, h, H, T, H);

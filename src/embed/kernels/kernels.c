@@ -400,6 +400,51 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     kpool_run(p, n_tasks, linear_task_quant, &j);
 }
 
+/* Several packed products of one input: the activations are quantised
+ * once, and the products' column tasks run in one pool round. */
+typedef struct linear_n_job {
+    linear_job j[KERN_LINEAR_N_MAX];
+    int first[KERN_LINEAR_N_MAX + 1]; /* first task of each product */
+    int n;
+} linear_n_job;
+
+static void linear_n_task(void *ctx, int task, int tid)
+{
+    const linear_n_job *nj = ctx;
+    int i = 0;
+    while (task >= nj->first[i + 1])
+        i++;
+    linear_task_pack((void *)&nj->j[i], task - nj->first[i], tid);
+}
+
+void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bias,
+                   const float *X, int64_t ldx, int64_t T, float *const *Y, const int64_t *ldy)
+{
+    bool packed = n >= 1 && n <= KERN_LINEAR_N_MAX && T > 0 &&
+                  atomic_load(&quant_path) == KERN_QUANT_AUTO;
+    for (int i = 0; i < n && packed; i++)
+        packed = w[i]->pack && w[i]->n_in == w[0]->n_in && w[i]->n_out > 0;
+    if (!packed) {
+        for (int i = 0; i < n; i++)
+            kern_linear(p, w[i], bias ? bias[i] : NULL, X, ldx, T, Y[i], ldy[i]);
+        return;
+    }
+    double t0 = kprof_on() ? kprof_now_ms() : 0, flop = 0;
+    linear_n_job nj = {.n = n};
+    const uint8_t *act = kpool_scratch(p, 0, q8pack_act_size(w[0]->n_in, T));
+    nj.first[0] = 0;
+    for (int i = 0; i < n; i++) {
+        nj.j[i] = (linear_job){.w = w[i], .bias = bias ? bias[i] : NULL, .X = X, .ldx = ldx,
+                               .T = T, .Y = Y[i], .ldy = ldy[i], .p = p, .act = act};
+        nj.first[i + 1] = nj.first[i] + (int)((w[i]->n_out + KERN_NB - 1) / KERN_NB);
+        flop += 2.0 * (double)T * (double)w[i]->n_in * (double)w[i]->n_out;
+    }
+    kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &nj.j[0]);
+    kpool_run(p, nj.first[n], linear_n_task, &nj);
+    if (kprof_on())
+        kprof_add(KPROF_LINEAR, kprof_now_ms() - t0, flop);
+}
+
 /* ------------------------------------------------------------------ */
 /* row-wise operations                                                 */
 
@@ -659,14 +704,24 @@ void kern_rope_table(float *tab, int64_t len, int64_t d, double base)
     }
 }
 
-void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
-                    const int32_t *pos, const float *tab)
+typedef struct rope_job {
+    float *x;
+    int64_t rows, ld, n_heads, d;
+    const int32_t *pos;
+    const float *tab;
+} rope_job;
+
+KERN_CLONES static void rope_task(void *ctx, int task, int tid)
 {
-    int64_t h = d / 2;
-    for (int64_t r = 0; r < rows; r++) {
-        const float *cs = tab + (int64_t)pos[r] * d;
-        for (int64_t hd = 0; hd < n_heads; hd++) {
-            float *v = x + r * ld + hd * d;
+    const rope_job *j = ctx;
+    (void)tid;
+    int64_t h = j->d / 2;
+    int64_t r0 = (int64_t)task * KERN_RB;
+    int64_t r1 = r0 + KERN_RB < j->rows ? r0 + KERN_RB : j->rows;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *cs = j->tab + (int64_t)j->pos[r] * j->d;
+        for (int64_t hd = 0; hd < j->n_heads; hd++) {
+            float *v = j->x + r * j->ld + hd * j->d;
             for (int64_t i = 0; i < h; i++) {
                 float x0 = v[i], x1 = v[h + i];
                 float c = cs[i], s = cs[h + i];
@@ -675,6 +730,20 @@ void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t
             }
         }
     }
+}
+
+void kern_rope_neox(kpool *p, float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+                    const int32_t *pos, const float *tab)
+{
+    rope_job j = {.x = x, .rows = rows, .ld = ld, .n_heads = n_heads, .d = d, .pos = pos,
+                  .tab = tab};
+    int n_tasks = (int)((rows + KERN_RB - 1) / KERN_RB);
+    if (!p || rows * n_heads * d < KERN_SMALL) {
+        for (int t = 0; t < n_tasks; t++)
+            rope_task(&j, t, 0);
+        return;
+    }
+    kpool_run(p, n_tasks, rope_task, &j);
 }
 
 /* ------------------------------------------------------------------ */
