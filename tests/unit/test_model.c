@@ -309,7 +309,7 @@ static void check_causal_prefix(int P, int T, int NH, int NKV, int D)
 /* GQA groups of 1, 2 and 4 query heads (stacked into one product per KV
  * head), odd head sizes and prefix lengths, sequences spanning several
  * query blocks (64 rows per head for groups of 2), the real Qwen3 head
- * shape. */
+ * shape, on both attention paths. */
 static void test_causal_prefix_attention(void **state)
 {
     (void)state;
@@ -317,7 +317,17 @@ static void test_causal_prefix_attention(void **state)
     check_causal_prefix(7, 301, 8, 2, 12);
     check_causal_prefix(3, 205, 3, 3, 5);
     check_causal_prefix(0, 97, 6, 3, 17);
-    check_causal_prefix(9, 270, 4, 2, 128);
+    /* head sizes of 64k: the AVX-512 micro-kernels where the CPU has
+     * them (8-row score tiles, 32-key steps: odd lengths and prefixes
+     * leave every kind of remainder), then the same on sgemm */
+    for (int sg = 0; sg < 2; sg++) {
+        kern_set_attn_sgemm(sg);
+        check_causal_prefix(9, 270, 4, 2, 128);
+        check_causal_prefix(68, 77, 2, 1, 64);
+        check_causal_prefix(31, 45, 3, 3, 192);
+        check_causal_prefix(0, 35, 8, 2, 64);
+    }
+    kern_set_attn_sgemm(0);
 }
 
 /* kern_linear_n (Q8_0 products of one input sharing the quantised

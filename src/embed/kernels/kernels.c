@@ -770,6 +770,153 @@ typedef struct attn_job {
 #define KERN_QB_CAUSAL 128
 #define KERN_QB_MIN 16
 
+/* Causal attention with AVX-512 micro-kernels instead of sgemm, for head
+ * sizes that are multiples of 64 (Qwen3: 128). Per (sequence, KV head),
+ * the keys (prefix first) are transposed once into Kt (d x KP, zero-
+ * padded to 32 columns); then, per tile of 8 stacked query rows, scores
+ * are computed only up to the tile's last visible key (rounded up to 32),
+ * so the masked upper triangle costs at most one 32-column strip per
+ * tile instead of half of every query block, and nothing is packed per
+ * call. Every score and output element is one fixed sequence of fused
+ * multiply-adds (over the head dimension, then over the keys), so results
+ * depend only on the shape, never on the thread count. */
+static atomic_int attn_sgemm_only;
+
+void kern_set_attn_sgemm(int on)
+{
+    atomic_store(&attn_sgemm_only, on != 0);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KERN_ATTN_FAST 1
+#include <immintrin.h>
+
+#define AT_R 8  /* query rows per score tile */
+#define AT_C 32 /* key columns per score step (2 vectors) */
+#define AT_PR 4 /* query rows per output tile */
+
+/* S[m][c0 .. c0 + nc) = scale * q_m . Kt[:, c], for 8 rows (pointers),
+ * nc a multiple of 32. */
+__attribute__((target("avx512f,fma"))) static void at_scores(const float *const *qr,
+                                                               const float *Kt, int64_t ldk,
+                                                               int64_t d, int64_t nc, float scale,
+                                                               float *const *sr)
+{
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (int64_t c = 0; c < nc; c += AT_C) {
+        __m512 a0[AT_R], a1[AT_R];
+        _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++)
+            a0[r] = _mm512_setzero_ps(), a1[r] = _mm512_setzero_ps();
+        const float *kc = Kt + c;
+        for (int64_t e = 0; e < d; e++) {
+            __m512 k0 = _mm512_loadu_ps(kc + e * ldk), k1 = _mm512_loadu_ps(kc + e * ldk + 16);
+            _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++) {
+                __m512 qv = _mm512_set1_ps(qr[r][e]);
+                a0[r] = _mm512_fmadd_ps(qv, k0, a0[r]);
+                a1[r] = _mm512_fmadd_ps(qv, k1, a1[r]);
+            }
+        }
+        _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++) {
+            _mm512_storeu_ps(sr[r] + c, _mm512_mul_ps(a0[r], sc));
+            _mm512_storeu_ps(sr[r] + c + 16, _mm512_mul_ps(a1[r], sc));
+        }
+    }
+}
+
+/* out_r[0 .. d) = sum_{j < n} S_r[j] * V_j for 4 rows, V_j = pv row j for
+ * j < P, else v row j - P; d a multiple of 64. */
+__attribute__((target("avx512f,fma"))) static void
+at_values(const float *const *sr, int64_t n, const float *pv, int64_t ldp, int64_t P,
+          const float *v, int64_t ldv, int64_t d, float *const *orow)
+{
+    for (int64_t c = 0; c < d; c += 64) {
+        __m512 acc[AT_PR][4];
+        _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++)
+            _Pragma("GCC unroll 4") for (int u = 0; u < 4; u++) acc[r][u] = _mm512_setzero_ps();
+        for (int64_t j = 0; j < n; j++) {
+            const float *vr = (j < P ? pv + j * ldp : v + (j - P) * ldv) + c;
+            __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16),
+                   v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
+            _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++) {
+                __m512 sv = _mm512_set1_ps(sr[r][j]);
+                acc[r][0] = _mm512_fmadd_ps(sv, v0, acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(sv, v1, acc[r][1]);
+                acc[r][2] = _mm512_fmadd_ps(sv, v2, acc[r][2]);
+                acc[r][3] = _mm512_fmadd_ps(sv, v3, acc[r][3]);
+            }
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++)
+            _Pragma("GCC unroll 4") for (int u = 0; u < 4; u++)
+                _mm512_storeu_ps(orow[r] + c + 16 * u, acc[r][u]);
+    }
+}
+
+static int at_fast_ok(const kattn *a)
+{
+    static atomic_int cpu = -1;
+    int c = atomic_load(&cpu);
+    if (c < 0) {
+        c = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        atomic_store(&cpu, c);
+    }
+    return c && a->causal && a->window == 0 && a->head_dim % 64 == 0 &&
+           !atomic_load(&attn_sgemm_only);
+}
+
+/* One (sequence, KV head) task of the fast path: per tile of 8 query rows
+ * of one head, scores, softmax, then the outputs while the 8 score rows
+ * are still in L1. */
+static void attn_task_fast(const attn_job *j, int64_t s, int64_t kvh, int tid)
+{
+    const kattn *a = j->a;
+    int64_t g = a->n_head / a->n_head_kv, T = j->len[s], d = a->head_dim, P = a->n_prefix;
+    const float *q = j->Q + j->start[s] * j->ldq + kvh * g * d;
+    const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
+    const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
+    float *o = j->O + j->start[s] * j->ldo + kvh * g * d;
+    const float *pk = P ? a->pk + kvh * d : NULL, *pv = P ? a->pv + kvh * d : NULL;
+    int64_t KP = (P + T + AT_C - 1) / AT_C * AT_C;
+    /* scratch: Kt (d x KP), 8 score rows and a sink row for the scores of
+     * rows past the end (KP each), a sink output row (d) */
+    float *Kt = kpool_scratch(j->p, tid, (size_t)((d + AT_R + 1) * KP + d) * sizeof(float));
+    float *S = Kt + d * KP, *ssink = S + AT_R * KP, *osink = ssink + KP;
+    for (int64_t c = 0; c < KP; c++) {
+        const float *kr = c < P ? pk + c * a->ldp : c < P + T ? k + (c - P) * j->ldkv : NULL;
+        for (int64_t e = 0; e < d; e++)
+            Kt[e * KP + c] = kr ? kr[e] : 0.0f;
+    }
+    for (int64_t hh = 0; hh < g; hh++)
+        for (int64_t t0 = 0; t0 < T; t0 += AT_R) {
+            int64_t nr = T - t0 < AT_R ? T - t0 : AT_R;
+            const float *qr[AT_R];
+            float *sr[AT_R];
+            for (int r = 0; r < AT_R; r++) {
+                qr[r] = q + (t0 + (r < nr ? r : nr - 1)) * j->ldq + hh * d;
+                sr[r] = r < nr ? S + r * KP : ssink;
+            }
+            int64_t lim = (P + t0 + nr + AT_C - 1) / AT_C * AT_C;
+            at_scores(qr, Kt, KP, d, lim, a->scale, sr);
+            for (int64_t r = 0; r < nr; r++) {
+                float *row = S + r * KP;
+                int64_t n = P + t0 + r + 1;
+                kern_softmax(row, n);
+                for (int64_t c = n; c < lim; c++)
+                    row[c] = 0.0f;
+            }
+            for (int64_t r0 = 0; r0 < nr; r0 += AT_PR) {
+                int64_t np = nr - r0 < AT_PR ? nr - r0 : AT_PR;
+                const float *srow[AT_PR];
+                float *orow[AT_PR];
+                for (int r = 0; r < AT_PR; r++) {
+                    srow[r] = S + (r0 + (r < np ? r : np - 1)) * KP;
+                    orow[r] = r < np ? o + (t0 + r0 + r) * j->ldo + hh * d : osink;
+                }
+                at_values(srow, P + t0 + r0 + np, pv, a->ldp, P, v, j->ldkv, d, orow);
+            }
+        }
+}
+#endif
+
 static void attn_task(void *ctx, int task, int tid)
 {
     const attn_job *j = ctx;
@@ -779,6 +926,12 @@ static void attn_task(void *ctx, int task, int tid)
     int64_t T = j->len[s], d = a->head_dim;
     if (T <= 0)
         return;
+#ifdef KERN_ATTN_FAST
+    if (at_fast_ok(a)) {
+        attn_task_fast(j, s, kvh, tid);
+        return;
+    }
+#endif
     const float *q = j->Q + j->start[s] * j->ldq + kvh * g * d;
     const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
     const float *v = j->V + j->start[s] * j->ldkv + kvh * d;

@@ -164,6 +164,12 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
                     const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
                     const int64_t *seq_len, int64_t n_seq);
 
+/* Causal attention with head sizes that are multiples of 64 runs on
+ * AVX-512 micro-kernels where the CPU has them (scores only up to each
+ * row tile's last visible key); on = 1 forces the sgemm path everywhere
+ * (tests, bench). Process-wide. */
+void kern_set_attn_sgemm(int on);
+
 /* ---- profile ---- */
 
 /* With TROVE_PROFILE set in the environment (read once), kern_linear and
