@@ -1072,6 +1072,8 @@ json_t *wire_update_result(const index_update_result *r)
     set(j, "collections", cols);
     set(j, "dropped", json_integer((json_int_t)r->dropped));
     set(j, "changed", json_integer(r->changed));
+    set(j, "retokenized", json_integer(r->retokenized));
+    set(j, "snapshot", json_integer((json_int_t)r->snapshot));
     return j;
 }
 
@@ -1109,5 +1111,7 @@ trove_err wire_update_result_parse(const json_t *v, index_update_result *out)
     }
     TRY(get_size(v, "dropped", &out->dropped));
     TRY(get_int(v, "changed", &out->changed));
+    TRY(get_int(v, "retokenized", &out->retokenized));
+    TRY(get_i64(v, "snapshot", &out->snapshot));
     return TROVE_OK;
 }

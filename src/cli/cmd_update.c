@@ -61,6 +61,8 @@ static void print_result(const index_update_result *res, size_t warnings)
         printf("re-tokenized the index for the current tokenizer (%s)\n", tok_version());
     if (res->dropped)
         printf("dropped %zu collection(s) no longer in the config\n", res->dropped);
+    if (res->snapshot)
+        printf("snapshot %lld (`trove snapshot list`)\n", (long long)res->snapshot);
     if (warnings)
         fprintf(stderr, "trove: %zu warning(s)\n", warnings);
 }

@@ -466,7 +466,9 @@ trove_err index_update(store *st, const config *cfg, const char *const *names, s
     if (rc) {
         store_rollback(st);
         index_update_result_free(out);
+        return rc;
     }
+    out->snapshot = store_committed_snapshot(st);
     return rc;
 }
 

@@ -73,6 +73,8 @@ typedef struct index_update_result {
     int retokenized;     /* the index was built by another tokenizer (CJK
                             bigrams, another dictionary): its full-text
                             tables were rebuilt (store_tokenizer_sync) */
+    int64_t snapshot;    /* the snapshot this update committed; 0: none
+                            (nothing changed) */
 } index_update_result;
 
 /* Bring the index in line with the config in one transaction: re-tokenize

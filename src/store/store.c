@@ -518,9 +518,16 @@ trove_err store_commit(store *st)
         rc = snap_finish(st);
     if (rc == TROVE_OK)
         rc = store_exec(st, "COMMIT");
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
+        st->snap_committed = st->snap_id;
         snap_abort(st);   /* committed: the next transaction is a new snapshot */
+    }
     return rc;
+}
+
+int64_t store_committed_snapshot(const store *st)
+{
+    return st->snap_committed;
 }
 
 void store_rollback(store *st)

@@ -236,6 +236,9 @@ void store_snapshot_label(store *st, const char *kind, const char *note);
 /* The current snapshot (id 0 and zero counts when there is none). Free
  * with store_snapshot_clear(). */
 trove_err store_snapshot_current(store *st, store_snapshot *out);
+/* The snapshot the last successful store_commit() on st committed as; 0
+ * when that transaction changed no note or collection (no snapshot). */
+int64_t store_committed_snapshot(const store *st);
 void store_snapshot_clear(store_snapshot *s);
 /* The kept snapshots, newest first, at most `limit` (0: all kept). */
 trove_err store_snapshots(store *st, size_t limit, store_snapshot **out, size_t *n);

@@ -46,6 +46,7 @@ struct store {
      * while it has changed no note or collection; snap_bare: it is the
      * first snapshot of the index (nothing to undo to, nothing recorded). */
     int64_t snap_id;
+    int64_t snap_committed; /* what the last store_commit made, 0: none */
     int snap_bare;
     int snap_keep;          /* snapshots kept listable */
     /* Statements of static SQL text, prepared once per connection

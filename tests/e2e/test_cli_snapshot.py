@@ -44,14 +44,17 @@ def test_first_update_is_snapshot_one(indexed):
 
 def test_update_without_change_is_no_snapshot(indexed):
     trove, vault = indexed
-    trove.ok("update")
+    r = trove.ok("update")
     assert current(trove) == 1
+    assert "snapshot" not in r.out, r.out
     # same bytes, later mtime: the stored file time changes (a snapshot),
     # no note does
     bump_mtime(vault / "travel" / "lisbon.md")
-    trove.ok("update")
+    r = trove.ok("update")
     doc = snapshots(trove)
     assert doc["current"] == 2 and doc["snapshots"][0]["changed"] == 0
+    # update names the snapshot it committed
+    assert r.out.splitlines()[-1] == "snapshot 2 (`trove snapshot list`)", r.out
 
 
 def test_rollback_brings_a_deleted_note_back(indexed):

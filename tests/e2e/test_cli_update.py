@@ -287,11 +287,12 @@ def test_dangling_link_resolves_when_target_appears(indexed):
 
 def test_one_summary_line_without_a_tty(trove, vault):
     # The fixture is clean: no warnings, and without a TTY no progress bar,
-    # just one summary line for the one collection.
+    # just one summary line for the one collection, and the snapshot the
+    # update committed.
     trove.ok("collection", "add", vault, "--name", COLLECTION)
     r = trove.ok("update")
     lines = [ln for ln in (r.out + r.err).splitlines() if ln.strip()]
-    assert len(lines) == 1, r
+    assert len(lines) == 2 and lines[1] == "snapshot 1 (`trove snapshot list`)", r
     assert "\r" not in r.out + r.err and "\x1b[" not in r.out + r.err, r
 
 

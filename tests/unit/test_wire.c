@@ -205,6 +205,30 @@ static void test_status_snapshot_round_trip(void **state)
     api_status_free(&st);
 }
 
+static void test_update_result_round_trip(void **state)
+{
+    (void)state;
+    index_update_collection col = {.name = xstrdup("notes"), .seconds = 0.25,
+                                   .stats = {.files = 9, .added = 2, .updated = 1, .renamed = 1,
+                                             .removed = 3, .unchanged = 2, .skipped = 1}};
+    index_update_result r = {.collections = &col, .n_collections = 1, .dropped = 1,
+                             .changed = 1, .retokenized = 1, .snapshot = 4242};
+    json_t *j = through_text(wire_update_result(&r));
+    index_update_result back;
+    assert_int_equal(wire_update_result_parse(j, &back), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(back.n_collections, 1);
+    assert_string_equal(back.collections[0].name, "notes");
+    assert_memory_equal(&back.collections[0].stats, &col.stats, sizeof col.stats);
+    assert_true(back.collections[0].seconds == 0.25);
+    assert_int_equal(back.dropped, 1);
+    assert_int_equal(back.changed, 1);
+    assert_int_equal(back.retokenized, 1);
+    assert_int_equal(back.snapshot, 4242);
+    index_update_result_free(&back);
+    free(col.name);
+}
+
 static void test_query_round_trip(void **state)
 {
     (void)state;
@@ -327,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_search_opts_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
         cmocka_unit_test(test_status_snapshot_round_trip),
+        cmocka_unit_test(test_update_result_round_trip),
         cmocka_unit_test(test_query_round_trip),
         cmocka_unit_test(test_query_bad_pipeline_is_an_error),
     };
