@@ -758,16 +758,14 @@ typedef struct attn_job {
     kpool *p;
 } attn_job;
 
-/* Query rows per block and KV head: the g = n_head / n_head_kv query heads
- * of a GQA group are stacked into one g * qb-row matrix, so each product
- * reads the group's keys and values once with g times as many rows. qb is
- * KERN_QB / g (at least KERN_QB_MIN) rows, and smaller for causal
- * attention (KERN_QB_CAUSAL / g): a block computes the scores of its whole
- * diagonal square, of which the upper half is masked away, so smaller
- * blocks waste less (T x qb / 2 products per head) at the price of smaller
- * products. The blocks depend only on the shape, never on the threads. */
+/* Query rows per block and KV head on the sgemm path: the g = n_head /
+ * n_head_kv query heads of a GQA group are stacked into one g * qb-row
+ * matrix, so each product reads the group's keys and values once with g
+ * times as many rows; qb = KERN_QB / g (at least KERN_QB_MIN) rows per
+ * head. (Smaller blocks for causal attention, which scores each block's
+ * whole diagonal square, measured no faster: smaller products.) The
+ * blocks depend only on the shape, never on the threads. */
 #define KERN_QB 128
-#define KERN_QB_CAUSAL 128
 #define KERN_QB_MIN 16
 
 /* Causal attention with AVX-512 micro-kernels instead of sgemm, for head
@@ -939,7 +937,7 @@ static void attn_task(void *ctx, int task, int tid)
     int64_t P = a->n_prefix;
     const float *pk = P ? a->pk + kvh * d : NULL, *pv = P ? a->pv + kvh * d : NULL;
     int64_t half = a->window > 0 ? a->window / 2 : T;
-    int64_t qb = (a->causal ? KERN_QB_CAUSAL : KERN_QB) / g;
+    int64_t qb = KERN_QB / g;
     qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
     qb = T < qb ? T : qb;
     int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
