@@ -194,7 +194,7 @@ static void test_rope_and_attention(void **state)
     int32_t pos[T];
     for (int t = 0; t < T; t++)
         pos[t] = t;
-    kern_rope_neox(q, T, NH * D, NH, D, pos, tab);
+    kern_rope_neox(NULL, q, T, NH * D, NH, D, pos, tab);
     /* pair (i, i + D/2) of head h at position t rotated by t * 10000^(-2i/D) */
     for (int t = 0; t < T; t++)
         for (int h = 0; h < NH; h++)
@@ -240,33 +240,38 @@ static void test_rope_and_attention(void **state)
     kpool_free(p2);
 }
 
-/* Causal attention over a shared prefix: every token sees the P prefix
- * keys and its own sequence's keys up to itself. */
-static void test_causal_prefix_attention(void **state)
+/* Causal attention over a shared prefix against a double-precision
+ * reference: every token sees the P prefix keys and its own sequence's
+ * keys up to itself; 1, 3 and 2 threads give the same bits. */
+static void check_causal_prefix(int P, int T, int NH, int NKV, int D)
 {
-    (void)state;
-    enum { P = 5, T = 140, NH = 4, NKV = 2, D = 8 };
-    static float q[T * NH * D], k[T * NKV * D], v[T * NKV * D], pk[P * NKV * D], pv[P * NKV * D];
-    static float o1[T * NH * D], o3[T * NH * D];
-    fill(q, T * NH * D, 1.0f);
-    fill(k, T * NKV * D, 1.0f);
-    fill(v, T * NKV * D, 1.0f);
-    fill(pk, P * NKV * D, 1.0f);
-    fill(pv, P * NKV * D, 1.0f);
-    int64_t start[2] = {0, 3}, len[2] = {3, T - 3}; /* the second spans two query blocks */
+    size_t nq = (size_t)T * NH * D, nk = (size_t)T * NKV * D, np_ = (size_t)(P ? P : 1) * NKV * D;
+    float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *pk = malloc(np_ * 4),
+          *pv = malloc(np_ * 4), *o1 = malloc(nq * 4), *o2 = malloc(nq * 4),
+          *o3 = malloc(nq * 4);
+    double *w = malloc((size_t)(P + T) * sizeof *w);
+    fill(q, nq, 1.0f);
+    fill(k, nk, 1.0f);
+    fill(v, nk, 1.0f);
+    fill(pk, np_, 1.0f);
+    fill(pv, np_, 1.0f);
+    /* three sequences: 3 tokens, the rest split unevenly (several query blocks) */
+    int64_t start[3] = {0, 3, 3 + (T - 3) / 3}, len[3] = {3, (T - 3) / 3, T - 3 - (T - 3) / 3};
     for (int with_prefix = 0; with_prefix < 2; with_prefix++) {
         kattn a = {.n_head = NH, .n_head_kv = NKV, .head_dim = D, .scale = 0.4f, .causal = 1};
-        if (with_prefix)
+        if (with_prefix && P)
             a.pk = pk, a.pv = pv, a.n_prefix = P, a.ldp = NKV * D;
-        kpool *p1 = kpool_new(1), *p3 = kpool_new(3);
-        kern_attention(p1, &a, q, NH * D, k, v, NKV * D, o1, NH * D, start, len, 2);
-        kern_attention(p3, &a, q, NH * D, k, v, NKV * D, o3, NH * D, start, len, 2);
-        assert_memory_equal(o1, o3, sizeof o1);
-        int np = with_prefix ? P : 0;
-        for (int s = 0; s < 2; s++)
+        kpool *p1 = kpool_new(1), *p2 = kpool_new(2), *p3 = kpool_new(3);
+        kern_attention(p1, &a, q, NH * D, k, v, NKV * D, o1, NH * D, start, len, 3);
+        kern_attention(p2, &a, q, NH * D, k, v, NKV * D, o2, NH * D, start, len, 3);
+        kern_attention(p3, &a, q, NH * D, k, v, NKV * D, o3, NH * D, start, len, 3);
+        assert_memory_equal(o1, o2, nq * 4);
+        assert_memory_equal(o1, o3, nq * 4);
+        int np = (int)a.n_prefix;
+        for (int s = 0; s < 3; s++)
             for (int h = 0; h < NH; h++)
                 for (int i = 0; i < len[s]; i++) {
-                    double w[P + T], tot = 0, mx = -1e30;
+                    double tot = 0, mx = -1e30;
                     int kh = h / (NH / NKV), n = np + i + 1;
                     const float *qi = q + (start[s] + i) * NH * D + h * D;
                     for (int j = 0; j < n; j++) {
@@ -289,13 +294,114 @@ static void test_causal_prefix_attention(void **state)
                         }
                         double got = o1[(start[s] + i) * NH * D + h * D + e];
                         if (fabs(got - want) > 1e-5)
-                            fail_msg("prefix %d seq %d head %d row %d: %g vs %g", with_prefix, s,
-                                     h, i, got, want);
+                            fail_msg("P %d T %d heads %d/%d D %d prefix %d seq %d head %d row "
+                                     "%d: %g vs %g", P, T, NH, NKV, D, with_prefix, s, h, i, got,
+                                     want);
                     }
                 }
         kpool_free(p1);
+        kpool_free(p2);
         kpool_free(p3);
     }
+    free(q), free(k), free(v), free(pk), free(pv), free(o1), free(o2), free(o3), free(w);
+}
+
+/* GQA groups of 1, 2 and 4 query heads (stacked into one product per KV
+ * head), odd head sizes and prefix lengths, sequences spanning several
+ * query blocks (64 rows per head for groups of 2), the real Qwen3 head
+ * shape, on both attention paths. */
+static void test_causal_prefix_attention(void **state)
+{
+    (void)state;
+    check_causal_prefix(5, 140, 4, 2, 8);
+    check_causal_prefix(7, 301, 8, 2, 12);
+    check_causal_prefix(3, 205, 3, 3, 5);
+    check_causal_prefix(0, 97, 6, 3, 17);
+    /* head sizes of 64k: the AVX-512 micro-kernels where the CPU has
+     * them (8-row score tiles, 32-key steps: odd lengths and prefixes
+     * leave every kind of remainder), then the same on sgemm */
+    for (int sg = 0; sg < 2; sg++) {
+        kern_set_attn_sgemm(sg);
+        check_causal_prefix(9, 270, 4, 2, 128);
+        check_causal_prefix(68, 77, 2, 1, 64);
+        check_causal_prefix(31, 45, 3, 3, 192);
+        check_causal_prefix(0, 35, 8, 2, 64);
+    }
+    kern_set_attn_sgemm(0);
+}
+
+/* kern_linear_n (Q8_0 products of one input sharing the quantised
+ * activations) gives kern_linear's bits, packed or not, with biases, for
+ * odd row counts and 1 or 2 threads. */
+static void test_linear_n(void **state)
+{
+    (void)state;
+    enum { NI = 96, NA = 48, NB = 80, NC = 16 };
+    int64_t outs[3] = {NA, NB, NC};
+    float *wf[3];
+    void *wq[3];
+    q8pack *pk[3];
+    kmat m[3];
+    float *bias[3];
+    for (int i = 0; i < 3; i++) {
+        wf[i] = malloc((size_t)(NI * outs[i]) * 4);
+        fill(wf[i], (size_t)(NI * outs[i]), 0.2f);
+        wq[i] = malloc(quant_row_size(GGML_TYPE_Q8_0, NI) * (size_t)outs[i]);
+        for (int64_t r = 0; r < outs[i]; r++)
+            quant_quantize_row(GGML_TYPE_Q8_0, wf[i] + r * NI,
+                               (uint8_t *)wq[i] + r * quant_row_size(GGML_TYPE_Q8_0, NI), NI);
+        pk[i] = q8pack_new(wq[i], NI, outs[i]);
+        assert_non_null(pk[i]);
+        m[i] = (kmat){.type = GGML_TYPE_Q8_0, .n_in = NI, .n_out = outs[i], .data = wq[i],
+                      .name = "w", .pack = pk[i]};
+        bias[i] = malloc((size_t)outs[i] * 4);
+        fill(bias[i], (size_t)outs[i], 0.5f);
+    }
+    int64_t Ts[3] = {1, 37, 70};
+    for (int ti = 0; ti < 3; ti++)
+        for (int packed = 0; packed < 2; packed++)
+            for (int th = 1; th <= 2; th++) {
+                int64_t T = Ts[ti], ldx = NI + 3;
+                float *X = malloc((size_t)(T * ldx) * 4);
+                fill(X, (size_t)(T * ldx), 1.0f);
+                kpool *p = kpool_new(th);
+                const kmat *wm[3];
+                kmat um[3];
+                float *ref[3], *got[3];
+                int64_t ld[3];
+                for (int i = 0; i < 3; i++) {
+                    um[i] = m[i];
+                    if (!packed)
+                        um[i].pack = NULL;
+                    wm[i] = &um[i];
+                    ld[i] = outs[i] + 1;
+                    ref[i] = calloc((size_t)(T * ld[i]), 4);
+                    got[i] = calloc((size_t)(T * ld[i]), 4);
+                    kern_linear(p, wm[i], i == 1 ? NULL : bias[i], X, ldx, T, ref[i], ld[i]);
+                }
+                const float *bs[3] = {bias[0], NULL, bias[2]};
+                kern_linear_n(p, 3, wm, bs, X, ldx, T, got, ld);
+                for (int i = 0; i < 3; i++) {
+                    if (memcmp(ref[i], got[i], (size_t)(T * ld[i]) * 4) != 0)
+                        fail_msg("T %lld packed %d threads %d product %d differs", (long long)T,
+                                 packed, th, i);
+                    free(ref[i]);
+                    free(got[i]);
+                }
+                kpool_free(p);
+                free(X);
+            }
+    for (int i = 0; i < 3; i++) {
+        q8pack_free(pk[i]);
+        free(wf[i]);
+        free(wq[i]);
+        free(bias[i]);
+    }
+}
+
+static void test_swiglu(void **state)
+{
+    (void)state;
     /* SwiGLU's silu(g) * u */
     float g[64], u[64], g0[64];
     for (int i = 0; i < 64; i++)
@@ -863,6 +969,8 @@ int main(void)
         cmocka_unit_test(test_rowops),
         cmocka_unit_test(test_rope_and_attention),
         cmocka_unit_test(test_causal_prefix_attention),
+        cmocka_unit_test(test_swiglu),
+        cmocka_unit_test(test_linear_n),
     };
     const struct CMUnitTest model_tests[] = {
         cmocka_unit_test(test_float_models),

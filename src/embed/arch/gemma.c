@@ -175,8 +175,8 @@ static void gemma_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0
         kern_rmsnorm(p, q, T * hp->n_head, dk, dk, L->q_norm, hp->eps);
         kern_rmsnorm(p, k, T * hp->n_head_kv, dk, dk, L->k_norm, hp->eps);
         const float *tab = L->swa ? tab_l : tab_g;
-        kern_rope_neox(q, T, nq, hp->n_head, dk, m->ws.pos, tab);
-        kern_rope_neox(k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
+        kern_rope_neox(p, q, T, nq, hp->n_head, dk, m->ws.pos, tab);
+        kern_rope_neox(p, k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
         kattn a = {.n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = dk,
                    .scale = 1.0f / sqrtf((float)dk), .window = L->swa ? hp->swa_window : 0};
         kern_attention(p, &a, q, nq, k, v, nkv, att, nq, m->ws.lstart, m->ws.llen, ns);

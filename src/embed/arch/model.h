@@ -146,6 +146,11 @@ typedef struct emodel_ws {
     int64_t *lstart, *llen; /* chunk-relative sequence starts and lengths */
     size_t lcap;
     int64_t max_len;        /* longest sequence of the chunk */
+    /* Set by emodel_forward: only each sequence's last row of the final
+     * hidden states is read (last-token pooling of a decoder), so an
+     * architecture may run its last layer after attention on those rows
+     * alone and leave the others stale. */
+    bool last_only;
 } emodel_ws;
 
 struct emodel;

@@ -400,6 +400,51 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     kpool_run(p, n_tasks, linear_task_quant, &j);
 }
 
+/* Several packed products of one input: the activations are quantised
+ * once, and the products' column tasks run in one pool round. */
+typedef struct linear_n_job {
+    linear_job j[KERN_LINEAR_N_MAX];
+    int first[KERN_LINEAR_N_MAX + 1]; /* first task of each product */
+    int n;
+} linear_n_job;
+
+static void linear_n_task(void *ctx, int task, int tid)
+{
+    const linear_n_job *nj = ctx;
+    int i = 0;
+    while (task >= nj->first[i + 1])
+        i++;
+    linear_task_pack((void *)&nj->j[i], task - nj->first[i], tid);
+}
+
+void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bias,
+                   const float *X, int64_t ldx, int64_t T, float *const *Y, const int64_t *ldy)
+{
+    bool packed = n >= 1 && n <= KERN_LINEAR_N_MAX && T > 0 &&
+                  atomic_load(&quant_path) == KERN_QUANT_AUTO;
+    for (int i = 0; i < n && packed; i++)
+        packed = w[i]->pack && w[i]->n_in == w[0]->n_in && w[i]->n_out > 0;
+    if (!packed) {
+        for (int i = 0; i < n; i++)
+            kern_linear(p, w[i], bias ? bias[i] : NULL, X, ldx, T, Y[i], ldy[i]);
+        return;
+    }
+    double t0 = kprof_on() ? kprof_now_ms() : 0, flop = 0;
+    linear_n_job nj = {.n = n};
+    const uint8_t *act = kpool_scratch(p, 0, q8pack_act_size(w[0]->n_in, T));
+    nj.first[0] = 0;
+    for (int i = 0; i < n; i++) {
+        nj.j[i] = (linear_job){.w = w[i], .bias = bias ? bias[i] : NULL, .X = X, .ldx = ldx,
+                               .T = T, .Y = Y[i], .ldy = ldy[i], .p = p, .act = act};
+        nj.first[i + 1] = nj.first[i] + (int)((w[i]->n_out + KERN_NB - 1) / KERN_NB);
+        flop += 2.0 * (double)T * (double)w[i]->n_in * (double)w[i]->n_out;
+    }
+    kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &nj.j[0]);
+    kpool_run(p, nj.first[n], linear_n_task, &nj);
+    if (kprof_on())
+        kprof_add(KPROF_LINEAR, kprof_now_ms() - t0, flop);
+}
+
 /* ------------------------------------------------------------------ */
 /* row-wise operations                                                 */
 
@@ -433,19 +478,36 @@ static void rows_run(kpool *p, rows_job *j)
     kpool_run(p, n_tasks, rows_task, j);
 }
 
+/* Sums of a row in double precision, in 8 lanes combined in a fixed order:
+ * a single running double sum cannot be vectorised (that would reorder
+ * it) and ran at one add per 4 cycles, 3% of a Qwen3 pass in RMSNorm
+ * alone. The lanes make the order fixed and vectorisable; the result
+ * depends only on n, never on threads or the clone picked. */
+static inline __attribute__((always_inline)) double lane_sum(const float *x, int64_t n, double c,
+                                                             int squares)
+{
+    double s8[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) {
+            double d = (double)x[i + l] - c;
+            s8[l] += squares ? d * d : d;
+        }
+    double s = 0;
+    for (int l = 0; l < 8; l++)
+        s += s8[l];
+    for (; i < n; i++) {
+        double d = (double)x[i] - c;
+        s += squares ? d * d : d;
+    }
+    return s;
+}
+
 KERN_CLONES static void layernorm_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
-    double sum = 0;
-    for (int64_t i = 0; i < j->n; i++)
-        sum += x[i];
-    double mean = sum / (double)j->n;
-    double var = 0;
-    for (int64_t i = 0; i < j->n; i++) {
-        double d = x[i] - mean;
-        var += d * d;
-    }
-    var /= (double)j->n;
+    double mean = lane_sum(x, j->n, 0.0, 0) / (double)j->n;
+    double var = lane_sum(x, j->n, mean, 1) / (double)j->n;
     float inv = (float)(1.0 / sqrt(var + j->eps));
     float m = (float)mean;
     for (int64_t i = 0; i < j->n; i++) {
@@ -469,12 +531,14 @@ void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, con
 KERN_CLONES static void rmsnorm_row(const rows_job *j, float *x, const float *y)
 {
     (void)y;
-    double ss = 0;
-    for (int64_t i = 0; i < j->n; i++)
-        ss += (double)x[i] * x[i];
+    double ss = lane_sum(x, j->n, 0.0, 1);
     float inv = (float)(1.0 / sqrt(ss / (double)j->n + j->eps));
-    for (int64_t i = 0; i < j->n; i++)
-        x[i] = j->w ? x[i] * inv * j->w[i] : x[i] * inv;
+    if (j->w)
+        for (int64_t i = 0; i < j->n; i++)
+            x[i] = x[i] * inv * j->w[i];
+    else
+        for (int64_t i = 0; i < j->n; i++)
+            x[i] = x[i] * inv;
 }
 
 void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
@@ -640,14 +704,24 @@ void kern_rope_table(float *tab, int64_t len, int64_t d, double base)
     }
 }
 
-void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
-                    const int32_t *pos, const float *tab)
+typedef struct rope_job {
+    float *x;
+    int64_t rows, ld, n_heads, d;
+    const int32_t *pos;
+    const float *tab;
+} rope_job;
+
+KERN_CLONES static void rope_task(void *ctx, int task, int tid)
 {
-    int64_t h = d / 2;
-    for (int64_t r = 0; r < rows; r++) {
-        const float *cs = tab + (int64_t)pos[r] * d;
-        for (int64_t hd = 0; hd < n_heads; hd++) {
-            float *v = x + r * ld + hd * d;
+    const rope_job *j = ctx;
+    (void)tid;
+    int64_t h = j->d / 2;
+    int64_t r0 = (int64_t)task * KERN_RB;
+    int64_t r1 = r0 + KERN_RB < j->rows ? r0 + KERN_RB : j->rows;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *cs = j->tab + (int64_t)j->pos[r] * j->d;
+        for (int64_t hd = 0; hd < j->n_heads; hd++) {
+            float *v = j->x + r * j->ld + hd * j->d;
             for (int64_t i = 0; i < h; i++) {
                 float x0 = v[i], x1 = v[h + i];
                 float c = cs[i], s = cs[h + i];
@@ -656,6 +730,20 @@ void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t
             }
         }
     }
+}
+
+void kern_rope_neox(kpool *p, float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+                    const int32_t *pos, const float *tab)
+{
+    rope_job j = {.x = x, .rows = rows, .ld = ld, .n_heads = n_heads, .d = d, .pos = pos,
+                  .tab = tab};
+    int n_tasks = (int)((rows + KERN_RB - 1) / KERN_RB);
+    if (!p || rows * n_heads * d < KERN_SMALL) {
+        for (int t = 0; t < n_tasks; t++)
+            rope_task(&j, t, 0);
+        return;
+    }
+    kpool_run(p, n_tasks, rope_task, &j);
 }
 
 /* ------------------------------------------------------------------ */
@@ -670,49 +758,221 @@ typedef struct attn_job {
     kpool *p;
 } attn_job;
 
-/* Query rows per block: bounds the score scratch to KERN_QB x T floats
- * (long sequences would need T x T) and, with a sliding window, limits the
- * keys scored to those the block can see. */
+/* Query rows per block and KV head on the sgemm path: the g = n_head /
+ * n_head_kv query heads of a GQA group are stacked into one g * qb-row
+ * matrix, so each product reads the group's keys and values once with g
+ * times as many rows; qb = KERN_QB / g (at least KERN_QB_MIN) rows per
+ * head. (Smaller blocks for causal attention, which scores each block's
+ * whole diagonal square, measured no faster: smaller products.) The
+ * blocks depend only on the shape, never on the threads. */
 #define KERN_QB 128
+#define KERN_QB_MIN 16
+
+/* Causal attention with AVX-512 micro-kernels instead of sgemm, for head
+ * sizes that are multiples of 64 (Qwen3: 128). Per (sequence, KV head),
+ * the keys (prefix first) are transposed once into Kt (d x KP, zero-
+ * padded to 32 columns); then, per tile of 8 stacked query rows, scores
+ * are computed only up to the tile's last visible key (rounded up to 32),
+ * so the masked upper triangle costs at most one 32-column strip per
+ * tile instead of half of every query block, and nothing is packed per
+ * call. Every score and output element is one fixed sequence of fused
+ * multiply-adds (over the head dimension, then over the keys), so results
+ * depend only on the shape, never on the thread count. */
+static atomic_int attn_sgemm_only;
+
+void kern_set_attn_sgemm(int on)
+{
+    atomic_store(&attn_sgemm_only, on != 0);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KERN_ATTN_FAST 1
+#include <immintrin.h>
+
+#define AT_R 8  /* query rows per score tile */
+#define AT_C 32 /* key columns per score step (2 vectors) */
+#define AT_PR 4 /* query rows per output tile */
+
+/* S[m][c0 .. c0 + nc) = scale * q_m . Kt[:, c], for 8 rows (pointers),
+ * nc a multiple of 32. */
+__attribute__((target("avx512f,fma"))) static void at_scores(const float *const *qr,
+                                                               const float *Kt, int64_t ldk,
+                                                               int64_t d, int64_t nc, float scale,
+                                                               float *const *sr)
+{
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (int64_t c = 0; c < nc; c += AT_C) {
+        __m512 a0[AT_R], a1[AT_R];
+        _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++)
+            a0[r] = _mm512_setzero_ps(), a1[r] = _mm512_setzero_ps();
+        const float *kc = Kt + c;
+        for (int64_t e = 0; e < d; e++) {
+            __m512 k0 = _mm512_loadu_ps(kc + e * ldk), k1 = _mm512_loadu_ps(kc + e * ldk + 16);
+            _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++) {
+                __m512 qv = _mm512_set1_ps(qr[r][e]);
+                a0[r] = _mm512_fmadd_ps(qv, k0, a0[r]);
+                a1[r] = _mm512_fmadd_ps(qv, k1, a1[r]);
+            }
+        }
+        _Pragma("GCC unroll 8") for (int r = 0; r < AT_R; r++) {
+            _mm512_storeu_ps(sr[r] + c, _mm512_mul_ps(a0[r], sc));
+            _mm512_storeu_ps(sr[r] + c + 16, _mm512_mul_ps(a1[r], sc));
+        }
+    }
+}
+
+/* out_r[0 .. d) = sum_{j < n} S_r[j] * V_j for 4 rows, V_j = pv row j for
+ * j < P, else v row j - P; d a multiple of 64. */
+__attribute__((target("avx512f,fma"))) static void
+at_values(const float *const *sr, int64_t n, const float *pv, int64_t ldp, int64_t P,
+          const float *v, int64_t ldv, int64_t d, float *const *orow)
+{
+    for (int64_t c = 0; c < d; c += 64) {
+        __m512 acc[AT_PR][4];
+        _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++)
+            _Pragma("GCC unroll 4") for (int u = 0; u < 4; u++) acc[r][u] = _mm512_setzero_ps();
+        for (int64_t j = 0; j < n; j++) {
+            const float *vr = (j < P ? pv + j * ldp : v + (j - P) * ldv) + c;
+            __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16),
+                   v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
+            _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++) {
+                __m512 sv = _mm512_set1_ps(sr[r][j]);
+                acc[r][0] = _mm512_fmadd_ps(sv, v0, acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(sv, v1, acc[r][1]);
+                acc[r][2] = _mm512_fmadd_ps(sv, v2, acc[r][2]);
+                acc[r][3] = _mm512_fmadd_ps(sv, v3, acc[r][3]);
+            }
+        }
+        _Pragma("GCC unroll 4") for (int r = 0; r < AT_PR; r++)
+            _Pragma("GCC unroll 4") for (int u = 0; u < 4; u++)
+                _mm512_storeu_ps(orow[r] + c + 16 * u, acc[r][u]);
+    }
+}
+
+static int at_fast_ok(const kattn *a)
+{
+    static atomic_int cpu = -1;
+    int c = atomic_load(&cpu);
+    if (c < 0) {
+        c = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        atomic_store(&cpu, c);
+    }
+    return c && a->causal && a->window == 0 && a->head_dim % 64 == 0 &&
+           !atomic_load(&attn_sgemm_only);
+}
+
+/* One (sequence, KV head) task of the fast path: per tile of 8 query rows
+ * of one head, scores, softmax, then the outputs while the 8 score rows
+ * are still in L1. */
+static void attn_task_fast(const attn_job *j, int64_t s, int64_t kvh, int tid)
+{
+    const kattn *a = j->a;
+    int64_t g = a->n_head / a->n_head_kv, T = j->len[s], d = a->head_dim, P = a->n_prefix;
+    const float *q = j->Q + j->start[s] * j->ldq + kvh * g * d;
+    const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
+    const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
+    float *o = j->O + j->start[s] * j->ldo + kvh * g * d;
+    const float *pk = P ? a->pk + kvh * d : NULL, *pv = P ? a->pv + kvh * d : NULL;
+    int64_t KP = (P + T + AT_C - 1) / AT_C * AT_C;
+    /* scratch: Kt (d x KP), 8 score rows and a sink row for the scores of
+     * rows past the end (KP each), a sink output row (d) */
+    float *Kt = kpool_scratch(j->p, tid, (size_t)((d + AT_R + 1) * KP + d) * sizeof(float));
+    float *S = Kt + d * KP, *ssink = S + AT_R * KP, *osink = ssink + KP;
+    for (int64_t c = 0; c < KP; c++) {
+        const float *kr = c < P ? pk + c * a->ldp : c < P + T ? k + (c - P) * j->ldkv : NULL;
+        for (int64_t e = 0; e < d; e++)
+            Kt[e * KP + c] = kr ? kr[e] : 0.0f;
+    }
+    for (int64_t hh = 0; hh < g; hh++)
+        for (int64_t t0 = 0; t0 < T; t0 += AT_R) {
+            int64_t nr = T - t0 < AT_R ? T - t0 : AT_R;
+            const float *qr[AT_R];
+            float *sr[AT_R];
+            for (int r = 0; r < AT_R; r++) {
+                qr[r] = q + (t0 + (r < nr ? r : nr - 1)) * j->ldq + hh * d;
+                sr[r] = r < nr ? S + r * KP : ssink;
+            }
+            int64_t lim = (P + t0 + nr + AT_C - 1) / AT_C * AT_C;
+            at_scores(qr, Kt, KP, d, lim, a->scale, sr);
+            for (int64_t r = 0; r < nr; r++) {
+                float *row = S + r * KP;
+                int64_t n = P + t0 + r + 1;
+                kern_softmax(row, n);
+                for (int64_t c = n; c < lim; c++)
+                    row[c] = 0.0f;
+            }
+            for (int64_t r0 = 0; r0 < nr; r0 += AT_PR) {
+                int64_t np = nr - r0 < AT_PR ? nr - r0 : AT_PR;
+                const float *srow[AT_PR];
+                float *orow[AT_PR];
+                for (int r = 0; r < AT_PR; r++) {
+                    srow[r] = S + (r0 + (r < np ? r : np - 1)) * KP;
+                    orow[r] = r < np ? o + (t0 + r0 + r) * j->ldo + hh * d : osink;
+                }
+                at_values(srow, P + t0 + r0 + np, pv, a->ldp, P, v, j->ldkv, d, orow);
+            }
+        }
+}
+#endif
 
 static void attn_task(void *ctx, int task, int tid)
 {
     const attn_job *j = ctx;
     const kattn *a = j->a;
-    int64_t s = task / a->n_head, h = task % a->n_head;
+    int64_t g = a->n_head / a->n_head_kv;
+    int64_t s = task / a->n_head_kv, kvh = task % a->n_head_kv;
     int64_t T = j->len[s], d = a->head_dim;
-    int64_t kvh = h / (a->n_head / a->n_head_kv);
     if (T <= 0)
         return;
-    const float *q = j->Q + j->start[s] * j->ldq + h * d;
+#ifdef KERN_ATTN_FAST
+    if (at_fast_ok(a)) {
+        attn_task_fast(j, s, kvh, tid);
+        return;
+    }
+#endif
+    const float *q = j->Q + j->start[s] * j->ldq + kvh * g * d;
     const float *k = j->K + j->start[s] * j->ldkv + kvh * d;
     const float *v = j->V + j->start[s] * j->ldkv + kvh * d;
-    float *o = j->O + j->start[s] * j->ldo + h * d;
+    float *o = j->O + j->start[s] * j->ldo + kvh * g * d;
     int64_t P = a->n_prefix;
     const float *pk = P ? a->pk + kvh * d : NULL, *pv = P ? a->pv + kvh * d : NULL;
     int64_t half = a->window > 0 ? a->window / 2 : T;
-    int64_t qb = T < KERN_QB ? T : KERN_QB;
-    /* a score row: P prefix columns, then the block's own keys */
-    float *S = kpool_scratch(j->p, tid, (size_t)(qb * (P + T)) * sizeof(float));
+    int64_t qb = KERN_QB / g;
+    qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
+    qb = T < qb ? T : qb;
+    int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
+    /* scratch: scores (M x (P + T)), then stacked queries and outputs (M x d) */
+    float *S = kpool_scratch(j->p, tid, (size_t)(M * (P + T) + 2 * M * d) * sizeof(float));
+    float *Qs = S + M * (P + T), *Os = Qs + M * d;
 
     for (int64_t r0 = 0; r0 < T; r0 += qb) {
-        int64_t nr = T - r0 < qb ? T - r0 : qb;
+        int64_t nr = T - r0 < qb ? T - r0 : qb, mr = g * nr;
         /* keys any row of the block can see */
         int64_t c0 = r0 - half < 0 ? 0 : r0 - half;
         int64_t c1 = r0 + nr - 1 + half >= T ? T - 1 : r0 + nr - 1 + half;
         if (a->causal)
             c0 = 0, c1 = r0 + nr - 1;
         int64_t nc = c1 - c0 + 1, ld = P + nc;
+        const float *qa = q + r0 * j->ldq;
+        int64_t ldqa = j->ldq;
+        if (g > 1) {
+            for (int64_t hh = 0; hh < g; hh++)
+                for (int64_t i = 0; i < nr; i++)
+                    memcpy(Qs + (hh * nr + i) * d, q + (r0 + i) * j->ldq + hh * d,
+                           (size_t)d * sizeof(float));
+            qa = Qs;
+            ldqa = d;
+        }
         if (P)
-            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)P,
-                       (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, pk,
-                       (blasint)a->ldp, 0.0f, S, (blasint)ld);
-        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nr, (blasint)nc,
-                   (blasint)d, a->scale, q + r0 * j->ldq, (blasint)j->ldq, k + c0 * j->ldkv,
-                   (blasint)j->ldkv, 0.0f, S + P, (blasint)ld);
-        for (int64_t i = 0; i < nr; i++) {
-            float *row = S + i * ld;
-            int64_t gi = r0 + i;
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)P,
+                       (blasint)d, a->scale, qa, (blasint)ldqa, pk, (blasint)a->ldp, 0.0f, S,
+                       (blasint)ld);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)nc,
+                   (blasint)d, a->scale, qa, (blasint)ldqa, k + c0 * j->ldkv, (blasint)j->ldkv,
+                   0.0f, S + P, (blasint)ld);
+        for (int64_t m = 0; m < mr; m++) {
+            float *row = S + m * ld;
+            int64_t gi = r0 + m % nr;
             int64_t lo = (gi - half < 0 ? 0 : gi - half) - c0;
             int64_t hi = (a->causal ? gi : gi + half >= T ? T - 1 : gi + half) - c0;
             for (int64_t jj = 0; jj < lo; jj++)
@@ -724,13 +984,22 @@ static void attn_task(void *ctx, int task, int tid)
             else
                 kern_softmax(row + lo, hi - lo + 1);
         }
+        /* stacked heads go to scratch, then to their columns of O; one
+         * head writes O directly */
+        float *oa = g > 1 ? Os : o + r0 * j->ldo;
+        int64_t ldoa = g > 1 ? d : j->ldo;
         if (P)
-            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
-                       (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f,
-                       o + r0 * j->ldo, (blasint)j->ldo);
-        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)nr, (blasint)d,
+            blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
+                       (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f, oa,
+                       (blasint)ldoa);
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                    (blasint)nc, 1.0f, S + P, (blasint)ld, v + c0 * j->ldkv, (blasint)j->ldkv,
-                   P ? 1.0f : 0.0f, o + r0 * j->ldo, (blasint)j->ldo);
+                   P ? 1.0f : 0.0f, oa, (blasint)ldoa);
+        if (g > 1)
+            for (int64_t hh = 0; hh < g; hh++)
+                for (int64_t i = 0; i < nr; i++)
+                    memcpy(o + (r0 + i) * j->ldo + hh * d, Os + (hh * nr + i) * d,
+                           (size_t)d * sizeof(float));
     }
 }
 
@@ -741,7 +1010,7 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
     attn_job j = {.a = a, .Q = Q, .K = K, .V = V, .ldq = ldq, .ldkv = ldkv, .ldo = ldo, .O = O,
                   .start = seq_start, .len = seq_len, .p = p};
     double t0 = kprof_on() ? kprof_now_ms() : 0;
-    kpool_run(p, (int)(n_seq * a->n_head), attn_task, &j);
+    kpool_run(p, (int)(n_seq * a->n_head_kv), attn_task, &j);
     if (kprof_on())
         kprof_add(KPROF_ATTN, kprof_now_ms() - t0, 0);
 }

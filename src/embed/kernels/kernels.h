@@ -72,6 +72,15 @@ typedef struct kmat {
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
+/* Y[i] = X W[i]^T (+ bias[i]) for n <= KERN_LINEAR_N_MAX products of the
+ * same input X (Q, K and V; gate and up): when every W[i] has a q8pack of
+ * the same n_in, X is quantised once and the products share one pool
+ * round; otherwise n kern_linear calls. bias may be NULL, or hold NULLs.
+ * Results are bit-identical to kern_linear's. */
+#define KERN_LINEAR_N_MAX 4
+void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bias,
+                   const float *X, int64_t ldx, int64_t T, float *const *Y, const int64_t *ldy);
+
 /* How quantised weights are multiplied. AUTO (default): a Q8_0 matrix
  * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
  * any number of rows. Otherwise the int8 kernels
@@ -122,8 +131,9 @@ void kern_softmax(float *x, int64_t n);
 void kern_rope_table(float *tab, int64_t len, int64_t d, double base);
 
 /* Rotate n_heads heads of dimension d in each of `rows` rows (row stride
- * ld); row r is at position pos[r], looked up in tab. */
-void kern_rope_neox(float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
+ * ld); row r is at position pos[r], looked up in tab. Spread over the
+ * pool p in blocks of rows (p may be NULL: the calling thread). */
+void kern_rope_neox(kpool *p, float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
                     const int32_t *pos, const float *tab);
 
 /* ---- attention ---- */
@@ -147,10 +157,18 @@ typedef struct kattn {
  * n_head * head_dim wide), K and V (stride ldkv, n_head_kv * head_dim
  * wide); the result goes to O (stride ldo, n_head * head_dim wide).
  * Tokens only attend within their own sequence (and the shared prefix),
- * bidirectionally unless a->causal. One task per (sequence, head). */
+ * bidirectionally unless a->causal. One task per (sequence, KV head):
+ * the query heads of a GQA group share one product over their keys and
+ * values. */
 void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const float *K,
                     const float *V, int64_t ldkv, float *O, int64_t ldo, const int64_t *seq_start,
                     const int64_t *seq_len, int64_t n_seq);
+
+/* Causal attention with head sizes that are multiples of 64 runs on
+ * AVX-512 micro-kernels where the CPU has them (scores only up to each
+ * row tile's last visible key); on = 1 forces the sgemm path everywhere
+ * (tests, bench). Process-wide. */
+void kern_set_attn_sgemm(int on);
 
 /* ---- profile ---- */
 
