@@ -45,10 +45,10 @@ void api_close(api *a)
     store_close(a->rd);
     apim_release(a->models, &a->em_slot);
     apim_release(a->models, &a->rm_slot);
-    embed_close(a->em);
-    free(a->em_path);
-    embed_close(a->rm);
-    free(a->rm_path);
+    embed_close(a->em.m);
+    free(a->em.path);
+    embed_close(a->rm.m);
+    free(a->rm.path);
     config_free(&a->cfg);
     free(a->index_path);
     free(a);
@@ -236,27 +236,34 @@ pthread_mutex_t *api_rm_lock(api *a)
     return a->rm_slot ? &a->rm_slot->use : NULL;
 }
 
-trove_err api_embedder(api *a, const char *path, int threads, embed_model **out)
+trove_err api_model_get(api *a, int kind, const char *path, int key_param, int open_param,
+                        apim_open_fn open, embed_model **out)
 {
     *out = NULL;
+    int rerank = kind == APIM_RERANK;
     if (a->models)
-        return apim_get(a->models, APIM_EMBED, path, 0, threads, open_embedder, &a->em_slot, out);
-    if (a->em && strcmp(a->em_path, path) == 0) {
-        *out = a->em;
+        return apim_get(a->models, kind, path, key_param, open_param, open,
+                        rerank ? &a->rm_slot : &a->em_slot, out);
+    api_own_model *own = rerank ? &a->rm : &a->em;
+    if (own->m && strcmp(own->path, path) == 0 && own->key == key_param) {
+        *out = own->m;
         return TROVE_OK;
     }
-    embed_close(a->em);
-    free(a->em_path);
-    a->em = NULL;
-    a->em_path = NULL;
+    embed_close(own->m);
+    free(own->path);
+    memset(own, 0, sizeof *own);
     embed_model *m;
-    trove_err rc = open_embedder(path, threads, &m);
+    trove_err rc = open(path, open_param, &m);
     if (rc)
         return rc;
-    a->em = m;
-    a->em_path = xstrdup(path);
+    *own = (api_own_model){m, xstrdup(path), key_param};
     *out = m;
     return TROVE_OK;
+}
+
+trove_err api_embedder(api *a, const char *path, int threads, embed_model **out)
+{
+    return api_model_get(a, APIM_EMBED, path, 0, threads, open_embedder, out);
 }
 
 static trove_err prune_models(store *st, const char *fingerprint, size_t *pruned)

@@ -35,15 +35,27 @@ void apim_release(api_models *m, api_model_slot **held);
 /* The vector segment cache every handle lent m shares. */
 struct vcache *apim_vcache(api_models *m);
 
+/* A model a handle opened for itself (no api_models lent): kept while the
+ * same path and key are asked for. */
+typedef struct api_own_model {
+    embed_model *m;
+    char *path;
+    int key;
+} api_own_model;
+
+/* The model of `kind` for `path`/`key_param`: from the lent api_models when
+ * there is one, else a's own slot (opened with open(path, open_param),
+ * replacing what it held). */
+trove_err api_model_get(api *a, int kind, const char *path, int key_param, int open_param,
+                        apim_open_fn open, embed_model **out);
+
 struct api {
     config cfg;
     char *index_path;
     store *rd;          /* read-only connection, opened by api_reader() */
-    embed_model *em;    /* embedding model, opened by api_embedder() */
-    char *em_path;
-    embed_model *rm;    /* reranker model, opened by api_query() */
-    char *rm_path;
-    int rm_tokens;      /* its max_tokens (the reranker window) */
+    api_own_model em;   /* embedding model, opened by api_embedder() */
+    api_own_model rm;   /* reranker model, opened by api_query(); key: its
+                           max_tokens (the reranker window) */
     api_models *models; /* lent by api_use_models(), NULL: em/rm above */
     api_model_slot *em_slot, *rm_slot;   /* held in `models` */
 };

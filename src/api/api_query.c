@@ -88,27 +88,7 @@ static trove_err open_reranker(const char *path, int max_tokens, embed_model **o
  * (embed_opts.rerank_tokens). */
 static trove_err api_reranker(api *a, const char *path, int max_tokens, embed_model **out)
 {
-    *out = NULL;
-    if (a->models)
-        return apim_get(a->models, APIM_RERANK, path, max_tokens, max_tokens, open_reranker,
-                        &a->rm_slot, out);
-    if (a->rm && strcmp(a->rm_path, path) == 0 && a->rm_tokens == max_tokens) {
-        *out = a->rm;
-        return TROVE_OK;
-    }
-    embed_close(a->rm);
-    free(a->rm_path);
-    a->rm = NULL;
-    a->rm_path = NULL;
-    embed_model *m;
-    trove_err rc = open_reranker(path, max_tokens, &m);
-    if (rc)
-        return rc;
-    a->rm = m;
-    a->rm_path = xstrdup(path);
-    a->rm_tokens = max_tokens;
-    *out = m;
-    return TROVE_OK;
+    return api_model_get(a, APIM_RERANK, path, max_tokens, max_tokens, open_reranker, out);
 }
 
 /* One variant's search: the original with every channel; the others
