@@ -49,6 +49,17 @@ def trove_bin():
     return p
 
 
+def run_concurrently(worker, n, timeout):
+    """worker(0) … worker(n-1) on n threads at once; waits for all (each
+    join bounded by `timeout` seconds)."""
+    import threading
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+
+
 def npm_pkg(spec):
     """The unpacked folder of npm package `spec` (NAME[@VERSION]), fetched
     once by scripts/npm-fetch.sh into its cache; the test skips, naming the

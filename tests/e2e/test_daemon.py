@@ -6,12 +6,11 @@ import signal
 import socket
 import stat
 import subprocess
-import threading
 import time
 
 import pytest
 
-from conftest import COLLECTION, REPO, glove_model, trove_bin
+from conftest import COLLECTION, REPO, glove_model, trove_bin, run_concurrently
 
 
 def sock_path(trove):
@@ -182,11 +181,7 @@ def test_many_concurrent_clients(served):
         except Exception as e:  # noqa: BLE001 - collected and reported below
             errors.append(repr(e))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(24)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    run_concurrently(worker, 24, 60)
     assert not errors, errors[:3]
     # The CLI through the daemon at the same time.
     r = trove.ok("search", "pasta")
@@ -625,11 +620,7 @@ def test_daemon_shares_one_model_between_clients(indexed, gguf_models):
                         errors.append((a, r))
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(repr(e))
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        run_concurrently(worker, 8, 120)
         assert not errors, errors[:2]
 
         c = Client(sock_path(trove))

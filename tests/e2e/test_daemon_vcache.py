@@ -3,9 +3,8 @@ Models): searches through the daemon answer byte for byte as the cold path
 across every kind of change to the vectors (new segments, dead bits, tier
 merges, a snapshot rollback), and the daemon's status proves that segments
 are read from the index once, then served from memory."""
-import threading
 
-from conftest import glove_model
+from conftest import glove_model, run_concurrently
 from test_daemon import Client, sock_path
 
 ASKS = [("vsearch", "pasta sauce", "--json"),
@@ -110,11 +109,7 @@ def test_daemon_vectors_follow_every_change(indexed):
                         errors.append((a, r))
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(repr(e))
-        threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        run_concurrently(worker, 8, 120)
         assert not errors, errors[:2]
         after = vec_cache(trove)
         assert after["loaded"] == before["loaded"], (before, after)
