@@ -722,6 +722,16 @@ static trove_err status_collection(store *st, const config *cfg, const config_co
         return rc;
     sc->notes = (int64_t)n;
     store_docs_free(docs, n);
+    /* a second name for another collection's folder: indexed there */
+    const config_collection *first =
+        config_same_folder(cfg, col->path, (size_t)(col - cfg->collections));
+    if (first) {
+        tbuf b = {0};
+        tbuf_printf(&b, "folder %s is already collection '%s'; its notes are indexed there, "
+                    "once", col->path, first->name);
+        sc->problem = tbuf_detach(&b);
+        return TROVE_OK;
+    }
     rc = index_check_freshness(st, cfg, col, &sc->fresh);
     if (rc == TROVE_ENOENT) {
         sc->problem = xstrdup(trove_errmsg());

@@ -73,16 +73,24 @@ int cmd_snapshot(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
 int cmd_query(cli *c, int argc, char **argv);
 /* The reranker for `query`: flag, else $TROVE_RERANK_MODEL, else the
- * config's `rerank_model:`; NULL when none (borrowed). */
+ * config's `rerank_model:`, resolved like the embedding model
+ * (models_resolve_reranker); NULL when none, or when it does not resolve:
+ * that is then said once on stderr, and query re-scores lexically
+ * (borrowed; valid until the next call). */
 const char *cli_reranker_path(const char *flag, api *a);
 
 /* The active embedding model's path through models_resolve(): --model, else
  * $TROVE_EMBED_MODEL, else `embed_model:` in config.yaml; each a catalogue
  * name, a GGUF file or model2vec folder, or a name in the models folder.
- * NULL if none is set. A spec that does not resolve is returned as written
- * (opening it reports the problem; for a catalogue model not pulled yet the
- * `trove model pull` hint is printed first). Valid until the process exits. */
+ * NULL if none is set, or when the spec does not resolve (a catalogue model
+ * not pulled yet, a missing file): cli_model_error() then says why. A spec
+ * is never handed on as written, so a bare name never opens a file of the
+ * current folder. Valid until the process exits. */
 const char *cli_model_path(const char *flag);
+/* Why the last cli_model_path() gave NULL: TROVE_OK when no model is set,
+ * else the error (also set as the current trove_fail, for cli_error()) and
+ * its message in *msg (may be NULL; borrowed). */
+trove_err cli_model_error(const char **msg);
 
 typedef struct cli_embed_args {
     const char *model;

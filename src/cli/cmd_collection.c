@@ -115,16 +115,15 @@ static int collection_add(int argc, char **argv)
         free(default_name);
         goto out;
     }
-    const config_collection *same = NULL;
-    for (size_t i = 0; i < cfg.n_collections; i++)
-        if (strcmp(cfg.collections[i].path, abs) == 0)
-            same = &cfg.collections[i];
+    /* the same folder however it is spelt (a symlink, a hand-edited path) */
+    const config_collection *same = config_same_folder(&cfg, abs, (size_t)-1);
     if (config_find_collection(&cfg, name)) {
         fprintf(stderr, "trove: a collection named '%s' already exists; pick another with "
                         "--name\n", name);
         rc = EXIT_ERR;
     } else if (same) {
-        fprintf(stderr, "trove: %s is already collection '%s'\n", abs, same->name);
+        fprintf(stderr, "trove: %s is already collection '%s' (%s); not added\n", abs,
+                same->name, same->path);
         rc = EXIT_ERR;
     } else if ((rc = check_nesting(&cfg, abs)) != EXIT_OK) {
         /* refused: its notes would be indexed twice */

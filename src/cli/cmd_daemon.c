@@ -127,6 +127,14 @@ static dcl *connect_or_say(cli *c)
     return d;
 }
 
+static int daemon_holds(cli *c)
+{
+    char *other = dcl_holder_socket(c->index_path);
+    int held = other != NULL;
+    free(other);
+    return held;
+}
+
 static int daemon_stop(cli *c)
 {
     dcl *d = connect_or_say(c);
@@ -140,9 +148,10 @@ static int daemon_stop(cli *c)
     char *sock = dcl_socket_path(c->index_path);
     double until = clock_seconds() + 10;
     struct stat sb;
-    while (sock && stat(sock, &sb) == 0 && clock_seconds() < until)
+    /* ... and its index lock (a daemon of another socket folder) */
+    while (((sock && stat(sock, &sb) == 0) || daemon_holds(c)) && clock_seconds() < until)
         usleep(10000);
-    int gone = !sock || stat(sock, &sb) != 0;
+    int gone = (!sock || stat(sock, &sb) != 0) && !daemon_holds(c);
     free(sock);
     if (!gone) {
         fprintf(stderr, "trove: the daemon did not exit within 10 s\n");
@@ -210,6 +219,9 @@ int cmd_daemon(cli *c, int argc, char **argv)
         }
     }
     o.model = cli_model_path(NULL);
+    const char *model_msg;
+    if (cli_model_error(&model_msg))
+        fprintf(stderr, "trove daemon: %s (the watcher indexes without embedding)\n", model_msg);
     const char *nw = getenv("TROVE_NO_WATCH");
     if (nw && *nw && strcmp(nw, "0") != 0)
         o.watch = 0;

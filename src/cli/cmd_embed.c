@@ -13,26 +13,40 @@
 #include "util/mem.h"
 #include "util/str.h"
 
+static trove_err model_err;   /* of the last cli_model_path(); message below */
+static char *model_err_msg;
+
 const char *cli_model_path(const char *flag)
 {
     static char *resolved;  /* one model per process; kept until exit */
     free(resolved);
-    resolved = NULL;
+    free(model_err_msg);
+    resolved = model_err_msg = NULL;
+    model_err = TROVE_OK;
     static const config none;    /* the command reports a bad config itself */
     const config *cfg = cli_config_once();
     models_choice c;
-    if (models_resolve_choice(cfg ? cfg : &none, flag, &c) == TROVE_OK) {
+    trove_err rc = models_resolve_choice(cfg ? cfg : &none, flag, &c);
+    if (rc == TROVE_OK) {
         resolved = c.path;
         c.path = NULL;
     } else {
-        /* A catalogue model not pulled yet: say how to get it. Otherwise
-         * hand on the spec as written: opening it reports the problem. */
-        if (c.entry)
-            fprintf(stderr, "trove: %s\n", trove_errmsg());
-        resolved = c.spec ? xstrdup(c.spec) : NULL;
+        /* Never handed on as written: a name that is not installed must not
+         * open whatever file or folder of that name is in the current one. */
+        model_err = rc;
+        model_err_msg = xstrdup(trove_errmsg());
     }
     models_choice_free(&c);
     return resolved;
+}
+
+trove_err cli_model_error(const char **msg)
+{
+    if (msg)
+        *msg = model_err_msg;
+    if (model_err)
+        trove_fail(model_err, "%s", model_err_msg);
+    return model_err;
 }
 
 /* ---- progress ----------------------------------------------------------- */
@@ -184,6 +198,9 @@ int cmd_embed(cli *c, int argc, char **argv)
         }
     }
     ea.model = cli_model_path(model_flag);
+    trove_err merr = cli_model_error(NULL);
+    if (merr)
+        return cli_error(merr);
     if (!ea.model) {
         fprintf(stderr, "trove: no embedding model: pass --model PATH or set TROVE_EMBED_MODEL "
                         "(a GGUF file or a model2vec folder)\n");

@@ -11,6 +11,7 @@
 #include "api/wire.h"
 #include "cli/cli.h"
 #include "daemon/client.h"
+#include "util/mem.h"
 #include "cli/out.h"
 #include "util/buf.h"
 
@@ -340,8 +341,16 @@ int cmd_status(cli *c, int argc, char **argv)
     api_status s;
     api_vec_status vs = {0};
     trove_err err = api_status_get(a, &s);
-    if (!err && (err = api_vec_status_get(a, cli_model_path(model_flag), &vs)) != TROVE_OK)
+    const char *model = cli_model_path(model_flag), *model_msg;
+    int model_bad = cli_model_error(&model_msg) != TROVE_OK;
+    trove_errclear();
+    if (!err && (err = api_vec_status_get(a, model, &vs)) != TROVE_OK)
         api_status_free(&s);
+    if (!err && model_bad) {
+        /* the spec that does not resolve, and why: one line, no guessing */
+        vs.model = xstrdup(model_msg);
+        vs.model_error = xstrdup(model_msg);
+    }
     api_close(a);
     if (err) {
         json_decref(daemon);

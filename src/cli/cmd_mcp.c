@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -13,8 +14,9 @@
 static const char mcp_help[] =
     "usage: trove mcp [--http [HOST:]PORT] [--allow-remote] [--model PATH] [--reranker PATH]\n"
     "Serve the Model Context Protocol: over stdin/stdout (default), or over\n"
-    "Streamable HTTP at http://HOST:PORT/mcp (HOST default 127.0.0.1; PORT 0:\n"
-    "any free port; the URL is printed on stdout once listening).\n"
+    "Streamable HTTP at http://HOST:PORT/mcp (HOST: a numeric address or localhost,\n"
+    "default 127.0.0.1; PORT 0: any free port; the URL with the real port is\n"
+    "printed on stdout once listening).\n"
     "  --allow-remote   allow a HOST that is not a loopback address\n"
     "  --model PATH     embedding model for the vector channel and the vsearch\n"
     "                   tool (default: $TROVE_EMBED_MODEL; none: keywords only)\n"
@@ -61,6 +63,12 @@ static int parse_listen(const char *spec, char *host, size_t host_size, int *por
         return 0;
     memcpy(host, spec, len);
     host[len] = '\0';
+    /* the one name taken: it is loopback by definition (RFC 6761), and
+     * resolving it would ask the resolver, which may say anything */
+    if (strcasecmp(host, "localhost") == 0) {
+        snprintf(host, host_size, "127.0.0.1");
+        return 1;
+    }
     unsigned char addr[16];
     return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }
@@ -102,8 +110,8 @@ int cmd_mcp(cli *c, int argc, char **argv)
     int port = 0;
     if (listen) {
         if (!parse_listen(listen, host, sizeof host, &port))
-            return cli_usage("mcp", "--http %s: give [HOST:]PORT with a numeric address "
-                             "(127.0.0.1:8765, [::1]:8765)", listen);
+            return cli_usage("mcp", "--http %s: give [HOST:]PORT with a numeric address or "
+                             "localhost (127.0.0.1:8765, [::1]:8765, localhost:0)", listen);
         if (!is_loopback(host) && !allow_remote)
             return cli_usage("mcp", "--http %s is not a loopback address: add --allow-remote "
                              "(and set mcp.token in config.yaml)", host);
@@ -117,7 +125,10 @@ int cmd_mcp(cli *c, int argc, char **argv)
      * (api_models' segment cache) instead of reading them every time. */
     api_models *models = api_models_new();
     api_use_models(a, models);
-    mcp_server *s = mcp_server_new(a, cli_model_path(model_flag));
+    const char *model = cli_model_path(model_flag), *model_msg;
+    if (cli_model_error(&model_msg))
+        fprintf(stderr, "trove mcp: %s (searching by keywords, titles and links)\n", model_msg);
+    mcp_server *s = mcp_server_new(a, model);
     mcp_server_use_daemon(s, !c->no_daemon);
     mcp_server_set_reranker(s, cli_reranker_path(reranker_flag, a));
     if (!listen) {

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/out.h"
 #include "embed/embed.h"
+#include "models/models.h"
 #include "util/mem.h"
 
 static const char USAGE[] =
@@ -97,6 +98,18 @@ static const char *model_name(const embed_model *m, const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* FILE of a subcommand: a path ("./x.gguf", "/m/x", anything with a '/'),
+ * or a catalogue name or a name in the models folder; a bare name is never
+ * opened from the current folder. NULL with *e set when it names nothing. */
+static embed_model *open_model(const char *spec, const embed_opts *o, trove_err *e)
+{
+    models_choice c;
+    *e = models_resolve_spec(spec, &c);
+    embed_model *m = *e ? NULL : embed_open(c.path, o, e);
+    models_choice_free(&c);
+    return m;
+}
+
 /* ---- info ---- */
 
 static int model_info(int argc, char **argv)
@@ -119,7 +132,7 @@ static int model_info(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     trove_err e;
     embed_opts o = {.threads = 1};
-    embed_model *m = embed_open(path, &o, &e);
+    embed_model *m = open_model(path, &o, &e);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (!m)
         return cli_error(e);
@@ -209,7 +222,7 @@ static int model_tokenize(int argc, char **argv)
         return cli_usage("model tokenize", pair ? "needs FILE QUERY DOC" : "needs FILE TEXT");
     trove_err e;
     embed_opts o = {.threads = 1};
-    embed_model *m = embed_open(path, &o, &e);
+    embed_model *m = open_model(path, &o, &e);
     if (!m)
         return cli_error(e);
     /* a token per byte at most, plus framing or a reranker's prompt */
@@ -309,7 +322,7 @@ static int model_embed(int argc, char **argv)
         o.doc_prompt = prompt;
     }
     trove_err e;
-    embed_model *m = embed_open(path, &o, &e);
+    embed_model *m = open_model(path, &o, &e);
     if (!m) {
         rc = cli_error(e);
         goto out;
@@ -416,7 +429,7 @@ static int model_rerank(int argc, char **argv)
     trove_err e;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    embed_model *m = embed_open(path, &o, &e);
+    embed_model *m = open_model(path, &o, &e);
     double open_ms = ms_since(&t0);
     if (!m) {
         rc = cli_error(e);
@@ -492,7 +505,7 @@ static int model_bench(int argc, char **argv)
         return cli_usage("model bench", "missing FILE");
     double t0 = now_s();
     trove_err e;
-    embed_model *m = embed_open(path, &o, &e);
+    embed_model *m = open_model(path, &o, &e);
     double open_ms = (now_s() - t0) * 1e3;
     if (!m)
         return cli_error(e);

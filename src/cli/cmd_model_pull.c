@@ -417,8 +417,7 @@ static int model_use(int argc, char **argv)
             fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
         /* catalogue: its canonical name; a path: absolute, so any working
          * folder finds it; a models-folder name: as given */
-        value = xstrdup(c.entry ? c.entry->name : strchr(spec, '/') || spec[0] == '.' ||
-                                                          spec[0] == '~' ? c.path : spec);
+        value = xstrdup(c.entry ? c.entry->name : models_spec_is_path(spec) ? c.path : spec);
         models_choice_free(&c);
     }
     config_set_embed_model(&cfg, value);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "models/models.h"
 #include "cli/out.h"
 #include "search/search.h"
 #include "util/buf.h"
@@ -259,14 +260,30 @@ static const char *attached_unknown(const search_args *a, trove_err err)
     return NULL;
 }
 
+/* The spec resolved to a path; one that does not resolve is said once and
+ * gives NULL (the lexical re-scorer), never a file of the current folder
+ * that happens to bear the name. */
+static const char *resolve_reranker(const config *cfg, const char *flag)
+{
+    static char *resolved;
+    static int warned;
+    free(resolved);
+    resolved = NULL;
+    models_choice c;
+    if (models_resolve_reranker(cfg, flag, &c) == TROVE_OK) {
+        resolved = c.path;
+        c.path = NULL;
+    } else if (!warned) {
+        warned = 1;
+        fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n", trove_errmsg());
+    }
+    models_choice_free(&c);
+    return resolved;
+}
+
 const char *cli_reranker_path(const char *flag, api *api)
 {
-    if (flag && *flag)
-        return flag;
-    const char *env = getenv("TROVE_RERANK_MODEL");
-    if (env && *env)
-        return env;
-    return api_config(api)->rerank_model;
+    return resolve_reranker(api_config(api), flag);
 }
 
 /* The reranker: --reranker, $TROVE_RERANK_MODEL, then config.yaml (as read
@@ -275,13 +292,9 @@ static const char *reranker_path(const search_args *a)
 {
     if (a->no_rerank)
         return NULL;
-    if (a->reranker_flag && *a->reranker_flag)
-        return a->reranker_flag;
-    const char *env = getenv("TROVE_RERANK_MODEL");
-    if (env && *env)
-        return env;
+    static const config none;    /* the cold path reports a broken config */
     const config *cfg = cli_config_once();
-    return cfg ? cfg->rerank_model : NULL;   /* the cold path reports a broken config */
+    return resolve_reranker(cfg ? cfg : &none, a->reranker_flag);
 }
 
 /* `trove query`: through a running daemon when there is one (the same
@@ -357,6 +370,15 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
+    const char *model_msg;
+    trove_err merr = a.no_vector ? TROVE_OK : cli_model_error(&model_msg);
+    if (merr && vector_only) {
+        rc = cli_error(merr);   /* the one error: nothing to search with */
+        goto out;
+    }
+    if (merr)
+        fprintf(stderr, "trove: %s: %s (answering by keywords, titles and links)\n",
+                is_query ? "query" : "search", model_msg);
     if (is_query) {
         rc = run_query(c, &a, &api);
         goto out;

@@ -154,12 +154,20 @@ int cmd_update(cli *c, int argc, char **argv)
     signal(SIGTERM, SIG_DFL);
     int erc = EXIT_OK;
     cli_embed_args ea = {.model = no_embed ? NULL : cli_model_path(model_flag)};
+    const char *model_msg;
+    if (!no_embed && cli_model_error(&model_msg)) {
+        fprintf(stderr, "trove: %s\n", model_msg);
+        erc = EXIT_ERR;
+    }
     if (ea.model) {
         erc = cli_embed_pass(c, a, &ea);
         if (erc != EXIT_OK && erc != 130)
             fprintf(stderr, "trove: the notes are indexed and keyword search works; the vectors "
                             "are not up to date\n");
     }
+    if (erc == EXIT_ERR && !ea.model)
+        fprintf(stderr, "trove: the notes are indexed and keyword search works; the vectors "
+                        "are not up to date\n");
     api_close(a);
     if (erc != EXIT_OK)
         return erc;

@@ -154,6 +154,9 @@ dcl *cli_daemon(cli *c)
     struct stat sb;
     int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
     free(sock);
+    char *held = there ? NULL : dcl_holder_socket(c->index_path);   /* another socket folder */
+    there |= held != NULL;
+    free(held);
     int autostart = !there && wants_daemon();
     if (!there && !autostart)
         return NULL;

@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,8 @@ static trove_err load_weights(config *cfg, yaml_document_t *doc, yaml_node_t *w)
     return TROVE_OK;
 }
 
+static char *config_path(const config *cfg, const char *v);
+
 static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t *cols)
 {
     if (is_empty(doc, cols))
@@ -179,8 +182,13 @@ static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t
         size_t nm = 0, ne = 0;
         char **masks = string_list(doc, map_get(doc, v, "mask"), &nm);
         char **excl = string_list(doc, map_get(doc, v, "exclude"), &ne);
-        config_add_collection(cfg, name, path, (const char *const *)masks, nm,
+        /* A relative path is relative to the folder of config.yaml, never
+         * to wherever trove runs: from another folder it would name other
+         * notes, or none, and the update would drop the collection's. */
+        char *abs = config_path(cfg, path);
+        config_add_collection(cfg, name, abs, (const char *const *)masks, nm,
                               (const char *const *)excl, ne);
+        free(abs);
         for (size_t i = 0; i < nm; i++)
             free(masks[i]);
         for (size_t i = 0; i < ne; i++)
@@ -299,8 +307,13 @@ static trove_err load_rerank_model(config *cfg, yaml_document_t *doc, yaml_node_
     if (is_empty(doc, n))
         return TROVE_OK;
     if (n->type != YAML_SCALAR_NODE)
-        return trove_fail(TROVE_EPARSE, "%s: 'rerank_model' must be a path", cfg->file);
-    cfg->rerank_model = config_path(cfg, scalar(doc, n));
+        return trove_fail(TROVE_EPARSE, "%s: 'rerank_model' must be a model name or path",
+                          cfg->file);
+    /* A path (it has a '/') relative to the folder of config.yaml; a bare
+     * name stays a name, which models_resolve_reranker() looks for in the
+     * models folder, never in the current one. */
+    const char *v = scalar(doc, n);
+    cfg->rerank_model = v && *v && !strchr(v, '/') ? xstrdup(v) : config_path(cfg, v);
     return TROVE_OK;
 }
 
@@ -592,6 +605,26 @@ config_collection *config_find_collection(const config *cfg, const char *name)
         if (strcmp(cfg->collections[i].name, name) == 0)
             return &cfg->collections[i];
     return NULL;
+}
+
+char *config_real_path(const char *path)
+{
+    char buf[PATH_MAX];
+    return xstrdup(realpath(path, buf) ? buf : path);
+}
+
+const config_collection *config_same_folder(const config *cfg, const char *path, size_t before)
+{
+    char *want = config_real_path(path);
+    const config_collection *hit = NULL;
+    for (size_t i = 0; i < cfg->n_collections && i < before && !hit; i++) {
+        char *have = config_real_path(cfg->collections[i].path);
+        if (strcmp(have, want) == 0)
+            hit = &cfg->collections[i];
+        free(have);
+    }
+    free(want);
+    return hit;
 }
 
 config_collection *config_add_collection(config *cfg, const char *name, const char *path,

@@ -14,7 +14,8 @@
 
 typedef struct config_collection {
     char *name;
-    char *path;        /* absolute, no trailing '/' */
+    char *path;        /* absolute, no trailing '/' (a relative `path:` in the
+                          file is relative to the folder of config.yaml) */
     char **masks;      /* empty: the default mask, all .md files */
     size_t n_masks;
     char **excludes;
@@ -60,8 +61,10 @@ typedef struct config {
      * ("word [freq [tag]]" per line) for the segmenter (cjk/seg.h). */
     char *zh_dict;
     char *zh_user_dict;
-    /* `rerank_model:` the reranker `trove query` uses (a cross-encoder GGUF;
-     * relative to the folder of config.yaml), NULL: the lexical re-scorer. */
+    /* `rerank_model:` the reranker `trove query` uses (a cross-encoder GGUF:
+     * a path, made absolute against the folder of config.yaml, or a name in
+     * the models folder; read it through models_resolve_reranker()), NULL:
+     * the lexical re-scorer. */
     char *rerank_model;
     /* `snapshots:` how many index snapshots stay listable for `trove
      * snapshot rollback` (1..CONFIG_SNAPSHOTS_MAX; CONFIG_SNAPSHOTS when
@@ -89,6 +92,13 @@ config_collection *config_add_collection(config *cfg, const char *name, const ch
                                          const char *const *masks, size_t n_masks,
                                          const char *const *excludes, size_t n_excludes);
 int config_remove_collection(config *cfg, const char *name);  /* 1 if removed */
+/* `path` with symlinks and "."/".." resolved (as written when it does not
+ * exist). Caller frees. */
+char *config_real_path(const char *path);
+/* The first of the collections [0, before) whose folder is the folder
+ * `path` names, however spelt (a symlink, a trailing "/."); NULL if none.
+ * Pass (size_t)-1 to search them all. */
+const config_collection *config_same_folder(const config *cfg, const char *path, size_t before);
 
 /* Set (copied) or clear (NULL or "") the active embedding model. */
 void config_set_embed_model(config *cfg, const char *spec);

@@ -13,6 +13,7 @@
 
 #include "api/wire.h"
 #include "util/buf.h"
+#include "store/store_lock.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -103,12 +104,57 @@ void dcl_set_timeout(dcl *c, double timeout_s)
         set_timeouts(c->fd, timeout_s);
 }
 
+char *dcl_holder_socket(const char *index_path)
+{
+    long pid;
+    char *sock = NULL;
+    if (!store_lock_holder(index_path, &pid, &sock))
+        return NULL;
+    struct sockaddr_un sa;
+    if (sock && strlen(sock) >= sizeof sa.sun_path) {
+        free(sock);
+        sock = NULL;
+    }
+    return sock;
+}
+
+static trove_err connect_at(char *path, const char *index_path, const char *config_file,
+                            double timeout_s, dcl **out);
+
 trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out)
 {
     *out = NULL;
     char *path = dcl_socket_path(index_path);
     if (!path)
         return TROVE_ERANGE;
+    trove_err rc = connect_at(path, index_path, config_file, timeout_s, out);
+    if (rc != TROVE_ENOENT)
+        return rc;
+    /* No daemon on our socket; one started with another $XDG_RUNTIME_DIR
+     * may still hold the index (its lock names its socket). */
+    char *other = dcl_holder_socket(index_path);
+    char *ours = dcl_socket_path(index_path);
+    if (other && ours && strcmp(other, ours) != 0) {
+        char *detail = xstrdup(trove_errmsg());
+        if (connect_at(other, index_path, config_file, timeout_s, out) == TROVE_OK) {
+            free(detail);
+            free(ours);
+            return TROVE_OK;
+        }
+        trove_fail(rc, "%s", detail);
+        free(detail);
+    } else {
+        free(other);
+    }
+    free(ours);
+    return rc;
+}
+
+/* Connect to the socket at `path` (taken: freed here). */
+static trove_err connect_at(char *path, const char *index_path, const char *config_file,
+                            double timeout_s, dcl **out)
+{
+    *out = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     memcpy(sa.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -171,6 +217,12 @@ dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s)
     struct stat sb;
     int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
     free(sock);
+    if (!there) {
+        /* a daemon of this index on another socket folder */
+        char *other = dcl_holder_socket(index_path);
+        there = other != NULL;
+        free(other);
+    }
     dcl *d = NULL;
     if (!there || dcl_connect(index_path, cfg->file, timeout_s, &d) != TROVE_OK)
         d = NULL;

@@ -29,10 +29,15 @@ char *dcl_socket_dir(void);
  * NULL (with a trove_fail detail) when the path would not fit a Unix
  * socket address. Caller frees. */
 char *dcl_socket_path(const char *index_path);
+/* The socket of the daemon that holds the index's lock (store_lock.h),
+ * which may be in another socket folder than ours (a daemon started with
+ * another $XDG_RUNTIME_DIR); NULL when none holds it. Caller frees. */
+char *dcl_holder_socket(const char *index_path);
 /* `path` made absolute without requiring it to exist (caller frees). */
 char *dcl_abs_path(const char *path);
 
-/* Connect to the daemon of `index_path`; requests carry index_path and
+/* Connect to the daemon of `index_path`: at its socket, else at the socket
+ * the index's lock names; requests carry index_path and
  * config_file (absolute) so that a daemon of another index or config
  * refuses them. TROVE_ENOENT when no daemon listens there. timeout_s bounds
  * every later send and receive. */

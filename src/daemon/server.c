@@ -22,6 +22,7 @@
 #include "daemon/client.h"
 #include "daemon/watch.h"
 #include "util/buf.h"
+#include "store/store_lock.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -50,6 +51,7 @@ typedef struct srv {
     char *index_path, *config_file, *sock_path;
     char *model;              /* absolute, NULL: none (the watcher's embedding) */
     int listen_fd, lock_fd;
+    store_lock *index_lock;     /* held for the daemon's life: one per index */
     int stop[2];              /* readable once stopping: every poll wakes */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -722,11 +724,37 @@ static int watch_update(void *ctx, const char *const *names, size_t n)
 
 /* ---- socket ---- */
 
+/* A symlink (a runtime folder linked elsewhere, as some systems do) is
+ * taken only as it stands: the link the user's or root's, and what it
+ * leads to a folder of the user's that is already private. Nothing is
+ * changed through a link: a chmod there would open or close someone
+ * else's folder. */
+static trove_err linked_dir(const char *dir, const struct stat *link)
+{
+    struct stat sb;
+    if (link->st_uid != geteuid() && link->st_uid != 0)
+        return trove_fail(TROVE_EACCES, "%s is a symlink of another user; refusing to put the "
+                          "daemon's socket where it leads", dir);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return trove_fail(TROVE_EACCES, "%s is a symlink to something that is not a folder",
+                          dir);
+    if (sb.st_uid != geteuid())
+        return trove_fail(TROVE_EACCES, "%s leads to a folder of another user; refusing to put "
+                          "the daemon's socket there", dir);
+    if ((sb.st_mode & 0777) != 0700)
+        return trove_fail(TROVE_EACCES, "%s leads to a folder open to others (mode %04o); make "
+                          "it private (chmod 0700) or remove the link", dir,
+                          (unsigned)(sb.st_mode & 0777));
+    return TROVE_OK;
+}
+
 static trove_err private_dir(const char *dir)
 {
-    if (fs_mkdir_p(dir) != 0 && errno != EEXIST)
+    if (fs_mkdir_private(dir) != 0 && errno != EEXIST)
         return trove_fail(TROVE_EIO, "cannot create %s: %s", dir, strerror(errno));
     struct stat sb;
+    if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode))
+        return linked_dir(dir, &sb);
     if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return trove_fail(TROVE_EACCES, "%s is not a folder", dir);
     if (sb.st_uid != geteuid())
@@ -743,6 +771,10 @@ static trove_err bind_socket(srv *s)
     trove_err rc = private_dir(dir);
     free(dir);
     if (rc)
+        return rc;
+    /* The index's own lock, not only the socket's: a daemon started with
+     * another $XDG_RUNTIME_DIR has another socket, but the same index. */
+    if ((rc = store_lock_take(s->index_path, s->sock_path, &s->index_lock)) != TROVE_OK)
         return rc;
     tbuf lock = {0};
     tbuf_printf(&lock, "%s.lock", s->sock_path);
@@ -924,6 +956,7 @@ static void shutdown_srv(srv *s)
     }
     if (s->lock_fd >= 0)
         close(s->lock_fd);
+    store_lock_release(s->index_lock);
 }
 
 trove_err dmn_run(const dmn_opts *o)
@@ -956,6 +989,7 @@ trove_err dmn_run(const dmn_opts *o)
     if (rc == TROVE_OK)
         rc = bind_socket(&s);
     if (rc) {
+        store_lock_release(s.index_lock);
         if (s.lock_fd >= 0)
             close(s.lock_fd);
         if (s.listen_fd >= 0)

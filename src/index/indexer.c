@@ -319,16 +319,73 @@ static trove_err scan(run *r, int warn_nested)
     return rc;
 }
 
+/* The folder the index last knew the collection by (NULL: not indexed
+ * yet). Caller frees. */
+static trove_err indexed_root(store *st, const char *name, char **root)
+{
+    *root = NULL;
+    store_collection_row *rows;
+    size_t n;
+    trove_err rc = store_collections(st, &rows, &n);
+    for (size_t i = 0; rc == TROVE_OK && i < n && !*root; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            *root = xstrdup(rows[i].root);
+    if (rc == TROVE_OK)
+        store_collections_free(rows, n);
+    return rc;
+}
+
+/* The safety net for a folder that is not the one that was indexed: an
+ * empty folder (an unmounted disk, a sync that has not run) or a new
+ * folder (a changed or mis-resolved `path:`) holding few of the notes
+ * would have the update delete them all. Such a collection is left as it
+ * is, reported like a missing folder (TROVE_ENOENT). */
+static trove_err guard_mass_delete(run *r, const char *old_root)
+{
+    if (r->n_old == 0)
+        return TROVE_OK;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_files; i++)
+        kept += lookup_old(r, r->files[i].path) != NULL;
+    const config_collection *c = r->coll;
+    if (r->n_files == 0)
+        return trove_fail(TROVE_ENOENT, "collection '%s': folder %s holds no notes now; its %zu "
+                          "indexed notes are kept (if they are gone for good, run `trove "
+                          "collection remove %s`)", c->name, c->path, r->n_old, c->name);
+    int moved = old_root && strcmp(old_root, c->path) != 0;
+    if (moved && (r->n_old - kept) * 2 > r->n_old)
+        return trove_fail(TROVE_ENOENT, "collection '%s': its folder is now %s (was %s), which "
+                          "holds %zu of its %zu indexed notes; nothing was deleted (if the new "
+                          "folder is right, run `trove collection remove %s` and add it again)",
+                          c->name, c->path, old_root, kept, r->n_old, c->name);
+    return TROVE_OK;
+}
+
 trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
                            const index_opts *opts, index_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
     run r = {.st = st, .cfg = cfg, .coll = coll, .opts = opts, .stats = stats};
+    char *old_root = NULL;
     trove_err rc = check_root(coll);
     if (rc == TROVE_OK)
-        rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
+        rc = indexed_root(st, coll->name, &old_root);
+    if (rc == TROVE_OK) {
+        rc = store_collection_id(st, coll->name, &r.collection_id);
+        if (rc == TROVE_ENOENT) {
+            r.collection_id = -1;     /* not indexed yet: every file is new */
+            rc = TROVE_OK;
+        }
+    }
     if (rc == TROVE_OK)
         rc = scan(&r, 1);
+    /* Judged before anything is written, the collection's root included:
+     * a refused folder leaves the index as it was. */
+    if (rc == TROVE_OK)
+        rc = guard_mass_delete(&r, old_root);
+    if (rc == TROVE_OK)
+        rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
+    free(old_root);
     stats->files = r.n_files;
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         if (opts->interrupted && *opts->interrupted)
@@ -401,6 +458,31 @@ static trove_err drop_orphans(store *st, const config *cfg, size_t *dropped)
     return rc;
 }
 
+static trove_err drop_duplicate(store *st, const config_collection *col,
+                                const config_collection *first, const index_opts *opts,
+                                int *changed)
+{
+    if (opts->warn) {
+        tbuf b = {0};
+        tbuf_printf(&b, "collection '%s': folder %s is already collection '%s'; its notes are "
+                    "indexed there, once (remove one of them from the config)", col->name,
+                    col->path, first->name);
+        opts->warn(opts->warn_ctx, b.data);
+        tbuf_free(&b);
+    }
+    int64_t id;
+    trove_err rc = store_collection_id(st, col->name, &id);
+    if (rc == TROVE_ENOENT) {
+        trove_errclear();
+        return TROVE_OK;
+    }
+    if (rc == TROVE_OK) {
+        rc = store_collection_delete(st, col->name);
+        *changed = 1;
+    }
+    return rc;
+}
+
 static int selected(const char *const *names, size_t n, const char *name)
 {
     if (n == 0)
@@ -425,6 +507,13 @@ static trove_err update_all(store *st, const config *cfg, const char *const *nam
         const config_collection *col = &cfg->collections[i];
         if (!selected(names, n_names, col->name))
             continue;
+        /* Two entries for one folder (a hand-edited config, a symlink)
+         * would index every note twice: the first indexes it. */
+        const config_collection *first = config_same_folder(cfg, col->path, i);
+        if (first) {
+            rc = drop_duplicate(st, col, first, opts, &out->changed);
+            continue;
+        }
         index_update_collection *uc = &out->collections[out->n_collections++];
         uc->name = xstrdup(col->name);
         double t0 = clock_seconds();

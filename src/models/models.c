@@ -172,9 +172,12 @@ void models_choice_free(models_choice *c)
     memset(c, 0, sizeof *c);
 }
 
+/* A path must look like one: a name without '/' ("potion-base-8M",
+ * "x.gguf") is never looked up in the current folder, so a folder planted
+ * where trove runs cannot be taken for a model. */
 static int is_path_spec(const char *s)
 {
-    return strchr(s, '/') || s[0] == '.' || s[0] == '~';
+    return strchr(s, '/') || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || strcmp(s, "~") == 0;
 }
 
 /* "~/x" -> "$HOME/x"; anything else copied. */
@@ -227,14 +230,31 @@ static trove_err take_path(const char *path, const char *shown, models_choice *o
     return TROVE_OK;
 }
 
-trove_err models_resolve_spec(const char *spec, models_choice *out)
+int models_spec_is_path(const char *spec)
+{
+    return spec && is_path_spec(spec);
+}
+
+/* A path spec as a file name: "~/" expanded; a relative one under base
+ * (when given). */
+static char *spec_file(const char *spec, const char *base)
+{
+    if (base && *base && spec[0] != '/' && spec[0] != '~') {
+        tbuf b = {0};
+        tbuf_printf(&b, "%s/%s", base, spec);
+        return tbuf_detach(&b);
+    }
+    return expand_home(spec);
+}
+
+static trove_err resolve_spec_at(const char *spec, const char *base, models_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->spec = xstrdup(spec);
     if (!*spec)
         return trove_fail(TROVE_EINVAL, "empty model name");
     if (is_path_spec(spec)) {
-        char *p = expand_home(spec);
+        char *p = spec_file(spec, base);
         trove_err rc = take_path(p, spec, out);
         free(p);
         return rc;
@@ -263,41 +283,73 @@ trove_err models_resolve_spec(const char *spec, models_choice *out)
         rc = take_path(p.data, spec, out);
     else
         rc = trove_fail(TROVE_ENOENT, "unknown model '%s': not in the catalogue (see `trove model "
-                        "list`) and not in %s; give a path to a GGUF file or a model2vec folder, "
-                        "or `trove model pull` it first", spec, dir);
+                        "list`) and not in %s; a file or folder elsewhere is given as a path "
+                        "(./%s), or `trove model pull` it first", spec, dir, spec);
     tbuf_free(&p);
     free(dir);
     return rc;
 }
 
-trove_err models_resolve_choice(const config *cfg, const char *override, models_choice *out)
+trove_err models_resolve_spec(const char *spec, models_choice *out)
+{
+    return resolve_spec_at(spec, NULL, out);
+}
+
+/* The folder of config.yaml, for its relative paths (caller frees). */
+static char *config_folder(const config *cfg)
+{
+    const char *slash = cfg && cfg->file ? strrchr(cfg->file, '/') : NULL;
+    return slash ? xstrndup(cfg->file, (size_t)(slash - cfg->file) + (slash == cfg->file)) : NULL;
+}
+
+/* One spec by precedence: the flag, the environment, the config. */
+static trove_err resolve_from(const config *cfg, const char *flag, const char *flag_name,
+                              const char *env_name, const char *cfg_value, models_choice *out)
 {
     memset(out, 0, sizeof *out);
-    const char *spec = NULL;
+    const char *spec = NULL, *from = NULL;
     models_source src = MODELS_SRC_NONE;
-    const char *env = getenv("TROVE_EMBED_MODEL");
-    if (override && *override) {
-        spec = override;
+    const char *env = getenv(env_name);
+    if (flag && *flag) {
+        spec = flag;
         src = MODELS_SRC_FLAG;
+        from = flag_name;
     } else if (env && *env) {
         spec = env;
         src = MODELS_SRC_ENV;
-    } else if (cfg && cfg->embed_model && *cfg->embed_model) {
-        spec = cfg->embed_model;
+        from = env_name;
+    } else if (cfg_value && *cfg_value) {
+        spec = cfg_value;
         src = MODELS_SRC_CONFIG;
+        from = cfg->file ? cfg->file : "config.yaml";
     }
     if (!spec)
         return TROVE_OK;
-    trove_err rc = models_resolve_spec(spec, out);
+    /* config.yaml's relative paths are relative to its own folder, not to
+     * wherever trove happens to run */
+    char *base = src == MODELS_SRC_CONFIG ? config_folder(cfg) : NULL;
+    trove_err rc = resolve_spec_at(spec, base, out);
+    free(base);
     out->source = src;
     if (rc) {
         /* say where the bad name came from */
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", trove_errmsg());
-        rc = trove_fail(rc, "%s (from %s)", detail,
-                        src == MODELS_SRC_CONFIG && cfg->file ? cfg->file : models_source_name(src));
+        rc = trove_fail(rc, "%s (from %s)", detail, from);
     }
     return rc;
+}
+
+trove_err models_resolve_reranker(const config *cfg, const char *override, models_choice *out)
+{
+    return resolve_from(cfg, override, "--reranker", "TROVE_RERANK_MODEL",
+                        cfg ? cfg->rerank_model : NULL, out);
+}
+
+trove_err models_resolve_choice(const config *cfg, const char *override, models_choice *out)
+{
+    return resolve_from(cfg, override, "--model", "TROVE_EMBED_MODEL",
+                        cfg ? cfg->embed_model : NULL, out);
 }
 
 trove_err models_resolve(const config *cfg, const char *override, char **path_out)

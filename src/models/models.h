@@ -6,11 +6,15 @@
  * A GGUF model is one file there; a model2vec model is a folder holding
  * model.safetensors, tokenizer.json and config.json.
  *
- * A model "spec" (config.yaml `embed_model:`, $TROVE_EMBED_MODEL, --model)
- * is one of: a catalogue name ("potion-multilingual-128M", case-insensitive);
- * a path to a GGUF file or a model2vec folder (anything with a '/', or
- * starting with '.' or '~'); or the name of a file or folder inside the
- * models folder (what `trove model pull hf:...` or URL put there).
+ * A model "spec" (config.yaml `embed_model:`/`rerank_model:`, $TROVE_EMBED_MODEL,
+ * $TROVE_RERANK_MODEL, --model, --reranker) is one of: a path to a GGUF file
+ * or a model2vec folder (anything with a '/': "./x", "~/m/x.gguf", "/abs";
+ * also ".", ".." and "~"); a catalogue name ("potion-multilingual-128M",
+ * case-insensitive), found only in the models folder; or the name of a file
+ * or folder inside the models folder (what `trove model pull hf:...` or URL
+ * put there). A bare name is never looked up in the current folder. A
+ * relative path in config.yaml is relative to the folder of config.yaml;
+ * one from a flag or the environment, to the current folder.
  *
  * The catalogue is static data (never freed). Every char* a function returns
  * through an out-parameter is malloc'd and owned by the caller; structs with
@@ -96,8 +100,17 @@ void models_choice_free(models_choice *c);
  * `trove embed`, `vsearch` and `search` call. */
 trove_err models_resolve(const config *cfg, const char *override, char **path_out);
 
-/* Resolve one spec (no precedence, no environment). */
+/* Resolve one spec (no precedence, no environment; a relative path is
+ * relative to the current folder). */
 trove_err models_resolve_spec(const char *spec, models_choice *out);
+/* Does the spec name a path (rather than a catalogue or models-folder
+ * name)? */
+int models_spec_is_path(const char *spec);
+
+/* The reranker `trove query` uses, like models_resolve_choice():
+ * `override` (--reranker), then $TROVE_RERANK_MODEL, then
+ * cfg->rerank_model. Nothing set: TROVE_OK with path NULL. */
+trove_err models_resolve_reranker(const config *cfg, const char *override, models_choice *out);
 
 /* Name of a source for messages: "--model", "TROVE_EMBED_MODEL", ... */
 const char *models_source_name(models_source s);

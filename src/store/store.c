@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -348,7 +349,10 @@ static void stamp_write(const char *path, const struct stat *sb)
     char *sp = stamp_path(path);
     tbuf tmp = {0};
     tbuf_printf(&tmp, "%s.%ld", sp, (long)getpid());
-    FILE *f = fopen(tmp.data, "wb");
+    int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
     if (f) {
         int ok = fputs(line, f) >= 0;
         ok &= fclose(f) == 0;
@@ -388,6 +392,73 @@ static trove_err verify(store *st)
     return rc;
 }
 
+/* ---- private files ----
+ * Notes are private: the index, its WAL and shared-memory files (SQLite
+ * gives those the mode of the index) and the folder trove makes for it are
+ * the user's alone, whatever the umask. */
+
+static void make_private(const char *path, const char *suffix)
+{
+    tbuf b = {0};
+    tbuf_printf(&b, "%s%s", path, suffix);
+    struct stat sb;
+    if (lstat(b.data, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+        (sb.st_mode & 077))
+        chmod(b.data, sb.st_mode & 0700);
+    tbuf_free(&b);
+}
+
+/* Create the index file 0600 (SQLite would make it 0644 under the usual
+ * umask), or close an existing one to others. 1 when it is new (empty). */
+static int prepare_file(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        fchmod(fd, 0600);
+        close(fd);
+        return 1;
+    }
+    make_private(path, "");
+    make_private(path, "-wal");
+    make_private(path, "-shm");
+    struct stat sb;
+    return stat(path, &sb) == 0 && sb.st_size == 0;
+}
+
+static int64_t pragma_int(store *st, const char *sql)
+{
+    sqlite3_stmt *q;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+/* Free pages are given back to the file system once they are worth it: at
+ * least STORE_RECLAIM_MIN_PAGES and a tenth of the file. An index made
+ * with incremental auto-vacuum (every index trove creates now) truncates them
+ * in place; an older one is converted by one
+ * VACUUM, which rewrites the whole file once. Best effort: a busy index
+ * keeps its free pages until the next commit. */
+void store_reclaim(store *st, int force)
+{
+    int64_t free_pages = pragma_int(st, "PRAGMA freelist_count");
+    int64_t pages = pragma_int(st, "PRAGMA page_count");
+    if (free_pages <= 0 || pages <= 0)
+        return;
+    if (!force && (free_pages < STORE_RECLAIM_MIN_PAGES || free_pages * 10 < pages))
+        return;
+    if (pragma_int(st, "PRAGMA auto_vacuum") == 2) {
+        sqlite3_exec(st->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+        return;
+    }
+    if (sqlite3_exec(st->db, "PRAGMA auto_vacuum=INCREMENTAL", NULL, NULL, NULL) == SQLITE_OK)
+        sqlite3_exec(st->db, "VACUUM", NULL, NULL, NULL);
+}
+
 trove_err store_open(const char *path, int flags_in, store **out)
 {
     *out = NULL;
@@ -396,8 +467,9 @@ trove_err store_open(const char *path, int flags_in, store **out)
     if (readonly && stat(path, &sb) != 0)
         return trove_fail(TROVE_ENOENT, "%s: no index yet; add a collection with `trove collection "
                           "add PATH` and run `trove update`", path);
-    if (!readonly && fs_mkdir_parents(path) != 0)
+    if (!readonly && fs_mkdir_parents_private(path) != 0)
         return trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", path, strerror(errno));
+    int fresh = !readonly && prepare_file(path);
 
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
@@ -419,6 +491,9 @@ trove_err store_open(const char *path, int flags_in, store **out)
     sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_lang, NULL, NULL);
     if (!readonly) {
+        /* before the first table: a file that can shrink (store_reclaim) */
+        if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
+            goto fail;
         if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
             goto fail;
         store_exec(st, "PRAGMA synchronous=NORMAL");
@@ -533,6 +608,7 @@ trove_err store_commit(store *st)
     if (rc == TROVE_OK) {
         st->snap_committed = st->snap_id;
         snap_abort(st);   /* committed: the next transaction is a new snapshot */
+        store_reclaim(st, 0);
     }
     return rc;
 }

@@ -71,6 +71,13 @@ trove_err store_read_begin(store *st);
 void store_read_end(store *st);
 
 /* Run one SQL statement with no result rows; error detail names the SQL. */
+/* Give free pages back to the file system when they pass
+ * STORE_RECLAIM_MIN_PAGES and a tenth of the file (always with force):
+ * incremental vacuum, or for an index made before it, one VACUUM that
+ * converts it (see docs/schema.md). store_commit() calls it; best effort,
+ * outside a transaction. */
+#define STORE_RECLAIM_MIN_PAGES 256
+void store_reclaim(store *st, int force);
 trove_err store_exec(store *st, const char *sql);
 /* Turn the connection's last error into a trove_fail() with context;
  * SQLITE_CORRUPT, SQLITE_NOTADB and SQLITE_FORMAT become store_damaged(). */

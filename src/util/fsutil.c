@@ -11,7 +11,16 @@
 #include "util/buf.h"
 #include "util/mem.h"
 
-int fs_mkdir_p(const char *dir)
+/* One component: made with `mode` exactly (the umask notwithstanding) when
+ * this call creates it; an existing one is left as it is. */
+static int mkdir_one(const char *path, mode_t mode)
+{
+    if (mkdir(path, mode) == 0)
+        return mode == 0755 ? 0 : chmod(path, mode);
+    return errno == EEXIST ? 0 : -1;
+}
+
+static int mkdir_p_mode(const char *dir, mode_t mode)
 {
     char *tmp = xstrdup(dir);
     int rc = 0;
@@ -19,27 +28,46 @@ int fs_mkdir_p(const char *dir)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            rc = -1;
+        rc = mkdir_one(tmp, mode);
         *p = '/';
     }
-    if (rc == 0 && mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        rc = -1;
+    if (rc == 0)
+        rc = mkdir_one(tmp, mode);
     free(tmp);
     return rc;
 }
 
-int fs_mkdir_parents(const char *path)
+int fs_mkdir_p(const char *dir)
+{
+    return mkdir_p_mode(dir, 0755);
+}
+
+int fs_mkdir_private(const char *dir)
+{
+    return mkdir_p_mode(dir, 0700);
+}
+
+static int mkdir_parents_mode(const char *path, mode_t mode)
 {
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');
     int rc = 0;
     if (slash && slash != dir) {
         *slash = '\0';
-        rc = fs_mkdir_p(dir);
+        rc = mkdir_p_mode(dir, mode);
     }
     free(dir);
     return rc;
+}
+
+int fs_mkdir_parents(const char *path)
+{
+    return mkdir_parents_mode(path, 0755);
+}
+
+int fs_mkdir_parents_private(const char *path)
+{
+    return mkdir_parents_mode(path, 0700);
 }
 
 /* Read all of fd (closed here) into *out. */

@@ -13,6 +13,11 @@ int fs_mkdir_p(const char *dir);
 /* Create every missing parent folder of the file `path`. */
 int fs_mkdir_parents(const char *path);
 
+/* The same with folders private to the user: each folder these create is
+ * mode 0700 whatever the umask (existing ones are left as they are). */
+int fs_mkdir_private(const char *dir);
+int fs_mkdir_parents_private(const char *path);
+
 /* Read a whole file into a malloc'd, NUL-terminated buffer (caller frees).
  * `size_hint` (e.g. from stat) sizes the first allocation; 0 is fine.
  * Errors name the path: TROVE_EACCES or TROVE_EIO. */

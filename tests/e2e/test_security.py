@@ -101,14 +101,29 @@ def test_refuses_a_run_folder_of_another_user(indexed, nobody):
     assert "pasta" in trove.ok("search", "pasta").out.lower()
 
 
-def test_refuses_a_symlinked_run_folder(indexed, nobody, tmp_path):
+def test_refuses_a_symlinked_run_folder_that_is_not_safe(indexed, nobody, tmp_path):
+    """A symlinked run folder is used only when it leads to a private folder
+    of ours (test_safety.py); one of another user, one open to others, or
+    something that is no folder is refused, and nothing is changed there."""
     trove, vault = indexed
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
+    os.chown(elsewhere, nobody.pw_uid, nobody.pw_gid)
     os.symlink(elsewhere, trove.socket_dir())
     r = trove("daemon", "--detach", "--idle", "300", both=False)
-    assert r.rc != 0 and "not a folder" in r.err, r
+    assert r.rc != 0 and "another user" in r.err, r
     assert not list(elsewhere.iterdir())
+    os.chown(elsewhere, 0, 0)
+    os.chmod(elsewhere, 0o777)
+    r = trove("daemon", "--detach", "--idle", "300", both=False)
+    assert r.rc != 0 and "open to others" in r.err, r
+    assert os.stat(elsewhere).st_mode & 0o777 == 0o777
+    assert not list(elsewhere.iterdir())
+    os.unlink(trove.socket_dir())
+    (tmp_path / "file").write_text("")
+    os.symlink(tmp_path / "file", trove.socket_dir())
+    r = trove("daemon", "--detach", "--idle", "300", both=False)
+    assert r.rc != 0 and "not a folder" in r.err, r
 
 
 def test_run_folder_open_to_others_is_made_private(indexed, nobody):

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -169,10 +170,15 @@ static void test_round_trip_any_bytes(void **state)
         char name[16];
         snprintf(name, sizeof name, "c%zu", i);
         const char *masks[] = {values[i], all};
-        config_add_collection(&cfg, name, values[i][0] ? values[i] : "/", masks, 2, &values[i], 1);
+        /* paths absolute: a relative one is read back under the config's folder */
+        char abs[300];
+        snprintf(abs, sizeof abs, "%s%s", values[i][0] == '/' ? "" : "/", values[i]);
+        config_add_collection(&cfg, name, abs, masks, 2, &values[i], 1);
         config_add_context(&cfg, name, values[i]);
     }
-    config_add_collection(&cfg, "na\xc3\xafve \xe2\x80\xa8", all, NULL, 0, NULL, 0);
+    char all_abs[257];
+    snprintf(all_abs, sizeof all_abs, "/%s", all);
+    config_add_collection(&cfg, "na\xc3\xafve \xe2\x80\xa8", all_abs, NULL, 0, NULL, 0);
     assert_int_equal(config_save(&cfg), TROVE_OK);
     config_free(&cfg);
 
@@ -183,7 +189,7 @@ static void test_round_trip_any_bytes(void **state)
     assert_int_equal(cfg.n_contexts, n);
     for (size_t i = 0; i < n; i++) {
         const config_collection *c = &cfg.collections[i];
-        assert_string_equal(c->path, values[i][0] ? values[i] : "/");
+        assert_string_equal(c->path + (values[i][0] != '/'), values[i]);
         assert_int_equal(c->n_masks, 2);
         assert_string_equal(c->masks[0], values[i]);
         assert_string_equal(c->masks[1], all);
@@ -191,7 +197,7 @@ static void test_round_trip_any_bytes(void **state)
         assert_string_equal(cfg.contexts[i].text, values[i]);
     }
     assert_string_equal(cfg.collections[n].name, "na\xc3\xafve \xe2\x80\xa8");
-    assert_string_equal(cfg.collections[n].path, all);
+    assert_string_equal(cfg.collections[n].path, all_abs);
     config_free(&cfg);
 }
 
@@ -354,6 +360,44 @@ static void test_snapshots_key(void **state)
     }
 }
 
+/* A relative collection path is relative to the folder of config.yaml,
+ * not to the current folder (issue 15: from another folder an update
+ * deleted a collection's notes); one folder however spelt is found. */
+static void test_relative_paths_and_same_folder(void **state)
+{
+    (void)state;
+    char notes[160], link[160], here[160], cwd[512];
+    snprintf(notes, sizeof notes, "%s/notes", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(here, sizeof here, "%s/here", dir);
+    assert_int_equal(mkdir(notes, 0755), 0);
+    assert_int_equal(mkdir(here, 0755), 0);
+    assert_int_equal(symlink(notes, link), 0);
+    const char *path = file_in("rel.yaml");
+    FILE *f = fopen(path, "w");
+    fputs("collections:\n  n:\n    path: notes\n  l:\n    path: link/\n"
+          "  abs:\n    path: /elsewhere\n", f);
+    fclose(f);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(here), 0);
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(cfg.n_collections, 3);
+    assert_string_equal(cfg.collections[0].path, notes);
+    assert_string_equal(cfg.collections[1].path, link);
+    assert_string_equal(cfg.collections[2].path, "/elsewhere");
+    /* "link" is the folder of "n" */
+    assert_ptr_equal(config_same_folder(&cfg, link, 1), &cfg.collections[0]);
+    assert_null(config_same_folder(&cfg, link, 0));
+    char dotted[200];
+    snprintf(dotted, sizeof dotted, "%s/./", notes);
+    assert_ptr_equal(config_same_folder(&cfg, dotted, (size_t)-1), &cfg.collections[0]);
+    assert_null(config_same_folder(&cfg, here, (size_t)-1));
+    assert_ptr_equal(config_same_folder(&cfg, "/elsewhere", (size_t)-1), &cfg.collections[2]);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_mcp_section_round_trip),
         cmocka_unit_test(test_rerank_model),
         cmocka_unit_test(test_snapshots_key),
+        cmocka_unit_test(test_relative_paths_and_same_folder),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,6 +43,7 @@ static int setup(void **state)
         return -1;
     setenv("XDG_DATA_HOME", dir, 1);
     unsetenv("TROVE_EMBED_MODEL");
+    unsetenv("TROVE_RERANK_MODEL");
     unsetenv("TROVE_HF_ENDPOINT");
     return 0;
 }
@@ -313,6 +314,89 @@ static void test_config_embed_model_round_trip(void **state)
     config_free(&cfg);
 }
 
+/* A bare name is never a file of the current folder: a folder planted
+ * where trove runs is not parsed as a model (issue 15); "./name" is. A
+ * relative path from config.yaml is relative to config.yaml's folder. */
+static void test_bare_names_stay_in_the_models_folder(void **state)
+{
+    (void)state;
+    assert_int_equal(mkdir(in_dir("here"), 0755), 0);
+    assert_int_equal(mkdir(in_dir("here/potion-base-8M"), 0755), 0);
+    assert_int_equal(mkdir(in_dir("here/mine"), 0755), 0);
+    touch(in_dir("here/potion-base-8M/model.safetensors"), 1);
+    touch(in_dir("here/mine/model.safetensors"), 1);
+    touch(in_dir("here/x.gguf"), 4);
+    char cwd[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(in_dir("here")), 0);
+    models_choice c;
+    /* a catalogue name not pulled: "not installed", never ./potion-base-8M */
+    assert_int_equal(models_resolve_spec("potion-base-8M", &c), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "not installed"));
+    assert_null(c.path);
+    models_choice_free(&c);
+    const char *bare[] = {"mine", "x.gguf", ".x.gguf"};
+    for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+        assert_int_equal(models_resolve_spec(bare[i], &c), TROVE_ENOENT);
+        assert_null(c.path);
+        assert_non_null(strstr(trove_errmsg(), "given as a path"));
+        models_choice_free(&c);
+    }
+    assert_false(models_spec_is_path("mine"));
+    assert_true(models_spec_is_path("./mine"));
+    assert_true(models_spec_is_path("~/m"));
+    assert_int_equal(models_resolve_spec("./mine", &c), TROVE_OK);
+    assert_string_equal(c.path, in_dir("here/mine"));
+    models_choice_free(&c);
+    assert_int_equal(models_resolve_spec("./x.gguf", &c), TROVE_OK);
+    models_choice_free(&c);
+    /* the environment: the same rule */
+    setenv("TROVE_EMBED_MODEL", "mine", 1);
+    assert_int_equal(models_resolve_choice(NULL, NULL, &c), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "TROVE_EMBED_MODEL"));
+    models_choice_free(&c);
+    unsetenv("TROVE_EMBED_MODEL");
+
+    /* config.yaml's "./mine" is beside config.yaml, from wherever */
+    assert_int_equal(mkdir(in_dir("cfg"), 0755), 0);
+    assert_int_equal(mkdir(in_dir("cfg/mine"), 0755), 0);
+    touch(in_dir("cfg/mine/model.safetensors"), 1);
+    config cfg = {0};
+    char cfg_file[256];
+    snprintf(cfg_file, sizeof cfg_file, "%s", in_dir("cfg/config.yaml"));
+    cfg.file = cfg_file;
+    config_set_embed_model(&cfg, "./mine");
+    assert_int_equal(models_resolve_choice(&cfg, NULL, &c), TROVE_OK);
+    assert_string_equal(c.path, in_dir("cfg/mine"));
+    assert_int_equal(c.source, MODELS_SRC_CONFIG);
+    models_choice_free(&c);
+    /* ... while --model ./mine is the current folder's */
+    assert_int_equal(models_resolve_choice(&cfg, "./mine", &c), TROVE_OK);
+    assert_string_equal(c.path, in_dir("here/mine"));
+    models_choice_free(&c);
+    config_set_embed_model(&cfg, NULL);
+
+    /* the reranker: --reranker, $TROVE_RERANK_MODEL, rerank_model: */
+    assert_int_equal(models_resolve_reranker(&cfg, NULL, &c), TROVE_OK);
+    assert_null(c.path);
+    models_choice_free(&c);
+    cfg.rerank_model = (char *)"x.gguf";
+    assert_int_equal(models_resolve_reranker(&cfg, NULL, &c), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "cfg/config.yaml"));
+    models_choice_free(&c);
+    setenv("TROVE_RERANK_MODEL", "./x.gguf", 1);
+    assert_int_equal(models_resolve_reranker(&cfg, NULL, &c), TROVE_OK);
+    assert_int_equal(c.source, MODELS_SRC_ENV);
+    models_choice_free(&c);
+    assert_int_equal(models_resolve_reranker(&cfg, "mine", &c), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "--reranker"));
+    models_choice_free(&c);
+    unsetenv("TROVE_RERANK_MODEL");
+    cfg.rerank_model = NULL;
+    cfg.file = NULL;
+    assert_int_equal(chdir(cwd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +406,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resolve_precedence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_spec_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_embed_model_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bare_names_stay_in_the_models_folder, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chunk/chunk.h"
 #include "md/md.h"
 #include "store/store.h"
+#include "store/store_lock.h"
 #include "testutil.h"
 
 static char dir[64];
@@ -208,6 +210,89 @@ static void test_statement_cache(void **state)
     store_stmt_put(st, NULL);
 }
 
+/* A new index is private (0600 in a 0700 folder, whatever the umask) and
+ * made to shrink: incremental auto-vacuum, free pages reclaimed once they
+ * are worth it (issue 15). */
+static void test_private_and_shrinking(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/priv/deep/index.db", dir);
+    mode_t old = umask(0);
+    store *s2;
+    assert_int_equal(store_open(path, 0, &s2), TROVE_OK);
+    umask(old);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    char folder[160];
+    snprintf(folder, sizeof folder, "%s/priv/deep", dir);
+    assert_int_equal(stat(folder, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    sqlite3 *db = store_db(s2);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA auto_vacuum", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 2);
+    sqlite3_finalize(q);
+    /* fill, empty, commit: the free pages go back */
+    assert_int_equal(store_exec(s2, "CREATE TABLE filler(x BLOB)"), TROVE_OK);
+    assert_int_equal(store_begin(s2), TROVE_OK);
+    assert_int_equal(store_exec(s2, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                                    "FROM n WHERE i < 2000) INSERT INTO filler SELECT "
+                                    "randomblob(3000) FROM n"), TROVE_OK);
+    assert_int_equal(store_commit(s2), TROVE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t full = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    assert_int_equal(store_begin(s2), TROVE_OK);
+    assert_int_equal(store_exec(s2, "DELETE FROM filler"), TROVE_OK);
+    assert_int_equal(store_commit(s2), TROVE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT freelist_count FROM "
+                                            "pragma_freelist_count), (SELECT page_count FROM "
+                                            "pragma_page_count)", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t free_pages = sqlite3_column_int64(q, 0), pages = sqlite3_column_int64(q, 1);
+    sqlite3_finalize(q);
+    assert_true(free_pages < STORE_RECLAIM_MIN_PAGES);
+    assert_true(pages * 4 < full);
+    store_close(s2);
+}
+
+/* One daemon per index: the lock beside the index names its holder. */
+static void test_index_lock(void **state)
+{
+    (void)state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/sub/index.db", dir);
+    long pid;
+    char *sock;
+    assert_int_equal(store_lock_holder(path, &pid, &sock), 0);
+    store_lock *l;
+    assert_int_equal(store_lock_take(path, "/run/x/trove.sock", &l), TROVE_OK);
+    assert_int_equal(store_lock_holder(path, &pid, &sock), 1);
+    assert_int_equal(pid, (long)getpid());
+    assert_string_equal(sock, "/run/x/trove.sock");
+    free(sock);
+    store_lock *l2;
+    assert_int_equal(store_lock_take(path, NULL, &l2), TROVE_EEXIST);
+    assert_null(l2);
+    char want[64];
+    snprintf(want, sizeof want, "process %ld", (long)getpid());
+    assert_non_null(strstr(trove_errmsg(), want));
+    assert_non_null(strstr(trove_errmsg(), "/run/x/trove.sock"));
+    char *lp = store_lock_path(path);
+    struct stat sb;
+    assert_int_equal(stat(lp, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    free(lp);
+    store_lock_release(l);
+    assert_int_equal(store_lock_holder(path, &pid, &sock), 0);
+    assert_int_equal(store_lock_take(path, NULL, &l2), TROVE_OK);
+    store_lock_release(l2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +302,8 @@ int main(void)
         cmocka_unit_test(test_collection_rename_and_delete),
         cmocka_unit_test(test_foreign_database_refused),
         cmocka_unit_test(test_statement_cache),
+        cmocka_unit_test(test_private_and_shrinking),
+        cmocka_unit_test(test_index_lock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
