@@ -30,6 +30,15 @@ def plant_model(glove, folder, name):
 
 # ---- nothing is loaded from the current folder ------------------------------
 
+def refused(trove, *args, env=None, cwd=None):
+    """A read command refused before it reaches any daemon: the same bytes
+    with and without one (not counted as a daemon call)."""
+    warm = trove(*args, env=env, cwd=cwd, both=False)
+    cold = trove(*args, env=dict(env or {}, TROVE_NO_DAEMON="1"), cwd=cwd, both=False)
+    assert (warm.rc, warm.out, warm.err) == (cold.rc, cold.out, cold.err), (warm, cold)
+    return warm
+
+
 def test_catalogue_name_never_loads_a_folder_of_the_current_one(indexed, glove, tmp_path):
     trove, vault = indexed
     here = tmp_path / "here"
@@ -37,7 +46,7 @@ def test_catalogue_name_never_loads_a_folder_of_the_current_one(indexed, glove, 
     plant_model(glove, here, "potion-base-8M")
     r = trove("model", "use", "potion-base-8M", both=False)
     assert r.rc == 0 and "not installed" in r.err, r
-    r = trove("vsearch", "pasta", cwd=here)
+    r = refused(trove, "vsearch", "pasta", cwd=here)
     # one error, saying what to do; nothing was searched with the planted folder
     assert r.rc != 0, r
     assert r.err.count("not installed") == 1, r
@@ -64,7 +73,7 @@ def test_a_bare_name_is_not_a_path(indexed, glove, tmp_path):
     plant_model(glove, here, "mymodel")
     for env in ({"TROVE_EMBED_MODEL": "mymodel"}, {}):
         args = ("vsearch", "pasta") + (() if env else ("--model", "mymodel"))
-        r = trove(*args, env=env, cwd=here)
+        r = refused(trove, *args, env=env, cwd=here)
         assert r.rc != 0 and "unknown model 'mymodel'" in r.err, r
         assert "./mymodel" in r.err, r    # how to say it is a path
     # given as a path it is one
@@ -299,6 +308,15 @@ def test_an_old_index_is_converted_once(trove, tmp_path):
     assert after["freelist_count"] * 10 < after["page_count"], after
     assert trove.ok("check").rc == 0
     assert "note0003" in trove.ok("search", "word21").out
+    # update --rebuild makes a file that can shrink as well
+    con = sqlite3.connect(str(trove.index))
+    con.execute("PRAGMA auto_vacuum=NONE")
+    con.execute("VACUUM")
+    con.close()
+    assert db_pragmas(trove.index)["auto_vacuum"] == 0
+    trove.ok("update", "--rebuild")
+    assert db_pragmas(trove.index)["auto_vacuum"] == 2
+    assert trove.index.stat().st_mode & 0o777 == 0o600
 
 
 # ---- mcp --http localhost:0 --------------------------------------------------
