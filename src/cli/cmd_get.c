@@ -340,14 +340,13 @@ int cmd_status(cli *c, int argc, char **argv)
         return rc;
     api_status s;
     api_vec_status vs = {0};
-    trove_err err = api_status_get(a, &s);
     const char *model = cli_model_path(model_flag), *model_msg;
     int model_bad = cli_model_error(&model_msg) != TROVE_OK;
-    trove_errclear();
+    trove_err err = api_status_get(a, &s);
     if (!err && (err = api_vec_status_get(a, model, &vs)) != TROVE_OK)
         api_status_free(&s);
     if (!err && model_bad) {
-        /* the spec that does not resolve, and why: one line, no guessing */
+        /* a model is set but does not resolve: say why, in its line */
         vs.model = xstrdup(model_msg);
         vs.model_error = xstrdup(model_msg);
     }

@@ -592,7 +592,9 @@ def test_search_filters_with_cjk_paths(indexed):
 def test_http_needs_loopback_or_allow_remote(trove):
     r = trove("mcp", "--http", "0.0.0.0:0")
     assert r.rc == 2 and "--allow-remote" in r.err, r
-    r = trove("mcp", "--http", "localhost:0")
+    # a name other than localhost (which is 127.0.0.1, test_safety.py) is
+    # never resolved
+    r = trove("mcp", "--http", "example.invalid:0")
     assert r.rc == 2 and "numeric" in r.err, r
 
 
