@@ -177,7 +177,7 @@ static trove_err load_collections(config *cfg, yaml_document_t *doc, yaml_node_t
         const char *name = scalar(doc, yaml_document_get_node(doc, p->key));
         yaml_node_t *v = yaml_document_get_node(doc, p->value);
         const char *path = scalar(doc, map_get(doc, v, "path"));
-        if (!name || !path)
+        if (!name || !path || !*path)
             return trove_fail(TROVE_EPARSE, "%s: collection %s has no 'path'", cfg->file, name ? name : "?");
         size_t nm = 0, ne = 0;
         char **masks = string_list(doc, map_get(doc, v, "mask"), &nm);
