@@ -161,7 +161,11 @@ def test_one_version_everywhere(trove, tmp_path):
     from conftest import REPO
     want = re.search(r"project\(trove VERSION (\S+)", (REPO / "CMakeLists.txt").read_text()).group(1)
     assert trove("--version", both=False).out == "trove %s\n" % want
-    trove.ok("collection", "add", tmp_path, "--name", "empty")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nversion check\n")
+    trove.ok("collection", "add", notes, "--name", "notes")
+    trove.ok("update")
     trove.start_daemon("--no-watch", "--idle", "300")
     try:
         c = Client(sock_path(trove))
