@@ -313,7 +313,9 @@ static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, seg_id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+    /* a failed read is not "nothing dead": dead vectors would come back */
+    if (store_step(st, s, "reading dead vectors", &rc) > 0 &&
+        sqlite3_column_type(s, 0) != SQLITE_NULL) {
         size_t len = (size_t)sqlite3_column_bytes(s, 0);
         if (len != (n + 7) / 8) {
             store_stmt_put(st, s);
@@ -323,7 +325,7 @@ static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
         memcpy(*dead, sqlite3_column_blob(s, 0), len);
     }
     store_stmt_put(st, s);
-    return TROVE_OK;
+    return rc;
 }
 
 typedef struct seg_list_ctx {
@@ -595,7 +597,8 @@ static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids,
             sqlite3_bind_int64(s, 2, model_id);
             sqlite3_bind_int64(s, 3, ids[i]);
             sqlite3_bind_int64(s, 4, (int64_t)j);
-            if (sqlite3_step(s) != SQLITE_ROW)
+            /* no row: the slot was replaced; an error must not drop it */
+            if (store_step(st, s, "merging vector segments", &rc) <= 0)
                 continue;
             xgrow(&items, &cap, n + 1, sizeof *items);
             uint64_t h;
@@ -700,7 +703,7 @@ trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_en
         sqlite3_reset(old);
         sqlite3_bind_int64(old, 1, e[i].chunk_id);
         sqlite3_bind_int64(old, 2, model_id);
-        if (sqlite3_step(old) == SQLITE_ROW)
+        if (store_step(st, old, "looking up a replaced vector", &rc) > 0)
             dead_push(st, sqlite3_column_int64(old, 0), (uint32_t)sqlite3_column_int64(old, 1));
     }
     store_stmt_put(st, doc);
