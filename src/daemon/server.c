@@ -22,10 +22,10 @@
 #include "daemon/client.h"
 #include "daemon/watch.h"
 #include "util/buf.h"
-#include "util/version.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
+#include "util/version.h"
 
 #define CONN_IDLE_S 300.0      /* a connection without a request is closed */
 #define REQUEST_S 10.0         /* a started request must be complete by then */
@@ -487,8 +487,8 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         pthread_mutex_lock(&s->mu);
         long requests = ++s->requests;
         pthread_mutex_unlock(&s->mu);
-        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", TROVE_VERSION, "protocol",
-                              WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
+        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", TROVE_VERSION,
+                              "protocol", WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
                               "config", wire_str(s->config_file), "started",
                               (double)time(NULL) - (clock_seconds() - s->started),
                               "requests", (json_int_t)requests);
