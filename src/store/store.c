@@ -598,7 +598,7 @@ sqlite3_stmt *store_stmt_get(store *st, const char *sql)
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v3(st->db, sql, -1, known ? 0 : SQLITE_PREPARE_PERSISTENT, &s, NULL) !=
         SQLITE_OK) {
-        store_stmt_put(st, s);
+        sqlite3_finalize(s);
         return NULL;
     }
     store_cached_stmt *slot = known ? NULL : cache_slot(st);
@@ -621,7 +621,7 @@ void store_stmt_put(store *st, sqlite3_stmt *s)
             return;
         }
     }
-    store_stmt_put(st, s);
+    sqlite3_finalize(s);   /* not kept: compiled for a nested or overflowing use */
 }
 
 int store_step(store *st, sqlite3_stmt *s, const char *what, trove_err *err)
