@@ -14,6 +14,7 @@
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
+#include "util/testhold.h"
 
 
 /* ---- handle ---- */
@@ -214,6 +215,7 @@ static trove_err open_embedder(const char *path, int threads, embed_model **out)
 {
     embed_opts eo = {.threads = threads};
     trove_err err = TROVE_OK;
+    test_hold("model-load");   /* tests only: a slow load */
     *out = embed_open(path, &eo, &err);
     if (*out)
         return TROVE_OK;
@@ -816,6 +818,7 @@ void api_update_opts_init(api_update_opts *o)
 trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
 {
     memset(out, 0, sizeof *out);
+    test_hold("update");   /* tests only: a slow update */
     if (a->cfg.n_collections == 0)
         return trove_fail(TROVE_ENOENT, "no collections to index; add one with `trove collection "
                           "add PATH`");

@@ -140,9 +140,9 @@ typedef struct api_query_info {
     size_t n_variants;
     qp_list lists[QP_MAX_LISTS];
     size_t n_lists;
-    const char *reranker;     /* "lexical", "none", or the model path (borrowed
-                                 from the opts, or from reranker_own) */
-    char *reranker_own;       /* a decoded info's model path (wire.h), else NULL */
+    char *reranker;           /* "lexical", "none", or the model path; NULL: the
+                                 pipeline did not get that far. Owned by the info,
+                                 like every string in it (api_query_info_free) */
     char *rerank_warning;     /* the model could not rerank: why, else NULL */
     size_t n_fused;           /* candidates after fusion (kept) */
     size_t n_reranked;

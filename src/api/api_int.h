@@ -17,6 +17,7 @@ typedef struct api_model_slot {
     int param;                /* rerank: max_tokens; embed: 0 */
     embed_model *model;
     int users;                /* handles holding it (under the models' lock) */
+    int loading;              /* being opened, outside the lock: model is NULL */
     pthread_mutex_t use;      /* held while the model computes */
     struct api_model_slot *next;
 } api_model_slot;

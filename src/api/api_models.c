@@ -3,7 +3,15 @@
  * each use of a model holds that model's own lock. A slot lives while a
  * handle holds it; an unheld slot of a kind is closed when another model of
  * that kind is opened (as one handle's own model is replaced), and all are
- * closed by api_models_free(). */
+ * closed by api_models_free().
+ *
+ * Locks: `mu` guards the list and is only ever held for list work, never
+ * while a model loads (seconds for a GGUF file) or computes: a load puts a
+ * "loading" slot in the list and opens the file without the lock; another
+ * handle asking for the same model waits on `loaded` for that slot, and
+ * everything else (status, other models) goes on. A slot's `use` lock is
+ * taken after `mu` is released (api_model_get's callers), never the other
+ * way round. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +23,7 @@
 
 struct api_models {
     pthread_mutex_t mu;       /* the slot list, users, loads */
+    pthread_cond_t loaded;    /* a loading slot finished (under mu) */
     api_model_slot *slots;
     long loads;
     vcache *vc;               /* vector segments, shared by every handle */
@@ -37,6 +46,7 @@ api_models *api_models_new(void)
 {
     api_models *m = xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->loaded, NULL);
     m->vc = vcache_new(vcache_bound());
     return m;
 }
@@ -64,6 +74,7 @@ void api_models_free(api_models *m)
         slot_free(s);
     }
     vcache_free(m->vc);
+    pthread_cond_destroy(&m->loaded);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -78,7 +89,7 @@ static void drop_unused(api_models *m, int kind)
 {
     for (api_model_slot **p = &m->slots; *p;) {
         api_model_slot *s = *p;
-        if (s->kind == kind && s->users == 0) {
+        if (s->kind == kind && s->users == 0 && !s->loading) {
             *p = s->next;
             slot_free(s);
         } else {
@@ -93,15 +104,31 @@ static char *key_of(const char *path)
     return xstrdup(realpath(path, buf) ? buf : path);
 }
 
+static void slot_unlink(api_models *m, api_model_slot *gone)
+{
+    for (api_model_slot **p = &m->slots; *p; p = &(*p)->next)
+        if (*p == gone) {
+            *p = gone->next;
+            return;
+        }
+}
+
 trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int open_param,
                    apim_open_fn open, api_model_slot **held, embed_model **out)
 {
     *out = NULL;
     char *key = key_of(path);
     pthread_mutex_lock(&m->mu);
-    api_model_slot *s = m->slots;
-    while (s && !(s->kind == kind && s->param == key_param && strcmp(s->key, key) == 0))
-        s = s->next;
+    api_model_slot *s;
+    for (;;) {
+        s = m->slots;
+        while (s && !(s->kind == kind && s->param == key_param && strcmp(s->key, key) == 0))
+            s = s->next;
+        if (!s || !s->loading)
+            break;
+        /* Another handle is opening it: wait for that load, not our own. */
+        pthread_cond_wait(&m->loaded, &m->mu);
+    }
     trove_err rc = TROVE_OK;
     if (s != *held) {
         if (*held)
@@ -109,24 +136,32 @@ trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int
         *held = NULL;
     }
     if (!s) {
-        /* Loading holds the list lock: a second handle asking for the same
-         * file meanwhile waits for this load instead of starting its own. */
         drop_unused(m, kind);
-        embed_model *em;
+        s = xcalloc(1, sizeof *s);
+        s->kind = kind;
+        s->path = xstrdup(path);
+        s->key = key;
+        key = NULL;
+        s->param = key_param;
+        s->loading = 1;
+        pthread_mutex_init(&s->use, NULL);
+        s->next = m->slots;
+        m->slots = s;
+        /* The load runs without the list lock (see the top of the file). */
+        pthread_mutex_unlock(&m->mu);
+        embed_model *em = NULL;
         rc = open(path, open_param, &em);
+        pthread_mutex_lock(&m->mu);
+        s->loading = 0;
         if (rc == TROVE_OK) {
-            s = xcalloc(1, sizeof *s);
-            s->kind = kind;
-            s->path = xstrdup(path);
-            s->key = key;
-            key = NULL;
-            s->param = key_param;
             s->model = em;
-            pthread_mutex_init(&s->use, NULL);
-            s->next = m->slots;
-            m->slots = s;
             m->loads++;
+        } else {
+            slot_unlink(m, s);   /* the waiters try for themselves */
+            slot_free(s);
+            s = NULL;
         }
+        pthread_cond_broadcast(&m->loaded);
     }
     if (s && !*held) {
         s->users++;
@@ -156,13 +191,16 @@ void api_models_stats_get(api_models *m, api_models_stats *out)
     out->loads = m->loads;
     vcache_stats_get(m->vc, &out->vec_cache);
     for (api_model_slot *s = m->slots; s; s = s->next)
-        out->n++;
+        out->n += !s->loading;
     out->models = xcalloc(out->n ? out->n : 1, sizeof *out->models);
     size_t i = 0;
-    for (api_model_slot *s = m->slots; s; s = s->next, i++) {
+    for (api_model_slot *s = m->slots; s; s = s->next) {
+        if (s->loading)
+            continue;   /* open once loaded */
         out->models[i].path = xstrdup(s->path);
         out->models[i].kind = s->kind == APIM_EMBED ? "embed" : "rerank";
         out->models[i].users = s->users;
+        i++;
     }
     pthread_mutex_unlock(&m->mu);
 }

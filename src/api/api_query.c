@@ -26,12 +26,18 @@ void api_query_opts_init(api_query_opts *o)
     api_search_opts_init(&o->base);
 }
 
+static void set_reranker(api_query_info *info, const char *what)
+{
+    free(info->reranker);
+    info->reranker = xstrdup(what);
+}
+
 void api_query_info_free(api_query_info *info)
 {
     for (size_t i = 0; i < info->n_variants; i++)
         free(info->variants[i].text);
     free(info->rerank_warning);
-    free(info->reranker_own);
+    free(info->reranker);
     free(info->items);
     memset(info, 0, sizeof *info);
 }
@@ -317,11 +323,11 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
             const char *d = trove_errmsg();
             info->rerank_warning = xstrdup(d && *d ? d : trove_strerror(rc));
         } else {
-            info->reranker = o->reranker;
+            set_reranker(info, o->reranker);
         }
     }
     if (!done) {
-        info->reranker = "lexical";
+        set_reranker(info, "lexical");
         for (size_t i = 0; i < n; i++)
             c[i].rerank_raw = ps[i].score;
     }
@@ -401,7 +407,7 @@ trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_qu
                 if (info->lists[l].channel == SEARCH_CH_TITLE && p.c[i].rank[l] == 1)
                     protect = (long)i;
         if (o->no_rerank) {
-            info->reranker = "none";
+            set_reranker(info, "none");
             n_rr = 0;
         } else {
             rescore(a, o, res, p.c, n_rr, info);

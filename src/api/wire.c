@@ -443,7 +443,7 @@ static json_t *result_json(const search_result *r)
     set(j, "end_byte", json_integer(r->end_byte));
     set(j, "score", real(r->score));
     set(j, "snippet", wire_str(r->snippet));
-    set(j, "context", strs((char *const *)r->context, r->n_context));
+    set(j, "context", strs(r->context, r->n_context));
     set(j, "tags", strs(r->tags, r->n_tags));
     set(j, "in_degree", json_integer(r->in_degree));
     set(j, "prior", real(r->prior));
@@ -516,7 +516,7 @@ json_t *wire_search_results(const search_results *r)
     return j;
 }
 
-static trove_err result_parse(const json_t *v, search_result *x, search_results *owner)
+static trove_err result_parse(const json_t *v, search_result *x)
 {
     trove_err rc = TROVE_OK;
     if (!need_object(v, "a result", &rc))
@@ -536,18 +536,7 @@ static trove_err result_parse(const json_t *v, search_result *x, search_results 
     TRY(get_i64(v, "end_byte", &x->end_byte));
     TRY(get_double(v, "score", &x->score));
     TRY(get_str(v, "snippet", &x->snippet, NULL));
-    char **ctx;
-    size_t nctx;
-    rc = get_strs(v, "context", &ctx, &nctx);
-    /* The results own these (search_result.context borrows from a config
-     * in the cold path). */
-    for (size_t i = 0; i < nctx; i++) {
-        xgrow(&owner->owned, &owner->cap_owned, owner->n_owned + 1, sizeof *owner->owned);
-        owner->owned[owner->n_owned++] = ctx[i];
-    }
-    x->context = (const char **)ctx;
-    x->n_context = nctx;
-    TRY(rc);
+    TRY(get_strs(v, "context", &x->context, &x->n_context));
     TRY(get_strs(v, "tags", &x->tags, &x->n_tags));
     TRY(get_int(v, "in_degree", &x->in_degree));
     TRY(get_double(v, "prior", &x->prior));
@@ -589,7 +578,7 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
     out->items = xcalloc(n ? n : 1, sizeof *out->items);
     for (size_t i = 0; i < n; i++) {
         out->n++;
-        TRY(result_parse(json_array_get(items, i), &out->items[i], out));
+        TRY(result_parse(json_array_get(items, i), &out->items[i]));
     }
     return TROVE_OK;
 }
@@ -734,17 +723,7 @@ static trove_err pipeline_parse(const json_t *p, api_query_info *q)
             return bad("channel", "a channel number");
         q->n_lists++;
     }
-    TRY(get_str(p, "reranker", &q->reranker_own, NULL));
-    q->reranker = q->reranker_own;
-    /* the pipeline's own names as the static strings the cold path has */
-    static const char *const fixed[] = {"lexical", "none"};
-    for (size_t i = 0; q->reranker_own && i < 2; i++)
-        if (strcmp(q->reranker_own, fixed[i]) == 0) {
-            q->reranker = fixed[i];
-            free(q->reranker_own);
-            q->reranker_own = NULL;
-            break;
-        }
+    TRY(get_str(p, "reranker", &q->reranker, NULL));
     TRY(get_str(p, "rerank_warning", &q->rerank_warning, NULL));
     TRY(get_size(p, "n_fused", &q->n_fused));
     TRY(get_size(p, "n_reranked", &q->n_reranked));

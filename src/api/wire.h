@@ -60,8 +60,8 @@ json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);
 
 /* The query op's answer: the search_results object plus "pipeline" (the
- * api_query_info). A decoded info's reranker is "lexical", "none" (static
- * strings) or a path owned by info->reranker_own. */
+ * api_query_info). Decoded strings are owned by what holds them, as in a
+ * cold answer (free with search_results_free / api_query_info_free). */
 json_t *wire_query_result(const search_results *r, const api_query_info *q);
 trove_err wire_query_result_parse(const json_t *v, search_results *out, api_query_info *q);
 

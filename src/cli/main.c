@@ -11,10 +11,11 @@
 
 #include "cjk/seg.h"
 #include "cli/cli.h"
+#include "models/models.h"
 #include "util/mem.h"
 #include "util/str.h"
 
-#define TROVE_VERSION "0.1.0"
+#include "util/version.h"
 
 typedef struct command {
     const char *name;
@@ -112,12 +113,19 @@ int cli_open_api(cli *c, api **out)
 }
 
 /* A transformer model (a GGUF file) costs seconds to load per process:
- * with one configured, the first command starts a daemon that keeps it. */
-static int wants_daemon(void)
+ * with one active, the first command starts a daemon that keeps it. The
+ * active model is the one every command resolves (models_resolve:
+ * $TROVE_EMBED_MODEL, then `embed_model:` of config.yaml, which `trove
+ * model use` writes); --model is one command's choice, not the daemon's. */
+static int wants_daemon(const config *cfg)
 {
-    const char *m = getenv("TROVE_EMBED_MODEL");
+    char *m = NULL;
+    if (models_resolve(cfg, NULL, &m) != TROVE_OK)
+        trove_errclear();   /* the command itself reports a model it cannot find */
     struct stat sb;
-    return m && str_ends_with(m, ".gguf") && stat(m, &sb) == 0 && S_ISREG(sb.st_mode);
+    int gguf = m && str_ends_with(m, ".gguf") && stat(m, &sb) == 0 && S_ISREG(sb.st_mode);
+    free(m);
+    return gguf;
 }
 
 /* `trove --index I daemon --detach`, which returns once the socket listens;
@@ -157,13 +165,13 @@ dcl *cli_daemon(cli *c)
     char *held = there ? NULL : dcl_holder_socket(c->index_path);   /* another socket folder */
     there |= held != NULL;
     free(held);
-    int autostart = !there && wants_daemon();
-    if (!there && !autostart)
-        return NULL;
     const config *cfg = cli_config_once();
     if (!cfg)
         return NULL;   /* the cold path reports the broken config */
-    if (autostart && !cfg->daemon_off)
+    int autostart = !there && !cfg->daemon_off && wants_daemon(cfg);
+    if (!there && !autostart)
+        return NULL;
+    if (autostart)
         start_daemon(c);
     return dcl_find(c->index_path, cfg, 60.0);
 }

@@ -349,7 +349,7 @@ static json_t *result_json(const search_result *r, const out_opts *o)
     json_object_set_new(obj, "end_byte", json_integer((json_int_t)r->end_byte));
     json_object_set_new(obj, "score", json_real(r->score));
     json_object_set_new(obj, "snippet", out_json_str(snippet));
-    json_object_set_new(obj, "context", str_array(r->context, r->n_context));
+    json_object_set_new(obj, "context", str_array((const char *const *)r->context, r->n_context));
     json_object_set_new(obj, "tags", str_array((const char *const *)r->tags, r->n_tags));
     json_object_set_new(obj, "lang", out_json_str(r->lang));
     free(file);

@@ -399,11 +399,10 @@ trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_qu
         json_decref(res);
     }
     /* The model path as the caller gave it, as the cold path reports it. */
-    if (rc == TROVE_OK && info->reranker_own && abs.reranker &&
-        strcmp(info->reranker_own, abs.reranker) == 0) {
-        info->reranker = o->reranker;
-        free(info->reranker_own);
-        info->reranker_own = NULL;
+    if (rc == TROVE_OK && info->reranker && abs.reranker &&
+        strcmp(info->reranker, abs.reranker) == 0) {
+        free(info->reranker);
+        info->reranker = xstrdup(o->reranker);
     }
     if (rc) {
         search_results_free(out);

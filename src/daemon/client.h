@@ -69,7 +69,7 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result);
 
 trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out);
 /* api_query through the daemon. Relative model and reranker paths are sent
- * absolute; info->reranker then points at o->reranker as given. */
+ * absolute; info->reranker is then o->reranker as given (a copy). */
 trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_query_info *info);
 /* cwd: where a relative on-disk REF is resolved (NULL: the daemon's). */
 trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out);

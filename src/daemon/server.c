@@ -26,6 +26,7 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
+#include "util/version.h"
 
 #define CONN_IDLE_S 300.0      /* a connection without a request is closed */
 #define REQUEST_S 10.0         /* a started request must be complete by then */
@@ -60,7 +61,14 @@ typedef struct srv {
     int conns;
     double last_activity, started, idle;
     long requests;
+    /* Lock order (docs/architecture.md): write_mu, then a pool handle
+     * (acquire), then mu. A writer takes write_mu before a handle, so
+     * writers waiting for their turn hold no handle a search could use. */
     pthread_mutex_t write_mu; /* one update at a time, watcher included */
+    int writers_waiting;      /* update ops waiting for write_mu (under mu) */
+    pthread_cond_t writers_cv;   /* writers_waiting went down (under mu) */
+    volatile sig_atomic_t embed_yield;   /* a writer waits: the watcher's
+                                            embedding pass stops at its next batch */
     watcher *w;
     api *watch_api;           /* the watcher's own handle (under write_mu) */
     sig watch_sig;
@@ -140,6 +148,22 @@ static trove_err refresh(srv *s, api **a, sig *have)
         *have = now;
     }
     return rc;
+}
+
+/* write_mu for an update op: counted as waiting meanwhile, so the
+ * watcher's embedding pass (which holds write_mu for long) lets it in. */
+static void writer_lock(srv *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->writers_waiting++;
+    s->embed_yield = 1;
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->write_mu);
+    pthread_mutex_lock(&s->mu);
+    if (--s->writers_waiting == 0)
+        s->embed_yield = 0;
+    pthread_cond_broadcast(&s->writers_cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 static handle *acquire(srv *s)
@@ -392,7 +416,7 @@ static void collect_warning(void *ctx, const char *message)
     json_array_append_new(ctx, wire_str(message));
 }
 
-static void op_update(srv *s, api *a, const json_t *args, reply *r)
+static void op_update(api *a, const json_t *args, reply *r)
 {
     char **names = NULL;
     size_t n = 0;
@@ -422,9 +446,7 @@ static void op_update(srv *s, api *a, const json_t *args, reply *r)
         o.index.warn = collect_warning;
         o.index.warn_ctx = warnings;
         index_update_result res;
-        pthread_mutex_lock(&s->write_mu);
-        trove_err rc = api_update(a, &o, &res);
-        pthread_mutex_unlock(&s->write_mu);
+        trove_err rc = api_update(a, &o, &res);   /* under write_mu: see dispatch */
         if (rc) {
             fail_err(r, rc);
             json_decref(warnings);
@@ -467,8 +489,8 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         pthread_mutex_lock(&s->mu);
         long requests = ++s->requests;
         pthread_mutex_unlock(&s->mu);
-        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", "0.1.0", "protocol",
-                              WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
+        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", TROVE_VERSION,
+                              "protocol", WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
                               "config", wire_str(s->config_file), "started",
                               (double)time(NULL) - (clock_seconds() - s->started),
                               "requests", (json_int_t)requests);
@@ -504,6 +526,8 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         return;
     }
     touch(s, 1);   /* counts requests served, not protocol errors */
+    if (which == UPDATE)
+        writer_lock(s);   /* before the handle: see srv.write_mu */
     handle *h = acquire(s);
     trove_errclear();
     trove_err rc = refresh(s, &h->a, &h->s);
@@ -518,11 +542,13 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         case MULTI: op_multi_get(h->a, args, r); break;
         case LS: op_ls(h->a, args, r); break;
         case STATUS: op_status(s, h->a, r); break;
-        case UPDATE: op_update(s, h->a, args, r); break;
+        case UPDATE: op_update(h->a, args, r); break;
         case NONE: break;
         }
     }
     release(s, h);
+    if (which == UPDATE)
+        pthread_mutex_unlock(&s->write_mu);
     json_decref(empty);
 }
 
@@ -681,14 +707,33 @@ static void log_warning(void *ctx, const char *message)
 static void watch_embed(srv *s)
 {
     api_embed_opts eo = {.model = s->model};
+    eo.embed.interrupted = &s->embed_yield;
     api_embed_result er;
-    if (api_embed(s->watch_api, &eo, &er) != TROVE_OK) {
+    size_t stored = 0, embedded = 0, reused = 0;
+    trove_err rc;
+    /* A pass can take minutes: an update op waiting for write_mu stops it
+     * at its next batch (what was computed is kept), goes first, and the
+     * pass resumes with what is still to embed. */
+    while ((rc = api_embed(s->watch_api, &eo, &er)) == TROVE_EINTR) {
+        stored += er.stats.stored, embedded += er.stats.embedded, reused += er.stats.reused;
+        pthread_mutex_unlock(&s->write_mu);
+        pthread_mutex_lock(&s->mu);
+        while (s->writers_waiting > 0)
+            pthread_cond_wait(&s->writers_cv, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_lock(&s->write_mu);
+        if (refresh(s, &s->watch_api, &s->watch_sig) != TROVE_OK) {
+            rc = TROVE_EIO;
+            break;
+        }
+    }
+    if (rc != TROVE_OK) {
         logf_("embedding with %s failed: %s", s->model, trove_errmsg());
         return;
     }
-    if (er.stats.stored)
-        logf_("embedded %zu chunks (%zu computed, %zu reused)", er.stats.stored,
-              er.stats.embedded, er.stats.reused);
+    stored += er.stats.stored, embedded += er.stats.embedded, reused += er.stats.reused;
+    if (stored)
+        logf_("embedded %zu chunks (%zu computed, %zu reused)", stored, embedded, reused);
 }
 
 static int watch_update(void *ctx, const char *const *names, size_t n)
@@ -1003,6 +1048,7 @@ trove_err dmn_run(const dmn_opts *o)
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_init(&s.write_mu, NULL);
+    pthread_cond_init(&s.writers_cv, NULL);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     s.nh = o->handles > 0 ? o->handles : (int)(cpus < 2 ? 2 : cpus > 8 ? 8 : cpus);
     s.h = xcalloc((size_t)s.nh, sizeof *s.h);

@@ -9,7 +9,7 @@
 
 #include "util/mem.h"
 
-#define TROVE_MCP_VERSION "0.1.0"
+#include "util/version.h"
 /* A batch may carry at most this many messages. */
 #define MCP_MAX_BATCH 64
 
@@ -172,7 +172,7 @@ static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_
     const char *got = mcp_version_supported(want) ? want : mcp_versions[0];
     snprintf(ss->version, sizeof ss->version, "%s", got);
     ss->initialized = 0;
-    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_MCP_VERSION);
+    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_VERSION);
     if (mcp_structured(ss))
         json_object_set_new(info, "title", json_string("trove notes search"));
     json_t *caps = json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0,

@@ -235,6 +235,14 @@ static trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)
     return TROVE_OK;
 }
 
+/* Every step goes through here (store_step): 1 a row, 0 no more rows, -1
+ * an error, recorded in *rc. A failed step is never "no more rows": a busy
+ * or damaged index is an error, not fewer results. */
+static int step_row(store *st, sqlite3_stmt *s, const char *what, trove_err *rc)
+{
+    return store_step(st, s, what, rc);
+}
+
 /* ---- channel: BM25 over chunks ---------------------------------------- */
 
 typedef struct scored {
@@ -320,11 +328,8 @@ static trove_err keep_best(store *st, const char *plain, const char *joined, con
         return rc;
     sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     bind_filters(s, 2, f);
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW)
+    while (step_row(st, s, "keyword search", &rc) > 0)
         topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
-    if (step != SQLITE_DONE)
-        rc = store_fail(st, "keyword search");
     store_stmt_put(st, s);
     if (rc == TROVE_OK && top->n > 1)
         qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
@@ -351,7 +356,7 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
     for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
-        if (sqlite3_step(s) != SQLITE_ROW)
+        if (step_row(st, s, "keyword search", &rc) <= 0)
             continue;
         cand *c = cand_get(cs, sqlite3_column_int64(s, 0), 1);
         if (c->has_bm25)
@@ -431,14 +436,15 @@ static size_t gram_slot(const gram_query *gq, const char *g, size_t len)
 
 /* Inverse document frequency of a query word over the chunks, as FTS5's
  * bm25() computes it. */
-static double word_idf(sqlite3_stmt *df_stmt, double n_chunks, const char *w)
+static double word_idf(store *st, sqlite3_stmt *df_stmt, double n_chunks, const char *w,
+                       trove_err *rc)
 {
     tbuf phrase = {0};
     tbuf_printf(&phrase, "\"%s\"", w);   /* a token: no quote inside */
     double df = 0;
     sqlite3_reset(df_stmt);
     sqlite3_bind_text(df_stmt, 1, tbuf_cstr(&phrase), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(df_stmt) == SQLITE_ROW)
+    if (step_row(st, df_stmt, "keyword search", rc) > 0)
         df = sqlite3_column_double(df_stmt, 0);
     tbuf_free(&phrase);
     double idf = log((n_chunks - df + 0.5) / (df + 0.5));
@@ -506,12 +512,12 @@ static trove_err gram_query_build(store *st, const query_parsed *q, gram_query *
     if (rc == TROVE_OK)
         rc = prepare(st, "SELECT count(*) FROM chunks", &n);
     double n_chunks = 0;
-    if (rc == TROVE_OK && sqlite3_step(n) == SQLITE_ROW)
+    if (rc == TROVE_OK && step_row(st, n, "keyword search", &rc) > 0)
         n_chunks = sqlite3_column_double(n, 0);
     gq->word_w = xcalloc(gq->n_words ? gq->n_words : 1, sizeof *gq->word_w);
     for (size_t i = 0; rc == TROVE_OK && i < gq->n_words; i++)
         if (!query_zh_function_word(gq->words[i], strlen(gq->words[i])))
-            gq->word_w[i] = word_idf(df, n_chunks, gq->words[i]);
+            gq->word_w[i] = word_idf(st, df, n_chunks, gq->words[i], &rc);
     for (size_t i = 0; i < gq->n_uses; i++) {
         const gram_use *u = &gq->uses[i];
         if (u->wa < gq->n_words && u->wb < gq->n_words)
@@ -552,14 +558,14 @@ static trove_err gram_scores(store *st, gram_query *gq, cand **order, size_t k, 
     double total = 0;
     grams_cb cb = {gq, NULL, on_chunk_gram};
     tbuf heading = {0};
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = 0; rc == TROVE_OK && i < k; i++) {
         gq->tf = tf + i * gq->n;
         gq->len = 0;
         tbuf_reset(&heading);
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, order[i]->doc_id);
         sqlite3_bind_int64(s, 2, order[i]->chunk_id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
+        while (step_row(st, s, "keyword search", &rc) > 0) {
             const char *h = (const char *)sqlite3_column_text(s, 0);
             size_t hl = (size_t)sqlite3_column_bytes(s, 0);
             if (h && (hl != heading.len || memcmp(h, tbuf_cstr(&heading), hl) != 0)) {
@@ -591,7 +597,7 @@ static trove_err gram_scores(store *st, gram_query *gq, cand **order, size_t k, 
     }
     free(tf);
     free(len);
-    return TROVE_OK;
+    return rc;
 }
 
 static trove_err rescore_bigrams(store *st, const query_parsed *q, cand_set *cs)
@@ -640,6 +646,7 @@ typedef struct token_set {
     size_t n, cap;
     int skip_function_words;   /* leave out Chinese function words */
     store *st;                 /* the query's set: where its notes are */
+    trove_err rc;              /* ... and the first error reading them */
 } token_set;
 
 static int token_set_has(const token_set *ts, const char *tok, size_t len)
@@ -695,11 +702,12 @@ static int rest_token(void *ctx, const char *t, size_t len, size_t start, size_t
     return 0;
 }
 
-static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_t doc_id)
+static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_id)
 {
     sqlite3_stmt *s;
-    if (prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks"
-                " WHERE doc_id = ? ORDER BY seq LIMIT " TROVE_STR(GRAM_CHUNKS) ")", &s))
+    if (q->rc || (q->rc = prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id"
+                                  " FROM chunks WHERE doc_id = ? ORDER BY seq LIMIT "
+                                  TROVE_STR(GRAM_CHUNKS) ")", &s)))
         return 0;
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */
@@ -709,7 +717,7 @@ static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_
             opts.skip_cjk = 0;
     rest_ctx r = {q, is_hit, 0};
     sqlite3_bind_int64(s, 1, doc_id);
-    while (!r.found && sqlite3_step(s) == SQLITE_ROW) {
+    while (!r.found && step_row(q->st, s, "title search", &q->rc) > 0) {
         const char *body = (const char *)sqlite3_column_text(s, 0);
         if (body)
             tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
@@ -722,7 +730,7 @@ static int note_has_rest(const token_set *q, const unsigned char *is_hit, int64_
  * [0, 1]: the share of query terms the name contains, squared so that a
  * name sharing a word or two with a long question counts little, times a
  * factor for how little else the name holds. An exact (folded) match is 1. */
-static double name_score(const token_set *q, const char *name, size_t len, const char *q_folded,
+static double name_score(token_set *q, const char *name, size_t len, const char *q_folded,
                          int64_t doc_id)
 {
     token_set nt = {0};
@@ -761,7 +769,7 @@ static double name_score(const token_set *q, const char *name, size_t len, const
     return score;
 }
 
-static double best_name_score(const token_set *q, sqlite3_stmt *s, const char *q_folded)
+static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folded)
 {
     double best = 0;
     for (int col = 1; col <= 3; col++) {
@@ -829,9 +837,11 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
-        if (sqlite3_step(s) != SQLITE_ROW)
+        if (step_row(st, s, "title search", &rc) <= 0)
             continue;
         double sc = best_name_score(&qt, s, q_folded);
+        if (qt.rc)
+            rc = qt.rc;
         if (sc >= TITLE_MIN_QUALITY)
             hits[n++] = (title_hit){top.h[i].chunk_id, sc, top.h[i].score};
     }
@@ -869,18 +879,18 @@ static trove_err load_doc_info(store *st, cand_set *cs, double graph_weight)
     trove_err rc = prepare(st, "SELECT in_degree, lang FROM docs WHERE id = ?", &s);
     if (rc)
         return rc;
-    for (size_t i = 0; i < cs->n; i++) {
+    for (size_t i = 0; rc == TROVE_OK && i < cs->n; i++) {
         cand *c = &cs->items[i];
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, c->doc_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
+        if (step_row(st, s, "reading link counts", &rc) > 0) {
             c->in_degree = sqlite3_column_int(s, 0);
             c->lang = lang_from_code((const char *)sqlite3_column_text(s, 1));
         }
         c->prior = 1.0 + (graph_weight > 0 ? graph_weight * log10(1.0 + c->in_degree) : 0.0);
     }
     store_stmt_put(st, s);
-    return TROVE_OK;
+    return rc;
 }
 
 static double bm25_key(const cand *c)
@@ -927,8 +937,10 @@ static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_
     trove_err rc = prepare(st, "SELECT coalesce(max(id), 0) FROM docs", &s);
     if (rc)
         return rc;
-    int64_t max = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    int64_t max = step_row(st, s, "filtering notes", &rc) > 0 ? sqlite3_column_int64(s, 0) : 0;
     store_stmt_put(st, s);
+    if (rc)
+        return rc;
     *n_bits = max + 1;
     *bits = xcalloc((size_t)(*n_bits + 7) / 8, 1);
     tbuf sql = {0};
@@ -938,14 +950,13 @@ static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_
     if (rc)
         return rc;
     bind_filters(s, 1, f);
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    while (step_row(st, s, "filtering notes", &rc) > 0) {
         int64_t id = sqlite3_column_int64(s, 0);
         if (id >= 0 && id < *n_bits)
             (*bits)[id >> 3] |= (uint8_t)(1u << (id & 7));
     }
     store_stmt_put(st, s);
-    return step == SQLITE_DONE ? TROVE_OK : store_fail(st, "filtering notes");
+    return rc;
 }
 
 /* Collections in scope without any vector of the model: the searched ones,
@@ -965,7 +976,7 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
         if ((rc = prepare(st, "SELECT name FROM collections ORDER BY name", &s)))
             return rc;
         size_t cap = 0;
-        while (sqlite3_step(s) == SQLITE_ROW) {
+        while (step_row(st, s, "listing collections", &rc) > 0) {
             xgrow(&owned, &cap, n + 1, sizeof *owned);
             owned[n++] = xstrdup((const char *)sqlite3_column_text(s, 0));
         }
@@ -986,8 +997,38 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
     return rc;
 }
 
-static trove_err channel_vector(store *st, const search_opts *o, const filter *f, size_t depth,
-                                cand_set *cs, search_results *out)
+/* The query's vector, computed before the search's read transaction opens:
+ * the model's lock may be waited for (another search, the watcher's
+ * embedding), and a read transaction held meanwhile would pin the WAL.
+ * NULL (and TROVE_OK) when the index holds no vector of the model: then
+ * nothing is embedded. */
+static trove_err embed_query(store *st, const search_opts *o, float **qf)
+{
+    *qf = NULL;
+    char *fp = vembed_fingerprint(o->model);
+    int64_t model_id;
+    int dim;
+    trove_err rc = store_vec_model_find(st, fp, &model_id, &dim);
+    free(fp);
+    if (rc || !model_id || dim != embed_dim(o->model))
+        return rc;
+    *qf = xmalloc((size_t)dim * sizeof **qf);
+    const char *text = o->query ? o->query : "";
+    if (o->model_lock)
+        pthread_mutex_lock(o->model_lock);
+    rc = embed_texts(o->model, &text, 1, EMBED_QUERY, *qf);
+    if (o->model_lock)
+        pthread_mutex_unlock(o->model_lock);
+    if (rc) {
+        free(*qf);
+        *qf = NULL;
+    }
+    return rc;
+}
+
+/* qf: the query's vector (embed_query), NULL when it has none. */
+static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const filter *f,
+                                size_t depth, cand_set *cs, search_results *out)
 {
     char *fp = vembed_fingerprint(o->model);
     int64_t model_id;
@@ -998,23 +1039,15 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
     size_t n_segs = 0;
     if (rc == TROVE_OK && model_id)
         rc = store_vec_segments(st, model_id, &segs, &n_segs);
-    if (rc || n_segs == 0 || dim != embed_dim(o->model)) {
+    if (rc || n_segs == 0 || dim != embed_dim(o->model) || !qf) {
         free(segs);
         out->vec_state = SEARCH_VEC_NONE;
         return rc;
     }
     out->vec_state = SEARCH_VEC_USED;
-    float *qf = xmalloc((size_t)dim * sizeof *qf);
     int8_t *qq = xmalloc((size_t)dim);
     float qs = 0;
-    const char *text = o->query ? o->query : "";
-    if (o->model_lock)
-        pthread_mutex_lock(o->model_lock);
-    rc = embed_texts(o->model, &text, 1, EMBED_QUERY, qf);
-    if (o->model_lock)
-        pthread_mutex_unlock(o->model_lock);
-    if (rc == TROVE_OK)
-        vec_quantize(qf, dim, qq, &qs);
+    vec_quantize(qf, dim, qq, &qs);
     uint8_t *allow = NULL;
     int64_t n_allow = 0;
     if (rc == TROVE_OK)
@@ -1045,7 +1078,6 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
     vec_topk_free(t);
     free(allow);
     free(qq);
-    free(qf);
     free(segs);
     return rc;
 }
@@ -1206,13 +1238,13 @@ static void snip_terms_free(snip_terms *t)
     free(t->items);
 }
 
-static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id)
+static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id, trove_err *rc)
 {
     sqlite3_stmt *s;
     char *out = NULL;
-    if (prepare(st, "SELECT body FROM chunks_fts WHERE rowid = ?", &s) == TROVE_OK) {
+    if ((*rc = prepare(st, "SELECT body FROM chunks_fts WHERE rowid = ?", &s)) == TROVE_OK) {
         sqlite3_bind_int64(s, 1, chunk_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
+        if (step_row(st, s, "reading a snippet", rc) > 0) {
             const char *body = (const char *)sqlite3_column_text(s, 0);
             size_t len = (size_t)sqlite3_column_bytes(s, 0);
             out = snippet_make(body ? body : "", body ? len : 0, terms->items, terms->n, 200);
@@ -1222,18 +1254,20 @@ static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id)
     return out ? out : xstrdup("");
 }
 
-static void load_tags(store *st, search_result *r)
+static trove_err load_tags(store *st, search_result *r)
 {
     sqlite3_stmt *s;
-    if (prepare(st, "SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag", &s))
-        return;
+    trove_err rc = prepare(st, "SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag", &s);
+    if (rc)
+        return rc;
     sqlite3_bind_int64(s, 1, r->doc_id);
     size_t cap = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    while (step_row(st, s, "reading tags", &rc) > 0) {
         xgrow(&r->tags, &cap, r->n_tags + 1, sizeof *r->tags);
         r->tags[r->n_tags++] = xstrdup((const char *)sqlite3_column_text(s, 0));
     }
     store_stmt_put(st, s);
+    return rc;
 }
 
 static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
@@ -1252,9 +1286,12 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
         return rc;
     sqlite3_bind_int64(s, 1, c->doc_id);
     sqlite3_bind_int64(s, 2, c->chunk_id);
-    if (sqlite3_step(s) != SQLITE_ROW) {
+    int row = step_row(st, s, "reading result", &rc);
+    if (row <= 0) {
+        if (row == 0)
+            rc = store_fail(st, "reading result");
         store_stmt_put(st, s);
-        return store_fail(st, "reading result");
+        return rc;
     }
     r->doc_id = c->doc_id;
     snprintf(r->docid, sizeof r->docid, "%s", (const char *)sqlite3_column_text(s, 0));
@@ -1274,15 +1311,18 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
         r->end_byte = sqlite3_column_int64(s, 9);
         r->line_start = sqlite3_column_int(s, 10);
         r->line_end = sqlite3_column_int(s, 11);
-        r->snippet = o->with_snippet ? chunk_snippet(st, terms, chunk_id) : xstrdup("");
+        r->snippet = o->with_snippet ? chunk_snippet(st, terms, chunk_id, &rc) : xstrdup("");
     } else {
         r->line_start = r->line_end = 1;
         r->snippet = xstrdup("");
     }
     store_stmt_put(st, s);
-    r->context = config_contexts_for(cfg, r->collection, r->path, &r->n_context);
-    load_tags(st, r);
-    return TROVE_OK;
+    const char **ctx = config_contexts_for(cfg, r->collection, r->path, &r->n_context);
+    r->context = r->n_context ? xmalloc(r->n_context * sizeof *r->context) : NULL;
+    for (size_t k = 0; k < r->n_context; k++)
+        r->context[k] = xstrdup(ctx[k]);
+    free(ctx);
+    return rc ? rc : load_tags(st, r);
 }
 
 trove_err search_run(store *st, const config *cfg, const search_opts *o, search_results *out)
@@ -1295,13 +1335,17 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     filter f = {0};
     filter_build(&f, o);
     cand_set cs = {0};
+    int vector = o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0);
+    float *qvec = NULL;
+    trove_err rc = vector ? embed_query(st, o, &qvec) : TROVE_OK;
     /* One read transaction for every statement below: otherwise SQLite takes
      * and drops its locks and re-checks the WAL files per statement. */
-    trove_err rc = store_read_begin(st);
+    if (rc == TROVE_OK)
+        rc = store_read_begin(st);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
-    if (rc == TROVE_OK && o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0))
-        rc = channel_vector(st, o, &f, depth, &cs, out);
+    if (rc == TROVE_OK && vector)
+        rc = channel_vector(st, o, qvec, &f, depth, &cs, out);
     if (rc == TROVE_OK && q.fts && !o->vector_only) {
         if (o->weights[SEARCH_CH_BM25] > 0 || o->weights[SEARCH_CH_TITLE] <= 0)
             rc = channel_bm25(st, q.fts, &f, depth, &cs);
@@ -1323,13 +1367,14 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         snip_terms terms = {0};
         snip_terms_build(&terms, &q);
         for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
+            /* counted even when it failed part way: freed with the rest */
             rc = fill_result(st, cfg, &cs.items[i], o, &terms, &out->items[i]);
-            if (rc == TROVE_OK)
-                out->n++;
+            out->n++;
         }
         snip_terms_free(&terms);
     }
     store_read_end(st);
+    free(qvec);
     free(cs.items);
     free(cs.slots);
     filter_free(&f);
@@ -1352,6 +1397,8 @@ void search_results_free(search_results *r)
         free(x->heading_path);
         free(x->snippet);
         free(x->body);
+        for (size_t j = 0; j < x->n_context; j++)
+            free(x->context[j]);
         free(x->context);
         for (size_t j = 0; j < x->n_tags; j++)
             free(x->tags[j]);
@@ -1359,9 +1406,6 @@ void search_results_free(search_results *r)
     }
     free(r->items);
     free(r->fts);
-    for (size_t i = 0; i < r->n_owned; i++)
-        free(r->owned[i]);
-    free(r->owned);
     for (size_t i = 0; i < r->n_vec_missing; i++)
         free(r->vec_missing[i]);
     free(r->vec_missing);

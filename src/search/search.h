@@ -22,7 +22,9 @@
  * With vector_only (vsearch) the score is the cosine similarity.
  *
  * The caller owns the search_results and frees it with search_results_free();
- * every string in it is owned by it. */
+ * every string in it is owned by it, the context lines included (copies of
+ * the config's, so results outlive the config they came from: a daemon
+ * reloads its config while answers are out). */
 #ifndef TROVE_SEARCH_H
 #define TROVE_SEARCH_H
 
@@ -115,7 +117,7 @@ typedef struct search_result {
     int64_t start_byte, end_byte;
     double score;
     char *snippet;       /* one passage with matches marked by \x02..\x03 */
-    const char **context; /* borrowed from the config */
+    char **context;      /* the config's context lines for the note (copies) */
     size_t n_context;
     char **tags;
     size_t n_tags;
@@ -132,9 +134,6 @@ typedef struct search_results {
     search_result *items;
     size_t n;
     char *fts;           /* the FTS5 expression used (for --explain) */
-    char **owned;        /* strings the items borrow that the results own (the
-                            context lines of results decoded by api/wire) */
-    size_t n_owned, cap_owned;
     search_vec_state vec_state;
     char **vec_missing;  /* collections searched that have no vector of the model */
     size_t n_vec_missing;

@@ -20,22 +20,22 @@
 #include "util/str.h"
 
 
-static const char *const stmt_sql[S_COUNT] = {
-    [S_DOC_INSERT] =
-        "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
-        " hash, meta, n_lines, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-    [S_CHUNK_INSERT] =
-        "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
-        " VALUES (?,?,?,?,?,?,?)",
-    [S_CHUNK_FTS_INSERT] = "INSERT INTO chunks_fts(rowid, heading, body) VALUES (?,?,?)",
-    [S_TITLE_FTS_INSERT] = "INSERT INTO titles_fts(rowid, title, aliases, filename) VALUES (?,?,?,?)",
-    [S_NAME_INSERT] = "INSERT INTO names(doc_id, name) VALUES (?,?)",
-    [S_TAG_INSERT] = "INSERT OR IGNORE INTO tags(tag, doc_id) VALUES (?,?)",
-    [S_LINK_INSERT] =
-        "INSERT INTO links(src_doc, kind, target, target_key, fragment, line)"
-        " VALUES (?,?,?,?,?,?)",
-    [S_DOC_TOUCH] = "UPDATE docs SET size = ?, mtime_ns = ? WHERE id = ?",
-};
+/* The write path's statements (run through the statement cache). */
+static const char doc_insert_sql[] =
+    "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
+    " hash, meta, n_lines, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char chunk_insert_sql[] =
+    "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
+    " VALUES (?,?,?,?,?,?,?)";
+static const char chunk_fts_insert_sql[] = "INSERT INTO chunks_fts(rowid, heading, body) VALUES (?,?,?)";
+static const char title_fts_insert_sql[] =
+    "INSERT INTO titles_fts(rowid, title, aliases, filename) VALUES (?,?,?,?)";
+static const char name_insert_sql[] = "INSERT INTO names(doc_id, name) VALUES (?,?)";
+static const char tag_insert_sql[] = "INSERT OR IGNORE INTO tags(tag, doc_id) VALUES (?,?)";
+static const char link_insert_sql[] =
+    "INSERT INTO links(src_doc, kind, target, target_key, fragment, line)"
+    " VALUES (?,?,?,?,?,?)";
+static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHERE id = ?";
 
 /* Embedding vectors (schema version 3, see store_vec.h). */
 #define VEC_SCHEMA_SQL \
@@ -157,11 +157,11 @@ static int count_tables(store *st)
 {
     sqlite3_stmt *q;
     int n = -1;
-    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_schema", -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "SELECT count(*) FROM sqlite_schema")))
         return -1;
     if (sqlite3_step(q) == SQLITE_ROW)
         n = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     return n;
 }
 
@@ -171,15 +171,14 @@ static int count_tables(store *st)
 static int schema_version(store *st)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL)
-        != SQLITE_OK) {
+    if (!(q = store_stmt_get(st, "SELECT value FROM meta WHERE key = 'schema_version'"))) {
         int code = sqlite3_errcode(st->db);
         return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? -2 : -1;
     }
     int version = 0, step = sqlite3_step(q);
     if (step == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     return step == SQLITE_ROW || step == SQLITE_DONE ? version : -2;
 }
 
@@ -259,12 +258,12 @@ static int foreign_database(store *st)
 {
     sqlite3_stmt *q;
     int foreign = 0;
-    if (sqlite3_prepare_v2(st->db, "SELECT count(*), sum(name = 'meta') FROM sqlite_schema"
-                           " WHERE type = 'table'", -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "SELECT count(*), sum(name = 'meta') FROM sqlite_schema"
+                           " WHERE type = 'table'")))
         return 0;
     if (sqlite3_step(q) == SQLITE_ROW)
         foreign = sqlite3_column_int(q, 0) > 0 && sqlite3_column_int(q, 1) == 0;
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     return foreign;
 }
 
@@ -371,7 +370,7 @@ static trove_err verify(store *st)
     if (stat(st->path, &before) != 0)
         return TROVE_OK;    /* nothing there yet: a new index */
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "PRAGMA quick_check(1)")))
         return store_fail(st, "checking the index");
     int step = sqlite3_step(q);
     trove_err rc = TROVE_OK;
@@ -384,7 +383,7 @@ static trove_err verify(store *st)
             rc = store_damaged(st->path, "integrity check: %s", res ? res : "no answer");
         }
     }
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     if (rc == TROVE_OK) {
         st->checked = 1;
         st->checked_sb = before;
@@ -528,32 +527,33 @@ trove_err store_tokenizer_sync(store *st, const char *version, int *rebuilt)
     sqlite3_stmt *q;
     char *have = NULL;
     int64_t n_docs = 0;
-    if (sqlite3_prepare_v2(st->db, "SELECT (SELECT value FROM meta WHERE key = 'tokenizer'),"
-                           " (SELECT count(*) FROM docs)", -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "SELECT (SELECT value FROM meta WHERE key = 'tokenizer'),"
+                           " (SELECT count(*) FROM docs)")))
         return store_fail(st, "reading the tokenizer version");
-    if (sqlite3_step(q) == SQLITE_ROW) {
+    trove_err rc = TROVE_OK;
+    if (store_step(st, q, "reading the tokenizer version", &rc) > 0) {
         const char *v = (const char *)sqlite3_column_text(q, 0);
         have = v ? xstrdup(v) : NULL;
         n_docs = sqlite3_column_int64(q, 1);
     }
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
+    if (rc)
+        return rc;   /* not "no version": that would rebuild the full-text tables */
     int same = have && strcmp(have, version) == 0;
     free(have);
     if (same)
         return TROVE_OK;
-    trove_err rc;
     if (n_docs > 0) {
         if ((rc = store_exec(st, "INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")) ||
             (rc = store_exec(st, "INSERT INTO titles_fts(titles_fts) VALUES('rebuild')")))
             return rc;
         *rebuilt = 1;
     }
-    if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)")))
         return store_fail(st, "recording the tokenizer version");
     sqlite3_bind_text(q, 1, version, -1, SQLITE_TRANSIENT);
     int step = sqlite3_step(q);
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     return step == SQLITE_DONE ? TROVE_OK : store_fail(st, "recording the tokenizer version");
 }
 
@@ -561,14 +561,10 @@ void store_close(store *st)
 {
     if (!st)
         return;
-    for (int i = 0; i < S_COUNT; i++)
-        sqlite3_finalize(st->stmt[i]);
     for (size_t i = 0; i < st->n_cached; i++) {
         sqlite3_finalize(st->cached[i].s);
         free(st->cached[i].sql);
     }
-    for (size_t i = 0; i < st->n_cache; i++)
-        sqlite3_finalize(st->cache[i].s);
     free(st->dead);
     free(st->snap_note);
     sqlite3_close_v2(st->db);
@@ -625,33 +621,65 @@ void store_rollback(store *st)
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+trove_err store_read_begin(store *st)
+{
+    return store_exec(st, "BEGIN");
+}
+
+void store_read_end(store *st)
+{
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+}
+
+static uint64_t sql_hash(const char *sql)
+{
+    return str_hash(sql, strlen(sql));
+}
+
+/* The slot a new statement goes to: a free one, else the least recently
+ * used one that is not out (finalized here); NULL when every slot is out. */
+static store_cached_stmt *cache_slot(store *st)
+{
+    if (st->n_cached < STORE_STMT_CACHE)
+        return &st->cached[st->n_cached++];
+    store_cached_stmt *lru = NULL;
+    for (size_t i = 0; i < st->n_cached; i++)
+        if (!st->cached[i].out && (!lru || st->cached[i].used < lru->used))
+            lru = &st->cached[i];
+    if (lru) {
+        sqlite3_finalize(lru->s);
+        free(lru->sql);
+        memset(lru, 0, sizeof *lru);
+    }
+    return lru;
+}
+
 sqlite3_stmt *store_stmt_get(store *st, const char *sql)
 {
+    uint64_t h = sql_hash(sql);
     int known = 0;
+    st->clock++;
     for (size_t i = 0; i < st->n_cached && !known; i++) {
         store_cached_stmt *c = &st->cached[i];
-        if (strcmp(c->sql, sql) != 0)
+        if (c->hash != h || strcmp(c->sql, sql) != 0)
             continue;
         if (!c->out) {
             c->out = 1;
+            c->used = st->clock;
             return c->s;
         }
         known = 1;   /* in use further up: compile another, uncached */
     }
-    store_cached_stmt *free_slot =
-        !known && st->n_cached < STORE_STMT_CACHE ? &st->cached[st->n_cached] : NULL;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v3(st->db, sql, -1, free_slot ? SQLITE_PREPARE_PERSISTENT : 0, &s,
-                           NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(st->db, sql, -1, known ? 0 : SQLITE_PREPARE_PERSISTENT, &s, NULL) !=
+        SQLITE_OK) {
         sqlite3_finalize(s);
         return NULL;
     }
-    if (free_slot) {
-        free_slot->sql = xstrdup(sql);
-        free_slot->s = s;
-        free_slot->out = 1;
-        st->n_cached++;
-    }
+    store_cached_stmt *slot = known ? NULL : cache_slot(st);
+    if (slot)
+        *slot = (store_cached_stmt){xstrdup(sql), h, st->clock, s, 1};
     return s;
 }
 
@@ -669,64 +697,45 @@ void store_stmt_put(store *st, sqlite3_stmt *s)
             return;
         }
     }
-    sqlite3_finalize(s);
+    sqlite3_finalize(s);   /* not kept: compiled for a nested or overflowing use */
 }
 
-trove_err store_read_begin(store *st)
+int store_step(store *st, sqlite3_stmt *s, const char *what, trove_err *err)
 {
-    return store_exec(st, "BEGIN");
+    int r = sqlite3_step(s);
+    if (r == SQLITE_ROW)
+        return 1;
+    if (r == SQLITE_DONE)
+        return 0;
+    *err = store_fail(st, what);
+    return -1;
 }
 
-void store_read_end(store *st)
+trove_err store_each(store *st, const char *sql, const char *what, store_bind_fn bind,
+                     store_row_fn row, void *ctx)
 {
-    if (!sqlite3_get_autocommit(st->db))
-        sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_stmt *s = store_stmt_get(st, sql);
+    if (!s)
+        return store_fail(st, what);
+    if (bind)
+        bind(ctx, s);
+    trove_err rc = TROVE_OK;
+    int r;
+    while ((r = store_step(st, s, what, &rc)) > 0)
+        if (row && (rc = row(ctx, s)) != TROVE_OK)
+            break;
+    store_stmt_put(st, s);
+    return rc;
 }
 
-static sqlite3_stmt *stmt(store *st, int which)
-{
-    if (!st->stmt[which] &&
-        sqlite3_prepare_v3(st->db, stmt_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
-                           &st->stmt[which], NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_reset(st->stmt[which]);
-    sqlite3_clear_bindings(st->stmt[which]);
-    return st->stmt[which];
-}
-
-sqlite3_stmt *store_cached(store *st, const char *sql)
-{
-    for (size_t i = 0; i < st->n_cache; i++) {
-        if (st->cache[i].sql == sql) {
-            sqlite3_reset(st->cache[i].s);
-            sqlite3_clear_bindings(st->cache[i].s);
-            return st->cache[i].s;
-        }
-    }
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
-        return NULL;
-    if (st->n_cache == sizeof st->cache / sizeof *st->cache) {
-        /* Full: evict the oldest (the table is sized for every static
-         * statement of the store, so this does not happen in practice). */
-        sqlite3_finalize(st->cache[0].s);
-        memmove(st->cache, st->cache + 1, (st->n_cache - 1) * sizeof *st->cache);
-        st->n_cache--;
-    }
-    st->cache[st->n_cache].sql = sql;
-    st->cache[st->n_cache].s = s;
-    st->n_cache++;
-    return s;
-}
-
-/* Step a write statement to completion. */
+/* Step a write statement of the cache to completion and hand it back. */
 static trove_err step_done(store *st, sqlite3_stmt *s, const char *what)
 {
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (rc != SQLITE_DONE)
-        return store_fail(st, what);
-    return TROVE_OK;
+    trove_err rc = TROVE_OK;
+    while (store_step(st, s, what, &rc) > 0)
+        ;
+    store_stmt_put(st, s);
+    return rc;
 }
 
 void store_docid(const char *collection, const char *path, char out[9])
@@ -745,15 +754,14 @@ trove_err store_collection_ensure(store *st, const char *name, const char *root,
     /* Unchanged (every update of every collection): no write, so an update
      * that finds nothing new is no snapshot. */
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT id, root = ?2 FROM collections WHERE name = ?1", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (!(s = store_stmt_get(st, "SELECT id, root = ?2 FROM collections WHERE name = ?1")))
         return store_fail(st, "looking up collection");
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, root, -1, SQLITE_STATIC);
     int step = sqlite3_step(s);
     int64_t have = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
     int same = step == SQLITE_ROW && sqlite3_column_int(s, 1);
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     if (step != SQLITE_ROW && step != SQLITE_DONE)
         return store_fail(st, "looking up collection");
     if (same) {
@@ -763,9 +771,9 @@ trove_err store_collection_ensure(store *st, const char *name, const char *root,
     trove_err rc = have ? snap_record_coll(st, have) : TROVE_OK;
     if (rc)
         return rc;
-    if (sqlite3_prepare_v2(st->db, "INSERT INTO collections(name, root) VALUES (?1, ?2)"
+    if (!(s = store_stmt_get(st, "INSERT INTO collections(name, root) VALUES (?1, ?2)"
                            " ON CONFLICT(name) DO UPDATE SET root = excluded.root"
-                           " RETURNING id", -1, &s, NULL) != SQLITE_OK)
+                           " RETURNING id")))
         return store_fail(st, "registering collection");
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, root, -1, SQLITE_STATIC);
@@ -773,7 +781,7 @@ trove_err store_collection_ensure(store *st, const char *name, const char *root,
         *id = sqlite3_column_int64(s, 0);
     else
         rc = store_fail(st, "registering collection");
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     if (rc == TROVE_OK && !have)
         rc = snap_record_coll_created(st, *id);
     return rc;
@@ -782,31 +790,31 @@ trove_err store_collection_ensure(store *st, const char *name, const char *root,
 static trove_err exec_bound(store *st, const char *sql, const char *a, const char *b)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+    if (!(s = store_stmt_get(st, sql)))
         return store_fail(st, sql);
     sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
     if (b)
         sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? TROVE_OK : store_fail(st, sql);
 }
 
 trove_err store_collection_delete(store *st, const char *name)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT d.id FROM docs d JOIN collections c"
-                           " ON c.id = d.collection_id WHERE c.name = ?", -1, &s, NULL) != SQLITE_OK)
+    if (!(s = store_stmt_get(st, "SELECT d.id FROM docs d JOIN collections c"
+                           " ON c.id = d.collection_id WHERE c.name = ?")))
         return store_fail(st, "listing collection documents");
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     int64_t *ids = NULL;
     size_t n = 0, cap = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    trove_err rc = TROVE_OK;
+    while (store_step(st, s, "listing collection documents", &rc) > 0) {
         xgrow(&ids, &cap, n + 1, sizeof *ids);
         ids[n++] = sqlite3_column_int64(s, 0);
     }
-    sqlite3_finalize(s);
-    trove_err rc = TROVE_OK;
+    store_stmt_put(st, s);
     for (size_t i = 0; i < n && rc == TROVE_OK; i++)
         rc = store_doc_delete(st, ids[i]);
     free(ids);
@@ -844,13 +852,13 @@ trove_err store_files(store *st, int64_t collection_id, store_file **out, size_t
     *out = NULL;
     *n = 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT id, path, size, mtime_ns, hash FROM docs"
-                           " WHERE collection_id = ? ORDER BY path", -1, &s, NULL) != SQLITE_OK)
+    if (!(s = store_stmt_get(st, "SELECT id, path, size, mtime_ns, hash FROM docs"
+                           " WHERE collection_id = ? ORDER BY path")))
         return store_fail(st, "listing documents");
     sqlite3_bind_int64(s, 1, collection_id);
     size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    trove_err rc = TROVE_OK;
+    while (store_step(st, s, "listing documents", &rc) > 0) {
         xgrow(out, &cap, *n + 1, sizeof **out);
         store_file *f = &(*out)[(*n)++];
         f->id = sqlite3_column_int64(s, 0);
@@ -860,8 +868,13 @@ trove_err store_files(store *st, int64_t collection_id, store_file **out, size_t
         f->hash = (uint64_t)sqlite3_column_int64(s, 4);
         f->seen = 0;
     }
-    sqlite3_finalize(s);
-    return rc == SQLITE_DONE ? TROVE_OK : store_fail(st, "listing documents");
+    store_stmt_put(st, s);
+    if (rc) {
+        store_files_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 void store_files_free(store_file *files, size_t n)
@@ -900,7 +913,7 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
     for (size_t i = 0; i < cl->n; i++) {
         const chunk *c = &cl->items[i];
         char *heading = join_heading_path(c);
-        sqlite3_stmt *s = stmt(st, S_CHUNK_INSERT);
+        sqlite3_stmt *s = store_stmt_get(st, chunk_insert_sql);
         if (!s) {
             free(heading);
             return store_fail(st, "preparing chunk insert");
@@ -929,7 +942,7 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
             tbuf_puts(&st->scratch, c->heading_path[h]);
         }
         char *body = md_clean_text(note->text + c->start_byte, c->end_byte - c->start_byte);
-        s = stmt(st, S_CHUNK_FTS_INSERT);
+        s = store_stmt_get(st, chunk_fts_insert_sql);
         if (!s) {
             free(heading);
             free(body);
@@ -960,7 +973,7 @@ static trove_err insert_names(store *st, int64_t doc_id, const store_note *note,
             tbuf_putc(&aliases, '\n');
         tbuf_puts(&aliases, md->aliases[i]);
         char *key = str_fold(md->aliases[i]);
-        sqlite3_stmt *s = stmt(st, S_NAME_INSERT);
+        sqlite3_stmt *s = store_stmt_get(st, name_insert_sql);
         if (!s) {
             free(key);
             rc = store_fail(st, "preparing alias insert");
@@ -972,7 +985,7 @@ static trove_err insert_names(store *st, int64_t doc_id, const store_note *note,
         free(key);
     }
     if (rc == TROVE_OK) {
-        sqlite3_stmt *s = stmt(st, S_TITLE_FTS_INSERT);
+        sqlite3_stmt *s = store_stmt_get(st, title_fts_insert_sql);
         if (!s) {
             rc = store_fail(st, "preparing title insert");
         } else {
@@ -990,7 +1003,7 @@ static trove_err insert_names(store *st, int64_t doc_id, const store_note *note,
 static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
 {
     for (size_t i = 0; i < md->n_tags; i++) {
-        sqlite3_stmt *s = stmt(st, S_TAG_INSERT);
+        sqlite3_stmt *s = store_stmt_get(st, tag_insert_sql);
         if (!s)
             return store_fail(st, "preparing tag insert");
         sqlite3_bind_text(s, 1, md->tags[i], -1, SQLITE_STATIC);
@@ -1049,7 +1062,7 @@ static trove_err insert_links(store *st, int64_t doc_id, const store_note *note)
         if (!l->target[0])
             continue;  /* same-note [[#heading]] links say nothing about the graph */
         char *key = link_key(note->path, l);
-        sqlite3_stmt *s = stmt(st, S_LINK_INSERT);
+        sqlite3_stmt *s = store_stmt_get(st, link_insert_sql);
         if (!s) {
             free(key);
             return store_fail(st, "preparing link insert");
@@ -1083,7 +1096,7 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     char *filename = xstrndup(base, base_len);
 
     trove_err rc = TROVE_OK;
-    sqlite3_stmt *s = stmt(st, S_DOC_INSERT);
+    sqlite3_stmt *s = store_stmt_get(st, doc_insert_sql);
     if (!s) {
         rc = store_fail(st, "preparing document insert");
         goto done;
@@ -1137,14 +1150,13 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         "DELETE FROM docs WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {
-        sqlite3_stmt *s = store_cached(st, sqls[i]);
+        sqlite3_stmt *s = store_stmt_get(st, sqls[i]);
         if (!s)
             return store_fail(st, sqls[i]);
         sqlite3_bind_int64(s, 1, doc_id);
-        int rc = sqlite3_step(s);
-        sqlite3_reset(s);
-        if (rc != SQLITE_DONE)
-            return store_fail(st, "deleting document");
+        trove_err rc = step_done(st, s, "deleting document");
+        if (rc)
+            return rc;
     }
     return TROVE_OK;
 }
@@ -1154,7 +1166,7 @@ trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime
     trove_err rc = snap_record_doc_touch(st, doc_id);
     if (rc)
         return rc;
-    sqlite3_stmt *s = stmt(st, S_DOC_TOUCH);
+    sqlite3_stmt *s = store_stmt_get(st, doc_touch_sql);
     if (!s)
         return store_fail(st, "preparing touch");
     sqlite3_bind_int64(s, 1, size);

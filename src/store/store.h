@@ -50,16 +50,35 @@ trove_err store_open(const char *path, int flags, store **out);
 void store_close(store *st);
 /* The raw connection: for search/ (its own SQL) and tests only. */
 struct sqlite3 *store_db(store *st);
-/* For search/: a prepared statement of `sql`, kept compiled for the life of
- * the connection (a daemon answers thousands of searches with one store,
- * and compiling their SQL was a fifth of each answer). Returned reset and
- * without bindings; hand it back with store_stmt_put(), never
- * sqlite3_finalize(). While one of the same SQL is out (nested use), or
- * once STORE_STMT_CACHE texts are kept, a fresh one is compiled and put()
- * finalizes it. NULL on failure (sqlite3_errmsg(store_db(st)) says why). */
-#define STORE_STMT_CACHE 48
+/* Statements: the one way store/ and search/ run SQL. A per-connection
+ * cache keyed by the SQL text: store_stmt_get() checks a statement out
+ * (compiled on first use, then kept: a daemon answers thousands of searches
+ * with one store, and compiling their SQL was a fifth of each answer),
+ * reset and without bindings; store_stmt_put() hands it back (reset, so a
+ * kept statement never pins an old WAL snapshot), never sqlite3_finalize().
+ * A checked-out statement is never evicted nor finalized by the cache, so a
+ * caller may hold several at once: when the text is already out (nested
+ * use) or every one of the STORE_STMT_CACHE slots is out, a fresh
+ * statement is compiled and put() finalizes it; when the cache is full the
+ * least recently used statement that is not out makes room. NULL on
+ * failure (store_fail() says why). */
+#define STORE_STMT_CACHE 64
 struct sqlite3_stmt *store_stmt_get(store *st, const char *sql);
 void store_stmt_put(store *st, struct sqlite3_stmt *s);
+/* One step of a statement of st: 1 a row, 0 no more rows, -1 an error, with
+ * *err = store_fail(st, what) (the SQLite message; busy, full and damaged
+ * files as store_fail says). Every read loop steps through it, so an error
+ * is never taken for the end of the rows. */
+int store_step(store *st, struct sqlite3_stmt *s, const char *what, trove_err *err);
+/* Run `sql` through the cache: bind(ctx, s) binds its parameters (NULL:
+ * none), row(ctx, s) is called for each result row (NULL: none expected);
+ * a row function's error stops the loop and is returned. The statement is
+ * stepped, checked (store_step) and handed back here, whatever happens; a
+ * caller building a list frees it when this fails. */
+typedef void (*store_bind_fn)(void *ctx, struct sqlite3_stmt *s);
+typedef trove_err (*store_row_fn)(void *ctx, struct sqlite3_stmt *s);
+trove_err store_each(store *st, const char *sql, const char *what, store_bind_fn bind,
+                     store_row_fn row, void *ctx);
 const char *store_path(const store *st);
 
 trove_err store_begin(store *st);     /* BEGIN IMMEDIATE */

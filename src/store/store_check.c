@@ -50,7 +50,7 @@ static void add(problems *p, const char *fmt, ...)
 static void integrity(store *st, problems *p)
 {
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), "PRAGMA integrity_check(100)", -1, &s, NULL) != SQLITE_OK) {
+    if (!(s = store_stmt_get(st, "PRAGMA integrity_check(100)"))) {
         add(p, "integrity check: %s", sqlite3_errmsg(store_db(st)));
         return;
     }
@@ -62,7 +62,7 @@ static void integrity(store *st, problems *p)
     }
     if (step != SQLITE_DONE)
         add(p, "integrity check: %s", sqlite3_errmsg(store_db(st)));
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
 }
 
 /* trove's invariants: each query counts the rows that break one. */
@@ -135,7 +135,7 @@ static void check_invariants(store *st, problems *p)
 {
     for (size_t i = 0; i < sizeof invariants / sizeof *invariants; i++) {
         sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(store_db(st), invariants[i].sql, -1, &s, NULL) != SQLITE_OK) {
+        if (!(s = store_stmt_get(st, invariants[i].sql))) {
             add(p, "cannot check that no %s: %s", invariants[i].what, sqlite3_errmsg(store_db(st)));
             continue;
         }
@@ -144,7 +144,7 @@ static void check_invariants(store *st, problems *p)
             add(p, "%lld %s", (long long)sqlite3_column_int64(s, 0), invariants[i].what);
         else if (step != SQLITE_ROW)
             add(p, "cannot check that no %s: %s", invariants[i].what, sqlite3_errmsg(store_db(st)));
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
     }
 }
 

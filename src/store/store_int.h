@@ -10,23 +10,19 @@
 #include "store/store.h"
 #include "util/buf.h"
 
-/* Prepared statements of the write path, compiled once per connection. */
-enum {
-    S_DOC_INSERT, S_CHUNK_INSERT, S_CHUNK_FTS_INSERT, S_TITLE_FTS_INSERT,
-    S_NAME_INSERT, S_TAG_INSERT, S_LINK_INSERT, S_DOC_TOUCH, S_COUNT
-};
-
 /* A vector slot whose chunk was deleted in the open transaction. */
 typedef struct store_dead_slot {
     int64_t seg_id;
     uint32_t slot;
 } store_dead_slot;
 
-/* A statement compiled once for search/ (store_stmt_get). */
+/* A statement of the cache (store_stmt_get). */
 typedef struct store_cached_stmt {
     char *sql;
+    uint64_t hash;          /* of sql, to skip most string compares */
+    uint64_t used;          /* the cache's clock at the last get, for eviction */
     sqlite3_stmt *s;
-    int out;                /* handed out, not put back yet */
+    int out;                /* handed out, not put back yet: never evicted */
 } store_cached_stmt;
 
 struct store {
@@ -36,9 +32,9 @@ struct store {
     int damaged;            /* a statement hit damage: never stamp it healthy */
     int checked;            /* verify() ran quick_check and it passed ... */
     struct stat checked_sb; /* ... on the file as it was then */
-    sqlite3_stmt *stmt[S_COUNT];
     store_cached_stmt cached[STORE_STMT_CACHE];
     size_t n_cached;
+    uint64_t clock;         /* counts store_stmt_get calls */
     tbuf scratch;
     store_dead_slot *dead;  /* folded into segment bitmaps at commit */
     size_t n_dead, cap_dead;
@@ -49,22 +45,9 @@ struct store {
     int64_t snap_committed; /* what the last store_commit made, 0: none */
     int snap_bare;
     int snap_keep;          /* snapshots kept listable */
-    /* Statements of static SQL text, prepared once per connection
-     * (store_cached): the per-note write paths run them thousands of
-     * times per transaction. Kept apart from cached[] above on purpose:
-     * these are looked up by the address of the SQL text and are never
-     * nested (no put-back), where search/'s statements (store_stmt_get/
-     * put) are looked up by text and may be in use twice at once. */
-    struct { const char *sql; sqlite3_stmt *s; } cache[48];
-    size_t n_cache;
     char snap_kind[16];
     char *snap_note;
 };
-
-/* The prepared statement for `sql`, a string with static storage (it is
- * looked up by address), reset with its bindings cleared; NULL when it
- * does not compile (call store_fail). Finalized by store_close(). */
-sqlite3_stmt *store_cached(store *st, const char *sql);
 
 /* Hooks of store.c into store_snap.c: save the before-image of a note or a
  * collection at its first change in the open snapshot ("created" when it

@@ -1,6 +1,7 @@
 /* store reads: the SQL of every front-end read (get, multi-get, ls, status,
- * update's bookkeeping). Every step is checked, so a damaged file surfaces
- * as store_fail()'s TROVE_ECORRUPT rather than as an empty answer. */
+ * update's bookkeeping), run through store_each() / store_step(): every
+ * step is checked, so a damaged file surfaces as store_fail()'s
+ * TROVE_ECORRUPT rather than as an empty answer. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,47 +17,53 @@ static char *col_dup(sqlite3_stmt *s, int col)
     return xstrdup(t ? t : "");
 }
 
-static trove_err prepare(store *st, const char *sql, const char *what, sqlite3_stmt **s)
+/* Parameters of a read, bound in order as text (NULL: left NULL), then
+ * `limit` when the SQL has one more parameter (-1: no limit). */
+typedef struct read_args {
+    const char *text[2];
+    int n_text;
+    int64_t limit;
+    void *out;       /* the caller's array pointer, grown by row_next */
+    size_t *n, cap;
+} read_args;
+
+static void bind_args(void *ctx, sqlite3_stmt *s)
 {
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, s, NULL) != SQLITE_OK) {
-        *s = NULL;
-        return store_fail(st, what);
-    }
-    return TROVE_OK;
+    const read_args *a = ctx;
+    for (int i = 0; i < a->n_text; i++)
+        if (a->text[i])
+            sqlite3_bind_text(s, i + 1, a->text[i], -1, SQLITE_STATIC);
+    if (sqlite3_bind_parameter_count(s) > a->n_text)
+        sqlite3_bind_int64(s, a->n_text + 1, a->limit);
 }
 
-/* Finish a row loop: SQLITE_DONE is success, anything else the error. */
-static trove_err finish(store *st, sqlite3_stmt *s, int step_rc, const char *what)
+static void *row_next(read_args *a, size_t size)
 {
-    trove_err rc = step_rc == SQLITE_DONE ? TROVE_OK : store_fail(st, what);
-    sqlite3_finalize(s);
-    return rc;
+    void **items = a->out;
+    xgrow(items, &a->cap, *a->n + 1, size);
+    return (char *)*items + (*a->n)++ * size;
 }
 
 /* ---- collections ---- */
+
+static trove_err row_collection(void *ctx, sqlite3_stmt *s)
+{
+    store_collection_row *r = row_next(ctx, sizeof *r);
+    r->id = sqlite3_column_int64(s, 0);
+    r->name = col_dup(s, 1);
+    r->root = col_dup(s, 2);
+    r->n_docs = sqlite3_column_int64(s, 3);
+    return TROVE_OK;
+}
 
 trove_err store_collections(store *st, store_collection_row **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    static const char what[] = "listing collections";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT c.id, c.name, c.root, (SELECT count(*) FROM docs d"
-                           " WHERE d.collection_id = c.id) FROM collections c ORDER BY c.name",
-                           what, &s);
-    if (rc)
-        return rc;
-    size_t cap = 0;
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_collection_row *r = &(*out)[(*n)++];
-        r->id = sqlite3_column_int64(s, 0);
-        r->name = col_dup(s, 1);
-        r->root = col_dup(s, 2);
-        r->n_docs = sqlite3_column_int64(s, 3);
-    }
-    rc = finish(st, s, step, what);
+    read_args a = {.out = out, .n = n};
+    trove_err rc = store_each(st, "SELECT c.id, c.name, c.root, (SELECT count(*) FROM docs d"
+                              " WHERE d.collection_id = c.id) FROM collections c ORDER BY c.name",
+                              "listing collections", bind_args, row_collection, &a);
     if (rc) {
         store_collections_free(*out, *n);
         *out = NULL;
@@ -74,22 +81,36 @@ void store_collections_free(store_collection_row *rows, size_t n)
     free(rows);
 }
 
+static trove_err row_first_i64(void *ctx, sqlite3_stmt *s)
+{
+    int64_t *v = ctx;
+    v[0] = sqlite3_column_int64(s, 0);
+    v[1] = 1;   /* found */
+    return TROVE_OK;
+}
+
+static void bind_text1(void *ctx, sqlite3_stmt *s)
+{
+    sqlite3_bind_text(s, 1, ctx, -1, SQLITE_STATIC);
+}
+
 trove_err store_collection_id(store *st, const char *name, int64_t *id)
 {
-    static const char what[] = "looking up a collection";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT id FROM collections WHERE name = ?", what, &s);
+    int64_t v[2] = {0, 0};
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT id FROM collections WHERE name = ?");
+    if (!s)
+        return store_fail(st, "looking up a collection");
+    bind_text1((void *)name, s);
+    trove_err rc = TROVE_OK;
+    if (store_step(st, s, "looking up a collection", &rc) > 0)
+        row_first_i64(v, s);
+    store_stmt_put(st, s);
     if (rc)
         return rc;
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        *id = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
-        return TROVE_OK;
-    }
-    rc = finish(st, s, step, what);
-    return rc ? rc : trove_fail(TROVE_ENOENT, "no collection named '%s' in the index", name);
+    if (!v[1])
+        return trove_fail(TROVE_ENOENT, "no collection named '%s' in the index", name);
+    *id = v[0];
+    return TROVE_OK;
 }
 
 /* ---- documents ---- */
@@ -98,31 +119,31 @@ trove_err store_collection_id(store *st, const char *name, int64_t *id)
     "SELECT d.id, d.docid, c.name, c.root, d.path, d.title, d.size, d.mtime_ns, d.n_lines," \
     " d.in_degree FROM docs d JOIN collections c ON c.id = d.collection_id "
 
-static trove_err docs_query(store *st, sqlite3_stmt *s, const char *what, size_t limit,
+static trove_err row_doc(void *ctx, sqlite3_stmt *s)
+{
+    store_doc *d = row_next(ctx, sizeof *d);
+    d->id = sqlite3_column_int64(s, 0);
+    const char *docid = (const char *)sqlite3_column_text(s, 1);
+    snprintf(d->docid, sizeof d->docid, "%s", docid ? docid : "");
+    d->collection = col_dup(s, 2);
+    d->root = col_dup(s, 3);
+    d->path = col_dup(s, 4);
+    d->title = col_dup(s, 5);
+    d->size = sqlite3_column_int64(s, 6);
+    d->mtime_ns = sqlite3_column_int64(s, 7);
+    d->n_lines = sqlite3_column_int(s, 8);
+    d->in_degree = sqlite3_column_int(s, 9);
+    return TROVE_OK;
+}
+
+static trove_err docs_query(store *st, const char *sql, const char *what, read_args *a,
                             store_doc **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    size_t cap = 0;
-    int step = SQLITE_DONE;
-    while ((!limit || *n < limit) && (step = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_doc *d = &(*out)[(*n)++];
-        d->id = sqlite3_column_int64(s, 0);
-        const char *docid = (const char *)sqlite3_column_text(s, 1);
-        snprintf(d->docid, sizeof d->docid, "%s", docid ? docid : "");
-        d->collection = col_dup(s, 2);
-        d->root = col_dup(s, 3);
-        d->path = col_dup(s, 4);
-        d->title = col_dup(s, 5);
-        d->size = sqlite3_column_int64(s, 6);
-        d->mtime_ns = sqlite3_column_int64(s, 7);
-        d->n_lines = sqlite3_column_int(s, 8);
-        d->in_degree = sqlite3_column_int(s, 9);
-    }
-    if (limit && *n == limit)
-        step = SQLITE_DONE;
-    trove_err rc = finish(st, s, step, what);
+    a->out = out;
+    a->n = n;
+    trove_err rc = store_each(st, sql, what, bind_args, row_doc, a);
     if (rc) {
         store_docs_free(*out, *n);
         *out = NULL;
@@ -134,41 +155,25 @@ static trove_err docs_query(store *st, sqlite3_stmt *s, const char *what, size_t
 trove_err store_docs_by_docid(store *st, const char *prefix, size_t limit, store_doc **out,
                               size_t *n)
 {
-    static const char what[] = "looking up a docid";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, DOC_COLUMNS "WHERE substr(d.docid, 1, length(?1)) = ?1"
-                           " ORDER BY c.name, d.path", what, &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(s, 1, prefix, -1, SQLITE_STATIC);
-    return docs_query(st, s, what, limit, out, n);
+    read_args a = {{prefix}, 1, limit ? (int64_t)limit : -1, NULL, NULL, 0};
+    return docs_query(st, DOC_COLUMNS "WHERE substr(d.docid, 1, length(?1)) = ?1"
+                      " ORDER BY c.name, d.path LIMIT ?2", "looking up a docid", &a, out, n);
 }
 
 trove_err store_docs_by_path(store *st, const char *path, size_t limit, store_doc **out, size_t *n)
 {
-    static const char what[] = "looking up a note path";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, DOC_COLUMNS "WHERE d.path = ?1 ORDER BY c.name", what, &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-    return docs_query(st, s, what, limit, out, n);
+    read_args a = {{path}, 1, limit ? (int64_t)limit : -1, NULL, NULL, 0};
+    return docs_query(st, DOC_COLUMNS "WHERE d.path = ?1 ORDER BY c.name LIMIT ?2",
+                      "looking up a note path", &a, out, n);
 }
 
 trove_err store_docs_list(store *st, const char *collection, const char *prefix, store_doc **out,
                           size_t *n)
 {
-    static const char what[] = "listing notes";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, DOC_COLUMNS "WHERE (?1 IS NULL OR c.name = ?1)"
-                           " AND substr(d.path, 1, length(?2)) = ?2 ORDER BY c.name, d.path",
-                           what, &s);
-    if (rc)
-        return rc;
-    if (collection)
-        sqlite3_bind_text(s, 1, collection, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, prefix ? prefix : "", -1, SQLITE_STATIC);
-    return docs_query(st, s, what, 0, out, n);
+    read_args a = {{collection, prefix ? prefix : ""}, 2, -1, NULL, NULL, 0};
+    return docs_query(st, DOC_COLUMNS "WHERE (?1 IS NULL OR c.name = ?1)"
+                      " AND substr(d.path, 1, length(?2)) = ?2 ORDER BY c.name, d.path",
+                      "listing notes", &a, out, n);
 }
 
 void store_docs_free(store_doc *docs, size_t n)
@@ -191,57 +196,65 @@ void store_docs_free(store_doc *docs, size_t n)
     "lower(target) NOT LIKE '%.md' AND instr(replace(target, rtrim(target,"                 \
     " replace(target, '/', '')), ''), '.') > 0"
 
+static trove_err row_counts(void *ctx, sqlite3_stmt *s)
+{
+    store_counts *out = ctx;
+    out->docs = sqlite3_column_int64(s, 0);
+    out->chunks = sqlite3_column_int64(s, 1);
+    out->links = sqlite3_column_int64(s, 2);
+    out->dangling = sqlite3_column_int64(s, 3);
+    out->to_files = sqlite3_column_int64(s, 4);
+    return TROVE_OK;
+}
+
 trove_err store_counts_get(store *st, store_counts *out)
 {
     memset(out, 0, sizeof *out);
-    static const char what[] = "counting notes";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks),"
-                           " (SELECT count(*) FROM links),"
-                           " (SELECT count(*) FROM links WHERE dst_doc IS NULL AND NOT (" LINK_TO_FILE ")),"
-                           " (SELECT count(*) FROM links WHERE dst_doc IS NULL AND (" LINK_TO_FILE "))",
-                           what, &s);
-    if (rc)
-        return rc;
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        out->docs = sqlite3_column_int64(s, 0);
-        out->chunks = sqlite3_column_int64(s, 1);
-        out->links = sqlite3_column_int64(s, 2);
-        out->dangling = sqlite3_column_int64(s, 3);
-        out->to_files = sqlite3_column_int64(s, 4);
-        step = SQLITE_DONE;
-    }
-    return finish(st, s, step, what);
+    return store_each(st, "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks),"
+                      " (SELECT count(*) FROM links),"
+                      " (SELECT count(*) FROM links WHERE dst_doc IS NULL AND NOT (" LINK_TO_FILE ")),"
+                      " (SELECT count(*) FROM links WHERE dst_doc IS NULL AND (" LINK_TO_FILE "))",
+                      "counting notes", NULL, row_counts, out);
+}
+
+static trove_err row_value(void *ctx, sqlite3_stmt *s)
+{
+    char **value = ctx;
+    free(*value);
+    *value = col_dup(s, 0);
+    return TROVE_OK;
 }
 
 trove_err store_meta_get(store *st, const char *key, char **value)
 {
     *value = NULL;
-    static const char what[] = "reading index metadata";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "SELECT value FROM meta WHERE key = ?", what, &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        *value = col_dup(s, 0);
-        step = SQLITE_DONE;
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT value FROM meta WHERE key = ?");
+    if (!s)
+        return store_fail(st, "reading index metadata");
+    bind_text1((void *)key, s);
+    trove_err rc = TROVE_OK;
+    if (store_step(st, s, "reading index metadata", &rc) > 0)
+        row_value(value, s);
+    store_stmt_put(st, s);
+    if (rc) {
+        free(*value);
+        *value = NULL;
     }
-    return finish(st, s, step, what);
+    return rc;
+}
+
+static void bind_meta(void *ctx, sqlite3_stmt *s)
+{
+    const char *const *kv = ctx;
+    sqlite3_bind_text(s, 1, kv[0], -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, kv[1], -1, SQLITE_STATIC);
 }
 
 trove_err store_meta_set(store *st, const char *key, const char *value)
 {
-    static const char what[] = "writing index metadata";
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", what, &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
-    return finish(st, s, sqlite3_step(s), what);
+    const char *kv[2] = {key, value};
+    return store_each(st, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                      "writing index metadata", bind_meta, NULL, kv);
 }
 
 trove_err store_mark_updated(store *st)

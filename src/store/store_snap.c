@@ -24,38 +24,42 @@
 
 /* ---- small helpers ---- */
 
-/* Run a statement of static SQL text (cached, see store_cached) with ?1 =
- * a and ?2 = b where it has them. */
+/* ?1 = a and ?2 = b where the statement has them, for store_each. */
+typedef struct ab_args {
+    int64_t a, b;
+    int64_t *out;   /* the first column of the (last) row, when wanted */
+} ab_args;
+
+static void bind_ab(void *ctx, sqlite3_stmt *s)
+{
+    const ab_args *x = ctx;
+    if (sqlite3_bind_parameter_count(s) >= 1)
+        sqlite3_bind_int64(s, 1, x->a);
+    if (sqlite3_bind_parameter_count(s) >= 2)
+        sqlite3_bind_int64(s, 2, x->b);
+}
+
+static trove_err row_i64(void *ctx, sqlite3_stmt *s)
+{
+    const ab_args *x = ctx;
+    if (x->out)
+        *x->out = sqlite3_column_int64(s, 0);
+    return TROVE_OK;
+}
+
+/* Run a statement with ?1 = a and ?2 = b where it has them. */
 static trove_err exec_ab(store *st, const char *sql, int64_t a, int64_t b)
 {
-    sqlite3_stmt *s = store_cached(st, sql);
-    if (!s)
-        return store_fail(st, sql);
-    if (sqlite3_bind_parameter_count(s) >= 1)
-        sqlite3_bind_int64(s, 1, a);
-    if (sqlite3_bind_parameter_count(s) >= 2)
-        sqlite3_bind_int64(s, 2, b);
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW)
-        ;
-    sqlite3_reset(s);
-    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "writing snapshot rows");
+    ab_args x = {a, b, NULL};
+    return store_each(st, sql, "writing snapshot rows", bind_ab, row_i64, &x);
 }
 
 /* The first column of a one-row query as an integer (0 when no row). */
 static trove_err query_i64(store *st, const char *sql, int64_t a, int64_t *out)
 {
     *out = 0;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
-        return store_fail(st, sql);
-    if (sqlite3_bind_parameter_count(s) >= 1)
-        sqlite3_bind_int64(s, 1, a);
-    int r = sqlite3_step(s);
-    if (r == SQLITE_ROW)
-        *out = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading snapshots");
+    ab_args x = {a, 0, out};
+    return store_each(st, sql, "reading snapshots", bind_ab, row_i64, &x);
 }
 
 static trove_err current_id(store *st, int64_t *id)
@@ -113,19 +117,18 @@ static trove_err record_vectors(store *st, int64_t doc_id)
         " ON vm.id = m.model_id WHERE c.doc_id = ?1";
     static const char ins_sql[] = "INSERT INTO undo_vecs(snap, chunk_id, model_id, text_hash,"
         " scale, q) VALUES (?,?,?,?,?,?)";
-    sqlite3_stmt *list = store_cached(st, list_sql);
+    sqlite3_stmt *list = store_stmt_get(st, list_sql);
     if (!list)
         return store_fail(st, "listing vectors of a note");
-    sqlite3_stmt *ins = store_cached(st, ins_sql);
+    sqlite3_stmt *ins = store_stmt_get(st, ins_sql);
     if (!ins) {
-        sqlite3_reset(list);
+        store_stmt_put(st, list);
         return store_fail(st, "saving vectors of a note");
     }
     sqlite3_bind_int64(list, 1, doc_id);
     trove_err rc = TROVE_OK;
     int8_t *q = NULL;
-    int r;
-    while (rc == TROVE_OK && (r = sqlite3_step(list)) == SQLITE_ROW) {
+    while (rc == TROVE_OK && store_step(st, list, "listing vectors of a note", &rc) > 0) {
         int dim = sqlite3_column_int(list, 4);
         if (dim <= 0 || dim > VEC_MAX_DIM)
             continue;
@@ -145,11 +148,9 @@ static trove_err record_vectors(store *st, int64_t doc_id)
         if (sqlite3_step(ins) != SQLITE_DONE)
             rc = store_fail(st, "saving a vector");
     }
-    if (rc == TROVE_OK && r != SQLITE_DONE)
-        rc = store_fail(st, "listing vectors of a note");
     free(q);
-    sqlite3_reset(list);
-    sqlite3_reset(ins);
+    store_stmt_put(st, list);
+    store_stmt_put(st, ins);
     return rc;
 }
 
@@ -166,16 +167,17 @@ static const char save_doc_sql[] =
 
 static trove_err save_doc(store *st, int64_t doc_id, int kind, int *saved)
 {
-    sqlite3_stmt *s = store_cached(st, save_doc_sql);
+    sqlite3_stmt *s = store_stmt_get(st, save_doc_sql);
     if (!s)
         return store_fail(st, "saving a note");
     sqlite3_bind_int64(s, 1, st->snap_id);
     sqlite3_bind_int64(s, 2, doc_id);
     sqlite3_bind_int(s, 3, kind);
     int r = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (r != SQLITE_DONE)
-        return store_fail(st, "saving a note");
+    trove_err rc = r == SQLITE_DONE ? TROVE_OK : store_fail(st, "saving a note");
+    store_stmt_put(st, s);
+    if (rc)
+        return rc;
     *saved = sqlite3_changes(store_db(st)) > 0;
     return TROVE_OK;
 }
@@ -332,7 +334,7 @@ static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
           "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 INTERSECT SELECT collection_id, path, hash"
           "   FROM undo_docs WHERE snap = ?1 AND kind = 1))"
           " FROM snapshots p WHERE p.id = ?1 - 1";
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, sql)))
         return store_fail(st, "counting the snapshot");
     sqlite3_bind_int64(q, 1, n);
     int r = sqlite3_step(q);
@@ -344,7 +346,7 @@ static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
         s->removed = sqlite3_column_int64(q, 4);
         s->modified = sqlite3_column_int64(q, 5) - sqlite3_column_int64(q, 6);
     }
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     return r == SQLITE_ROW ? TROVE_OK : store_fail(st, "counting the snapshot");
 }
 
@@ -358,9 +360,8 @@ trove_err snap_finish(store *st)
     if (rc)
         return rc;
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store_db(st), "INSERT INTO snapshots(id, created_at, kind, note, docs,"
-                           " chunks, links, added, removed, modified) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "INSERT INTO snapshots(id, created_at, kind, note, docs,"
+                             " chunks, links, added, removed, modified) VALUES (?,?,?,?,?,?,?,?,?,?)")))
         return store_fail(st, "recording the snapshot");
     sqlite3_bind_int64(q, 1, n);
     sqlite3_bind_int64(q, 2, (int64_t)time(NULL));
@@ -373,7 +374,7 @@ trove_err snap_finish(store *st)
     sqlite3_bind_int64(q, 9, s.removed);
     sqlite3_bind_int64(q, 10, s.modified);
     int r = sqlite3_step(q);
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     if (r != SQLITE_DONE)
         return store_fail(st, "recording the snapshot");
     rc = exec_ab(st, "INSERT OR REPLACE INTO meta(key, value) VALUES ('snapshot', CAST(?1 AS TEXT))",
@@ -420,22 +421,48 @@ void store_snapshot_clear(store_snapshot *s)
     memset(s, 0, sizeof *s);
 }
 
+static trove_err row_current(void *ctx, sqlite3_stmt *q)
+{
+    store_snapshot *out = ctx;
+    store_snapshot_clear(out);
+    snap_row(q, out);
+    return TROVE_OK;
+}
+
 trove_err store_snapshot_current(store *st, store_snapshot *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT " SNAP_COLS " FROM snapshots WHERE id ="
-                           " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'snapshot')",
-                           -1, &q, NULL) != SQLITE_OK)
-        return store_fail(st, "reading the current snapshot");
-    int r = sqlite3_step(q);
-    if (r == SQLITE_ROW)
-        snap_row(q, out);
-    sqlite3_finalize(q);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return store_fail(st, "reading the current snapshot");
+    trove_err rc = store_each(st, "SELECT " SNAP_COLS " FROM snapshots WHERE id ="
+                              " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'snapshot')",
+                              "reading the current snapshot", NULL, row_current, out);
+    if (rc) {
+        store_snapshot_clear(out);
+        return rc;
+    }
     if (!out->note)
         out->note = xstrdup("");
+    return TROVE_OK;
+}
+
+typedef struct snap_list {
+    store_snapshot **out;
+    size_t *n, cap;
+    int64_t above, upto, limit;
+} snap_list;
+
+static void bind_snap_list(void *ctx, sqlite3_stmt *q)
+{
+    const snap_list *l = ctx;
+    sqlite3_bind_int64(q, 1, l->above);
+    sqlite3_bind_int64(q, 2, l->upto);
+    sqlite3_bind_int64(q, 3, l->limit);
+}
+
+static trove_err row_snap_list(void *ctx, sqlite3_stmt *q)
+{
+    snap_list *l = ctx;
+    xgrow(l->out, &l->cap, *l->n + 1, sizeof **l->out);
+    snap_row(q, &(*l->out)[(*l->n)++]);
     return TROVE_OK;
 }
 
@@ -447,27 +474,16 @@ trove_err store_snapshots(store *st, size_t limit, store_snapshot **out, size_t 
     trove_err rc = current_id(st, &cur);
     if (rc)
         return rc;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT " SNAP_COLS " FROM snapshots WHERE id > ?1"
-                           " AND id <= ?2 ORDER BY id DESC LIMIT ?3", -1, &q, NULL) != SQLITE_OK)
-        return store_fail(st, "listing snapshots");
-    sqlite3_bind_int64(q, 1, cur - st->snap_keep);
-    sqlite3_bind_int64(q, 2, cur);
-    sqlite3_bind_int64(q, 3, limit ? (int64_t)limit : -1);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        snap_row(q, &(*out)[(*n)++]);
-    }
-    sqlite3_finalize(q);
-    if (r != SQLITE_DONE) {
+    snap_list l = {out, n, 0, cur - st->snap_keep, cur, limit ? (int64_t)limit : -1};
+    rc = store_each(st, "SELECT " SNAP_COLS " FROM snapshots WHERE id > ?1"
+                    " AND id <= ?2 ORDER BY id DESC LIMIT ?3", "listing snapshots",
+                    bind_snap_list, row_snap_list, &l);
+    if (rc) {
         store_snapshots_free(*out, *n);
         *out = NULL;
         *n = 0;
-        return store_fail(st, "listing snapshots");
     }
-    return TROVE_OK;
+    return rc;
 }
 
 void store_snapshots_free(store_snapshot *s, size_t n)
@@ -479,22 +495,37 @@ void store_snapshots_free(store_snapshot *s, size_t n)
 
 /* ---- undo and rollback ---- */
 
+typedef struct id_list {
+    int64_t k;
+    int64_t **ids;
+    size_t *n, cap;
+} id_list;
+
+static void bind_k(void *ctx, sqlite3_stmt *q)
+{
+    sqlite3_bind_int64(q, 1, ((const id_list *)ctx)->k);
+}
+
+static trove_err row_id(void *ctx, sqlite3_stmt *q)
+{
+    id_list *l = ctx;
+    xgrow(l->ids, &l->cap, *l->n + 1, sizeof **l->ids);
+    (*l->ids)[(*l->n)++] = sqlite3_column_int64(q, 0);
+    return TROVE_OK;
+}
+
 static trove_err ids_of(store *st, const char *sql, int64_t k, int64_t **ids, size_t *n)
 {
     *ids = NULL;
     *n = 0;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) != SQLITE_OK)
-        return store_fail(st, sql);
-    sqlite3_bind_int64(q, 1, k);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
-        xgrow(ids, &cap, *n + 1, sizeof **ids);
-        (*ids)[(*n)++] = sqlite3_column_int64(q, 0);
+    id_list l = {k, ids, n, 0};
+    trove_err rc = store_each(st, sql, "reading undo rows", bind_k, row_id, &l);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
     }
-    sqlite3_finalize(q);
-    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading undo rows");
+    return rc;
 }
 
 /* Put the saved vectors of snapshot k back, as one new segment per model
@@ -502,10 +533,9 @@ static trove_err ids_of(store *st, const char *sql, int64_t k, int64_t **ids, si
 static trove_err restore_vectors(store *st, int64_t k)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT u.model_id, m.dim, u.chunk_id, u.text_hash, u.scale,"
-                           " u.q FROM undo_vecs u JOIN vec_models m ON m.id = u.model_id"
-                           " WHERE u.snap = ?1 AND length(u.q) = m.dim ORDER BY u.model_id, u.chunk_id",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (!(q = store_stmt_get(st, "SELECT u.model_id, m.dim, u.chunk_id, u.text_hash, u.scale,"
+                             " u.q FROM undo_vecs u JOIN vec_models m ON m.id = u.model_id"
+                             " WHERE u.snap = ?1 AND length(u.q) = m.dim ORDER BY u.model_id, u.chunk_id")))
         return store_fail(st, "reading saved vectors");
     sqlite3_bind_int64(q, 1, k);
     store_vec_entry *e = NULL;
@@ -540,7 +570,7 @@ static trove_err restore_vectors(store *st, int64_t k)
     }
     for (size_t i = 0; i < n; i++)
         free(bufs[i]);
-    sqlite3_finalize(q);
+    store_stmt_put(st, q);
     free(e);
     free(bufs);
     if (rc == TROVE_OK && r != SQLITE_DONE)

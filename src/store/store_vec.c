@@ -77,11 +77,32 @@ static uint8_t *seg_build(const seg_item *items, size_t n, int dim, size_t *size
 
 /* ---- small SQL helpers -------------------------------------------------- */
 
+/* A statement from the cache (store_stmt_get): hand it back with
+ * store_stmt_put(). */
 static trove_err prep(store *st, const char *sql, sqlite3_stmt **s)
 {
-    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK)
+    if (!(*s = store_stmt_get(st, sql)))
         return store_fail(st, sql);
     return TROVE_OK;
+}
+
+/* A growable array that store_each's row functions append to. */
+typedef struct row_list {
+    void *items;      /* points at the caller's array pointer */
+    size_t *n, cap;
+    int64_t id;       /* the one ?1 of the query */
+} row_list;
+
+static void bind_id(void *ctx, sqlite3_stmt *s)
+{
+    sqlite3_bind_int64(s, 1, ((const row_list *)ctx)->id);
+}
+
+static void *row_next(row_list *l, size_t size)
+{
+    void **items = l->items;
+    xgrow(items, &l->cap, *l->n + 1, size);
+    return (char *)*items + (*l->n)++ * size;
 }
 
 static trove_err exec_i64(store *st, const char *sql, int64_t a)
@@ -92,7 +113,7 @@ static trove_err exec_i64(store *st, const char *sql, int64_t a)
         return rc;
     sqlite3_bind_int64(s, 1, a);
     int r = sqlite3_step(s);
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return r == SQLITE_DONE || r == SQLITE_ROW ? TROVE_OK : store_fail(st, sql);
 }
 
@@ -120,7 +141,7 @@ trove_err store_vec_model_find(store *st, const char *fingerprint, int64_t *id, 
         if (dim)
             *dim = sqlite3_column_int(s, 1);
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "looking up model");
 }
 
@@ -148,10 +169,27 @@ trove_err store_vec_model_ensure(store *st, const char *fingerprint, int dim, co
     sqlite3_bind_text(s, 3, name ? name : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 4, (int64_t)time(NULL));
     int r = sqlite3_step(s);
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     if (r != SQLITE_DONE)
         return store_fail(st, "registering model");
     *id = sqlite3_last_insert_rowid(st->db);
+    return TROVE_OK;
+}
+
+static const char *col_text(sqlite3_stmt *s, int col)
+{
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    return t ? t : "";
+}
+
+static trove_err row_model(void *ctx, sqlite3_stmt *s)
+{
+    store_vec_model *m = row_next(ctx, sizeof *m);
+    m->id = sqlite3_column_int64(s, 0);
+    m->fingerprint = xstrdup(col_text(s, 1));
+    m->name = xstrdup(col_text(s, 2));
+    m->dim = sqlite3_column_int(s, 3);
+    m->vectors = sqlite3_column_int64(s, 4);
     return TROVE_OK;
 }
 
@@ -159,25 +197,16 @@ trove_err store_vec_models(store *st, store_vec_model **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    trove_err rc = prep(st, "SELECT m.id, m.fingerprint, m.name, m.dim,"
-                            " (SELECT coalesce(sum(n - n_dead), 0) FROM vec_segs WHERE model_id = m.id)"
-                            " FROM vec_models m ORDER BY m.id", &s);
-    if (rc)
-        return rc;
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_vec_model *m = &(*out)[(*n)++];
-        m->id = sqlite3_column_int64(s, 0);
-        m->fingerprint = xstrdup((const char *)sqlite3_column_text(s, 1));
-        m->name = xstrdup((const char *)sqlite3_column_text(s, 2));
-        m->dim = sqlite3_column_int(s, 3);
-        m->vectors = sqlite3_column_int64(s, 4);
+    row_list l = {out, n, 0, 0};
+    trove_err rc = store_each(st, "SELECT m.id, m.fingerprint, m.name, m.dim,"
+                              " (SELECT coalesce(sum(n - n_dead), 0) FROM vec_segs WHERE model_id = m.id)"
+                              " FROM vec_models m ORDER BY m.id", "listing models", NULL, row_model, &l);
+    if (rc) {
+        store_vec_models_free(*out, *n);
+        *out = NULL;
+        *n = 0;
     }
-    sqlite3_finalize(s);
-    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "listing models");
+    return rc;
 }
 
 void store_vec_models_free(store_vec_model *m, size_t n)
@@ -209,30 +238,26 @@ typedef struct seg_row {
     int64_t id, n, n_dead;
 } seg_row;
 
+static trove_err row_seg(void *ctx, sqlite3_stmt *s)
+{
+    seg_row *r = row_next(ctx, sizeof *r);
+    *r = (seg_row){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2)};
+    return TROVE_OK;
+}
+
 static trove_err seg_rows(store *st, int64_t model_id, seg_row **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    trove_err rc = prep(st, "SELECT id, n, n_dead FROM vec_segs WHERE model_id = ? ORDER BY id", &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, model_id);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        (*out)[(*n)++] = (seg_row){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-                                   sqlite3_column_int64(s, 2)};
-    }
-    sqlite3_finalize(s);
-    if (r != SQLITE_DONE) {
+    row_list l = {out, n, 0, model_id};
+    trove_err rc = store_each(st, "SELECT id, n, n_dead FROM vec_segs WHERE model_id = ? ORDER BY id",
+                              "listing vector segments", bind_id, row_seg, &l);
+    if (rc) {
         free(*out);
         *out = NULL;
         *n = 0;
-        return store_fail(st, "listing vector segments");
     }
-    return TROVE_OK;
+    return rc;
 }
 
 trove_err store_vec_segments(store *st, int64_t model_id, int64_t **ids, size_t *n)
@@ -288,16 +313,42 @@ static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, seg_id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+    /* a failed read is not "nothing dead": dead vectors would come back */
+    if (store_step(st, s, "reading dead vectors", &rc) > 0 &&
+        sqlite3_column_type(s, 0) != SQLITE_NULL) {
         size_t len = (size_t)sqlite3_column_bytes(s, 0);
         if (len != (n + 7) / 8) {
-            sqlite3_finalize(s);
+            store_stmt_put(st, s);
             return seg_corrupt(st, seg_id, "dead bitmap of the wrong size");
         }
         *dead = xmalloc(len ? len : 1);
         memcpy(*dead, sqlite3_column_blob(s, 0), len);
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
+    return rc;
+}
+
+typedef struct seg_list_ctx {
+    row_list l;
+    store *st;
+} seg_list_ctx;
+
+static trove_err row_seg_info(void *ctx, sqlite3_stmt *s)
+{
+    seg_list_ctx *c = ctx;
+    int64_t id = sqlite3_column_int64(s, 0), cnt = sqlite3_column_int64(s, 1);
+    if (cnt < 0 || cnt > STORE_VEC_SEG_MAX)
+        return seg_corrupt(c->st, id, "entry count out of range");
+    size_t len = (size_t)sqlite3_column_bytes(s, 2);
+    int has_dead = sqlite3_column_type(s, 2) != SQLITE_NULL;
+    if (has_dead && len != ((size_t)cnt + 7) / 8)
+        return seg_corrupt(c->st, id, "dead bitmap of the wrong size");
+    store_vec_seg_info *e = row_next(&c->l, sizeof *e);
+    *e = (store_vec_seg_info){id, (size_t)cnt, NULL};
+    if (has_dead) {
+        e->dead = xmalloc(len ? len : 1);
+        memcpy(e->dead, sqlite3_column_blob(s, 2), len);
+    }
     return TROVE_OK;
 }
 
@@ -305,35 +356,9 @@ trove_err store_vec_seg_list(store *st, int64_t model_id, store_vec_seg_info **o
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    trove_err rc = prep(st, "SELECT id, n, dead FROM vec_segs WHERE model_id = ? ORDER BY id", &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, model_id);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(s, 0), cnt = sqlite3_column_int64(s, 1);
-        if (cnt < 0 || cnt > STORE_VEC_SEG_MAX) {
-            rc = seg_corrupt(st, id, "entry count out of range");
-            break;
-        }
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_vec_seg_info *e = &(*out)[(*n)++];
-        *e = (store_vec_seg_info){id, (size_t)cnt, NULL};
-        if (sqlite3_column_type(s, 2) != SQLITE_NULL) {
-            size_t len = (size_t)sqlite3_column_bytes(s, 2);
-            if (len != (e->n + 7) / 8) {
-                rc = seg_corrupt(st, id, "dead bitmap of the wrong size");
-                break;
-            }
-            e->dead = xmalloc(len ? len : 1);
-            memcpy(e->dead, sqlite3_column_blob(s, 2), len);
-        }
-    }
-    sqlite3_finalize(s);
-    if (rc == TROVE_OK && r != SQLITE_DONE)
-        rc = store_fail(st, "listing vector segments");
+    seg_list_ctx c = {{out, n, 0, model_id}, st};
+    trove_err rc = store_each(st, "SELECT id, n, dead FROM vec_segs WHERE model_id = ? ORDER BY id",
+                              "listing vector segments", bind_id, row_seg_info, &c);
     if (rc) {
         store_vec_seg_list_free(*out, *n);
         *out = NULL;
@@ -359,7 +384,7 @@ trove_err store_index_id(store *st, char **id)
     int r = sqlite3_step(s);
     if (r == SQLITE_ROW && sqlite3_column_text(s, 0))
         *id = xstrdup((const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading the index id");
 }
 
@@ -420,7 +445,7 @@ static int model_dim(store *st, int64_t model_id)
         sqlite3_bind_int64(s, 1, model_id);
         if (sqlite3_step(s) == SQLITE_ROW)
             dim = sqlite3_column_int(s, 0);
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
     }
     return dim;
 }
@@ -508,7 +533,7 @@ static trove_err seg_insert(store *st, int64_t model_id, const seg_item *items, 
             rc = store_fail(st, "writing vector segment");
         else
             *seg_id = sqlite3_last_insert_rowid(st->db);
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
     }
     free(blob);
     return rc;
@@ -530,7 +555,7 @@ static trove_err map_entries(store *st, int64_t model_id, int64_t seg_id, const 
         if (sqlite3_step(s) != SQLITE_DONE)
             rc = store_fail(st, "recording vector");
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return rc;
 }
 
@@ -572,7 +597,8 @@ static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids,
             sqlite3_bind_int64(s, 2, model_id);
             sqlite3_bind_int64(s, 3, ids[i]);
             sqlite3_bind_int64(s, 4, (int64_t)j);
-            if (sqlite3_step(s) != SQLITE_ROW)
+            /* no row: the slot was replaced; an error must not drop it */
+            if (store_step(st, s, "merging vector segments", &rc) <= 0)
                 continue;
             xgrow(&items, &cap, n + 1, sizeof *items);
             uint64_t h;
@@ -581,7 +607,7 @@ static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids,
                                     b->data + j * (size_t)dim};
         }
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++)
         rc = exec_i64(st, "DELETE FROM vec_segs WHERE id = ?", ids[i]);
     if (rc == TROVE_OK)
@@ -677,11 +703,11 @@ trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_en
         sqlite3_reset(old);
         sqlite3_bind_int64(old, 1, e[i].chunk_id);
         sqlite3_bind_int64(old, 2, model_id);
-        if (sqlite3_step(old) == SQLITE_ROW)
+        if (store_step(st, old, "looking up a replaced vector", &rc) > 0)
             dead_push(st, sqlite3_column_int64(old, 0), (uint32_t)sqlite3_column_int64(old, 1));
     }
-    sqlite3_finalize(doc);
-    sqlite3_finalize(old);
+    store_stmt_put(st, doc);
+    store_stmt_put(st, old);
     if (rc == TROVE_OK && k)
         rc = write_items(st, model_id, items, k, dim);
     free(items);
@@ -696,28 +722,34 @@ trove_err store_vec_add(store *st, int64_t model_id, int dim, const store_vec_en
 
 /* ---- deletion ----------------------------------------------------------- */
 
+typedef struct dead_ctx {
+    store *st;
+    row_list l;   /* only its id: the note */
+} dead_ctx;
+
+static void bind_id_of_dead(void *ctx, sqlite3_stmt *s)
+{
+    bind_id(&((dead_ctx *)ctx)->l, s);
+}
+
+static trove_err row_dead(void *ctx, sqlite3_stmt *s)
+{
+    dead_push(((dead_ctx *)ctx)->st, sqlite3_column_int64(s, 0), (uint32_t)sqlite3_column_int64(s, 1));
+    return TROVE_OK;
+}
+
 trove_err store_vec_doc_deleted(store *st, int64_t doc_id)
 {
     static const char list_sql[] = "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
                                    " ON m.chunk_id = c.id WHERE c.doc_id = ?";
     static const char del_sql[] = "DELETE FROM vec_map WHERE chunk_id IN"
                                   " (SELECT id FROM chunks WHERE doc_id = ?)";
-    sqlite3_stmt *s = store_cached(st, list_sql);
-    if (!s)
-        return store_fail(st, list_sql);
-    sqlite3_bind_int64(s, 1, doc_id);
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW)
-        dead_push(st, sqlite3_column_int64(s, 0), (uint32_t)sqlite3_column_int64(s, 1));
-    sqlite3_reset(s);
-    if (r != SQLITE_DONE)
-        return store_fail(st, "listing vectors of a deleted note");
-    if (!(s = store_cached(st, del_sql)))
-        return store_fail(st, del_sql);
-    sqlite3_bind_int64(s, 1, doc_id);
-    r = sqlite3_step(s);
-    sqlite3_reset(s);
-    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "forgetting vectors of a deleted note");
+    dead_ctx c = {st, {NULL, NULL, 0, doc_id}};
+    trove_err rc = store_each(st, list_sql, "listing vectors of a deleted note", bind_id_of_dead,
+                              row_dead, &c);
+    if (rc == TROVE_OK)
+        rc = store_each(st, del_sql, "forgetting vectors of a deleted note", bind_id_of_dead, NULL, &c);
+    return rc;
 }
 
 static int cmp_dead(const void *a, const void *b)
@@ -740,7 +772,7 @@ static trove_err fold_segment(store *st, size_t from, size_t to, int64_t *model)
         return rc;
     sqlite3_bind_int64(s, 1, seg_id);
     if (sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
         return TROVE_OK;
     }
     *model = sqlite3_column_int64(s, 0);
@@ -753,7 +785,7 @@ static trove_err fold_segment(store *st, size_t from, size_t to, int64_t *model)
         else
             memcpy(bits, sqlite3_column_blob(s, 3), bytes);
     }
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     for (size_t i = from; rc == TROVE_OK && i < to; i++) {
         uint32_t slot = st->dead[i].slot;
         if (slot >= (uint64_t)n || (bits[slot >> 3] >> (slot & 7) & 1))
@@ -770,7 +802,7 @@ static trove_err fold_segment(store *st, size_t from, size_t to, int64_t *model)
         sqlite3_bind_int64(s, 3, seg_id);
         if (sqlite3_step(s) != SQLITE_DONE)
             rc = store_fail(st, "marking deleted vectors");
-        sqlite3_finalize(s);
+        store_stmt_put(st, s);
     }
     free(bits);
     return rc;
@@ -813,42 +845,47 @@ void store_vec_discard(store *st)
 
 /* ---- what needs embedding ----------------------------------------------- */
 
+typedef struct pending_ctx {
+    row_list l;
+    int64_t model_id, after, limit;
+} pending_ctx;
+
+static void bind_pending(void *ctx, sqlite3_stmt *s)
+{
+    const pending_ctx *c = ctx;
+    sqlite3_bind_int64(s, 1, c->model_id);
+    sqlite3_bind_int64(s, 2, c->after);
+    sqlite3_bind_int64(s, 3, c->limit);
+}
+
+static trove_err row_pending(void *ctx, sqlite3_stmt *s)
+{
+    store_vec_todo *t = row_next(&((pending_ctx *)ctx)->l, sizeof *t);
+    t->chunk_id = sqlite3_column_int64(s, 0);
+    t->heading = xstrdup(col_text(s, 1));
+    t->body = xstrdup(col_text(s, 2));
+    return TROVE_OK;
+}
+
 trove_err store_vec_pending(store *st, int64_t model_id, int64_t after, size_t limit,
                             store_vec_todo **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
+    pending_ctx c = {{out, n, 0, 0}, model_id, after, (int64_t)limit};
     /* CROSS JOIN keeps chunks the outer loop: the planner otherwise may
      * walk all of chunks_fts for every call. */
-    trove_err rc = prep(st, "SELECT c.id, f.heading, f.body FROM chunks c"
-                            " CROSS JOIN chunks_fts f ON f.rowid = c.id WHERE c.id > ?2 AND NOT EXISTS"
-                            " (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
-                            " ORDER BY c.id LIMIT ?3", &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, model_id);
-    sqlite3_bind_int64(s, 2, after);
-    sqlite3_bind_int64(s, 3, (int64_t)limit);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_vec_todo *t = &(*out)[(*n)++];
-        const char *h = (const char *)sqlite3_column_text(s, 1);
-        const char *b = (const char *)sqlite3_column_text(s, 2);
-        t->chunk_id = sqlite3_column_int64(s, 0);
-        t->heading = xstrdup(h ? h : "");
-        t->body = xstrdup(b ? b : "");
-    }
-    sqlite3_finalize(s);
-    if (r != SQLITE_DONE) {
+    trove_err rc = store_each(st, "SELECT c.id, f.heading, f.body FROM chunks c"
+                              " CROSS JOIN chunks_fts f ON f.rowid = c.id WHERE c.id > ?2 AND NOT EXISTS"
+                              " (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
+                              " ORDER BY c.id LIMIT ?3", "listing chunks to embed", bind_pending,
+                              row_pending, &c);
+    if (rc) {
         store_vec_todo_free(*out, *n);
         *out = NULL;
         *n = 0;
-        return store_fail(st, "listing chunks to embed");
     }
-    return TROVE_OK;
+    return rc;
 }
 
 void store_vec_todo_free(store_vec_todo *t, size_t n)
@@ -873,7 +910,7 @@ trove_err store_vec_pending_count(store *st, int64_t model_id, int64_t *n)
         *n = sqlite3_column_int64(s, 0);
     else
         rc = store_fail(st, "counting chunks to embed");
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return rc;
 }
 
@@ -890,43 +927,39 @@ trove_err store_vec_collection_has(store *st, int64_t model_id, const char *coll
     sqlite3_bind_text(s, 2, collection, -1, SQLITE_STATIC);
     int r = sqlite3_step(s);
     *has = r == SQLITE_ROW;
-    sqlite3_finalize(s);
+    store_stmt_put(st, s);
     return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "checking embeddings");
+}
+
+static trove_err row_count(void *ctx, sqlite3_stmt *s)
+{
+    store_vec_count *c = row_next(ctx, sizeof *c);
+    c->collection = xstrdup(col_text(s, 0));
+    c->chunks = sqlite3_column_int64(s, 1);
+    c->embedded = sqlite3_column_int64(s, 2);
+    c->stale = sqlite3_column_int64(s, 3);
+    return TROVE_OK;
 }
 
 trove_err store_vec_counts(store *st, int64_t model_id, store_vec_count **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s;
-    trove_err rc = prep(st,
+    row_list l = {out, n, 0, model_id};
+    trove_err rc = store_each(st,
         "SELECT col.name, count(c.id),"
         "  coalesce(sum(EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)), 0),"
         "  coalesce(sum(NOT EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id = ?1)"
         "      AND EXISTS (SELECT 1 FROM vec_map m WHERE m.chunk_id = c.id AND m.model_id != ?1)), 0)"
         " FROM collections col LEFT JOIN docs d ON d.collection_id = col.id"
-        " LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY col.id ORDER BY col.name", &s);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(s, 1, model_id);
-    size_t cap = 0;
-    int r;
-    while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-        xgrow(out, &cap, *n + 1, sizeof **out);
-        store_vec_count *c = &(*out)[(*n)++];
-        c->collection = xstrdup((const char *)sqlite3_column_text(s, 0));
-        c->chunks = sqlite3_column_int64(s, 1);
-        c->embedded = sqlite3_column_int64(s, 2);
-        c->stale = sqlite3_column_int64(s, 3);
-    }
-    sqlite3_finalize(s);
-    if (r != SQLITE_DONE) {
+        " LEFT JOIN chunks c ON c.doc_id = d.id GROUP BY col.id ORDER BY col.name",
+        "counting vectors", bind_id, row_count, &l);
+    if (rc) {
         store_vec_counts_free(*out, *n);
         *out = NULL;
         *n = 0;
-        return store_fail(st, "counting vectors");
     }
-    return TROVE_OK;
+    return rc;
 }
 
 void store_vec_counts_free(store_vec_count *c, size_t n)

@@ -196,7 +196,8 @@ static void test_statement_cache(void **state)
     assert_int_equal(sqlite3_step(again), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int64(again, 0), 0);
     store_stmt_put(st, again);
-    /* Past STORE_STMT_CACHE texts, statements still work (uncached). */
+    /* Past STORE_STMT_CACHE texts, statements still work (the least recently
+     * used ones not checked out make room). */
     for (int i = 0; i < STORE_STMT_CACHE + 5; i++) {
         char q[64];
         snprintf(q, sizeof q, "SELECT %d", i);

@@ -31,7 +31,6 @@ static void test_search_results_round_trip(void **state)
 {
     (void)state;
     static const char body[] = "caf\xc3\xa9 \xff\xfe bad utf-8\0and a NUL";
-    const char *ctx[] = {"context one", "context two"};
     search_result it = {0};
     it.doc_id = 42;
     memcpy(it.docid, "0123abcd", 9);
@@ -50,8 +49,8 @@ static void test_search_results_round_trip(void **state)
     it.score = 0.1 + 0.2;                          /* 0.30000000000000004 */
     it.snippet = xstrdup("x \x02match\x03 y\nz");
     it.context = xcalloc(2, sizeof *it.context);
-    it.context[0] = ctx[0];
-    it.context[1] = ctx[1];
+    it.context[0] = xstrdup("context one");
+    it.context[1] = xstrdup("context two");
     it.n_context = 2;
     it.in_degree = 7;
     it.prior = 1.0 + 0.1 * log10(8.0);
@@ -271,7 +270,7 @@ static void test_query_round_trip(void **state)
     q.lists[0] = (qp_list){0, SEARCH_CH_BM25, 2.0};
     q.lists[1] = (qp_list){1, SEARCH_CH_VECTOR, 1.0};
     q.n_lists = 2;
-    q.reranker = "lexical";
+    q.reranker = xstrdup("lexical");   /* owned, as every string of the info */
     q.rerank_warning = xstrdup("cannot use reranker x: no");
     q.n_fused = 30;
     q.n_reranked = 20;
@@ -294,7 +293,7 @@ static void test_query_round_trip(void **state)
     assert_int_equal(bq.n_lists, 2);
     assert_int_equal(bq.lists[1].channel, SEARCH_CH_VECTOR);
     assert_string_equal(bq.reranker, "lexical");
-    assert_null(bq.reranker_own);          /* the static name, as cold */
+    assert_ptr_not_equal(bq.reranker, q.reranker);   /* its own copy */
     assert_string_equal(bq.rerank_warning, q.rerank_warning);
     assert_int_equal(bq.n_fused, 30);
     assert_int_equal(bq.n_reranked, 20);
@@ -304,15 +303,14 @@ static void test_query_round_trip(void **state)
     search_results_free(&br);
 
     /* a model path comes back owned */
-    q.reranker = "/m/rerank.gguf";
+    free(q.reranker);
+    q.reranker = xstrdup("/m/rerank.gguf");
     j = through_text(wire_query_result(&r, &q));
     assert_int_equal(wire_query_result_parse(j, &br, &bq), TROVE_OK);
     json_decref(j);
     assert_string_equal(bq.reranker, "/m/rerank.gguf");
-    assert_ptr_equal(bq.reranker, bq.reranker_own);
     api_query_info_free(&bq);
     search_results_free(&br);
-    q.reranker = NULL;
     api_query_info_free(&q);
     search_results_free(&r);
 }
