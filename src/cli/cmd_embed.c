@@ -85,6 +85,24 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
+/* What the pass did, so that it reads like its progress line did: every
+ * chunk that needed a vector was computed by the model, given the stored
+ * vector of the same text, or skipped (deleted by an update meanwhile). */
+static void print_embed_summary(const vembed_stats *s, int64_t dim)
+{
+    if (s->pending == 0) {
+        printf("vectors: up to date, no chunk needed one (%lld dimensions)\n", (long long)dim);
+        return;
+    }
+    size_t done = s->embedded + s->reused;
+    size_t skipped = done > s->stored ? done - s->stored : 0;
+    printf("vectors: %zu chunks needed one: %zu computed", s->pending, s->embedded);
+    if (s->embedded && s->secs > 0)
+        printf(" (%.0f chunks/s)", (double)s->embedded / s->secs);
+    printf(", %zu reused (same text as a stored vector), %zu skipped (deleted meanwhile); "
+           "%.2fs, %lld dimensions\n", s->reused, skipped, s->secs, (long long)dim);
+}
+
 int cli_embed_pass(cli *c, api *a, const cli_embed_args *args)
 {
     progress_ctx pc = {.tty = c->stderr_tty, .last = -1};
@@ -126,11 +144,7 @@ int cli_embed_pass(cli *c, api *a, const cli_embed_args *args)
                             "again to finish\n", s->stored);
         return rc;
     }
-    double rate = s->secs > 0 ? (double)s->embedded / s->secs : 0;
-    printf("embedded %zu chunks", s->embedded);
-    if (s->reused)
-        printf(", %zu unchanged texts reused", s->reused);
-    printf(" in %.2fs (%.0f chunks/s), %lld dimensions\n", s->secs, rate, (long long)res.dim);
+    print_embed_summary(s, res.dim);
     return EXIT_OK;
 }
 

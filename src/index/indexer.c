@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/walk.h"
 #include "text/lang.h"
@@ -346,6 +348,33 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
     return rc;
 }
 
+/* Would `update` skip this file (not in the index)? The same tests as
+ * process_file(), on the size and the first 8 KiB only. */
+static void count_skipped(const run *r, const found *f, index_freshness *out)
+{
+    if ((size_t)f->size > INDEX_DEFAULT_MAX_FILE_BYTES) {
+        out->skipped_large++;
+        return;
+    }
+    tbuf full = {0};
+    tbuf_printf(&full, "%s/%s", r->coll->path, f->path);
+    int fd = open(full.data, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    tbuf_free(&full);
+    if (fd < 0) {
+        out->skipped_unreadable++;
+        return;
+    }
+    char head[8192];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n < 0)
+        out->skipped_unreadable++;
+    else if (looks_binary(head, (size_t)n))
+        out->skipped_binary++;
+    else
+        out->added++;
+}
+
 trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
                                 index_freshness *out)
 {
@@ -367,7 +396,11 @@ trove_err index_check_freshness(store *st, const config *cfg, const config_colle
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
         if (!old) {
-            out->added++;
+            /* a collection never indexed: everything is new (no file read) */
+            if (r.collection_id < 0)
+                out->added++;
+            else
+                count_skipped(&r, f, out);
             continue;
         }
         old->seen = 1;
