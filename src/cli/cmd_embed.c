@@ -85,21 +85,22 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-/* What the pass did, so that it reads like its progress line did: every
- * chunk that needed a vector was computed by the model, given the stored
- * vector of the same text, or skipped (deleted by an update meanwhile). */
+/* What the pass did, in the progress line's terms (done = computed by the
+ * model + given the stored vector of the same text), and how many of those
+ * an update deleted meanwhile (not stored). */
 static void print_embed_summary(const vembed_stats *s, int64_t dim)
 {
     if (s->pending == 0) {
-        printf("vectors: up to date, no chunk needed one (%lld dimensions)\n", (long long)dim);
+        printf("embedded nothing: every chunk has a vector of this model (%lld dimensions)\n",
+               (long long)dim);
         return;
     }
     size_t done = s->embedded + s->reused;
     size_t skipped = done > s->stored ? done - s->stored : 0;
-    printf("vectors: %zu chunks needed one: %zu computed", s->pending, s->embedded);
+    printf("embedded %zu chunks: %zu computed", done, s->embedded);
     if (s->embedded && s->secs > 0)
         printf(" (%.0f chunks/s)", (double)s->embedded / s->secs);
-    printf(", %zu reused (same text as a stored vector), %zu skipped (deleted meanwhile); "
+    printf(", %zu reused (same text as a stored vector); %zu skipped (deleted meanwhile); "
            "%.2fs, %lld dimensions\n", s->reused, skipped, s->secs, (long long)dim);
 }
 

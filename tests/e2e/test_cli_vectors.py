@@ -170,13 +170,14 @@ def test_edit_reembeds_only_what_changed(semantic):
     r = trove.ok("update")
     # the unchanged first section reuses its vector; the new one is embedded
     # the summary says what happened to each chunk, as its progress did
-    assert re.search(r"^vectors: 2 chunks needed one: 1 computed \(\d+ chunks/s\), 1 reused "
-                     r"\(same text as a stored vector\), 0 skipped \(deleted meanwhile\); "
+    assert re.search(r"^embedded 2 chunks: 1 computed \(\d+ chunks/s\), 1 reused "
+                     r"\(same text as a stored vector\); 0 skipped \(deleted meanwhile\); "
                      r"[\d.]+s, \d+ dimensions$", r.out, re.M), r
     assert "embedded 0 chunks" not in r.out and "(0 chunks/s)" not in r.out
     assert vpaths(trove, "snails eating salad")[0] == "garden.md"
     r = trove.ok("embed")
-    assert re.search(r"^vectors: up to date, no chunk needed one \(\d+ dimensions\)$", r.out, re.M), r
+    assert re.search(r"^embedded nothing: every chunk has a vector of this model "
+                     r"\(\d+ dimensions\)$", r.out, re.M), r
 
 
 def test_status_counts_embedded_pending_stale(semantic, models):
@@ -227,7 +228,7 @@ def test_weights_from_flags_and_config(semantic):
 def test_force_reembeds_everything(semantic):
     trove, _ = semantic
     r = trove.ok("embed", "-f")
-    assert "vectors: 6 chunks needed one: 6 computed" in r.out, r
+    assert "embedded 6 chunks: 6 computed" in r.out, r
     assert vector_count(trove.index) == 6
     assert vpaths(trove, "automobile")[0] == "cars.md"
 
@@ -289,7 +290,7 @@ def test_gguf_model_plumbing_and_model_switch(indexed, models):
     r = trove.ok("search", "sourdough", "--model", b)
     assert "no embeddings of this model" in r.err and "sourdough" in r.out
     r = trove.ok("embed", "--model", b)
-    assert "vectors: %d chunks needed one: %d computed" % (n, n) in r.out and "256 dimensions" in r.out, r
+    assert "embedded %d chunks: %d computed" % (n, n) in r.out and "256 dimensions" in r.out, r
     assert trove.ok("vsearch", "sourdough bread", "--model", b, "--json").json()["results"]
     # the first model's vectors are still there, and still its own
     again = trove.ok("vsearch", "sourdough bread", "--model", a, "--json").json()["results"]
@@ -325,7 +326,7 @@ def test_interrupted_embed_resumes(indexed, models, tmp_path):
     total = sqlite3.connect(str(trove.index)).execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert 0 < done < total
     r = trove.ok("embed", env={"TROVE_EMBED_MODEL": str(model)}, timeout=300)
-    assert "%d computed" % (total - done) in r.out, r
+    assert "embedded %d chunks: %d computed" % (total - done, total - done) in r.out, r
     assert vector_count(trove.index) == total
 
 

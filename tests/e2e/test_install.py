@@ -63,7 +63,7 @@ def rendered_man(prefix):
 
 def test_man_page_is_a_man_page(prefix):
     text = rendered_man(prefix)
-    sh = [l[3:] for l in (prefix / "share/man/man1/trove.1").read_text().splitlines()
+    sh = [l[4:] for l in (prefix / "share/man/man1/trove.1").read_text().splitlines()
           if l.startswith(".SH ")]
     assert [x.strip('"') for x in sh] == MAN_SECTIONS, sh
     # NAME is the one-line summary, not the developer's preface of docs/cli.md
@@ -72,6 +72,13 @@ def test_man_page_is_a_man_page(prefix):
     assert "src/cli" not in text and "This page covers" not in text
     # Markdown markup does not leak through.
     assert "```" not in text and "](" not in text and "<!--" not in text
+
+
+def man_source_text(prefix):
+    """The page's roff without its escapes (no hyphenation, no line fill):
+    what to look words up in."""
+    roff = (prefix / "share/man/man1/trove.1").read_text()
+    return re.sub(r"\\f[BIRP]|\\&", "", roff).replace("\\-", "-")
 
 
 def help_text(*args):
@@ -89,7 +96,8 @@ def test_man_page_names_every_command_and_option(prefix):
     """One source of truth: every command of `trove --help` and every option
     that a command's --help prints is in the man page (and its SYNOPSIS
     names every command, --no-daemon included)."""
-    text = rendered_man(prefix)
+    rendered_man(prefix)
+    text = man_source_text(prefix)
     synopsis = text.split("SYNOPSIS")[1].split("DESCRIPTION")[0]
     assert "--no-daemon" in synopsis
     for cmd in commands():
@@ -104,9 +112,8 @@ def test_man_page_names_every_command_and_option(prefix):
 
 
 def test_docs_are_installed_where_the_man_page_says(prefix):
-    text = rendered_man(prefix)
-    see_also = text.split("SEE ALSO")[1]
-    assert "share/doc/trove" in see_also.replace("\n", "").replace(" ", ""), see_also
+    see_also = man_source_text(prefix).split("SEE ALSO")[1]
+    assert "share/doc/trove" in see_also, see_also
     doc = prefix / "share/doc/trove"
     for name in re.findall(r"\b([a-z]+\.md)\b", see_also) + ["README.md"]:
         if name != "README.md":
@@ -122,7 +129,7 @@ def test_models_doc_does_not_say_the_qwen3_decoder_does_not_run():
     assert "can be pulled but not used" not in text
 
 
-def complete(prefix, env, *words):
+def complete(prefix, env, *words, cwd=None):
     """Run the installed bash completion for the command line `words` (the
     last word is the one being completed) and return the candidates."""
     script = prefix / "share/bash-completion/completions/trove"
@@ -130,7 +137,8 @@ def complete(prefix, env, *words):
         script, " ".join("'%s'" % w for w in words), len(words) - 1)
     e = dict(env)
     e["PATH"] = str(prefix / "bin") + os.pathsep + e.get("PATH", "")
-    r = subprocess.run(["bash", "--norc", "-c", cmd], capture_output=True, text=True, env=e)
+    r = subprocess.run(["bash", "--norc", "-c", cmd], capture_output=True, text=True, env=e,
+                       cwd=cwd)
     assert r.returncode == 0, r.stderr
     return [x for x in r.stdout.splitlines() if x]
 
@@ -165,14 +173,19 @@ def test_bash_completion_offers_no_files_after_flags(prefix, trove, tmp_path):
     env = dict(trove.env)
     (trove.home / "somefile.md").write_text("x")
     # --full takes no argument: after it come query words, never files
-    assert complete(prefix, env, "trove", "search", "q", "--full", "") == []
-    assert complete(prefix, env, "trove", "search", "q", "--json", "") == []
+    here = trove.home
+    assert complete(prefix, env, "trove", "search", "q", "--full", "", cwd=here) == []
+    assert complete(prefix, env, "trove", "search", "q", "--json", "", cwd=here) == []
+    assert "somefile.md" in complete(prefix, env, "trove", "get", "--line-numbers", "", cwd=here)
     # options that take a value that is not a file
-    assert complete(prefix, env, "trove", "search", "q", "-n", "") == []
-    assert complete(prefix, env, "trove", "search", "q", "--folder", "") == []
+    assert complete(prefix, env, "trove", "search", "q", "-n", "", cwd=here) == []
+    assert complete(prefix, env, "trove", "search", "q", "--folder", "", cwd=here) == []
+    assert complete(prefix, env, "trove", "get", "a.md", "-l", "", cwd=here) == []
     # ... and those that take a file still complete files
-    assert "somefile.md" in complete(prefix, env, "trove", "search", "q", "--model", "so")
-    assert "somefile.md" in complete(prefix, env, "trove", "--index", "so")
+    assert "somefile.md" in complete(prefix, env, "trove", "search", "q", "--model", "so", cwd=here)
+    assert "somefile.md" in complete(prefix, env, "trove", "--index", "so", cwd=here)
+    assert "somefile.md" in complete(prefix, env, "trove", "get", "so", cwd=here)
+    assert complete(prefix, env, "trove", "search", "so", cwd=here) == []
 
 
 def test_bash_completion_collection_names_with_spaces(prefix, trove, vault, tmp_path):
