@@ -195,7 +195,8 @@ int cmd_embed(cli *c, int argc, char **argv)
                 return cli_usage("embed", "--threads needs a number from 1 to 256");
             ea.threads = (int)n;
         } else {
-            return cli_usage("embed", "unknown argument %s", argv[i]);
+            return cli_usage("embed", argv[i][0] == '-' ? "unknown option %s" : "unexpected argument '%s'",
+                             argv[i]);
         }
     }
     ea.model = cli_model_path(model_flag);

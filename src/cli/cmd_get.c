@@ -340,10 +340,13 @@ int cmd_status(cli *c, int argc, char **argv)
         }
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
-        else if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+        else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v)
+                return cli_usage("status", "--model needs a path");
             model_flag = v;
-        else
-            return cli_usage("status", "unknown argument %s", argv[i]);
+        } else
+            return cli_usage("status", argv[i][0] == '-' ? "unknown option %s"
+                                                        : "unexpected argument '%s'", argv[i]);
     }
     /* Counts and freshness cold (they are cheap, and the embedding state
      * needs the model); a running daemon adds its own and its watcher's. */

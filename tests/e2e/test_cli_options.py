@@ -99,3 +99,24 @@ def test_snapshot_list_json_has_the_envelope(indexed):
     trove, _ = indexed
     doc = trove.ok("snapshot", "list", "--json").json()
     assert doc["version"] == 1 and doc["snapshots"]
+
+
+def test_an_option_without_its_value_says_so(trove):
+    r = trove("status", "--model")
+    assert r.rc == 2 and "--model needs a path" in r.err, r
+    r = trove("status", "extra")
+    assert r.rc == 2 and "unexpected argument 'extra'" in r.err, r
+    r = trove("daemon", "status", "extra")
+    assert r.rc == 2 and "unexpected argument 'extra'" in r.err, r
+    r = trove("daemon", "bogus")
+    assert r.rc == 2 and "unknown subcommand bogus (stop, status)" in r.err, r
+
+
+def test_a_description_starting_with_a_dash_goes_after_double_dash(trove, vault):
+    trove.ok("collection", "add", vault, "--name", "notes")
+    r = trove("context", "add", "notes", "-ish notes")
+    assert r.rc == 2 and "unknown option -ish" in r.err, r
+    trove.ok("context", "add", "notes", "--", "-ish notes")
+    trove.ok("context", "add", "notes/cooking", "- a list")   # a dash and a space: text
+    doc = trove.ok("context", "list", "--json").json()
+    assert {c["text"] for c in doc["contexts"]} == {"-ish notes", "- a list"}
