@@ -172,7 +172,8 @@ static void print_watcher(const json_t *d)
     const json_t *w = json_object_get(d, "watcher");
     printf("watcher: %s", jstr(w, "state", "?"));
     if (json_object_get(w, "folders"))
-        printf(" (%lld folders, %lld updates so far", jint(w, "folders"), jint(w, "updates"));
+        printf(" (%lld folders, %lld update%s so far", jint(w, "folders"), jint(w, "updates"),
+               jint(w, "updates") == 1 ? "" : "s");
     const json_t *last = json_object_get(w, "last_event");
     if (json_is_number(last)) {
         struct timespec now;

@@ -84,7 +84,7 @@ def test_daemon_status_shows_uptime_watcher_queue_and_models(indexed):
         out = trove.ok("daemon", "status").out
         for pattern in (r"^pid: \d+$", r"^socket: .*\.sock$", r"^uptime: \d+ s$",
                         r"^requests: \d+$",
-                        r"^watcher: watching \(\d+ folders, \d+ updates so far",
+                        r"^watcher: watching \(\d+ folders, \d+ updates? so far",
                         r"^queue: \d+ changed paths waiting for the watcher's next update, "
                         r"\d+ other connections open$",
                         r"^models loaded: 0 \(0 open now\)$"):
