@@ -356,10 +356,17 @@ static void count_skipped(const run *r, const found *f, index_freshness *out)
         out->skipped_large++;
         return;
     }
-    tbuf full = {0};
-    tbuf_printf(&full, "%s/%s", r->coll->path, f->path);
-    int fd = open(full.data, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    tbuf_free(&full);
+    char *real = NULL;
+    /* what update reads: the real path, inside the collection */
+    trove_err rc = fs_resolve_inside(r->coll->path, f->path, &real, NULL);
+    trove_errclear();
+    if (rc != TROVE_OK) {
+        out->skipped_unreadable++;
+        free(real);
+        return;
+    }
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    free(real);
     if (fd < 0) {
         out->skipped_unreadable++;
         return;

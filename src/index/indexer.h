@@ -51,7 +51,8 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
  * changed and deleted files. Read-only. A file not in the index of a
  * collection that was indexed before is one `update` skipped, or a new
  * one: its size and first 8 KiB tell (over the size limit, binary,
- * unreadable: the skipped_* counts, not `added`). */
+ * unreadable: the skipped_* counts, not `added`). (Symlinks leading out of
+ * the collection are left out by the walk, as `update` leaves them out.) */
 typedef struct index_freshness {
     size_t files, fresh, added, changed, deleted;
     size_t skipped_large, skipped_binary, skipped_unreadable;

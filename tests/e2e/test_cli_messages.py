@@ -3,6 +3,7 @@ are reported as skipped (with the reason), not as new forever; `collection
 add` says who indexes the new collection; `daemon status` shows what
 docs/daemon.md promises."""
 import json
+import os
 import re
 
 from conftest import COLLECTION, trove_bin
@@ -36,6 +37,30 @@ def test_status_reports_skipped_files_with_the_reason(indexed):
     r = trove.ok("status")
     assert "since last update: 1 new, 0 changed, 0 deleted (run `trove update`); 3 skipped" \
         in r.out, r
+
+
+def test_status_leaves_out_what_update_leaves_out(indexed, tmp_path):
+    """A symlink out of the collection is neither indexed nor new; an
+    unreadable file (when not root) is skipped, with that reason."""
+    trove, vault = indexed
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Elsewhere\n")
+    (vault / "link.md").symlink_to(outside)
+    locked = vault / "locked.md"
+    locked.write_text("# Locked\n")
+    locked.chmod(0)
+    try:
+        readable = os.access(locked, os.R_OK)   # root reads anything
+        trove.ok("update")
+        [c] = trove.ok("status", "--json").json()["collections"]
+        assert c["fresh"]["added"] == 0, c
+        assert c["fresh"]["skipped"]["unreadable"] == (0 if readable else 1), c
+        r = trove.ok("status")
+        assert " new, " not in r.out, r
+        if not readable:
+            assert "1 unreadable" in r.out, r
+    finally:
+        locked.chmod(0o644)
 
 
 def test_mcp_status_does_not_count_skipped_files_as_pending(indexed):
