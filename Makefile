@@ -1,6 +1,6 @@
 # Convenience wrapper around CMake (scripts/build.sh) for the usual verbs.
 #   make                      build build/trove (optimised)
-#   make install [PREFIX=DIR] binary, man page and completions (default /usr/local)
+#   make install [PREFIX=DIR] binary, man page, docs and completions (default /usr/local)
 #   make test                 the whole test suite, as CI runs it
 #   make fuzz [SECONDS=60]    every fuzz target under libFuzzer (clang)
 PREFIX ?= /usr/local

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""Turn docs/cli.md into the trove(1) man page (roff, man macros).
+"""Turn a markdown man page (docs/trove.1.md) into roff (man macros).
 
-    md2man.py docs/cli.md trove.1 [VERSION]
+    md2man.py docs/trove.1.md trove.1 [VERSION [DOCDIR]]
 
-Only the markdown that docs/cli.md uses is handled: ATX headings, paragraphs,
-fenced code, bullet and numbered lists, pipe tables, inline code, bold,
-italics and links. The first heading becomes NAME; "##" headings become
-sections (.SH), deeper ones subsections (.SS). Tables are set as indented
-"term: text" paragraphs, which read better in a terminal than tbl boxes.
-Standard library only, so a build needs nothing beyond python3.
+The source is written as a man page: a "# trove(1)" title line, then "##"
+sections NAME, SYNOPSIS, DESCRIPTION, ... SEE ALSO, which become .SH
+sections (deeper headings .SS). A source without a "## NAME" section (any
+other markdown page) gets a generic NAME, its first heading becomes
+DESCRIPTION, and a SEE ALSO is added. "@DOCDIR@" is replaced by DOCDIR,
+where the reference pages are installed (default /usr/local/share/doc/trove).
+
+Only simple markdown is handled: ATX headings, paragraphs, fenced code,
+bullet and numbered lists, pipe tables, inline code, bold, italics and
+links. Tables are set as indented "term: text" paragraphs (.TP), which read
+better in a terminal than tbl boxes. Standard library only, so a build
+needs nothing beyond python3.
 """
 import datetime
 import os
@@ -59,16 +65,19 @@ def table_rows(lines):
     return rows
 
 
-def convert(md, version):
+def convert(md, version, docdir="/usr/local/share/doc/trove"):
+    md = md.replace("@DOCDIR@", docdir)
     lines = md.splitlines()
+    manpage = any(ln.strip() == "## NAME" for ln in lines)
     out = []
     epoch = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds
     day = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc).date() \
         if epoch else datetime.date.today()
     date = day.isoformat()
     out.append('.TH TROVE 1 "%s" "trove %s" "User Commands"' % (date, version))
-    out.append(".SH NAME")
-    out.append("trove \\- local-first hybrid search for markdown knowledge bases")
+    if not manpage:
+        out.append(".SH NAME")
+        out.append("trove \\- local-first hybrid search for markdown knowledge bases")
     i = 0
     para = []
 
@@ -80,6 +89,12 @@ def convert(md, version):
 
     while i < len(lines):
         ln = lines[i]
+        if ln.lstrip().startswith("<!--"):   # a comment for the page's editors
+            flush()
+            while i < len(lines) and "-->" not in lines[i]:
+                i += 1
+            i += 1
+            continue
         if ln.startswith("```"):
             flush()
             i += 1
@@ -98,7 +113,9 @@ def convert(md, version):
             flush()
             level, title = len(m.group(1)), m.group(2).strip()
             if level == 1:
-                if i == 0:
+                if i == 0 and manpage:
+                    pass   # the title line: .TH says it
+                elif i == 0:
                     out.append(".SH DESCRIPTION")
                 else:
                     out.append(".SH " + inline(title.upper()))
@@ -142,9 +159,10 @@ def convert(md, version):
             para.append(ln.strip())
         i += 1
     flush()
-    out.append(".SH SEE ALSO")
-    out.append("The full documentation: docs/ in the trove source tree "
-               "(architecture.md, schema.md, embedding.md, performance.md).")
+    if not manpage:
+        out.append(".SH SEE ALSO")
+        out.append("The full documentation: docs/ in the trove source tree "
+                   "(architecture.md, schema.md, embedding.md, performance.md).")
     return "\n".join(out) + "\n"
 
 
@@ -155,7 +173,7 @@ def main():
     version = sys.argv[3] if len(sys.argv) > 3 else "0"
     with open(sys.argv[1], encoding="utf-8") as fh:
         md = fh.read()
-    roff = convert(md, version)
+    roff = convert(md, version, *sys.argv[4:5])
     tmp = sys.argv[2] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(roff)

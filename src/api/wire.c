@@ -941,6 +941,12 @@ trove_err wire_snapshot_parse(const json_t *v, store_snapshot *out)
     return TROVE_OK;
 }
 
+json_t *wire_skipped(const index_freshness *f)
+{
+    return json_pack("{s:I, s:I, s:I}", "too_large", (json_int_t)f->skipped_large, "binary",
+                     (json_int_t)f->skipped_binary, "unreadable", (json_int_t)f->skipped_unreadable);
+}
+
 json_t *wire_status(const api_status *s)
 {
     json_t *cols = json_array();
@@ -951,10 +957,11 @@ json_t *wire_status(const api_status *s)
         set(j, "path", wire_str(c->path));
         set(j, "notes", json_integer(c->notes));
         set(j, "fresh_known", json_integer(c->fresh_known));
-        set(j, "fresh", json_pack("{s:I, s:I, s:I, s:I, s:I}", "files", (json_int_t)c->fresh.files,
+        set(j, "fresh", json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "files", (json_int_t)c->fresh.files,
                                   "fresh", (json_int_t)c->fresh.fresh, "added",
                                   (json_int_t)c->fresh.added, "changed", (json_int_t)c->fresh.changed,
-                                  "deleted", (json_int_t)c->fresh.deleted));
+                                  "deleted", (json_int_t)c->fresh.deleted, "skipped",
+                                  wire_skipped(&c->fresh)));
         set(j, "problem", wire_str(c->problem));
         json_array_append_new(cols, j);
     }
@@ -1022,6 +1029,14 @@ trove_err wire_status_parse(const json_t *v, api_status *out)
             TRY(get_size(f, "added", &sc->fresh.added));
             TRY(get_size(f, "changed", &sc->fresh.changed));
             TRY(get_size(f, "deleted", &sc->fresh.deleted));
+            const json_t *sk = json_object_get(f, "skipped");
+            if (sk) {
+                if (!need_object(sk, "skipped", &rc))
+                    return rc;
+                TRY(get_size(sk, "too_large", &sc->fresh.skipped_large));
+                TRY(get_size(sk, "binary", &sc->fresh.skipped_binary));
+                TRY(get_size(sk, "unreadable", &sc->fresh.skipped_unreadable));
+            }
         }
         TRY(get_str(j, "problem", &sc->problem, NULL));
     }

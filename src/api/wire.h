@@ -77,6 +77,9 @@ trove_err wire_listing_parse(const json_t *v, api_listing *out);
 json_t *wire_snapshot(const store_snapshot *s);
 trove_err wire_snapshot_parse(const json_t *v, store_snapshot *out);
 json_t *wire_status(const api_status *s);
+/* The files `update` skips of a freshness check: {"too_large", "binary",
+ * "unreadable"} (counts; the status answer and MCP status carry it). */
+json_t *wire_skipped(const index_freshness *f);
 trove_err wire_status_parse(const json_t *v, api_status *out);
 
 json_t *wire_update_result(const index_update_result *r);

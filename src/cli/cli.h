@@ -104,6 +104,13 @@ int cli_embed_pass(cli *c, api *a, const cli_embed_args *args);
 /* Option parsing helpers: match "--name VALUE" or "--name=VALUE"; a short
  * option ("-n") also takes its value attached ("-n5"). */
 int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* The arguments of a command that takes positionals only (and --json when
+ * `json` is not NULL): they go to pos[0..*n) (at most cap; a `--` ends the
+ * options). --help prints `help` to stdout. Returns -1 to go on, else the
+ * exit code (0 after --help; 2 after a usage error, which names the
+ * unknown option or the extra argument). */
+int cli_positionals(const char *cmd, const char *help, int argc, char **argv, int from, int *json,
+                    const char **pos, size_t cap, size_t *n);
 /* A positive whole number of an option (value NULL: missing): 1 and *out,
  * or 0 (the caller reports the usage error). */
 int cli_opt_positive(const char *value, long *out);

@@ -1,4 +1,5 @@
 /* trove collection add|list|remove|rename, trove context add|list|rm */
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/out.h"
+#include "fs/walk.h"
 #include "util/buf.h"
 #include "util/esc.h"
 #include "util/fsutil.h"
@@ -16,10 +18,14 @@
 
 static const char collection_help[] =
     "usage: trove collection add PATH [--name NAME] [--mask GLOB ...] [--exclude GLOB ...]\n"
-    "       trove collection list\n"
+    "       trove collection list [--json]\n"
     "       trove collection remove NAME\n"
     "       trove collection rename OLD NEW\n"
-    "Masks default to **/*.md. Dot-folders, node_modules and .gitignore'd paths are skipped.\n";
+    "Masks default to **/*.md. Dot-folders, node_modules and .gitignore'd paths are skipped.\n"
+    "  --name NAME     the collection's name (default: the folder's name)\n"
+    "  --mask GLOB     index the files matching GLOB (repeatable)\n"
+    "  --exclude GLOB  skip the files matching GLOB (repeatable)\n"
+    "  --json          list: JSON output (docs/cli.md)\n";
 
 /* A name is typed by people and shown in every result: printable UTF-8. */
 static int valid_name(const char *name)
@@ -60,7 +66,39 @@ static int check_nesting(const config *cfg, const char *abs)
     return EXIT_OK;
 }
 
-static int collection_add(int argc, char **argv)
+/* After `collection add`: a running daemon whose watcher is on indexes the
+ * new collection itself (it watches config.yaml); otherwise the user runs
+ * `trove update`. */
+static void say_how_indexed(cli *c)
+{
+    dcl *d = NULL;
+    json_t *hello = NULL;
+    char *sock = dcl_socket_path(c->index_path);
+    struct stat sb;
+    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    free(sock);
+    if (there && dcl_connect(c->index_path, NULL, 5.0, &d) == TROVE_OK) {
+        if (dcl_call(d, "hello", NULL, &hello) != TROVE_OK)
+            hello = NULL;
+        dcl_close(d);
+    }
+    trove_errclear();
+    /* "watch": the daemon follows config.yaml (even with no collection
+     * yet, when its watcher is still off) */
+    const json_t *dj = json_object_get(hello, "daemon");
+    if (json_is_true(json_object_get(dj, "watch")))
+        printf("the daemon (pid %lld) watches config.yaml and indexes it now; `trove status` "
+               "shows when it is done\n",
+               (long long)json_integer_value(json_object_get(hello, "pid")));
+    else if (hello)
+        printf("run `trove update` to index it (the running daemon does not watch the "
+               "collections)\n");
+    else
+        printf("run `trove update` to index it\n");
+    json_decref(hello);
+}
+
+static int collection_add(cli *c, int argc, char **argv)
 {
     const char *path = NULL, *name = NULL;
     const char **masks = xcalloc((size_t)argc, sizeof *masks);
@@ -69,6 +107,10 @@ static int collection_add(int argc, char **argv)
     int rc = EXIT_OK;
     for (int i = 2; i < argc; i++) {
         const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(collection_help, stdout);
+            goto out;
+        }
         if (cli_opt_value(argc, argv, &i, "--name", &v) || cli_opt_value(argc, argv, &i, "-n", &v)) {
             if (!v) { rc = cli_usage("collection", "--name needs a value"); goto out; }
             name = v;
@@ -135,7 +177,8 @@ static int collection_add(int argc, char **argv)
         else {
             printf("added collection '%s' -> ", name);
             out_put_path(stdout, abs);
-            printf("\nrun `trove update` to index it\n");
+            putchar('\n');
+            say_how_indexed(c);
         }
     }
     config_free(&cfg);
@@ -155,10 +198,41 @@ static long indexed_count(const api_listing *l, const char *name)
     return 0;
 }
 
-static int collection_list(cli *c)
+static json_t *string_array(char *const *items, size_t n)
 {
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, out_json_str(items[i]));
+    return arr;
+}
+
+static void print_collections_json(const config *cfg, const api_listing *l, int counted)
+{
+    json_t *root = out_json_root();
+    json_t *arr = json_array();
+    for (size_t i = 0; i < cfg->n_collections; i++) {
+        const config_collection *col = &cfg->collections[i];
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:o, s:o}", "name",
+                                             out_json_str(col->name), "path", out_json_str(col->path),
+                                             "notes", counted ? json_integer(indexed_count(l, col->name))
+                                                              : json_null(),
+                                             "masks", col->n_masks ? string_array(col->masks, col->n_masks)
+                                                                   : json_pack("[s]", WALK_DEFAULT_MASK),
+                                             "excludes", string_array(col->excludes, col->n_excludes)));
+    }
+    json_object_set_new(root, "collections", arr);
+    out_json_print(stdout, root);
+}
+
+static int collection_list(cli *c, int argc, char **argv)
+{
+    int json = 0;
+    size_t n_pos;
+    int rc = cli_positionals("collection", collection_help, argc, argv, 2, &json, NULL, 0, &n_pos);
+    if (rc >= 0)
+        return rc;
     api *a;
-    int rc = cli_open_api(c, &a);
+    rc = cli_open_api(c, &a);
     if (rc)
         return rc;
     const config *cfg = api_config(a);
@@ -168,6 +242,12 @@ static int collection_list(cli *c)
     if (counted && api_ls(a, NULL, &l) != TROVE_OK) {
         fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
         counted = 0;
+    }
+    if (json) {
+        print_collections_json(cfg, &l, counted);
+        api_listing_free(&l);
+        api_close(a);
+        return EXIT_OK;
     }
     if (cfg->n_collections == 0)
         printf("no collections; add one with `trove collection add PATH`\n");
@@ -224,22 +304,28 @@ static int index_apply(cli *c, const config *cfg, const char *from, const char *
 
 static int collection_remove(cli *c, int argc, char **argv)
 {
-    if (argc != 3)
+    const char *pos[1];
+    size_t n;
+    int prc = cli_positionals("collection", collection_help, argc, argv, 2, NULL, pos, 1, &n);
+    if (prc >= 0)
+        return prc;
+    if (n != 1)
         return cli_usage("collection", "remove needs exactly one NAME");
+    const char *name = pos[0];
     config cfg;
     int rc = cli_load_config(&cfg);
     if (rc)
         return rc;
-    if (!config_remove_collection(&cfg, argv[2])) {
-        fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", argv[2]);
+    if (!config_remove_collection(&cfg, name)) {
+        fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", name);
         config_free(&cfg);
         return EXIT_ERR;
     }
     /* contexts of the collection go with it */
     for (size_t i = 0; i < cfg.n_contexts;) {
         const char *t = cfg.contexts[i].target;
-        size_t nl = strlen(argv[2]);
-        if (strncmp(t, argv[2], nl) == 0 && (t[nl] == '\0' || t[nl] == '/')) {
+        size_t nl = strlen(name);
+        if (strncmp(t, name, nl) == 0 && (t[nl] == '\0' || t[nl] == '/')) {
             char *target = xstrdup(t);
             config_remove_context(&cfg, target);
             free(target);
@@ -247,22 +333,27 @@ static int collection_remove(cli *c, int argc, char **argv)
             i++;
         }
     }
-    rc = index_apply(c, &cfg, argv[2], NULL);
+    rc = index_apply(c, &cfg, name, NULL);
     if (rc == EXIT_OK) {
         trove_err err = config_save(&cfg);
         rc = err ? cli_error(err) : EXIT_OK;
     }
     if (rc == EXIT_OK)
-        printf("removed collection '%s'\n", argv[2]);
+        printf("removed collection '%s'\n", name);
     config_free(&cfg);
     return rc;
 }
 
 static int collection_rename(cli *c, int argc, char **argv)
 {
-    if (argc != 4)
+    const char *pos[2];
+    size_t n;
+    int prc = cli_positionals("collection", collection_help, argc, argv, 2, NULL, pos, 2, &n);
+    if (prc >= 0)
+        return prc;
+    if (n != 2)
         return cli_usage("collection", "rename needs OLD and NEW names");
-    const char *from = argv[2], *to = argv[3];
+    const char *from = pos[0], *to = pos[1];
     if (!valid_name(to))
         return cli_usage("collection", "invalid collection name '%s'", to);
     config cfg;
@@ -311,9 +402,9 @@ int cmd_collection(cli *c, int argc, char **argv)
     }
     const char *sub = argv[1];
     if (strcmp(sub, "add") == 0)
-        return collection_add(argc, argv);
+        return collection_add(c, argc, argv);
     if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0)
-        return collection_list(c);
+        return collection_list(c, argc, argv);
     if (strcmp(sub, "remove") == 0 || strcmp(sub, "rm") == 0)
         return collection_remove(c, argc, argv);
     if (strcmp(sub, "rename") == 0 || strcmp(sub, "mv") == 0)
@@ -325,10 +416,11 @@ int cmd_collection(cli *c, int argc, char **argv)
 
 static const char context_help[] =
     "usage: trove context add TARGET \"description\"\n"
-    "       trove context list\n"
+    "       trove context list [--json]\n"
     "       trove context rm TARGET\n"
     "TARGET is a collection name, COLLECTION/path/inside, or a path on disk inside a\n"
-    "collection. Descriptions are returned with every result under TARGET.\n";
+    "collection. Descriptions are returned with every result under TARGET.\n"
+    "  --json   list: JSON output (docs/cli.md)\n";
 
 /* Turn TARGET into "collection[/relative/path]". Returns NULL if it names
  * neither a collection nor a path inside one. */
@@ -376,6 +468,33 @@ static void warn_missing_target(const config *cfg, const char *target)
     free(disk);
 }
 
+static int context_list(int json)
+{
+    config cfg;
+    int rc = cli_load_config(&cfg);
+    if (rc != EXIT_OK)
+        return rc;
+    json_t *root = json ? out_json_root() : NULL, *arr = json ? json_array() : NULL;
+    for (size_t i = 0; i < cfg.n_contexts; i++) {
+        if (json) {
+            json_array_append_new(arr, json_pack("{s:o, s:o}", "target",
+                                                 out_json_str(cfg.contexts[i].target), "text",
+                                                 out_json_str(cfg.contexts[i].text)));
+            continue;
+        }
+        out_put_path(stdout, cfg.contexts[i].target);
+        putchar('\t');
+        out_put_line(stdout, cfg.contexts[i].text);
+        putchar('\n');
+    }
+    if (json) {
+        json_object_set_new(root, "contexts", arr);
+        out_json_print(stdout, root);
+    }
+    config_free(&cfg);
+    return EXIT_OK;
+}
+
 int cmd_context(cli *c, int argc, char **argv)
 {
     (void)c;
@@ -384,47 +503,45 @@ int cmd_context(cli *c, int argc, char **argv)
         return argc < 2 ? EXIT_USAGE : EXIT_OK;
     }
     const char *sub = argv[1];
-    config cfg;
-    int rc;
-    if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0) {
-        if ((rc = cli_load_config(&cfg)) != EXIT_OK)
-            return rc;
-        for (size_t i = 0; i < cfg.n_contexts; i++) {
-            out_put_path(stdout, cfg.contexts[i].target);
-            putchar('\t');
-            out_put_line(stdout, cfg.contexts[i].text);
-            putchar('\n');
-        }
-        config_free(&cfg);
-        return EXIT_OK;
-    }
+    int list = strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0;
     int add = strcmp(sub, "add") == 0;
     int rm = strcmp(sub, "rm") == 0 || strcmp(sub, "remove") == 0;
-    if (!add && !rm)
+    if (!list && !add && !rm)
         return cli_usage("context", "unknown subcommand '%s'", sub);
-    if (add ? argc != 4 : argc != 3)
+    int json = 0;
+    const char *pos[2];
+    size_t n;
+    int rc = cli_positionals("context", context_help, argc, argv, 2, list ? &json : NULL, pos,
+                             list ? 0 : add ? 2 : 1, &n);
+    if (rc >= 0)
+        return rc;
+    if (list)
+        return context_list(json);
+    if (n != (add ? 2u : 1u))
         return cli_usage("context", add ? "add needs TARGET and a description"
                                         : "rm needs a TARGET");
+    const char *target_arg = pos[0];
+    config cfg;
     if ((rc = cli_load_config(&cfg)) != EXIT_OK)
         return rc;
-    char *target = resolve_target(&cfg, argv[2]);
+    char *target = resolve_target(&cfg, target_arg);
     if (!target && rm)
-        target = xstrdup(argv[2]);
-    if (!target && access(argv[2], F_OK) != 0 && strchr(argv[2], '/')) {
+        target = xstrdup(target_arg);
+    if (!target && access(target_arg, F_OK) != 0 && strchr(target_arg, '/')) {
         fprintf(stderr, "trove: '%s' does not exist; a context for a path not created yet is "
-                        "given as COLLECTION/path (see `trove collection list`)\n", argv[2]);
+                        "given as COLLECTION/path (see `trove collection list`)\n", target_arg);
         config_free(&cfg);
         return EXIT_ERR;
     }
     if (!target) {
         fprintf(stderr, "trove: '%s' is neither a collection nor a path inside one "
-                        "(see `trove collection list`)\n", argv[2]);
+                        "(see `trove collection list`)\n", target_arg);
         config_free(&cfg);
         return EXIT_ERR;
     }
     if (add) {
         warn_missing_target(&cfg, target);
-        config_add_context(&cfg, target, argv[3]);
+        config_add_context(&cfg, target, pos[1]);
     } else if (!config_remove_context(&cfg, target)) {
         fprintf(stderr, "trove: no context for '%s' (see `trove context list`)\n", target);
         free(target);

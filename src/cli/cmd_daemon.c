@@ -1,4 +1,4 @@
-/* trove daemon [--detach] [--idle SECS] [--no-watch] | stop | status */
+/* trove daemon [--detach] [--idle SECS] [--no-watch] | stop | status [--json] */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -6,9 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/out.h"
 #include "daemon/client.h"
 #include "daemon/server.h"
 #include "util/buf.h"
@@ -17,7 +19,7 @@
 
 static const char daemon_help[] =
     "usage: trove daemon [--detach] [--idle SECS] [--no-watch]\n"
-    "       trove daemon stop | status\n"
+    "       trove daemon stop | status [--json]\n"
     "Keep the index open and answer `trove search`, get, ls, status (and MCP\n"
     "clients) over a Unix socket; watch the collections and index saved notes at once.\n"
     "  --detach      run in the background (log: the socket path + .log)\n"
@@ -25,7 +27,8 @@ static const char daemon_help[] =
     "                config.yaml, else 1800; 0 = never)\n"
     "  --no-watch    do not watch the collections\n"
     "  stop          ask the daemon of this index to exit\n"
-    "  status        say whether one runs (pid, socket, requests)\n";
+    "  status        say whether one runs: pid, socket, uptime, requests, the\n"
+    "                watcher's state and queue, the models loaded (--json: as JSON)\n";
 
 typedef struct ready_ctx {
     int fd;        /* write end of the --detach pipe, -1 in the foreground */
@@ -161,7 +164,60 @@ static int daemon_stop(cli *c)
     return EXIT_OK;
 }
 
-static int daemon_status(cli *c)
+static long long jint(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : dflt;
+}
+
+/* The watcher's line: its state, what it watches and what waits. */
+static void print_watcher(const json_t *d)
+{
+    const json_t *w = json_object_get(d, "watcher");
+    printf("watcher: %s", jstr(w, "state", "?"));
+    if (json_object_get(w, "folders"))
+        printf(" (%lld folders, %lld update%s so far", jint(w, "folders"), jint(w, "updates"),
+               jint(w, "updates") == 1 ? "" : "s");
+    const json_t *last = json_object_get(w, "last_event");
+    if (json_is_number(last)) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double ago = (double)now.tv_sec + now.tv_nsec / 1e9 - json_number_value(last);
+        printf(", last event %.0f s ago: %s", ago < 0 ? 0 : ago, jstr(w, "last_event_path", "?"));
+    }
+    if (json_object_get(w, "folders"))
+        putchar(')');
+    putchar('\n');
+    const char *problem = jstr(w, "problem", NULL);
+    if (problem)
+        printf("  %s\n", problem);
+    printf("queue: %lld changed paths waiting for the watcher's next update, %lld other "
+           "connections open\n", jint(w, "pending"), jint(d, "connections"));
+}
+
+static void print_models(const json_t *d)
+{
+    const json_t *m = json_object_get(d, "models");
+    const json_t *open = json_object_get(m, "open");
+    printf("models loaded: %lld (%zu open now)\n", jint(m, "loads"), json_array_size(open));
+    for (size_t i = 0; i < json_array_size(open); i++) {
+        const json_t *o = json_array_get(open, i);
+        printf("  %s: %s (%lld users)\n", jstr(o, "kind", "?"), jstr(o, "path", "?"), jint(o, "users"));
+    }
+    /* the vector segments kept between searches (docs/daemon.md, Models) */
+    const json_t *vc = json_object_get(m, "vec_cache");
+    if (json_is_object(vc))
+        printf("vector segments: %lld held (%.1f MB), %lld read from the index, %lld served from "
+               "memory\n", jint(vc, "segments"), (double)jint(vc, "bytes") / 1e6, jint(vc, "loaded"),
+               jint(vc, "served"));
+}
+
+static int daemon_status(cli *c, int json)
 {
     dcl *d = connect_or_say(c);
     if (!d)
@@ -171,24 +227,24 @@ static int daemon_status(cli *c)
     dcl_close(d);
     if (err)
         return cli_error(err);
-    char *sock = dcl_socket_path(c->index_path);
-    printf("pid: %lld\nsocket: %s\nindex: %s\nconfig: %s\nrequests: %lld\n",
-           (long long)json_integer_value(json_object_get(res, "pid")), sock ? sock : "?",
-           json_string_value(json_object_get(res, "index")),
-           json_string_value(json_object_get(res, "config")),
-           (long long)json_integer_value(json_object_get(res, "requests")));
-    /* the shared embedding models and rerankers loaded so far */
-    printf("models loaded: %lld\n",
-           (long long)json_integer_value(json_object_get(res, "models_loaded")));
-    /* the vector segments kept between searches (docs/daemon.md, Models) */
-    json_t *vs = json_object_get(res, "vec_segments");
-    if (json_is_object(vs))
-        printf("vector segments: %lld held (%.1f MB), %lld read from the index, %lld served from "
-               "memory\n", (long long)json_integer_value(json_object_get(vs, "held")),
-               (double)json_integer_value(json_object_get(vs, "bytes")) / 1e6,
-               (long long)json_integer_value(json_object_get(vs, "loaded")),
-               (long long)json_integer_value(json_object_get(vs, "served")));
-    free(sock);
+    const json_t *dj = json_object_get(res, "daemon");
+    if (json) {
+        /* the hello answer under the envelope; its "version" (trove's)
+         * becomes trove_version */
+        json_t *root = out_json_root();
+        json_object_set(root, "trove_version", json_object_get(res, "version"));
+        json_object_del(res, "version");
+        json_object_update(root, res);
+        json_decref(res);
+        out_json_print(stdout, root);
+        return EXIT_OK;
+    }
+    printf("pid: %lld\nsocket: %s\nindex: %s\nconfig: %s\n", jint(res, "pid"),
+           jstr(dj, "socket", "?"), jstr(res, "index", "?"), jstr(res, "config", "?"));
+    double up = json_number_value(json_object_get(dj, "uptime"));
+    printf("uptime: %.0f s\nrequests: %lld\n", up, jint(res, "requests"));
+    print_watcher(dj);
+    print_models(dj);
     json_decref(res);
     return EXIT_OK;
 }
@@ -203,10 +259,15 @@ int cmd_daemon(cli *c, int argc, char **argv)
             fputs(daemon_help, stdout);
             return EXIT_OK;
         }
-        if (i == 1 && argc == 2 && strcmp(argv[i], "stop") == 0)
-            return daemon_stop(c);
-        if (i == 1 && argc == 2 && strcmp(argv[i], "status") == 0)
-            return daemon_status(c);
+        if (i == 1 && (strcmp(argv[i], "stop") == 0 || strcmp(argv[i], "status") == 0)) {
+            size_t n;
+            int json = 0, stop = argv[i][1] == 't' && argv[i][2] == 'o';
+            int rc = cli_positionals("daemon", daemon_help, argc, argv, 2, stop ? NULL : &json,
+                                     NULL, 0, &n);
+            if (rc >= 0)
+                return rc;
+            return stop ? daemon_stop(c) : daemon_status(c, json);
+        }
         if (strcmp(argv[i], "--detach") == 0) {
             detach = 1;
         } else if (strcmp(argv[i], "--no-watch") == 0) {
@@ -215,7 +276,8 @@ int cmd_daemon(cli *c, int argc, char **argv)
             if (!v || !str_to_double(v, &o.idle_secs) || o.idle_secs < 0)
                 return cli_usage("daemon", "--idle needs seconds >= 0");
         } else {
-            return cli_usage("daemon", "unknown argument %s", argv[i]);
+            return cli_usage("daemon", argv[i][0] == '-' ? "unknown option %s"
+                                       : "unknown subcommand %s (stop, status)", argv[i]);
         }
     }
     o.model = cli_model_path(NULL);

@@ -99,6 +99,25 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
+/* What the pass did, in the progress line's terms (done = computed by the
+ * model + given the stored vector of the same text), and how many of those
+ * an update deleted meanwhile (not stored). */
+static void print_embed_summary(const vembed_stats *s, int64_t dim)
+{
+    if (s->pending == 0) {
+        printf("embedded nothing: every chunk has a vector of this model (%lld dimensions)\n",
+               (long long)dim);
+        return;
+    }
+    size_t done = s->embedded + s->reused;
+    size_t skipped = done > s->stored ? done - s->stored : 0;
+    printf("embedded %zu chunks: %zu computed", done, s->embedded);
+    if (s->embedded && s->secs > 0)
+        printf(" (%.0f chunks/s)", (double)s->embedded / s->secs);
+    printf(", %zu reused (same text as a stored vector); %zu skipped (deleted meanwhile); "
+           "%.2fs, %lld dimensions\n", s->reused, skipped, s->secs, (long long)dim);
+}
+
 int cli_embed_pass(cli *c, api *a, const cli_embed_args *args)
 {
     progress_ctx pc = {.tty = c->stderr_tty, .last = -1};
@@ -140,11 +159,7 @@ int cli_embed_pass(cli *c, api *a, const cli_embed_args *args)
                             "again to finish\n", s->stored);
         return rc;
     }
-    double rate = s->secs > 0 ? (double)s->embedded / s->secs : 0;
-    printf("embedded %zu chunks", s->embedded);
-    if (s->reused)
-        printf(", %zu unchanged texts reused", s->reused);
-    printf(" in %.2fs (%.0f chunks/s), %lld dimensions\n", s->secs, rate, (long long)res.dim);
+    print_embed_summary(s, res.dim);
     return EXIT_OK;
 }
 
@@ -194,7 +209,8 @@ int cmd_embed(cli *c, int argc, char **argv)
                 return cli_usage("embed", "--threads needs a number from 1 to 256");
             ea.threads = (int)n;
         } else {
-            return cli_usage("embed", "unknown argument %s", argv[i]);
+            return cli_usage("embed", argv[i][0] == '-' ? "unknown option %s" : "unexpected argument '%s'",
+                             argv[i]);
         }
     }
     ea.model = cli_model_path(model_flag);

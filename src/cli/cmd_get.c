@@ -180,26 +180,25 @@ answered:
 
 int cmd_ls(cli *c, int argc, char **argv)
 {
-    if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-            printf("usage: trove ls [COLLECTION[/PREFIX]]\n");
-            return EXIT_OK;
-        }
-        return cli_usage("ls", "takes at most one COLLECTION[/PREFIX]");
-    }
+    const char *target = NULL;
+    size_t n_pos;
+    int rc = cli_positionals("ls", "usage: trove ls [COLLECTION[/PREFIX]]\n", argc, argv, 1, NULL,
+                             &target, 1, &n_pos);
+    if (rc >= 0)
+        return rc;
+    rc = EXIT_OK;
     api *a = NULL;
-    int rc = EXIT_OK;
     api_listing l;
     trove_err err;
     dcl *d = cli_daemon(c);
     if (d) {
-        err = dcl_ls(d, argc == 2 ? argv[1] : NULL, &l);
+        err = dcl_ls(d, target, &l);
         if (cli_daemon_done(d))
             goto answered;
     }
     if ((rc = cli_open_api(c, &a)) != EXIT_OK)
         return rc;
-    err = api_ls(a, argc == 2 ? argv[1] : NULL, &l);
+    err = api_ls(a, target, &l);
 answered:
     if (err) {
         rc = cli_error(err);
@@ -304,6 +303,29 @@ static void print_status_json(const api_status *s, json_t *daemon)
     out_json_print(stdout, root);
 }
 
+/* The files `update` skips by design, with the reason: they are neither
+ * new nor pending, however often it runs (its warnings name them). */
+static void print_skipped(const index_freshness *f, const char *before, const char *after)
+{
+    size_t n = f->skipped_binary + f->skipped_large + f->skipped_unreadable;
+    if (n) {
+        printf("%s%zu skipped by `trove update`:", before, n);
+        const char *sep = " ";
+        if (f->skipped_binary) {
+            printf("%s%zu binary", sep, f->skipped_binary);
+            sep = ", ";
+        }
+        if (f->skipped_large) {
+            printf("%s%zu over the %u MiB limit", sep, f->skipped_large,
+                   INDEX_DEFAULT_MAX_FILE_BYTES >> 20);
+            sep = ", ";
+        }
+        if (f->skipped_unreadable)
+            printf("%s%zu unreadable", sep, f->skipped_unreadable);
+    }
+    fputs(after, stdout);
+}
+
 int cmd_status(cli *c, int argc, char **argv)
 {
     const char *model_flag = NULL;
@@ -319,10 +341,13 @@ int cmd_status(cli *c, int argc, char **argv)
         }
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
-        else if (cli_opt_value(argc, argv, &i, "--model", &v) && v && *v)
+        else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
+            if (!v || !*v)
+                return cli_usage("status", "--model needs a path");
             model_flag = v;
-        else
-            return cli_usage("status", "unknown argument %s", argv[i]);
+        } else
+            return cli_usage("status", argv[i][0] == '-' ? "unknown option %s"
+                                                        : "unexpected argument '%s'", argv[i]);
     }
     /* Counts and freshness cold (they are cheap, and the embedding state
      * needs the model); a running daemon adds its own and its watcher's. */
@@ -405,10 +430,12 @@ int cmd_status(cli *c, int argc, char **argv)
         } else if (!sc->fresh_known) {
             continue;
         } else if (sc->fresh.added || sc->fresh.changed || sc->fresh.deleted) {
-            printf("  since last update: %zu new, %zu changed, %zu deleted (run `trove update`)\n",
+            printf("  since last update: %zu new, %zu changed, %zu deleted (run `trove update`)",
                    sc->fresh.added, sc->fresh.changed, sc->fresh.deleted);
+            print_skipped(&sc->fresh, "; ", "\n");
         } else {
-            printf("  up to date (%zu files)\n", sc->fresh.files);
+            printf("  up to date (%zu files", sc->fresh.files);
+            print_skipped(&sc->fresh, "; ", ")\n");
         }
     }
     if (daemon)

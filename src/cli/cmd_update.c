@@ -176,17 +176,14 @@ int cmd_update(cli *c, int argc, char **argv)
 
 int cmd_check(cli *c, int argc, char **argv)
 {
-    if (argc > 1) {
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-            printf("usage: trove check\n"
-                   "SQLite's integrity check and trove's own invariants on the index; exit 1\n"
-                   "with one line per problem.\n");
-            return EXIT_OK;
-        }
-        return cli_usage("check", "takes no arguments");
-    }
+    size_t n;
+    int rc = cli_positionals("check", "usage: trove check\n"
+                             "SQLite's integrity check and trove's own invariants on the index; "
+                             "exit 1\nwith one line per problem.\n", argc, argv, 1, NULL, NULL, 0, &n);
+    if (rc >= 0)
+        return rc;
     api *a;
-    int rc = cli_open_api(c, &a);
+    rc = cli_open_api(c, &a);
     if (rc)
         return rc;
     api_check_result res;

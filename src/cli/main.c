@@ -1,4 +1,5 @@
 /* trove — local-first hybrid search for markdown knowledge bases. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,6 +209,31 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **
     }
     *value = argv[++*i];
     return 1;
+}
+
+int cli_positionals(const char *cmd, const char *help, int argc, char **argv, int from, int *json,
+                    const char **pos, size_t cap, size_t *n)
+{
+    int options = 1;
+    *n = 0;
+    for (int i = from; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options && strcmp(arg, "--") == 0) {
+            options = 0;
+        } else if (options && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (options && json && strcmp(arg, "--json") == 0) {
+            *json = 1;
+        } else if (options && arg[0] == '-' && (arg[1] == '-' || isalpha((unsigned char)arg[1]))) {
+            return cli_usage(cmd, "unknown option %s", arg);
+        } else if (*n < cap) {
+            pos[(*n)++] = arg;
+        } else {
+            return cli_usage(cmd, "unexpected argument '%s'", arg);
+        }
+    }
+    return -1;
 }
 
 /* The Chinese segmenter asks for its paths on the first CJK text only, so

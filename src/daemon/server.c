@@ -370,12 +370,15 @@ static json_t *daemon_state(srv *s)
     pthread_mutex_lock(&s->mu);
     double up = clock_seconds() - s->started;
     long requests = s->requests;
+    int conns = s->conns;
     pthread_mutex_unlock(&s->mu);
     json_t *d = json_object();
     json_object_set_new(d, "pid", json_integer(getpid()));
     json_object_set_new(d, "socket", wire_str(s->sock_path));
     json_object_set_new(d, "uptime", json_real(up));
     json_object_set_new(d, "requests", json_integer(requests));
+    /* connections besides the one asking */
+    json_object_set_new(d, "connections", json_integer(conns > 0 ? conns - 1 : 0));
     json_t *w = json_object();
     if (s->w) {
         watch_state ws;
@@ -393,6 +396,7 @@ static json_t *daemon_state(srv *s)
         json_object_set_new(w, "state", json_string("off"));
         json_object_set_new(w, "problem", json_string(s->o->watch ? "no collections" : "disabled"));
     }
+    json_object_set_new(d, "watch", json_boolean(s->o->watch));
     json_object_set_new(d, "watcher", w);
     json_object_set_new(d, "models", models_state(s));
     return d;
@@ -504,6 +508,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
                                       (json_int_t)ms.vec_cache.loaded, "served",
                                       (json_int_t)ms.vec_cache.served));
         api_models_stats_free(&ms);
+        json_object_set_new(r->result, "daemon", daemon_state(s));
         json_decref(empty);
         return;
     }
@@ -626,6 +631,38 @@ static void touch(srv *s, int request)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* A request over WIRE_MAX_REQUEST is answered with E2BIG, then the rest of
+ * its line is read and dropped (until its newline, the client's close or
+ * the request deadline) before the connection is closed: a client still
+ * writing it would otherwise get EPIPE and never read the answer. `seen_nl`:
+ * its newline has arrived already. */
+static void refuse_too_long(srv *s, int fd, int seen_nl, double deadline)
+{
+    send_error(fd, "E2BIG", "request longer than 1 MiB");
+    shutdown(fd, SHUT_WR);
+    char buf[65536];
+    while (!seen_nl) {
+        double left = deadline - clock_seconds();
+        if (left <= 0)
+            break;
+        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
+        int pr = poll(p, 2, (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0 || (p[1].revents && !(p[0].revents & POLLIN)))
+            break;
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (r <= 0)
+            break;
+        seen_nl = memchr(buf, '\n', (size_t)r) != NULL;
+    }
+    /* what is queued already, so the close leaves nothing unread */
+    while (recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
+        ;
+}
+
 static void *conn_main(void *arg)
 {
     conn *c = arg;
@@ -638,12 +675,12 @@ static void *conn_main(void *arg)
         while (in.len && (nl = memchr(in.data, '\n', in.len)) != NULL) {
             size_t n = (size_t)(nl - in.data);
             touch(s, 0);
-            char *out = n > WIRE_MAX_REQUEST ? NULL : answer(s, in.data, n);
-            if (!out) {
-                send_error(c->fd, "E2BIG", "request longer than 1 MiB");
+            if (n > WIRE_MAX_REQUEST) {
+                refuse_too_long(s, c->fd, 1, 0);
                 closing = 1;
                 break;
             }
+            char *out = answer(s, in.data, n);
             int w = send_all(c->fd, out, strlen(out));
             free(out);
             memmove(in.data, nl + 1, in.len - n - 1);
@@ -658,7 +695,7 @@ static void *conn_main(void *arg)
         if (closing)
             break;
         if (in.len > WIRE_MAX_REQUEST) {
-            send_error(c->fd, "E2BIG", "request longer than 1 MiB");
+            refuse_too_long(s, c->fd, 0, first_byte + REQUEST_S);
             break;
         }
         double now = clock_seconds();

@@ -447,7 +447,7 @@ trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb)
         return trove_fail(TROVE_EIO, "%s: %s", root, strerror(e));
     }
 
-    static const char *const default_mask[] = {"**/*.md"};
+    static const char *const default_mask[] = {WALK_DEFAULT_MASK};
     walker w = {.cb = cb, .rootfd = rootfd, .opts = opts};
     int nomask = !opts->masks || opts->n_masks == 0;
     w.nmasks = nomask ? 1 : opts->n_masks;

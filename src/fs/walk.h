@@ -25,6 +25,9 @@
 #ifndef TROVE_WALK_H
 #define TROVE_WALK_H
 
+/* The mask of a collection that names none: every .md file at any depth. */
+#define WALK_DEFAULT_MASK "**/*.md"
+
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -32,7 +35,7 @@
 
 typedef struct walk_opts {
     const char *root;           /* absolute path of the collection root */
-    const char *const *masks;   /* NULL or n_masks == 0: all .md files */
+    const char *const *masks;   /* NULL or n_masks == 0: WALK_DEFAULT_MASK */
     size_t n_masks;
     const char *const *excludes;
     size_t n_excludes;

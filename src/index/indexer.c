@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/walk.h"
 #include "text/lang.h"
@@ -403,6 +405,40 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
     return rc;
 }
 
+/* Would `update` skip this file (not in the index)? The same tests as
+ * process_file(), on the size and the first 8 KiB only. */
+static void count_skipped(const run *r, const found *f, index_freshness *out)
+{
+    if ((size_t)f->size > INDEX_DEFAULT_MAX_FILE_BYTES) {
+        out->skipped_large++;
+        return;
+    }
+    char *real = NULL;
+    /* what update reads: the real path, inside the collection */
+    trove_err rc = fs_resolve_inside(r->coll->path, f->path, &real, NULL);
+    trove_errclear();
+    if (rc != TROVE_OK) {
+        out->skipped_unreadable++;
+        free(real);
+        return;
+    }
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    free(real);
+    if (fd < 0) {
+        out->skipped_unreadable++;
+        return;
+    }
+    char head[8192];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n < 0)
+        out->skipped_unreadable++;
+    else if (looks_binary(head, (size_t)n))
+        out->skipped_binary++;
+    else
+        out->added++;
+}
+
 trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,
                                 index_freshness *out)
 {
@@ -424,7 +460,11 @@ trove_err index_check_freshness(store *st, const config *cfg, const config_colle
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
         if (!old) {
-            out->added++;
+            /* a collection never indexed: everything is new (no file read) */
+            if (r.collection_id < 0)
+                out->added++;
+            else
+                count_skipped(&r, f, out);
             continue;
         }
         old->seen = 1;

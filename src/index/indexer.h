@@ -47,10 +47,15 @@ typedef struct index_stats {
 trove_err index_collection(store *st, const config *cfg, const config_collection *coll,
                            const index_opts *opts, index_stats *stats);
 
-/* What `update` would do, judged by (size, mtime) alone, without reading
- * any file: counts of new, changed and deleted files. Read-only. */
+/* What `update` would do, judged by (size, mtime) alone: counts of new,
+ * changed and deleted files. Read-only. A file not in the index of a
+ * collection that was indexed before is one `update` skipped, or a new
+ * one: its size and first 8 KiB tell (over the size limit, binary,
+ * unreadable: the skipped_* counts, not `added`). (Symlinks leading out of
+ * the collection are left out by the walk, as `update` leaves them out.) */
 typedef struct index_freshness {
     size_t files, fresh, added, changed, deleted;
+    size_t skipped_large, skipped_binary, skipped_unreadable;
 } index_freshness;
 
 trove_err index_check_freshness(store *st, const config *cfg, const config_collection *coll,

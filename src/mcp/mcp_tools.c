@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/wire.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -961,9 +962,12 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
                                           "changed", (json_int_t)c->fresh.changed, "deleted",
                                           (json_int_t)c->fresh.deleted)
                               : json_null();
-        json_array_append_new(cols, json_pack("{s:o, s:o, s:I, s:o, s:o}", "name",
+        /* files update skips by design (binary, too large, unreadable) are not pending */
+        json_t *skipped = c->fresh_known ? wire_skipped(&c->fresh) : json_null();
+        json_array_append_new(cols, json_pack("{s:o, s:o, s:I, s:o, s:o, s:o}", "name",
                                               js_str(c->name), "path", js_str(c->path), "notes",
-                                              (json_int_t)c->notes, "pending", pending, "problem",
+                                              (json_int_t)c->notes, "pending", pending, "skipped",
+                                              skipped, "problem",
                                               c->problem ? js_str(c->problem) : json_null()));
     }
     json_t *last = json_null();

