@@ -21,6 +21,9 @@
 
 const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "vector"};
 
+const char search_vec_blank_why[] =
+    "the query has no vector: none of its words is in the embedding model's vocabulary";
+
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
@@ -986,6 +989,25 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
     return rc;
 }
 
+/* Whether a query vector is zero: a static model knew none of its words. */
+static int vec_blank(const float *x, int dim)
+{
+    double norm = 0;
+    for (int i = 0; i < dim; i++)
+        norm += (double)x[i] * x[i];
+    return norm < 1e-12;
+}
+
+/* The lowest similarity the scan keeps: strictly above the noise floor
+ * (what unrelated text reaches), and for vsearch at least --min-score. */
+static float vec_min_score(const search_opts *o, const search_results *out)
+{
+    float min = o->vector_only ? (float)o->min_score : -INFINITY;
+    if (out->vec_floor_known)
+        min = fmaxf(min, nextafterf((float)out->vec_floor, INFINITY));
+    return min;
+}
+
 static trove_err channel_vector(store *st, const search_opts *o, const filter *f, size_t depth,
                                 cand_set *cs, search_results *out)
 {
@@ -1015,11 +1037,23 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
         pthread_mutex_unlock(o->model_lock);
     if (rc == TROVE_OK)
         vec_quantize(qf, dim, qq, &qs);
+    if (rc == TROVE_OK)
+        rc = store_vec_floor_get(st, model_id, &out->vec_floor, &(int64_t){0},
+                                 &out->vec_floor_known);
+    /* A zero vector is as close to every note as to none: ranking by it
+     * ranked the index in id order (every cosine 0). */
+    if (rc == TROVE_OK && vec_blank(qf, dim)) {
+        out->vec_state = SEARCH_VEC_BLANK;
+        free(qq);
+        free(qf);
+        free(segs);
+        return find_unembedded(st, o, model_id, out);
+    }
     uint8_t *allow = NULL;
     int64_t n_allow = 0;
     if (rc == TROVE_OK)
         rc = allowed_docs(st, f, &allow, &n_allow);
-    vec_filter vf = {allow, n_allow, o->vector_only ? (float)o->min_score : -INFINITY};
+    vec_filter vf = {allow, n_allow, vec_min_score(o, out)};
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
@@ -1051,6 +1085,14 @@ static trove_err channel_vector(store *st, const search_opts *o, const filter *f
 }
 
 /* ---- fusion ----------------------------------------------------------- */
+
+static int vector_hits(const cand_set *cs)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->items[i].ch[SEARCH_CH_VECTOR].rank)
+            return 1;
+    return 0;
+}
 
 static int cmp_fused(const void *a, const void *b)
 {
@@ -1315,7 +1357,10 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             rank_bm25(&cs);
     }
     if (rc == TROVE_OK) {
-        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
+        /* No note above the floor: the vector has nothing to say, and the
+         * keyword channels are fused as without a model. */
+        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED && vector_hits(&cs), out->lang,
+             &out->fusion);
         size_t keep = 0;
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
             keep++;
