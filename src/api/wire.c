@@ -514,6 +514,7 @@ json_t *wire_search_results(const search_results *r)
     set(j, "vec_error", wire_str(r->vec_error));
     set(j, "vec_floor_known", json_integer(r->vec_floor_known));
     set(j, "vec_floor", json_real(r->vec_floor));
+    set(j, "vec_strength", json_real(r->vec_strength));
     set(j, "fusion", fusion_json(&r->fusion));
     return j;
 }
@@ -586,6 +587,7 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
     TRY(get_str(v, "vec_error", &out->vec_error, NULL));
     TRY(get_int(v, "vec_floor_known", &out->vec_floor_known));
     TRY(get_double(v, "vec_floor", &out->vec_floor));
+    TRY(get_double(v, "vec_strength", &out->vec_strength));
     TRY(fusion_parse(json_object_get(v, "fusion"), &out->fusion));
     const json_t *items = need_array(v, "items", &rc);
     TRY(rc);

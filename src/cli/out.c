@@ -165,7 +165,12 @@ static void explain_vector(FILE *f, const search_results *res)
     if (res->vec_state == SEARCH_VEC_BLANK) {
         fprintf(f, "vector: none (%s)\n", search_vec_blank_why);
     } else if (res->vec_state == SEARCH_VEC_USED && res->vec_floor_known) {
-        fprintf(f, "vector: notes above the noise floor %.3f\n", res->vec_floor);
+        fprintf(f, "vector: notes above the noise floor %.3f", res->vec_floor);
+        if (res->fusion.method == SEARCH_FUSION_Z)
+            fprintf(f, ", strength %.3f", res->vec_strength);
+        else if (res->fusion.method == SEARCH_FUSION_RRF)
+            fputs(" (none)", f);
+        fputc('\n', f);
     } else if (res->vec_state == SEARCH_VEC_USED) {
         fputs("vector: no noise floor estimated (run `trove embed`)\n", f);
     }
@@ -406,8 +411,11 @@ static json_t *vector_json(const search_results *res)
 {
     if (res->vec_state == SEARCH_VEC_OFF)
         return json_null();
-    return json_pack("{s:s, s:o}", "state", vector_state(res), "floor",
-                     res->vec_floor_known ? json_real(res->vec_floor) : json_null());
+    json_t *v = json_pack("{s:s, s:o}", "state", vector_state(res), "floor",
+                          res->vec_floor_known ? json_real(res->vec_floor) : json_null());
+    if (res->fusion.method == SEARCH_FUSION_Z)
+        json_object_set_new(v, "strength", json_real(res->vec_strength));
+    return v;
 }
 
 static void out_json(FILE *f, const char *query, const search_results *res, const out_opts *o)

@@ -155,6 +155,9 @@ typedef struct search_results {
      * estimates it), and then only the query's own vector decides. */
     int vec_floor_known;
     double vec_floor;
+    /* Hybrid: how far the channel's best note stood above the floor, in
+     * [0, 1] (search.c); the vector weight was multiplied by it. */
+    double vec_strength;
     char lang[8];        /* the query's language as decided, "" undetermined */
     search_fusion fusion;
 } search_results;
