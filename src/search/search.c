@@ -1094,6 +1094,16 @@ static int vector_hits(const cand_set *cs)
     return 0;
 }
 
+/* A note only the vector channel found, no closer to the query than the
+ * channel's average (z <= 0: no vote): it has no evidence at all, and
+ * listing it at 0.00 filled `--files` with unrelated notes. Sorted last
+ * (score 0, no bm25 rank), so the results stop at the first. */
+static int vector_only_noise(const cand *c)
+{
+    return c->ch[SEARCH_CH_VECTOR].rank && !c->ch[SEARCH_CH_BM25].rank &&
+           !c->ch[SEARCH_CH_TITLE].rank && c->fused <= 0;
+}
+
 /* How far the vector channel's best note stands above the noise floor, as
  * a share of VEC_STRENGTH_SPAN of the room above it, at most 1: the vector
  * weight is scaled by it, so notes the vector barely prefers to noise
@@ -1388,7 +1398,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
         fuse(&cs, &fo, vector_ran, out->lang, &out->fusion);
         size_t keep = 0;
-        while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
+        while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score &&
+               !(vector_ran && !o->vector_only && vector_only_noise(&cs.items[keep])))
             keep++;
         out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
         snip_terms terms = {0};

@@ -150,6 +150,30 @@ def test_real_matches_stay_above_the_floor(glove_vault):
     assert trove.paths("automobile")[0] == "cars.md"
 
 
+def test_weak_vector_evidence_scores_low(glove_vault):
+    """Scores mean the same across queries: what only the vector proposes
+    scores at most 0.25 and near 0 when it is barely above the floor;
+    notes with no vote are not listed; keyword matches pass 0.3."""
+    trove, vault = glove_vault
+    # no note speaks of elephants or volcanoes: none above the floor
+    assert trove.search("elephant") == []
+    assert trove.search("volcano eruption") == []
+    # a vector-only match is listed alone, the notes it got no vote for not
+    assert trove.ok("search", "automobile", "--files").out.splitlines() == [str(vault / "cars.md")]
+    res = trove.search("automobile", "--explain")
+    assert 0 < res[0]["score"] <= 0.25 and res[0]["explain"]["bm25"] is None
+    doc = trove.ok("search", "automobile", "--json", "--explain").json()
+    assert 0 < doc["vector"]["strength"] <= 1 and doc["fusion"]["method"] == "z-score", doc
+    assert trove.paths("automobile", "--min-score", "0.3") == []
+    assert trove.paths("automobile", "--min-score", "0.1") == ["cars.md"]
+    assert trove.paths("sourdough", "--min-score", "0.3") == ["bread.md"]
+    for q in ("how can I stop forgetting what I studied", "the"):
+        for x in trove.search(q, "--explain"):
+            ex = x["explain"]
+            if ex["bm25"] is None and ex["title"] is None:
+                assert 0 < x["score"] <= 0.25, (q, x)
+
+
 # ---- the floor in the index ----------------------------------------------------
 
 def test_floor_is_stored_checked_and_follows_the_index(glove_vault):
