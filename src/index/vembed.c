@@ -415,7 +415,7 @@ static trove_err floor_estimate(store *st, embed_model *m, int64_t model_id, int
     return rc;
 }
 
-trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts, int force)
+trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts)
 {
     char *fp = vembed_fingerprint(m);
     int64_t model_id;
@@ -440,7 +440,7 @@ trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opt
         return rc;
     /* Fresh while the index has grown or shrunk by a tenth at most. */
     int64_t moved = live > at ? live - at : at - live;
-    if (!force && have && moved * 10 <= at)
+    if (have && moved * 10 <= at)
         return TROVE_OK;
     if (live == 0)
         return TROVE_OK;
@@ -519,7 +519,7 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
             report(&r, 1);
     }
     if (rc == TROVE_OK)
-        rc = vembed_floor_refresh(st, m, o, 0);
+        rc = vembed_floor_refresh(st, m, o);
     stats->secs = now() - r.t0;
     free(texts);
     free(ids);

@@ -67,11 +67,11 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
 /* The model's noise floor in this index (store_vec_floor_get): the
  * similarity that queries unrelated to every note reach. Estimated from
  * nonsense probes (made-up words, punctuation, mixed scripts) embedded as
- * queries and scanned against every live vector (the best each reaches),
- * and from random pairs of chunks of different notes; see vembed.c. Only
- * re-estimated when none is stored, when `force`, or when the model's live
- * vectors moved by more than a tenth since, so it follows a growing index.
- * Opens its own transactions (none may be open). */
-trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts, int force);
+ * queries and scanned against every live vector (the best each reaches;
+ * for a static model, random words of its vocabulary: see vembed.c). Only
+ * re-estimated when none is stored or when the model's live vectors moved
+ * by more than a tenth since, so it follows a growing index. Opens its own
+ * transactions (none may be open). */
+trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts);
 
 #endif
