@@ -427,6 +427,9 @@ trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_qu
         res[0].n_vec_missing = 0;
         out->vec_error = res[0].vec_error;
         res[0].vec_error = NULL;
+        out->vec_floor_known = res[0].vec_floor_known;
+        out->vec_floor = res[0].vec_floor;
+        out->vec_strength = res[0].vec_strength;
         memcpy(out->lang, res[0].lang, sizeof out->lang);
         out->fusion = res[0].fusion;
     }

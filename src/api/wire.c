@@ -512,6 +512,9 @@ json_t *wire_search_results(const search_results *r)
     set(j, "vec_state", json_integer(r->vec_state));
     set(j, "vec_missing", strs(r->vec_missing, r->n_vec_missing));
     set(j, "vec_error", wire_str(r->vec_error));
+    set(j, "vec_floor_known", json_integer(r->vec_floor_known));
+    set(j, "vec_floor", json_real(r->vec_floor));
+    set(j, "vec_strength", json_real(r->vec_strength));
     set(j, "fusion", fusion_json(&r->fusion));
     return j;
 }
@@ -566,11 +569,14 @@ trove_err wire_search_results_parse(const json_t *v, search_results *out)
     TRY(get_fixed(v, "lang", out->lang, sizeof out->lang));
     int state = SEARCH_VEC_OFF;
     TRY(get_int(v, "vec_state", &state));
-    if (state < SEARCH_VEC_OFF || state > SEARCH_VEC_NONE)
-        return bad("vec_state", "0, 1 or 2");
+    if (state < SEARCH_VEC_OFF || state > SEARCH_VEC_BLANK)
+        return bad("vec_state", "0, 1, 2 or 3");
     out->vec_state = (search_vec_state)state;
     TRY(get_strs(v, "vec_missing", &out->vec_missing, &out->n_vec_missing));
     TRY(get_str(v, "vec_error", &out->vec_error, NULL));
+    TRY(get_int(v, "vec_floor_known", &out->vec_floor_known));
+    TRY(get_double(v, "vec_floor", &out->vec_floor));
+    TRY(get_double(v, "vec_strength", &out->vec_strength));
     TRY(fusion_parse(json_object_get(v, "fusion"), &out->fusion));
     const json_t *items = need_array(v, "items", &rc);
     TRY(rc);

@@ -1,4 +1,5 @@
 /* trove search QUERY [options] */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,20 +225,51 @@ static int parse_args(search_args *a, int argc, char **argv)
     return -1;
 }
 
-/* What the vector channel could not do, once on stderr. */
-static void vector_notices(const search_args *a, const search_results *res)
+/* What the vector channel could not do: sentences for JSON `warnings`,
+ * and the same once on stderr (a blank query vector only for vsearch,
+ * where it is why nothing was found; search says it with --explain). */
+typedef struct notices {
+    char **items;
+    size_t n, cap;
+} notices;
+
+static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
 {
     const char *cmd = a->is_query ? "query" : a->vector_only ? "vsearch" : "search";
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (on_stderr)
+        fprintf(stderr, "trove: %s: %s\n", cmd, msg);
+    xgrow(&ns->items, &ns->cap, ns->n + 1, sizeof *ns->items);
+    ns->items[ns->n++] = xstrdup(msg);
+}
+
+static void vector_notices(search_args *a, const search_results *res, notices *ns)
+{
     const char *rest = a->vector_only ? "" : " (answering by keywords, titles and links)";
-    if (res->vec_error) {
-        fprintf(stderr, "trove: %s: %s%s\n", cmd, res->vec_error, rest);
-    } else if (res->vec_state == SEARCH_VEC_NONE) {
-        fprintf(stderr, "trove: %s: the index has no embeddings of this model; run `trove "
-                        "embed`%s\n", cmd, rest);
-    }
+    if (res->vec_error)
+        notice(ns, a, 1, "%s%s", res->vec_error, rest);
+    else if (res->vec_state == SEARCH_VEC_NONE)
+        notice(ns, a, 1, "the index has no embeddings of this model; run `trove embed`%s", rest);
+    else if (res->vec_state == SEARCH_VEC_BLANK)
+        notice(ns, a, a->vector_only, "%s%s", search_vec_blank_why, rest);
     for (size_t i = 0; i < res->n_vec_missing; i++)
-        fprintf(stderr, "trove: %s: collection '%s' has no embeddings; run `trove embed`%s\n", cmd,
-                res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
+        notice(ns, a, 1, "collection '%s' has no embeddings; run `trove embed`%s",
+               res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
+    a->oo.warnings = (const char *const *)ns->items;
+    a->oo.n_warnings = ns->n;
+}
+
+static void notices_free(notices *ns)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        free(ns->items[i]);
+    free(ns->items);
 }
 
 /* The "-cNAME" collection an unknown-collection error names, if any: the
@@ -335,9 +367,11 @@ answered:
         if (info.rerank_warning)
             fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n",
                     info.rerank_warning);
-        vector_notices(a, &res);
+        notices ns = {0};
+        vector_notices(a, &res, &ns);
         a->oo.query_info = &info;
         out_results(stdout, a->query.data, &res, &a->oo);
+        notices_free(&ns);
         search_results_free(&res);
         api_query_info_free(&info);
         rc = EXIT_OK;
@@ -403,9 +437,13 @@ answered:
                             "trove search ... -- -c%s\n", cut, cut, cut);
         goto out;
     }
-    vector_notices(&a, &res);
+    notices ns = {0};
+    vector_notices(&a, &res, &ns);
     out_results(stdout, a.query.data, &res, &a.oo);
-    rc = vector_only && res.vec_state != SEARCH_VEC_USED ? EXIT_ERR : EXIT_OK;
+    notices_free(&ns);
+    /* A blank query vector is a query that matches nothing, not an error. */
+    rc = vector_only && res.vec_state != SEARCH_VEC_USED && res.vec_state != SEARCH_VEC_BLANK
+             ? EXIT_ERR : EXIT_OK;
     search_results_free(&res);
 out:
     api_close(api);

@@ -158,6 +158,24 @@ static void explain_fusion(FILE *f, const search_fusion *fu)
     fputc('\n', f);
 }
 
+/* The vector line of --explain: the noise floor the channel applied, or
+ * why it had nothing to compare. */
+static void explain_vector(FILE *f, const search_results *res)
+{
+    if (res->vec_state == SEARCH_VEC_BLANK) {
+        fprintf(f, "vector: none (%s)\n", search_vec_blank_why);
+    } else if (res->vec_state == SEARCH_VEC_USED && res->vec_floor_known) {
+        fprintf(f, "vector: notes above the noise floor %.3f", res->vec_floor);
+        if (res->fusion.method == SEARCH_FUSION_Z)
+            fprintf(f, ", strength %.3f", res->vec_strength);
+        else if (res->fusion.method == SEARCH_FUSION_RRF)
+            fputs(" (none)", f);
+        fputc('\n', f);
+    } else if (res->vec_state == SEARCH_VEC_USED) {
+        fputs("vector: no noise floor estimated (run `trove embed`)\n", f);
+    }
+}
+
 /* ---- `query --explain`: the pipeline (api_query_info) ---- */
 
 static void list_name(char *buf, size_t cap, const api_query_info *q, size_t l)
@@ -274,6 +292,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
     }
     if (o->explain && res->fts && res->fusion.method != SEARCH_FUSION_NONE)
         explain_fusion(f, &res->fusion);
+    if (o->explain)
+        explain_vector(f, res);
     if (o->explain && o->query_info)
         pipe_text_header(f, o->query_info);
     if (res->n == 0) {
@@ -376,6 +396,28 @@ static json_t *result_json(const search_result *r, const out_opts *o)
     return obj;
 }
 
+/* `vector` of --explain: what the vector channel did with this query. */
+static const char *vector_state(const search_results *res)
+{
+    switch (res->vec_state) {
+    case SEARCH_VEC_USED: return "used";
+    case SEARCH_VEC_NONE: return "no-vectors";
+    case SEARCH_VEC_BLANK: return "blank-query";
+    default: return "off";
+    }
+}
+
+static json_t *vector_json(const search_results *res)
+{
+    if (res->vec_state == SEARCH_VEC_OFF)
+        return json_null();
+    json_t *v = json_pack("{s:s, s:o}", "state", vector_state(res), "floor",
+                          res->vec_floor_known ? json_real(res->vec_floor) : json_null());
+    if (res->fusion.method == SEARCH_FUSION_Z)
+        json_object_set_new(v, "strength", json_real(res->vec_strength));
+    return v;
+}
+
 static void out_json(FILE *f, const char *query, const search_results *res, const out_opts *o)
 {
     json_t *results = json_array();
@@ -389,6 +431,7 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
     json_t *root = out_json_root();
     json_object_set_new(root, "query", out_json_str(query));
     json_object_set_new(root, "results", results);
+    json_object_set_new(root, "warnings", str_array(o->warnings, o->n_warnings));
     if (o->explain) {
         json_object_set_new(root, "fts", res->fts ? out_json_str(res->fts) : json_null());
         json_object_set_new(root, "lang", out_json_str(res->lang));
@@ -413,6 +456,7 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
             json_object_set_new(fj, "vector_confidence", json_real(fu->vector_confidence));
         }
         json_object_set_new(root, "fusion", fj);
+        json_object_set_new(root, "vector", vector_json(res));
         if (o->query_info)
             json_object_set_new(root, "pipeline", pipe_json_root(o->query_info));
     }

@@ -24,6 +24,9 @@ typedef struct out_opts {
     int line_numbers;   /* number the lines of --full text */
     int explain;        /* per-channel ranks and scores */
     const api_query_info *query_info;  /* `query`: the pipeline's detail, else NULL */
+    /* What the command could not do (sentences, borrowed): JSON `warnings` */
+    const char *const *warnings;
+    size_t n_warnings;
 } out_opts;
 
 /* Version of the JSON output shape: the top-level "version" of every JSON

@@ -1,6 +1,7 @@
 /* vembed — see vembed.h. */
 #include "index/vembed.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -203,6 +204,249 @@ static trove_err prepare_model(run *r, const char *name)
     return rc;
 }
 
+/* ---- noise floor ---------------------------------------------------------
+ * What a query unrelated to every note reaches (vembed.h). Probes are
+ * embedded as queries and scanned against every live vector; each gives
+ * the best similarity it reaches:
+ *   text probes (transformers): FLOOR_PROBES nonsense strings (made-up
+ *     words, punctuation runs, letters of several scripts mixed), the same
+ *     for every index; the floor is above all of them, by half their spread
+ *     above their median (a new nonsense string is not one of the probes);
+ *   word probes (static models, whose vector of nonsense is zero when no
+ *     word of it is known, else that of its stray letters or signs, which
+ *     are words to it): FLOOR_WORDS random words of the model's
+ *     vocabulary; the floor is what FLOOR_WORD_QUANTILE of them stay under.
+ * Similarities of random pairs of notes were tried and are no floor for
+ * queries: with GloVe on SciFact unrelated chunks reach a median of 0.87,
+ * a one-word query's real match 0.6 (docs/performance.md). */
+#define FLOOR_PROBES 48
+#define FLOOR_WORDS 128
+#define FLOOR_WORD_QUANTILE 0.9
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void put_utf8(tbuf *b, unsigned cp)
+{
+    if (cp < 0x80) {
+        tbuf_putc(b, (char)cp);
+    } else if (cp < 0x800) {
+        tbuf_putc(b, (char)(0xC0 | cp >> 6));
+        tbuf_putc(b, (char)(0x80 | (cp & 0x3F)));
+    } else {
+        tbuf_putc(b, (char)(0xE0 | cp >> 12));
+        tbuf_putc(b, (char)(0x80 | (cp >> 6 & 0x3F)));
+        tbuf_putc(b, (char)(0x80 | (cp & 0x3F)));
+    }
+}
+
+/* Text probe i (a fixed seed: the same strings for every index). */
+static char *floor_probe(uint64_t *rng, int i)
+{
+    static const char letters[] = "bcdfghjklmnpqrstvwxzyaeiou";
+    static const char punct[] = "+-*/=_~^|<>#%&!?.,:;@$";
+    /* first code point and size of a run of letters of each script */
+    static const unsigned scripts[][2] = {
+        {0x0430, 32}, {0x03B1, 25}, {0x0561, 38}, {0x10D0, 33}, {0x16A0, 75}, {0x05D0, 27},
+    };
+    tbuf b = {0};
+    int kind = i % 4, n = 4 + (int)(rng_next(rng) % 7);
+    for (int k = 0; k < n; k++) {
+        uint64_t r = rng_next(rng);
+        if (kind == 0 || (kind == 1 && r % 6 != 0)) {
+            /* made-up words, mostly consonants (the vowels are the last 6) */
+            tbuf_putc(&b, letters[r % 5 == 0 ? 20 + (r >> 8) % 6 : (r >> 8) % 20]);
+        } else if (kind == 1) {
+            tbuf_putc(&b, ' ');
+        } else if (kind == 2) {
+            tbuf_putc(&b, punct[(r >> 8) % (sizeof punct - 1)]);
+        } else {
+            const unsigned *sc = scripts[(r >> 8) % (sizeof scripts / sizeof *scripts)];
+            put_utf8(&b, r % 3 == 0 ? (unsigned)letters[(r >> 16) % 20]
+                                    : sc[0] + (unsigned)((r >> 16) % sc[1]));
+        }
+    }
+    return tbuf_detach(&b);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, size_t n, double q)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[(size_t)(q * (double)(n - 1) + 0.5)];
+}
+
+/* Probe vectors, quantised, each with its top-1 scan (zero vectors left
+ * out: they tell nothing). */
+typedef struct probes {
+    int8_t *q;
+    vec_topk **tk;
+    size_t n, cap;
+    int dim;
+} probes;
+
+static void probes_add(probes *p, const float *x)
+{
+    double norm = 0;
+    for (int d = 0; d < p->dim; d++)
+        norm += (double)x[d] * x[d];
+    if (norm < 1e-12 || p->n >= p->cap)
+        return;
+    float qs;
+    int8_t *q = p->q + p->n * (size_t)p->dim;
+    vec_quantize(x, p->dim, q, &qs);
+    p->tk[p->n++] = vec_topk_new(1, p->dim, q, qs, &(vec_filter){NULL, 0, -INFINITY}, 1);
+}
+
+/* The best similarity each probe reached, into top[]; frees the scans. */
+static size_t probes_take(probes *p, double *top)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        size_t n;
+        const vec_hit *h = vec_topk_results(p->tk[i], &n);
+        if (n)
+            top[k++] = h[0].score;
+        vec_topk_free(p->tk[i]);
+    }
+    p->n = 0;
+    return k;
+}
+
+static trove_err embed_probes(embed_model *m, pthread_mutex_t *lock, int dim, float *fv,
+                              size_t *n_words)
+{
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    char *texts[FLOOR_PROBES];
+    for (int i = 0; i < FLOOR_PROBES; i++)
+        texts[i] = floor_probe(&rng, i);
+    embed_info info;
+    embed_get_info(m, &info);
+    /* Single words need no framing in a static model (a transformer's
+     * embed_tokens would need its special tokens: text probes only). */
+    int32_t words[FLOOR_WORDS];
+    int64_t start[FLOOR_WORDS], len[FLOOR_WORDS];
+    *n_words = strcmp(info.format, "model2vec") == 0 && info.n_vocab > 1000 ? FLOOR_WORDS : 0;
+    for (size_t i = 0; i < *n_words; i++) {
+        /* past the first hundredth: special tokens and the commonest words */
+        int64_t lo = info.n_vocab / 100;
+        words[i] = (int32_t)(lo + (int64_t)(rng_next(&rng) % (uint64_t)(info.n_vocab - lo)));
+        start[i] = (int64_t)i;
+        len[i] = 1;
+    }
+    if (lock)
+        pthread_mutex_lock(lock);
+    trove_err rc = embed_texts(m, (const char *const *)texts, FLOOR_PROBES, EMBED_QUERY, fv);
+    if (rc == TROVE_OK && *n_words)
+        rc = embed_tokens(m, words, start, len, *n_words, fv + (size_t)FLOOR_PROBES * (size_t)dim);
+    if (lock)
+        pthread_mutex_unlock(lock);
+    for (int i = 0; i < FLOOR_PROBES; i++)
+        free(texts[i]);
+    return rc;
+}
+
+/* Estimate the floor over the model's live vectors and store it. */
+static trove_err floor_estimate(store *st, embed_model *m, int64_t model_id, int dim,
+                                pthread_mutex_t *lock, int64_t live)
+{
+    size_t cap = FLOOR_PROBES + FLOOR_WORDS, n_words = 0;
+    float *fv = xmalloc(cap * (size_t)dim * sizeof *fv);
+    trove_err rc = embed_probes(m, lock, dim, fv, &n_words);
+    probes text = {xmalloc(FLOOR_PROBES * (size_t)dim), xmalloc(FLOOR_PROBES * sizeof(vec_topk *)),
+                   0, FLOOR_PROBES, dim};
+    probes word = {xmalloc(FLOOR_WORDS * (size_t)dim), xmalloc(FLOOR_WORDS * sizeof(vec_topk *)),
+                   0, FLOOR_WORDS, dim};
+    /* A static model knows a nonsense string only by its stray letters or
+     * signs ("x", "+"), which are words to it: its word probes say more. */
+    for (size_t i = n_words ? FLOOR_PROBES : 0; rc == TROVE_OK && i < FLOOR_PROBES + n_words; i++)
+        probes_add(i < FLOOR_PROBES ? &text : &word, fv + i * (size_t)dim);
+    int64_t *segs = NULL;
+    size_t n_segs = 0;
+    if (rc == TROVE_OK)
+        rc = store_read_begin(st);
+    if (rc == TROVE_OK)
+        rc = store_vec_segments(st, model_id, &segs, &n_segs);
+    for (size_t i = 0; rc == TROVE_OK && i < n_segs; i++) {
+        store_vec_seg seg;
+        rc = store_vec_segment_load(st, segs[i], dim, &seg);
+        for (size_t p = 0; rc == TROVE_OK && p < text.n; p++)
+            vec_topk_scan(text.tk[p], &seg.blk);
+        for (size_t p = 0; rc == TROVE_OK && p < word.n; p++)
+            vec_topk_scan(word.tk[p], &seg.blk);
+        store_vec_segment_free(&seg);
+    }
+    store_read_end(st);
+    double ttop[FLOOR_PROBES], wtop[FLOOR_WORDS], floor = -1;
+    size_t nt = probes_take(&text, ttop), nw = probes_take(&word, wtop);
+    if (nt) {
+        double max = quantile(ttop, nt, 1.0), mid = quantile(ttop, nt, 0.5);
+        floor = max + 0.5 * (max - mid);
+    }
+    if (nw)
+        floor = fmax(floor, quantile(wtop, nw, FLOOR_WORD_QUANTILE));
+    floor = floor > 1 ? 1 : floor;
+    /* Nothing known of any probe: no floor, the query's own vector decides. */
+    if (rc == TROVE_OK && (nt || nw)) {
+        rc = store_begin(st);
+        if (rc == TROVE_OK)
+            rc = store_vec_floor_set(st, model_id, floor, live);
+        if (rc == TROVE_OK)
+            rc = store_commit(st);
+        else
+            store_rollback(st);
+    }
+    free(segs);
+    free(text.q);
+    free(text.tk);
+    free(word.q);
+    free(word.tk);
+    free(fv);
+    return rc;
+}
+
+trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts)
+{
+    char *fp = vembed_fingerprint(m);
+    int64_t model_id;
+    int dim;
+    trove_err rc = store_vec_model_find(st, fp, &model_id, &dim);
+    free(fp);
+    if (rc || !model_id || dim != embed_dim(m))
+        return rc;
+    store_vec_model *models;
+    size_t n;
+    int64_t live = 0;
+    if ((rc = store_vec_models(st, &models, &n)))
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (models[i].id == model_id)
+            live = models[i].vectors;
+    store_vec_models_free(models, n);
+    double floor;
+    int64_t at;
+    int have;
+    if ((rc = store_vec_floor_get(st, model_id, &floor, &at, &have)))
+        return rc;
+    /* Fresh while the index has grown or shrunk by a tenth at most. */
+    int64_t moved = live > at ? live - at : at - live;
+    if (have && moved * 10 <= at)
+        return TROVE_OK;
+    if (live == 0)
+        return TROVE_OK;
+    return floor_estimate(st, m, model_id, dim, opts ? opts->model_lock : NULL, live);
+}
+
 trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_stats *stats)
 {
     static const vembed_opts defaults = {0};
@@ -274,6 +518,8 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
         else
             report(&r, 1);
     }
+    if (rc == TROVE_OK)
+        rc = vembed_floor_refresh(st, m, o);
     stats->secs = now() - r.t0;
     free(texts);
     free(ids);

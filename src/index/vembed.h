@@ -59,8 +59,19 @@ char *vembed_fingerprint(const embed_model *m);
 /* The text embedded for a chunk (caller frees). */
 char *vembed_text(const char *heading, const char *body);
 
-/* Embed what needs it. TROVE_EINTR when interrupted (what was done up to
- * then is committed). */
+/* Embed what needs it, then refresh the noise floor (below). TROVE_EINTR
+ * when interrupted (what was done up to then is committed; the floor is
+ * refreshed by the next run). */
 trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_stats *stats);
+
+/* The model's noise floor in this index (store_vec_floor_get): the
+ * similarity that queries unrelated to every note reach. Estimated from
+ * nonsense probes (made-up words, punctuation, mixed scripts) embedded as
+ * queries and scanned against every live vector (the best each reaches;
+ * for a static model, random words of its vocabulary: see vembed.c). Only
+ * re-estimated when none is stored or when the model's live vectors moved
+ * by more than a tenth since, so it follows a growing index. Opens its own
+ * transactions (none may be open). */
+trove_err vembed_floor_refresh(store *st, embed_model *m, const vembed_opts *opts);
 
 #endif

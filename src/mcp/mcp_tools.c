@@ -667,7 +667,8 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
     json_t *out;
     if (rc) {
         out = api_error(tool, rc);
-    } else if (vector_only && !c.no_match && res.vec_state != SEARCH_VEC_USED) {
+    } else if (vector_only && !c.no_match && res.vec_state != SEARCH_VEC_USED &&
+               res.vec_state != SEARCH_VEC_BLANK) {
         out = tool_error("vsearch: %s", res.vec_error ? res.vec_error
                          : "the index has no embeddings of the server's model yet (`trove "
                            "embed` makes them); use `search`");
@@ -686,6 +687,8 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         json_t *warn = json_array();
         if (res.vec_error)
             json_array_append_new(warn, js_str(res.vec_error));
+        if (res.vec_state == SEARCH_VEC_BLANK)
+            json_array_append_new(warn, js_str(search_vec_blank_why));
         if (qi.rerank_warning) {
             tbuf b = {0};
             tbuf_printf(&b, "%s; re-scored lexically instead", qi.rerank_warning);

@@ -21,6 +21,9 @@
 
 const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "vector"};
 
+const char search_vec_blank_why[] =
+    "the query has no vector: none of its words is in the embedding model's vocabulary";
+
 /* Title hits weaker than this are noise for long queries and are dropped:
  * a third of a long query's words, or a short name wholly in the query. */
 #define TITLE_MIN_QUALITY 0.3
@@ -1026,6 +1029,25 @@ static trove_err embed_query(store *st, const search_opts *o, float **qf)
     return rc;
 }
 
+/* Whether a query vector is zero: a static model knew none of its words. */
+static int vec_blank(const float *x, int dim)
+{
+    double norm = 0;
+    for (int i = 0; i < dim; i++)
+        norm += (double)x[i] * x[i];
+    return norm < 1e-12;
+}
+
+/* The lowest similarity the scan keeps: strictly above the noise floor
+ * (what unrelated text reaches), and for vsearch at least --min-score. */
+static float vec_min_score(const search_opts *o, const search_results *out)
+{
+    float min = o->vector_only ? (float)o->min_score : -INFINITY;
+    if (out->vec_floor_known)
+        min = fmaxf(min, nextafterf((float)out->vec_floor, INFINITY));
+    return min;
+}
+
 /* qf: the query's vector (embed_query), NULL when it has none. */
 static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const filter *f,
                                 size_t depth, cand_set *cs, search_results *out)
@@ -1048,11 +1070,21 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
     int8_t *qq = xmalloc((size_t)dim);
     float qs = 0;
     vec_quantize(qf, dim, qq, &qs);
+    rc = store_vec_floor_get(st, model_id, &out->vec_floor, &(int64_t){0},
+                             &out->vec_floor_known);
+    /* A zero vector is as close to every note as to none: ranking by it
+     * ranked the index in id order (every cosine 0). */
+    if (rc == TROVE_OK && vec_blank(qf, dim)) {
+        out->vec_state = SEARCH_VEC_BLANK;
+        free(qq);
+        free(segs);
+        return find_unembedded(st, o, model_id, out);
+    }
     uint8_t *allow = NULL;
     int64_t n_allow = 0;
     if (rc == TROVE_OK)
         rc = allowed_docs(st, f, &allow, &n_allow);
-    vec_filter vf = {allow, n_allow, o->vector_only ? (float)o->min_score : -INFINITY};
+    vec_filter vf = {allow, n_allow, vec_min_score(o, out)};
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
@@ -1083,6 +1115,46 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
 }
 
 /* ---- fusion ----------------------------------------------------------- */
+
+static int vector_hits(const cand_set *cs)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->items[i].ch[SEARCH_CH_VECTOR].rank)
+            return 1;
+    return 0;
+}
+
+/* A note only the vector channel found, no closer to the query than the
+ * channel's average (z <= 0: no vote): it has no evidence at all, and
+ * listing it at 0.00 filled `--files` with unrelated notes. Sorted last
+ * (score 0, no bm25 rank), so the results stop at the first. */
+static int vector_only_noise(const cand *c)
+{
+    return c->ch[SEARCH_CH_VECTOR].rank && !c->ch[SEARCH_CH_BM25].rank &&
+           !c->ch[SEARCH_CH_TITLE].rank && c->fused <= 0;
+}
+
+/* How far the vector channel's best note stands above the noise floor, as
+ * a share of VEC_STRENGTH_SPAN of the room above it, at most 1: the vector
+ * weight is scaled by it, so notes the vector barely prefers to noise
+ * weigh little however much they stand out of a flat list (their z), and
+ * a real match (GloVe on SciFact: best 0.88 over a floor of 0.43) keeps
+ * the full weight. 1 when no floor is known. */
+#define VEC_STRENGTH_SPAN 0.5
+static double vector_strength(const cand_set *cs, const search_results *out)
+{
+    if (!out->vec_floor_known)
+        return 1.0;
+    double best = -1;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->items[i].ch[SEARCH_CH_VECTOR].rank)
+            best = fmax(best, cs->items[i].ch[SEARCH_CH_VECTOR].score);
+    double room = 1.0 - out->vec_floor;
+    if (room <= 0)
+        return 1.0;
+    double s = (best - out->vec_floor) / (VEC_STRENGTH_SPAN * room);
+    return s < 0 ? 0 : s > 1 ? 1 : s;
+}
 
 static int cmp_fused(const void *a, const void *b)
 {
@@ -1359,9 +1431,17 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             rank_bm25(&cs);
     }
     if (rc == TROVE_OK) {
-        fuse(&cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
+        /* No note above the floor: the vector has nothing to say, and the
+         * keyword channels are fused as without a model. */
+        int vector_ran = out->vec_state == SEARCH_VEC_USED && vector_hits(&cs);
+        search_opts fo = *o;
+        out->vec_strength = vector_ran ? vector_strength(&cs, out) : 0;
+        if (vector_ran)
+            fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
+        fuse(&cs, &fo, vector_ran, out->lang, &out->fusion);
         size_t keep = 0;
-        while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score)
+        while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score &&
+               !(vector_ran && !o->vector_only && vector_only_noise(&cs.items[keep])))
             keep++;
         out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
         snip_terms terms = {0};

@@ -19,6 +19,11 @@
  *   vector exact int8 top-k over the chunk embeddings of the active model
  *          (vec/vec.h): a note ranks by its best chunk (cosine similarity);
  *          runs when opts.model is set and the index holds its vectors.
+ *          Only notes above the model's noise floor in this index are
+ *          offered (a nonsense query finds none), and a query whose vector
+ *          is zero (no word of it known to the model) has no vector channel
+ *          at all (SEARCH_VEC_BLANK); with no note above the floor the
+ *          keyword channels are fused alone, as without a model.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
  * The caller owns the search_results and frees it with search_results_free();
@@ -39,6 +44,9 @@
 enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_VECTOR, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
+
+/* Why a SEARCH_VEC_BLANK query had no vector channel, for the front ends. */
+extern const char search_vec_blank_why[];
 
 typedef struct search_opts {
     const char *query;
@@ -78,6 +86,8 @@ typedef enum search_vec_state {
     SEARCH_VEC_OFF = 0,   /* no model, or its weight is 0 */
     SEARCH_VEC_USED,      /* ran */
     SEARCH_VEC_NONE,      /* a model, but the index has no vector of it */
+    SEARCH_VEC_BLANK,     /* the query's vector is zero (no word of it is in the
+                             model's vocabulary): nothing to compare, no channel */
 } search_vec_state;
 
 typedef struct search_channel_hit {
@@ -138,6 +148,15 @@ typedef struct search_results {
     char **vec_missing;  /* collections searched that have no vector of the model */
     size_t n_vec_missing;
     char *vec_error;     /* why the vector channel could not run (model unusable), or NULL */
+    /* The model's noise floor in this index (store_vec_floor_get): the vector
+     * channel offered only notes more similar to the query than this.
+     * vec_floor_known 0: none stored (embedded before floors; `trove embed`
+     * estimates it), and then only the query's own vector decides. */
+    int vec_floor_known;
+    double vec_floor;
+    /* Hybrid: how far the channel's best note stood above the floor, in
+     * [0, 1] (search.c); the vector weight was multiplied by it. */
+    double vec_strength;
     char lang[8];        /* the query's language as decided, "" undetermined */
     search_fusion fusion;
 } search_results;

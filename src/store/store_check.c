@@ -102,6 +102,11 @@ static const struct {
      "chunks have byte or line ranges outside their note"},
     {"SELECT count(*) FROM (SELECT doc_id, seq FROM chunks GROUP BY doc_id, seq HAVING count(*) > 1)",
      "chunk sequence numbers repeat within a note"},
+    /* Noise floors of the vector models (store_vec.h). */
+    {"SELECT count(*) FROM meta WHERE key LIKE 'vec_floor:%' AND (CAST(substr(key, 11) AS INTEGER)"
+     " NOT IN (SELECT id FROM vec_models) OR CAST(value AS REAL) NOT BETWEEN -1 AND 1"
+     " OR instr(value, ' ') = 0)",
+     "noise floors belong to no model or are out of range"},
     /* Snapshots (store_snap.c). */
     {"SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'snapshot'), 0)"
      " != coalesce((SELECT max(id) FROM snapshots), 0)",

@@ -2,6 +2,7 @@
 #include "store/store_vec.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -227,9 +228,57 @@ trove_err store_vec_model_drop(store *st, int64_t model_id)
         /* and its vectors saved by snapshots: a model registered later may
          * get the same id, and must not inherit them at a rollback */
         (rc = exec_i64(st, "DELETE FROM undo_vecs WHERE model_id = ?", model_id)) ||
-        (rc = exec_i64(st, "DELETE FROM vec_segs WHERE model_id = ?", model_id)))
+        (rc = exec_i64(st, "DELETE FROM vec_segs WHERE model_id = ?", model_id)) ||
+        (rc = exec_i64(st, "DELETE FROM meta WHERE key = 'vec_floor:' || ?", model_id)))
         return rc;
     return exec_i64(st, "DELETE FROM vec_models WHERE id = ?", model_id);
+}
+
+/* ---- noise floor -------------------------------------------------------- */
+
+trove_err store_vec_floor_get(store *st, int64_t model_id, double *floor, int64_t *vectors,
+                              int *have)
+{
+    *floor = -1;
+    *vectors = 0;
+    *have = 0;
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT value FROM meta WHERE key = 'vec_floor:' || ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    int r = sqlite3_step(s);
+    if (r == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(s, 0);
+        double f;
+        long long n;
+        /* A value trove did not write is no floor (`trove check` names it). */
+        if (v && sscanf(v, "%lf %lld", &f, &n) == 2 && f >= -1 && f <= 1 && n >= 0) {
+            *floor = f;
+            *vectors = n;
+            *have = 1;
+        }
+    }
+    sqlite3_finalize(s);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading noise floor");
+}
+
+trove_err store_vec_floor_set(store *st, int64_t model_id, double floor, int64_t vectors)
+{
+    if (!(floor >= -1 && floor <= 1))
+        return trove_fail(TROVE_ERANGE, "noise floor %g out of range (-1..1)", floor);
+    char value[64];
+    snprintf(value, sizeof value, "%.6f %lld", floor, (long long)vectors);
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "INSERT OR REPLACE INTO meta(key, value) VALUES ('vec_floor:' || ?, ?)",
+                        &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, model_id);
+    sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
+    int r = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "storing noise floor");
 }
 
 /* ---- reading segments --------------------------------------------------- */

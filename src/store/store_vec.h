@@ -46,8 +46,18 @@ trove_err store_vec_model_ensure(store *st, const char *fingerprint, int dim, co
                                  int64_t *id);
 trove_err store_vec_models(store *st, store_vec_model **out, size_t *n);
 void store_vec_models_free(store_vec_model *m, size_t n);
-/* Forget a model and every vector of it. */
+/* Forget a model and every vector of it (and its noise floor). */
 trove_err store_vec_model_drop(store *st, int64_t model_id);
+
+/* The model's noise floor in this index: the similarity that a query
+ * unrelated to every note reaches (index/vembed.h estimates it), stored in
+ * meta as 'vec_floor:MODEL_ID' = "FLOOR VECTORS", VECTORS the live vectors
+ * it was estimated over. *have 0 when none is stored (an index embedded
+ * before floors existed); then *floor is -1 and *vectors 0. */
+trove_err store_vec_floor_get(store *st, int64_t model_id, double *floor, int64_t *vectors,
+                              int *have);
+/* Store it (inside the caller's transaction); floor in [-1, 1]. */
+trove_err store_vec_floor_set(store *st, int64_t model_id, double floor, int64_t vectors);
 
 /* ---- writing ---- */
 typedef struct store_vec_entry {

@@ -720,7 +720,8 @@ def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
         call(3, "vsearch", query="automobile", include_scores=True),
         call(4, "search", query="automobile"),
         call(5, "status"),
-        call(6, "vsearch", query="automobile", filters={"doc_uri_prefix": "trove://notes/b"}),
+        call(6, "vsearch", query="car engine and a hot oven",
+             filters={"doc_uri_prefix": "trove://notes/b"}),
     ])
     tools = [t["name"] for t in r[1]["result"]["tools"]]
     assert tools == ["search", "vsearch", "query", "get", "status"]

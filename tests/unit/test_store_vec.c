@@ -319,6 +319,38 @@ static void test_counts_and_models(void **state)
     assert_int_equal(one_int("SELECT count(*) FROM vec_segs WHERE model_id = ?", m1), 0);
 }
 
+/* The noise floor: stored per model in meta, read back, values trove did
+ * not write ignored, and dropped with its model. */
+static void test_noise_floor(void **state)
+{
+    (void)state;
+    int64_t model, vectors;
+    double floor;
+    int have;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_model_ensure(st, "fp-floor", DIM, "f", &model), TROVE_OK);
+    assert_int_equal(store_vec_floor_get(st, model, &floor, &vectors, &have), TROVE_OK);
+    assert_false(have);
+    assert_true(floor == -1 && vectors == 0);
+    assert_int_equal(store_vec_floor_set(st, model, 0.4321, 77), TROVE_OK);
+    assert_int_equal(store_vec_floor_set(st, model, 1.5, 77), TROVE_ERANGE);
+    assert_int_equal(store_vec_floor_set(st, model, NAN, 77), TROVE_ERANGE);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(store_vec_floor_get(st, model, &floor, &vectors, &have), TROVE_OK);
+    assert_true(have && vectors == 77 && fabs(floor - 0.4321) < 1e-9);
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE meta SET value = 'x' WHERE key = 'vec_floor:%lld'",
+             (long long)model);
+    assert_int_equal(sqlite3_exec(store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(store_vec_floor_get(st, model, &floor, &vectors, &have), TROVE_OK);
+    assert_false(have);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_floor_set(st, model, -0.25, 3), TROVE_OK);
+    assert_int_equal(store_vec_model_drop(st, model), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT count(*) FROM meta WHERE key = 'vec_floor:' || ?", model), 0);
+}
+
 /* A damaged segment blob is reported, not read past its end. */
 static void test_damaged_segment(void **state)
 {
@@ -509,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_locations_and_read),
         cmocka_unit_test(test_counts_and_models),
         cmocka_unit_test(test_damaged_segment),
+        cmocka_unit_test(test_noise_floor),
         cmocka_unit_test(test_upgrade_from_v2),
         cmocka_unit_test(test_vcache),
     };
