@@ -686,6 +686,39 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
     return rc;
 }
 
+trove_err api_ls_page(api *a, const char *after_collection, const char *after_path,
+                      size_t limit, api_page *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc)
+        return rc;
+    api_listing l = {0};
+    rc = store_docs_after(st, after_collection, after_path, limit, &l.docs, &l.n_docs);
+    if (rc)
+        return rc;
+    if (l.n_docs) {
+        /* the key before keep_inside drops rows: a dropped last row still
+         * moves the next page on */
+        out->last_collection = xstrdup(l.docs[l.n_docs - 1].collection);
+        out->last_path = xstrdup(l.docs[l.n_docs - 1].path);
+    }
+    out->more = limit > 0 && l.n_docs == limit;
+    keep_inside(&l);
+    out->docs = l.docs;
+    out->n_docs = l.n_docs;
+    return TROVE_OK;
+}
+
+void api_page_free(api_page *p)
+{
+    store_docs_free(p->docs, p->n_docs);
+    free(p->last_collection);
+    free(p->last_path);
+    memset(p, 0, sizeof *p);
+}
+
 /* ---- status ---- */
 
 static int64_t file_size(const char *path)

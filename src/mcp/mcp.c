@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "util/mem.h"
 
 #define TROVE_MCP_VERSION "0.1.0"
@@ -48,6 +49,45 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
     free(e->message);
     e->code = code;
     e->message = xstrdup(buf);
+}
+
+/* Where the clause holding the CLI hint at `hint` starts: the nearest
+ * "; ", ": ", ", " or " (" before it, or the message start. */
+static const char *clause_start(const char *msg, const char *hint, int *paren)
+{
+    *paren = 0;
+    for (const char *p = hint; p > msg; p--) {
+        if (p - msg >= 2 && p[-1] == '(' && p[-2] == ' ') {
+            *paren = 1;
+            return p - 2;
+        }
+        if (p - msg >= 2 && p[-1] == ' ' && strchr(";:,", p[-2]))
+            return p - 2;
+    }
+    return msg;
+}
+
+char *mcp_agent_text(const char *msg)
+{
+    tbuf b = {0};
+    tbuf_puts(&b, msg ? msg : "");
+    char *hint;
+    while (b.data && (hint = strstr(b.data, "`trove")) != NULL) {
+        int paren;
+        char *from = (char *)clause_start(b.data, hint, &paren);
+        char *to;
+        if (paren) {
+            to = strchr(hint, ')');
+            to = to ? to + 1 : hint + strlen(hint);
+        } else {
+            /* to the end of the clause: the next "; " or line, else the end */
+            to = hint + strcspn(hint, ";\n");
+        }
+        memmove(from, to, strlen(to) + 1);
+        b.len = strlen(b.data);
+    }
+    char *out = tbuf_detach(&b);
+    return out ? out : xstrdup("");
 }
 
 void mcp_server_set_reranker(mcp_server *s, const char *path)
@@ -270,12 +310,82 @@ static void notification(mcp_session *ss, const char *method)
      * as JSON-RPC says. */
 }
 
+/* "\u0000" is valid JSON, and the request that holds it must be answered
+ * with its own id: a parse error would answer id null, which no client can
+ * match to its request (it waits for the reply until it times out). So
+ * strings may hold NUL (JSON_ALLOW_NUL) and handle_one refuses them with
+ * invalid params. jansson refuses a NUL in an object key even then; such a
+ * message is read again with each \u0000 escape spelt \uFFFD, only to
+ * answer it (*nul_key = 1). */
+static json_t *load_message(const char *msg, size_t len, json_error_t *jerr, int *nul_key)
+{
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+    *nul_key = 0;
+    json_t *root = json_loadb(msg, len, flags, jerr);
+    if (root || json_error_code(jerr) != json_error_null_byte_in_key)
+        return root;
+    char *copy = xmalloc(len ? len : 1);
+    memcpy(copy, msg, len);
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (copy[i] == '"') {
+            in_string = !in_string;
+        } else if (in_string && copy[i] == '\\' && i + 1 < len) {
+            if (copy[i + 1] == 'u' && i + 5 < len && memcmp(copy + i + 2, "0000", 4) == 0)
+                memcpy(copy + i + 2, "FFFD", 4);
+            i++;   /* the escaped character, never a quote that ends the string */
+        }
+    }
+    json_error_t again;
+    root = json_loadb(copy, len, flags, &again);
+    free(copy);
+    *nul_key = root != NULL;
+    return root;
+}
+
+/* 1 when a string (or, with keys, an object key) in v holds U+0000 (keys:
+ * U+FFFD, how load_message spelt it); *where gets the dotted path of it. */
+static int holds_nul(json_t *v, int keys, tbuf *where)
+{
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    size_t mark = where->len;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x) {
+            tbuf_printf(where, "%s%s", mark ? "." : "", k);
+            if ((keys && strstr(k, "\xEF\xBF\xBD")) || holds_nul(x, keys, where))
+                return 1;
+            where->len = mark;
+            where->data[mark] = '\0';
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) {
+            tbuf_printf(where, "[%zu]", i);
+            if (holds_nul(x, keys, where))
+                return 1;
+            where->len = mark;
+            where->data[mark] = '\0';
+        }
+    }
+    return 0;
+}
+
 /* One message of a batch or alone: the reply, or NULL when none is due. */
-static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
+static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg, int nul_key)
 {
     if (!json_is_object(msg))
         return error_obj(NULL, MCP_INVALID_REQUEST, "invalid request: a JSON-RPC message is an "
                          "object", NULL);
+    if (nul_key) {
+        /* which message of a batch has it */
+        tbuf t = {0};
+        nul_key = holds_nul(msg, 1, &t);
+        tbuf_free(&t);
+    }
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
     json_t *ver = json_object_get(msg, "jsonrpc");
@@ -292,6 +402,9 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
     if (id && !reply_id)
         return error_obj(NULL, MCP_INVALID_REQUEST, "invalid request: \"id\" must be a string "
                          "or an integer", NULL);
+    if (json_string_length(method) != strlen(json_string_value(method)))
+        return error_obj(reply_id, MCP_INVALID_REQUEST, "invalid request: \"method\" holds a "
+                         "NUL character (\\u0000)", NULL);
     const char *name = json_string_value(method);
     json_t *params = json_object_get(msg, "params");
     if (!id) {
@@ -301,6 +414,19 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
     if (params && !json_is_object(params))
         return error_obj(id, MCP_INVALID_PARAMS, "invalid params: \"params\" must be an object",
                          NULL);
+    tbuf where = {0};
+    tbuf_puts(&where, "");
+    if (params && holds_nul(params, nul_key, &where)) {
+        char m[300];
+        snprintf(m, sizeof m, "invalid params: '%.200s' holds a NUL character (\\u0000), which "
+                 "no query, note path or URI can", where.len ? where.data : "params");
+        tbuf_free(&where);
+        return error_obj(id, MCP_INVALID_PARAMS, m, NULL);
+    }
+    tbuf_free(&where);
+    if (nul_key)
+        return error_obj(id, MCP_INVALID_REQUEST, "invalid request: an object key holds a NUL "
+                         "character (\\u0000)", NULL);
     json_t *empty = NULL;
     if (!params)
         params = empty = json_object();
@@ -337,7 +463,8 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
         return mcp_error_reply(MCP_INVALID_REQUEST, m);
     }
     json_error_t jerr;
-    json_t *root = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    int nul_key = 0;
+    json_t *root = load_message(msg, len, &jerr, &nul_key);
     if (!root) {
         char m[300];
         snprintf(m, sizeof m, "parse error: %s (byte %d)", jerr.text, jerr.position);
@@ -354,7 +481,7 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
         } else {
             reply = json_array();
             for (size_t i = 0; i < n; i++) {
-                json_t *r = handle_one(s, ss, json_array_get(root, i));
+                json_t *r = handle_one(s, ss, json_array_get(root, i), nul_key);
                 if (r)
                     json_array_append_new(reply, r);
             }
@@ -364,7 +491,7 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
             }
         }
     } else {
-        reply = handle_one(s, ss, root);
+        reply = handle_one(s, ss, root, nul_key);
     }
     json_decref(root);
     return reply ? dump(reply) : NULL;
@@ -374,7 +501,9 @@ int mcp_is_initialize(const char *msg, size_t len)
 {
     if (len > MCP_MAX_MESSAGE)
         return 0;
-    json_t *root = json_loadb(msg, len, 0, NULL);
+    json_error_t jerr;
+    int nul_key;
+    json_t *root = load_message(msg, len, &jerr, &nul_key);
     json_t *m = json_object_get(root, "method");
     int yes = json_is_string(m) && strcmp(json_string_value(m), "initialize") == 0 &&
               json_object_get(root, "id") != NULL;

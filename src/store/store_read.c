@@ -171,6 +171,55 @@ trove_err store_docs_list(store *st, const char *collection, const char *prefix,
     return docs_query(st, s, what, 0, out, n);
 }
 
+/* Two index range reads: the rest of the key's collection (the unique
+ * (collection_id, path) index, from the key on), then the collections after
+ * it by name. One statement with an OR would scan the key's collection from
+ * its first note. */
+trove_err store_docs_after(store *st, const char *after_collection, const char *after_path,
+                           size_t limit, store_doc **out, size_t *n)
+{
+    static const char what[] = "listing a page of notes";
+    *out = NULL;
+    *n = 0;
+    if (limit == 0)
+        return TROVE_OK;
+    sqlite3_stmt *s;
+    trove_err rc;
+    if (after_collection) {
+        rc = prepare(st, DOC_COLUMNS "WHERE c.name = ?1 AND d.path > ?2 ORDER BY d.path LIMIT ?3",
+                     what, &s);
+        if (rc)
+            return rc;
+        sqlite3_bind_text(s, 1, after_collection, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, after_path ? after_path : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, (sqlite3_int64)limit);
+        if ((rc = docs_query(st, s, what, limit, out, n)) != TROVE_OK || *n == limit)
+            return rc;
+    }
+    rc = prepare(st, DOC_COLUMNS "WHERE ?1 IS NULL OR c.name > ?1 ORDER BY c.name, d.path"
+                 " LIMIT ?2", what, &s);
+    if (rc == TROVE_OK) {
+        if (after_collection)
+            sqlite3_bind_text(s, 1, after_collection, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)(limit - *n));
+        store_doc *more;
+        size_t n_more;
+        rc = docs_query(st, s, what, limit - *n, &more, &n_more);
+        if (rc == TROVE_OK && n_more) {
+            *out = xrealloc(*out, (*n + n_more) * sizeof **out);
+            memcpy(*out + *n, more, n_more * sizeof *more);
+            *n += n_more;
+        }
+        free(more);
+    }
+    if (rc) {
+        store_docs_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 void store_docs_free(store_doc *docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
