@@ -80,8 +80,12 @@ char *mcp_agent_text(const char *msg)
             to = strchr(hint, ')');
             to = to ? to + 1 : hint + strlen(hint);
         } else {
-            /* to the end of the clause: the next "; " or line, else the end */
+            /* to the end of the clause: the next ';', line or aside in
+             * parentheses (what the hint downloads, say), else the end */
             to = hint + strcspn(hint, ";\n");
+            char *aside = strstr(hint, " (");
+            if (aside && aside < to)
+                to = aside;
         }
         memmove(from, to, strlen(to) + 1);
         b.len = strlen(b.data);
