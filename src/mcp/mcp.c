@@ -314,52 +314,80 @@ static void notification(mcp_session *ss, const char *method)
      * as JSON-RPC says. */
 }
 
-/* "\u0000" is valid JSON, and the request that holds it must be answered
- * with its own id: a parse error would answer id null, which no client can
- * match to its request (it waits for the reply until it times out). So
- * strings may hold NUL (JSON_ALLOW_NUL) and handle_one refuses them with
- * invalid params. jansson refuses a NUL in an object key even then; such a
- * message is read again with each \u0000 escape spelt \uFFFD, only to
- * answer it (*nul_key = 1). */
-static json_t *load_message(const char *msg, size_t len, json_error_t *jerr, int *nul_key)
+/* The value of the \uXXXX escape at p (4 hex digits), or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* "\u0000" and a lone surrogate ("\ud800") are valid JSON, and the request
+ * that holds one must be answered with its own id: a parse error would
+ * answer id null, which no client can match to its request (it waits for
+ * the reply until it times out). Strings may hold NUL (JSON_ALLOW_NUL);
+ * handle_one refuses them with invalid params. jansson refuses a NUL in an
+ * object key and a lone surrogate anywhere even so: such a message is read
+ * again with each of those escapes spelt \uFFFD, only to answer it
+ * (*salvaged = 1). */
+static json_t *load_message(const char *msg, size_t len, json_error_t *jerr, int *salvaged)
 {
     const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
-    *nul_key = 0;
+    *salvaged = 0;
     json_t *root = json_loadb(msg, len, flags, jerr);
-    if (root || json_error_code(jerr) != json_error_null_byte_in_key)
+    if (root)
         return root;
     char *copy = xmalloc(len ? len : 1);
     memcpy(copy, msg, len);
-    int in_string = 0;
+    int in_string = 0, changed = 0;
     for (size_t i = 0; i < len; i++) {
         if (copy[i] == '"') {
             in_string = !in_string;
         } else if (in_string && copy[i] == '\\' && i + 1 < len) {
-            if (copy[i + 1] == 'u' && i + 5 < len && memcmp(copy + i + 2, "0000", 4) == 0)
+            long u = copy[i + 1] == 'u' && i + 5 < len ? hex4(copy + i + 2) : -1;
+            int pair = u >= 0xD800 && u <= 0xDBFF && i + 11 < len && copy[i + 6] == '\\' &&
+                       copy[i + 7] == 'u' && hex4(copy + i + 8) >= 0xDC00 &&
+                       hex4(copy + i + 8) <= 0xDFFF;
+            if (pair) {
+                i += 11;   /* a whole surrogate pair: fine */
+                continue;
+            }
+            if (u == 0 || (u >= 0xD800 && u <= 0xDFFF)) {
                 memcpy(copy + i + 2, "FFFD", 4);
+                changed = 1;
+            }
             i++;   /* the escaped character, never a quote that ends the string */
         }
     }
     json_error_t again;
-    root = json_loadb(copy, len, flags, &again);
+    root = changed ? json_loadb(copy, len, flags, &again) : NULL;
     free(copy);
-    *nul_key = root != NULL;
+    *salvaged = root != NULL;
     return root;
 }
 
-/* 1 when a string (or, with keys, an object key) in v holds U+0000 (keys:
- * U+FFFD, how load_message spelt it); *where gets the dotted path of it. */
-static int holds_nul(json_t *v, int keys, tbuf *where)
+/* 1 when a string in v holds U+0000, or (salvaged) a string or an object
+ * key holds U+FFFD, how load_message spelt what jansson refused; *where
+ * gets the dotted path of it. */
+static int holds_nul(json_t *v, int salvaged, tbuf *where)
 {
     if (json_is_string(v))
-        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL ||
+               (salvaged && strstr(json_string_value(v), "\xEF\xBF\xBD"));
     size_t mark = where->len;
     if (json_is_object(v)) {
         const char *k;
         json_t *x;
         json_object_foreach(v, k, x) {
             tbuf_printf(where, "%s%s", mark ? "." : "", k);
-            if ((keys && strstr(k, "\xEF\xBF\xBD")) || holds_nul(x, keys, where))
+            if ((salvaged && strstr(k, "\xEF\xBF\xBD")) || holds_nul(x, salvaged, where))
                 return 1;
             where->len = mark;
             where->data[mark] = '\0';
@@ -369,7 +397,7 @@ static int holds_nul(json_t *v, int keys, tbuf *where)
         json_t *x;
         json_array_foreach(v, i, x) {
             tbuf_printf(where, "[%zu]", i);
-            if (holds_nul(x, keys, where))
+            if (holds_nul(x, salvaged, where))
                 return 1;
             where->len = mark;
             where->data[mark] = '\0';
@@ -421,16 +449,18 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg, int nul_k
     tbuf where = {0};
     tbuf_puts(&where, "");
     if (params && holds_nul(params, nul_key, &where)) {
-        char m[300];
-        snprintf(m, sizeof m, "invalid params: '%.200s' holds a NUL character (\\u0000), which "
-                 "no query, note path or URI can", where.len ? where.data : "params");
+        char m[400];
+        snprintf(m, sizeof m, "invalid params: '%.200s' holds a NUL character (\\u0000)%s, "
+                 "which no query, note path or URI can", where.len ? where.data : "params",
+                 nul_key ? " or a lone UTF-16 surrogate" : "");
         tbuf_free(&where);
         return error_obj(id, MCP_INVALID_PARAMS, m, NULL);
     }
     tbuf_free(&where);
     if (nul_key)
-        return error_obj(id, MCP_INVALID_REQUEST, "invalid request: an object key holds a NUL "
-                         "character (\\u0000)", NULL);
+        return error_obj(id, MCP_INVALID_REQUEST, "invalid request: an object key or the "
+                         "method holds a NUL character (\\u0000) or a lone UTF-16 surrogate",
+                         NULL);
     json_t *empty = NULL;
     if (!params)
         params = empty = json_object();

@@ -172,6 +172,7 @@ def scenario(vault):
         # gets an error at once instead of waiting for a reply
         ("get_nul", S("get", path="a\u0000b")),
         ("search_nul", S("search", query="x", filters={"tags": ["a\u0000"]})),
+        ("get_surrogate", S("get", path="a\ud800b")),
         ("unknown_tool", S("frobnicate")),
         ("get_range", S("get", path=uri("programming/c-pointers.md"), start_line=7,
                         end_line=10)),
@@ -308,6 +309,7 @@ def check_scenario(out, vault):
     tool_error(st["search_prefix_nope"], "no collection named 'nope'")
     rpc_error(st["get_nul"], -32602, "NUL", "path")
     rpc_error(st["search_nul"], -32602, "NUL", "tags")
+    rpc_error(st["get_surrogate"], -32602, "surrogate", "path")
     # no error an agent reads tells it to run a trove command
     for step in out["steps"]:
         assert "`trove" not in json.dumps(step), step
@@ -923,6 +925,11 @@ NUL_CASES = [
      25, -32602, "cursor"),
     (r'{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"search",'
      r'"arguments":{"query":"x","filters":{"doc_uri_prefix":"a\\u0000/"}}}}', 26, None, None),
+    # a lone UTF-16 surrogate is valid JSON too (jansson refuses it)
+    (r'{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"get",'
+     r'"arguments":{"path":"a\ud800b"}}}', 27, -32602, "surrogate"),
+    (r'{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"search",'
+     r'"arguments":{"query":"\ud83d\ude00 pointer"}}}', 28, None, None),
 ]
 
 
