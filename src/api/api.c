@@ -639,9 +639,19 @@ void api_listing_free(api_listing *l)
 static void keep_inside(api_listing *l)
 {
     size_t kept = 0;
+    /* docs come by collection: each root resolved once, not once a note */
+    char *root = NULL;   /* a copy: a dropped note's strings are freed below */
+    char root_real[PATH_MAX];
+    int root_ok = 0;
     for (size_t i = 0; i < l->n_docs; i++) {
         store_doc *d = &l->docs[i];
-        if (fs_path_inside(d->root, d->path, NULL) == TROVE_EACCES) {
+        if (!root || strcmp(root, d->root) != 0) {
+            free(root);
+            root = xstrdup(d->root);
+            root_ok = realpath(root, root_real) != NULL;
+        }
+        if ((root_ok ? fs_path_inside_real(d->root, root_real, d->path, NULL)
+                     : fs_path_inside(d->root, d->path, NULL)) == TROVE_EACCES) {
             free(d->collection);
             free(d->root);
             free(d->path);
@@ -650,6 +660,7 @@ static void keep_inside(api_listing *l)
         }
         l->docs[kept++] = *d;
     }
+    free(root);
     l->n_docs = kept;
 }
 
