@@ -11,10 +11,10 @@
  * Content-Range starts where the part file ends, otherwise the download
  * restarts from byte 0. A transfer that is cut or stalls (less than 1 byte/s
  * for stall_s seconds) is resumed up to `retries` times, waiting 0.5 s, 1 s,
- * 2 s, ... (at most 8 s) before each try: once a transfer has started, a
- * refused connection or an HTTP 5xx (a server restarting) is retried the
- * same way. Offline at the first try (no DNS, connection refused) or an
- * HTTP 4xx fails at once; every failure's detail names the URL and says
+ * 2 s, ... (at most 8 s) before each try; an HTTP 5xx (a server
+ * restarting) is retried the same way, and so is a refused connection once
+ * the transfer has started. Offline at the first try (no DNS, connection
+ * refused) or an HTTP 4xx fails at once; every failure's detail names the URL and says
  * where to put the file when fetched by hand. A file that fails its SHA-256
  * is downloaded once: only bytes resumed from an earlier run are fetched
  * again when the whole fails (they may be what is wrong). *stop becoming
