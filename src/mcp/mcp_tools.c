@@ -1110,8 +1110,8 @@ json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp
     if (k < sizeof tools / sizeof *tools && tools[k].fn == tool_vsearch && !s->model)
         k = sizeof tools / sizeof *tools;   /* not offered without a model */
     if (k == sizeof tools / sizeof *tools) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s get, "
-                    "status)", json_string_value(name), s->model ? " vsearch," : "");
+        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s query, "
+                    "get, status)", json_string_value(name), s->model ? " vsearch," : "");
     } else {
         trove_errclear();
         out = tools[k].fn(s, ss, args, err);
