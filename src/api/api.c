@@ -641,9 +641,19 @@ void api_listing_free(api_listing *l)
 static void keep_inside(api_listing *l)
 {
     size_t kept = 0;
+    /* docs come by collection: each root resolved once, not once a note */
+    char *root = NULL;   /* a copy: a dropped note's strings are freed below */
+    char root_real[PATH_MAX];
+    int root_ok = 0;
     for (size_t i = 0; i < l->n_docs; i++) {
         store_doc *d = &l->docs[i];
-        if (fs_path_inside(d->root, d->path, NULL) == TROVE_EACCES) {
+        if (!root || strcmp(root, d->root) != 0) {
+            free(root);
+            root = xstrdup(d->root);
+            root_ok = realpath(root, root_real) != NULL;
+        }
+        if ((root_ok ? fs_path_inside_real(d->root, root_real, d->path, NULL)
+                     : fs_path_inside(d->root, d->path, NULL)) == TROVE_EACCES) {
             free(d->collection);
             free(d->root);
             free(d->path);
@@ -652,6 +662,7 @@ static void keep_inside(api_listing *l)
         }
         l->docs[kept++] = *d;
     }
+    free(root);
     l->n_docs = kept;
 }
 
@@ -686,6 +697,39 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
     tbuf_free(&prefix);
     free(coll);
     return rc;
+}
+
+trove_err api_ls_page(api *a, const char *after_collection, const char *after_path,
+                      size_t limit, api_page *out)
+{
+    memset(out, 0, sizeof *out);
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc)
+        return rc;
+    api_listing l = {0};
+    rc = store_docs_after(st, after_collection, after_path, limit, &l.docs, &l.n_docs);
+    if (rc)
+        return rc;
+    if (l.n_docs) {
+        /* the key before keep_inside drops rows: a dropped last row still
+         * moves the next page on */
+        out->last_collection = xstrdup(l.docs[l.n_docs - 1].collection);
+        out->last_path = xstrdup(l.docs[l.n_docs - 1].path);
+    }
+    out->more = limit > 0 && l.n_docs == limit;
+    keep_inside(&l);
+    out->docs = l.docs;
+    out->n_docs = l.n_docs;
+    return TROVE_OK;
+}
+
+void api_page_free(api_page *p)
+{
+    store_docs_free(p->docs, p->n_docs);
+    free(p->last_collection);
+    free(p->last_path);
+    memset(p, 0, sizeof *p);
 }
 
 /* ---- status ---- */

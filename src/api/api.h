@@ -257,6 +257,23 @@ typedef struct api_listing {
 trove_err api_ls(api *a, const char *target, api_listing *out);
 void api_listing_free(api_listing *l);
 
+/* One page of every indexed note, in (collection, path) order, after the key
+ * (after_collection NULL: from the first note): at most `limit` rows read
+ * from the index, less the notes whose file now leads outside its
+ * collection (as api_ls). last_collection/last_path: the key of the last row
+ * read (owned; NULL when none was), where the next page starts; more: 0 when
+ * the index holds nothing after it. TROVE_ENOENT without an index. */
+typedef struct api_page {
+    store_doc *docs;
+    size_t n_docs;
+    char *last_collection, *last_path;
+    int more;
+} api_page;
+
+trove_err api_ls_page(api *a, const char *after_collection, const char *after_path,
+                      size_t limit, api_page *out);
+void api_page_free(api_page *p);
+
 /* ---- status ---- */
 
 typedef struct api_status_collection {

@@ -46,26 +46,11 @@ static const char USAGE[] =
     "bench times open, batched embedding of B random T-token passages, a 16-token\n"
     "query, and the machine's sgemm rate, and prints JSON.\n";
 
+/* A JSON string (invalid UTF-8 as U+FFFD), encoded by jansson. */
 static void json_str(FILE *o, const char *raw)
 {
-    json_t *j = out_json_str(raw);   /* invalid UTF-8 as U+FFFD */
-    const char *s = json_string_value(j);
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", o);
-        else if (*p == '\t')
-            fputs("\\t", o);
-        else if (*p == '\r')
-            fputs("\\r", o);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
+    json_t *j = out_json_str(raw);
+    json_dumpf(j, o, JSON_ENCODE_ANY);
     json_decref(j);
 }
 

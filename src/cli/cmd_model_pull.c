@@ -5,6 +5,7 @@
  * The work is done by models/ (catalogue, resolver, pull plans) and fetch/
  * (downloads); this file parses arguments and renders results. */
 #include <dirent.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +18,10 @@
 #include "models/models.h"
 #include "util/mem.h"
 
-static void json_str(FILE *o, const char *raw)
+/* A JSON string from any bytes, or null. */
+static json_t *jstr(const char *raw)
 {
-    if (!raw) {
-        fputs("null", o);
-        return;
-    }
-    json_t *j = out_json_str(raw);   /* invalid UTF-8 (a path) as U+FFFD */
-    const char *s = json_string_value(j);
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", o);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-    json_decref(j);
+    return raw ? out_json_str(raw) : json_null();
 }
 
 static void fmt_size(char *buf, size_t cap, int64_t n)
@@ -66,6 +50,32 @@ static const char PULL_USAGE[] =
     "--sha256 checks a single hf: or URL file against that digest; --force\n"
     "downloads files that are already there again. When no embedding model is\n"
     "configured yet, pulling a catalogue embedding model makes it the active one.\n";
+
+static volatile sig_atomic_t pull_stop;
+
+static void on_pull_signal(int sig)
+{
+    (void)sig;
+    pull_stop = 1;
+}
+
+/* The pull's JSON document: what was fetched and where. */
+static void pull_json(const models_plan *plan, size_t fetched, int set)
+{
+    json_t *root = out_json_root();
+    json_object_set_new(root, "name", jstr(plan->name));
+    json_object_set_new(root, "path", jstr(plan->path));
+    json_object_set_new(root, "format", json_string(plan->folder ? "model2vec" : "gguf"));
+    json_t *files = json_array();
+    for (size_t i = 0; i < plan->n_items; i++)
+        json_array_append_new(files, json_pack("{s:o, s:o, s:b}", "url", jstr(plan->items[i].url),
+                                               "path", jstr(plan->items[i].dest),
+                                               "sha256_checked", plan->items[i].sha256 != NULL));
+    json_object_set_new(root, "files", files);
+    json_object_set_new(root, "fetched", json_integer((json_int_t)fetched));
+    json_object_set_new(root, "embed_model_set", json_boolean(set));
+    out_json_print(stdout, root);
+}
 
 static int model_pull(const cli *c, int argc, char **argv)
 {
@@ -98,7 +108,8 @@ static int model_pull(const cli *c, int argc, char **argv)
         models_plan_free(&plan);
         return rc == TROVE_EUSAGE ? cli_usage("model pull", "%s", trove_errmsg()) : cli_error(rc);
     }
-    fetch_opts o = {.size = -1, .retries = -1, .progress = !quiet, .tty = c->stderr_tty};
+    fetch_opts o = {.size = -1, .retries = -1, .progress = !quiet, .tty = c->stderr_tty,
+                    .stop = &pull_stop};
     if (!quiet) {
         int64_t total = plan.entry ? models_entry_size(plan.entry) : -1;
         char sz[32];
@@ -108,7 +119,20 @@ static int model_pull(const cli *c, int argc, char **argv)
                 plan.path);
     }
     size_t fetched = 0;
+    /* Ctrl-C stops the download and keeps what arrived, and says so */
+    pull_stop = 0;
+    struct sigaction sa = {.sa_handler = on_pull_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     rc = models_pull(&plan, &o, force, &fetched);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == TROVE_EINTR) {
+        fprintf(stderr, "trove: %s\n", trove_errmsg());
+        models_plan_free(&plan);
+        return 130;
+    }
     if (rc) {
         models_plan_free(&plan);
         return cli_error(rc);
@@ -131,19 +155,7 @@ static int model_pull(const cli *c, int argc, char **argv)
         config_free(&cfg);
     }
     if (json) {
-        printf("{\"name\":");
-        json_str(stdout, plan.name);
-        printf(",\"path\":");
-        json_str(stdout, plan.path);
-        printf(",\"format\":\"%s\",\"files\":[", plan.folder ? "model2vec" : "gguf");
-        for (size_t i = 0; i < plan.n_items; i++) {
-            printf("%s{\"url\":", i ? "," : "");
-            json_str(stdout, plan.items[i].url);
-            printf(",\"path\":");
-            json_str(stdout, plan.items[i].dest);
-            printf(",\"sha256_checked\":%s}", plan.items[i].sha256 ? "true" : "false");
-        }
-        printf("],\"fetched\":%zu,\"embed_model_set\":%s}\n", fetched, set ? "true" : "false");
+        pull_json(&plan, fetched, set);
     } else {
         printf("%s %s: %s\n", fetched ? "pulled" : "already present", plan.name, plan.path);
         if (!set && !quiet && (!plan.entry || plan.entry->kind == MODELS_EMBED))
@@ -204,6 +216,58 @@ static char **other_models(const char *dir, size_t *n)
     return out;
 }
 
+static void list_json(const char *dir, const models_entry *dflt, const models_choice *act,
+                      const char *act_err, const models_entry *cat, size_t n, char **other,
+                      size_t n_other)
+{
+    json_t *root = out_json_root();
+    json_object_set_new(root, "models_dir", jstr(dir));
+    json_object_set_new(root, "default", jstr(dflt->name));
+    json_object_set_new(root, "active",
+                        act->source == MODELS_SRC_NONE
+                            ? json_null()
+                            : json_pack("{s:o, s:o, s:o, s:o, s:o}", "spec", jstr(act->spec),
+                                        "name", jstr(act->name), "path", jstr(act->path),
+                                        "source", jstr(models_source_name(act->source)),
+                                        "error", jstr(act_err)));
+    json_t *models = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const models_entry *e = &cat[i];
+        char *path = models_entry_path(e);
+        int64_t size = models_entry_size(e);
+        int pinned = 1;
+        for (size_t f = 0; f < e->n_files; f++)
+            pinned &= e->files[f].sha256 != NULL;
+        json_t *m = json_pack("{s:o, s:s, s:s, s:o, s:o}", "name", jstr(e->name), "kind",
+                              e->kind == MODELS_EMBED ? "embedding" : "reranker", "format",
+                              e->format == MODELS_GGUF ? "gguf" : "model2vec", "repo",
+                              jstr(e->repo), "revision", jstr(e->revision));
+        json_object_set_new(m, "dim", e->dim > 0 ? json_integer(e->dim) : json_null());
+        json_object_set_new(m, "size", size >= 0 ? json_integer((json_int_t)size) : json_null());
+        json_object_set_new(m, "sha256_pinned", json_boolean(pinned));
+        json_object_set_new(m, "languages", jstr(e->languages));
+        json_object_set_new(m, "license", jstr(e->license));
+        json_object_set_new(m, "note", jstr(e->note));
+        json_object_set_new(m, "installed", json_boolean(models_entry_installed(e)));
+        json_object_set_new(m, "default", json_boolean(e == dflt));
+        json_object_set_new(m, "active", json_boolean(act->entry == e));
+        json_object_set_new(m, "path", jstr(path));
+        json_array_append_new(models, m);
+        free(path);
+    }
+    json_object_set_new(root, "models", models);
+    json_t *others = json_array();
+    for (size_t i = 0; i < n_other; i++) {
+        char *path = xmalloc(strlen(dir) + strlen(other[i]) + 2);
+        sprintf(path, "%s/%s", dir, other[i]);
+        json_array_append_new(others, json_pack("{s:o, s:o}", "name", jstr(other[i]), "path",
+                                                jstr(path)));
+        free(path);
+    }
+    json_object_set_new(root, "other", others);
+    out_json_print(stdout, root);
+}
+
 static int model_list(int argc, char **argv)
 {
     int json = 0;
@@ -226,75 +290,7 @@ static int model_list(int argc, char **argv)
     const models_entry *dflt = models_default();
     char **other = other_models(dir, &n_other);
     if (json) {
-        printf("{\"models_dir\":");
-        json_str(stdout, dir);
-        printf(",\"default\":");
-        json_str(stdout, dflt->name);
-        printf(",\"active\":");
-        if (act.source == MODELS_SRC_NONE) {
-            printf("null");
-        } else {
-            printf("{\"spec\":");
-            json_str(stdout, act.spec);
-            printf(",\"name\":");
-            json_str(stdout, act.name);
-            printf(",\"path\":");
-            json_str(stdout, act.path);
-            printf(",\"source\":");
-            json_str(stdout, models_source_name(act.source));
-            printf(",\"error\":");
-            json_str(stdout, act_err);
-            printf("}");
-        }
-        printf(",\"models\":[");
-        for (size_t i = 0; i < n; i++) {
-            const models_entry *e = &cat[i];
-            char *path = models_entry_path(e);
-            int64_t size = models_entry_size(e);
-            int pinned = 1;
-            for (size_t f = 0; f < e->n_files; f++)
-                pinned &= e->files[f].sha256 != NULL;
-            printf("%s{\"name\":", i ? "," : "");
-            json_str(stdout, e->name);
-            printf(",\"kind\":\"%s\",\"format\":\"%s\",\"repo\":",
-                   e->kind == MODELS_EMBED ? "embedding" : "reranker",
-                   e->format == MODELS_GGUF ? "gguf" : "model2vec");
-            json_str(stdout, e->repo);
-            printf(",\"revision\":");
-            json_str(stdout, e->revision);
-            if (e->dim > 0)
-                printf(",\"dim\":%d", e->dim);
-            else
-                printf(",\"dim\":null");
-            if (size >= 0)
-                printf(",\"size\":%" PRId64, size);
-            else
-                printf(",\"size\":null");
-            printf(",\"sha256_pinned\":%s,\"languages\":", pinned ? "true" : "false");
-            json_str(stdout, e->languages);
-            printf(",\"license\":");
-            json_str(stdout, e->license);
-            printf(",\"note\":");
-            json_str(stdout, e->note);
-            printf(",\"installed\":%s,\"default\":%s,\"active\":%s,\"path\":",
-                   models_entry_installed(e) ? "true" : "false", e == dflt ? "true" : "false",
-                   act.entry == e ? "true" : "false");
-            json_str(stdout, path);
-            printf("}");
-            free(path);
-        }
-        printf("],\"other\":[");
-        for (size_t i = 0; i < n_other; i++) {
-            printf("%s{\"name\":", i ? "," : "");
-            json_str(stdout, other[i]);
-            char *path = xmalloc(strlen(dir) + strlen(other[i]) + 2);
-            sprintf(path, "%s/%s", dir, other[i]);
-            printf(",\"path\":");
-            json_str(stdout, path);
-            printf("}");
-            free(path);
-        }
-        printf("]}\n");
+        list_json(dir, dflt, &act, act_err, cat, n, other, n_other);
     } else {
         printf("  %-26s %-12s %5s %8s  %-29s %-11s %s\n", "NAME", "KIND", "DIM", "SIZE",
                "LANGUAGES", "LICENSE", "STATUS");
@@ -358,15 +354,13 @@ static int use_show(const config *cfg, int json)
         return cli_error(err);
     }
     if (json) {
-        printf("{\"name\":");
-        json_str(stdout, c.name);
-        printf(",\"path\":");
-        json_str(stdout, c.path);
-        printf(",\"spec\":");
-        json_str(stdout, c.spec);
-        printf(",\"source\":");
-        json_str(stdout, c.source == MODELS_SRC_NONE ? NULL : models_source_name(c.source));
-        printf("}\n");
+        json_t *root = out_json_root();
+        json_object_set_new(root, "name", jstr(c.name));
+        json_object_set_new(root, "path", jstr(c.path));
+        json_object_set_new(root, "spec", jstr(c.spec));
+        json_object_set_new(root, "source", jstr(c.source == MODELS_SRC_NONE
+                                                     ? NULL : models_source_name(c.source)));
+        out_json_print(stdout, root);
     } else if (c.source == MODELS_SRC_NONE) {
         printf("no embedding model configured: semantic search is off\n"
                "(`trove model pull` fetches the default, `trove model use NAME` picks one)\n");
@@ -413,8 +407,16 @@ static int model_use(int argc, char **argv)
             config_free(&cfg);
             return cli_error(err);
         }
-        if (err)  /* a catalogue model not pulled yet: fine, say so */
+        if (err) {  /* a catalogue model not pulled yet: fine, say so */
             fprintf(stderr, "trove: warning: %s\n", trove_errmsg());
+        } else if ((err = models_check(c.path)) != TROVE_OK) {
+            /* what every embed would fail on later: refuse it now */
+            char why[2048];
+            snprintf(why, sizeof why, "%s", trove_errmsg());
+            models_choice_free(&c);
+            config_free(&cfg);
+            return cli_error(trove_fail(err, "cannot use %s: %s", spec, why));
+        }
         /* catalogue: its canonical name; a path: absolute, so any working
          * folder finds it; a models-folder name: as given */
         value = xstrdup(c.entry ? c.entry->name : models_spec_is_path(spec) ? c.path : spec);

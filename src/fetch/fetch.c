@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/buf.h"
@@ -178,6 +179,7 @@ typedef struct xfer {
     int64_t total;      /* size the server announced, or -1 */
     int started;        /* the body has begun */
     int rewound;        /* the server ignored Range: writing from byte 0 */
+    int64_t kept;       /* leading bytes that came from an earlier run */
     int bad_range;      /* a 206 that does not start at offset */
     trove_err fail;     /* error raised inside a callback */
     /* headers of the response being read */
@@ -278,11 +280,19 @@ static void note(xfer *x, const char *fmt, ...)
     va_end(ap);
 }
 
+static int stopped(const xfer *x)
+{
+    return x->o->stop && *x->o->stop;
+}
+
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    draw(ud, 0);
+    xfer *x = ud;
+    if (stopped(x))
+        return 1;   /* CURLE_ABORTED_BY_CALLBACK */
+    draw(x, 0);
     return 0;
 }
 
@@ -305,6 +315,7 @@ static int check_start(xfer *x)
                 return -1;
             }
             x->offset = 0;
+            x->kept = 0;
             x->rewound = 1;
         }
         x->total = x->length;
@@ -324,6 +335,8 @@ static size_t on_body(char *buf, size_t size, size_t n, void *ud)
 {
     xfer *x = ud;
     size_t len = size * n;
+    if (stopped(x))
+        return 0;
     if (!x->started) {
         x->started = 1;
         if (check_start(x) < 0)
@@ -450,14 +463,61 @@ static void sync_parent(const char *path)
     free(copy);
 }
 
+/* Wait before retry number `tries` (1, 2, ...): 0.5 s doubling to 8 s, cut
+ * short by a stop. */
+static void backoff(const xfer *x, int tries)
+{
+    double wait = 0.5;
+    for (int i = 1; i < tries && wait < 8; i++)
+        wait *= 2;
+    double until = clock_seconds() + wait;
+    while (!stopped(x)) {
+        double left = until - clock_seconds();
+        if (left <= 0)
+            break;
+        if (left > 0.1)
+            left = 0.1;
+        struct timespec ts = {0, (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The detail of a stop: what is kept for the next run. */
+static trove_err fail_stopped(const xfer *x, const char *dest)
+{
+    int64_t total = x->expect >= 0 ? x->expect : x->total;
+    char of[40] = "";
+    if (total >= 0)
+        snprintf(of, sizeof of, " of %" PRId64, total);
+    if (x->offset > 0)
+        return trove_fail(TROVE_EINTR, "interrupted: kept %s (%" PRId64 "%s bytes); the same "
+                          "command resumes it from there", x->part, x->offset, of);
+    return trove_fail(TROVE_EINTR, "interrupted before any byte of %s arrived: nothing kept",
+                      dest);
+}
+
+/* Worth another try after a wait: a transfer cut or stalled after it sent
+ * something, or once one has started (tries > 0), a server that refuses
+ * connections or answers 5xx for a moment (a restart). */
+static int transient(CURLcode c, long code, int64_t got, int tries)
+{
+    if (cut_code(c) && (got > 0 || tries > 0))
+        return 1;
+    if (c == CURLE_HTTP_RETURNED_ERROR && code >= 500 && code <= 599)
+        return 1;
+    return tries > 0 && (c == CURLE_COULDNT_CONNECT || c == CURLE_GOT_NOTHING);
+}
+
 /* Run requests until the part file holds the whole body (TROVE_OK) or a
  * failure is final. */
 static trove_err download(xfer *x, const char *url, const char *dest, const fetch_opts *o)
 {
     long stall_s = o->stall_s > 0 ? o->stall_s : env_long("TROVE_FETCH_STALL_SECONDS", 30);
     long connect_s = o->connect_s > 0 ? o->connect_s : 15;
-    int retries = o->retries >= 0 ? o->retries : 3, tries = 0, restarts = 0;
+    int retries = o->retries >= 0 ? o->retries : 4, tries = 0, restarts = 0;
     for (;;) {
+        if (stopped(x))
+            return fail_stopped(x, dest);
         if (x->expect >= 0 && x->offset == x->expect)
             return TROVE_OK;  /* nothing left to ask for */
         if (x->offset > 0)
@@ -468,6 +528,8 @@ static trove_err download(xfer *x, const char *url, const char *dest, const fetc
         x->written = 0;
         if (x->rewound)
             note(x, "the server ignored the range request: downloading %s from the start", x->label);
+        if (stopped(x))
+            return fail_stopped(x, dest);
         if (c == CURLE_OK) {
             if (x->total < 0 || x->offset == x->total)
                 return TROVE_OK;
@@ -483,26 +545,35 @@ static trove_err download(xfer *x, const char *url, const char *dest, const fetc
                     return fail_hand(TROVE_EIO, url, dest, "cannot truncate %s: %s", x->part,
                                      strerror(errno));
                 x->offset = 0;
+                x->kept = 0;
                 continue;
             }
         }
         if (x->fail)
             return fail_hand(x->fail, url, dest, "cannot download %s: %s", url, trove_errmsg());
+        if (transient(c, code, got, tries) && tries < retries) {
+            tries++;
+            const char *what = c == CURLE_OPERATION_TIMEDOUT     ? "stalled"
+                               : c == CURLE_HTTP_RETURNED_ERROR ? "server error"
+                               : cut_code(c)                    ? "transfer cut"
+                                                                : "server unreachable";
+            char status[32] = "";
+            if (c == CURLE_HTTP_RETURNED_ERROR)
+                snprintf(status, sizeof status, " HTTP %ld", code);
+            note(x, "%s after %" PRId64 " bytes (%s%s): retrying (%d/%d)", x->label, x->offset,
+                 what, status, tries, retries);
+            backoff(x, tries);
+            continue;
+        }
         if (c == CURLE_HTTP_RETURNED_ERROR) {
             return fail_hand(code == 404 ? TROVE_ENOENT : TROVE_EIO, url, dest,
                              "cannot download %s: HTTP %ld%s", url, code,
                              code == 404 ? " (not found)" : code == 401 || code == 403
                                                                 ? " (access denied)" : "");
         }
-        if (offline_code(c))
+        if (offline_code(c) && tries == 0)
             return fail_hand(TROVE_EIO, url, dest, "cannot download %s: %s (offline?)", url,
                              cu.strerror(c));
-        if (cut_code(c) && got > 0 && tries < retries) {
-            tries++;
-            note(x, "%s after %" PRId64 " bytes (%s): retrying (%d/%d)", x->label, x->offset,
-                 c == CURLE_OPERATION_TIMEDOUT ? "stalled" : "transfer cut", tries, retries);
-            continue;
-        }
         if (c == CURLE_OPERATION_TIMEDOUT)
             return fail_hand(TROVE_EIO, url, dest, "cannot download %s: no data for %ld s at byte "
                              "%" PRId64 "; run the same command again to resume", url, stall_s,
@@ -512,8 +583,12 @@ static trove_err download(xfer *x, const char *url, const char *dest, const fetc
     }
 }
 
-/* Size and checksum of the finished part file. */
-static trove_err verify(xfer *x, const char *url, const char *dest, const fetch_opts *o)
+/* Size and checksum of the finished part file. A mismatch fails at once,
+ * also when `kept` bytes of it came from an earlier run: downloading the
+ * whole again here would fetch a file twice only to fail on a wrong
+ * --sha256; the part is discarded instead, so the next run starts from 0. */
+static trove_err verify(xfer *x, const char *url, const char *dest, const fetch_opts *o,
+                        int64_t kept)
 {
     struct stat st;
     if (fstat(x->fd, &st) != 0)
@@ -527,9 +602,14 @@ static trove_err verify(xfer *x, const char *url, const char *dest, const fetch_
     trove_err rc = sha256_file(x->part, hex);
     if (rc)
         return rc;
-    if (strcasecmp(hex, o->sha256) != 0)
+    if (strcasecmp(hex, o->sha256) != 0) {
+        char why[160] = "";
+        if (kept > 0)
+            snprintf(why, sizeof why, "; its first %" PRId64 " bytes came from an earlier run and "
+                     "may be what is wrong: the same command downloads it whole", kept);
         return fail_hand(TROVE_ECORRUPT, url, dest, "checksum mismatch for %s: expected sha256 "
-                         "%s, got %s (the download was discarded)", dest, o->sha256, hex);
+                         "%s, got %s (the download was discarded%s)", dest, o->sha256, hex, why);
+    }
     return TROVE_OK;
 }
 
@@ -576,31 +656,16 @@ trove_err fetch_file(const char *url, const char *dest, const fetch_opts *o)
     x.session0 = x.offset;
     x.last_decile = x.expect > 0 ? (int)(x.offset * 10 / x.expect) : 0;
     x.last_shown = -1;
-    int resumed = x.offset > 0;
-    for (int pass = 0;; pass++) {
-        rc = download(&x, url, dest, o);
-        if (rc == TROVE_OK) {
-            draw(&x, 1);
-            if (fsync(x.fd) != 0)
-                rc = fail_hand(TROVE_EIO, url, dest, "cannot write %s: %s", part.data,
-                               strerror(errno));
-        }
-        if (rc == TROVE_OK)
-            rc = verify(&x, url, dest, o);
-        if (rc == TROVE_ECORRUPT && resumed && pass == 0) {
-            /* the bytes kept from an earlier run may be what is wrong */
-            note(&x, "%s does not verify after resuming: downloading it again from the start",
-                 x.label);
-            if (ftruncate(x.fd, 0) == 0) {
-                x.offset = 0;
-                x.session0 = 0;
-                x.t0 = clock_seconds();
-                x.last_decile = 0;
-                continue;
-            }
-        }
-        break;
+    x.kept = x.offset;
+    rc = download(&x, url, dest, o);
+    if (rc == TROVE_OK) {
+        draw(&x, 1);
+        if (fsync(x.fd) != 0)
+            rc = fail_hand(TROVE_EIO, url, dest, "cannot write %s: %s", part.data,
+                           strerror(errno));
     }
+    if (rc == TROVE_OK)
+        rc = verify(&x, url, dest, o, x.kept);
     cu.cleanup(x.h);
     if (rc == TROVE_OK && rename(part.data, dest) != 0)
         rc = fail_hand(TROVE_EIO, url, dest, "cannot rename %s to %s: %s", part.data, dest,

@@ -10,10 +10,16 @@
  * HTTP Range request; the answer is used only if it is a 206 whose
  * Content-Range starts where the part file ends, otherwise the download
  * restarts from byte 0. A transfer that is cut or stalls (less than 1 byte/s
- * for stall_s seconds) is resumed up to `retries` times as long as each try
- * made progress. Offline (no DNS, connection refused) or an HTTP error fails
- * at once; every failure's detail names the URL and says where to put the
- * file when fetched by hand. An exclusive lock on DEST.part keeps two trove
+ * for stall_s seconds) is resumed up to `retries` times, waiting 0.5 s, 1 s,
+ * 2 s, ... (at most 8 s) before each try; an HTTP 5xx (a server
+ * restarting) is retried the same way, and so is a refused connection once
+ * the transfer has started. Offline at the first try (no DNS, connection
+ * refused) or an HTTP 4xx fails at once; every failure's detail names the URL and says
+ * where to put the file when fetched by hand. A file that fails its SHA-256
+ * is downloaded once: only bytes resumed from an earlier run are fetched
+ * again when the whole fails (they may be what is wrong). *stop becoming
+ * non-zero (Ctrl-C) ends the download with TROVE_EINTR, keeping DEST.part
+ * for the next run. An exclusive lock on DEST.part keeps two trove
  * processes from writing the same file.
  *
  * Progress goes to stderr: a redrawn bar with rate and ETA on a terminal,
@@ -23,6 +29,7 @@
 #ifndef TROVE_FETCH_H
 #define TROVE_FETCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,7 +43,8 @@ typedef struct fetch_opts {
     int tty;                /* stderr is a terminal: redraw one line */
     long stall_s;           /* <= 0: $TROVE_FETCH_STALL_SECONDS, else 30 */
     long connect_s;         /* <= 0: 15 */
-    int retries;            /* resumes after a cut or stalled transfer; < 0: 3 */
+    int retries;            /* resumes after a cut or stalled transfer; < 0: 4 */
+    const volatile sig_atomic_t *stop;   /* non-zero: stop (TROVE_EINTR); may be NULL */
 } fetch_opts;
 
 /* Download url to dest (see above). dest's folder must exist. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "util/mem.h"
 
 #include "util/version.h"
@@ -48,6 +49,49 @@ void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
     free(e->message);
     e->code = code;
     e->message = xstrdup(buf);
+}
+
+/* Where the clause holding the CLI hint at `hint` starts: the nearest
+ * "; ", ": ", ", " or " (" before it, or the message start. */
+static const char *clause_start(const char *msg, const char *hint, int *paren)
+{
+    *paren = 0;
+    for (const char *p = hint; p > msg; p--) {
+        if (p - msg >= 2 && p[-1] == '(' && p[-2] == ' ') {
+            *paren = 1;
+            return p - 2;
+        }
+        if (p - msg >= 2 && p[-1] == ' ' && strchr(";:,", p[-2]))
+            return p - 2;
+    }
+    return msg;
+}
+
+char *mcp_agent_text(const char *msg)
+{
+    tbuf b = {0};
+    tbuf_puts(&b, msg ? msg : "");
+    char *hint;
+    while (b.data && (hint = strstr(b.data, "`trove")) != NULL) {
+        int paren;
+        char *from = (char *)clause_start(b.data, hint, &paren);
+        char *to;
+        if (paren) {
+            to = strchr(hint, ')');
+            to = to ? to + 1 : hint + strlen(hint);
+        } else {
+            /* to the end of the clause: the next ';', line or aside in
+             * parentheses (what the hint downloads, say), else the end */
+            to = hint + strcspn(hint, ";\n");
+            char *aside = strstr(hint, " (");
+            if (aside && aside < to)
+                to = aside;
+        }
+        memmove(from, to, strlen(to) + 1);
+        b.len = strlen(b.data);
+    }
+    char *out = tbuf_detach(&b);
+    return out ? out : xstrdup("");
 }
 
 void mcp_server_set_reranker(mcp_server *s, const char *path)
@@ -270,12 +314,110 @@ static void notification(mcp_session *ss, const char *method)
      * as JSON-RPC says. */
 }
 
+/* The value of the \uXXXX escape at p (4 hex digits), or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* "\u0000" and a lone surrogate ("\ud800") are valid JSON, and the request
+ * that holds one must be answered with its own id: a parse error would
+ * answer id null, which no client can match to its request (it waits for
+ * the reply until it times out). Strings may hold NUL (JSON_ALLOW_NUL);
+ * handle_one refuses them with invalid params. jansson refuses a NUL in an
+ * object key and a lone surrogate anywhere even so: such a message is read
+ * again with each of those escapes spelt \uFFFD, only to answer it
+ * (*salvaged = 1). */
+static json_t *load_message(const char *msg, size_t len, json_error_t *jerr, int *salvaged)
+{
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+    *salvaged = 0;
+    json_t *root = json_loadb(msg, len, flags, jerr);
+    if (root)
+        return root;
+    char *copy = xmalloc(len ? len : 1);
+    memcpy(copy, msg, len);
+    int in_string = 0, changed = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (copy[i] == '"') {
+            in_string = !in_string;
+        } else if (in_string && copy[i] == '\\' && i + 1 < len) {
+            long u = copy[i + 1] == 'u' && i + 5 < len ? hex4(copy + i + 2) : -1;
+            int pair = u >= 0xD800 && u <= 0xDBFF && i + 11 < len && copy[i + 6] == '\\' &&
+                       copy[i + 7] == 'u' && hex4(copy + i + 8) >= 0xDC00 &&
+                       hex4(copy + i + 8) <= 0xDFFF;
+            if (pair) {
+                i += 11;   /* a whole surrogate pair: fine */
+                continue;
+            }
+            if (u == 0 || (u >= 0xD800 && u <= 0xDFFF)) {
+                memcpy(copy + i + 2, "FFFD", 4);
+                changed = 1;
+            }
+            i++;   /* the escaped character, never a quote that ends the string */
+        }
+    }
+    json_error_t again;
+    root = changed ? json_loadb(copy, len, flags, &again) : NULL;
+    free(copy);
+    *salvaged = root != NULL;
+    return root;
+}
+
+/* 1 when a string in v holds U+0000, or (salvaged) a string or an object
+ * key holds U+FFFD, how load_message spelt what jansson refused; *where
+ * gets the dotted path of it. */
+static int holds_nul(json_t *v, int salvaged, tbuf *where)
+{
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL ||
+               (salvaged && strstr(json_string_value(v), "\xEF\xBF\xBD"));
+    size_t mark = where->len;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x) {
+            tbuf_printf(where, "%s%s", mark ? "." : "", k);
+            if ((salvaged && strstr(k, "\xEF\xBF\xBD")) || holds_nul(x, salvaged, where))
+                return 1;
+            where->len = mark;
+            where->data[mark] = '\0';
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) {
+            tbuf_printf(where, "[%zu]", i);
+            if (holds_nul(x, salvaged, where))
+                return 1;
+            where->len = mark;
+            where->data[mark] = '\0';
+        }
+    }
+    return 0;
+}
+
 /* One message of a batch or alone: the reply, or NULL when none is due. */
-static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
+static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg, int nul_key)
 {
     if (!json_is_object(msg))
         return error_obj(NULL, MCP_INVALID_REQUEST, "invalid request: a JSON-RPC message is an "
                          "object", NULL);
+    if (nul_key) {
+        /* which message of a batch has it */
+        tbuf t = {0};
+        nul_key = holds_nul(msg, 1, &t);
+        tbuf_free(&t);
+    }
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
     json_t *ver = json_object_get(msg, "jsonrpc");
@@ -292,6 +434,9 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
     if (id && !reply_id)
         return error_obj(NULL, MCP_INVALID_REQUEST, "invalid request: \"id\" must be a string "
                          "or an integer", NULL);
+    if (json_string_length(method) != strlen(json_string_value(method)))
+        return error_obj(reply_id, MCP_INVALID_REQUEST, "invalid request: \"method\" holds a "
+                         "NUL character (\\u0000)", NULL);
     const char *name = json_string_value(method);
     json_t *params = json_object_get(msg, "params");
     if (!id) {
@@ -300,6 +445,21 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg)
     }
     if (params && !json_is_object(params))
         return error_obj(id, MCP_INVALID_PARAMS, "invalid params: \"params\" must be an object",
+                         NULL);
+    tbuf where = {0};
+    tbuf_puts(&where, "");
+    if (params && holds_nul(params, nul_key, &where)) {
+        char m[400];
+        snprintf(m, sizeof m, "invalid params: '%.200s' holds a NUL character (\\u0000)%s, "
+                 "which no query, note path or URI can", where.len ? where.data : "params",
+                 nul_key ? " or a lone UTF-16 surrogate" : "");
+        tbuf_free(&where);
+        return error_obj(id, MCP_INVALID_PARAMS, m, NULL);
+    }
+    tbuf_free(&where);
+    if (nul_key)
+        return error_obj(id, MCP_INVALID_REQUEST, "invalid request: an object key or the "
+                         "method holds a NUL character (\\u0000) or a lone UTF-16 surrogate",
                          NULL);
     json_t *empty = NULL;
     if (!params)
@@ -337,7 +497,8 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
         return mcp_error_reply(MCP_INVALID_REQUEST, m);
     }
     json_error_t jerr;
-    json_t *root = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    int nul_key = 0;
+    json_t *root = load_message(msg, len, &jerr, &nul_key);
     if (!root) {
         char m[300];
         snprintf(m, sizeof m, "parse error: %s (byte %d)", jerr.text, jerr.position);
@@ -354,7 +515,7 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
         } else {
             reply = json_array();
             for (size_t i = 0; i < n; i++) {
-                json_t *r = handle_one(s, ss, json_array_get(root, i));
+                json_t *r = handle_one(s, ss, json_array_get(root, i), nul_key);
                 if (r)
                     json_array_append_new(reply, r);
             }
@@ -364,7 +525,7 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len)
             }
         }
     } else {
-        reply = handle_one(s, ss, root);
+        reply = handle_one(s, ss, root, nul_key);
     }
     json_decref(root);
     return reply ? dump(reply) : NULL;
@@ -374,7 +535,9 @@ int mcp_is_initialize(const char *msg, size_t len)
 {
     if (len > MCP_MAX_MESSAGE)
         return 0;
-    json_t *root = json_loadb(msg, len, 0, NULL);
+    json_error_t jerr;
+    int nul_key;
+    json_t *root = load_message(msg, len, &jerr, &nul_key);
     json_t *m = json_object_get(root, "method");
     int yes = json_is_string(m) && strcmp(json_string_value(m), "initialize") == 0 &&
               json_object_get(root, "id") != NULL;

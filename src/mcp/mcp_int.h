@@ -26,6 +26,11 @@ typedef struct mcp_error {
 void mcp_err_set(mcp_error *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An error detail from the api fit for an agent (caller frees): CLI hints
+ * ("(see `trove ls`)", "; run `trove update`") cut out, since an agent
+ * cannot run them and the tools have their own ways (see `status`). */
+char *mcp_agent_text(const char *msg);
+
 /* 1 when the session speaks 2025-06-18 or newer (structured tool output). */
 int mcp_structured(const mcp_session *ss);
 

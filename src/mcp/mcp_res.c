@@ -4,6 +4,7 @@
 #include "mcp/mcp_int.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,63 +132,166 @@ const char *mcp_ref_escapes(const char *ref)
 
 /* ---- resources/list ---- */
 
+/* A cursor is opaque to clients: base64url (no padding) of a version byte,
+ * COLLECTION, a NUL, PATH and a checksum: the key of the last note of the
+ * page before. Keyset paging: a page costs one index range read wherever it
+ * starts, and notes added or removed between pages do not shift the rest. */
+#define CURSOR_VERSION 1
+#define CURSOR_MAX 8192   /* characters; a key is a collection name and a path */
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static char *b64url_encode(const char *s, size_t len)
+{
+    tbuf b = {0};
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) |
+                     (i + 2 < len ? p[i + 2] : 0);
+        tbuf_putc(&b, b64url[v >> 18 & 63]);
+        tbuf_putc(&b, b64url[v >> 12 & 63]);
+        if (i + 1 < len)
+            tbuf_putc(&b, b64url[v >> 6 & 63]);
+        if (i + 2 < len)
+            tbuf_putc(&b, b64url[v & 63]);
+    }
+    return tbuf_detach(&b);
+}
+
+/* Decode into b; 0 on any character outside the alphabet, a length no
+ * encoder makes, or bits set past the end. */
+static int b64url_decode(const char *s, size_t len, tbuf *b)
+{
+    if (len % 4 == 1)
+        return 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char *at = s[i] ? strchr(b64url, s[i]) : NULL;
+        if (!at)
+            return 0;
+        acc = (acc << 6 | (unsigned)(at - b64url)) & 0xFFFFFF;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            tbuf_putc(b, (char)(acc >> bits & 0xFF));
+        }
+    }
+    return (acc & ((1u << bits) - 1)) == 0;
+}
+
+/* FNV-1a: a cursor edited or cut short by a client fails it. (One forged
+ * with a matching sum only names a position in the listing: harmless.) */
+static uint32_t cursor_sum(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+static char *cursor_make(const char *collection, const char *path)
+{
+    tbuf raw = {0};
+    tbuf_putc(&raw, CURSOR_VERSION);
+    tbuf_puts(&raw, collection);
+    tbuf_putc(&raw, '\0');
+    tbuf_puts(&raw, path);   /* bytes as indexed: a path need not be UTF-8 */
+    uint32_t h = cursor_sum(raw.data, raw.len);
+    for (int i = 0; i < 4; i++)
+        tbuf_putc(&raw, (char)(h >> (8 * i) & 0xFF));
+    char *out = b64url_encode(raw.data, raw.len);
+    tbuf_free(&raw);
+    return out;
+}
+
+/* The key a cursor names into *collection and *path (owned), or 0 when it is
+ * not one this server made: the client passes nextCursor back unchanged. */
+static int cursor_parse(const char *cursor, size_t len, char **collection, char **path)
+{
+    *collection = *path = NULL;
+    if (len == 0 || len > CURSOR_MAX)
+        return 0;
+    tbuf raw = {0};
+    int ok = b64url_decode(cursor, len, &raw) && raw.len >= 8 && raw.data[0] == CURSOR_VERSION;
+    if (ok) {
+        size_t body = raw.len - 4;
+        uint32_t h = cursor_sum(raw.data, body), got = 0;
+        for (int i = 0; i < 4; i++)
+            got |= (uint32_t)(unsigned char)raw.data[body + i] << (8 * i);
+        ok = h == got;
+        raw.len = body;
+    }
+    const char *coll = ok ? raw.data + 1 : NULL, *end = raw.data + raw.len;
+    const char *nul = ok ? memchr(coll, '\0', (size_t)(end - coll)) : NULL;
+    ok = nul && nul > coll && nul + 1 < end && !memchr(nul + 1, '\0', (size_t)(end - nul - 1)) &&
+         !memchr(coll, '/', (size_t)(nul - coll));
+    if (ok) {
+        *collection = xstrndup(coll, (size_t)(nul - coll));
+        *path = xstrndup(nul + 1, (size_t)(end - nul - 1));
+    }
+    tbuf_free(&raw);
+    return ok;
+}
+
+static json_t *resource_json(const store_doc *d)
+{
+    char *uri = mcp_doc_uri(d->collection, d->path);
+    tbuf name = {0};
+    tbuf_printf(&name, "%s/%s", d->collection, d->path);
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "uri", uri, "name", name.data, "mimeType",
+                          "text/plain", "description", "note (text with line numbers)");
+    if (r && d->title && str_utf8_invalid_at(d->title, strlen(d->title)) == (size_t)-1)
+        json_object_set_new(r, "title", json_string(d->title));
+    tbuf_free(&name);
+    free(uri);
+    return r;
+}
+
+/* The index itself answers, through the api handle, also when a daemon
+ * serves it: a page is one read of the docs table, and the daemon's wire
+ * has no keyset listing to add anything to it. */
 json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err)
 {
     json_t *cur = json_object_get(params, "cursor");
-    long from = 0;
+    char *after_coll = NULL, *after_path = NULL;
     if (cur && !json_is_null(cur) &&
-        (!json_is_string(cur) || !str_to_long(json_string_value(cur), 0, 1L << 40, &from))) {
+        (!json_is_string(cur) || !cursor_parse(json_string_value(cur), json_string_length(cur),
+                                               &after_coll, &after_path))) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "resources/list: invalid cursor (pass back the "
-                    "nextCursor of the previous page)");
+                    "nextCursor of the previous page unchanged, or no cursor for the first)");
         return NULL;
     }
-    api_listing cols;
-    trove_err rc = mcp_ls(s, NULL, &cols);
+    api_page page;
+    trove_err rc = api_ls_page(s->a, after_coll, after_path, LIST_PAGE, &page);
+    free(after_coll);
+    free(after_path);
     if (rc == TROVE_ENOENT) {
         /* No index yet: nothing to list, which is not an error. */
+        api_page_free(&page);
         return json_pack("{s:[]}", "resources");
     }
     if (rc) {
-        mcp_err_set(err, MCP_INTERNAL_ERROR, "resources/list: %s", trove_errmsg());
+        char *why = mcp_agent_text(trove_errmsg());
+        mcp_err_set(err, MCP_INTERNAL_ERROR, "resources/list: %s", why);
+        free(why);
+        api_page_free(&page);
         return NULL;
     }
     json_t *items = json_array();
-    long at = 0;
-    int more = 0;
-    for (size_t c = 0; c < cols.n_collections && !more; c++) {
-        api_listing docs;
-        if (mcp_ls(s, cols.collections[c].name, &docs) != TROVE_OK)
-            continue;
-        for (size_t i = 0; i < docs.n_docs; i++, at++) {
-            if (at < from)
-                continue;
-            if (at >= from + LIST_PAGE) {
-                more = 1;
-                break;
-            }
-            const store_doc *d = &docs.docs[i];
-            char *uri = mcp_doc_uri(d->collection, d->path);
-            tbuf name = {0};
-            tbuf_printf(&name, "%s/%s", d->collection, d->path);
-            json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "uri", uri, "name", name.data,
-                                  "mimeType", "text/plain", "description",
-                                  "note (text with line numbers)");
-            if (d->title && str_utf8_invalid_at(d->title, strlen(d->title)) == (size_t)-1)
-                json_object_set_new(r, "title", json_string(d->title));
-            if (r)
-                json_array_append_new(items, r);
-            tbuf_free(&name);
-            free(uri);
-        }
-        api_listing_free(&docs);
+    for (size_t i = 0; i < page.n_docs; i++) {
+        json_t *r = resource_json(&page.docs[i]);
+        if (r)
+            json_array_append_new(items, r);
     }
-    api_listing_free(&cols);
     json_t *out = json_pack("{s:o}", "resources", items);
-    if (more) {
-        char next[32];
-        snprintf(next, sizeof next, "%ld", from + LIST_PAGE);
-        json_object_set_new(out, "nextCursor", json_string(next));
+    if (page.more && page.last_collection) {
+        char *next = cursor_make(page.last_collection, page.last_path);
+        if (next)
+            json_object_set_new(out, "nextCursor", json_string(next));
+        free(next);
     }
+    api_page_free(&page);
     return out;
 }
 
@@ -239,11 +343,12 @@ json_t *mcp_resources_read(mcp_server *s, json_t *params, mcp_error *err)
         rc = trove_fail(TROVE_ENOENT, "not an indexed note");
     }
     if (rc) {
+        char *why = mcp_agent_text(trove_errmsg()[0] ? trove_errmsg() : trove_strerror(rc));
         mcp_err_set(err, rc == TROVE_ENOENT ? MCP_RESOURCE_NOT_FOUND
                          : rc == TROVE_EACCES || rc == TROVE_EINVAL ? MCP_INVALID_PARAMS
                                                                     : MCP_INTERNAL_ERROR,
-                    "%s: %s", rc == TROVE_ENOENT ? "resource not found" : "resources/read",
-                    trove_errmsg()[0] ? trove_errmsg() : trove_strerror(rc));
+                    "%s: %s", rc == TROVE_ENOENT ? "resource not found" : "resources/read", why);
+        free(why);
         err->data = json_pack("{s:s}", "uri", uri);
         return NULL;
     }

@@ -70,7 +70,8 @@ static const char search_in[] =
     "\"collection\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
     "\"description\":\"only these collections (see `status`)\"},"
     "\"doc_uri_prefix\":{\"type\":\"string\",\"description\":\"only notes whose doc_uri starts "
-    "with this, e.g. trove://notes/projects/\"},"
+    "with this, e.g. trove://notes/projects/; a bare folder prefix (projects/) applies in "
+    "every collection\"},"
     "\"doc_uris\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"type\":\"string\"},"
     "\"description\":\"only these notes (trove://COLLECTION/PATH)\"},"
     "\"heading_path_contains\":{\"type\":\"string\",\"description\":\"only notes with a "
@@ -251,6 +252,15 @@ static json_t *js_str(const char *s)
     return js_text(s ? s : "", s ? strlen(s) : 0);
 }
 
+/* An api message for the agent: CLI hints cut (mcp_agent_text). */
+static json_t *js_agent(const char *msg)
+{
+    char *t = mcp_agent_text(msg);
+    json_t *j = js_str(t);
+    free(t);
+    return j;
+}
+
 static json_t *text_content(const char *text)
 {
     json_t *c = json_array();
@@ -273,7 +283,10 @@ static json_t *tool_error(const char *fmt, ...)
 static json_t *api_error(const char *tool, trove_err rc)
 {
     const char *detail = trove_errmsg();
-    return tool_error("%s: %s", tool, detail && *detail ? detail : trove_strerror(rc));
+    char *text = mcp_agent_text(detail && *detail ? detail : trove_strerror(rc));
+    json_t *e = tool_error("%s: %s", tool, text);
+    free(text);
+    return e;
 }
 
 /* The successful result: structuredContent (2025-06-18) and, for every
@@ -429,9 +442,10 @@ typedef struct search_call {
     size_t n_tags;
     char **refs;          /* doc_uris decoded to COLLECTION/PATH (owned) */
     size_t n_refs;
-    char *prefix_coll;    /* from doc_uri_prefix (owned) */
+    char *prefix_coll;    /* from doc_uri_prefix (owned); NULL for a bare FOLDER/ */
     char *prefix_path;
     int no_match;         /* the filters contradict each other */
+    char *problem;        /* a filter the index cannot answer: a tool error (owned) */
 } search_call;
 
 static void search_call_free(search_call *c)
@@ -443,36 +457,78 @@ static void search_call_free(search_call *c)
     free(c->refs);
     free(c->prefix_coll);
     free(c->prefix_path);
+    free(c->problem);
 }
 
-/* doc_uri_prefix "trove://COLLECTION[/PATH-PREFIX]". */
-static int parse_uri_prefix(search_call *c, const char *prefix, mcp_error *err)
+static void search_problem(search_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void search_problem(search_call *c, const char *fmt, ...)
 {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    free(c->problem);
+    c->problem = xstrdup(buf);
+}
+
+/* doc_uri_prefix: "trove://COLLECTION[/PATH-PREFIX]", or a bare PATH-PREFIX
+ * ("decisions/") that applies in every collection. One the index cannot
+ * answer is a tool error (c->problem) the model can read and correct. */
+static void parse_uri_prefix(search_call *c, const char *prefix)
+{
+    if (!str_starts_with(prefix, "trove://")) {
+        if (strstr(prefix, "://")) {
+            search_problem(c, "filters.doc_uri_prefix '%.200s' is not a trove:// URI: give "
+                           "trove://COLLECTION/FOLDER/ or a folder prefix such as 'notes/'",
+                           prefix);
+            return;
+        }
+        while (prefix[0] == '/' || (prefix[0] == '.' && prefix[1] == '/'))
+            prefix += prefix[0] == '/' ? 1 : 2;   /* "/x/", "./x/": the folder x/ */
+        c->prefix_path = xstrdup(prefix);
+        return;
+    }
     char *ref = mcp_doc_ref_from_uri(prefix);
-    if (!ref) {
+    if (!ref && prefix[8] && !strchr(prefix + 8, '/')) {
         /* "trove://notes" (no '/'): the whole collection. */
-        if (str_starts_with(prefix, "trove://") && prefix[8] && !strchr(prefix + 8, '/')) {
-            tbuf b = {0};
-            tbuf_printf(&b, "%s/x", prefix);
-            ref = mcp_doc_ref_from_uri(b.data);
-            tbuf_free(&b);
-            if (ref)
-                ref[strlen(ref) - 1] = '\0';
-        }
-        if (!ref) {
-            mcp_err_set(err, MCP_INVALID_PARAMS, "search: 'doc_uri_prefix' must look like "
-                        "trove://COLLECTION/ or trove://COLLECTION/FOLDER/");
-            return 0;
-        }
+        tbuf b = {0};
+        tbuf_printf(&b, "%s/x", prefix);
+        ref = mcp_doc_ref_from_uri(b.data);
+        tbuf_free(&b);
+        if (ref)
+            ref[strlen(ref) - 1] = '\0';
+    }
+    if (!ref) {
+        search_problem(c, "filters.doc_uri_prefix '%.200s' is not trove://COLLECTION/ or "
+                       "trove://COLLECTION/FOLDER/ (percent-encoded as in doc_uri)", prefix);
+        return;
     }
     char *slash = strchr(ref, '/');
     *slash = '\0';
     c->prefix_coll = ref;
     c->prefix_path = xstrdup(slash + 1);
-    return 1;
 }
 
-static int search_filters(search_call *c, json_t *filters, mcp_error *err)
+/* Collection names the config does not have: a tool error that lists the
+ * ones it has (an agent learns them from `status` too). */
+static void check_collections(mcp_server *s, search_call *c)
+{
+    const config *cfg = api_config(s->a);
+    for (size_t i = 0; i < c->n_collections; i++) {
+        if (config_find_collection(cfg, c->collections[i]))
+            continue;
+        tbuf names = {0};
+        for (size_t k = 0; k < cfg->n_collections; k++)
+            tbuf_printf(&names, "%s%s", k ? ", " : "", cfg->collections[k].name);
+        search_problem(c, "no collection named '%.200s' (collections: %s)", c->collections[i],
+                       names.len ? names.data : "none yet");
+        tbuf_free(&names);
+        return;
+    }
+}
+
+static int search_filters(mcp_server *s, search_call *c, json_t *filters, mcp_error *err)
 {
     if (!filters || json_is_null(filters))
         return 1;
@@ -512,10 +568,10 @@ static int search_filters(search_call *c, json_t *filters, mcp_error *err)
         c->o.search.n_doc_refs = c->n_refs;
     }
     free(uris);
-    if (ok && prefix && !parse_uri_prefix(c, prefix, err))
-        ok = 0;
     if (!ok)
         return 0;
+    if (prefix)
+        parse_uri_prefix(c, prefix);
     if (c->prefix_coll) {
         /* The prefix names a collection: it narrows the collection filter. */
         int listed = c->n_collections == 0;
@@ -526,13 +582,15 @@ static int search_filters(search_call *c, json_t *filters, mcp_error *err)
         c->collections = xmalloc(sizeof *c->collections);
         c->collections[0] = c->prefix_coll;
         c->n_collections = 1;
-        c->o.search.path_prefix = c->prefix_path;
     }
+    c->o.search.path_prefix = c->prefix_path;
     c->o.search.collections = c->collections;
     c->o.search.n_collections = c->n_collections;
     c->o.search.tags = c->tags;
     c->o.search.n_tags = c->n_tags;
     c->o.search.heading_contains = heading;
+    if (!c->problem)
+        check_collections(s, c);
     return 1;
 }
 
@@ -639,7 +697,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         return NULL;
     search_call c = {0};
     api_search_opts_init(&c.o);
-    if (!search_filters(&c, json_object_get(args, "filters"), err)) {
+    if (!search_filters(s, &c, json_object_get(args, "filters"), err)) {
         search_call_free(&c);
         return NULL;
     }
@@ -652,6 +710,11 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
     search_results res = {0};
     api_query_info qi = {0};
     trove_err rc = TROVE_OK;
+    if (c.problem) {
+        json_t *e = tool_error("%s: %s", tool, c.problem);
+        search_call_free(&c);
+        return e;
+    }
     if (!c.no_match && is_query) {
         api_query_opts qo;
         api_query_opts_init(&qo);
@@ -669,9 +732,11 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         out = api_error(tool, rc);
     } else if (vector_only && !c.no_match && res.vec_state != SEARCH_VEC_USED &&
                res.vec_state != SEARCH_VEC_BLANK) {
-        out = tool_error("vsearch: %s", res.vec_error ? res.vec_error
-                         : "the index has no embeddings of the server's model yet (`trove "
-                           "embed` makes them); use `search`");
+        char *why = res.vec_error ? mcp_agent_text(res.vec_error) : NULL;
+        out = tool_error("vsearch: %s", why ? why
+                         : "the index has no embeddings of the server's model yet; use "
+                           "`search`");
+        free(why);
     } else {
         json_t *results = json_array();
         for (size_t i = 0; i < res.n; i++) {
@@ -686,13 +751,13 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
          * results are keyword-only. */
         json_t *warn = json_array();
         if (res.vec_error)
-            json_array_append_new(warn, js_str(res.vec_error));
+            json_array_append_new(warn, js_agent(res.vec_error));
         if (res.vec_state == SEARCH_VEC_BLANK)
             json_array_append_new(warn, js_str(search_vec_blank_why));
         if (qi.rerank_warning) {
             tbuf b = {0};
             tbuf_printf(&b, "%s; re-scored lexically instead", qi.rerank_warning);
-            json_array_append_new(warn, js_str(b.data));
+            json_array_append_new(warn, js_agent(b.data));
             tbuf_free(&b);
         }
         for (size_t i = 0; i < res.n_vec_missing; i++) {
@@ -932,7 +997,7 @@ static json_t *model_json(mcp_server *s)
     api_vec_status vs;
     if (api_vec_status_get(s->a, s->model, &vs) != TROVE_OK)
         return json_pack("{s:o, s:o}", "path", js_str(s->model), "error",
-                         js_str(trove_errmsg()));
+                         js_agent(trove_errmsg()));
     json_int_t chunks = 0, embedded = 0;
     for (size_t i = 0; i < vs.n_counts; i++) {
         chunks += vs.counts[i].chunks;
@@ -942,7 +1007,7 @@ static json_t *model_json(mcp_server *s)
                           js_str(vs.model_arch), "dim", (json_int_t)vs.model_dim,
                           "chunks", chunks, "embedded", embedded);
     if (vs.model_error)
-        json_object_set_new(m, "error", js_str(vs.model_error));
+        json_object_set_new(m, "error", js_agent(vs.model_error));
     api_vec_status_free(&vs);
     return m;
 }
@@ -1052,8 +1117,8 @@ json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp
     if (k < sizeof tools / sizeof *tools && tools[k].fn == tool_vsearch && !s->model)
         k = sizeof tools / sizeof *tools;   /* not offered without a model */
     if (k == sizeof tools / sizeof *tools) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s get, "
-                    "status)", json_string_value(name), s->model ? " vsearch," : "");
+        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s query, "
+                    "get, status)", json_string_value(name), s->model ? " vsearch," : "");
     } else {
         trove_errclear();
         out = tools[k].fn(s, ss, args, err);

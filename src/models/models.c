@@ -572,6 +572,134 @@ trove_err models_plan_pull(const char *spec, const char *sha256, models_plan *ou
     return rc;
 }
 
+/* ---- what was pulled: magic bytes and the files a format needs ---------- */
+
+/* The first bytes of a file into buf; how many, or -1 when it cannot be read. */
+static long read_head(const char *path, unsigned char *buf, size_t cap, int64_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap, f);
+    struct stat st;
+    *size = fstat(fileno(f), &st) == 0 ? (int64_t)st.st_size : -1;
+    fclose(f);
+    return (long)n;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* A safetensors file: an 8-byte little-endian header length that fits in
+ * the file, then the JSON header's '{'. */
+static int safetensors_head(const unsigned char *b, long n, int64_t size)
+{
+    if (n < 9 || size < 9)
+        return 0;
+    uint64_t hlen = le64(b);
+    return hlen >= 2 && hlen <= (uint64_t)size - 8 && b[8] == '{';
+}
+
+/* What the first bytes look like, for a message: printable ASCII as is,
+ * anything else as \xNN. */
+static void describe_head(const unsigned char *b, long n, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (long i = 0; i < n && i < 8 && at + 5 < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at,
+                               b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\' && b[i] != '"'
+                                   ? "%c" : "\\x%02x", b[i]);
+}
+
+static trove_err check_gguf(const char *path)
+{
+    unsigned char b[16];
+    int64_t size;
+    long n = read_head(path, b, sizeof b, &size);
+    if (n < 0)
+        return trove_fail(TROVE_ENOENT, "%s: %s", path, strerror(errno));
+    if (n >= 8 && memcmp(b, "GGUF", 4) == 0) {
+        uint32_t version = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+                           (uint32_t)b[7] << 24;
+        if (version >= 1 && version <= 3)
+            return TROVE_OK;
+        return trove_fail(TROVE_EINVAL, "%s is GGUF version %u, which trove does not read "
+                          "(versions 1 to 3)", path, version);
+    }
+    if (safetensors_head(b, n, size))
+        return trove_fail(TROVE_EINVAL, "%s is a safetensors file, not a model on its own: a "
+                          "model2vec model is a folder holding model.safetensors, tokenizer.json "
+                          "and config.json (pull the repository as hf:ORG/REPO); a single-file "
+                          "model must be GGUF", path);
+    if (n == 0)
+        return trove_fail(TROVE_EINVAL, "%s is empty, not a GGUF model", path);
+    char head[48];
+    describe_head(b, n, head, sizeof head);
+    return trove_fail(TROVE_EINVAL, "%s is not a GGUF model (it starts with \"%s\"%s, not "
+                      "\"GGUF\"); a single-file model must be GGUF, a model2vec model is a folder",
+                      path, head, b[0] == '<' || b[0] == '{' ? ": a web page or a JSON file?" : "");
+}
+
+/* A JSON object file: its first non-blank byte is '{'. */
+static trove_err check_json_object(const char *path, const char *what)
+{
+    unsigned char b[256];
+    int64_t size;
+    long n = read_head(path, b, sizeof b, &size);
+    if (n < 0)
+        return trove_fail(TROVE_ENOENT, "%s: missing (a model2vec folder holds model.safetensors, "
+                          "tokenizer.json and config.json)", path);
+    long i = 0;
+    while (i < n && strchr(" \t\r\n", b[i]))
+        i++;
+    if (i < n && b[i] == '{')
+        return TROVE_OK;
+    char head[48];
+    describe_head(b + i, n - i, head, sizeof head);
+    return trove_fail(TROVE_EINVAL, "%s is not a %s (a JSON object): it starts with \"%s\"", path,
+                      what, head);
+}
+
+static trove_err check_m2v(const char *dir)
+{
+    tbuf p = {0};
+    tbuf_printf(&p, "%s/model.safetensors", dir);
+    unsigned char b[16];
+    int64_t size;
+    long n = read_head(p.data, b, sizeof b, &size);
+    trove_err rc = TROVE_OK;
+    if (n < 0)
+        rc = trove_fail(TROVE_ENOENT, "%s: missing (a model2vec folder holds model.safetensors, "
+                        "tokenizer.json and config.json)", p.data);
+    else if (!safetensors_head(b, n, size))
+        rc = trove_fail(TROVE_EINVAL, "%s is not a safetensors file (no valid header)", p.data);
+    for (int i = 0; rc == TROVE_OK && i < 2; i++) {
+        tbuf_reset(&p);
+        tbuf_printf(&p, "%s/%s", dir, i ? "config.json" : "tokenizer.json");
+        rc = check_json_object(p.data, i ? "model config" : "tokenizer");
+    }
+    tbuf_free(&p);
+    return rc;
+}
+
+trove_err models_check(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return trove_fail(TROVE_ENOENT, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return check_m2v(path);
+    if (!S_ISREG(st.st_mode))
+        return trove_fail(TROVE_EINVAL, "%s is neither a file nor a folder", path);
+    return check_gguf(path);
+}
+
 /* ---- pulling ----------------------------------------------------------- */
 
 static int64_t file_size(const char *path)
@@ -580,14 +708,39 @@ static int64_t file_size(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
 }
 
-trove_err models_pull(const models_plan *p, const fetch_opts *base, int force, size_t *n_fetched)
+static int is_dir(const char *path)
 {
-    if (n_fetched)
-        *n_fetched = 0;
-    const char *folder = p->folder ? p->path : NULL;
-    int made = folder ? fs_mkdir_p(folder) : fs_mkdir_parents(p->path);
-    if (made != 0)
-        return trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", p->path, strerror(errno));
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A failed pull of several files: the fetch's first line, then every file
+ * still missing with its URL, so all of them can be fetched by hand (the
+ * fetch's own recipe names only the one that failed). */
+static trove_err fail_plan(trove_err rc, const models_plan *p)
+{
+    size_t missing = 0;
+    for (size_t i = 0; i < p->n_items; i++)
+        missing += file_size(p->items[i].dest) < 0;
+    if (p->n_items < 2 || missing < 2 || rc == TROVE_EINTR)
+        return rc;
+    const char *msg = trove_errmsg();
+    tbuf b = {0};
+    tbuf_append(&b, msg, strcspn(msg, "\n"));
+    tbuf_printf(&b, "\n  %zu of the %zu files of %s are missing; to fetch them by hand, save "
+                "each URL as the file under it:", missing, p->n_items, p->name);
+    for (size_t i = 0; i < p->n_items; i++)
+        if (file_size(p->items[i].dest) < 0)
+            tbuf_printf(&b, "\n    %s\n      %s", p->items[i].url, p->items[i].dest);
+    tbuf_puts(&b, "\n  e.g. curl -fL -o FILE URL for each");
+    rc = trove_fail(rc, "%s", b.data);
+    tbuf_free(&b);
+    return rc;
+}
+
+static trove_err pull_items(const models_plan *p, const fetch_opts *base, int force,
+                            unsigned char *fetched, size_t *n_fetched)
+{
     for (size_t i = 0; i < p->n_items; i++) {
         const models_item *it = &p->items[i];
         int64_t have = file_size(it->dest);
@@ -598,17 +751,62 @@ trove_err models_pull(const models_plan *p, const fetch_opts *base, int force, s
         o.sha256 = it->sha256;
         o.label = NULL;
         trove_err rc = fetch_file(it->url, it->dest, &o);
+        if (rc)
+            rc = fail_plan(rc, p);
         if (rc == TROVE_ENOENT && p->folder && !p->entry) {
-            char detail[2048];
-            snprintf(detail, sizeof detail, "%s", trove_errmsg());
-            return trove_fail(rc, "%s\n  (hf:ORG/REPO without a file pulls a model2vec folder: "
-                              "config.json, tokenizer.json, model.safetensors; for a GGUF "
-                              "repository name the file: hf:ORG/REPO/FILE.gguf)", detail);
+            char *detail = xstrdup(trove_errmsg());
+            rc = trove_fail(rc, "%s\n  (hf:ORG/REPO without a file pulls a model2vec folder: "
+                            "config.json, tokenizer.json, model.safetensors; for a GGUF "
+                            "repository name the file: hf:ORG/REPO/FILE.gguf)", detail);
+            free(detail);
         }
         if (rc)
             return rc;
-        if (n_fetched)
-            (*n_fetched)++;
+        fetched[i] = 1;
+        (*n_fetched)++;
     }
     return TROVE_OK;
+}
+
+trove_err models_pull(const models_plan *p, const fetch_opts *base, int force, size_t *n_fetched)
+{
+    size_t n = 0;
+    if (n_fetched)
+        *n_fetched = 0;
+    char *dir = models_dir();
+    const char *folder = p->folder ? p->path : NULL;
+    /* what this pull makes, so that a failure takes it away again */
+    int made_dir = !is_dir(dir), made_folder = folder && !is_dir(folder);
+    int made = folder ? fs_mkdir_p(folder) : fs_mkdir_parents(p->path);
+    if (made != 0) {
+        trove_err rc = trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", p->path,
+                                  strerror(errno));
+        free(dir);
+        return rc;
+    }
+    unsigned char *fetched = xcalloc(p->n_items ? p->n_items : 1, 1);
+    trove_err rc = pull_items(p, base, force, fetched, &n);
+    if (rc == TROVE_OK && (rc = models_check(p->path)) != TROVE_OK) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", trove_errmsg());
+        for (size_t i = 0; i < p->n_items; i++)
+            if (fetched[i])
+                unlink(p->items[i].dest);
+        rc = trove_fail(rc, "%s is not a model trove can use: %s%s", p->name, why,
+                        n ? " (the download was removed)"
+                          : "; `trove model pull --force` downloads it again");
+    }
+    if (rc) {
+        /* rmdir removes only an empty folder: a partial download kept for
+         * the next run keeps its folder */
+        if (made_folder)
+            rmdir(folder);
+        if (made_dir)
+            rmdir(dir);
+    }
+    free(fetched);
+    free(dir);
+    if (n_fetched)
+        *n_fetched = rc ? 0 : n;
+    return rc;
 }

@@ -146,11 +146,24 @@ void models_plan_free(models_plan *p);
 
 /* Fetch every item of the plan that is not there yet (all of them with
  * force), creating the models folder as needed; base carries the progress
- * settings (size and sha256 are taken from each item). *n_fetched (may be
- * NULL) receives how many files were downloaded. */
+ * settings (size and sha256 are taken from each item). Then models_check()
+ * the result: files fetched by this call that make no model are removed.
+ * A failure names every file still missing (with where to save it when
+ * fetched by hand) and leaves no folder this call made empty behind;
+ * TROVE_EINTR (base->stop) keeps the partial download for the next run.
+ * *n_fetched (may be NULL) receives how many files were downloaded. */
 struct fetch_opts;
 trove_err models_pull(const models_plan *p, const struct fetch_opts *base, int force,
                       size_t *n_fetched);
+
+/* Is `path` a model trove can load, judged by what its format needs: a file
+ * must be GGUF (its "GGUF" magic and a version); a folder a model2vec model
+ * (model.safetensors with a safetensors header, tokenizer.json and
+ * config.json holding JSON objects). TROVE_OK, or TROVE_EINVAL (TROVE_ENOENT
+ * for a missing file) with the reason and what to do instead. Reads at most
+ * a few bytes of each file. `model pull` refuses what fails it, `model use`
+ * too. */
+trove_err models_check(const char *path);
 
 /* Base URL of the hub, without a trailing '/'. Caller frees. */
 char *models_hf_endpoint(void);

@@ -191,6 +191,13 @@ trove_err store_docs_by_path(store *st, const char *path, size_t limit, store_do
  * "": all), ordered by collection name and path. */
 trove_err store_docs_list(store *st, const char *collection, const char *prefix, store_doc **out,
                           size_t *n);
+/* Keyset paging over every note in (collection name, path) order: at most
+ * `limit` notes strictly after the key (after_collection, after_path);
+ * after_collection NULL: from the first note. Each page is an index range
+ * read, so every page costs the same wherever it starts, and notes added or
+ * removed before the key between two pages do not shift the next one. */
+trove_err store_docs_after(store *st, const char *after_collection, const char *after_path,
+                           size_t limit, store_doc **out, size_t *n);
 void store_docs_free(store_doc *docs, size_t n);
 
 typedef struct store_counts {

@@ -176,6 +176,46 @@ trove_err store_docs_list(store *st, const char *collection, const char *prefix,
                       "listing notes", &a, out, n);
 }
 
+/* Two index range reads: the rest of the key's collection (the unique
+ * (collection_id, path) index, from the key on), then the collections after
+ * it by name. One statement with an OR would scan the key's collection from
+ * its first note. */
+trove_err store_docs_after(store *st, const char *after_collection, const char *after_path,
+                           size_t limit, store_doc **out, size_t *n)
+{
+    static const char what[] = "listing a page of notes";
+    *out = NULL;
+    *n = 0;
+    if (limit == 0)
+        return TROVE_OK;
+    trove_err rc;
+    if (after_collection) {
+        read_args first = {{after_collection, after_path ? after_path : ""}, 2, (int64_t)limit,
+                           NULL, NULL, 0};
+        rc = docs_query(st, DOC_COLUMNS "WHERE c.name = ?1 AND d.path > ?2 ORDER BY d.path"
+                        " LIMIT ?3", what, &first, out, n);
+        if (rc != TROVE_OK || *n == limit)
+            return rc;
+    }
+    read_args rest = {{after_collection}, 1, (int64_t)(limit - *n), NULL, NULL, 0};
+    store_doc *more;
+    size_t n_more;
+    rc = docs_query(st, DOC_COLUMNS "WHERE ?1 IS NULL OR c.name > ?1 ORDER BY c.name, d.path"
+                    " LIMIT ?2", what, &rest, &more, &n_more);
+    if (rc == TROVE_OK && n_more) {
+        *out = xrealloc(*out, (*n + n_more) * sizeof **out);
+        memcpy(*out + *n, more, n_more * sizeof *more);
+        *n += n_more;
+    }
+    free(more);
+    if (rc) {
+        store_docs_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 void store_docs_free(store_doc *docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -247,8 +247,8 @@ trove_err store_vec_floor_get(store *st, int64_t model_id, double *floor, int64_
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, model_id);
-    int r = sqlite3_step(s);
-    if (r == SQLITE_ROW) {
+    int r = store_step(st, s, "reading noise floor", &rc);
+    if (r > 0) {
         const char *v = (const char *)sqlite3_column_text(s, 0);
         double f;
         long long n;
@@ -259,8 +259,8 @@ trove_err store_vec_floor_get(store *st, int64_t model_id, double *floor, int64_
             *have = 1;
         }
     }
-    sqlite3_finalize(s);
-    return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading noise floor");
+    store_stmt_put(st, s);
+    return rc;
 }
 
 trove_err store_vec_floor_set(store *st, int64_t model_id, double floor, int64_t vectors)
@@ -276,9 +276,9 @@ trove_err store_vec_floor_set(store *st, int64_t model_id, double floor, int64_t
         return rc;
     sqlite3_bind_int64(s, 1, model_id);
     sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
-    int r = sqlite3_step(s);
-    sqlite3_finalize(s);
-    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "storing noise floor");
+    store_step(st, s, "storing noise floor", &rc);
+    store_stmt_put(st, s);
+    return rc;
 }
 
 /* ---- reading segments --------------------------------------------------- */

@@ -144,13 +144,14 @@ static int path_within(const char *real, const char *root)
     return strncmp(real, root, rl) == 0 && (real[rl] == '/' || real[rl] == '\0');
 }
 
-trove_err fs_path_inside(const char *root, const char *rel, char **real_out)
+static trove_err path_inside(const char *root, const char *root_real, const char *rel,
+                             char **real_out)
 {
     if (real_out)
         *real_out = NULL;
     tbuf full = {0};
     tbuf_printf(&full, "%s/%s", root, rel);
-    char real[PATH_MAX], root_real[PATH_MAX];
+    char real[PATH_MAX], resolved_root[PATH_MAX];
     trove_err rc = TROVE_OK;
     if (!realpath(full.data, real)) {
         rc = trove_fail(TROVE_ENOENT, "%s: %s", full.data,
@@ -158,12 +159,25 @@ trove_err fs_path_inside(const char *root, const char *rel, char **real_out)
     } else {
         if (real_out)
             *real_out = xstrdup(real);
-        if (!realpath(root, root_real) || !path_within(real, root_real))
+        if (!root_real)
+            root_real = realpath(root, resolved_root);
+        if (!root_real || !path_within(real, root_real))
             rc = trove_fail(TROVE_EACCES, "%s: refused, its real path %s lies outside the "
                             "collection folder %s", full.data, real, root);
     }
     tbuf_free(&full);
     return rc;
+}
+
+trove_err fs_path_inside(const char *root, const char *rel, char **real_out)
+{
+    return path_inside(root, NULL, rel, real_out);
+}
+
+trove_err fs_path_inside_real(const char *root, const char *root_real, const char *rel,
+                              char **real_out)
+{
+    return path_inside(root, root_real, rel, real_out);
 }
 
 trove_err fs_resolve_inside(const char *root, const char *rel, char **real_out, struct stat *sb_out)

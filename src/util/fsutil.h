@@ -34,6 +34,10 @@ const char *fs_path_below(const char *outer, const char *inner);
  * can name the target. Errors: TROVE_ENOENT (does not resolve), TROVE_EACCES
  * (outside ROOT), with a detail naming ROOT/REL. */
 trove_err fs_path_inside(const char *root, const char *rel, char **real_out);
+/* The same with ROOT's real path already known (root_real, from realpath()):
+ * for a caller checking many paths of one root, one realpath() each. */
+trove_err fs_path_inside_real(const char *root, const char *root_real, const char *rel,
+                              char **real_out);
 
 /* The one rule for every reader of a collection's files: ROOT/REL resolved
  * to its real path (every symlink followed) must be a regular file that lies

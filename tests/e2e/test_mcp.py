@@ -159,6 +159,20 @@ def scenario(vault):
         ("search_bad_filter", S("search", query="x", filters={"folder": "a"})),
         ("search_bad_uri", S("search", query="x", filters={"doc_uris": ["/etc/passwd"]})),
         ("search_no_collection", S("search", query="x", filters={"collection": "nope"})),
+        # a bare folder prefix applies in every collection; prefixes the index
+        # cannot answer are tool errors the model reads, not JSON-RPC errors
+        ("search_prefix_bare", S("search", query="the", top_k=50,
+                                 filters={"doc_uri_prefix": "cooking/"})),
+        ("search_prefix_http", S("search", query="x",
+                                 filters={"doc_uri_prefix": "https://example.com/notes/"})),
+        ("search_prefix_broken", S("search", query="x", filters={"doc_uri_prefix": "trove:///"})),
+        ("search_prefix_nope", S("search", query="x",
+                                 filters={"doc_uri_prefix": "trove://nope/decisions/"})),
+        # "\u0000" is valid JSON: answered with the request's id, so the SDK
+        # gets an error at once instead of waiting for a reply
+        ("get_nul", S("get", path="a\u0000b")),
+        ("search_nul", S("search", query="x", filters={"tags": ["a\u0000"]})),
+        ("get_surrogate", S("get", path="a\ud800b")),
         ("unknown_tool", S("frobnicate")),
         ("get_range", S("get", path=uri("programming/c-pointers.md"), start_line=7,
                         end_line=10)),
@@ -185,6 +199,8 @@ def scenario(vault):
         ("status", S("status")),
         ("status_arg", S("status", verbose=True)),
         ("resources", {"op": "listResources"}),
+        ("resources_bad_cursor", {"op": "listResources", "cursor": "not a cursor!"}),
+        ("resources_forged_cursor", {"op": "listResources", "cursor": "AAAA"}),
         ("templates", {"op": "listResourceTemplates"}),
         ("read", {"op": "readResource", "uri": uri("programming/c-pointers.md")}),
         ("read_missing", {"op": "readResource", "uri": uri("no/such.md")}),
@@ -285,8 +301,19 @@ def check_scenario(out, vault):
     rpc_error(st["search_unknown_arg"], -32602, "limit", "query")
     rpc_error(st["search_bad_filter"], -32602, "folder")
     rpc_error(st["search_bad_uri"], -32602, "trove://")
-    tool_error(st["search_no_collection"], "nope")
-    rpc_error(st["unknown_tool"], -32602, "frobnicate")
+    tool_error(st["search_no_collection"], "nope", "collections: %s" % COLLECTION)
+    bare = structured(st["search_prefix_bare"])["results"]
+    assert {r["path"] for r in bare} == {r["path"] for r in pre}
+    tool_error(st["search_prefix_http"], "not a trove:// URI", "folder prefix")
+    tool_error(st["search_prefix_broken"], "trove://COLLECTION/")
+    tool_error(st["search_prefix_nope"], "no collection named 'nope'")
+    rpc_error(st["get_nul"], -32602, "NUL", "path")
+    rpc_error(st["search_nul"], -32602, "NUL", "tags")
+    rpc_error(st["get_surrogate"], -32602, "surrogate", "path")
+    # no error an agent reads tells it to run a trove command
+    for step in out["steps"]:
+        assert "`trove" not in json.dumps(step), step
+    rpc_error(st["unknown_tool"], -32602, "frobnicate", "search, query, get, status")
 
     # get
     g = structured(st["get_range"])
@@ -341,6 +368,9 @@ def check_scenario(out, vault):
     # the note swapped for a symlink out of the vault is not listed
     assert {r["uri"] for r in rs} == {uri(p) for p in expected_notes(vault)
                                       if p != "inbox/reading-list.md"}
+    assert "nextCursor" not in st["resources"]["result"]
+    rpc_error(st["resources_bad_cursor"], -32602, "cursor")
+    rpc_error(st["resources_forged_cursor"], -32602, "cursor")
     tpl = st["templates"]["result"]["resourceTemplates"]
     assert tpl[0]["uriTemplate"] == "trove://{collection}/{+path}"
     c = st["read"]["result"]["contents"][0]
@@ -880,3 +910,187 @@ def test_sdk_query_tool_through_the_daemon(served, sdk_dir, tmp_path):
     assert out["steps"] == cold["steps"]
     assert trove.daemon_requests() - before - 2 == len(plan)   # cold: none
     trove.stop_daemon()
+
+
+# ---- NUL characters: valid JSON, answered with the request's own id ----------
+
+NUL_CASES = [
+    # (raw line, expected id, expected code, text in the message)
+    (r'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get",'
+     r'"arguments":{"path":"a\u0000b"}}}', 21, -32602, "arguments.path"),
+    (r'{"jsonrpc":"2.0","id":"n\u0000id","method":"ping"}', "n\x00id", None, None),
+    (r'{"jsonrpc":"2.0","id":22,"method":"pi\u0000ng"}', 22, -32600, "NUL"),
+    (r'{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"get",'
+     r'"arguments":{"pa\u0000th":"x"}}}', 23, -32602, "NUL"),
+    (r'{"jsonrpc":"2.0","id":24,"method":"resources/read","params":{"uri":'
+     r'"trove://notes/a\u0000.md"}}', 24, -32602, "uri"),
+    (r'{"jsonrpc":"2.0","id":25,"method":"resources/list","params":{"cursor":"\u0000"}}',
+     25, -32602, "cursor"),
+    (r'{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"search",'
+     r'"arguments":{"query":"x","filters":{"doc_uri_prefix":"a\\u0000/"}}}}', 26, None, None),
+    # a lone UTF-16 surrogate is valid JSON too (jansson refuses it)
+    (r'{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"get",'
+     r'"arguments":{"path":"a\ud800b"}}}', 27, -32602, "surrogate"),
+    (r'{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"search",'
+     r'"arguments":{"query":"\ud83d\ude00 pointer"}}}', 28, None, None),
+]
+
+
+def check_nul_replies(replies):
+    assert len(replies) == len(NUL_CASES) + 1, replies
+    for (_, want_id, code, text), r in zip(NUL_CASES, replies):
+        assert r["id"] == want_id, r
+        if code is None:
+            assert "result" in r, r
+        else:
+            assert r["error"]["code"] == code and text in r["error"]["message"], r
+    # a batch: only the message with the NUL is refused
+    batch = replies[-1]
+    assert [r["id"] for r in batch] == [31, 32], batch
+    assert batch[0]["error"]["code"] == -32602 and batch[1]["result"] == {}
+
+
+NUL_BATCH = (r'[{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"get",'
+             r'"arguments":{"p\u0000":1}}},{"jsonrpc":"2.0","id":32,"method":"ping"}]')
+
+
+def test_nul_characters_get_the_request_id_over_stdio(indexed):
+    trove, _ = indexed
+    replies = stdio_exchange(trove, [init_msg("2025-06-18")] +
+                             [c[0] for c in NUL_CASES] + [NUL_BATCH])
+    check_nul_replies(replies[1:])
+
+
+def test_nul_characters_get_the_request_id_over_http(http_server):
+    srv = http_server()
+    sid, _ = srv.initialize()
+    replies = []
+    for line in [c[0] for c in NUL_CASES] + [NUL_BATCH]:
+        status, _, data = srv.request("POST", line, {"Mcp-Session-Id": sid})
+        assert status == 200, (status, data)
+        replies.append(json.loads(data))
+    check_nul_replies(replies)
+    # initialize itself with a NUL: an error with its id, and no session
+    bad = json.dumps(init_msg("2025-06-18", id=41)).replace("2025-06-18", "2025\\u0000")
+    status, hdrs, data = srv.request("POST", bad)
+    assert status == 200 and json.loads(data)["id"] == 41, data
+    assert json.loads(data)["error"]["code"] == -32602 and "mcp-session-id" not in hdrs
+    srv.stop()
+
+
+# ---- resources/list: keyset pages ---------------------------------------------
+
+PAGE = 500
+
+
+class StdioSession:
+    """One `trove mcp` over stdio, kept open across index changes."""
+
+    def __init__(self, trove):
+        self.proc = subprocess.Popen([str(trove_bin()), "mcp"], env=trove.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd=str(trove.home))
+        self.next_id = 1
+        assert "result" in self.call("initialize", init_msg("2025-06-18")["params"])
+
+    def call(self, method, params):
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        assert reply["id"] == msg["id"], reply
+        return reply
+
+    def page(self, cursor=None):
+        r = self.call("resources/list", {"cursor": cursor} if cursor else {})
+        assert "result" in r, r
+        return [x["uri"] for x in r["result"]["resources"]], r["result"].get("nextCursor")
+
+    def close(self):
+        self.proc.stdin.close()
+        err = self.proc.stderr.read().decode("utf-8", "replace")
+        assert self.proc.wait(timeout=30) == 0, err
+        assert "AddressSanitizer" not in err, err
+
+
+def http_pages(srv, sid, cursor=None):
+    uris = []
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        status, _, data = srv.request("POST", {"jsonrpc": "2.0", "id": 7, "method":
+                                               "resources/list", "params": params},
+                                      {"Mcp-Session-Id": sid})
+        assert status == 200, data
+        res = json.loads(data)["result"]
+        uris += [x["uri"] for x in res["resources"]]
+        cursor = res.get("nextCursor")
+        if not cursor:
+            return uris
+
+
+@pytest.fixture
+def many_notes(trove, tmp_path):
+    """Two collections, 1234 notes: three pages and a bit, across the
+    collection boundary."""
+    want = []
+    for coll, n in (("alpha", 700), ("beta", 534)):
+        root = tmp_path / coll
+        for i in range(n):
+            rel = "d%02d/n%04d.md" % (i % 7, i)
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text("# Note %d\n\nbody %d\n" % (i, i))
+            want.append("trove://%s/%s" % (coll, rel))
+        trove.ok("collection", "add", root, "--name", coll)
+    trove.ok("update")
+    return trove, tmp_path, sorted(want)
+
+
+def test_resources_list_pages_by_a_keyset_cursor(many_notes):
+    trove, root, want = many_notes
+    s = StdioSession(trove)
+    got, cursor, pages = [], None, 0
+    while True:
+        uris, cursor = s.page(cursor)
+        assert len(uris) <= PAGE
+        got += uris
+        pages += 1
+        if not cursor:
+            break
+    assert got == want and pages == 3, (pages, len(got))
+    # cursors are opaque and checked: edited ones are refused with the id
+    first, cursor = s.page()
+    for bad in (cursor[:-1] + ("A" if cursor[-1] != "A" else "B") + "=", cursor + "!",
+                "x" * 9000, "", "AQ", cursor[:-2]):
+        r = s.call("resources/list", {"cursor": bad})
+        assert r["error"]["code"] == -32602 and "cursor" in r["error"]["message"], (bad, r)
+    r = s.call("resources/list", {"cursor": 5})
+    assert r["error"]["code"] == -32602, r
+
+    # stable across an index change between pages: no note listed twice, no
+    # unchanged note skipped
+    (root / "alpha" / "d00" / "a-new-early.md").write_text("# early\n")   # before the cursor
+    (root / "beta" / "zz-new-late.md").write_text("# late\n")             # after it
+    gone = "d03/n0500.md"                                                  # not listed yet
+    assert "trove://beta/" + gone not in first
+    (root / "beta" / gone).unlink()
+    trove.ok("update")
+    rest = []
+    while cursor:
+        uris, cursor = s.page(cursor)
+        rest += uris
+    s.close()
+    listed = first + rest
+    assert len(listed) == len(set(listed))
+    unchanged = set(want) - {"trove://beta/" + gone}
+    assert unchanged <= set(listed)
+    assert "trove://beta/" + gone not in listed and "trove://beta/zz-new-late.md" in listed
+
+    # the same pages over HTTP, with a daemon serving the index
+    trove.start_daemon("--idle", "300", "--no-watch")
+    srv = HttpServer(trove)
+    sid, _ = srv.initialize()
+    now = sorted(set(want) - {"trove://beta/" + gone} |
+                 {"trove://alpha/d00/a-new-early.md", "trove://beta/zz-new-late.md"})
+    assert http_pages(srv, sid) == now
+    srv.stop()

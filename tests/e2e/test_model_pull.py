@@ -53,11 +53,24 @@ class Hub:
                 self.end_headers()
                 self.wfile.write(b"not found")
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.handler = Handler
+        self.port = 0
+        self.start()
+        self.endpoint = "http://127.0.0.1:%d" % self.port
+
+    def start(self):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self.handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.endpoint = "http://127.0.0.1:%d" % self.port
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def restart(self, down_s):
+        """Stop listening (connections are refused), and listen again on the
+        same port after down_s seconds: a server restart."""
+        self.server.shutdown()
+        self.server.server_close()
+        self.restarted = threading.Timer(down_s, self.start)
+        self.restarted.start()
 
     def add(self, key, data, mode="normal"):
         self.files[key] = data
@@ -98,6 +111,24 @@ class Hub:
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
         first = n == 0
+        if mode == "restart" and first:
+            # half the body, then the server goes away for 0.3 s
+            h.wfile.write(body[:len(body) // 2])
+            h.wfile.flush()
+            self.restart(0.3)
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if mode == "slow":
+            # a little, then nothing until released: a download to interrupt
+            h.wfile.write(body[:len(body) // 4])
+            h.wfile.flush()
+            self.release.wait(30)
+            h.close_connection = True
+            return
         if (mode == "cut" and first) or mode in ("stall_once", "stall_always"):
             if mode == "stall_once" and not first:
                 h.wfile.write(body)
@@ -131,6 +162,17 @@ def hub():
     h.close()
 
 
+def gguf(n, seed=1):
+    """n bytes that start as a GGUF file does: what `model pull` checks."""
+    return b"GGUF\x03\x00\x00\x00" + blob(n - 8, seed)
+
+
+def safetensors(n, seed=2):
+    """n bytes with a safetensors header (length, then a JSON object)."""
+    header = b'{"__metadata__":{}}'
+    return len(header).to_bytes(8, "little") + header + blob(n - 8 - len(header), seed)
+
+
 def blob(n, seed=1):
     out = bytearray()
     x = seed
@@ -154,7 +196,7 @@ KEY = "/org/repo/resolve/main/m.gguf"
 
 
 def test_pull_hf_file_follows_the_redirect_and_checks_sha256(trove, hub):
-    data = blob(300_000)
+    data = gguf(300_000)
     hub.add(KEY, data)
     sha = hashlib.sha256(data).hexdigest()
     r = pull(trove, hub, "hf:org/repo/m.gguf", "--sha256", sha, "--json")
@@ -175,7 +217,7 @@ def test_pull_hf_file_follows_the_redirect_and_checks_sha256(trove, hub):
 
 def test_pull_model2vec_folder_and_use_it(trove, hub):
     files = {"config.json": b'{"normalize": true}', "tokenizer.json": b"{}",
-             "model.safetensors": blob(50_000, 2)}
+             "model.safetensors": safetensors(50_000)}
     for name, data in files.items():
         hub.add("/org/potion-x/resolve/main/" + name, data)
     r = pull(trove, hub, "hf:org/potion-x")
@@ -188,7 +230,7 @@ def test_pull_model2vec_folder_and_use_it(trove, hub):
     cfg = (trove.config / "config.yaml").read_text()
     assert 'embed_model: "potion-x"' in cfg
     doc = trove.ok("model", "use", "--json").json()
-    assert doc == {"name": "potion-x", "path": str(folder), "spec": "potion-x",
+    assert doc == {"version": 1, "name": "potion-x", "path": str(folder), "spec": "potion-x",
                    "source": "config.yaml"}
     listing = trove.ok("model", "list", "--json").json()
     assert {"name": "potion-x", "path": str(folder)} in listing["other"]
@@ -202,7 +244,7 @@ def test_hf_repo_without_model2vec_files_explains(trove, hub):
 
 
 def test_cut_transfer_resumes_with_range(trove, hub):
-    data = blob(400_000, 3)
+    data = gguf(400_000, 3)
     hub.add(KEY, data, "cut")
     r = pull(trove, hub, "hf:org/repo/m.gguf")
     assert r.rc == 0, r
@@ -213,7 +255,7 @@ def test_cut_transfer_resumes_with_range(trove, hub):
 
 
 def test_partial_file_from_an_earlier_run_is_resumed(trove, hub):
-    data = blob(200_000, 4)
+    data = gguf(200_000, 4)
     hub.add(KEY, data)
     d = models_dir(trove)
     d.mkdir(parents=True)
@@ -226,7 +268,7 @@ def test_partial_file_from_an_earlier_run_is_resumed(trove, hub):
 
 
 def test_server_ignoring_range_restarts_from_zero(trove, hub):
-    data = blob(100_000, 5)
+    data = gguf(100_000, 5)
     hub.add(KEY, data, "ignore_range")
     d = models_dir(trove)
     d.mkdir(parents=True)
@@ -238,7 +280,7 @@ def test_server_ignoring_range_restarts_from_zero(trove, hub):
 
 
 def test_wrong_content_range_restarts_without_range(trove, hub):
-    data = blob(100_000, 6)
+    data = gguf(100_000, 6)
     hub.add(KEY, data, "bad_range")
     d = models_dir(trove)
     d.mkdir(parents=True)
@@ -250,7 +292,7 @@ def test_wrong_content_range_restarts_without_range(trove, hub):
 
 
 def test_complete_part_of_unknown_size_gets_416_and_is_fetched_again(trove, hub):
-    data = blob(30_000, 11)
+    data = gguf(30_000, 11)
     hub.add(KEY, data)
     d = models_dir(trove)
     d.mkdir(parents=True)
@@ -280,7 +322,7 @@ def test_catalogue_checksums_are_enforced(trove, hub):
     r = pull(trove, hub, "potion-base-8M")
     assert r.rc == 1
     assert "checksum mismatch" in r.err and "2a6ac0e9aaa356a6" in r.err, r
-    assert "fetch it by hand" in r.err
+    assert "3 of the 3 files" in r.err and "fetch them by hand" in r.err, r
     assert not (trove.config / "config.yaml").exists()   # embed_model not set
     # and a size that does not match is refused before it is written
     hub.add("/minishlab/potion-base-8M/resolve/%s/config.json" % rev, b"{}")
@@ -312,7 +354,7 @@ def test_offline_fails_at_once(trove):
 
 
 def test_stall_is_detected_and_resumed(trove, hub):
-    data = blob(80_000, 8)
+    data = gguf(80_000, 8)
     hub.add(KEY, data, "stall_once")
     r = pull(trove, hub, "hf:org/repo/m.gguf")
     assert r.rc == 0, r
@@ -322,12 +364,12 @@ def test_stall_is_detected_and_resumed(trove, hub):
 
 
 def test_a_server_that_keeps_stalling_fails_and_keeps_the_part(trove, hub):
-    data = blob(80_000, 9)
+    data = gguf(80_000, 9)
     hub.add(KEY, data, "stall_always")
     r = pull(trove, hub, "hf:org/repo/m.gguf", env={"TROVE_FETCH_STALL_SECONDS": "1"})
     assert r.rc == 1
     assert "no data for 1 s" in r.err and "run the same command again" in r.err, r
-    assert r.err.count("retrying") == 3, r   # each try made progress, then gave up
+    assert r.err.count("retrying") == 4, r   # each try made progress, then gave up
     part = models_dir(trove) / "m.gguf.part"
     kept = part.stat().st_size
     assert 0 < kept < len(data)
@@ -347,7 +389,7 @@ def test_a_server_that_never_answers_times_out(trove, hub):
 
 
 def test_url_pull(trove, hub):
-    data = blob(10_000, 10)
+    data = gguf(10_000, 10)
     hub.add("/files/x.gguf", data)
     r = trove("model", "pull", hub.endpoint + "/cdn/files/x.gguf?download=true", env=STALL)
     assert r.rc == 0, r
@@ -370,7 +412,8 @@ def _install_fake(trove, entry):
         p = Path(entry["path"])
         p.parent.mkdir(parents=True, exist_ok=True)
         with open(p, "wb") as f:
-            f.truncate(entry["size"] or 1)
+            f.write(gguf(64))
+            f.truncate(entry["size"] or 64)
         return p
     return d
 
@@ -399,7 +442,7 @@ def test_list_shows_catalogue_default_installed_and_active(trove):
 
 def test_use_precedence_and_paths(trove, tmp_path):
     gguf = tmp_path / "my model.gguf"
-    gguf.write_bytes(b"GGUF")
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
     folder = tmp_path / "m2v"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"x")
@@ -433,6 +476,7 @@ def test_pulling_the_first_embedding_model_makes_it_active(trove, hub):
     for name, size in (("config.json", 202), ("tokenizer.json", 683666),
                        ("model.safetensors", 30236760)):
         with open(d / name, "wb") as f:
+            f.write(safetensors(64) if name.endswith(".safetensors") else b"{}")
             f.truncate(size)
     r = pull(trove, hub, "potion-base-8M", "--json")
     assert r.rc == 0, r
@@ -479,3 +523,133 @@ def test_embed_and_search_follow_the_configured_model(indexed, tiny_models):
     # a catalogue model that is not there says how to get it
     r = trove("embed", "--model", "potion-base-8M")
     assert r.rc == 1 and "trove model pull potion-base-8M" in r.err, r
+
+
+# ---- what the pull checks, how it retries, what a failure leaves -------------
+
+def test_a_server_restart_mid_transfer_is_retried_with_backoff(trove, hub):
+    data = gguf(300_000, 12)
+    hub.add(KEY, data, "restart")
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert (models_dir(trove) / "m.gguf").read_bytes() == data
+    assert "retrying (1/" in r.err and "resuming" in r.err, r
+    assert hub.ranges(KEY)[-1] == "bytes=%d-" % (len(data) // 2), hub.log
+
+
+def test_a_wrong_sha256_downloads_once_even_after_a_resume(trove, hub):
+    data = gguf(120_000, 13)
+    hub.add(KEY, data)
+    d = models_dir(trove)
+    d.mkdir(parents=True)
+    (d / "m.gguf.part").write_bytes(data[:50_000])   # left by an earlier run
+    bad = hashlib.sha256(b"not it").hexdigest()
+    r = pull(trove, hub, "hf:org/repo/m.gguf", "--sha256", bad)
+    assert r.rc == 1 and "checksum mismatch" in r.err, r
+    assert "earlier run" in r.err, r
+    assert hub.seen[KEY] == 1, hub.log              # one transfer, not two
+    assert not (d / "m.gguf.part").exists() and not (d / "m.gguf").exists()
+
+
+def test_offline_names_every_file_and_leaves_no_folder(trove):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    endpoint = "http://127.0.0.1:%d" % port
+    r = trove("model", "pull", "hf:org/potion-x", env={"TROVE_HF_ENDPOINT": endpoint, **STALL})
+    assert r.rc == 1 and "offline?" in r.err, r
+    folder = models_dir(trove) / "potion-x"
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        assert "%s/org/potion-x/resolve/main/%s" % (endpoint, name) in r.err, r
+        assert str(folder / name) in r.err, r
+    assert "3 of the 3 files" in r.err, r
+    assert not folder.exists() and not models_dir(trove).exists()
+
+
+def test_a_404_in_a_folder_pull_leaves_no_empty_folder(trove, hub):
+    hub.add("/org/half/resolve/main/config.json", b'{"normalize": true}')
+    r = pull(trove, hub, "hf:org/half")
+    assert r.rc == 1 and "HTTP 404" in r.err, r
+    folder = models_dir(trove) / "half"
+    # config.json arrived and stays for the next run; the two others are named
+    assert (folder / "config.json").exists()
+    assert "2 of the 3 files" in r.err and "tokenizer.json" in r.err, r
+    r = pull(trove, hub, "hf:org/gguf-only")
+    assert r.rc == 1
+    assert not (models_dir(trove) / "gguf-only").exists()
+
+
+@pytest.mark.parametrize("name,data,why", [
+    ("model.safetensors", safetensors(40_000), "safetensors file, not a model on its own"),
+    ("page.gguf", b"<!DOCTYPE html><html>sign in</html>" + b" " * 5000, "not a GGUF model"),
+    ("empty.gguf", b"", "empty"),
+], ids=["lone-safetensors", "html-page", "empty"])
+def test_a_file_that_is_not_a_model_is_refused(trove, hub, name, data, why):
+    hub.add("/files/" + name, data)
+    r = trove("model", "pull", hub.endpoint + "/cdn/files/" + name, "--json", env=STALL)
+    assert r.rc == 1, r
+    assert why in r.err and "not a model trove can use" in r.err, r
+    assert "model use" not in r.err and r.out == "", r
+    assert not (models_dir(trove) / name).exists()
+    assert not (models_dir(trove) / (name + ".part")).exists()
+
+
+def test_a_folder_without_its_tokenizer_is_refused(trove, hub):
+    hub.add("/org/broken/resolve/main/config.json", b"{}")
+    hub.add("/org/broken/resolve/main/tokenizer.json", b"<html>404</html>")
+    hub.add("/org/broken/resolve/main/model.safetensors", safetensors(20_000))
+    r = pull(trove, hub, "hf:org/broken")
+    assert r.rc == 1 and "tokenizer.json is not a tokenizer" in r.err, r
+    assert not (models_dir(trove) / "broken").exists()
+
+
+def test_model_use_checks_the_model(trove, tmp_path):
+    lone = tmp_path / "model.safetensors"
+    lone.write_bytes(safetensors(1000))
+    r = trove("model", "use", str(lone))
+    assert r.rc == 1 and "safetensors file, not a model on its own" in r.err, r
+    folder = tmp_path / "m2v"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(safetensors(1000))
+    (folder / "config.json").write_text("{}")
+    r = trove("model", "use", str(folder))
+    assert r.rc == 1 and "tokenizer.json: missing" in r.err, r
+    assert not (trove.config / "config.yaml").exists()
+    (folder / "tokenizer.json").write_text("{}")
+    trove.ok("model", "use", str(folder))
+
+
+def test_ctrl_c_says_what_was_kept_and_the_next_run_resumes(trove, hub):
+    import signal
+    data = gguf(400_000, 14)
+    hub.add(KEY, data, "slow")
+    part = models_dir(trove) / "m.gguf.part"
+    env = dict(trove.env, TROVE_HF_ENDPOINT=hub.endpoint, **STALL)
+    env["TROVE_FETCH_STALL_SECONDS"] = "20"
+    p = subprocess.Popen([str(trove_bin()), "model", "pull", "hf:org/repo/m.gguf"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(trove.home))
+    deadline = time.monotonic() + 30
+    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert part.exists() and part.stat().st_size > 0
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    err = err.decode()
+    assert p.returncode == 130, err
+    kept = part.stat().st_size
+    assert "interrupted" in err and str(part) in err and str(kept) in err, err
+    assert "resumes" in err and "AddressSanitizer" not in err, err
+    hub.release.set()
+    hub.modes[KEY] = "normal"
+    r = pull(trove, hub, "hf:org/repo/m.gguf")
+    assert r.rc == 0, r
+    assert hub.ranges(KEY)[-1] == "bytes=%d-" % kept
+    assert (models_dir(trove) / "m.gguf").read_bytes() == data
+
+
+def test_pull_json_is_a_versioned_document(trove, hub):
+    hub.add(KEY, gguf(5000, 15))
+    doc = pull(trove, hub, "hf:org/repo/m.gguf", "--json").json()
+    assert doc["version"] == 1 and doc["format"] == "gguf" and doc["fetched"] == 1
+    assert doc["files"][0]["url"].endswith("/org/repo/resolve/main/m.gguf")

@@ -397,6 +397,68 @@ static void test_bare_names_stay_in_the_models_folder(void **state)
     assert_int_equal(chdir(cwd), 0);
 }
 
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* A safetensors head: the header length, then a JSON object. */
+static void write_safetensors(const char *path, uint64_t hlen_claimed)
+{
+    unsigned char b[8 + 20] = {0};
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(hlen_claimed >> (8 * i));
+    memcpy(b + 8, "{\"__metadata__\":{}} ", 20);
+    write_bytes(path, b, sizeof b);
+}
+
+static void check_fails(const char *path, trove_err want, const char *needle)
+{
+    trove_err got = models_check(path);
+    if (got != want)
+        fail_msg("%s: %d, not %d: %s", path, got, want, trove_errmsg());
+    if (!strstr(trove_errmsg(), needle))
+        fail_msg("'%s' not in '%s'", needle, trove_errmsg());
+}
+
+static void test_check_what_was_pulled(void **state)
+{
+    (void)state;
+    /* GGUF files by their magic and version */
+    write_bytes(in_dir("ok.gguf"), "GGUF\x03\x00\x00\x00rest", 12);
+    assert_int_equal(models_check(in_dir("ok.gguf")), TROVE_OK);
+    write_bytes(in_dir("v9.gguf"), "GGUF\x09\x00\x00\x00rest", 12);
+    check_fails(in_dir("v9.gguf"), TROVE_EINVAL, "version 9");
+    write_bytes(in_dir("page.gguf"), "<html>hi</html>", 15);
+    check_fails(in_dir("page.gguf"), TROVE_EINVAL, "starts with \"<html>hi\"");
+    write_bytes(in_dir("short.gguf"), "GGU", 3);
+    check_fails(in_dir("short.gguf"), TROVE_EINVAL, "not a GGUF model");
+    write_bytes(in_dir("empty.gguf"), "", 0);
+    check_fails(in_dir("empty.gguf"), TROVE_EINVAL, "empty");
+    write_safetensors(in_dir("model.safetensors"), 20);
+    check_fails(in_dir("model.safetensors"), TROVE_EINVAL, "hf:ORG/REPO");
+    check_fails(in_dir("nope.gguf"), TROVE_ENOENT, "nope.gguf");
+
+    /* a model2vec folder: its three files, each with the right head */
+    char m[256];
+    snprintf(m, sizeof m, "%s", in_dir("m2v"));   /* in_dir's buffers rotate */
+    assert_int_equal(mkdir(m, 0755), 0);
+    check_fails(m, TROVE_ENOENT, "model.safetensors: missing");
+    write_safetensors(in_dir("m2v/model.safetensors"), 1000);   /* longer than the file */
+    check_fails(m, TROVE_EINVAL, "not a safetensors file");
+    write_safetensors(in_dir("m2v/model.safetensors"), 20);
+    check_fails(m, TROVE_ENOENT, "tokenizer.json: missing");
+    write_bytes(in_dir("m2v/tokenizer.json"), "  \n[1]", 6);
+    check_fails(m, TROVE_EINVAL, "not a tokenizer");
+    write_bytes(in_dir("m2v/tokenizer.json"), " {}", 3);
+    check_fails(m, TROVE_ENOENT, "config.json: missing");
+    write_bytes(in_dir("m2v/config.json"), "{}", 2);
+    assert_int_equal(models_check(m), TROVE_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_embed_model_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bare_names_stay_in_the_models_folder, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_check_what_was_pulled, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

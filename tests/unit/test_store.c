@@ -17,6 +17,7 @@
 #include "md/md.h"
 #include "store/store.h"
 #include "store/store_lock.h"
+#include "util/mem.h"
 #include "testutil.h"
 
 static char dir[64];
@@ -294,6 +295,63 @@ static void test_index_lock(void **state)
     store_lock_release(l2);
 }
 
+/* Keyset pages: every note once, in (collection, path) order, across the
+ * collection boundary, whatever the page size; a key between rows or past
+ * a removed note starts at the next one. */
+static void test_docs_after_pages(void **state)
+{
+    (void)state;
+    int64_t pa, pb;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_collection_ensure(st, "pa", "/vault/pa", &pa), TROVE_OK);
+    assert_int_equal(store_collection_ensure(st, "pb", "/vault/pb", &pb), TROVE_OK);
+    char path[32];
+    for (int i = 0; i < 7; i++) {
+        snprintf(path, sizeof path, "pg/k%d.md", i);
+        chunk_opts co = CHUNK_OPTS_DEFAULT;
+        assert_true(tu_index_note(st, i < 4 ? pa : pb, i < 4 ? "pa" : "pb", path, "# x\n", &co) > 0);
+    }
+    assert_int_equal(store_commit(st), TROVE_OK);
+    for (size_t limit = 1; limit <= 8; limit++) {
+        char *coll = NULL, *key = NULL;
+        int seen = 0;
+        for (;;) {
+            store_doc *d;
+            size_t n;
+            assert_int_equal(store_docs_after(st, coll ? coll : "pa", key ? key : "", limit,
+                                              &d, &n), TROVE_OK);
+            assert_true(n <= limit);
+            for (size_t i = 0; i < n; i++, seen++) {
+                snprintf(path, sizeof path, "pg/k%d.md", seen);
+                assert_string_equal(d[i].collection, seen < 4 ? "pa" : "pb");
+                assert_string_equal(d[i].path, path);
+            }
+            if (n) {
+                free(coll);
+                free(key);
+                coll = xstrdup(d[n - 1].collection);
+                key = xstrdup(d[n - 1].path);
+            }
+            store_docs_free(d, n);
+            if (n < limit)
+                break;
+        }
+        assert_int_equal(seen, 7);
+        free(coll);
+        free(key);
+    }
+    /* a key no note has: the next note after it */
+    store_doc *d;
+    size_t n;
+    assert_int_equal(store_docs_after(st, "pa", "pg/k1.mdz", 2, &d, &n), TROVE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(d[0].path, "pg/k2.md");
+    store_docs_free(d, n);
+    assert_int_equal(store_docs_after(st, "pb", "pg/k6.md", 5, &d, &n), TROVE_OK);
+    assert_int_equal(n, 0);
+    store_docs_free(d, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_statement_cache),
         cmocka_unit_test(test_private_and_shrinking),
         cmocka_unit_test(test_index_lock),
+        cmocka_unit_test(test_docs_after_pages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
