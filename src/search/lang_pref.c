@@ -1,0 +1,85 @@
+/* lang_pref — see lang_pref.h. */
+#include "search/lang_pref.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+#include "text/lang.h"
+
+/* Candidates whose votes decide between the languages a query may be in. */
+#define LANG_VOTERS 20
+
+static int only_one(lang_set set)
+{
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (set == (lang_set)1 << l)
+            return l;
+    return LANG_UND;
+}
+
+static int in_set(lang_set set, int l)
+{
+    return l > LANG_UND && l < LANG_COUNT && (set & ((lang_set)1 << l));
+}
+
+/* The reader's languages among those the query may be in, or all of them
+ * when none is. */
+static lang_set narrow_to_preferred(lang_set set, const char *const *prefer, size_t n_prefer)
+{
+    lang_set mine = 0;
+    for (size_t i = 0; i < n_prefer; i++) {
+        char primary[4] = {0};
+        memcpy(primary, prefer[i], strcspn(prefer[i], "-") < 3 ? strcspn(prefer[i], "-") : 3);
+        int l = lang_from_code(primary);
+        if (in_set(set, l))
+            mine |= (lang_set)1 << l;
+    }
+    return mine ? mine : set;
+}
+
+/* The language of `tied` with the most notes in the vault (ties: the
+ * first in lang.h's order). */
+static int vault_majority(store *st, lang_set tied)
+{
+    long long count[LANG_COUNT] = {0};
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT lang, count(*) FROM docs GROUP BY lang");
+    if (s) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int l = lang_from_code((const char *)sqlite3_column_text(s, 0));
+            if (in_set(tied, l))
+                count[l] = sqlite3_column_int64(s, 1);
+        }
+        store_stmt_put(st, s);
+    }
+    int best = LANG_UND;
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (in_set(tied, l) && (best == LANG_UND || count[l] > count[best]))
+            best = l;
+    return best;
+}
+
+int langpref_query(store *st, const char *query, const langpref_vote *best, size_t n,
+                   const char *const *prefer, size_t n_prefer)
+{
+    lang_set set = lang_candidates(query, strlen(query));
+    if (!set)
+        return LANG_UND;
+    set = narrow_to_preferred(set, prefer, n_prefer);
+    if (only_one(set))
+        return only_one(set);
+    double votes[LANG_COUNT] = {0};
+    for (size_t i = 0; i < n && i < LANG_VOTERS; i++)
+        if (in_set(set, best[i].lang))
+            votes[best[i].lang] += best[i].score;
+    int top = LANG_UND;
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (votes[l] > votes[top])
+            top = l;
+    if (top == LANG_UND)
+        return vault_majority(st, set);
+    lang_set tied = 0;
+    for (int l = 1; l < LANG_COUNT; l++)
+        if (votes[l] > 0 && votes[l] * LANGPREF_CLEAR_LEAD >= votes[top])
+            tied |= (lang_set)1 << l;
+    return only_one(tied) ? top : vault_majority(st, tied);
+}
