@@ -2,7 +2,11 @@
 #include "search/lang_pref.h"
 
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/mem.h"
+#include "util/str.h"
 
 #include "text/lang.h"
 
@@ -58,6 +62,57 @@ static int vault_majority(store *st, lang_set tied)
     return best;
 }
 
+/* Whether one line of `names` (title, aliases one per line, file name),
+ * folded, is `folded`. */
+static int names_equal(const char *names, const char *folded)
+{
+    int equal = 0;
+    for (const char *p = names ? names : ""; *p && !equal;) {
+        size_t len = strcspn(p, "\n");
+        char *one = xstrndup(p, len);
+        char *f = str_fold(one);
+        equal = strcmp(f, folded) == 0;
+        free(f);
+        free(one);
+        p += len;
+        if (*p == '\n')
+            p++;
+    }
+    return equal;
+}
+
+/* The languages (of `set`) of the candidates named exactly as the query:
+ * title, an alias or the file name, folded. */
+static lang_set exact_name_languages(store *st, const char *query, const langpref_vote *best,
+                                     size_t n, lang_set set)
+{
+    sqlite3_stmt *s = NULL;
+    lang_set named = 0;
+    char *folded = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!best[i].title_hit || !in_set(set, best[i].lang) || in_set(named, best[i].lang))
+            continue;
+        if (!s && !(s = store_stmt_get(st, "SELECT title, aliases, filename FROM titles_fts"
+                                           " WHERE rowid = ?")))
+            break;
+        if (!folded)
+            folded = str_fold(query);
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, best[i].doc_id);
+        if (sqlite3_step(s) != SQLITE_ROW)
+            continue;
+        for (int col = 0; col < 3; col++)
+            if (names_equal((const char *)sqlite3_column_text(s, col), folded)) {
+                named |= (lang_set)1 << best[i].lang;
+                break;
+            }
+    }
+    if (s)
+        store_stmt_put(st, s);
+    free(folded);
+    return named;
+}
+
 int langpref_query(store *st, const char *query, const langpref_vote *best, size_t n,
                    const char *const *prefer, size_t n_prefer)
 {
@@ -65,6 +120,11 @@ int langpref_query(store *st, const char *query, const langpref_vote *best, size
     if (!set)
         return LANG_UND;
     set = narrow_to_preferred(set, prefer, n_prefer);
+    if (only_one(set))
+        return only_one(set);
+    lang_set named = exact_name_languages(st, query, best, n, set);
+    if (named)
+        set = named;
     if (only_one(set))
         return only_one(set);
     double votes[LANG_COUNT] = {0};

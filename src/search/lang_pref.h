@@ -5,6 +5,8 @@
  * (lang_candidates: "how do I" is English, Hangul is Korean); when those
  * leave several languages (a single word, a note name, "PDF"), the reader's
  * preferred languages among them (config `languages:`); then the languages
+ * of the notes named exactly as the query ("CSV" is the name of the German
+ * copy of "Import CSV files"); then the languages
  * of the notes the query's words come from (the best matches, weighted by
  * their fused scores), when one of them clearly leads; when none does (a
  * name every translation shares: "Canvas"), the language most of the vault
@@ -17,12 +19,15 @@
 #define TROVE_LANG_PREF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "store/store.h"
 
 typedef struct langpref_vote {
     double score;   /* fused score */
     int lang;       /* LANG_* of the note, LANG_UND unknown */
+    int title_hit;  /* the title channel found it (a name to compare) */
+    int64_t doc_id;
 } langpref_vote;
 
 /* A leader must have this many times the votes of the next language to

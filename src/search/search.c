@@ -1115,7 +1115,8 @@ static int query_language(store *st, const cand_set *cs, const search_opts *o)
         qsort(order, cs->n, sizeof *order, cmp_fused_only);
     langpref_vote *v = xmalloc((cs->n ? cs->n : 1) * sizeof *v);
     for (size_t i = 0; i < cs->n; i++)
-        v[i] = (langpref_vote){order[i]->fused, order[i]->lang};
+        v[i] = (langpref_vote){order[i]->fused, order[i]->lang,
+                               order[i]->ch[SEARCH_CH_TITLE].rank > 0, order[i]->doc_id};
     free(order);
     int l = langpref_query(st, o->query ? o->query : "", v, cs->n, o->prefer_langs,
                            o->n_prefer_langs);
