@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -135,6 +136,24 @@ static void config_weights(const config *cfg, const api_search_opts *o, search_o
     }
 }
 
+/* --lang codes checked and normalised ("PT_br" → "pt-BR") into codes[]. */
+static trove_err normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
+                                 const char *ptrs[API_MAX_LANGS])
+{
+    if (so->n_langs > API_MAX_LANGS)
+        return trove_fail(TROVE_EINVAL, "at most %d languages to filter on, not %zu",
+                          API_MAX_LANGS, so->n_langs);
+    for (size_t i = 0; i < so->n_langs; i++) {
+        if (!transl_code_normalise(so->langs[i], codes[i], sizeof codes[i]))
+            return trove_fail(TROVE_EINVAL, "'%s' is not a language code (ISO 639-1, e.g. en, "
+                              "de, pt-BR)", so->langs[i]);
+        ptrs[i] = codes[i];
+    }
+    if (so->n_langs)
+        so->langs = ptrs;
+    return TROVE_OK;
+}
+
 static trove_err any_vectors(store *st, int *any)
 {
     store_vec_model *models;
@@ -157,6 +176,15 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
     search_opts so = o->search;
     so.model = NULL;
     config_weights(&a->cfg, o, &so);
+    char codes[API_MAX_LANGS][16];
+    const char *code_ptrs[API_MAX_LANGS];
+    trove_err lrc = normalise_langs(&so, codes, code_ptrs);
+    if (lrc)
+        return lrc;
+    if (!so.n_prefer_langs) {
+        so.prefer_langs = (const char *const *)a->cfg.languages;
+        so.n_prefer_langs = a->cfg.n_languages;
+    }
     int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;
     if (so.vector_only && !o->model)
         return trove_fail(TROVE_EINVAL, "vsearch needs an embedding model: pass --model PATH or "
