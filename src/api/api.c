@@ -599,9 +599,16 @@ trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long c
             rc = trove_fail(TROVE_EINVAL, "%s/%s: not a file (use `trove ls %s` for a folder)",
                             out->root, out->path, target);
     }
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
         select_lines(out, line, count < 0 ? 0 : count);
-    else
+        /* Nothing to show is an error, as for a missing note (an empty
+         * file read from line 1 shows its nothing). */
+        if (line > 1 && line > out->n_lines)
+            rc = trove_fail(TROVE_ENOENT, "%s/%s has %ld line%s; line %ld is past the end",
+                            out->collection ? out->collection : out->root, out->path, out->n_lines,
+                            out->n_lines == 1 ? "" : "s", line);
+    }
+    if (rc)
         api_note_free(out);
     free(target);
     return rc;
@@ -709,6 +716,14 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
         rc = store_docs_list(st, coll, tbuf_cstr(&prefix), &out->docs, &out->n_docs);
     if (rc == TROVE_OK)
         keep_inside(out);
+    /* A folder with no note is nothing to list: say so, as for a missing
+     * collection (a typo must not look like an empty folder). */
+    if (rc == TROVE_OK && prefix.len && out->n_docs == 0) {
+        prefix.data[--prefix.len] = '\0';
+        rc = trove_fail(TROVE_ENOENT, "no notes under '%s' in collection '%s' (see `trove ls "
+                        "%s`)", tbuf_cstr(&prefix), coll, coll);
+        api_listing_free(out);
+    }
     tbuf_free(&prefix);
     free(coll);
     return rc;
