@@ -346,6 +346,7 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "with_snippet", json_integer(s->with_snippet));
     set(j, "with_body", json_integer(o->with_body));
     set(j, "vector_only", json_integer(s->vector_only));
+    set(j, "each_translation", json_integer(s->each_translation));
     set(j, "vec_threads", json_integer(s->vec_threads));
     set(j, "model", wire_str(o->model));
     json_t *ws = json_object();
@@ -391,6 +392,7 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     TRY(get_int(args, "with_snippet", &s->with_snippet));
     TRY(get_int(args, "with_body", &o->with_body));
     TRY(get_int(args, "vector_only", &s->vector_only));
+    TRY(get_int(args, "each_translation", &s->each_translation));
     TRY(get_int(args, "vec_threads", &s->vec_threads));
     TRY(arg_str(args, "model", w, &o->model));
     const json_t *ws = json_object_get(args, "weight_set");

@@ -24,6 +24,8 @@ static const char search_help[] =
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
     "  --lang CODE[,CODE...] notes in these languages (repeatable; ISO 639-1: en,\n"
     "                        de, pt-BR; by the language folder or the detected one)\n"
+    "  --each-translation    every copy of a translated note a result of its own\n"
+    "                        (default: one result, the reader's language, `also in:`)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
@@ -171,6 +173,8 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->oo.full = 1;
         } else if (strcmp(arg, "--line-numbers") == 0) {
             a->oo.line_numbers = 1;
+        } else if (strcmp(arg, "--each-translation") == 0) {
+            a->ao.search.each_translation = 1;
         } else if (strcmp(arg, "--explain") == 0) {
             a->oo.explain = 1;
         } else if (strcmp(arg, "--no-vector") == 0 && !a->vector_only) {

@@ -1,6 +1,7 @@
 /* group — see group.h. */
 #include "search/group.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,20 @@ static void stmts_put(store *st, stmts *q)
             sqlite3_clear_bindings(all[i]);
             store_stmt_put(st, all[i]);
         }
+}
+
+size_t group_depth_factor(store *st)
+{
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT value FROM meta WHERE key = 'copies_per_tkey'");
+    double copies = 1;
+    if (s) {
+        if (sqlite3_step(s) == SQLITE_ROW)
+            copies = sqlite3_column_double(s, 0);
+        store_stmt_put(st, s);
+    }
+    if (!(copies > 1))
+        return 1;
+    return copies >= GROUP_DEPTH_MAX ? GROUP_DEPTH_MAX : (size_t)ceil(copies);
 }
 
 trove_err group_collapse(store *st, const group_in *in, size_t n, size_t limit,

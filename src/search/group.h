@@ -51,6 +51,12 @@ typedef struct group_prefs {
     size_t n_binds;
 } group_prefs;
 
+/* How many times deeper the channels should look so that `limit` groups
+ * remain after collapsing: the index's average copies per translation key
+ * (meta.copies_per_tkey, rounded up), 1 to GROUP_DEPTH_MAX. */
+#define GROUP_DEPTH_MAX 8
+size_t group_depth_factor(store *st);
+
 /* Results for candidates in[0..n) (best first), at most `limit` of them
  * (0: all). */
 trove_err group_collapse(store *st, const group_in *in, size_t n, size_t limit,

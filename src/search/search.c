@@ -1364,6 +1364,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     trove_err rc = store_read_begin(st);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
+    if (rc == TROVE_OK && depth && !o->each_translation)
+        depth *= group_depth_factor(st);   /* copies of one note collapse into one */
     if (rc == TROVE_OK && o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0))
         rc = channel_vector(st, o, &f, depth, &cs, out);
     if (rc == TROVE_OK && q.fts && !o->vector_only) {
@@ -1380,7 +1382,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     }
     if (rc == TROVE_OK) {
         fuse(st, &cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
-        rc = collapse_translations(st, &cs, o, &f, lang_from_code(out->lang));
+        if (!o->each_translation)
+            rc = collapse_translations(st, &cs, o, &f, lang_from_code(out->lang));
     }
     if (rc == TROVE_OK) {
         size_t keep = 0;

@@ -60,6 +60,7 @@ typedef struct search_opts {
                                         `languages:`): decide ambiguous queries, and
                                         which copy of a translated note is shown */
     size_t n_prefer_langs;
+    int each_translation;            /* every copy of a translated note a result of its own */
     double min_score;
     size_t limit;                    /* 0 = no limit (--all) */
     double weights[SEARCH_N_CHANNELS];

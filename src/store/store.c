@@ -55,6 +55,12 @@ static const char *const stmt_sql[S_COUNT] = {
 /* Translation keys (schema version 5, text/transl.h): notes of one
  * collection sharing a key are candidate translations of each other. */
 #define TKEY_INDEX_SQL "CREATE INDEX IF NOT EXISTS docs_tkey ON docs(collection_id, tkey);"
+/* How many copies a translation key has on average: search widens its
+ * candidate lists by as much (search/group.h). */
+#define COPIES_PER_TKEY_SQL \
+    "INSERT OR REPLACE INTO meta(key, value) VALUES ('copies_per_tkey', (SELECT" \
+    "  CAST(count(*) AS REAL) / max(1, count(DISTINCT collection_id || ':' || tkey))" \
+    "  FROM docs));"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -293,7 +299,7 @@ static trove_err upgrade_schema(store *st, int version)
             rc = store_exec(st, "UPDATE docs SET tkey = trove_tkey(path, CASE WHEN"
                                 " json_valid(meta) THEN json_extract(meta, '$.permalink') END)");
         if (rc == TROVE_OK)
-            rc = store_exec(st, TKEY_INDEX_SQL);
+            rc = store_exec(st, TKEY_INDEX_SQL COPIES_PER_TKEY_SQL);
         version = 5;
     }
     if (rc == TROVE_OK) {
@@ -1171,6 +1177,7 @@ trove_err store_links_resolve(store *st)
         "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
         " WHERE dst_doc IS NULL;"
         "UPDATE docs SET in_degree = (SELECT count(DISTINCT src_doc) FROM links"
-        "  WHERE dst_doc = docs.id AND src_doc != docs.id);";
+        "  WHERE dst_doc = docs.id AND src_doc != docs.id);"
+        COPIES_PER_TKEY_SQL;
     return store_exec(st, sql);
 }
