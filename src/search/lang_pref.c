@@ -26,25 +26,37 @@ static int in_set(lang_set set, int l)
     return l > LANG_UND && l < LANG_COUNT && (set & ((lang_set)1 << l));
 }
 
+/* The LANG_* of a preferred code ("pt-BR" is pt). */
+static int preferred_lang(const char *code)
+{
+    char primary[4] = {0};
+    size_t len = strcspn(code, "-");
+    memcpy(primary, code, len < 3 ? len : 3);
+    return lang_from_code(primary);
+}
+
 /* The reader's languages among those the query may be in, or all of them
  * when none is. */
 static lang_set narrow_to_preferred(lang_set set, const char *const *prefer, size_t n_prefer)
 {
     lang_set mine = 0;
     for (size_t i = 0; i < n_prefer; i++) {
-        char primary[4] = {0};
-        memcpy(primary, prefer[i], strcspn(prefer[i], "-") < 3 ? strcspn(prefer[i], "-") : 3);
-        int l = lang_from_code(primary);
+        int l = preferred_lang(prefer[i]);
         if (in_set(set, l))
             mine |= (lang_set)1 << l;
     }
     return mine ? mine : set;
 }
 
-/* The language of `tied` with the most notes in the vault (ties: the
- * first in lang.h's order). */
-static int vault_majority(store *st, lang_set tied)
+/* The language of `tied` the reader prefers first, else the one with the
+ * most notes in the vault (ties: the first in lang.h's order). */
+static int vault_majority(store *st, lang_set tied, const char *const *prefer, size_t n_prefer)
 {
+    for (size_t i = 0; i < n_prefer; i++) {
+        int l = preferred_lang(prefer[i]);
+        if (in_set(tied, l))
+            return l;
+    }
     long long count[LANG_COUNT] = {0};
     sqlite3_stmt *s = store_stmt_get(st, "SELECT lang, count(*) FROM docs GROUP BY lang");
     if (s) {
@@ -136,10 +148,10 @@ int langpref_query(store *st, const char *query, const langpref_vote *best, size
         if (votes[l] > votes[top])
             top = l;
     if (top == LANG_UND)
-        return vault_majority(st, set);
+        return vault_majority(st, set, prefer, n_prefer);
     lang_set tied = 0;
     for (int l = 1; l < LANG_COUNT; l++)
         if (votes[l] > 0 && votes[l] * LANGPREF_CLEAR_LEAD >= votes[top])
             tied |= (lang_set)1 << l;
-    return only_one(tied) ? top : vault_majority(st, tied);
+    return only_one(tied) ? top : vault_majority(st, tied, prefer, n_prefer);
 }
