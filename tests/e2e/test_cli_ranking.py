@@ -217,5 +217,5 @@ def test_schema_4_gets_translation_keys_by_update(bilingual):
     db = sqlite3.connect(str(t.index))
     keys = dict(db.execute("SELECT path, tkey FROM docs").fetchall())
     assert keys == {"de/zip.md": "f:zip.md", "en/zip.md": "f:zip.md", "notes.md": "f:notes.md"}
-    assert db.execute("SELECT value FROM meta WHERE key = 'copies_per_tkey'").fetchone()[0] == 1.5
+    assert float(db.execute("SELECT value FROM meta WHERE key = 'copies_per_tkey'").fetchone()[0]) == 1.5
     db.close()
