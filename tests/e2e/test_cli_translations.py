@@ -369,3 +369,16 @@ def test_daemon_answers_translations_like_cold(obsidian):
                      ("search", "Views", "--each-translation", "-n", "3"),
                      ("ls", "help/en/Bas"), ("get", "help/en/Bases/Views.md:99999")):
             t(*args)   # both_ways: compared byte for byte
+
+
+def test_check_finds_a_wrong_translation_key(trove, vault):
+    import sqlite3
+    trove.ok("collection", "add", vault, "--name", "vault")
+    trove.ok("update")
+    trove.ok("check")
+    con = sqlite3.connect(str(trove.index))
+    con.execute("UPDATE docs SET tkey = 'p:elsewhere' WHERE id = (SELECT min(id) FROM docs)")
+    con.commit()
+    con.close()
+    r = trove("check")
+    assert r.rc == 1 and "translation key that does not match" in r.out, r
