@@ -121,6 +121,9 @@ static void id_index_free(id_index *ix)
 
 /* ---- copies that name each other --------------------------------------- */
 
+/* The best candidates whose names are compared for alias pairs. */
+#define GROUP_ALIAS_CANDIDATES 100
+
 /* Union-find over the candidates: alias links. */
 static size_t uf_find(size_t *parent, size_t i)
 {
@@ -377,8 +380,10 @@ trove_err group_collapse(store *st, const group_in *in, size_t n, size_t limit,
     id_index_build(&ix, in, n);
     stmts q;
     trove_err rc = stmts_prepare(st, p, &q);
+    /* Names are compared among the candidates that can become results. */
     if (rc == TROVE_OK)
-        rc = join_alias_pairs(st, in, n, parent);
+        rc = join_alias_pairs(st, in, n < GROUP_ALIAS_CANDIDATES ? n : GROUP_ALIAS_CANDIDATES,
+                              parent);
     members m = {0};
     for (size_t i = 0; rc == TROVE_OK && i < n && (!limit || *n_out < limit); i++) {
         if (used[i])

@@ -58,7 +58,8 @@ static int vault_majority(store *st, lang_set tied, const char *const *prefer, s
             return l;
     }
     long long count[LANG_COUNT] = {0};
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT lang, count(*) FROM docs GROUP BY lang");
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT key, value FROM json_each((SELECT value FROM"
+                                         " meta WHERE key = 'lang_counts'))");
     if (s) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             int l = lang_from_code((const char *)sqlite3_column_text(s, 0));

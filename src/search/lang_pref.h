@@ -13,8 +13,9 @@
  * is written in, among the near-tied ones; equal counts go to the first in
  * lang.h's order.
  *
- * Reads docs (the vault's language counts) in the caller's read
- * transaction; allocates nothing the caller keeps. */
+ * Reads meta.lang_counts (notes per language, kept by every update) and
+ * the candidates' names in the caller's read transaction; allocates
+ * nothing the caller keeps. */
 #ifndef TROVE_LANG_PREF_H
 #define TROVE_LANG_PREF_H
 

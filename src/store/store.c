@@ -55,12 +55,17 @@ static const char *const stmt_sql[S_COUNT] = {
 /* Translation keys (schema version 5, text/transl.h): notes of one
  * collection sharing a key are candidate translations of each other. */
 #define TKEY_INDEX_SQL "CREATE INDEX IF NOT EXISTS docs_tkey ON docs(collection_id, tkey);"
-/* How many copies a translation key has on average: search widens its
- * candidate lists by as much (search/group.h). */
-#define COPIES_PER_TKEY_SQL \
+/* What search reads of the whole vault, kept at each update: how many
+ * copies a translation key has on average (search widens its candidate
+ * lists by as much, search/group.h) and how many notes each language has
+ * (the vault's majority language, search/lang_pref.h). */
+#define VAULT_STATS_SQL \
     "INSERT OR REPLACE INTO meta(key, value) VALUES ('copies_per_tkey', (SELECT" \
     "  CAST(count(*) AS REAL) / max(1, count(DISTINCT collection_id || ':' || tkey))" \
-    "  FROM docs));"
+    "  FROM docs));" \
+    "INSERT OR REPLACE INTO meta(key, value) VALUES ('lang_counts', (SELECT" \
+    "  coalesce(json_group_object(lang, n), '{}') FROM" \
+    "  (SELECT lang, count(*) AS n FROM docs WHERE lang != '' GROUP BY lang)));"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -299,7 +304,7 @@ static trove_err upgrade_schema(store *st, int version)
             rc = store_exec(st, "UPDATE docs SET tkey = trove_tkey(path, CASE WHEN"
                                 " json_valid(meta) THEN json_extract(meta, '$.permalink') END)");
         if (rc == TROVE_OK)
-            rc = store_exec(st, TKEY_INDEX_SQL COPIES_PER_TKEY_SQL);
+            rc = store_exec(st, TKEY_INDEX_SQL VAULT_STATS_SQL);
         version = 5;
     }
     if (rc == TROVE_OK) {
@@ -1178,6 +1183,6 @@ trove_err store_links_resolve(store *st)
         " WHERE dst_doc IS NULL;"
         "UPDATE docs SET in_degree = (SELECT count(DISTINCT src_doc) FROM links"
         "  WHERE dst_doc = docs.id AND src_doc != docs.id);"
-        COPIES_PER_TKEY_SQL;
+        VAULT_STATS_SQL;
     return store_exec(st, sql);
 }
