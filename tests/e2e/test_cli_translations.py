@@ -150,6 +150,22 @@ def test_pdf_top5_not_cjk(obsidian):
     assert langs == ["en"] * 5, langs
 
 
+def test_hybrid_search_reader_language_first(obsidian, glove):
+    # With vectors on (GloVe), "PDF" gave zh, ko and ja notes the top 5 and
+    # "base formulas" put zh/Bases/公式.md third.
+    need_full(obsidian)
+    t = obsidian
+    t.ok("embed", "--model", glove)
+    res = t.search("PDF", "--model", glove, "-n", "5", "--explain")
+    assert all(r["explain"]["vector"] for r in res[:1]), res[0]["explain"]   # hybrid ran
+    assert [folder_lang(r["path"]) for r in res] == ["en"] * 5, [r["path"] for r in res]
+    res = t.search("base formulas", "--model", glove, "-n", "5")
+    assert [folder_lang(r["path"]) for r in res] == ["en"] * 5, [r["path"] for r in res]
+    assert "en/Bases/Formulas.md" in [r["path"] for r in res[:2]]
+    res = t.search("how much does sync cost", "--model", glove, "-n", "2")
+    assert [folder_lang(r["path"]) for r in res] == ["en", "en"], [r["path"] for r in res]
+
+
 def test_a_name_every_language_shares_reads_as_the_majority(obsidian):
     need_full(obsidian)
     doc = obsidian.ok("search", "Canvas", "--json", "--explain", "-n", "3").json()
