@@ -198,9 +198,10 @@ def fold(s):
 
 def test_every_note_name_finds_its_language_first(obsidian):
     """For each note name of en, de and fr, the first result is in that
-    language (or in another language that has a note of that very name:
-    "Canvas" is English, German and French); the top 10 are mostly in it.
-    Before: 95% first, 79% of the top 10."""
+    language (or, for at most 1% of them, in another language that has a
+    note of that very name, title or alias: "Canvas" is English, German and
+    French); at least 85% of the top 10 are in it. Measured with
+    bench/multilingual_eval.py (docs/performance.md)."""
     t = obsidian
     names_by_lang = {l: note_names(t.root, l) for l in LANGS}
     langs_of = {}
@@ -209,18 +210,21 @@ def test_every_note_name_finds_its_language_first(obsidian):
             for n in names:
                 langs_of.setdefault(n, set()).add(l)
     for _ in with_daemon(t, compare=False):   # one answer per query: speed
-        wrong, shares, n = [], [], 0
+        wrong, other, shares, n = [], [], [], 0
         for lang in ("en", "de", "fr"):
             for name, _ in names_by_lang[lang]:
                 res = t.search(name, "-n", "10", "--no-vector")
                 ok_langs = langs_of[fold(name)]
                 n += 1
-                if not res or folder_lang(res[0]["path"]) not in ok_langs:
+                top = folder_lang(res[0]["path"]) if res else None
+                if top not in ok_langs:
                     wrong.append((lang, name, res[0]["path"] if res else None))
-                if res:
-                    shares.append(sum(folder_lang(r["path"]) in ok_langs for r in res) / len(res))
+                elif top != lang:   # "Markdown": the German note's name, an English alias
+                    other.append((lang, name, res[0]["path"]))
+                shares.append(sum(folder_lang(r["path"]) == lang for r in res) / max(1, len(res)))
         assert n > 0
         assert not wrong, wrong
+        assert len(other) <= 0.01 * n, other
         assert sum(shares) / len(shares) >= 0.85, sum(shares) / len(shares)
 
 
