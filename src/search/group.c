@@ -353,6 +353,21 @@ static void stmts_put(store *st, stmts *q)
         }
 }
 
+int group_possible(store *st)
+{
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT (SELECT CAST(value AS REAL) FROM meta"
+                                         " WHERE key = 'copies_per_tkey'), (SELECT count(*) FROM"
+                                         " json_each((SELECT value FROM meta"
+                                         " WHERE key = 'lang_counts')))");
+    int possible = 1;
+    if (s) {
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+            possible = sqlite3_column_double(s, 0) > 1.0 || sqlite3_column_int(s, 1) > 1;
+        store_stmt_put(st, s);
+    }
+    return possible;
+}
+
 size_t group_depth_factor(store *st)
 {
     sqlite3_stmt *s = store_stmt_get(st, "SELECT value FROM meta WHERE key = 'copies_per_tkey'");

@@ -57,6 +57,12 @@ typedef struct group_prefs {
 #define GROUP_DEPTH_MAX 8
 size_t group_depth_factor(store *st);
 
+/* 0 when the index cannot hold translations: no translation key has two
+ * notes and the notes are in one language at most (meta.copies_per_tkey,
+ * meta.lang_counts); search then skips the collapse. 1 otherwise, and
+ * when the index does not say. */
+int group_possible(store *st);
+
 /* Results for candidates in[0..n) (best first), at most `limit` of them
  * (0: all). */
 trove_err group_collapse(store *st, const group_in *in, size_t n, size_t limit,

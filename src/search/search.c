@@ -1382,7 +1382,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     }
     if (rc == TROVE_OK) {
         fuse(st, &cs, o, out->vec_state == SEARCH_VEC_USED, out->lang, &out->fusion);
-        if (!o->each_translation)
+        if (!o->each_translation && group_possible(st))
             rc = collapse_translations(st, &cs, o, &f, lang_from_code(out->lang));
     }
     if (rc == TROVE_OK) {
