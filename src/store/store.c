@@ -271,6 +271,19 @@ static void sql_lang_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int(ctx, in);
 }
 
+static int docs_has_column(store *st, const char *name)
+{
+    sqlite3_stmt *q;
+    int has = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM pragma_table_info('docs') WHERE name = ?", -1,
+                           &q, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    has = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return has;
+}
+
 /* Bring an index of an older schema up to this one, inside the caller's
  * transaction, without re-reading any note. Each step upgrades by one
  * version; a later schema change adds the next step. */
@@ -299,7 +312,8 @@ static trove_err upgrade_schema(store *st, int version)
     if (version == 4 && rc == TROVE_OK) {
         /* v5: docs.tkey, the translation key, from each note's path and
          * permalink (text/transl.h). */
-        rc = store_exec(st, "ALTER TABLE docs ADD COLUMN tkey TEXT");
+        if (!docs_has_column(st, "tkey"))   /* an older index rebuilt by hand may have it */
+            rc = store_exec(st, "ALTER TABLE docs ADD COLUMN tkey TEXT");
         if (rc == TROVE_OK)
             rc = store_exec(st, "UPDATE docs SET tkey = trove_tkey(path, CASE WHEN"
                                 " json_valid(meta) THEN json_extract(meta, '$.permalink') END)");
