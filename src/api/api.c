@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -136,6 +137,24 @@ static void config_weights(const config *cfg, const api_search_opts *o, search_o
     }
 }
 
+/* --lang codes checked and normalised ("PT_br" → "pt-BR") into codes[]. */
+static trove_err normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
+                                 const char *ptrs[API_MAX_LANGS])
+{
+    if (so->n_langs > API_MAX_LANGS)
+        return trove_fail(TROVE_EINVAL, "at most %d languages to filter on, not %zu",
+                          API_MAX_LANGS, so->n_langs);
+    for (size_t i = 0; i < so->n_langs; i++) {
+        if (!transl_code_normalise(so->langs[i], codes[i], sizeof codes[i]))
+            return trove_fail(TROVE_EINVAL, "'%s' is not a language code (ISO 639-1, e.g. en, "
+                              "de, pt-BR)", so->langs[i]);
+        ptrs[i] = codes[i];
+    }
+    if (so->n_langs)
+        so->langs = ptrs;
+    return TROVE_OK;
+}
+
 static trove_err any_vectors(store *st, int *any)
 {
     store_vec_model *models;
@@ -158,6 +177,15 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
     search_opts so = o->search;
     so.model = NULL;
     config_weights(&a->cfg, o, &so);
+    char codes[API_MAX_LANGS][16];
+    const char *code_ptrs[API_MAX_LANGS];
+    trove_err lrc = normalise_langs(&so, codes, code_ptrs);
+    if (lrc)
+        return lrc;
+    if (!so.n_prefer_langs) {
+        so.prefer_langs = (const char *const *)a->cfg.languages;
+        so.n_prefer_langs = a->cfg.n_languages;
+    }
     int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;
     if (so.vector_only && !o->model)
         return trove_fail(TROVE_EINVAL, "vsearch needs an embedding model: pass --model PATH or "
@@ -573,9 +601,16 @@ trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long c
             rc = trove_fail(TROVE_EINVAL, "%s/%s: not a file (use `trove ls %s` for a folder)",
                             out->root, out->path, target);
     }
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
         select_lines(out, line, count < 0 ? 0 : count);
-    else
+        /* Nothing to show is an error, as for a missing note (an empty
+         * file read from line 1 shows its nothing). */
+        if (line > 1 && line > out->n_lines)
+            rc = trove_fail(TROVE_ENOENT, "%s/%s has %ld line%s; line %ld is past the end",
+                            out->collection ? out->collection : out->root, out->path, out->n_lines,
+                            out->n_lines == 1 ? "" : "s", line);
+    }
+    if (rc)
         api_note_free(out);
     free(target);
     return rc;
@@ -694,6 +729,14 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
         rc = store_docs_list(st, coll, tbuf_cstr(&prefix), &out->docs, &out->n_docs);
     if (rc == TROVE_OK)
         keep_inside(out);
+    /* A folder with no note is nothing to list: say so, as for a missing
+     * collection (a typo must not look like an empty folder). */
+    if (rc == TROVE_OK && prefix.len && out->n_docs == 0) {
+        prefix.data[--prefix.len] = '\0';
+        rc = trove_fail(TROVE_ENOENT, "no notes under '%s' in collection '%s' (see `trove ls "
+                        "%s`)", tbuf_cstr(&prefix), coll, coll);
+        api_listing_free(out);
+    }
     tbuf_free(&prefix);
     free(coll);
     return rc;

@@ -106,6 +106,9 @@ typedef struct api_search_opts {
 } api_search_opts;
 
 void api_search_opts_init(api_search_opts *o);
+/* search.langs: at most this many, each a language code (TROVE_EINVAL
+ * otherwise); search.prefer_langs: the config's `languages:` when unset. */
+#define API_MAX_LANGS 32
 /* Every collection named in o->search.collections must be configured
  * (TROVE_ENOENT otherwise: a typo must not look like "no results").
  * Vectors: with no vector of any model in the index the model is not even

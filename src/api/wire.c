@@ -331,6 +331,7 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "collections", strs((char *const *)s->collections, s->n_collections));
     set(j, "folder", wire_str(s->folder));
     set(j, "tags", strs((char *const *)s->tags, s->n_tags));
+    set(j, "langs", strs((char *const *)s->langs, s->n_langs));
     set(j, "path_prefix", wire_str(s->path_prefix));
     set(j, "doc_refs", strs((char *const *)s->doc_refs, s->n_doc_refs));
     set(j, "heading_contains", wire_str(s->heading_contains));
@@ -345,6 +346,7 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "with_snippet", json_integer(s->with_snippet));
     set(j, "with_body", json_integer(o->with_body));
     set(j, "vector_only", json_integer(s->vector_only));
+    set(j, "each_translation", json_integer(s->each_translation));
     set(j, "vec_threads", json_integer(s->vec_threads));
     set(j, "model", wire_str(o->model));
     json_t *ws = json_object();
@@ -362,18 +364,20 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     if (!need_object(args, "args", &rc))
         return rc;
     search_opts *s = &o->search;
-    size_t coff, toff, roff;
+    size_t coff, toff, roff, loff;
     TRY(arg_str(args, "query", w, &s->query));
     if (!s->query)
         return trove_fail(TROVE_EPARSE, "search needs 'query'");
     TRY(arg_strs(args, "collections", w, &coff, &s->n_collections));
     TRY(arg_str(args, "folder", w, &s->folder));
     TRY(arg_strs(args, "tags", w, &toff, &s->n_tags));
+    TRY(arg_strs(args, "langs", w, &loff, &s->n_langs));
     TRY(arg_str(args, "path_prefix", w, &s->path_prefix));
     TRY(arg_strs(args, "doc_refs", w, &roff, &s->n_doc_refs));
     TRY(arg_str(args, "heading_contains", w, &s->heading_contains));
     s->collections = s->n_collections ? w->ptrs + coff : NULL;
     s->tags = s->n_tags ? w->ptrs + toff : NULL;
+    s->langs = s->n_langs ? w->ptrs + loff : NULL;
     s->doc_refs = s->n_doc_refs ? w->ptrs + roff : NULL;
     TRY(get_double(args, "min_score", &s->min_score));
     TRY(get_size(args, "limit", &s->limit));
@@ -388,6 +392,7 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     TRY(get_int(args, "with_snippet", &s->with_snippet));
     TRY(get_int(args, "with_body", &o->with_body));
     TRY(get_int(args, "vector_only", &s->vector_only));
+    TRY(get_int(args, "each_translation", &s->each_translation));
     TRY(get_int(args, "vec_threads", &s->vec_threads));
     TRY(arg_str(args, "model", w, &o->model));
     const json_t *ws = json_object_get(args, "weight_set");
@@ -448,6 +453,13 @@ static json_t *result_json(const search_result *r)
     set(j, "in_degree", json_integer(r->in_degree));
     set(j, "prior", real(r->prior));
     set(j, "lang", wire_str(r->lang));
+    json_t *alts = json_array();
+    for (size_t i = 0; i < r->n_also_in; i++)
+        json_array_append_new(alts, json_pack("{s:o, s:o, s:o}", "lang",
+                                              wire_str(r->also_in[i].lang), "docid",
+                                              wire_str(r->also_in[i].docid), "path",
+                                              wire_str(r->also_in[i].path)));
+    set(j, "also_in", alts);
     for (int c = 0; c < SEARCH_N_CHANNELS; c++)
         json_array_append_new(ch, json_pack("{s:i, s:o, s:o, s:o}", "rank", r->channel[c].rank,
                                             "score", real(r->channel[c].score), "z",
@@ -544,6 +556,21 @@ static trove_err result_parse(const json_t *v, search_result *x)
     TRY(get_int(v, "in_degree", &x->in_degree));
     TRY(get_double(v, "prior", &x->prior));
     TRY(get_fixed(v, "lang", x->lang, sizeof x->lang));
+    const json_t *alts = need_array(v, "also_in", &rc);
+    TRY(rc);
+    if (alts && json_array_size(alts))
+        x->also_in = xcalloc(json_array_size(alts), sizeof *x->also_in);
+    for (size_t i = 0; alts && i < json_array_size(alts); i++) {
+        const json_t *a = json_array_get(alts, i);
+        if (!need_object(a, "an also_in entry", &rc))
+            return rc;
+        search_alt *y = &x->also_in[x->n_also_in++];
+        TRY(get_fixed(a, "lang", y->lang, sizeof y->lang));
+        TRY(get_fixed(a, "docid", y->docid, sizeof y->docid));
+        TRY(get_str(a, "path", &y->path, NULL));
+        if (!y->path)
+            return trove_fail(TROVE_EPARSE, "an also_in entry needs a path");
+    }
     const json_t *ch = need_array(v, "channels", &rc);
     TRY(rc);
     for (size_t c = 0; ch && c < json_array_size(ch) && c < SEARCH_N_CHANNELS; c++) {

@@ -8,6 +8,7 @@
 #include "models/models.h"
 #include "cli/out.h"
 #include "search/search.h"
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -20,8 +21,13 @@ static const char search_help[] =
     "  -n N                  results to show (default 10; also -nN)\n"
     "  --all                 every match\n"
     "  -c, --collection NAME restrict to a collection (repeatable; also -cNAME)\n"
-    "  --folder PREFIX       restrict to a folder inside the collections\n"
+    "  --folder PREFIX       restrict to a folder: inside the collections (en) or\n"
+    "                        as results print it, with the collection (help/en)\n"
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
+    "  --lang CODE[,CODE...] notes in these languages (repeatable; ISO 639-1: en,\n"
+    "                        de, pt-BR; by the language folder or the detected one)\n"
+    "  --each-translation    every copy of a translated note a result of its own\n"
+    "                        (default: one result, the reader's language, `also in:`)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
@@ -42,7 +48,7 @@ static const char vsearch_help[] =
     "compared with every chunk's vector (`trove embed` makes them). The score is\n"
     "the cosine similarity of each note's best chunk.\n"
     "  --model PATH          embedding model (default: $TROVE_EMBED_MODEL)\n"
-    "  -n N, --all, -c NAME, --folder P, --tags T as for `trove search`\n"
+    "  -n N, --all, -c NAME, --folder P, --tags T, --lang L as for `trove search`\n"
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
@@ -78,6 +84,8 @@ typedef struct search_args {
     size_t n_collections;
     char **tags;
     size_t n_tags, cap_tags;
+    char **langs;
+    size_t n_langs, cap_langs;
 } search_args;
 
 static int parse_double(const char *v, double *out)
@@ -85,19 +93,25 @@ static int parse_double(const char *v, double *out)
     return str_to_double(v, out);
 }
 
-static void add_tags(search_args *a, const char *v)
+/* "a,b c" → a, b, c appended to list. */
+static void add_list(char ***list, size_t *n, size_t *cap, const char *v)
 {
     const char *p = v;
     while (*p) {
         size_t len = strcspn(p, ", ");
         if (len) {
-            xgrow(&a->tags, &a->cap_tags, a->n_tags + 1, sizeof *a->tags);
-            a->tags[a->n_tags++] = xstrndup(p, len);
+            xgrow(list, cap, *n + 1, sizeof **list);
+            (*list)[(*n)++] = xstrndup(p, len);
         }
         p += len;
         while (*p == ',' || *p == ' ')
             p++;
     }
+}
+
+static void add_tags(search_args *a, const char *v)
+{
+    add_list(&a->tags, &a->n_tags, &a->cap_tags, v);
 }
 
 static void add_query_word(search_args *a, const char *w)
@@ -161,6 +175,8 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->oo.full = 1;
         } else if (strcmp(arg, "--line-numbers") == 0) {
             a->oo.line_numbers = 1;
+        } else if (strcmp(arg, "--each-translation") == 0) {
+            a->ao.search.each_translation = 1;
         } else if (strcmp(arg, "--explain") == 0) {
             a->oo.explain = 1;
         } else if (strcmp(arg, "--no-vector") == 0 && !a->vector_only) {
@@ -193,6 +209,16 @@ static int parse_args(search_args *a, int argc, char **argv)
             if (!v)
                 return cli_usage(cmd, "--tags needs a tag");
             add_tags(a, v);
+        } else if (cli_opt_value(argc, argv, &i, "--lang", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--lang needs a language code (en, de, pt-BR, ...)");
+            size_t first = a->n_langs;
+            add_list(&a->langs, &a->n_langs, &a->cap_langs, v);
+            char code[16];
+            for (size_t k = first; k < a->n_langs; k++)
+                if (!transl_code_normalise(a->langs[k], code, sizeof code))
+                    return cli_usage(cmd, "--lang: '%s' is not a language code (ISO 639-1: "
+                                     "en, de, pt-BR, ...)", a->langs[k]);
         } else if (cli_opt_value(argc, argv, &i, "--min-score", &v)) {
             if (!parse_double(v, &a->ao.search.min_score))
                 return cli_usage(cmd, "--min-score needs a number");
@@ -401,6 +427,8 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.ao.search.n_collections = a.n_collections;
     a.ao.search.tags = (const char *const *)a.tags;
     a.ao.search.n_tags = a.n_tags;
+    a.ao.search.langs = (const char *const *)a.langs;
+    a.ao.search.n_langs = a.n_langs;
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
@@ -450,6 +478,9 @@ out:
     for (size_t i = 0; i < a.n_tags; i++)
         free(a.tags[i]);
     free(a.tags);
+    for (size_t i = 0; i < a.n_langs; i++)
+        free(a.langs[i]);
+    free(a.langs);
     free(a.collections);
     free(a.attached);
     tbuf_free(&a.query);

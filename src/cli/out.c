@@ -268,19 +268,53 @@ static json_t *pipe_json_item(const api_query_info *q, size_t i)
     return p;
 }
 
-/* The snippet on one line, match marks rendered by `on`/`off`. */
-static void snippet_line(FILE *f, const char *snippet, const char *on, const char *off)
+/* Markdown emphasis characters of the note's own text, escaped: the match
+ * marks are the only emphasis in a --md snippet (a match inside the note's
+ * **bold** printed as ****Linking**). */
+static char *md_escape_emphasis(const char *s)
+{
+    tbuf b = {0};
+    for (; *s; s++) {
+        if (*s == '*' || *s == '_' || *s == '\\')
+            tbuf_putc(&b, '\\');
+        tbuf_putc(&b, *s);
+    }
+    return tbuf_detach(&b);
+}
+
+/* The snippet on one line, match marks rendered by `on`/`off`; md: the
+ * text's own emphasis characters escaped. */
+static void snippet_line_as(FILE *f, const char *snippet, const char *on, const char *off, int md)
 {
     const char *s = snippet;
     while (*s) {
         size_t n = strcspn(s, "\x02\x03");
         char *part = xstrndup(s, n);
+        if (md) {
+            char *escaped = md_escape_emphasis(part);
+            free(part);
+            part = escaped;
+        }
         out_put_line(f, part);
         free(part);
         s += n;
         if (*s)
             fputs(*s++ == '\x02' ? on : off, f);
     }
+}
+
+static void snippet_line(FILE *f, const char *snippet, const char *on, const char *off)
+{
+    snippet_line_as(f, snippet, on, off, 0);
+}
+
+/* "de fr ja": the languages of a result's translations ("?" unknown). */
+static char *also_in_langs(const search_result *r)
+{
+    tbuf b = {0};
+    for (size_t i = 0; i < r->n_also_in; i++)
+        tbuf_printf(&b, "%s%s", i ? " " : "", *r->also_in[i].lang ? r->also_in[i].lang : "?");
+    return tbuf_detach(&b);
 }
 
 static void out_text(FILE *f, const search_results *res, const out_opts *o)
@@ -321,6 +355,12 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
             fprintf(f, "      %s[", o->color ? C_DIM : "");
             out_put_line(f, r->context[k]);
             fprintf(f, "]%s\n", o->color ? C_RESET : "");
+        }
+        if (r->n_also_in) {
+            char *langs = also_in_langs(r);
+            fprintf(f, "      %salso in: %s%s\n", o->color ? C_DIM : "", langs,
+                    o->color ? C_RESET : "");
+            free(langs);
         }
         if (o->full) {
             size_t len;
@@ -372,6 +412,15 @@ static json_t *result_json(const search_result *r, const out_opts *o)
     json_object_set_new(obj, "context", str_array((const char *const *)r->context, r->n_context));
     json_object_set_new(obj, "tags", str_array((const char *const *)r->tags, r->n_tags));
     json_object_set_new(obj, "lang", out_json_str(r->lang));
+    json_t *alts = json_array();
+    for (size_t i = 0; i < r->n_also_in; i++) {
+        char alt_docid[16];
+        snprintf(alt_docid, sizeof alt_docid, "#%s", r->also_in[i].docid);
+        json_array_append_new(alts, json_pack("{s:o, s:s, s:o}", "lang",
+                                              out_json_str(r->also_in[i].lang), "docid", alt_docid,
+                                              "path", out_json_str(r->also_in[i].path)));
+    }
+    json_object_set_new(obj, "also_in", alts);
     free(file);
     free(snippet);
     if (o->full) {
@@ -474,7 +523,7 @@ static void csv_field(FILE *f, const char *s)
 static void out_csv(FILE *f, const search_results *res)
 {
     fputs("docid,collection,path,title,heading_path,line_start,line_end,start_byte,end_byte,"
-          "score,snippet,context\r\n", f);
+          "score,snippet,context,also_in\r\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
         char *h = heading_joined(r, " > "), *snippet = plain_snippet(r->snippet);
@@ -497,6 +546,10 @@ static void out_csv(FILE *f, const search_results *res)
         csv_field(f, snippet);
         fputc(',', f);
         csv_field(f, tbuf_cstr(&ctx));
+        fputc(',', f);
+        char *langs = also_in_langs(r);
+        csv_field(f, langs);
+        free(langs);
         fputs("\r\n", f);
         free(h);
         free(snippet);
@@ -553,6 +606,11 @@ static void out_md(FILE *f, const char *query, const search_results *res, const 
             out_put_line(f, r->context[k]);
             fputc('\n', f);
         }
+        if (r->n_also_in) {
+            char *langs = also_in_langs(r);
+            fprintf(f, "- also in: %s\n", langs);
+            free(langs);
+        }
         fputc('\n', f);
         if (o->full) {
             size_t len;
@@ -564,7 +622,7 @@ static void out_md(FILE *f, const char *query, const search_results *res, const 
             free(text);
         } else if (r->snippet && *r->snippet) {
             fputs("> ", f);
-            snippet_line(f, r->snippet, "**", "**");
+            snippet_line_as(f, r->snippet, "**", "**", 1);
             fputs("\n\n", f);
         }
     }
@@ -610,6 +668,14 @@ static void out_xml(FILE *f, const char *query, const search_results *res, const
         free(snippet);
         for (size_t k = 0; k < r->n_context; k++)
             xml_elem(f, "context", r->context[k], strlen(r->context[k]));
+        for (size_t k = 0; k < r->n_also_in; k++) {
+            const search_alt *a = &r->also_in[k];
+            fputs("    <also_in lang=\"", f);
+            xml_text(f, a->lang, strlen(a->lang), 1);
+            fprintf(f, "\" docid=\"#%s\">", a->docid);
+            xml_text(f, a->path, strlen(a->path), 0);
+            fputs("</also_in>\n", f);
+        }
         if (o->full) {
             size_t len;
             char *text = note_text(r, &len);

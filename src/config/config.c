@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/esc.h"
 #include "util/str.h"
@@ -257,6 +258,38 @@ static trove_err load_snapshots(config *cfg, yaml_document_t *doc, yaml_node_t *
     return TROVE_OK;
 }
 
+static void free_list(char **items, size_t n);
+
+/* languages: [de, en]: ISO 639-1 codes, optionally with a region */
+static trove_err load_languages(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    if (n->type == YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'languages' must be a list of language codes",
+                          cfg->file);
+    size_t count = 0;
+    char **list = string_list(doc, n, &count);
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < count; i++) {
+        char code[16];
+        if (rc == TROVE_OK && !transl_code_normalise(list[i], code, sizeof code))
+            rc = trove_fail(TROVE_EPARSE, "%s: '%s' under 'languages' is not a language code "
+                            "(ISO 639-1, e.g. en, de, pt-BR)", cfg->file, list[i]);
+        if (rc == TROVE_OK) {
+            free(list[i]);
+            list[i] = xstrdup(code);
+        }
+    }
+    if (rc) {
+        free_list(list, count);
+        return rc;
+    }
+    cfg->languages = list;
+    cfg->n_languages = count;
+    return TROVE_OK;
+}
+
 static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
 {
     if (is_empty(doc, m))
@@ -360,6 +393,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_daemon(cfg, &doc, root);
             if (rc == TROVE_OK)
                 rc = load_snapshots(cfg, &doc, map_get(&doc, root, "snapshots"));
+            if (rc == TROVE_OK)
+                rc = load_languages(cfg, &doc, map_get(&doc, root, "languages"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -495,6 +530,10 @@ trove_err config_save(const config *cfg)
         tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
     if (cfg->has_snapshots)
         tbuf_printf(&b, "snapshots: %d\n", cfg->snapshots);
+    if (cfg->n_languages) {
+        tbuf_puts(&b, "languages: ");
+        put_list(&b, cfg->languages, cfg->n_languages);
+    }
     if (cfg->mcp.token || cfg->mcp.n_origins) {
         tbuf_puts(&b, "mcp:\n");
         if (cfg->mcp.token) {
@@ -592,6 +631,7 @@ void config_free(config *cfg)
     free(cfg->embed_model);
     free(cfg->mcp.token);
     free_list(cfg->mcp.origins, cfg->mcp.n_origins);
+    free_list(cfg->languages, cfg->n_languages);
     free(cfg->zh_dict);
     free(cfg->rerank_model);
     free(cfg->zh_user_dict);

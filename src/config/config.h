@@ -71,6 +71,11 @@ typedef struct config {
      * unset). */
     int snapshots;
     int has_snapshots;
+    /* `languages:` the reader's languages, first preferred (normalised
+     * codes, text/transl.h): search shows the copy of a translated note in
+     * the first of them the query's language leaves open. */
+    char **languages;
+    size_t n_languages;
 } config;
 
 #define CONFIG_DAEMON_IDLE 1800.0

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "api/wire.h"
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -78,7 +79,10 @@ static const char search_in[] =
     "passage whose heading_path (as in results, joined) contains this text (ASCII "
     "case-insensitive)\"},"
     "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only notes "
-    "carrying all these tags (a tag also matches its nested tags)\"}}},"
+    "carrying all these tags (a tag also matches its nested tags)\"},"
+    "\"lang\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
+    "\"description\":\"only notes in these languages (ISO 639-1: en, de, pt-BR), by their "
+    "language folder or their detected language\"}}},"
     "\"include_scores\":{\"type\":\"boolean\",\"default\":false,\"description\":\"add "
     "per-channel ranks and scores\"}},"
     "\"required\":[\"query\"],\"additionalProperties\":false}";
@@ -97,6 +101,10 @@ static const char search_out[] =
     "\"score\":{\"type\":\"number\"},"
     "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"context\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"also_in\":{\"type\":\"array\",\"description\":\"the same note in other languages "
+    "(one result for all its translations)\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"lang\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
+    "\"doc_uri\":{\"type\":\"string\"}}}},"
     "\"scores\":{\"type\":\"object\"}},"
     "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
     "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
@@ -440,6 +448,8 @@ typedef struct search_call {
     size_t n_collections;
     const char **tags;
     size_t n_tags;
+    const char **langs;
+    size_t n_langs;
     char **refs;          /* doc_uris decoded to COLLECTION/PATH (owned) */
     size_t n_refs;
     char *prefix_coll;    /* from doc_uri_prefix (owned); NULL for a bare FOLDER/ */
@@ -452,6 +462,7 @@ static void search_call_free(search_call *c)
 {
     free(c->collections);
     free(c->tags);
+    free(c->langs);
     for (size_t i = 0; i < c->n_refs; i++)
         free(c->refs[i]);
     free(c->refs);
@@ -537,7 +548,7 @@ static int search_filters(mcp_server *s, search_call *c, json_t *filters, mcp_er
         return 0;
     }
     static const char *const keys[] = {"collection", "doc_uri_prefix", "doc_uris",
-                                       "heading_path_contains", "tags", NULL};
+                                       "heading_path_contains", "tags", "lang", NULL};
     const char *heading, *prefix;
     const char **uris = NULL;
     size_t n_uris = 0;
@@ -546,13 +557,25 @@ static int search_filters(mcp_server *s, search_call *c, json_t *filters, mcp_er
                      &c->collections, &c->n_collections, err) ||
         !arg_strings("search", "filters.tags", json_object_get(filters, "tags"), 0, &c->tags,
                      &c->n_tags, err) ||
+        !arg_strings("search", "filters.lang", json_object_get(filters, "lang"), 1, &c->langs,
+                     &c->n_langs, err) ||
         !arg_strings("search", "filters.doc_uris", json_object_get(filters, "doc_uris"), 0,
                      &uris, &n_uris, err) ||
         !arg_string("search", filters, "heading_path_contains", 0, &heading, err) ||
         !arg_string("search", filters, "doc_uri_prefix", 0, &prefix, err))
         return 0;
     int ok = 1;
-    if (n_uris) {
+    for (size_t i = 0; ok && i < c->n_langs; i++) {
+        char code[16];
+        if (!transl_code_normalise(c->langs[i], code, sizeof code)) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "search: filters.lang item %zu ('%.40s') is not "
+                        "a language code (ISO 639-1: en, de, pt-BR)", i, c->langs[i]);
+            ok = 0;
+        }
+    }
+    c->o.search.langs = c->langs;
+    c->o.search.n_langs = c->n_langs;
+    if (ok && n_uris) {
         c->refs = xcalloc(n_uris, sizeof *c->refs);
         for (size_t i = 0; ok && i < n_uris; i++) {
             c->refs[i] = mcp_doc_ref_from_uri(uris[i]);
@@ -656,6 +679,17 @@ static json_t *result_json(const search_result *r, long max_chars, int with_scor
                           "excerpt_truncated", cut, "score", r->score,
                           "tags", string_array(r->tags, r->n_tags),
                           "context", string_array((char **)r->context, r->n_context));
+    json_t *alts = json_array();
+    for (size_t i = 0; i < r->n_also_in; i++) {
+        char *alt_uri = mcp_doc_uri(r->collection, r->also_in[i].path);
+        char alt_docid[16];
+        snprintf(alt_docid, sizeof alt_docid, "#%s", r->also_in[i].docid);
+        json_array_append_new(alts, json_pack("{s:o, s:s, s:o}", "lang",
+                                              js_str(r->also_in[i].lang), "docid", alt_docid,
+                                              "doc_uri", js_str(alt_uri)));
+        free(alt_uri);
+    }
+    json_object_set_new(o, "also_in", alts);
     if (with_scores)
         json_object_set_new(o, "scores", scores_json(r));
     free(uri);

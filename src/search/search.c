@@ -8,6 +8,8 @@
 
 #include "index/vembed.h"
 #include "search/fusion.h"
+#include "search/group.h"
+#include "search/lang_pref.h"
 #include "search/snippet.h"
 #include "search/vcache.h"
 #include "store/store_vec.h"
@@ -68,6 +70,8 @@ typedef struct cand {
     int has_bm25;          /* found by bm25, ranked once priors are known */
     search_channel_hit ch[SEARCH_N_CHANNELS];
     double fused;
+    search_alt *alts;      /* its translations (search/group.h), moved into the result */
+    size_t n_alts;
 } cand;
 
 typedef struct cand_set {
@@ -147,6 +151,33 @@ static const char *filter_own(filter *f, char *value)
     return value;
 }
 
+/* --folder F: notes under F inside their collection, or, as results print
+ * their paths COLLECTION/PATH, under the rest of F in the collection F
+ * starts with ("help/en": folder en of collection help; "help": all of it). */
+static void folder_filter(filter *f, const char *start, size_t len)
+{
+    tbuf prefix = {0};
+    tbuf_append(&prefix, start, len);
+    tbuf_putc(&prefix, '/');
+    /* substr() of a BLOB counts bytes (of TEXT, characters). */
+    tbuf_printf(&f->sql, " AND (substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                prefix.len);
+    filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
+    const char *slash = memchr(start, '/', len);
+    size_t coll_len = slash ? (size_t)(slash - start) : len;
+    tbuf_puts(&f->sql, " OR (d.collection_id IN (SELECT id FROM collections WHERE name = ?)");
+    filter_bind(f, filter_own(f, xstrndup(start, coll_len)));
+    if (slash) {
+        tbuf rest = {0};
+        tbuf_append(&rest, slash + 1, len - coll_len - 1);
+        tbuf_putc(&rest, '/');
+        tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
+                    rest.len);
+        filter_bind(f, filter_own(f, tbuf_detach(&rest)));
+    }
+    tbuf_puts(&f->sql, "))");
+}
+
 static void filter_build(filter *f, const search_opts *o)
 {
     if (o->n_collections) {
@@ -165,14 +196,15 @@ static void filter_build(filter *f, const search_opts *o)
         while (*start == '/' && len > 0)
             start++, len--;
         if (len > 0) {
-            tbuf prefix = {0};
-            tbuf_append(&prefix, start, len);
-            tbuf_putc(&prefix, '/');
-            /* substr() of a BLOB counts bytes (of TEXT, characters). */
-            tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
-                        prefix.len);
-            filter_bind(f, filter_own(f, tbuf_detach(&prefix)));
+            folder_filter(f, start, len);
         }
+    }
+    if (o->n_langs) {
+        tbuf codes = {0};
+        for (size_t i = 0; i < o->n_langs; i++)
+            tbuf_printf(&codes, "%s%s", i ? " " : "", o->langs[i]);
+        tbuf_puts(&f->sql, " AND trove_lang_in(d.lang, d.path, ?)");
+        filter_bind(f, filter_own(f, tbuf_detach(&codes)));
     }
     if (o->path_prefix && *o->path_prefix) {
         tbuf_printf(&f->sql, " AND substr(CAST(d.path AS BLOB), 1, %zu) = CAST(? AS BLOB)",
@@ -1168,9 +1200,6 @@ static int cmp_fused(const void *a, const void *b)
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
-/* Candidates whose votes decide between the languages a query may be in. */
-#define LANG_VOTERS 20
-
 static int cmp_fused_only(const void *a, const void *b)
 {
     const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
@@ -1179,36 +1208,27 @@ static int cmp_fused_only(const void *a, const void *b)
     return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
 }
 
-/* The query's language: what its script and function words say, and when
- * they leave several ("extract a tar archive": "a" is English, French,
- * Spanish...; "tar": any), the one of those the best matches are mostly
- * written in, weighted by their scores. LANG_UND when nothing decides. */
-static int query_language(const cand_set *cs, const char *query)
+/* The query's language (search/lang_pref.h), from the query and the
+ * candidates best first. */
+static int query_language(store *st, const cand_set *cs, const search_opts *o)
 {
-    lang_set set = lang_candidates(query, strlen(query));
-    if (!set)
-        return LANG_UND;
-    for (int l = 1; l < LANG_COUNT; l++)
-        if (set == (lang_set)1 << l)
-            return l;
     const cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
     for (size_t i = 0; i < cs->n; i++)
         order[i] = &cs->items[i];
     if (cs->n > 1)
         qsort(order, cs->n, sizeof *order, cmp_fused_only);
-    double votes[LANG_COUNT] = {0};
-    for (size_t i = 0; i < cs->n && i < LANG_VOTERS; i++)
-        if (set & ((lang_set)1 << order[i]->lang))
-            votes[order[i]->lang] += order[i]->fused;
+    langpref_vote *v = xmalloc((cs->n ? cs->n : 1) * sizeof *v);
+    for (size_t i = 0; i < cs->n; i++)
+        v[i] = (langpref_vote){order[i]->fused, order[i]->lang,
+                               order[i]->ch[SEARCH_CH_TITLE].rank > 0, order[i]->doc_id};
     free(order);
-    int best = LANG_UND;
-    for (int l = 1; l < LANG_COUNT; l++)
-        if (votes[l] > votes[best])
-            best = l;
-    return best;
+    int l = langpref_query(st, o->query ? o->query : "", v, cs->n, o->prefer_langs,
+                           o->n_prefer_langs);
+    free(v);
+    return l;
 }
 
-static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8],
+static void fuse(store *st, cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8],
                  search_fusion *info)
 {
     fusion_cand *fc = xcalloc(cs->n ? cs->n : 1, sizeof *fc);
@@ -1239,7 +1259,7 @@ static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_o
     free(fc);
     /* Among equally good matches in several languages, the query's first:
      * notes known to be in another language lose a little. */
-    int qlang = query_language(cs, o->query ? o->query : "");
+    int qlang = query_language(st, cs, o);
     snprintf(lang_out, 8, "%s", lang_code(qlang));
     if (qlang != LANG_UND && o->lang_bonus > 0 && !o->vector_only)
         for (size_t i = 0; i < cs->n; i++)
@@ -1247,6 +1267,48 @@ static void fuse(cand_set *cs, const search_opts *o, int vector_ran, char lang_o
                 cs->items[i].fused /= 1.0 + o->lang_bonus;
     if (cs->n > 1)
         qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+}
+
+/* ---- translations as one result ---------------------------------------- */
+
+/* Translations of one note become one result (search/group.h): the copy
+ * in the reader's language, in the place of the group's best copy. */
+static trove_err collapse_translations(store *st, cand_set *cs, const search_opts *o,
+                                       const filter *f, int qlang)
+{
+    group_in *in = xmalloc((cs->n ? cs->n : 1) * sizeof *in);
+    for (size_t i = 0; i < cs->n; i++)
+        in[i] = (group_in){cs->items[i].doc_id, cs->items[i].lang};
+    group_prefs p = {qlang, o->prefer_langs, o->n_prefer_langs, tbuf_cstr(&f->sql), f->binds,
+                     f->n_binds};
+    group_out *g;
+    size_t n;
+    trove_err rc = group_collapse(st, in, cs->n, o->limit, &p, &g, &n);
+    free(in);
+    if (rc)
+        return rc;
+    cand *kept = xcalloc(n ? n : 1, sizeof *kept);
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].shown != GROUP_NOT_CANDIDATE) {
+            kept[i] = cs->items[g[i].shown];
+        } else {   /* a copy no channel found: its note's opening chunk */
+            kept[i].doc_id = g[i].shown_doc;
+            kept[i].prior = 1.0;
+        }
+        kept[i].fused = cs->items[g[i].from].fused;
+        kept[i].alts = g[i].alts;
+        kept[i].n_alts = g[i].n_alts;
+        g[i].alts = NULL;
+        g[i].n_alts = 0;
+    }
+    group_out_free(g, n);
+    free(cs->items);
+    free(cs->slots);
+    cs->slots = NULL;
+    cs->n_slots = 0;
+    cs->items = kept;
+    cs->n = cs->cap = n;
+    return TROVE_OK;
 }
 
 /* ---- result details --------------------------------------------------- */
@@ -1345,6 +1407,8 @@ static trove_err load_tags(store *st, search_result *r)
 static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
                              const snip_terms *terms, search_result *r)
 {
+    r->also_in = c->alts;   /* taken first: the result frees them on any return */
+    r->n_also_in = c->n_alts;
     sqlite3_stmt *s;
     /* The anchoring chunk: the best BM25 chunk, else the note's first. */
     trove_err rc = prepare(st,
@@ -1416,6 +1480,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         rc = store_read_begin(st);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
+    if (rc == TROVE_OK && depth && !o->each_translation)
+        depth *= group_depth_factor(st);   /* copies of one note collapse into one */
     if (rc == TROVE_OK && vector)
         rc = channel_vector(st, o, qvec, &f, depth, &cs, out);
     if (rc == TROVE_OK && q.fts && !o->vector_only) {
@@ -1430,15 +1496,20 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         if (rc == TROVE_OK)
             rank_bm25(&cs);
     }
+    int vector_ran = 0;
     if (rc == TROVE_OK) {
         /* No note above the floor: the vector has nothing to say, and the
          * keyword channels are fused as without a model. */
-        int vector_ran = out->vec_state == SEARCH_VEC_USED && vector_hits(&cs);
+        vector_ran = out->vec_state == SEARCH_VEC_USED && vector_hits(&cs);
         search_opts fo = *o;
         out->vec_strength = vector_ran ? vector_strength(&cs, out) : 0;
         if (vector_ran)
             fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
-        fuse(&cs, &fo, vector_ran, out->lang, &out->fusion);
+        fuse(st, &cs, &fo, vector_ran, out->lang, &out->fusion);
+        if (!o->each_translation && group_possible(st))
+            rc = collapse_translations(st, &cs, o, &f, lang_from_code(out->lang));
+    }
+    if (rc == TROVE_OK) {
         size_t keep = 0;
         while (keep < cs.n && (!o->limit || keep < o->limit) && cs.items[keep].fused >= o->min_score &&
                !(vector_ran && !o->vector_only && vector_only_noise(&cs.items[keep])))
@@ -1450,11 +1521,15 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
             /* counted even when it failed part way: freed with the rest */
             rc = fill_result(st, cfg, &cs.items[i], o, &terms, &out->items[i]);
             out->n++;
+            cs.items[i].alts = NULL;   /* the result's now (fill_result takes them first) */
+            cs.items[i].n_alts = 0;
         }
         snip_terms_free(&terms);
     }
     store_read_end(st);
     free(qvec);
+    for (size_t i = 0; i < cs.n; i++)
+        search_alts_free(cs.items[i].alts, cs.items[i].n_alts);
     free(cs.items);
     free(cs.slots);
     filter_free(&f);
@@ -1462,6 +1537,13 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     if (rc)
         search_results_free(out);
     return rc;
+}
+
+void search_alts_free(search_alt *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(a[i].path);
+    free(a);
 }
 
 void search_results_free(search_results *r)
@@ -1483,6 +1565,7 @@ void search_results_free(search_results *r)
         for (size_t j = 0; j < x->n_tags; j++)
             free(x->tags[j]);
         free(x->tags);
+        search_alts_free(x->also_in, x->n_also_in);
     }
     free(r->items);
     free(r->fts);

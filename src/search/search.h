@@ -15,7 +15,10 @@
  * 1.0; when the vector channel ran, a score fusion of the channels' scores
  * standardised per query, with a per-query vector confidence. A
  * note known to be in another language than the query's is divided by
- * (1 + lang_bonus): a tie-breaker between translations, not a filter.
+ * (1 + lang_bonus): a tie-breaker between languages, not a filter.
+ * Translations of one note (search/group.h) are then one result: the copy
+ * in the query's language, ranked where the group's best copy was, with
+ * the others in also_in.
  *   vector exact int8 top-k over the chunk embeddings of the active model
  *          (vec/vec.h): a note ranks by its best chunk (cosine similarity);
  *          runs when opts.model is set and the index holds its vectors.
@@ -60,6 +63,14 @@ typedef struct search_opts {
                                         this (ASCII case-insensitive) */
     const char *const *tags;         /* notes must carry all of them */
     size_t n_tags;
+    const char *const *langs;        /* notes in one of these languages (OR; normalised
+                                        codes, text/transl.h: detected or by folder) */
+    size_t n_langs;
+    const char *const *prefer_langs; /* the reader's languages, first preferred (config
+                                        `languages:`): decide ambiguous queries, and
+                                        which copy of a translated note is shown */
+    size_t n_prefer_langs;
+    int each_translation;            /* every copy of a translated note a result of its own */
     double min_score;
     size_t limit;                    /* 0 = no limit (--all) */
     double weights[SEARCH_N_CHANNELS];
@@ -114,6 +125,13 @@ typedef struct search_fusion {
     double vector_confidence;           /* 1 - certainty * (1 - agreement) */
 } search_fusion;
 
+/* Another copy of a result in another language (search/group.h). */
+typedef struct search_alt {
+    char lang[16];       /* its language: the folder's code, else the detected one, or "" */
+    char docid[9];
+    char *path;          /* relative to the result's collection */
+} search_alt;
+
 typedef struct search_result {
     int64_t doc_id;
     char docid[9];
@@ -135,6 +153,8 @@ typedef struct search_result {
     double prior;        /* link-graph factor applied to the bm25 score (>= 1) */
     char lang[8];        /* the note's language (ISO 639-1), "" undetermined */
     search_channel_hit channel[SEARCH_N_CHANNELS];
+    search_alt *also_in; /* its translations, one result with it, by language */
+    size_t n_also_in;
     char *body;          /* whole note from disk when the caller asked (api_search
                             with_body), else NULL; freed with the results */
     size_t body_len;
@@ -163,5 +183,6 @@ typedef struct search_results {
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);
 void search_results_free(search_results *r);
+void search_alts_free(search_alt *a, size_t n);
 
 #endif

@@ -13,6 +13,7 @@
 #include "store/store_int.h"
 #include "store/store_vec.h"
 #include "text/lang.h"
+#include "text/transl.h"
 #include "text/tok.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -23,7 +24,9 @@
 /* The write path's statements (run through the statement cache). */
 static const char doc_insert_sql[] =
     "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
-    " hash, meta, n_lines, lang) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+    " hash, meta, n_lines, lang, tkey)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?, trove_tkey(?2,"
+    "   CASE WHEN json_valid(?10) THEN json_extract(?10, '$.permalink') END))";
 static const char chunk_insert_sql[] =
     "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
     " VALUES (?,?,?,?,?,?,?)";
@@ -50,6 +53,21 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
     "  chunk_id INTEGER NOT NULL, model_id INTEGER NOT NULL, seg_id INTEGER NOT NULL," \
     "  slot INTEGER NOT NULL, PRIMARY KEY(chunk_id, model_id)) WITHOUT ROWID;"
 
+/* Translation keys (schema version 5, text/transl.h): notes of one
+ * collection sharing a key are candidate translations of each other. */
+#define TKEY_INDEX_SQL "CREATE INDEX IF NOT EXISTS docs_tkey ON docs(collection_id, tkey);"
+/* What search reads of the whole vault, kept at each update: how many
+ * copies a translation key has on average (search widens its candidate
+ * lists by as much, search/group.h) and how many notes each language has
+ * (the vault's majority language, search/lang_pref.h). */
+#define VAULT_STATS_SQL \
+    "INSERT OR REPLACE INTO meta(key, value) VALUES ('copies_per_tkey', (SELECT" \
+    "  CAST(count(*) AS REAL) / max(1, count(DISTINCT collection_id || ':' || tkey))" \
+    "  FROM docs));" \
+    "INSERT OR REPLACE INTO meta(key, value) VALUES ('lang_counts', (SELECT" \
+    "  coalesce(json_group_object(lang, n), '{}') FROM" \
+    "  (SELECT lang, count(*) AS n FROM docs WHERE lang != '' GROUP BY lang)));"
+
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS collections("
@@ -60,8 +78,9 @@ static const char schema_sql[] =
     "  path_key TEXT NOT NULL, stem TEXT NOT NULL, docid TEXT NOT NULL, title TEXT NOT NULL,"
     "  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash INTEGER NOT NULL, meta TEXT,"
     "  n_lines INTEGER NOT NULL, in_degree INTEGER NOT NULL DEFAULT 0,"
-    "  lang TEXT NOT NULL DEFAULT '',"
+    "  lang TEXT NOT NULL DEFAULT '', tkey TEXT,"
     "  UNIQUE(collection_id, path));"
+    TKEY_INDEX_SQL
     "CREATE INDEX IF NOT EXISTS docs_path_key ON docs(path_key);"
     "CREATE INDEX IF NOT EXISTS docs_stem ON docs(stem);"
     "CREATE TABLE IF NOT EXISTS names(doc_id INTEGER NOT NULL, name TEXT NOT NULL);"
@@ -213,6 +232,58 @@ static void sql_lang(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, code, -1, SQLITE_STATIC);
 }
 
+/* SQL trove_tkey(path, permalink): transl_key(), the translation key. */
+static void sql_tkey(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *path = (const char *)sqlite3_value_text(argv[0]);
+    const char *permalink = sqlite3_value_type(argv[1]) == SQLITE_TEXT
+                                ? (const char *)sqlite3_value_text(argv[1]) : NULL;
+    char *key = transl_key(path ? path : "", permalink);
+    if (key)
+        sqlite3_result_text(ctx, key, -1, free);
+    else
+        sqlite3_result_null(ctx);
+}
+
+/* SQL trove_lang_in(lang, path, codes): whether the note of detected
+ * language `lang` at `path` is in one of the space-separated, normalised
+ * `codes` (transl_lang_matches): the --lang filter. */
+static void sql_lang_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *lang = (const char *)sqlite3_value_text(argv[0]);
+    const char *path = (const char *)sqlite3_value_text(argv[1]);
+    const char *codes = (const char *)sqlite3_value_text(argv[2]);
+    int in = 0;
+    for (const char *c = codes ? codes : ""; *c && !in;) {
+        size_t len = strcspn(c, " ");
+        char want[16];
+        if (len > 0 && len < sizeof want) {
+            memcpy(want, c, len);
+            want[len] = '\0';
+            in = transl_lang_matches(lang, path, want);
+        }
+        c += len;
+        while (*c == ' ')
+            c++;
+    }
+    sqlite3_result_int(ctx, in);
+}
+
+static int docs_has_column(store *st, const char *name)
+{
+    sqlite3_stmt *q;
+    int has = 0;
+    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM pragma_table_info('docs') WHERE name = ?", -1,
+                           &q, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    has = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return has;
+}
+
 /* Bring an index of an older schema up to this one, inside the caller's
  * transaction, without re-reading any note. Each step upgrades by one
  * version; a later schema change adds the next step. */
@@ -237,6 +308,18 @@ static trove_err upgrade_schema(store *st, int version)
         /* v4: the snapshot tables; the index as it is becomes snapshot 1. */
         rc = snap_upgrade(st);
         version = 4;
+    }
+    if (version == 4 && rc == TROVE_OK) {
+        /* v5: docs.tkey, the translation key, from each note's path and
+         * permalink (text/transl.h). */
+        if (!docs_has_column(st, "tkey"))   /* an older index rebuilt by hand may have it */
+            rc = store_exec(st, "ALTER TABLE docs ADD COLUMN tkey TEXT");
+        if (rc == TROVE_OK)
+            rc = store_exec(st, "UPDATE docs SET tkey = trove_tkey(path, CASE WHEN"
+                                " json_valid(meta) THEN json_extract(meta, '$.permalink') END)");
+        if (rc == TROVE_OK)
+            rc = store_exec(st, TKEY_INDEX_SQL VAULT_STATS_SQL);
+        version = 5;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -489,6 +572,10 @@ trove_err store_open(const char *path, int flags_in, store **out)
                             sql_docid, NULL, NULL);
     sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_lang, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_tkey", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_tkey, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_lang_in", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_lang_in, NULL, NULL);
     if (!readonly) {
         /* before the first table: a file that can shrink (store_reclaim) */
         if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
@@ -1197,6 +1284,7 @@ trove_err store_links_resolve(store *st)
         "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
         " WHERE dst_doc IS NULL;"
         "UPDATE docs SET in_degree = (SELECT count(DISTINCT src_doc) FROM links"
-        "  WHERE dst_doc = docs.id AND src_doc != docs.id);";
+        "  WHERE dst_doc = docs.id AND src_doc != docs.id);"
+        VAULT_STATS_SQL;
     return store_exec(st, sql);
 }

@@ -24,9 +24,10 @@ typedef struct store store;
 struct sqlite3;
 
 /* Version 2 added docs.lang, version 3 the vector tables (store_vec.h),
- * version 4 the snapshot tables; an older index is upgraded in place by the
+ * version 4 the snapshot tables, version 5 docs.tkey (translation keys,
+ * text/transl.h); an older index is upgraded in place by the
  * first writable store_open() (see docs/schema.md). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */

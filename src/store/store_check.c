@@ -96,6 +96,9 @@ static const struct {
     {"SELECT count(*) FROM docs d JOIN collections c ON c.id = d.collection_id"
      " WHERE d.docid != trove_docid(c.name, d.path)",
      "notes have a docid that does not match their path"},
+    {"SELECT count(*) FROM docs WHERE tkey IS NOT trove_tkey(path, CASE WHEN json_valid(meta)"
+     " THEN json_extract(meta, '$.permalink') END)",
+     "notes have a translation key that does not match their path and permalink"},
     {"SELECT count(*) FROM chunks c JOIN docs d ON d.id = c.doc_id WHERE c.start_byte < 0"
      " OR c.end_byte < c.start_byte OR c.end_byte > d.size OR c.line_start < 1"
      " OR c.line_end < c.line_start OR c.line_end > max(d.n_lines, 1)",

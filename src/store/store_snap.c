@@ -633,8 +633,10 @@ static trove_err undo_one(store *st, int64_t k)
         "INSERT OR IGNORE INTO undo_colls(snap, coll_id, kind) SELECT ?2, coll_id, 0 FROM undo_colls"
         " WHERE snap = ?1 AND kind = 1",
         "INSERT INTO docs(id, collection_id, path, path_key, stem, docid, title, size, mtime_ns, hash,"
-        " meta, n_lines, in_degree, lang) SELECT doc_id, collection_id, path, path_key, stem, docid,"
-        " title, size, mtime_ns, hash, meta, n_lines, in_degree, lang FROM undo_docs"
+        " meta, n_lines, in_degree, lang, tkey) SELECT doc_id, collection_id, path, path_key, stem,"
+        " docid, title, size, mtime_ns, hash, meta, n_lines, in_degree, lang,"
+        " trove_tkey(path, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.permalink') END)"
+        " FROM undo_docs"
         " WHERE snap = ?1 AND kind = 1",
         "INSERT OR IGNORE INTO undo_docs(snap, doc_id, kind) SELECT ?2, doc_id, 0 FROM undo_docs"
         " WHERE snap = ?1 AND kind = 1",

@@ -49,7 +49,7 @@ def obsidian(tmp_path_factory):
 def test_tldr_tar_pages_share_the_title_rank(tldr):
     # Every */tar.md matches the query "tar" exactly by name; before, they
     # got title ranks 1..16 in row order.
-    res = tldr.search("tar", "--explain", "-n", "40")
+    res = tldr.search("tar", "--explain", "-n", "40", "--each-translation")
     tar = [r for r in res if r["path"].endswith("/common/tar.md")]
     assert len(tar) >= 10, [r["path"] for r in res]
     ranks = {r["explain"]["title"]["rank"] for r in tar}
@@ -61,7 +61,7 @@ def test_tldr_name_inside_question_votes_when_the_note_speaks_of_the_rest(tldr):
     # which speaks of extracting archives, gets the title vote, and so does
     # the German one ("Archiv"); the Arabic page named tar, which holds
     # neither word, does not.
-    res = tldr.search("extract a tar archive", "--explain", "-n", "40")
+    res = tldr.search("extract a tar archive", "--explain", "-n", "40", "--each-translation")
     title = {r["path"]: r["explain"]["title"] for r in res
              if r["path"].endswith("/common/tar.md")}
     assert title["pages/common/tar.md"] and \
@@ -150,15 +150,22 @@ def bilingual(trove, tmp_path):
 
 def test_json_and_explain_carry_the_language(bilingual):
     t = bilingual
-    doc = t.ok("search", "create a zip archive", "--json", "--explain").json()
+    doc = t.ok("search", "create a zip archive", "--json", "--explain",
+               "--each-translation").json()
     assert doc["lang"] == "en"
     langs = {r["path"]: r["lang"] for r in doc["results"]}
     assert langs == {"en/zip.md": "en", "de/zip.md": "de", "notes.md": ""}, langs
     assert doc["results"][0]["path"] == "en/zip.md"
+    # de/zip.md and en/zip.md are translations (sibling language folders):
+    # one result, the query's language, the other listed.
+    doc = t.ok("search", "create a zip archive", "--json").json()
+    assert [r["path"] for r in doc["results"]] == ["en/zip.md", "notes.md"], doc
+    assert doc["results"][0]["also_in"] == [
+        {"lang": "de", "docid": doc["results"][0]["also_in"][0]["docid"], "path": "de/zip.md"}]
     # lang is always present, --explain or not
     for r in t.search("zip"):
         assert isinstance(r["lang"], str)
-    out = t.ok("search", "create a zip archive", "--explain").out
+    out = t.ok("search", "create a zip archive", "--explain", "--each-translation").out
     assert "\nlang: en\n" in out, out
     assert "lang de" in out and "lang en" in out and "lang -" in out, out
 
@@ -167,6 +174,8 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     t = bilingual
     # Turn the index into one of schema version 1: no docs.lang, no vectors.
     db = sqlite3.connect(str(t.index))
+    db.execute("DROP INDEX docs_tkey")
+    db.execute("ALTER TABLE docs DROP COLUMN tkey")
     db.execute("ALTER TABLE docs DROP COLUMN lang")
     for table in ("vec_map", "vec_segs", "vec_models", "snapshots", "undo_docs", "undo_chunks",
                   "undo_names", "undo_tags", "undo_links", "undo_dst", "undo_vecs", "undo_colls"):
@@ -178,12 +187,35 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     r = t("search", "zip")
     assert r.rc != 0 and "trove update" in r.err, r
     t.ok("update")
-    langs = {r["path"]: r["lang"] for r in t.search("zip archive")}
+    langs = {r["path"]: r["lang"] for r in t.search("zip archive", "--each-translation")}
     assert langs["en/zip.md"] == "en" and langs["de/zip.md"] == "de", langs
     db = sqlite3.connect(str(t.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                      ).fetchone()[0] == "4"
+                      ).fetchone()[0] == "5"
     assert db.execute("SELECT count(*) FROM vec_segs").fetchone()[0] == 0
     # v3 -> v4: the index as it was is snapshot 1
     assert db.execute("SELECT id, kind FROM snapshots").fetchall() == [(1, "upgrade")]
+    db.close()
+
+
+def test_schema_4_gets_translation_keys_by_update(bilingual):
+    # v4 -> v5: docs.tkey from each note's path (and permalink), without
+    # re-reading a note: de/zip.md and en/zip.md become one result.
+    t = bilingual
+    db = sqlite3.connect(str(t.index))
+    db.execute("DROP INDEX docs_tkey")
+    db.execute("ALTER TABLE docs DROP COLUMN tkey")
+    db.execute("DELETE FROM meta WHERE key = 'copies_per_tkey'")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    r = t("search", "zip")
+    assert r.rc != 0 and "trove update" in r.err, r
+    t.ok("update")
+    res = t.search("create a zip archive")
+    assert [r["path"] for r in res] == ["en/zip.md", "notes.md"], res
+    db = sqlite3.connect(str(t.index))
+    keys = dict(db.execute("SELECT path, tkey FROM docs").fetchall())
+    assert keys == {"de/zip.md": "f:zip.md", "en/zip.md": "f:zip.md", "notes.md": "f:notes.md"}
+    assert float(db.execute("SELECT value FROM meta WHERE key = 'copies_per_tkey'").fetchone()[0]) == 1.5
     db.close()

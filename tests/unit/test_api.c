@@ -223,10 +223,12 @@ static void test_get(void **state)
     assert_string_equal(n.text, "line four\nline five");
     assert_int_equal(n.line_end, 5);
     api_note_free(&n);
-    /* past the end: empty, not an error */
-    assert_int_equal(api_get(a, "v/alpha.md:40", 0, 5, &n), TROVE_OK);
-    assert_int_equal(n.len, 0);
-    assert_int_equal(n.line_end, 39);
+    /* past the end: nothing to show is an error, as for a missing note */
+    assert_int_equal(api_get(a, "v/alpha.md:40", 0, 5, &n), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "has 5 lines; line 40 is past the end"));
+    assert_null(n.text);
+    assert_int_equal(api_get(a, "v/alpha.md:5", 0, 5, &n), TROVE_OK);   /* the last line */
+    assert_string_equal(n.text, "line five");
     api_note_free(&n);
     /* by docid prefix, upper case too */
     for (char *p = docid; *p; p++)
@@ -292,9 +294,10 @@ static void test_multi_get_and_ls(void **state)
     assert_int_equal(l.n_docs, 2);
     assert_string_equal(l.docs[1].title, "Gamma");
     api_listing_free(&l);
-    assert_int_equal(api_ls(a, "v/note", &l), TROVE_OK);   /* a folder, not a prefix */
+    /* a folder, not a prefix: no notes under "note" is an error */
+    assert_int_equal(api_ls(a, "v/note", &l), TROVE_ENOENT);
+    assert_non_null(strstr(trove_errmsg(), "no notes under 'note' in collection 'v'"));
     assert_int_equal(l.n_docs, 0);
-    api_listing_free(&l);
     assert_int_equal(api_ls(a, "v", &l), TROVE_OK);
     assert_int_equal(l.n_docs, 3);
     api_listing_free(&l);

@@ -257,6 +257,7 @@ static void test_ties_share_a_rank(void **state)
     /* both titles "zip" cover the query equally: one title rank */
     search_opts_init(&o);
     o.query = "create a zip archive";
+    o.each_translation = 1;   /* de/zip.md and en/zip.md are one note otherwise */
     r = run(&o);
     const search_result *de = find(&r, "de/zip.md"), *en = find(&r, "en/zip.md");
     assert_int_equal(de->channel[SEARCH_CH_TITLE].rank, 1);
@@ -302,6 +303,7 @@ static void test_query_language_preferred(void **state)
     search_opts_init(&o);
     o.query = "create a zip archive";
     o.lang_bonus = 0;   /* without the preference the denser German page wins */
+    o.each_translation = 1;
     search_results r = run(&o);
     assert_true(r.n >= 2);
     assert_string_equal(r.items[0].path, "de/zip.md");
@@ -310,6 +312,7 @@ static void test_query_language_preferred(void **state)
 
     search_opts_init(&o);
     o.query = "create a zip archive";
+    o.each_translation = 1;
     r = run(&o);
     assert_string_equal(r.lang, "en");   /* "a" is English, French...: the results decide */
     assert_string_equal(r.items[0].path, "en/zip.md");
@@ -317,10 +320,35 @@ static void test_query_language_preferred(void **state)
     assert_string_equal(r.items[1].path, "de/zip.md");
     search_results_free(&r);
 
+    /* the two zip pages are one note in two language folders: one result,
+     * in the query's language, the other copy listed */
+    o.each_translation = 0;
+    r = run(&o);
+    assert_string_equal(r.items[0].path, "en/zip.md");
+    assert_int_equal(r.items[0].n_also_in, 1);
+    assert_string_equal(r.items[0].also_in[0].lang, "de");
+    assert_string_equal(r.items[0].also_in[0].path, "de/zip.md");
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_not_equal(r.items[i].path, "de/zip.md");
+    search_results_free(&r);
+
     o.query = "erstelle ein zip Archiv";
     r = run(&o);
     assert_string_equal(r.lang, "de");
     assert_string_equal(r.items[0].path, "de/zip.md");
+    assert_int_equal(r.items[0].n_also_in, 1);
+    assert_string_equal(r.items[0].also_in[0].lang, "en");
+    search_results_free(&r);
+
+    /* --lang: German notes only, by folder or detected language */
+    static const char *const de_only[] = {"de"};
+    o.query = "zip";
+    o.langs = de_only;
+    o.n_langs = 1;
+    r = run(&o);
+    assert_true(r.n >= 1);
+    for (size_t i = 0; i < r.n; i++)
+        assert_string_equal(r.items[i].lang, "de");
     search_results_free(&r);
 }
 

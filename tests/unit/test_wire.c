@@ -55,6 +55,13 @@ static void test_search_results_round_trip(void **state)
     it.in_degree = 7;
     it.prior = 1.0 + 0.1 * log10(8.0);
     memcpy(it.lang, "de", 3);
+    it.also_in = xcalloc(2, sizeof *it.also_in);
+    it.n_also_in = 2;
+    memcpy(it.also_in[0].lang, "pt-BR", 6);
+    memcpy(it.also_in[0].docid, "9c01a2b3", 9);
+    it.also_in[0].path = xstrdup("pages.pt_BR/a/b.md");
+    it.also_in[1].path = xstrdup("und/\xff.md");     /* no language, not UTF-8 */
+    memcpy(it.also_in[1].docid, "00000001", 9);
     it.channel[0] = (search_channel_hit){1, 12.345678901234567, 2.5, 0.125};
     it.body = xmalloc(sizeof body);
     memcpy(it.body, body, sizeof body);
@@ -99,6 +106,12 @@ static void test_search_results_round_trip(void **state)
     assert_int_equal(b->body_len, it.body_len);
     assert_memory_equal(b->body, body, it.body_len);
     assert_string_equal(b->lang, "de");
+    assert_int_equal(b->n_also_in, 2);
+    assert_string_equal(b->also_in[0].lang, "pt-BR");
+    assert_string_equal(b->also_in[0].docid, "9c01a2b3");
+    assert_string_equal(b->also_in[0].path, "pages.pt_BR/a/b.md");
+    assert_string_equal(b->also_in[1].lang, "");
+    assert_string_equal(b->also_in[1].path, it.also_in[1].path);
     assert_string_equal(back.lang, "en");
     assert_string_equal(back.fts, "\"match\"");
     search_results_free(&back);       /* frees the decoded context lines too */
@@ -109,7 +122,7 @@ static void test_search_results_round_trip(void **state)
 static void test_search_opts_round_trip(void **state)
 {
     (void)state;
-    const char *cols[] = {"a", "b"}, *tags[] = {"t1"};
+    const char *cols[] = {"a", "b"}, *tags[] = {"t1"}, *langs[] = {"de", "pt-BR"};
     api_search_opts o;
     api_search_opts_init(&o);
     o.search.query = "vector \"clock\" -x";
@@ -118,6 +131,9 @@ static void test_search_opts_round_trip(void **state)
     o.search.tags = tags;
     o.search.n_tags = 1;
     o.search.folder = "work/";
+    o.search.langs = langs;
+    o.search.n_langs = 2;
+    o.search.each_translation = 1;
     o.search.limit = 0;
     o.search.min_score = 0.1 + 0.2;
     o.search.weights[SEARCH_CH_TITLE] = 2.5;
@@ -132,6 +148,9 @@ static void test_search_opts_round_trip(void **state)
     assert_string_equal(back.search.collections[1], "b");
     assert_string_equal(back.search.tags[0], "t1");
     assert_string_equal(back.search.folder, "work/");
+    assert_int_equal(back.search.n_langs, 2);
+    assert_string_equal(back.search.langs[1], "pt-BR");
+    assert_int_equal(back.search.each_translation, 1);
     assert_int_equal(back.search.limit, 0);
     assert_memory_equal(&back.search.min_score, &o.search.min_score, sizeof(double));
     assert_true(back.search.weights[SEARCH_CH_TITLE] == 2.5);
