@@ -227,11 +227,16 @@ def main():
     k = 10
     args.work.mkdir(parents=True, exist_ok=True)
     # a private copy: a rebuild during the run must not change the binary
+    # (renamed into place: another run may be executing the old copy)
     trove = str(args.work / "trove.bin")
-    shutil.copy2(Path(args.trove).resolve(), trove)
+    shutil.copy2(Path(args.trove).resolve(), trove + ".tmp")
+    os.replace(trove + ".tmp", trove)
     zh = Path(args.trove).resolve().parent / "trove-zh.dict"
     if zh.is_file():
         shutil.copy2(zh, args.work / "trove-zh.dict")
+    else:   # Chinese would be cut into characters: drcd's numbers change
+        print("warning: no %s: Chinese word segmentation off" % zh,
+              file=sys.stderr)
     glove = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
                            capture_output=True, text=True,
                            check=True).stdout.strip()

@@ -182,12 +182,14 @@ void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share);
  * their share of the blend for this query, in [0, 1]: the mean of their
  * rank correlations (Spearman) with the fused retrieval score and with the
  * lexical passage scores lexical[0..n) of the same windows the reranker
- * read (left out when those are all equal: no evidence), clipped to
- * [0, 1]. A reranker that reads the query agrees with at least one of the
- * two on most queries; one that knows nothing (a random-weight model, a
- * model of another language) correlates with neither and then barely
- * moves the order. 1 for fewer than three candidates (nothing to judge,
- * little to reorder). */
+ * read (left out when those are all equal: no evidence), less the
+ * correlation chance gives (one standard error, 1 / sqrt(n - 1)), scaled
+ * so that full agreement is 1 and clipped to [0, 1]. A reranker that reads
+ * the query agrees with at least one of the two on most queries; one that
+ * knows nothing (a random-weight model, a model of another language)
+ * correlates with neither beyond chance and then barely moves the order.
+ * 1 for fewer than three candidates (nothing to judge, little to
+ * reorder). */
 double qp_rerank_trust(const qp_cand *c, size_t n, const double *lexical);
 
 /* The search floor: after qp_blend, the first `floor` positions hold every

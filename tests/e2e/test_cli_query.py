@@ -150,7 +150,14 @@ def test_query_with_a_reranker_model(indexed, models):
     assert doc["pipeline"]["reranker"] == model
     assert doc["pipeline"]["rerank_warning"] is None
     top = doc["results"][0]["explain"]["pipeline"]
-    assert top["reranked"] and top["retrieval_weight"] in (0.75, 0.6, 0.4)
+    # the table's reranker share (25/40/60 %) times the model's trust for
+    # the query (a random-weight model earns little of it)
+    trust = doc["pipeline"]["rerank_trust"]
+    assert 0 <= trust <= 1
+    assert top["reranked"] and any(abs(top["retrieval_weight"] - (1 - (1 - w) * trust)) < 1e-9
+                                   for w in (0.75, 0.6, 0.4)), (top, trust)
+    text = query(trove, Q, "--explain", "--reranker", model).out
+    assert "(trust %.3f)" % trust in text
     # the same from $TROVE_RERANK_MODEL and from config.yaml
     env_doc = qjson(trove, Q, "--explain", env={"TROVE_RERANK_MODEL": model})
     assert env_doc == doc
@@ -238,7 +245,9 @@ def test_qwen3_reranker_end_to_end(indexed, qwen3_rr):
         e = x["explain"]["pipeline"]
         assert e["reranked"] and 0 < e["rerank_score"] < 1      # P(yes)
         assert 0 <= e["rerank_norm"] <= 1
-        assert e["retrieval_weight"] in (0.75, 0.6, 0.4)         # a model: the table
+        # a model: the table, its rerank share times the trust
+        assert any(abs(e["retrieval_weight"] - (1 - (1 - w) * pipe["rerank_trust"])) < 1e-9
+                   for w in (0.75, 0.6, 0.4)), (e, pipe["rerank_trust"])
     # the score is the engine's own for (query, title + note): the window
     # holds the whole note; and it is the same at 1, 2 and 3 threads
     top = res[0]

@@ -349,7 +349,15 @@ static void test_rerank_trust(void **state)
     /* against the retrieval, with the words: the mean of +1 and -1 */
     for (int i = 0; i < 12; i++)
         lex[i] = 0.05 * i;
-    assert_true(fabs(qp_rerank_trust(c, 12, lex)) < 1e-12);
+    assert_true(qp_rerank_trust(c, 12, lex) == 0.0);
+    /* agreement no better than chance (rho 0.24 < 1 / sqrt(11) = 0.30) earns
+     * nothing: ranks 1..12 against a shuffle with that rho */
+    {
+        static const int shuffled[12] = {3, 9, 1, 12, 5, 2, 8, 11, 6, 4, 10, 7};
+        for (int i = 0; i < 12; i++)
+            c[i].rerank_raw = 13 - shuffled[i];
+        assert_true(qp_rerank_trust(c, 12, NULL) == 0.0);
+    }
     /* flat lexical scores say nothing: the retrieval's rho alone */
     for (int i = 0; i < 12; i++)
         lex[i] = 0.5, c[i].rerank_raw = 12 - i;
