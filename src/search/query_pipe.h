@@ -1,8 +1,10 @@
 /* query_pipe — the pure stages of `trove query` (the best-answer path):
  * deterministic query expansion, weighted reciprocal rank fusion of many
- * ranked lists with a top-rank bonus, the lexical re-scorer used when no
- * reranker model is configured (and the passage window handed to one that
- * is), and the position-aware, title-gated blend of retrieval and reranker.
+ * ranked lists (which lists: qp_plan_lists) with a top-rank bonus, the
+ * lexical re-scorer used when no reranker model is configured (and the
+ * passage window handed to one that is), the reranker's per-query trust,
+ * the position-aware, title-gated blend of retrieval and reranker, and the
+ * search floor.
  *
  * The orchestration (running the channels for every variant, reading note
  * texts, calling the reranker) lives in api/api_query.c; everything here is
@@ -171,8 +173,8 @@ double qp_retrieval_share(int rrf_rank);
 /* c sorted by rrf (qp_rrf). The reranked candidates (reranked = 1) get
  * final = w * retrieval_norm + (1 - w) * rerank_norm, retrieval_norm =
  * rrf / the best rrf, rerank_norm min-max over the reranked set; w = 1 -
- * (1 - qp_retrieval_share(rrf_rank)) * rerank_share (1 for a reranker
- * model, QP_LEXICAL_SHARE for the lexical re-scorer); the candidate at
+ * (1 - qp_retrieval_share(rrf_rank)) * rerank_share (a reranker model's
+ * qp_rerank_trust(), QP_LEXICAL_SHARE for the lexical re-scorer); the candidate at
  * index `protect` (the title channel's best match; -1 none) is blended
  * with at least the top rank's retrieval share. The others keep their
  * fused order below every reranked one. Sorts c by final (ties: rrf_rank). */
