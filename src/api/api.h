@@ -149,13 +149,16 @@ typedef struct api_query_info {
     char *rerank_warning;     /* the model could not rerank: why, else NULL */
     size_t n_fused;           /* candidates after fusion (kept) */
     size_t n_reranked;
+    double rerank_trust;      /* the reranker model's earned share for this
+                                 query (qp_rerank_trust); 1 for the lexical one */
     qp_cand *items;
     size_t n;
 } api_query_info;
 
 /* Expansion (unless no_expand), retrieval for every variant (bm25 and
  * vector; title and the link prior for the original only), weighted RRF with
- * the top-rank bonus, re-scoring of the top candidates and the blend. The
+ * the top-rank bonus over qp_plan_lists()'s lists, re-scoring of the top
+ * candidates, the blend and the search floor. The
  * result's score is the blend, in [0, 1]; min_score and limit apply to it.
  * out->vec_* and fts describe the original query's search. */
 trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_query_info *info);

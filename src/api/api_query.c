@@ -183,12 +183,6 @@ static qp_cand *pool_get(pool *p, int64_t doc_id, size_t src)
     return c;
 }
 
-static void add_list(api_query_info *info, int variant, int channel, double w)
-{
-    if (info->n_lists < QP_MAX_LISTS)
-        info->lists[info->n_lists++] = (qp_list){variant, channel, w};
-}
-
 #define SRC(v, i) ((size_t)(v) << 32 | (size_t)(i))
 #define SRC_V(s) ((size_t)(s) >> 32)
 #define SRC_I(s) ((size_t)(s) & 0xffffffffu)
@@ -196,8 +190,8 @@ static void add_list(api_query_info *info, int variant, int channel, double w)
 /* The user's keyword and title weights (flags or config.yaml, as the
  * original's search applied them) scale those lists against the
  * defaults: the defaults leave the variant weights as they are, 0 drops
- * the list, --title-weight 3 doubles the title votes. (The vector weight
- * is scaled per query by its confidence; its list keeps the variant's.) */
+ * the list, --title-weight 3 doubles the title votes. (With vectors the
+ * variants' hybrid lists carry them as each search applied them.) */
 static double channel_scale(const search_results *orig, int ch)
 {
     search_opts d;
@@ -209,18 +203,16 @@ static double channel_scale(const search_results *orig, int ch)
 
 static void build_lists(api_query_info *info, search_results *res)
 {
-    double s_bm25 = channel_scale(&res[0], SEARCH_CH_BM25);
-    double s_title = channel_scale(&res[0], SEARCH_CH_TITLE);
-    for (size_t v = 0; v < info->n_variants; v++) {
-        double w = info->variants[v].weight;
-        int dup_fts = v > 0 && res[v].fts && res[0].fts && strcmp(res[v].fts, res[0].fts) == 0;
-        if (res[v].fts && !dup_fts && s_bm25 > 0)
-            add_list(info, (int)v, SEARCH_CH_BM25, w * s_bm25);
-        if (v == 0 && res[v].fts && s_title > 0)
-            add_list(info, 0, SEARCH_CH_TITLE, w * s_title);
-        if (res[v].vec_state == SEARCH_VEC_USED)
-            add_list(info, (int)v, SEARCH_CH_VECTOR, w);
-    }
+    qp_source src[QP_MAX_VARIANTS];
+    for (size_t v = 0; v < info->n_variants; v++)
+        src[v] = (qp_source){
+            .keywords = res[v].fts != NULL,
+            .same_keywords = res[v].fts && res[0].fts && strcmp(res[v].fts, res[0].fts) == 0,
+            .vector = res[v].vec_state == SEARCH_VEC_USED,
+        };
+    info->n_lists = qp_plan_lists(info->variants, info->n_variants, src,
+                                  channel_scale(&res[0], SEARCH_CH_BM25),
+                                  channel_scale(&res[0], SEARCH_CH_TITLE), info->lists);
 }
 
 static void fill_pool(const api_query_info *info, search_results *res, pool *p)
@@ -232,11 +224,13 @@ static void fill_pool(const api_query_info *info, search_results *res, pool *p)
         const qp_list *L = &info->lists[l];
         search_results *r = &res[L->variant];
         for (size_t i = 0; i < r->n; i++) {
-            const search_channel_hit *h = &r->items[i].channel[L->channel];
-            if (!h->rank)
+            /* the hybrid list: the variant's own fused order */
+            int hybrid = L->channel == QP_LIST_HYBRID;
+            const search_channel_hit *h = hybrid ? NULL : &r->items[i].channel[L->channel];
+            if (h && !h->rank)
                 continue;
             qp_cand *c = pool_get(p, r->items[i].doc_id, SRC(L->variant, i));
-            c->rank[l] = h->rank;
+            c->rank[l] = hybrid ? (int)i + 1 : h->rank;
             c->quality[l] = L->channel == SEARCH_CH_TITLE ? h->score : 1.0;
         }
     }
@@ -310,14 +304,20 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
             rc = embed_rerank(m, o->base.search.query, (const char *const *)docs, n, scores);
             if (lock)
                 pthread_mutex_unlock(lock);
-            for (size_t i = 0; i < n; i++) {
-                if (rc == TROVE_OK)
-                    c[i].rerank_raw = scores[i];
+            for (size_t i = 0; i < n; i++)
                 free(docs[i]);
-            }
             free(docs);
-            free(scores);
             done = rc == TROVE_OK;
+            if (done) {
+                double *lexical = xcalloc(n ? n : 1, sizeof *lexical);
+                for (size_t i = 0; i < n; i++) {
+                    c[i].rerank_raw = scores[i];
+                    lexical[i] = ps[i].score;
+                }
+                info->rerank_trust = qp_rerank_trust(c, n, lexical);
+                free(lexical);
+            }
+            free(scores);
         }
         if (!done) {
             const char *d = trove_errmsg();
@@ -327,6 +327,8 @@ static void rescore(api *a, const api_query_opts *o, search_results *res, qp_can
         }
     }
     if (!done) {
+        /* our own words-in-the-passage score: its share is fixed */
+        info->rerank_trust = 1.0;
         set_reranker(info, "lexical");
         for (size_t i = 0; i < n; i++)
             c[i].rerank_raw = ps[i].score;
@@ -413,10 +415,14 @@ trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_qu
             rescore(a, o, res, p.c, n_rr, info);
         }
         int lexical = info->reranker && strcmp(info->reranker, "lexical") == 0;
-        qp_blend(p.c, keep, protect, lexical ? QP_LEXICAL_SHARE : 1.0);
-        /* without a reranker model nothing outweighs search's own top */
-        if (lexical || o->no_rerank)
-            qp_floor(p.c, keep, QP_SEARCH_FLOOR);
+        /* a reranker model's share as far as it earns it on this query */
+        qp_blend(p.c, keep, protect, lexical ? QP_LEXICAL_SHARE : info->rerank_trust);
+        /* Nothing outweighs search's own top 10, whatever re-scored: a
+         * reranker that knows nothing (a random-weight model, another
+         * language's) would otherwise swap notes of search's top 10 for
+         * ranks 11-20 on several queries in a hundred; with the floor it
+         * reorders that top and fills only the places search leaves free. */
+        qp_floor(p.c, keep, QP_SEARCH_FLOOR);
         take_results(o, res, p.c, keep, out, info);
         out->fts = res[0].fts;
         res[0].fts = NULL;

@@ -663,6 +663,7 @@ json_t *wire_query_result(const search_results *r, const api_query_info *q)
     set(p, "rerank_warning", wire_str(q->rerank_warning));
     set(p, "n_fused", json_integer((json_int_t)q->n_fused));
     set(p, "n_reranked", json_integer((json_int_t)q->n_reranked));
+    set(p, "rerank_trust", real(q->rerank_trust));
     set(p, "items", items);
     set(j, "pipeline", p);
     return j;
@@ -752,7 +753,7 @@ static trove_err pipeline_parse(const json_t *p, api_query_info *q)
         TRY(get_double(j, "weight", &x->weight));
         if (x->variant < 0 || (size_t)x->variant >= q->n_variants)
             return bad("variant", "the index of a variant");
-        if (x->channel < 0 || x->channel >= SEARCH_N_CHANNELS)
+        if (x->channel < 0 || x->channel > QP_LIST_HYBRID)
             return bad("channel", "a channel number");
         q->n_lists++;
     }
@@ -760,6 +761,7 @@ static trove_err pipeline_parse(const json_t *p, api_query_info *q)
     TRY(get_str(p, "rerank_warning", &q->rerank_warning, NULL));
     TRY(get_size(p, "n_fused", &q->n_fused));
     TRY(get_size(p, "n_reranked", &q->n_reranked));
+    TRY(get_double(p, "rerank_trust", &q->rerank_trust));
     const json_t *items = need_array(p, "items", &rc);
     TRY(rc);
     size_t n = items ? json_array_size(items) : 0;

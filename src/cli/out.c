@@ -181,7 +181,7 @@ static void explain_vector(FILE *f, const search_results *res)
 static void list_name(char *buf, size_t cap, const api_query_info *q, size_t l)
 {
     snprintf(buf, cap, "%s/%s", qp_variant_names[q->variants[q->lists[l].variant].kind],
-             search_channel_names[q->lists[l].channel]);
+             qp_list_channel_name(q->lists[l].channel));
 }
 
 static void pipe_text_header(FILE *f, const api_query_info *q)
@@ -201,6 +201,9 @@ static void pipe_text_header(FILE *f, const api_query_info *q)
     fprintf(f, "\nrrf k=%d, bonus +%.2f #1, +%.2f #2-3; fused %zu, reranked %zu by ", QP_RRF_K,
             QP_BONUS_FIRST, QP_BONUS_TOP3, q->n_fused, q->n_reranked);
     out_put_line(f, q->reranker ? q->reranker : "none");
+    /* a reranker model's earned share (the lexical one's is fixed) */
+    if (q->n_reranked && q->reranker && strcmp(q->reranker, "lexical") != 0)
+        fprintf(f, " (trust %.3f)", q->rerank_trust);
     fputc('\n', f);
 }
 
@@ -237,7 +240,7 @@ static json_t *pipe_json_root(const api_query_info *q)
     for (size_t l = 0; l < q->n_lists; l++)
         json_array_append_new(lists, json_pack("{s:s, s:s, s:f}", "variant",
                                                qp_variant_names[q->variants[q->lists[l].variant].kind],
-                                               "channel", search_channel_names[q->lists[l].channel],
+                                               "channel", qp_list_channel_name(q->lists[l].channel),
                                                "weight", q->lists[l].weight));
     json_t *p = json_pack("{s:o, s:o, s:i, s:f, s:f, s:I, s:I}", "variants", vars, "lists", lists,
                           "rrf_k", QP_RRF_K, "bonus_first", QP_BONUS_FIRST, "bonus_top3",
@@ -246,6 +249,7 @@ static json_t *pipe_json_root(const api_query_info *q)
     json_object_set_new(p, "reranker", out_json_str(q->reranker ? q->reranker : "none"));
     json_object_set_new(p, "rerank_warning",
                         q->rerank_warning ? out_json_str(q->rerank_warning) : json_null());
+    json_object_set_new(p, "rerank_trust", json_real(q->rerank_trust));
     return p;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/search.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -360,6 +361,46 @@ void qp_rrf(qp_cand *c, size_t n, const qp_list *lists, size_t n_lists, int k)
         c[i].rrf_rank = (int)i + 1;
 }
 
+/* ---- which lists are fused -------------------------------------------- */
+
+_Static_assert(QP_LIST_HYBRID == SEARCH_N_CHANNELS, "the hybrid list is one past the channels");
+
+const char *qp_list_channel_name(int channel)
+{
+    if (channel >= 0 && channel < SEARCH_N_CHANNELS)
+        return search_channel_names[channel];
+    return channel == QP_LIST_HYBRID ? "hybrid" : "?";
+}
+
+static size_t plan_add(qp_list *out, size_t n, int variant, int channel, double w)
+{
+    if (n < QP_MAX_LISTS && w > 0)
+        out[n++] = (qp_list){variant, channel, w};
+    return n;
+}
+
+size_t qp_plan_lists(const qp_variant *v, size_t n, const qp_source *src, double bm25_scale,
+                     double title_scale, qp_list *out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = v[i].weight;
+        if (src[i].vector) {
+            /* search's own fusion of this variant: bm25 by its z, the
+             * vector by its z times the per-query confidence; ranking its
+             * vector list apart would give a flat GloVe list the votes of
+             * a keyword list */
+            m = plan_add(out, m, (int)i, QP_LIST_HYBRID, w);
+        } else if (src[i].keywords && !(i > 0 && src[i].same_keywords)) {
+            m = plan_add(out, m, (int)i, SEARCH_CH_BM25, w * bm25_scale);
+        }
+        /* the title list also picks the note a reranker must not bury */
+        if (i == 0 && src[i].keywords)
+            m = plan_add(out, m, 0, SEARCH_CH_TITLE, w * title_scale);
+    }
+    return m;
+}
+
 /* ---- lexical re-scorer -------------------------------------------------- */
 
 typedef struct ptok {
@@ -539,6 +580,67 @@ void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share)
     }
     if (n > 1)
         qsort(c, n, sizeof *c, cmp_final);
+}
+
+/* Ranks 1..n of x (1 = largest), ties sharing their mean rank. */
+static void ranks_of(const double *x, size_t n, double *rank)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t above = 0, equal = 0;
+        for (size_t j = 0; j < n; j++) {
+            above += x[j] > x[i];
+            equal += x[j] == x[i];
+        }
+        rank[i] = (double)above + (double)(equal + 1) / 2.0;
+    }
+}
+
+/* Spearman's rho (Pearson over the ranks); 0 when either side is flat. */
+static double spearman(const double *a, const double *b, size_t n, int *flat)
+{
+    double *ra = xcalloc(2 * n, sizeof *ra), *rb = ra + n;
+    ranks_of(a, n, ra);
+    ranks_of(b, n, rb);
+    double ma = 0, mb = 0;
+    for (size_t i = 0; i < n; i++)
+        ma += ra[i], mb += rb[i];
+    ma /= (double)n, mb /= (double)n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < n; i++) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    free(ra);
+    *flat = saa <= 0 || sbb <= 0;
+    return *flat ? 0.0 : sab / sqrt(saa * sbb);
+}
+
+double qp_rerank_trust(const qp_cand *c, size_t n, const double *lexical)
+{
+    if (n < 3)
+        return 1.0;
+    double *rr = xcalloc(2 * n, sizeof *rr), *fused = rr + n;
+    for (size_t i = 0; i < n; i++)
+        rr[i] = c[i].rerank_raw, fused[i] = c[i].rrf;
+    int flat_r, flat_l = 1;
+    double sum = spearman(rr, fused, n, &flat_r);
+    int parts = 1;
+    if (lexical) {
+        double rho = spearman(rr, lexical, n, &flat_l);
+        /* equal lexical scores (no query word in any window, or in all
+         * alike) say nothing about the reranker */
+        if (!flat_l)
+            sum += rho, parts++;
+    }
+    free(rr);
+    /* Only agreement beyond chance counts: over n candidates in random
+     * order rho has a standard error of 1 / sqrt(n - 1) (0.23 at 20), and
+     * a reranker that knows nothing reaches 0.2-0.4 by luck on a good
+     * share of queries. Above that floor the trust rises linearly to 1. */
+    double floor = 1.0 / sqrt((double)(n - 1));
+    double t = (sum / parts - floor) / (1.0 - floor);
+    return t < 0 ? 0 : t > 1 ? 1 : t;
 }
 
 void qp_floor(qp_cand *c, size_t n, int floor)

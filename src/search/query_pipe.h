@@ -1,8 +1,10 @@
 /* query_pipe — the pure stages of `trove query` (the best-answer path):
  * deterministic query expansion, weighted reciprocal rank fusion of many
- * ranked lists with a top-rank bonus, the lexical re-scorer used when no
- * reranker model is configured (and the passage window handed to one that
- * is), and the position-aware, title-gated blend of retrieval and reranker.
+ * ranked lists (which lists: qp_plan_lists) with a top-rank bonus, the
+ * lexical re-scorer used when no reranker model is configured (and the
+ * passage window handed to one that is), the reranker's per-query trust,
+ * the position-aware, title-gated blend of retrieval and reranker, and the
+ * search floor.
  *
  * The orchestration (running the channels for every variant, reading note
  * texts, calling the reranker) lives in api/api_query.c; everything here is
@@ -46,12 +48,40 @@ typedef struct qp_variant {
 } qp_variant;
 
 /* One ranked list fed to the fusion: a channel (SEARCH_CH_*) run for one
- * variant. */
+ * variant, or QP_LIST_HYBRID: that variant's search's own fused order. */
 typedef struct qp_list {
     int variant;         /* index into the variants */
     int channel;
     double weight;
 } qp_list;
+
+/* The list "channel" of a variant's hybrid search as a whole (== the
+ * number of search channels: one past the last SEARCH_CH_*). */
+#define QP_LIST_HYBRID 3
+
+/* "bm25", "title", "vector" or "hybrid"; "?" for anything else. */
+const char *qp_list_channel_name(int channel);
+
+/* What one variant's search offers the fusion. */
+typedef struct qp_source {
+    int keywords;        /* its keyword channel ran (an FTS expression) */
+    int same_keywords;   /* ... with the original's expression: a copy of its list */
+    int vector;          /* its vector channel ran */
+} qp_source;
+
+/* The lists fused for the variants v[0..n) (v[0] the original; src[i] what
+ * variant i's search offers), into out (room for QP_MAX_LISTS); returns
+ * how many. Keyword channels only: each variant's bm25 list (a copy of the
+ * original's counted once) and the original's title list, at the
+ * variant's weight times bm25_scale / title_scale (the user's weights
+ * against the defaults; 0 drops the list). When a variant's vector channel
+ * ran, its hybrid order (QP_LIST_HYBRID) stands for its bm25 and vector
+ * lists: search already weighed the vector there by its per-query
+ * confidence, and a raw vector list voting like a keyword list is what
+ * made `query` worse than `search` with a weak model (docs/performance.md).
+ * No list is ever a bare vector list. */
+size_t qp_plan_lists(const qp_variant *v, size_t n, const qp_source *src, double bm25_scale,
+                     double title_scale, qp_list *out);
 
 /* A candidate note across the lists; filled in by the caller (rank, quality),
  * then by qp_rrf() and qp_blend(). */
@@ -143,12 +173,26 @@ double qp_retrieval_share(int rrf_rank);
 /* c sorted by rrf (qp_rrf). The reranked candidates (reranked = 1) get
  * final = w * retrieval_norm + (1 - w) * rerank_norm, retrieval_norm =
  * rrf / the best rrf, rerank_norm min-max over the reranked set; w = 1 -
- * (1 - qp_retrieval_share(rrf_rank)) * rerank_share (1 for a reranker
- * model, QP_LEXICAL_SHARE for the lexical re-scorer); the candidate at
+ * (1 - qp_retrieval_share(rrf_rank)) * rerank_share (a reranker model's
+ * qp_rerank_trust(), QP_LEXICAL_SHARE for the lexical re-scorer); the candidate at
  * index `protect` (the title channel's best match; -1 none) is blended
  * with at least the top rank's retrieval share. The others keep their
  * fused order below every reranked one. Sorts c by final (ties: rrf_rank). */
 void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share);
+
+/* How far the reranker's scores of the reranked candidates c[0..n) earn
+ * their share of the blend for this query, in [0, 1]: the mean of their
+ * rank correlations (Spearman) with the fused retrieval score and with the
+ * lexical passage scores lexical[0..n) of the same windows the reranker
+ * read (left out when those are all equal: no evidence), less the
+ * correlation chance gives (one standard error, 1 / sqrt(n - 1)), scaled
+ * so that full agreement is 1 and clipped to [0, 1]. A reranker that reads
+ * the query agrees with at least one of the two on most queries; one that
+ * knows nothing (a random-weight model, a model of another language)
+ * correlates with neither beyond chance and then barely moves the order.
+ * 1 for fewer than three candidates (nothing to judge, little to
+ * reorder). */
+double qp_rerank_trust(const qp_cand *c, size_t n, const double *lexical);
 
 /* The search floor: after qp_blend, the first `floor` positions hold every
  * candidate with 1 <= search_rank <= floor (what `trove search` shows in its

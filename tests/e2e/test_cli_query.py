@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import COLLECTION, REPO, trove_bin, npm_pkg
+from conftest import COLLECTION, REPO, need_shared, trove_bin, npm_pkg
 
 TOOLS = REPO / "tests" / "tools"
 # Every test runs cold and with a daemon, each `trove query` compared byte
@@ -150,7 +150,14 @@ def test_query_with_a_reranker_model(indexed, models):
     assert doc["pipeline"]["reranker"] == model
     assert doc["pipeline"]["rerank_warning"] is None
     top = doc["results"][0]["explain"]["pipeline"]
-    assert top["reranked"] and top["retrieval_weight"] in (0.75, 0.6, 0.4)
+    # the table's reranker share (25/40/60 %) times the model's trust for
+    # the query (a random-weight model earns little of it)
+    trust = doc["pipeline"]["rerank_trust"]
+    assert 0 <= trust <= 1
+    assert top["reranked"] and any(abs(top["retrieval_weight"] - (1 - (1 - w) * trust)) < 1e-9
+                                   for w in (0.75, 0.6, 0.4)), (top, trust)
+    text = query(trove, Q, "--explain", "--reranker", model).out
+    assert "(trust %.3f)" % trust in text
     # the same from $TROVE_RERANK_MODEL and from config.yaml
     env_doc = qjson(trove, Q, "--explain", env={"TROVE_RERANK_MODEL": model})
     assert env_doc == doc
@@ -238,7 +245,9 @@ def test_qwen3_reranker_end_to_end(indexed, qwen3_rr):
         e = x["explain"]["pipeline"]
         assert e["reranked"] and 0 < e["rerank_score"] < 1      # P(yes)
         assert 0 <= e["rerank_norm"] <= 1
-        assert e["retrieval_weight"] in (0.75, 0.6, 0.4)         # a model: the issue's table
+        # a model: the issue's table, its rerank share times the trust
+        assert any(abs(e["retrieval_weight"] - (1 - (1 - w) * pipe["rerank_trust"])) < 1e-9
+                   for w in (0.75, 0.6, 0.4)), (e, pipe["rerank_trust"])
     # the score is the engine's own for (query, title + note): the window
     # holds the whole note; and it is the same at 1, 2 and 3 threads
     top = res[0]
@@ -462,16 +471,55 @@ def test_query_channel_weights(indexed):
 
 
 def test_query_with_vectors(trove, vault, glove):
-    """With an embedding model every variant also runs the vector channel."""
+    """With an embedding model every variant also runs the vector channel;
+    each variant's hybrid order is fused (no bare vector list)."""
     trove.ok("collection", "add", vault, "--name", COLLECTION)
     trove.env["TROVE_EMBED_MODEL"] = glove
     trove.ok("update")
     doc = qjson(trove, WIDE, "--explain")
     names = ["%s/%s" % (x["variant"], x["channel"]) for x in doc["pipeline"]["lists"]]
-    assert {"original/vector", "keywords/vector", "prf/vector"} <= set(names)
-    assert doc["results"] and any(r["explain"]["pipeline"]["ranks"].get("original/vector")
+    assert {"original/hybrid", "keywords/hybrid", "prf/hybrid"} <= set(names)
+    assert not any(x["channel"] in ("vector", "bm25") for x in doc["pipeline"]["lists"])
+    assert doc["results"] and any(r["explain"]["pipeline"]["ranks"].get("original/hybrid")
                                   for r in doc["results"])
     # --no-vector: the keyword lists alone, as search
     nv = qjson(trove, WIDE, "--explain", "--no-vector")["pipeline"]["lists"]
     assert not any(x["channel"] == "vector" for x in nv)
     assert set(trove.paths(WIDE, "-n", "10")) <= set(qpaths(trove, WIDE, "-n", "10"))
+
+
+def expected_rank(paths, expected):
+    """1-based place of the expected note (bench/qmd_eval.py's rule: a name
+    fragment matches the file name), 99 when absent."""
+    return next((i + 1 for i, p in enumerate(paths)
+                 if p == expected or p == expected + ".md"
+                 or (not expected.endswith(".md") and expected in p[:-3])), 99)
+
+
+def test_query_with_vectors_is_never_below_search(trove, glove, models):
+    """With the GloVe model each variant's vector list used to vote in
+    query's fusion like a keyword list, without the per-query confidence
+    search gives it: on qmd-notes' paraphrases "how to structure URLs for
+    our service" has api-design-principles.md first in search and query put
+    distributed-systems-overview.md above it. query now fuses each variant's
+    hybrid order; its expected note is as high as search's or higher on
+    every paraphrase, with the lexical re-scorer and with a reranker model
+    that knows nothing (random weights: its trust stays low)."""
+    shared = need_shared("eval/qmd-notes")
+    trove.ok("collection", "add", shared / "docs", "--name", "qmd")
+    trove.env["TROVE_EMBED_MODEL"] = glove
+    trove.ok("update")
+    q = "how to structure URLs for our service"
+    assert trove.paths(q, "-n", "3")[0] == "api-design-principles.md"
+    doc = qjson(trove, q, "-n", "3", "--explain")
+    assert doc["results"][0]["path"] == "api-design-principles.md"
+    lists = doc["pipeline"]["lists"]
+    assert {x["channel"] for x in lists} == {"hybrid", "title"}, lists
+    rows = [json.loads(line) for line in
+            (shared / "eval-deep-research.jsonl").read_text().splitlines() if line.strip()]
+    rerank = str(models / "rerank.gguf")
+    for r in rows:
+        s = expected_rank(trove.paths(r["query"], "-n", "10"), r["expected_doc"])
+        for flags in ([], ["--reranker", rerank]):
+            got = [x["path"] for x in qjson(trove, r["query"], "-n", "10", *flags)["results"]]
+            assert expected_rank(got, r["expected_doc"]) <= s, (r["query"], flags, s, got)

@@ -240,6 +240,149 @@ static void test_floor(void **state)
     assert_int_equal(c[3].doc_id, 2);
 }
 
+static const qp_variant three_variants[3] = {
+    {QP_VAR_ORIGINAL, "how do I rotate keys", QP_ORIGINAL_WEIGHT},
+    {QP_VAR_KEYWORDS, "rotate keys", 1.0},
+    {QP_VAR_PRF, "how do I rotate keys secret vault", 1.0},
+};
+
+static void test_plan_lists(void **state)
+{
+    (void)state;
+    qp_list l[QP_MAX_LISTS];
+    /* keyword channels: bm25 per variant (the keyword variant's copy of the
+     * original's expression counted once), the original's title list */
+    qp_source kw[3] = {{1, 1, 0}, {1, 1, 0}, {1, 0, 0}};
+    size_t n = qp_plan_lists(three_variants, 3, kw, 1.0, 1.0, l);
+    assert_int_equal(n, 3);
+    assert_true(l[0].variant == 0 && l[0].channel == SEARCH_CH_BM25 && l[0].weight == 2.0);
+    assert_true(l[1].variant == 0 && l[1].channel == SEARCH_CH_TITLE && l[1].weight == 2.0);
+    assert_true(l[2].variant == 2 && l[2].channel == SEARCH_CH_BM25 && l[2].weight == 1.0);
+    /* the user's weights scale them; 0 drops the list */
+    n = qp_plan_lists(three_variants, 3, kw, 0.0, 2.0, l);
+    assert_int_equal(n, 1);
+    assert_true(l[0].channel == SEARCH_CH_TITLE && l[0].weight == 4.0);
+    /* vectors ran: every variant's hybrid order, never a bare vector list */
+    qp_source hy[3] = {{1, 1, 1}, {1, 1, 1}, {1, 0, 1}};
+    n = qp_plan_lists(three_variants, 3, hy, 1.0, 1.0, l);
+    assert_int_equal(n, 4);
+    assert_true(l[0].variant == 0 && l[0].channel == QP_LIST_HYBRID && l[0].weight == 2.0);
+    assert_true(l[1].variant == 0 && l[1].channel == SEARCH_CH_TITLE);
+    /* the keyword variant's text differs for the vector: its own list */
+    assert_true(l[2].variant == 1 && l[2].channel == QP_LIST_HYBRID && l[2].weight == 1.0);
+    assert_true(l[3].variant == 2 && l[3].channel == QP_LIST_HYBRID);
+    for (size_t i = 0; i < n; i++)
+        assert_int_not_equal(l[i].channel, SEARCH_CH_VECTOR);
+    assert_string_equal(qp_list_channel_name(QP_LIST_HYBRID), "hybrid");
+    assert_string_equal(qp_list_channel_name(SEARCH_CH_VECTOR), "vector");
+    assert_string_equal(qp_list_channel_name(-1), "?");
+}
+
+/* Note A is every variant's keyword #1 and the vector's #30; note B the
+ * vector's #1 and keyword #2. search weighed that vector list at
+ * confidence ~0 (bm25 sure of A, the vector not supporting it): its hybrid
+ * order is A, B. Fused over the planned lists A must stay first; the old
+ * plan (a bm25 and a vector list per variant, alike) put B first. */
+static void test_zero_confidence_vector_does_not_outweigh_keywords(void **state)
+{
+    (void)state;
+    qp_source hy[3] = {{1, 0, 1}, {1, 0, 1}, {1, 0, 1}};
+    qp_list l[QP_MAX_LISTS];
+    size_t n = qp_plan_lists(three_variants, 3, hy, 1.0, 1.0, l);
+    qp_cand c[2];
+    memset(c, 0, sizeof c);
+    c[0].doc_id = 1;   /* A */
+    c[1].doc_id = 2;   /* B */
+    for (size_t i = 0; i < n; i++) {
+        c[0].quality[i] = c[1].quality[i] = 1.0;
+        if (l[i].channel == QP_LIST_HYBRID)
+            c[0].rank[i] = 1, c[1].rank[i] = 2;
+        else if (l[i].channel == SEARCH_CH_VECTOR)
+            c[0].rank[i] = 30, c[1].rank[i] = 1;
+        else if (l[i].channel == SEARCH_CH_BM25)
+            c[0].rank[i] = 1, c[1].rank[i] = 2;
+    }
+    qp_rrf(c, 2, l, n, QP_RRF_K);
+    assert_int_equal(c[0].doc_id, 1);
+    assert_true(c[0].rrf > c[1].rrf);
+
+    /* the old plan, for contrast: B first */
+    qp_list old[6] = {{0, SEARCH_CH_BM25, 2}, {0, SEARCH_CH_VECTOR, 2}, {1, SEARCH_CH_BM25, 1},
+                      {1, SEARCH_CH_VECTOR, 1}, {2, SEARCH_CH_BM25, 1}, {2, SEARCH_CH_VECTOR, 1}};
+    memset(c, 0, sizeof c);
+    c[0].doc_id = 1, c[1].doc_id = 2;
+    for (int i = 0; i < 6; i++) {
+        c[0].quality[i] = c[1].quality[i] = 1.0;
+        int vec = old[i].channel == SEARCH_CH_VECTOR;
+        c[0].rank[i] = vec ? 30 : 1;
+        c[1].rank[i] = vec ? 1 : 2;
+    }
+    qp_rrf(c, 2, old, 6, QP_RRF_K);
+    assert_int_equal(c[0].doc_id, 2);
+}
+
+static void fused_order(qp_cand *c, int n)
+{
+    memset(c, 0, (size_t)n * sizeof *c);
+    for (int i = 0; i < n; i++) {
+        c[i].doc_id = i;
+        c[i].rrf_rank = i + 1;
+        c[i].rrf = 1.0 - 0.04 * i;
+        c[i].reranked = 1;
+    }
+}
+
+static void test_rerank_trust(void **state)
+{
+    (void)state;
+    qp_cand c[12];
+    double lex[12];
+    /* agrees with the retrieval and the words: full trust */
+    fused_order(c, 12);
+    for (int i = 0; i < 12; i++)
+        c[i].rerank_raw = 12 - i, lex[i] = 1.0 - 0.05 * i;
+    assert_true(fabs(qp_rerank_trust(c, 12, lex) - 1.0) < 1e-12);
+    /* against both: none */
+    for (int i = 0; i < 12; i++)
+        c[i].rerank_raw = i;
+    assert_true(qp_rerank_trust(c, 12, lex) == 0.0);
+    /* against the retrieval, with the words: the mean of +1 and -1 */
+    for (int i = 0; i < 12; i++)
+        lex[i] = 0.05 * i;
+    assert_true(qp_rerank_trust(c, 12, lex) == 0.0);
+    /* agreement no better than chance (rho 0.24 < 1 / sqrt(11) = 0.30) earns
+     * nothing: ranks 1..12 against a shuffle with that rho */
+    {
+        static const int shuffled[12] = {3, 9, 1, 12, 5, 2, 8, 11, 6, 4, 10, 7};
+        for (int i = 0; i < 12; i++)
+            c[i].rerank_raw = 13 - shuffled[i];
+        assert_true(qp_rerank_trust(c, 12, NULL) == 0.0);
+    }
+    /* flat lexical scores say nothing: the retrieval's rho alone */
+    for (int i = 0; i < 12; i++)
+        lex[i] = 0.5, c[i].rerank_raw = 12 - i;
+    assert_true(fabs(qp_rerank_trust(c, 12, lex) - 1.0) < 1e-12);
+    assert_true(fabs(qp_rerank_trust(c, 12, NULL) - 1.0) < 1e-12);
+    /* a flat reranker: nothing earned */
+    for (int i = 0; i < 12; i++)
+        c[i].rerank_raw = 0.3;
+    assert_true(qp_rerank_trust(c, 12, lex) == 0.0);
+    /* too few to judge */
+    assert_true(qp_rerank_trust(c, 2, lex) == 1.0);
+
+    /* at trust 0 a reranker that reverses everything moves nothing */
+    fused_order(c, 12);
+    for (int i = 0; i < 12; i++)
+        c[i].rerank_raw = i, lex[i] = 0.05 * (11 - i);
+    double t = qp_rerank_trust(c, 12, lex);
+    assert_true(t == 0.0);
+    qp_blend(c, 12, -1, t);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(c[i].doc_id, i);
+        assert_true(c[i].w_retrieval == 1.0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +394,9 @@ int main(void)
         cmocka_unit_test(test_passage_window),
         cmocka_unit_test(test_blend_position_and_title),
         cmocka_unit_test(test_floor),
+        cmocka_unit_test(test_plan_lists),
+        cmocka_unit_test(test_zero_confidence_vector_does_not_outweigh_keywords),
+        cmocka_unit_test(test_rerank_trust),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
