@@ -229,7 +229,7 @@ trove_err snap_record_doc(store *st, int64_t doc_id)
     trove_err rc = snap_open(st);
     if (rc || st->snap_bare)
         return rc;
-    int saved;
+    int saved = 0;
     if ((rc = save_doc(st, doc_id, 1, &saved)) != TROVE_OK || !saved)
         return rc;   /* recorded already in this snapshot: nothing more */
     return save_note_rows(st, doc_id);
