@@ -372,3 +372,17 @@ def test_rollback_keeps_vectors(trove, tmp_path, glove):
     r = trove.ok("embed")
     assert "0 chunks" in r.out or "nothing" in r.out.lower() or " 0 " in r.out, r
     trove.ok("check")
+
+
+def test_rollback_past_rename_gives_the_entry_its_name_back(indexed):
+    trove, vault = indexed
+    trove.ok("context", "add", COLLECTION + "/cooking", "Recipes")
+    trove.ok("collection", "rename", COLLECTION, "notes")
+    r = trove.ok("snapshot", "rollback", "1")
+    assert "collection '%s' is back in config.yaml\n" % COLLECTION in r.out, r
+    listed = trove.ok("collection", "list").out
+    names = [line.split("\t")[0] for line in listed.splitlines()]
+    assert names == [COLLECTION], listed
+    assert COLLECTION + "/cooking" in trove.ok("context", "list").out
+    r = trove.ok("update")
+    assert "0 new, 0 changed, 0 renamed, 0 deleted" in r.out and "snapshot" not in r.out, r
