@@ -466,6 +466,16 @@ static trove_err merge_run(store *st, const int64_t *ids, size_t n, int64_t kept
         rc = absorb(st, acc, kept);
     for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_tables / sizeof *undo_tables; i++)
         rc = exec_fmt_ab(st, "UPDATE %s SET snap = ?2 WHERE snap = ?1", undo_tables[i], acc, kept);
+    /* A note created and deleted again inside the span is nothing to
+     * undo: its "created" row goes when the id is not there in state kept
+     * (the earliest later before-image of it says, else the live row).
+     * So the rows stay proportional to the notes the span changed, not to
+     * how often. */
+    if (rc == TROVE_OK)
+        rc = exec_ab(st, "DELETE FROM undo_docs WHERE snap = ?1 AND kind = 0 AND NOT coalesce("
+                     "(SELECT v.kind != 0 FROM undo_docs v WHERE v.doc_id = undo_docs.doc_id"
+                     " AND v.snap > ?1 ORDER BY v.snap LIMIT 1),"
+                     " EXISTS (SELECT 1 FROM docs d WHERE d.id = undo_docs.doc_id))", kept, 0);
     for (size_t i = 0; rc == TROVE_OK && i < n; i++)
         rc = exec_ab(st, "DELETE FROM snapshots WHERE id = ?1", ids[i], 0);
     store_snapshot s = {0};
