@@ -879,14 +879,21 @@ void api_rollback_free(api_rollback *r)
  * drop their notes again. */
 static trove_err restore_config(api *a, const store_restored_coll *c, size_t n, api_rollback *out)
 {
+    /* The file as it is now (another command may have changed it since
+     * this handle read it), edited and written back. */
+    config now;
+    trove_err rc = config_load_file(&now, a->cfg.file);
+    if (rc)
+        return rc;
+    config *cfg = &now;
     int changed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (config_find_collection(&a->cfg, c[i].name))
+        if (config_find_collection(cfg, c[i].name))
             continue;
         config_collection *same = NULL;
-        for (size_t k = 0; k < a->cfg.n_collections && !same; k++)
-            if (strcmp(a->cfg.collections[k].path, c[i].root) == 0)
-                same = &a->cfg.collections[k];
+        for (size_t k = 0; k < cfg->n_collections && !same; k++)
+            if (strcmp(cfg->collections[k].path, c[i].root) == 0)
+                same = &cfg->collections[k];
         int in_index = 0;
         for (size_t k = 0; same && k < n && !in_index; k++)
             in_index = strcmp(c[k].name, same->name) == 0;
@@ -895,20 +902,20 @@ static trove_err restore_config(api *a, const store_restored_coll *c, size_t n, 
         if (same) {
             /* renamed since: the entry takes its old name back, contexts too */
             size_t fl = strlen(same->name);
-            for (size_t k = 0; k < a->cfg.n_contexts; k++) {
-                char *t = a->cfg.contexts[k].target;
+            for (size_t k = 0; k < cfg->n_contexts; k++) {
+                char *t = cfg->contexts[k].target;
                 if (strncmp(t, same->name, fl) == 0 && (t[fl] == '\0' || t[fl] == '/')) {
                     size_t len = strlen(c[i].name) + strlen(t + fl) + 1;
                     char *nt = xmalloc(len);
                     snprintf(nt, len, "%s%s", c[i].name, t + fl);
                     free(t);
-                    a->cfg.contexts[k].target = nt;
+                    cfg->contexts[k].target = nt;
                 }
             }
             free(same->name);
             same->name = xstrdup(c[i].name);
         } else {
-            config_collection_restore(&a->cfg, c[i].name, c[i].root, c[i].conf);
+            config_collection_restore(cfg, c[i].name, c[i].root, c[i].conf);
         }
         out->restored = xrealloc(out->restored, (out->n_restored + 1) * sizeof *out->restored);
         out->restored_settings = xrealloc(out->restored_settings,
@@ -917,7 +924,9 @@ static trove_err restore_config(api *a, const store_restored_coll *c, size_t n, 
         out->restored_settings[out->n_restored++] = same || c[i].conf != NULL;
         changed = 1;
     }
-    return changed ? config_save(&a->cfg) : TROVE_OK;
+    rc = changed ? config_save(cfg) : TROVE_OK;
+    config_free(&now);
+    return rc;
 }
 
 trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out)
