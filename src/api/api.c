@@ -72,10 +72,19 @@ int api_index_exists(const api *a)
     return stat(a->index_path, &sb) == 0;
 }
 
-/* Snapshots kept listable: the config's `snapshots:`. */
-static int snapshots_kept(const api *a)
+store_retention api_retention(const config *cfg)
 {
-    return a->cfg.snapshots > 0 ? a->cfg.snapshots : CONFIG_SNAPSHOTS;
+    if (!cfg->has_snapshots && cfg->snapshots == 0)
+        return STORE_RETENTION_DEFAULT;   /* a config not loaded from a file */
+    return (store_retention){cfg->snapshots > 0 ? cfg->snapshots : CONFIG_SNAPSHOTS,
+                             cfg->snap_minutes, cfg->snap_hourly, cfg->snap_daily};
+}
+
+/* Which snapshots stay: the config's `snapshots:`. */
+static void set_retention(const api *a, store *st)
+{
+    store_retention r = api_retention(&a->cfg);
+    store_snapshot_retention(st, &r);
 }
 
 /* A read-write connection with the config's snapshot retention. */
@@ -83,7 +92,7 @@ static trove_err open_writer(api *a, const char *path, store **st)
 {
     trove_err rc = store_open(path, 0, st);
     if (rc == TROVE_OK)
-        store_snapshot_keep(*st, snapshots_kept(a));
+        set_retention(a, *st);
     return rc;
 }
 
@@ -99,7 +108,7 @@ trove_err api_reader(api *a, store **st)
                               a->cfg.n_collections == 1 ? "" : "s");
         if (rc)
             return rc;
-        store_snapshot_keep(a->rd, snapshots_kept(a));
+        set_retention(a, a->rd);
     }
     *st = a->rd;
     return TROVE_OK;
@@ -935,7 +944,8 @@ void api_snapshots_free(api_snapshots *s)
 trove_err api_snapshot_list(api *a, size_t limit, api_snapshots *out)
 {
     memset(out, 0, sizeof *out);
-    out->keep = snapshots_kept(a);
+    out->keep = api_retention(&a->cfg);
+    out->keep_count_form = a->cfg.has_snapshots == 1;
     store *st;
     trove_err rc = api_reader(a, &st);
     if (rc)
@@ -956,7 +966,67 @@ trove_err api_snapshot_list(api *a, size_t limit, api_snapshots *out)
 void api_rollback_free(api_rollback *r)
 {
     store_snapshot_clear(&r->made);
+    for (size_t i = 0; i < r->n_restored; i++)
+        free(r->restored[i]);
+    free(r->restored);
+    free(r->restored_settings);
     memset(r, 0, sizeof *r);
+}
+
+/* Put the collections of the rolled-back index that config.yaml lacks back
+ * into it: a collection removed since (or renamed: then the entry of the
+ * same folder gets its old name back). Without this the next update would
+ * drop their notes again. */
+static trove_err restore_config(api *a, const store_restored_coll *c, size_t n, api_rollback *out)
+{
+    /* The file as it is now (another command may have changed it since
+     * this handle read it), edited and written back. */
+    config now;
+    trove_err rc = config_load_file(&now, a->cfg.file);
+    if (rc)
+        return rc;
+    config *cfg = &now;
+    int changed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (config_find_collection(cfg, c[i].name))
+            continue;
+        config_collection *same = NULL;
+        for (size_t k = 0; k < cfg->n_collections && !same; k++)
+            if (strcmp(cfg->collections[k].path, c[i].root) == 0)
+                same = &cfg->collections[k];
+        int in_index = 0;
+        for (size_t k = 0; same && k < n && !in_index; k++)
+            in_index = strcmp(c[k].name, same->name) == 0;
+        if (same && in_index)
+            continue;   /* two names for one folder: leave config.yaml to the user */
+        if (same) {
+            /* renamed since: the entry takes its old name back, contexts too */
+            size_t fl = strlen(same->name);
+            for (size_t k = 0; k < cfg->n_contexts; k++) {
+                char *t = cfg->contexts[k].target;
+                if (strncmp(t, same->name, fl) == 0 && (t[fl] == '\0' || t[fl] == '/')) {
+                    size_t len = strlen(c[i].name) + strlen(t + fl) + 1;
+                    char *nt = xmalloc(len);
+                    snprintf(nt, len, "%s%s", c[i].name, t + fl);
+                    free(t);
+                    cfg->contexts[k].target = nt;
+                }
+            }
+            free(same->name);
+            same->name = xstrdup(c[i].name);
+        } else {
+            config_collection_restore(cfg, c[i].name, c[i].root, c[i].conf);
+        }
+        out->restored = xrealloc(out->restored, (out->n_restored + 1) * sizeof *out->restored);
+        out->restored_settings = xrealloc(out->restored_settings,
+                                          (out->n_restored + 1) * sizeof *out->restored_settings);
+        out->restored[out->n_restored] = xstrdup(c[i].name);
+        out->restored_settings[out->n_restored++] = same || c[i].conf != NULL;
+        changed = 1;
+    }
+    rc = changed ? config_save(cfg) : TROVE_OK;
+    config_free(&now);
+    return rc;
 }
 
 trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out)
@@ -970,10 +1040,15 @@ trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out)
     trove_err rc = open_writer(a, a->index_path, &st);
     if (rc)
         return rc;
-    rc = store_snapshot_rollback(st, id, &out->made, &out->noop);
+    store_restored_coll *colls = NULL;
+    size_t n_colls = 0;
+    rc = store_snapshot_rollback(st, id, &out->made, &out->noop, &colls, &n_colls);
     /* The rollback commits as the snapshot after the one it replaced. */
     out->from = out->noop ? out->made.id : out->made.id - 1;
     store_close(st);
+    if (rc == TROVE_OK && !out->noop)
+        rc = restore_config(a, colls, n_colls, out);
+    store_restored_colls_free(colls, n_colls);
     return rc;
 }
 

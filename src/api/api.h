@@ -325,13 +325,14 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
 
 /* ---- snapshots ---- */
 
-/* The index's snapshots (see store.h): how many stay listable is the
- * config's `snapshots:` (default CONFIG_SNAPSHOTS). */
+/* The index's snapshots (see store.h): which stay is the config's
+ * `snapshots:` (store_retention; default STORE_RETENTION_DEFAULT). */
 typedef struct api_snapshots {
     store_snapshot *items;   /* kept snapshots, newest first */
     size_t n;
     int64_t current;         /* the current snapshot's id, 0 when none */
-    int keep;                /* snapshots kept listable */
+    store_retention keep;    /* which snapshots stay */
+    int keep_count_form;     /* config.yaml has the older `snapshots: N` */
 } api_snapshots;
 
 /* At most `limit` (0: every kept one). TROVE_ENOENT without an index. */
@@ -343,13 +344,25 @@ typedef struct api_rollback {
     store_snapshot made;     /* the new current snapshot (kind "rollback");
                                 the current one when noop */
     int noop;                /* `id` was current already: nothing changed */
+    /* Collections the rolled-back index holds that config.yaml did not
+     * list (removed since): put back into config.yaml, with the settings
+     * recorded at their removal; names, and for each whether its settings
+     * were recorded (0: path only, the default mask). */
+    char **restored;
+    int *restored_settings;
+    size_t n_restored;
 } api_rollback;
 
 /* Make snapshot `id` current again, atomically, on a read-write connection
  * of its own; the result is a new snapshot. TROVE_ENOENT (naming the kept
- * ids) when `id` is not a kept snapshot. */
+ * ids) when `id` is not a kept snapshot. Collections of the restored index
+ * that config.yaml no longer lists are added back to it (the next update
+ * would drop them again otherwise). */
 trove_err api_snapshot_rollback(api *a, int64_t id, api_rollback *out);
 void api_rollback_free(api_rollback *r);
+
+/* The retention of a config (store_retention from `snapshots:`). */
+store_retention api_retention(const config *cfg);
 
 /* ---- check ---- */
 

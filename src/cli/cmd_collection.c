@@ -275,7 +275,8 @@ static int collection_list(cli *c, int argc, char **argv)
 
 /* Apply a change to the index too, if one exists: one snapshot, kept as
  * the config says. */
-static int index_apply(cli *c, const config *cfg, const char *from, const char *to)
+static int index_apply(cli *c, const config *cfg, const char *from, const char *to,
+                       const char *settings)
 {
     if (access(c->index_path, F_OK) != 0)
         return EXIT_OK;
@@ -283,7 +284,8 @@ static int index_apply(cli *c, const config *cfg, const char *from, const char *
     int rc = cli_open_store(c, 0, &st);
     if (rc)
         return rc;
-    store_snapshot_keep(st, cfg->snapshots > 0 ? cfg->snapshots : CONFIG_SNAPSHOTS);
+    store_retention keep = api_retention(cfg);
+    store_snapshot_retention(st, &keep);
     tbuf note = {0};
     if (to)
         tbuf_printf(&note, "rename %s to %s", from, to);
@@ -292,6 +294,10 @@ static int index_apply(cli *c, const config *cfg, const char *from, const char *
     store_snapshot_label(st, "collection", note.data);
     tbuf_free(&note);
     trove_err err = store_begin(st);
+    /* A removed collection's settings go into the snapshot: a rollback
+     * past the removal puts its config.yaml entry back. */
+    if (!err && settings)
+        err = store_snapshot_coll_conf(st, from, settings);
     if (!err)
         err = to ? store_collection_rename(st, from, to) : store_collection_delete(st, from);
     if (!err)
@@ -316,6 +322,7 @@ static int collection_remove(cli *c, int argc, char **argv)
     int rc = cli_load_config(&cfg);
     if (rc)
         return rc;
+    char *settings = config_collection_settings(&cfg, name);
     if (!config_remove_collection(&cfg, name)) {
         fprintf(stderr, "trove: no collection named '%s' (see `trove collection list`)\n", name);
         config_free(&cfg);
@@ -333,7 +340,8 @@ static int collection_remove(cli *c, int argc, char **argv)
             i++;
         }
     }
-    rc = index_apply(c, &cfg, name, NULL);
+    rc = index_apply(c, &cfg, name, NULL, settings);
+    free(settings);
     if (rc == EXIT_OK) {
         trove_err err = config_save(&cfg);
         rc = err ? cli_error(err) : EXIT_OK;
@@ -382,7 +390,7 @@ static int collection_rename(cli *c, int argc, char **argv)
                 cfg.contexts[i].target = nt;
             }
         }
-        rc = index_apply(c, &cfg, from, to);
+        rc = index_apply(c, &cfg, from, to, NULL);
         if (rc == EXIT_OK) {
             trove_err err = config_save(&cfg);
             rc = err ? cli_error(err) : EXIT_OK;

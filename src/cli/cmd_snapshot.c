@@ -18,8 +18,10 @@ static const char usage_text[] =
     "usage: trove snapshot list [--json] [-n N]\n"
     "       trove snapshot rollback ID [--json]\n"
     "Every `update` (and watcher batch, `collection remove|rename`, rollback) that\n"
-    "changes notes commits a numbered snapshot of the index; the last N are kept\n"
-    "(config.yaml `snapshots:`, default 5).\n"
+    "changes notes commits a numbered snapshot of the index. Kept by default\n"
+    "(config.yaml `snapshots:`): every one of the last hour, the newest of each\n"
+    "hour for a day, of each day for 30 days, and always the newest 5; the others\n"
+    "are merged into the next kept one.\n"
     "  list          the kept snapshots, newest first; * marks the current one\n"
     "  rollback ID   make snapshot ID current again, atomically, as a new snapshot\n"
     "                (itself undoable); `trove update` then brings the index forward\n"
@@ -51,6 +53,40 @@ static json_t *snapshot_json(const store_snapshot *s, int64_t current)
                      (json_int_t)(s->added + s->removed + s->modified));
 }
 
+/* "24 hours", "1 day": the larger unit that fits. */
+static void put_duration(int64_t secs)
+{
+    static const struct { int64_t s; const char *unit; } units[] = {
+        {86400, "day"}, {3600, "hour"}, {60, "minute"}, {1, "second"},
+    };
+    size_t i = 0;
+    while (i + 1 < sizeof units / sizeof *units && secs < units[i].s)
+        i++;
+    int64_t v = secs / units[i].s;
+    printf("%lld %s%s", (long long)v, units[i].unit, v == 1 ? "" : "s");
+}
+
+/* The time the listed snapshots cover, and the rule that keeps them. */
+static void print_span(const api_snapshots *l)
+{
+    char from[32], to[32];
+    local_time(l->items[l->n - 1].created_at, from, sizeof from);
+    local_time(l->items[0].created_at, to, sizeof to);
+    printf("%zu snapshot%s covering %s to %s (", l->n, l->n == 1 ? "" : "s", from, to);
+    put_duration(l->items[0].created_at - l->items[l->n - 1].created_at);
+    printf(")\nkept: ");
+    const store_retention *k = &l->keep;
+    if (k->minutes)
+        printf("every one of the last %d minute%s, ", k->minutes, k->minutes == 1 ? "" : "s");
+    if (k->hourly)
+        printf("the newest of each hour for %d hour%s, ", k->hourly, k->hourly == 1 ? "" : "s");
+    if (k->daily)
+        printf("of each day for %d day%s, ", k->daily, k->daily == 1 ? "" : "s");
+    printf("%sthe newest %d (config.yaml `snapshots:`%s)\n",
+           k->minutes || k->hourly || k->daily ? "and always " : "", k->last,
+           l->keep_count_form ? ", the older form `snapshots: N`" : "");
+}
+
 static int snapshot_list(cli *c, int json, size_t limit)
 {
     api *a;
@@ -68,7 +104,13 @@ static int snapshot_list(cli *c, int json, size_t limit)
         for (size_t i = 0; i < l.n; i++)
             json_array_append_new(arr, snapshot_json(&l.items[i], l.current));
         json_object_set_new(root, "current", json_integer(l.current));
-        json_object_set_new(root, "keep", json_integer(l.keep));
+        json_object_set_new(root, "keep", json_pack("{s:i, s:i, s:i, s:i}", "last", l.keep.last,
+                                                    "minutes", l.keep.minutes, "hourly",
+                                                    l.keep.hourly, "daily", l.keep.daily));
+        if (l.n) {
+            json_object_set_new(root, "oldest", json_integer(l.items[l.n - 1].created_at));
+            json_object_set_new(root, "newest", json_integer(l.items[0].created_at));
+        }
         json_object_set_new(root, "snapshots", arr);
         out_json_print(stdout, root);
     } else if (l.n == 0) {
@@ -88,7 +130,8 @@ static int snapshot_list(cli *c, int json, size_t limit)
             }
             putchar('\n');
         }
-        printf("(+ added, - removed, ~ modified; %d kept, config.yaml `snapshots:`)\n", l.keep);
+        printf("(+ added, - removed, ~ modified: against the row below)\n");
+        print_span(&l);
     }
     api_snapshots_free(&l);
     return EXIT_OK;
@@ -135,6 +178,10 @@ static int snapshot_rollback(cli *c, const char *arg, int json)
         json_object_set_new(root, "noop", json_boolean(r.noop));
         json_object_set_new(root, "snapshot", snapshot_json(&r.made, r.made.id));
         json_object_set_new(root, "files_differ", json_boolean(differ));
+        json_t *back = json_array();
+        for (size_t i = 0; i < r.n_restored; i++)
+            json_array_append_new(back, out_json_str(r.restored[i]));
+        json_object_set_new(root, "restored_collections", back);
         out_json_print(stdout, root);
     } else if (r.noop) {
         printf("snapshot %ld is already the current one; nothing changed\n", id);
@@ -144,6 +191,13 @@ static int snapshot_rollback(cli *c, const char *arg, int json)
         printf("notes: %lld restored, %lld removed, %lld reverted; now %lld notes, %lld chunks\n",
                (long long)r.made.added, (long long)r.made.removed, (long long)r.made.modified,
                (long long)r.made.docs, (long long)r.made.chunks);
+        for (size_t i = 0; i < r.n_restored; i++) {
+            fputs("collection '", stdout);
+            out_put_line(stdout, r.restored[i]);
+            printf("' is back in config.yaml%s\n", r.restored_settings[i] ? "" :
+                   " (its masks were not recorded: every .md file; edit config.yaml if it had "
+                   "others)");
+        }
         if (differ)
             printf("the files on disk differ from it: run `trove update` to bring it forward to "
                    "the files on disk\n");

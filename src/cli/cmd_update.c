@@ -79,7 +79,8 @@ int cmd_update(cli *c, int argc, char **argv)
             printf("usage: trove update [--rebuild] [--no-embed] [--model PATH] [COLLECTION ...]\n"
                    "Index new and changed notes and drop deleted ones, in one transaction.\n"
                    "  --rebuild   index everything into a fresh file that replaces the index\n"
-                   "              (the fix for a damaged index; the old file stays on failure)\n"
+                   "              (the fix for a damaged index; the old file stays on failure;\n"
+                   "              the snapshot history starts again)\n"
                    "  --model PATH  then embed the chunks without a vector, as `trove embed`\n"
                    "              (default: $TROVE_EMBED_MODEL)\n"
                    "  --no-embed  do not embed\n");
@@ -144,7 +145,8 @@ int cmd_update(cli *c, int argc, char **argv)
     }
     print_result(&res, warnings);
     if (rebuild)
-        printf("rebuilt the index %s\n", c->index_path);
+        printf("rebuilt the index %s; its snapshot history starts again (the old snapshots "
+               "are gone)\n", c->index_path);
     int missing = 0;
     for (size_t i = 0; i < res.n_collections; i++)
         missing |= res.collections[i].missing != NULL;

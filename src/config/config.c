@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,18 +243,55 @@ static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *roo
     return TROVE_OK;
 }
 
-/* snapshots: N, the snapshots kept listable */
+/* One whole number of the `snapshots:` mapping, lo..hi. */
+static trove_err snapshot_key(config *cfg, const char *key, const char *v, long lo, long hi, int *out)
+{
+    long x;
+    if (!v || !str_to_long(v, lo, hi, &x))
+        return trove_fail(TROVE_EPARSE, "%s: 'snapshots.%s' must be a whole number from %ld to %ld, "
+                          "not '%s'", cfg->file, key, lo, hi, v ? v : "?");
+    *out = (int)x;
+    return TROVE_OK;
+}
+
+/* snapshots: N (the older form: the newest N only), or
+ * snapshots: {last: N, minutes: M, hourly: H, daily: D}: which snapshots
+ * stay (store_retention). An unknown key is an error (a typo would
+ * otherwise keep the default silently). */
 static trove_err load_snapshots(config *cfg, yaml_document_t *doc, yaml_node_t *n)
 {
     if (is_empty(doc, n))
         return TROVE_OK;
+    if (n->type == YAML_MAPPING_NODE) {
+        static const struct { const char *key; long hi; } keys[] = {
+            {"last", CONFIG_SNAPSHOTS_MAX}, {"minutes", 525600}, {"hourly", 87600},
+            {"daily", 36500},
+        };
+        int *dst[] = {&cfg->snapshots, &cfg->snap_minutes, &cfg->snap_hourly, &cfg->snap_daily};
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+            const char *v = scalar(doc, yaml_document_get_node(doc, p->value));
+            size_t i = 0;
+            while (i < 4 && (!k || strcmp(k, keys[i].key) != 0))
+                i++;
+            if (i == 4)
+                return trove_fail(TROVE_EPARSE, "%s: 'snapshots' has no key '%s' (last, minutes, "
+                                  "hourly, daily)", cfg->file, k ? k : "?");
+            trove_err rc = snapshot_key(cfg, keys[i].key, v, i == 0 ? 1 : 0, keys[i].hi, dst[i]);
+            if (rc)
+                return rc;
+        }
+        cfg->has_snapshots = 2;
+        return TROVE_OK;
+    }
     const char *v = scalar(doc, n);
     long keep;
     if (!v || !str_to_long(v, 1, CONFIG_SNAPSHOTS_MAX, &keep))
-        return trove_fail(TROVE_EPARSE, "%s: 'snapshots' must be a whole number from 1 to %d "
-                          "(snapshots kept for `trove snapshot rollback`), not '%s'", cfg->file,
-                          CONFIG_SNAPSHOTS_MAX, v ? v : "?");
+        return trove_fail(TROVE_EPARSE, "%s: 'snapshots' must be a mapping {last, minutes, hourly, "
+                          "daily} or a whole number from 1 to %d (the newest N only), not '%s'",
+                          cfg->file, CONFIG_SNAPSHOTS_MAX, v ? v : "?");
     cfg->snapshots = (int)keep;
+    cfg->snap_minutes = cfg->snap_hourly = cfg->snap_daily = 0;
     cfg->has_snapshots = 1;
     return TROVE_OK;
 }
@@ -355,6 +393,9 @@ trove_err config_load_file(config *cfg, const char *file)
     memset(cfg, 0, sizeof *cfg);
     cfg->daemon_idle = CONFIG_DAEMON_IDLE;
     cfg->snapshots = CONFIG_SNAPSHOTS;
+    cfg->snap_minutes = CONFIG_SNAP_MINUTES;
+    cfg->snap_hourly = CONFIG_SNAP_HOURLY;
+    cfg->snap_daily = CONFIG_SNAP_DAILY;
     char *text = NULL;
     size_t len = 0;
     struct stat sb;
@@ -528,8 +569,11 @@ trove_err config_save(const config *cfg)
         tbuf_printf(&b, "daemon: %s\n", cfg->daemon_off ? "off" : "auto");
     if (cfg->has_daemon_idle)
         tbuf_printf(&b, "daemon_idle: %.17g\n", cfg->daemon_idle);
-    if (cfg->has_snapshots)
+    if (cfg->has_snapshots == 1)
         tbuf_printf(&b, "snapshots: %d\n", cfg->snapshots);
+    else if (cfg->has_snapshots)
+        tbuf_printf(&b, "snapshots: {last: %d, minutes: %d, hourly: %d, daily: %d}\n",
+                    cfg->snapshots, cfg->snap_minutes, cfg->snap_hourly, cfg->snap_daily);
     if (cfg->n_languages) {
         tbuf_puts(&b, "languages: ");
         put_list(&b, cfg->languages, cfg->n_languages);
@@ -791,4 +835,92 @@ const char **config_contexts_for(const config *cfg, const char *collection,
     free(lens);
     *n_out = n;
     return out;
+}
+
+/* ---- a collection's settings as one text (snapshots) ---------------- */
+
+static json_t *json_strings(char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_stringn_nocheck(v[i], strlen(v[i])));
+    return a;
+}
+
+char *config_collection_settings(const config *cfg, const char *name)
+{
+    const config_collection *c = config_find_collection(cfg, name);
+    if (!c)
+        return NULL;
+    json_t *ctx = json_array();
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < cfg->n_contexts; i++) {
+        const char *t = cfg->contexts[i].target;
+        if (strncmp(t, name, nl) != 0 || (t[nl] != '\0' && t[nl] != '/'))
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "target", json_stringn_nocheck(t + nl, strlen(t + nl)));
+        json_object_set_new(e, "text", json_stringn_nocheck(cfg->contexts[i].text,
+                                                            strlen(cfg->contexts[i].text)));
+        json_array_append_new(ctx, e);
+    }
+    /* (Strings that are not UTF-8 do not load back: such a collection
+     * comes back with the default settings.) */
+    json_t *o = json_object();
+    json_object_set_new(o, "mask", json_strings(c->masks, c->n_masks));
+    json_object_set_new(o, "exclude", json_strings(c->excludes, c->n_excludes));
+    json_object_set_new(o, "contexts", ctx);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    char *out = xstrdup(text);
+    free(text);
+    return out;
+}
+
+static char **json_to_strings(json_t *a, size_t *n)
+{
+    *n = 0;
+    if (!json_is_array(a) || json_array_size(a) == 0)
+        return NULL;
+    char **out = xcalloc(json_array_size(a), sizeof *out);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const char *s = json_string_value(json_array_get(a, i));
+        if (s)
+            out[(*n)++] = xstrdup(s);
+    }
+    return out;
+}
+
+static void free_strings(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+config_collection *config_collection_restore(config *cfg, const char *name, const char *path,
+                                             const char *settings)
+{
+    json_t *o = settings ? json_loads(settings, 0, NULL) : NULL;
+    size_t nm = 0, ne = 0;
+    char **masks = json_to_strings(json_object_get(o, "mask"), &nm);
+    char **excl = json_to_strings(json_object_get(o, "exclude"), &ne);
+    config_collection *c = config_add_collection(cfg, name, path, (const char *const *)masks, nm,
+                                                 (const char *const *)excl, ne);
+    json_t *ctx = json_object_get(o, "contexts");
+    for (size_t i = 0; json_is_array(ctx) && i < json_array_size(ctx); i++) {
+        json_t *e = json_array_get(ctx, i);
+        const char *suffix = json_string_value(json_object_get(e, "target"));
+        const char *text = json_string_value(json_object_get(e, "text"));
+        if (!suffix || !text)
+            continue;
+        tbuf t = {0};
+        tbuf_printf(&t, "%s%s", name, suffix);
+        config_add_context(cfg, t.data, text);
+        tbuf_free(&t);
+    }
+    free_strings(masks, nm);
+    free_strings(excl, ne);
+    json_decref(o);
+    return c;
 }

@@ -66,11 +66,16 @@ typedef struct config {
      * the models folder; read it through models_resolve_reranker()), NULL:
      * the lexical re-scorer. */
     char *rerank_model;
-    /* `snapshots:` how many index snapshots stay listable for `trove
-     * snapshot rollback` (1..CONFIG_SNAPSHOTS_MAX; CONFIG_SNAPSHOTS when
-     * unset). */
+    /* `snapshots:` which index snapshots stay for `trove snapshot
+     * rollback` (store.h, store_retention): the newest `snapshots` always,
+     * every one of the last snap_minutes minutes, the newest of each of the
+     * last snap_hourly hours and snap_daily days. Set as a mapping
+     * `{last: N, minutes: M, hourly: H, daily: D}` (keys left out keep their
+     * defaults), or as the older whole number N: the newest N only
+     * (minutes, hourly, daily 0). */
     int snapshots;
-    int has_snapshots;
+    int snap_minutes, snap_hourly, snap_daily;
+    int has_snapshots;           /* 0: unset; 1: a number (old form); 2: a mapping */
     /* `languages:` the reader's languages, first preferred (normalised
      * codes, text/transl.h): search shows the copy of a translated note in
      * the first of them the query's language leaves open. */
@@ -81,6 +86,9 @@ typedef struct config {
 #define CONFIG_DAEMON_IDLE 1800.0
 #define CONFIG_SNAPSHOTS 5
 #define CONFIG_SNAPSHOTS_MAX 1000
+#define CONFIG_SNAP_MINUTES 60
+#define CONFIG_SNAP_HOURLY 24
+#define CONFIG_SNAP_DAILY 30
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);
@@ -110,6 +118,16 @@ void config_set_embed_model(config *cfg, const char *spec);
 
 void config_add_context(config *cfg, const char *target, const char *text);
 int config_remove_context(config *cfg, const char *target);   /* count removed */
+
+/* The settings of collection `name` as one text (JSON: masks, excludes and
+ * its contexts, targets relative to the collection), for a snapshot to
+ * keep when the collection is removed; NULL when there is no such
+ * collection. Caller frees. */
+char *config_collection_settings(const config *cfg, const char *name);
+/* Add collection `name` at `path` back with such settings (NULL or text
+ * that is not such JSON: the default mask, no excludes, no contexts). */
+config_collection *config_collection_restore(config *cfg, const char *name, const char *path,
+                                             const char *settings);
 
 /* Contexts that apply to a document, most general first: those whose target
  * is the collection itself or a folder/file prefix of `path`. Returns a

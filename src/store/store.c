@@ -555,7 +555,7 @@ trove_err store_open(const char *path, int flags_in, store **out)
 
     store *st = xcalloc(1, sizeof *st);
     st->path = xstrdup(path);
-    st->snap_keep = STORE_SNAPSHOTS_DEFAULT;
+    st->snap_ret = STORE_RETENTION_DEFAULT;
     strcpy(st->snap_kind, "update");
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     trove_err rc = TROVE_OK;
@@ -1250,9 +1250,10 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
 
 trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime_ns)
 {
-    trove_err rc = snap_record_doc_touch(st, doc_id);
-    if (rc)
-        return rc;
+    /* Same bytes, new file time (`touch`, `git checkout`, `cp -p`): the
+     * stored time is updated in place and nothing is recorded, so a
+     * transaction of touches alone is no snapshot. File times only decide
+     * which files `update` re-reads; they are not history. */
     sqlite3_stmt *s = store_stmt_get(st, doc_touch_sql);
     if (!s)
         return store_fail(st, "preparing touch");

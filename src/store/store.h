@@ -248,9 +248,6 @@ void store_rebuild_abort(const char *tmp_path);
  * snapshot (so a rollback can itself be rolled back). Transactions that only
  * add vectors are not snapshots. See docs/architecture.md, "Snapshots". */
 
-#define STORE_SNAPSHOTS_DEFAULT 5
-#define STORE_SNAPSHOTS_MAX 1000
-
 typedef struct store_snapshot {
     int64_t id;              /* 0: none yet (an index never updated) */
     int64_t created_at;      /* Unix seconds */
@@ -260,10 +257,22 @@ typedef struct store_snapshot {
     int64_t added, removed, modified;   /* notes, by path, against the one before */
 } store_snapshot;
 
-/* Snapshots kept listable (and so reachable by rollback); older undo rows
- * are deleted when a snapshot commits. Clamped to 1..STORE_SNAPSHOTS_MAX;
- * default STORE_SNAPSHOTS_DEFAULT. */
-void store_snapshot_keep(store *st, int keep);
+/* Which snapshots stay (and so can be rolled back to), decided at each
+ * commit, in the same transaction: the newest `last`, every one of the
+ * last `minutes` minutes, the newest of each of the last `hourly` hours and
+ * of each of the last `daily` days (local days), and always the current
+ * one. A snapshot between two kept ones is merged into the next kept one
+ * (its undo rows folded in, so rollback to every kept one stays exact);
+ * those older than the oldest kept one go with their undo rows. */
+typedef struct store_retention {
+    int last, minutes, hourly, daily;
+} store_retention;
+#define STORE_RETENTION_DEFAULT ((store_retention){5, 60, 24, 30})
+void store_snapshot_retention(store *st, const store_retention *r);
+/* "Now" for snapshot times and retention: $TROVE_NOW (Unix seconds; for
+ * tests only, so that retention can be tested without waiting), else the
+ * clock. */
+int64_t store_snapshot_now(void);
 /* What the open transaction is, for the list (kind: a short word; note:
  * copied). Default: "update", no note. */
 void store_snapshot_label(store *st, const char *kind, const char *note);
@@ -283,7 +292,21 @@ void store_snapshots_free(store_snapshot *s, size_t n);
  * the index as it was. `id` must be a kept snapshot (TROVE_ENOENT names the
  * kept ones); `id` equal to the current one changes nothing (*made gets the
  * current snapshot, *noop 1). */
-trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, int *noop);
+/* *colls (may be NULL) gets the collections the rollback put back into the
+ * index, with the settings recorded when they were removed (conf: what
+ * store_snapshot_coll_conf() was given, NULL when nothing was recorded, e.g.
+ * dropped by an `update` after a hand edit of config.yaml). */
+typedef struct store_restored_coll {
+    char *name, *root, *conf;
+} store_restored_coll;
+trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, int *noop,
+                                  store_restored_coll **colls, size_t *n_colls);
+void store_restored_colls_free(store_restored_coll *c, size_t n);
+/* Record, in the open transaction's snapshot, the settings of collection
+ * `name` (an opaque text: config.yaml's entry as JSON, see config.h) before
+ * it is removed, so that a rollback past the removal can put the entry back
+ * into config.yaml. Call inside store_begin(), before store_collection_delete. */
+trove_err store_snapshot_coll_conf(store *st, const char *name, const char *conf);
 
 /* Short stable document id: 8 hex digits of a hash of "collection/path". */
 void store_docid(const char *collection, const char *path, char out[9]);

@@ -44,7 +44,7 @@ struct store {
     int64_t snap_id;
     int64_t snap_committed; /* what the last store_commit made, 0: none */
     int snap_bare;
-    int snap_keep;          /* snapshots kept listable */
+    store_retention snap_ret;   /* which snapshots stay (store_snapshot_retention) */
     char snap_kind[16];
     char *snap_note;
 };
@@ -54,8 +54,6 @@ struct store {
  * did not exist before), finish the snapshot at commit, forget it at
  * rollback. */
 trove_err snap_record_doc(store *st, int64_t doc_id);
-/* Only the file size and time change (same bytes): the docs row alone. */
-trove_err snap_record_doc_touch(store *st, int64_t doc_id);
 trove_err snap_record_doc_created(store *st, int64_t doc_id);
 trove_err snap_record_coll(store *st, int64_t coll_id);
 trove_err snap_record_coll_created(store *st, int64_t coll_id);
@@ -71,7 +69,11 @@ trove_err snap_upgrade(store *st);
  * full-text row, undo_names/tags/links
  * the rest, undo_dst the old target of links of unchanged notes whose
  * target note k deleted, undo_vecs the vectors of its chunks, undo_colls the
- * collections (kind as for notes). */
+ * collections (kind as for notes), undo_conf the config.yaml entry of a
+ * collection removed in k. Kind 2 rows (touched only) are no longer written:
+ * file times are not history; old ones are ignored. undo_docs_doc and
+ * undo_conf are created by every writable open (IF NOT EXISTS), so no
+ * schema version step is needed; readers never use them. */
 #define SNAP_SCHEMA_SQL \
     "CREATE TABLE IF NOT EXISTS snapshots(id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL," \
     "  kind TEXT NOT NULL, note TEXT NOT NULL DEFAULT '', docs INTEGER NOT NULL," \
@@ -103,7 +105,10 @@ trove_err snap_upgrade(store *st);
     "CREATE INDEX IF NOT EXISTS undo_vecs_snap ON undo_vecs(snap, model_id);" \
     "CREATE TABLE IF NOT EXISTS undo_colls(snap INTEGER NOT NULL, coll_id INTEGER NOT NULL," \
     "  kind INTEGER NOT NULL, name TEXT, root TEXT, updated_at INTEGER," \
-    "  PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;"
+    "  PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;" \
+    "CREATE INDEX IF NOT EXISTS undo_docs_doc ON undo_docs(doc_id, snap);" \
+    "CREATE TABLE IF NOT EXISTS undo_conf(snap INTEGER NOT NULL, coll_id INTEGER NOT NULL," \
+    "  conf TEXT NOT NULL, PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;"
 
 
 #endif

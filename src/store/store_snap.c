@@ -93,9 +93,23 @@ void snap_abort(store *st)
     st->snap_note = NULL;
 }
 
-void store_snapshot_keep(store *st, int keep)
+void store_snapshot_retention(store *st, const store_retention *r)
 {
-    st->snap_keep = keep < 1 ? 1 : keep > STORE_SNAPSHOTS_MAX ? STORE_SNAPSHOTS_MAX : keep;
+    st->snap_ret = *r;
+    if (st->snap_ret.last < 1)
+        st->snap_ret.last = 1;   /* the current one always stays */
+}
+
+int64_t store_snapshot_now(void)
+{
+    const char *fake = getenv("TROVE_NOW");
+    if (fake && *fake) {
+        char *end;
+        long long v = strtoll(fake, &end, 10);
+        if (*end == '\0' && v > 0)
+            return (int64_t)v;
+    }
+    return (int64_t)time(NULL);
 }
 
 void store_snapshot_label(store *st, const char *kind, const char *note)
@@ -155,7 +169,8 @@ static trove_err record_vectors(store *st, int64_t doc_id)
 }
 
 /* The docs row (with its title row) of a note as it is, under snapshot
- * ?1 with kind ?3; nothing when the id has a row there already. */
+ * ?1 with kind ?3; nothing when the id has a row there already. (Kind 2,
+ * "touched only", was written by older troves; it is ignored.) */
 static const char save_doc_sql[] =
     "INSERT OR IGNORE INTO undo_docs(snap, doc_id, kind, collection_id, path,"
     " path_key, stem, docid, title, size, mtime_ns, hash, meta, n_lines, in_degree, lang,"
@@ -216,27 +231,10 @@ trove_err snap_record_doc(store *st, int64_t doc_id)
     trove_err rc = snap_open(st);
     if (rc || st->snap_bare)
         return rc;
-    int saved;
-    if ((rc = save_doc(st, doc_id, 1, &saved)) != TROVE_OK)
-        return rc;
-    if (!saved) {
-        /* Recorded already: nothing more, unless only as touched (its
-         * docs row as before is saved; the rest is unchanged since). */
-        rc = exec_ab(st, "UPDATE undo_docs SET kind = 1 WHERE snap = ?1 AND doc_id = ?2"
-                     " AND kind = 2", st->snap_id, doc_id);
-        if (rc || sqlite3_changes(store_db(st)) == 0)
-            return rc;
-    }
+    int saved = 0;
+    if ((rc = save_doc(st, doc_id, 1, &saved)) != TROVE_OK || !saved)
+        return rc;   /* recorded already in this snapshot: nothing more */
     return save_note_rows(st, doc_id);
-}
-
-trove_err snap_record_doc_touch(store *st, int64_t doc_id)
-{
-    trove_err rc = snap_open(st);
-    if (rc || st->snap_bare)
-        return rc;
-    int saved;
-    return save_doc(st, doc_id, 2, &saved);
 }
 
 trove_err snap_record_doc_created(store *st, int64_t doc_id)
@@ -258,6 +256,28 @@ trove_err snap_record_coll(store *st, int64_t coll_id)
                    st->snap_id, coll_id);
 }
 
+trove_err store_snapshot_coll_conf(store *st, const char *name, const char *conf)
+{
+    int64_t coll_id;
+    trove_err rc = store_collection_id(st, name, &coll_id);
+    if (rc == TROVE_ENOENT)
+        return TROVE_OK;   /* not in the index: nothing to restore later */
+    if (rc == TROVE_OK)
+        rc = snap_open(st);
+    if (rc || st->snap_bare)
+        return rc;
+    sqlite3_stmt *s = store_stmt_get(st, "INSERT OR REPLACE INTO undo_conf(snap, coll_id, conf)"
+                                     " VALUES (?1, ?2, ?3)");
+    if (!s)
+        return store_fail(st, "saving a collection's settings");
+    sqlite3_bind_int64(s, 1, st->snap_id);
+    sqlite3_bind_int64(s, 2, coll_id);
+    sqlite3_bind_text(s, 3, conf, -1, SQLITE_STATIC);
+    store_step(st, s, "saving a collection's settings", &rc);
+    store_stmt_put(st, s);
+    return rc;
+}
+
 trove_err snap_record_coll_created(store *st, int64_t coll_id)
 {
     trove_err rc = snap_open(st);
@@ -267,51 +287,67 @@ trove_err snap_record_coll_created(store *st, int64_t coll_id)
                    st->snap_id, coll_id);
 }
 
-/* ---- commit ---- */
+/* ---- commit: counts ---- */
 
-static const char *const undo_prune[] = {
-    "DELETE FROM undo_docs WHERE snap <= ?1", "DELETE FROM undo_chunks WHERE snap <= ?1",
-    "DELETE FROM undo_names WHERE snap <= ?1", "DELETE FROM undo_tags WHERE snap <= ?1",
-    "DELETE FROM undo_links WHERE snap <= ?1", "DELETE FROM undo_dst WHERE snap <= ?1",
-    "DELETE FROM undo_vecs WHERE snap <= ?1", "DELETE FROM undo_colls WHERE snap <= ?1",
-};
+/* Notes added, removed and modified by snapshot j against the kept one
+ * before it, by (collection, path): an edited note gets a new id but is one
+ * note. The "before" side is j's before-images; the "after" side is state j
+ * for the recorded ids: the before-image a later snapshot saved of the id
+ * (the earliest one), else the live row. For the snapshot being committed
+ * that is the live row; after a merge (below) it is how the counts of a
+ * kept snapshot are made again. O(notes j recorded). */
+static const char changes_sql[] =
+    "WITH rec AS (SELECT u.doc_id AS id, (SELECT min(v.snap) FROM undo_docs v"
+    "   WHERE v.doc_id = u.doc_id AND v.snap > ?1) AS s FROM undo_docs u"
+    "   WHERE u.snap = ?1 AND u.kind != 2),"
+    " aft AS (SELECT v.collection_id AS c, v.path AS p, v.hash AS h FROM rec JOIN undo_docs v"
+    "   ON v.snap = rec.s AND v.doc_id = rec.id WHERE v.kind != 0"
+    "  UNION ALL SELECT d.collection_id, d.path, d.hash FROM rec JOIN docs d ON d.id = rec.id"
+    "   WHERE rec.s IS NULL),"
+    " bef AS (SELECT collection_id AS c, path AS p, hash AS h FROM undo_docs"
+    "   WHERE snap = ?1 AND kind = 1)"
+    " SELECT (SELECT count(*) FROM (SELECT c, p FROM aft EXCEPT SELECT c, p FROM bef)),"
+    "  (SELECT count(*) FROM (SELECT c, p FROM bef EXCEPT SELECT c, p FROM aft)),"
+    "  (SELECT count(*) FROM (SELECT c, p FROM aft INTERSECT SELECT c, p FROM bef))"
+    "  - (SELECT count(*) FROM (SELECT c, p, h FROM aft INTERSECT SELECT c, p, h FROM bef))";
 
-/* Keep the newest snap_keep snapshots listable. Rolling back to the oldest
- * kept one needs the undo rows of the newer ones only, so the undo rows of
- * every snapshot up to the oldest kept go (each row is deleted once: the
- * cost is that of the old changes, not of the index). */
-static trove_err prune(store *st, int64_t current)
+static trove_err snapshot_changes(store *st, int64_t j, store_snapshot *s)
 {
-    trove_err rc = exec_ab(st, "DELETE FROM snapshots WHERE id <= ?1 - ?2", current, st->snap_keep);
-    int64_t oldest;
-    if (rc == TROVE_OK)
-        rc = query_i64(st, "SELECT coalesce(min(id), 0) FROM snapshots", 0, &oldest);
-    for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_prune / sizeof *undo_prune; i++)
-        rc = exec_ab(st, undo_prune[i], oldest, 0);
+    sqlite3_stmt *q = store_stmt_get(st, changes_sql);
+    if (!q)
+        return store_fail(st, "counting the snapshot's changes");
+    sqlite3_bind_int64(q, 1, j);
+    trove_err rc = TROVE_OK;
+    int r = store_step(st, q, "counting the snapshot's changes", &rc);
+    if (r > 0) {
+        s->added = sqlite3_column_int64(q, 0);
+        s->removed = sqlite3_column_int64(q, 1);
+        s->modified = sqlite3_column_int64(q, 2);
+    } else if (r == 0) {
+        rc = store_fail(st, "counting the snapshot's changes");
+    }
+    store_stmt_put(st, q);
     return rc;
 }
 
 /* Counts of the new snapshot: the previous snapshot's, plus what the
  * recorded notes have now, less what they had (O(change)); a first
- * snapshot counts the tables. Notes added, removed and modified are by
- * (collection, path): an edited note gets a new id, but is one note. */
+ * snapshot counts the tables. */
 static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
 {
-    sqlite3_stmt *q;
     int bare = st->snap_bare;
-    int64_t prev_id = n - 1;
     if (!bare) {
         /* An index whose previous snapshot row is missing (never: the
          * current one is always kept) counts the tables instead. */
         int64_t have;
-        trove_err rc = query_i64(st, "SELECT count(*) FROM snapshots WHERE id = ?1", prev_id, &have);
+        trove_err rc = query_i64(st, "SELECT count(*) FROM snapshots WHERE id = ?1", n - 1, &have);
         if (rc)
             return rc;
         bare = !have;
     }
     const char *sql = bare
         ? "SELECT (SELECT count(*) FROM docs), (SELECT count(*) FROM chunks),"
-          " (SELECT count(*) FROM links), (SELECT count(*) FROM docs), 0, 0, 0"
+          " (SELECT count(*) FROM links)"
         : "SELECT p.docs - (SELECT count(*) FROM undo_docs WHERE snap = ?1 AND kind = 1)"
           "  + (SELECT count(*) FROM undo_docs u JOIN docs d ON d.id = u.doc_id WHERE u.snap = ?1"
           "   AND u.kind != 2),"
@@ -320,20 +356,9 @@ static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
           "   AND u.kind != 2),"
           " p.links - (SELECT count(*) FROM undo_links WHERE snap = ?1)"
           "  + (SELECT count(*) FROM undo_docs u JOIN links l ON l.src_doc = u.doc_id WHERE u.snap = ?1"
-          "   AND u.kind != 2),"
-          " (SELECT count(*) FROM (SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 EXCEPT SELECT collection_id, path FROM undo_docs"
-          "   WHERE snap = ?1 AND kind = 1)),"
-          " (SELECT count(*) FROM (SELECT collection_id, path FROM undo_docs WHERE snap = ?1 AND"
-          "   kind = 1 EXCEPT SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2)),"
-          " (SELECT count(*) FROM (SELECT d.collection_id, d.path FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 INTERSECT SELECT collection_id, path FROM undo_docs"
-          "   WHERE snap = ?1 AND kind = 1)),"
-          " (SELECT count(*) FROM (SELECT d.collection_id, d.path, d.hash FROM undo_docs u JOIN docs d"
-          "   ON d.id = u.doc_id WHERE u.snap = ?1 AND u.kind != 2 INTERSECT SELECT collection_id, path, hash"
-          "   FROM undo_docs WHERE snap = ?1 AND kind = 1))"
+          "   AND u.kind != 2)"
           " FROM snapshots p WHERE p.id = ?1 - 1";
+    sqlite3_stmt *q;
     if (!(q = store_stmt_get(st, sql)))
         return store_fail(st, "counting the snapshot");
     sqlite3_bind_int64(q, 1, n);
@@ -342,19 +367,239 @@ static trove_err snapshot_counts(store *st, int64_t n, store_snapshot *s)
         s->docs = sqlite3_column_int64(q, 0);
         s->chunks = sqlite3_column_int64(q, 1);
         s->links = sqlite3_column_int64(q, 2);
-        s->added = sqlite3_column_int64(q, 3);
-        s->removed = sqlite3_column_int64(q, 4);
-        s->modified = sqlite3_column_int64(q, 5) - sqlite3_column_int64(q, 6);
     }
     store_stmt_put(st, q);
-    return r == SQLITE_ROW ? TROVE_OK : store_fail(st, "counting the snapshot");
+    if (r != SQLITE_ROW)
+        return store_fail(st, "counting the snapshot");
+    if (bare) {
+        s->added = s->docs;
+        return TROVE_OK;
+    }
+    return snapshot_changes(st, n, s);
+}
+
+/* ---- commit: retention ---- */
+
+/* The undo tables and the column naming their snapshot's rows. */
+static const char *const undo_tables[] = {
+    "undo_docs", "undo_chunks", "undo_names", "undo_tags", "undo_links", "undo_dst",
+    "undo_vecs", "undo_colls", "undo_conf",
+};
+
+static trove_err exec_fmt_ab(store *st, const char *fmt, const char *table, int64_t a, int64_t b)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, fmt, table);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+        return store_fail(st, sql);
+    sqlite3_bind_int64(s, 1, a);
+    if (sqlite3_bind_parameter_count(s) >= 2)
+        sqlite3_bind_int64(s, 2, b);
+    int r = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return r == SQLITE_DONE ? TROVE_OK : store_fail(st, "pruning snapshots");
+}
+
+/* Fold the undo rows of snapshot b into those of the older snapshot a, when
+ * the snapshots between them go: afterwards a's rows turn the state of b
+ * into the state before a (undo a ∘ undo b in one). Per note id (and per
+ * collection, per link target), the oldest before-image wins: a's row says
+ * what the id was before a, b's row only what it was between. What b keeps
+ * is then rewritten where it refers to ids a changed:
+ *
+ * - a target saved by b for a link (undo_dst) whose id is one of a's saved
+ *   links belongs to a note a rewrote: that link id is a's now, so b's row
+ *   goes;
+ * - a target (undo_dst, or a saved link's dst_doc) that is a note a
+ *   recorded did not exist before a as that note, and a link left pointing
+ *   at it from before a was dangling then (a link changes target only when
+ *   its target goes, which a would have saved, or from dangling when it
+ *   resolves): it becomes NULL, and the re-resolve after the undo finds
+ *   nothing for it, as before a.
+ *
+ * The rows b keeps are of notes a did not change, so their ids (note,
+ * chunk, link) are those before a and cannot collide with a's. Cost: the
+ * rows of a and b. */
+static trove_err absorb(store *st, int64_t a, int64_t b)
+{
+    static const char *const sqls[] = {
+        /* touched-only rows of older troves: file times are not history */
+        "DELETE FROM undo_docs WHERE snap IN (?1, ?2) AND kind = 2",
+        "DELETE FROM undo_vecs WHERE snap = ?2 AND chunk_id IN (SELECT c.id FROM undo_chunks c"
+        " WHERE c.snap = ?2 AND c.doc_id IN (SELECT doc_id FROM undo_docs WHERE snap = ?1))",
+        "DELETE FROM undo_chunks WHERE snap = ?2 AND doc_id IN (SELECT doc_id FROM undo_docs"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_names WHERE snap = ?2 AND doc_id IN (SELECT doc_id FROM undo_docs"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_tags WHERE snap = ?2 AND doc_id IN (SELECT doc_id FROM undo_docs"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_links WHERE snap = ?2 AND src_doc IN (SELECT doc_id FROM undo_docs"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_docs WHERE snap = ?2 AND doc_id IN (SELECT doc_id FROM undo_docs"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_dst WHERE snap = ?2 AND (link_id IN (SELECT link_id FROM undo_dst"
+        " WHERE snap = ?1) OR link_id IN (SELECT id FROM undo_links WHERE snap = ?1))",
+        "UPDATE undo_dst SET dst_doc = NULL WHERE snap = ?2 AND dst_doc IN (SELECT doc_id"
+        " FROM undo_docs WHERE snap = ?1)",
+        "UPDATE undo_links SET dst_doc = NULL WHERE snap = ?2 AND dst_doc IN (SELECT doc_id"
+        " FROM undo_docs WHERE snap = ?1)",
+        "DELETE FROM undo_conf WHERE snap = ?2 AND coll_id IN (SELECT coll_id FROM undo_colls"
+        " WHERE snap = ?1)",
+        "DELETE FROM undo_colls WHERE snap = ?2 AND coll_id IN (SELECT coll_id FROM undo_colls"
+        " WHERE snap = ?1)",
+    };
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof sqls / sizeof *sqls; i++)
+        rc = exec_ab(st, sqls[i], a, b);
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_tables / sizeof *undo_tables; i++)
+        rc = exec_fmt_ab(st, "UPDATE %s SET snap = ?1 WHERE snap = ?2", undo_tables[i], a, b);
+    return rc;
+}
+
+/* Snapshots from..to (rows in snaps[]) go; kept is the next kept one. Their
+ * undo rows and kept's are folded into from's (absorb), then labelled as
+ * kept's; kept's counts of changes are made again against the snapshot now
+ * before it. */
+static trove_err merge_run(store *st, const int64_t *ids, size_t n, int64_t kept)
+{
+    trove_err rc = TROVE_OK;
+    int64_t acc = ids[0];
+    for (size_t i = 1; rc == TROVE_OK && i < n; i++)
+        rc = absorb(st, acc, ids[i]);
+    if (rc == TROVE_OK)
+        rc = absorb(st, acc, kept);
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_tables / sizeof *undo_tables; i++)
+        rc = exec_fmt_ab(st, "UPDATE %s SET snap = ?2 WHERE snap = ?1", undo_tables[i], acc, kept);
+    /* A note created and deleted again inside the span is nothing to
+     * undo: its "created" row goes when the id is not there in state kept
+     * (the earliest later before-image of it says, else the live row).
+     * So the rows stay proportional to the notes the span changed, not to
+     * how often. */
+    if (rc == TROVE_OK)
+        rc = exec_ab(st, "DELETE FROM undo_docs WHERE snap = ?1 AND kind = 0 AND NOT coalesce("
+                     "(SELECT v.kind != 0 FROM undo_docs v WHERE v.doc_id = undo_docs.doc_id"
+                     " AND v.snap > ?1 ORDER BY v.snap LIMIT 1),"
+                     " EXISTS (SELECT 1 FROM docs d WHERE d.id = undo_docs.doc_id))", kept, 0);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++)
+        rc = exec_ab(st, "DELETE FROM snapshots WHERE id = ?1", ids[i], 0);
+    store_snapshot s = {0};
+    if (rc == TROVE_OK)
+        rc = snapshot_changes(st, kept, &s);
+    if (rc == TROVE_OK) {
+        sqlite3_stmt *q = store_stmt_get(st, "UPDATE snapshots SET added = ?2, removed = ?3,"
+                                         " modified = ?4 WHERE id = ?1");
+        if (!q)
+            return store_fail(st, "recounting a snapshot");
+        sqlite3_bind_int64(q, 1, kept);
+        sqlite3_bind_int64(q, 2, s.added);
+        sqlite3_bind_int64(q, 3, s.removed);
+        sqlite3_bind_int64(q, 4, s.modified);
+        store_step(st, q, "recounting a snapshot", &rc);
+        store_stmt_put(st, q);
+    }
+    return rc;
+}
+
+/* Days since 1970 of t's local calendar day. */
+static int64_t local_day(int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!localtime_r(&tt, &tm))
+        return t / 86400;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    tm.tm_isdst = 0;
+    return (int64_t)timegm(&tm) / 86400;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static void retention_mark(const store_retention *r, int64_t now, const int64_t *created, size_t n,
+                         unsigned char *keep)
+{
+    memset(keep, 0, n);
+    int64_t now_h = floor_div(now, 3600), now_d = local_day(now);
+    for (size_t i = 0; i < n; i++) {
+        /* newest first from the end: i counts from the oldest */
+        if (n - i <= (size_t)(r->last > 0 ? r->last : 1))
+            keep[i] = 1;
+        if (now - created[i] < (int64_t)r->minutes * 60)
+            keep[i] = 1;
+    }
+    /* The newest of each hour and day bucket inside its window: scanning
+     * from the newest, the first one seen in a bucket. */
+    int64_t last_h = INT64_MIN, last_d = INT64_MIN;
+    for (size_t i = n; i-- > 0;) {
+        int64_t h = floor_div(created[i], 3600), d = local_day(created[i]);
+        if (h != last_h && now_h - h < r->hourly)
+            keep[i] = 1;
+        if (d != last_d && now_d - d < r->daily)
+            keep[i] = 1;
+        last_h = h;
+        last_d = d;
+    }
+    keep[n - 1] = 1;   /* the current one */
+}
+
+/* Apply the retention (store_retention) after the snapshot `current` was
+ * written: runs of snapshots between kept ones are merged into the next
+ * kept one; those before the oldest kept one go, and so do the undo rows
+ * of the oldest kept one (rolling back to it needs only the newer ones).
+ * Each undo row is relabelled once per merge and deleted once. */
+static trove_err prune(store *st, int64_t now)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT id, created_at FROM snapshots ORDER BY id", -1, &q,
+                           NULL) != SQLITE_OK)
+        return store_fail(st, "listing snapshots");
+    int64_t *ids = NULL, *created = NULL;
+    size_t n = 0, cap = 0, cap2 = 0;
+    int r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        xgrow(&ids, &cap, n + 1, sizeof *ids);
+        xgrow(&created, &cap2, n + 1, sizeof *created);
+        ids[n] = sqlite3_column_int64(q, 0);
+        created[n++] = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    trove_err rc = r == SQLITE_DONE ? TROVE_OK : store_fail(st, "listing snapshots");
+    unsigned char *keep = xcalloc(n ? n : 1, 1);
+    if (rc == TROVE_OK && n)
+        retention_mark(&st->snap_ret, now, created, n, keep);
+    size_t oldest = 0;
+    while (oldest < n && !keep[oldest])
+        oldest++;
+    for (size_t i = oldest + 1; rc == TROVE_OK && i < n;) {
+        if (keep[i]) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (!keep[j])
+            j++;   /* the newest one is kept, so this stops */
+        rc = merge_run(st, ids + i, j - i, ids[j]);
+        i = j + 1;
+    }
+    if (rc == TROVE_OK && oldest < n) {
+        rc = exec_ab(st, "DELETE FROM snapshots WHERE id < ?1", ids[oldest], 0);
+        for (size_t i = 0; rc == TROVE_OK && i < sizeof undo_tables / sizeof *undo_tables; i++)
+            rc = exec_fmt_ab(st, "DELETE FROM %s WHERE snap <= ?1", undo_tables[i], ids[oldest], 0);
+    }
+    free(ids);
+    free(created);
+    free(keep);
+    return rc;
 }
 
 trove_err snap_finish(store *st)
 {
     if (!st->snap_id)
-        return TROVE_OK;   /* nothing but vectors changed: not a snapshot */
-    int64_t n = st->snap_id;
+        return TROVE_OK;   /* nothing but vectors (or file times) changed: not a snapshot */
+    int64_t n = st->snap_id, now = store_snapshot_now();
     store_snapshot s = {0};
     trove_err rc = snapshot_counts(st, n, &s);
     if (rc)
@@ -364,7 +609,7 @@ trove_err snap_finish(store *st)
                              " chunks, links, added, removed, modified) VALUES (?,?,?,?,?,?,?,?,?,?)")))
         return store_fail(st, "recording the snapshot");
     sqlite3_bind_int64(q, 1, n);
-    sqlite3_bind_int64(q, 2, (int64_t)time(NULL));
+    sqlite3_bind_int64(q, 2, now);
     sqlite3_bind_text(q, 3, st->snap_kind, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 4, st->snap_note ? st->snap_note : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 5, s.docs);
@@ -379,7 +624,7 @@ trove_err snap_finish(store *st)
         return store_fail(st, "recording the snapshot");
     rc = exec_ab(st, "INSERT OR REPLACE INTO meta(key, value) VALUES ('snapshot', CAST(?1 AS TEXT))",
                  n, 0);
-    return rc ? rc : prune(st, n);
+    return rc ? rc : prune(st, now);
 }
 
 trove_err snap_upgrade(store *st)
@@ -474,7 +719,7 @@ trove_err store_snapshots(store *st, size_t limit, store_snapshot **out, size_t 
     trove_err rc = current_id(st, &cur);
     if (rc)
         return rc;
-    snap_list l = {out, n, 0, cur - st->snap_keep, cur, limit ? (int64_t)limit : -1};
+    snap_list l = {out, n, 0, 0, cur, limit ? (int64_t)limit : -1};
     rc = store_each(st, "SELECT " SNAP_COLS " FROM snapshots WHERE id > ?1"
                     " AND id <= ?2 ORDER BY id DESC LIMIT ?3", "listing snapshots",
                     bind_snap_list, row_snap_list, &l);
@@ -604,17 +849,8 @@ static trove_err undo_one(store *st, int64_t k)
     free(ids);
     if (rc)
         return rc;
-    /* Notes k only touched (same bytes, new file time) get their file
-     * size and time back, recorded as touched in the rollback snapshot. */
-    rc = ids_of(st, "SELECT doc_id FROM undo_docs WHERE snap = ?1 AND kind = 2", k, &ids, &n_ids);
-    for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++)
-        rc = snap_record_doc_touch(st, ids[i]);
-    free(ids);
-    if (rc == TROVE_OK)
-        rc = exec_ab(st, "UPDATE docs SET size = u.size, mtime_ns = u.mtime_ns FROM undo_docs u"
-                     " WHERE u.snap = ?1 AND u.kind = 2 AND docs.id = u.doc_id", k, 0);
-    if (rc)
-        return rc;
+    /* (Rows of kind 2, notes k only touched in an older trove, are
+     * ignored: file times are not history.) */
     /* 2. Collections: drop the recorded ones, put back those that existed. */
     rc = ids_of(st, "SELECT coll_id FROM undo_colls WHERE snap = ?1", k, &ids, &n_ids);
     for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
@@ -682,8 +918,7 @@ static trove_err not_kept(store *st, int64_t id, int64_t cur)
 {
     int64_t *ids;
     size_t n;
-    trove_err rc = ids_of(st, "SELECT id FROM snapshots WHERE id > ?1 ORDER BY id", cur - st->snap_keep,
-                          &ids, &n);
+    trove_err rc = ids_of(st, "SELECT id FROM snapshots WHERE id <= ?1 ORDER BY id", cur, &ids, &n);
     if (rc)
         return rc;
     tbuf b = {0};
@@ -697,10 +932,60 @@ static trove_err not_kept(store *st, int64_t id, int64_t cur)
     return rc;
 }
 
-trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, int *noop)
+void store_restored_colls_free(store_restored_coll *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(c[i].name);
+        free(c[i].root);
+        free(c[i].conf);
+    }
+    free(c);
+}
+
+/* Every collection of the state rolled back to, with the settings recorded
+ * when it was removed in one of the undone snapshots (id, cur]: the oldest
+ * of them, the one closest to the state restored. */
+static trove_err restored_colls(store *st, int64_t id, int64_t cur, store_restored_coll **out,
+                                size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT c.name, c.root, (SELECT u.conf FROM undo_conf u"
+                           " WHERE u.coll_id = c.id AND u.snap > ?1 AND u.snap <= ?2 ORDER BY u.snap"
+                           " LIMIT 1) FROM collections c ORDER BY c.name", -1, &q, NULL) != SQLITE_OK)
+        return store_fail(st, "listing restored collections");
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, cur);
+    size_t cap = 0;
+    int r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        xgrow(out, &cap, *n + 1, sizeof **out);
+        store_restored_coll *c = &(*out)[(*n)++];
+        const char *conf = (const char *)sqlite3_column_text(q, 2);
+        c->name = xstrdup((const char *)sqlite3_column_text(q, 0));
+        c->root = xstrdup((const char *)sqlite3_column_text(q, 1));
+        c->conf = conf ? xstrdup(conf) : NULL;
+    }
+    sqlite3_finalize(q);
+    if (r != SQLITE_DONE) {
+        store_restored_colls_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return store_fail(st, "listing restored collections");
+    }
+    return TROVE_OK;
+}
+
+trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, int *noop,
+                                  store_restored_coll **colls, size_t *n_colls)
 {
     memset(made, 0, sizeof *made);
     *noop = 0;
+    if (colls) {
+        *colls = NULL;
+        *n_colls = 0;
+    }
     trove_err rc = store_begin(st);
     if (rc)
         return rc;
@@ -713,12 +998,22 @@ trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, i
     }
     if (rc == TROVE_OK)
         rc = query_i64(st, "SELECT count(*) FROM snapshots WHERE id = ?1", id, &have);
-    if (rc == TROVE_OK && (!have || id > cur || id <= cur - st->snap_keep))
+    if (rc == TROVE_OK && (!have || id > cur))
         rc = not_kept(st, id, cur);
+    int64_t *undo = NULL;
+    size_t n_undo = 0;
+    /* The kept snapshots after id, newest first (ids have gaps where
+     * snapshots were merged; each kept one's undo rows lead to the kept one
+     * before it). */
+    if (rc == TROVE_OK)
+        rc = ids_of(st, "SELECT id FROM snapshots WHERE id > ?1 ORDER BY id DESC", id, &undo, &n_undo);
     if (rc == TROVE_OK)
         rc = snap_open(st);
-    for (int64_t k = cur; rc == TROVE_OK && k > id; k--)
-        rc = undo_one(st, k);
+    for (size_t i = 0; rc == TROVE_OK && i < n_undo; i++)
+        rc = undo_one(st, undo[i]);
+    free(undo);
+    if (rc == TROVE_OK && colls)
+        rc = restored_colls(st, id, cur, colls, n_colls);
     if (rc == TROVE_OK) {
         char note[64];
         snprintf(note, sizeof note, "rollback to %lld", (long long)id);
@@ -727,6 +1022,11 @@ trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, i
     }
     if (rc) {
         store_rollback(st);
+        if (colls) {
+            store_restored_colls_free(*colls, *n_colls);
+            *colls = NULL;
+            *n_colls = 0;
+        }
         return rc;
     }
     return store_snapshot_current(st, made);

@@ -8,6 +8,7 @@ rollback must find the same notes through it as cold."""
 import json
 import sqlite3
 import subprocess
+import time
 
 
 from conftest import COLLECTION, bump_mtime, trove_bin
@@ -32,7 +33,9 @@ def current(trove):
 def test_first_update_is_snapshot_one(indexed):
     trove, vault = indexed
     doc = snapshots(trove)
-    assert doc["version"] == 1 and doc["current"] == 1 and doc["keep"] == 5
+    assert doc["version"] == 1 and doc["current"] == 1
+    assert doc["keep"] == {"last": 5, "minutes": 60, "hourly": 24, "daily": 30}
+    assert doc["oldest"] == doc["newest"] == doc["snapshots"][0]["created_at"]
     [s] = doc["snapshots"]
     assert set(s) == SNAPSHOT_FIELDS
     assert s["id"] == 1 and s["current"] is True and s["kind"] == "update"
@@ -47,12 +50,17 @@ def test_update_without_change_is_no_snapshot(indexed):
     r = trove.ok("update")
     assert current(trove) == 1
     assert "snapshot" not in r.out, r.out
-    # same bytes, later mtime: the stored file time changes (a snapshot),
-    # no note does
+    # same bytes, later mtime: the stored file time changes, no note does:
+    # no snapshot
     bump_mtime(vault / "travel" / "lisbon.md")
     r = trove.ok("update")
+    assert current(trove) == 1 and "snapshot" not in r.out, r.out
+    p = vault / "travel" / "lisbon.md"
+    p.write_text(p.read_text() + "\nedited\n")
+    bump_mtime(p, 10)
+    r = trove.ok("update")
     doc = snapshots(trove)
-    assert doc["current"] == 2 and doc["snapshots"][0]["changed"] == 0
+    assert doc["current"] == 2 and doc["snapshots"][0]["changed"] == 1
     # update names the snapshot it committed
     assert r.out.splitlines()[-1] == "snapshot 2 (`trove snapshot list`)", r.out
 
@@ -155,7 +163,8 @@ def test_list_limit(indexed):
         trove.ok("update")
     assert [s["id"] for s in snapshots(trove)["snapshots"]] == [4, 3, 2, 1]
     assert [s["id"] for s in snapshots(trove, "-n", "2")["snapshots"]] == [4, 3]
-    assert len(trove.ok("snapshot", "list", "-n1").out.splitlines()) == 3
+    # header, one row, the legend, the span it covers, what keeps them
+    assert len(trove.ok("snapshot", "list", "-n1").out.splitlines()) == 5
 
 
 def test_retention_from_config(indexed):
@@ -168,7 +177,9 @@ def test_retention_from_config(indexed):
         bump_mtime(p, 10 + i)
         trove.ok("update")
     doc = snapshots(trove)
-    assert doc["keep"] == 2 and [s["id"] for s in doc["snapshots"]] == [4, 3]
+    assert doc["keep"] == {"last": 2, "minutes": 0, "hourly": 0, "daily": 0}
+    assert [s["id"] for s in doc["snapshots"]] == [4, 3]
+    assert "the older form `snapshots: N`" in trove.ok("snapshot", "list").out
     r = trove("snapshot", "rollback", "2")
     assert r.rc == 1 and "snapshots 3, 4" in r.err, r
     # the config is kept when trove rewrites it
@@ -178,7 +189,7 @@ def test_retention_from_config(indexed):
     trove.ok("check")
     cfg.write_text(cfg.read_text().replace("snapshots: 2", "snapshots: 0"))
     r = trove("snapshot", "list")
-    assert r.rc == 1 and "'snapshots' must be a whole number from 1 to 1000" in r.err, r
+    assert r.rc == 1 and "or a whole number from 1 to 1000" in r.err, r
 
 
 def test_collection_remove_rolls_back(indexed):
@@ -188,17 +199,104 @@ def test_collection_remove_rolls_back(indexed):
     assert trove.paths("carbonara", both=False) == []
     s = snapshots(trove)["snapshots"][0]
     assert s["kind"] == "collection" and s["note"] == "remove vault" and s["notes"] == 0
-    trove.ok("snapshot", "rollback", "1")
+    r = trove.ok("snapshot", "rollback", "1")
+    assert "collection 'vault' is back in config.yaml\n" in r.out, r
     trove.ok("check")
-    # the notes are back in the index (config.yaml no longer lists the
-    # collection: the next update drops it again)
+    # the notes are back in the index, and the collection in config.yaml
+    # with its settings (masks, contexts): the next update keeps them
     assert PASTA in trove.paths("carbonara", both=False)
+    assert COLLECTION in trove.ok("collection", "list").out
+    r = trove.ok("update")
+    assert "0 new, 0 changed, 0 renamed, 0 deleted" in r.out and "snapshot" not in r.out, r
+    assert PASTA in trove.paths("carbonara", both=False)
+
+
+def test_collection_remove_keeps_masks_and_contexts_for_rollback(trove, vault):
+    trove.ok("collection", "add", vault, "--name", "v", "--mask", "cooking/**/*.md",
+             "--exclude", "cooking/mapo*")
+    trove.ok("context", "add", "v/cooking", "Recipes")
+    trove.ok("update")
+    cfg = (trove.config / "config.yaml").read_text()
+    trove.ok("collection", "remove", "v")
+    assert "cooking" not in (trove.config / "config.yaml").read_text()
+    r = trove.ok("snapshot", "rollback", "1", "--json").json()
+    assert r["restored_collections"] == ["v"], r
+    assert (trove.config / "config.yaml").read_text() == cfg
+    r = trove.ok("update")
+    assert "0 new, 0 changed, 0 renamed, 0 deleted" in r.out, r
+    # dropped by an update after a hand edit: no settings recorded
     other = vault.parent / "other"
     other.mkdir()
-    (other / "x.md").write_text("# X\n\nnothing about pasta\n")
-    trove.ok("collection", "add", other, "--name", "other")
+    (other / "x.md").write_text("# X\n\nx\n")
+    (trove.config / "config.yaml").write_text('collections:\n  o:\n    path: "%s"\n' % other)
     trove.ok("update")
-    assert trove.paths("carbonara", both=False) == []
+    assert "v/" not in trove.ok("ls").out
+    r = trove.ok("snapshot", "rollback", "3")   # the rollback above: undoes the drop only
+    assert "collection 'v' is back in config.yaml (its masks were not recorded" in r.out, r
+    assert "path:" in (trove.config / "config.yaml").read_text()
+
+
+def test_touch_is_no_snapshot(indexed):
+    """A file whose time alone changed: its stored time is updated, no
+    snapshot is written, and the history stays."""
+    trove, vault = indexed
+    p = vault / "travel" / "lisbon.md"
+    p.write_text(p.read_text() + "\nedited\n")
+    bump_mtime(p, 20)
+    trove.ok("update")
+    before = snapshots(trove)
+    for i in range(3):
+        bump_mtime(p, 30 + i)
+        r = trove.ok("update")
+        assert " 0 changed," in r.out and "snapshot" not in r.out, r
+        st = trove.ok("status", "--json", both=False).json()
+        assert st["collections"][0]["fresh"]["changed"] == 0, st
+    assert snapshots(trove) == before
+
+
+def test_retention_merges_by_hour_and_day(indexed):
+    """With TROVE_NOW (tests only) a day passes in a few commands: the
+    snapshots of an hour merge into its newest one, rollback to each kept
+    one still gives exactly its notes, and the list says what it covers."""
+    trove, vault = indexed
+    trove.env["TZ"] = "UTC"
+    day = (int(time.time()) // 86400 + 2) * 86400    # snapshot 1 is alone in its day
+    p = vault / "inbox" / "reading-list.md"
+    words = {}
+    for i, t in enumerate([9 * 3600, 9 * 3600 + 60, 9 * 3600 + 120, 12 * 3600, 12 * 3600 + 30,
+                           15 * 3600]):
+        p.write_text(p.read_text() + "\nword%d\n" % i)
+        bump_mtime(p, 40 + i)
+        trove.ok("update", env={"TROVE_NOW": str(day + t)})
+        words[current(trove)] = i
+    # the newest 5 always; 2 (09:00, not the newest of its hour) merged
+    # into 3; 1 kept as the newest of its day
+    assert [s["id"] for s in snapshots(trove)["snapshots"]] == [7, 6, 5, 4, 3, 1]
+    r = trove.ok("snapshot", "list")
+    assert "6 snapshots covering" in r.out and "kept: every one of the last 60 minutes" in r.out, r
+    # without "the newest 5" the hours decide alone: 3 into 4, 5 into 6
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "snapshots: {last: 1}\n")
+    p.write_text(p.read_text() + "\nlast\n")
+    bump_mtime(p, 60)
+    trove.ok("update", env={"TROVE_NOW": str(day + 15 * 3600 + 10)})
+    doc = snapshots(trove)
+    assert [s["id"] for s in doc["snapshots"]] == [8, 7, 6, 4, 1]
+    assert doc["keep"] == {"last": 1, "minutes": 60, "hourly": 24, "daily": 30}
+    for sid in (6, 4, 1, 8):
+        trove.ok("snapshot", "rollback", str(sid), env={"TROVE_NOW": str(day + 15 * 3600 + 20)})
+        trove.ok("check")
+        last = words.get(sid, 99 if sid == 8 else -1)
+        for i in range(6):
+            hit = "inbox/reading-list.md" in trove.paths("word%d" % i)
+            assert hit == (i <= last), (sid, i)
+
+
+def test_rebuild_says_history_starts_again(indexed):
+    trove, vault = indexed
+    r = trove.ok("update", "--rebuild")
+    assert "its snapshot history starts again" in r.out, r
+    assert [s["id"] for s in snapshots(trove)["snapshots"]] == [1]
 
 
 def test_status_json_and_mcp_status_carry_the_snapshot(indexed):
@@ -274,3 +372,17 @@ def test_rollback_keeps_vectors(trove, tmp_path, glove):
     r = trove.ok("embed")
     assert "0 chunks" in r.out or "nothing" in r.out.lower() or " 0 " in r.out, r
     trove.ok("check")
+
+
+def test_rollback_past_rename_gives_the_entry_its_name_back(indexed):
+    trove, vault = indexed
+    trove.ok("context", "add", COLLECTION + "/cooking", "Recipes")
+    trove.ok("collection", "rename", COLLECTION, "notes")
+    r = trove.ok("snapshot", "rollback", "1")
+    assert "collection '%s' is back in config.yaml\n" % COLLECTION in r.out, r
+    listed = trove.ok("collection", "list").out
+    names = [line.split("\t")[0] for line in listed.splitlines()]
+    assert names == [COLLECTION], listed
+    assert COLLECTION + "/cooking" in trove.ok("context", "list").out
+    r = trove.ok("update")
+    assert "0 new, 0 changed, 0 renamed, 0 deleted" in r.out and "snapshot" not in r.out, r

@@ -355,7 +355,7 @@ static void test_snapshots_key(void **state)
         fputs(bad[i], f);
         fclose(f);
         assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
-        assert_non_null(strstr(trove_errmsg(), "'snapshots' must be a whole number from 1 to 1000"));
+        assert_non_null(strstr(trove_errmsg(), "or a whole number from 1 to 1000"));
         config_free(&cfg);
     }
 }
@@ -398,6 +398,98 @@ static void test_relative_paths_and_same_folder(void **state)
     config_free(&cfg);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* `snapshots:` as a mapping: defaults for the keys left out, the old
+ * number form has no time windows, a save writes all four keys back, and
+ * unknown keys and bad values are errors naming the key. */
+static void test_snapshots_retention_mapping(void **state)
+{
+    (void)state;
+    const char *path = file_in("snapmap.yaml");
+    config cfg;
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);   /* no file: defaults */
+    assert_int_equal(cfg.has_snapshots, 0);
+    assert_int_equal(cfg.snap_minutes, CONFIG_SNAP_MINUTES);
+    assert_int_equal(cfg.snap_hourly, CONFIG_SNAP_HOURLY);
+    assert_int_equal(cfg.snap_daily, CONFIG_SNAP_DAILY);
+    config_free(&cfg);
+    write_text(path, "snapshots: {hourly: 48, daily: 90}\n");
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.has_snapshots, 2);
+    assert_int_equal(cfg.snapshots, CONFIG_SNAPSHOTS);
+    assert_int_equal(cfg.snap_minutes, CONFIG_SNAP_MINUTES);
+    assert_int_equal(cfg.snap_hourly, 48);
+    assert_int_equal(cfg.snap_daily, 90);
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.has_snapshots, 2);
+    assert_int_equal(cfg.snap_hourly, 48);
+    assert_int_equal(cfg.snap_daily, 90);
+    assert_int_equal(cfg.snap_minutes, CONFIG_SNAP_MINUTES);
+    config_free(&cfg);
+    write_text(path, "snapshots:\n  last: 2\n  minutes: 0\n");
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.snapshots, 2);
+    assert_int_equal(cfg.snap_minutes, 0);
+    config_free(&cfg);
+    write_text(path, "snapshots: 7\n");
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.has_snapshots, 1);
+    assert_int_equal(cfg.snapshots, 7);
+    assert_int_equal(cfg.snap_minutes + cfg.snap_hourly + cfg.snap_daily, 0);
+    config_free(&cfg);
+    static const struct { const char *text, *msg; } bad[] = {
+        {"snapshots: {weekly: 4}\n", "'snapshots' has no key 'weekly'"},
+        {"snapshots: {hourly: -1}\n", "'snapshots.hourly' must be a whole number from 0"},
+        {"snapshots: {last: 0}\n", "'snapshots.last' must be a whole number from 1"},
+        {"snapshots: {daily: many}\n", "'snapshots.daily'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_text(path, bad[i].text);
+        assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+        assert_non_null(strstr(trove_errmsg(), bad[i].msg));
+        config_free(&cfg);
+    }
+}
+
+/* A collection's settings round-trip through the text a snapshot keeps. */
+static void test_collection_settings_roundtrip(void **state)
+{
+    (void)state;
+    config a = {0}, b = {0};
+    const char *masks[] = {"sub/*.md", "x.md"}, *excl[] = {"sub/skip*"};
+    config_add_collection(&a, "work", "/w", masks, 2, excl, 1);
+    config_add_collection(&a, "other", "/o", NULL, 0, NULL, 0);
+    config_add_context(&a, "work", "Work notes");
+    config_add_context(&a, "work/sub", "Sub \"notes\"");
+    config_add_context(&a, "workshop", "not this one");
+    char *text = config_collection_settings(&a, "work");
+    assert_non_null(text);
+    assert_null(config_collection_settings(&a, "nope"));
+    config_collection *c = config_collection_restore(&b, "work", "/w", text);
+    assert_string_equal(c->path, "/w");
+    assert_int_equal(c->n_masks, 2);
+    assert_string_equal(c->masks[1], "x.md");
+    assert_int_equal(c->n_excludes, 1);
+    assert_string_equal(c->excludes[0], "sub/skip*");
+    assert_int_equal(b.n_contexts, 2);
+    assert_string_equal(b.contexts[1].target, "work/sub");
+    assert_string_equal(b.contexts[1].text, "Sub \"notes\"");
+    c = config_collection_restore(&b, "plain", "/p", NULL);
+    assert_int_equal(c->n_masks, 0);
+    free(text);
+    config_free(&a);
+    config_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +505,8 @@ int main(void)
         cmocka_unit_test(test_rerank_model),
         cmocka_unit_test(test_snapshots_key),
         cmocka_unit_test(test_relative_paths_and_same_folder),
+        cmocka_unit_test(test_snapshots_retention_mapping),
+        cmocka_unit_test(test_collection_settings_roundtrip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
