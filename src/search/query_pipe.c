@@ -618,8 +618,11 @@ static double spearman(const double *a, const double *b, size_t n, int *flat)
 
 double qp_rerank_trust(const qp_cand *c, size_t n, const double *lexical)
 {
+    /* Two candidates give a correlation of +1 or -1 by construction: no
+     * evidence that the reranker read the query, so the fused order stands
+     * (a random-weight model put the wrong one of two first). */
     if (n < 3)
-        return 1.0;
+        return 0.0;
     double *rr = xcalloc(2 * n, sizeof *rr), *fused = rr + n;
     for (size_t i = 0; i < n; i++)
         rr[i] = c[i].rerank_raw, fused[i] = c[i].rrf;

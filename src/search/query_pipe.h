@@ -190,8 +190,8 @@ void qp_blend(qp_cand *c, size_t n, long protect, double rerank_share);
  * the query agrees with at least one of the two on most queries; one that
  * knows nothing (a random-weight model, a model of another language)
  * correlates with neither beyond chance and then barely moves the order.
- * 1 for fewer than three candidates (nothing to judge, little to
- * reorder). */
+ * 0 for fewer than three candidates (no evidence either way: the fused
+ * order stands). */
 double qp_rerank_trust(const qp_cand *c, size_t n, const double *lexical);
 
 /* The search floor: after qp_blend, the first `floor` positions hold every
