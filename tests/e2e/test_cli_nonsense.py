@@ -86,13 +86,25 @@ def floors(index):
         db.close()
 
 
-def forget_floors(index):
+def forget_floors(index, trove=None):
+    """Drop the stored noise floors.
+
+    In cold mode a GGUF model in the environment autostarts a watching
+    daemon, whose catch-up pass estimates a missing floor again at any
+    moment: with `trove` given, such a daemon is stopped first, and the env
+    returned keeps the next commands cold (no new autostart). In daemon mode
+    the test's own daemon runs with --no-watch and is left alone."""
+    stay_cold = {}
+    if trove is not None and not trove.both_ways:
+        trove.stop_daemon()
+        stay_cold = {"TROVE_NO_DAEMON": "1"}
     db = sqlite3.connect(str(index))
     try:
         db.execute("DELETE FROM meta WHERE key LIKE 'vec_floor:%'")
         db.commit()
     finally:
         db.close()
+    return stay_cold
 
 
 # ---- zero query vectors (GloVe) ----------------------------------------------
@@ -224,8 +236,8 @@ def test_nonsense_finds_nothing_with_a_transformer(bert_vault, query):
         assert trove.ok("query", query).out == "no results\n"
     # without the floor (an index embedded before floors) the channel lists
     # notes for it: the floor is what keeps them out
-    forget_floors(trove.index)
-    assert trove.ok("vsearch", query, "--json").json()["results"]
+    cold = forget_floors(trove.index, trove)
+    assert trove.ok("vsearch", query, "--json", env=cold).json()["results"]
 
 
 # ---- MCP -----------------------------------------------------------------------

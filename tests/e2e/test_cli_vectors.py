@@ -373,9 +373,9 @@ def test_vault_edited_while_embed_runs(indexed, models):
     assert vector_count(trove.index) == chunks   # every chunk, nothing more
     r = trove.ok("status", env={"TROVE_EMBED_MODEL": model})
     assert "0 pending" in r.out
-    forget_floors(trove.index)
+    cold = forget_floors(trove.index, trove)
     res = trove.ok("vsearch", "term3 term4", "--all", "--json",
-                   env={"TROVE_EMBED_MODEL": model}).json()["results"]
+                   env=dict(cold, TROVE_EMBED_MODEL=model)).json()["results"]
     paths = {x["path"] for x in res}
     for round_ in range(3):
         for i in range(round_ * 40, round_ * 40 + 20):
@@ -383,17 +383,28 @@ def test_vault_edited_while_embed_runs(indexed, models):
     assert len(paths) == db_docs(trove.index)
 
 
-def forget_floors(index):
+def forget_floors(index, trove=None):
     """Drop the stored noise floors, as in an index embedded before floors
     existed: every note is then offered. For plumbing tests with the
     random-weight models, whose similarities are all noise (their floor is
-    above every note, as it should be)."""
+    above every note, as it should be).
+
+    In cold mode a GGUF model in the environment autostarts a watching
+    daemon, whose catch-up pass estimates a missing floor again at any
+    moment: with `trove` given, such a daemon is stopped first, and the env
+    returned keeps the next commands cold (no new autostart). In daemon mode
+    the test's own daemon runs with --no-watch and is left alone."""
+    stay_cold = {}
+    if trove is not None and not trove.both_ways:
+        trove.stop_daemon()
+        stay_cold = {"TROVE_NO_DAEMON": "1"}
     db = sqlite3.connect(str(index))
     try:
         db.execute("DELETE FROM meta WHERE key LIKE 'vec_floor:%'")
         db.commit()
     finally:
         db.close()
+    return stay_cold
 
 
 def db_docs(index):
