@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
@@ -447,3 +448,26 @@ def summary_counts(text):
 def bump_mtime(path, seconds=5):
     st = os.stat(path)
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + seconds * 10**9))
+
+def forget_floors(index, trove=None):
+    """Drop the stored noise floors, as in an index embedded before floors
+    existed: every note is then offered. For plumbing tests with the
+    random-weight models, whose similarities are all noise (their floor is
+    above every note, as it should be).
+
+    In cold mode a GGUF model in the environment autostarts a watching
+    daemon, whose catch-up pass estimates a missing floor again at any
+    moment: with `trove` given, such a daemon is stopped first, and the env
+    returned keeps the next commands cold (no new autostart). In daemon mode
+    the test's own daemon runs with --no-watch and is left alone."""
+    stay_cold = {}
+    if trove is not None and not trove.both_ways:
+        trove.stop_daemon()
+        stay_cold = {"TROVE_NO_DAEMON": "1"}
+    db = sqlite3.connect(str(index))
+    try:
+        db.execute("DELETE FROM meta WHERE key LIKE 'vec_floor:%'")
+        db.commit()
+    finally:
+        db.close()
+    return stay_cold

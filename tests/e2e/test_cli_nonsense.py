@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, daemon_both_ways, trove_bin
+from conftest import REPO, daemon_both_ways, forget_floors, trove_bin
 
 DAEMON_BOTH_WAYS = True
 
@@ -86,25 +86,6 @@ def floors(index):
         db.close()
 
 
-def forget_floors(index, trove=None):
-    """Drop the stored noise floors.
-
-    In cold mode a GGUF model in the environment autostarts a watching
-    daemon, whose catch-up pass estimates a missing floor again at any
-    moment: with `trove` given, such a daemon is stopped first, and the env
-    returned keeps the next commands cold (no new autostart). In daemon mode
-    the test's own daemon runs with --no-watch and is left alone."""
-    stay_cold = {}
-    if trove is not None and not trove.both_ways:
-        trove.stop_daemon()
-        stay_cold = {"TROVE_NO_DAEMON": "1"}
-    db = sqlite3.connect(str(index))
-    try:
-        db.execute("DELETE FROM meta WHERE key LIKE 'vec_floor:%'")
-        db.commit()
-    finally:
-        db.close()
-    return stay_cold
 
 
 # ---- zero query vectors (GloVe) ----------------------------------------------

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import REPO, daemon_both_ways
+from conftest import REPO, daemon_both_ways, forget_floors
 
 # Every test on `semantic` also runs through a daemon (vsearch and hybrid
 # search compared byte for byte with the cold path).
@@ -383,28 +383,6 @@ def test_vault_edited_while_embed_runs(indexed, models):
     assert len(paths) == db_docs(trove.index)
 
 
-def forget_floors(index, trove=None):
-    """Drop the stored noise floors, as in an index embedded before floors
-    existed: every note is then offered. For plumbing tests with the
-    random-weight models, whose similarities are all noise (their floor is
-    above every note, as it should be).
-
-    In cold mode a GGUF model in the environment autostarts a watching
-    daemon, whose catch-up pass estimates a missing floor again at any
-    moment: with `trove` given, such a daemon is stopped first, and the env
-    returned keeps the next commands cold (no new autostart). In daemon mode
-    the test's own daemon runs with --no-watch and is left alone."""
-    stay_cold = {}
-    if trove is not None and not trove.both_ways:
-        trove.stop_daemon()
-        stay_cold = {"TROVE_NO_DAEMON": "1"}
-    db = sqlite3.connect(str(index))
-    try:
-        db.execute("DELETE FROM meta WHERE key LIKE 'vec_floor:%'")
-        db.commit()
-    finally:
-        db.close()
-    return stay_cold
 
 
 def db_docs(index):
