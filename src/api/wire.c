@@ -193,7 +193,9 @@ static trove_err get_long(const json_t *o, const char *key, long *out)
 
 static trove_err get_size(const json_t *o, const char *key, size_t *out)
 {
-    int64_t v = (int64_t)*out;
+    if (!json_object_get(o, key))
+        return TROVE_OK;            /* absent: *out keeps its value (maybe unset) */
+    int64_t v = 0;
     trove_err rc = get_i64(o, key, &v);
     if (rc == TROVE_OK && v < 0)
         return bad(key, "an integer >= 0");
