@@ -62,8 +62,8 @@ trove_err store_doc_find(store *st, const char *collection, const char *path, st
         " d.in_degree FROM docs d JOIN collections c ON c.id = d.collection_id"
         " WHERE c.name = ?1 AND d.path = ?2", "looking up a note", bind_find, row_find, &f);
     if (rc == TROVE_OK && !f.found)
-        rc = trove_fail(TROVE_ENOENT, "%s/%s is not in the index (run `trove update`)", collection,
-                        path);
+        rc = trove_fail(TROVE_ENOENT, "%s/%s: not found in the index (a new file is indexed by "
+                        "`trove update`)", collection, path);
     if (rc)
         store_doc_clear(out);
     return rc;
