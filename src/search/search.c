@@ -1023,6 +1023,11 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
 static trove_err embed_query(store *st, const search_opts *o, float **qf)
 {
     *qf = NULL;
+    if (o->query_vec) {
+        *qf = xmalloc((size_t)o->vec_dim * sizeof **qf);
+        memcpy(*qf, o->query_vec, (size_t)o->vec_dim * sizeof **qf);
+        return TROVE_OK;
+    }
     char *fp = vembed_fingerprint(o->model);
     int64_t model_id;
     int dim;
@@ -1067,16 +1072,20 @@ static float vec_min_score(const search_opts *o, const search_results *out)
 static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const filter *f,
                                 size_t depth, cand_set *cs, search_results *out)
 {
-    char *fp = vembed_fingerprint(o->model);
-    int64_t model_id;
-    int dim;
-    trove_err rc = store_vec_model_find(st, fp, &model_id, &dim);
-    free(fp);
+    int64_t model_id = o->vec_model_id;
+    int dim = o->vec_dim, want_dim = o->vec_dim;
+    trove_err rc = TROVE_OK;
+    if (!o->query_vec) {
+        char *fp = vembed_fingerprint(o->model);
+        rc = store_vec_model_find(st, fp, &model_id, &dim);
+        free(fp);
+        want_dim = embed_dim(o->model);
+    }
     int64_t *segs = NULL;
     size_t n_segs = 0;
     if (rc == TROVE_OK && model_id)
         rc = store_vec_segments(st, model_id, &segs, &n_segs);
-    if (rc || n_segs == 0 || dim != embed_dim(o->model) || !qf) {
+    if (rc || n_segs == 0 || dim != want_dim || !qf) {
         free(segs);
         out->vec_state = SEARCH_VEC_NONE;
         return rc;
@@ -1454,7 +1463,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     filter f = {0};
     filter_build(&f, o);
     cand_set cs = {0};
-    int vector = o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0);
+    int vector = (o->model || o->query_vec) && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0);
     float *qvec = NULL;
     trove_err rc = vector ? embed_query(st, o, &qvec) : TROVE_OK;
     /* One read transaction for every statement below: otherwise SQLite takes
@@ -1531,25 +1540,8 @@ void search_alts_free(search_alt *a, size_t n)
 
 void search_results_free(search_results *r)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        search_result *x = &r->items[i];
-        free(x->collection);
-        free(x->root);
-        free(x->path);
-        free(x->title);
-        for (size_t j = 0; j < x->n_heading_path; j++)
-            free(x->heading_path[j]);
-        free(x->heading_path);
-        free(x->snippet);
-        free(x->body);
-        for (size_t j = 0; j < x->n_context; j++)
-            free(x->context[j]);
-        free(x->context);
-        for (size_t j = 0; j < x->n_tags; j++)
-            free(x->tags[j]);
-        free(x->tags);
-        search_alts_free(x->also_in, x->n_also_in);
-    }
+    for (size_t i = 0; i < r->n; i++)
+        search_result_clear(&r->items[i]);
     free(r->items);
     free(r->fts);
     for (size_t i = 0; i < r->n_vec_missing; i++)
@@ -1557,4 +1549,25 @@ void search_results_free(search_results *r)
     free(r->vec_missing);
     free(r->vec_error);
     memset(r, 0, sizeof *r);
+}
+
+void search_result_clear(search_result *x)
+{
+    free(x->collection);
+    free(x->root);
+    free(x->path);
+    free(x->title);
+    for (size_t j = 0; j < x->n_heading_path; j++)
+        free(x->heading_path[j]);
+    free(x->heading_path);
+    free(x->snippet);
+    free(x->body);
+    for (size_t j = 0; j < x->n_context; j++)
+        free(x->context[j]);
+    free(x->context);
+    for (size_t j = 0; j < x->n_tags; j++)
+        free(x->tags[j]);
+    free(x->tags);
+    search_alts_free(x->also_in, x->n_also_in);
+    memset(x, 0, sizeof *x);
 }
