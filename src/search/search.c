@@ -454,6 +454,13 @@ void search_alts_free(search_alt *a, size_t n)
     free(a);
 }
 
+static void free_strs(char **a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(a[i]);
+    free(a);
+}
+
 void search_results_free(search_results *r)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -462,24 +469,16 @@ void search_results_free(search_results *r)
         free(x->root);
         free(x->path);
         free(x->title);
-        for (size_t j = 0; j < x->n_heading_path; j++)
-            free(x->heading_path[j]);
-        free(x->heading_path);
+        free_strs(x->heading_path, x->n_heading_path);
         free(x->snippet);
         free(x->body);
-        for (size_t j = 0; j < x->n_context; j++)
-            free(x->context[j]);
-        free(x->context);
-        for (size_t j = 0; j < x->n_tags; j++)
-            free(x->tags[j]);
-        free(x->tags);
+        free_strs(x->context, x->n_context);
+        free_strs(x->tags, x->n_tags);
         search_alts_free(x->also_in, x->n_also_in);
     }
     free(r->items);
     free(r->fts);
-    for (size_t i = 0; i < r->n_vec_missing; i++)
-        free(r->vec_missing[i]);
-    free(r->vec_missing);
+    free_strs(r->vec_missing, r->n_vec_missing);
     free(r->vec_error);
     memset(r, 0, sizeof *r);
 }
