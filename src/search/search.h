@@ -29,6 +29,10 @@
  *          keyword channels are fused alone, as without a model.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
+ * Each channel is a file of its own (search/ch_*.c) behind one interface,
+ * search_channel in search/search_int.h, which also says how to add one:
+ * a new file and a row in search.c's channels[] table.
+ *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it, the context lines included (copies of
  * the config's, so results outlive the config they came from: a daemon
