@@ -81,6 +81,8 @@ typedef enum wire_kind {
     WIRE_BYTES,    /* char * with its size_t length at aux */
     WIRE_FIXED,    /* char[size] inline */
     WIRE_STRS,     /* char ** with its size_t count at aux */
+    WIRE_DOUBLES,  /* double * with its size_t count at aux, which an earlier
+                      row (a WIRE_STRS of as many) sets */
     WIRE_NAME,     /* const char * to one of names[] (static); an unknown
                       one decodes as names[0] */
     WIRE_INT,      /* int (and int-sized enums: lo..hi when lo < hi) */
@@ -101,6 +103,7 @@ typedef struct wire_field {
     size_t off;              /* of the member in its struct */
     wire_kind kind;
     int required;            /* decoding fails when missing or null */
+    int path;                /* a file path: the client sends it absolute */
     size_t size;             /* sizeof the member (one element when n) */
     size_t aux;              /* BYTES, STRS, ARRAY: offset of the size_t
                                 length or count; OBJ with n: of the count
@@ -189,11 +192,22 @@ typedef struct wire_ls_args {
     const char *target;      /* NULL: the collections */
 } wire_ls_args;
 
+typedef struct wire_links_args {
+    const char *ref;         /* required */
+    const char *cwd;         /* as wire_get_args */
+} wire_links_args;
+
 /* The query op's answer: the results and what the pipeline did. */
 typedef struct wire_query_answer {
     search_results results;
     api_query_info info;
 } wire_query_answer;
+
+/* similar's answer: the results and why they came ("similar"). */
+typedef struct wire_similar_answer {
+    search_results results;
+    api_similar_info info;
+} wire_similar_answer;
 
 /* One request: its op, the tables of its arguments and its answer, and the
  * api call that answers it (in the daemon, and cold when there is none):
@@ -210,6 +224,7 @@ typedef struct wire_request {
 enum {
     WIRE_OP_HELLO, WIRE_OP_SHUTDOWN, WIRE_OP_SEARCH, WIRE_OP_VSEARCH, WIRE_OP_QUERY,
     WIRE_OP_GET, WIRE_OP_MULTI_GET, WIRE_OP_LS, WIRE_OP_STATUS, WIRE_OP_UPDATE,
+    WIRE_OP_SIMILAR, WIRE_OP_LINKS,
     WIRE_N_OPS
 };
 extern const wire_request wire_requests[WIRE_N_OPS];
@@ -224,6 +239,8 @@ extern const wire_type wire_get_args_type;         /* wire_get_args */
 extern const wire_type wire_multi_get_args_type;   /* wire_multi_get_args */
 extern const wire_type wire_ls_args_type;          /* wire_ls_args */
 extern const wire_type wire_update_args_type;      /* api_update_opts */
+extern const wire_type wire_similar_args_type;     /* api_similar_opts */
+extern const wire_type wire_links_args_type;       /* wire_links_args */
 
 json_t *wire_search_opts(const api_search_opts *o);
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold);
@@ -245,6 +262,9 @@ extern const wire_type wire_snapshot_type;         /* store_snapshot */
 extern const wire_type wire_status_type;           /* api_status */
 extern const wire_type wire_update_result_type;    /* index_update_result */
 extern const wire_type wire_query_answer_type;     /* wire_query_answer */
+extern const wire_type wire_similar_info_type;     /* api_similar_info */
+extern const wire_type wire_similar_answer_type;   /* wire_similar_answer */
+extern const wire_type wire_link_set_type;         /* api_link_set */
 
 json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);

@@ -412,7 +412,8 @@ static void cover_rows(spans *c, const wire_type *t, size_t base)
     for (size_t i = 0; i < t->n_fields; i++) {
         const wire_field *f = &t->fields[i];
         size_t off = base + f->off, n = f->n ? f->n : 1;
-        if (f->kind == WIRE_BYTES || f->kind == WIRE_STRS || f->kind == WIRE_ARRAY || f->has_count)
+        if (f->kind == WIRE_BYTES || f->kind == WIRE_STRS || f->kind == WIRE_DOUBLES ||
+            f->kind == WIRE_ARRAY || f->has_count)
             cover(c, base + f->aux, sizeof(size_t));
         if (f->kind == WIRE_OBJ && f->soa) {
             for (size_t k = 0; k < f->sub->n_fields; k++)
@@ -481,6 +482,14 @@ static void fill_one(const wire_field *f, void *obj, char *p, int *seed)
         a[1] = xstrdup("two");
         *(char ***)p = a;
         *(size_t *)((char *)obj + f->aux) = 2;
+        break;
+    }
+    case WIRE_DOUBLES: {   /* as many as the earlier row counted */
+        size_t n = *(size_t *)((char *)obj + f->aux);
+        double *d = xcalloc(n ? n : 1, sizeof *d);
+        for (size_t i = 0; i < n; i++)
+            d[i] = k + i + 0.25;
+        *(double **)p = d;
         break;
     }
     case WIRE_NAME: *(const char **)p = f->names[1] ? f->names[1] : f->names[0]; break;
