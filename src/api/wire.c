@@ -197,21 +197,17 @@ static json_t *emit_one(const wire_field *f, const void *obj, const void *p)
     case WIRE_BYTES: return wire_bytes(*(char *const *)p, *CAT(obj, f->aux, size_t));
     case WIRE_FIXED: return wire_str((const char *)p);
     case WIRE_STRS: return strs(*(char **const *)p, *CAT(obj, f->aux, size_t));
+    case WIRE_DOUBLES: {
+        json_t *a = json_array();
+        for (size_t i = 0; i < *CAT(obj, f->aux, size_t); i++)
+            json_array_append_new(a, real((*(double *const *)p)[i]));
+        return a;
+    }
     case WIRE_INT: return json_integer(*(const int *)p);
     case WIRE_LONG: return json_integer(*(const long *)p);
     case WIRE_I64: return json_integer((json_int_t)*(const int64_t *)p);
-    case WIRE_SIZE:   /* SIZE_MAX is "unset" (api.h API_UNSET_SIZE): null */
-        if (*(const size_t *)p == SIZE_MAX)
-            return json_null();
-        return json_integer((json_int_t)*(const size_t *)p);
+    case WIRE_SIZE: return json_integer((json_int_t)*(const size_t *)p);
     case WIRE_DOUBLE: return real(*(const double *)p);
-    case WIRE_DOUBLES: {
-        json_t *a = json_array();
-        const double *d = *(const double *const *)p;
-        for (size_t i = 0; i < *CAT(obj, f->aux, size_t); i++)
-            json_array_append_new(a, real(d[i]));
-        return a;
-    }
     case WIRE_OBJ: return wire_emit(f->sub, p);
     case WIRE_ARRAY: {
         json_t *a = json_array();
@@ -264,6 +260,8 @@ static json_t *emit_fields(const wire_type *t, const void *obj, json_t *j)
             continue;
         if (!f->key)   /* merged: the sub struct's keys in this object */
             emit_fields(f->sub, CAT(obj, f->off, char), j);
+        else if (f->kind == WIRE_SIZE && !f->n && *CAT(obj, f->off, size_t) == SIZE_MAX)
+            continue;   /* unset (API_UNSET_SIZE): absent, and read back so */
         else
             json_object_set_new(j, f->key, emit_field(f, obj));
     }
@@ -406,29 +404,6 @@ static trove_err parse_strs(const wire_field *f, const json_t *v, void *obj, voi
     return TROVE_OK;
 }
 
-/* An array of numbers; its count may be shared with an array row parsed
- * before it (similar's terms and their weights): then the lengths agree. */
-static trove_err parse_doubles(const wire_field *f, const json_t *v, void *obj, void *p, wire_args *w)
-{
-    size_t *n = AT(obj, f->aux, size_t), k = json_is_array(v) ? json_array_size(v) : 0;
-    if (!json_is_array(v))
-        return bad(f->key, "an array of numbers");
-    if (*n && *n != k)
-        return bad(f->key, "as long as its companion array");
-    double *d = xcalloc(k + 1, sizeof *d);
-    *(double **)p = d;
-    if (w)
-        hold(w, d);
-    for (size_t i = 0; i < k; i++) {
-        const json_t *x = json_array_get(v, i);
-        if (!json_is_number(x) && !json_is_null(x))
-            return bad(f->key, "an array of numbers");
-        d[i] = json_is_null(x) ? NAN : json_number_value(x);
-    }
-    *n = k;
-    return TROVE_OK;
-}
-
 /* v (present, not null unless a double) into the member at p. */
 static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void *p, wire_args *w)
 {
@@ -474,7 +449,22 @@ static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void
         return TROVE_OK;
     }
     case WIRE_STRS: return parse_strs(f, v, obj, p, w);
-    case WIRE_DOUBLES: return parse_doubles(f, v, obj, p, w);
+    case WIRE_DOUBLES: {
+        size_t n = *AT(obj, f->aux, size_t);   /* counted by an earlier row */
+        if (!json_is_array(v) || json_array_size(v) != n)
+            return bad(f->key, "an array of one number per entry");
+        double *d = xcalloc(n ? n : 1, sizeof *d);
+        *(double **)p = d;
+        if (w)
+            hold(w, d);
+        for (size_t i = 0; i < n; i++) {
+            const json_t *x = json_array_get(v, i);
+            if (!json_is_number(x) && !json_is_null(x))
+                return bad(f->key, "an array of numbers");
+            d[i] = json_is_null(x) ? NAN : json_number_value(x);
+        }
+        return TROVE_OK;
+    }
     case WIRE_INT:
         rc = parse_int(f, v, f->lo < f->hi ? f->lo : INT32_MIN, f->lo < f->hi ? f->hi : INT32_MAX, &x);
         *(int *)p = rc ? *(int *)p : (int)x;
@@ -488,10 +478,6 @@ static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void
         *(int64_t *)p = rc ? *(int64_t *)p : x;
         return rc;
     case WIRE_SIZE:
-        if (json_is_null(v)) {
-            *(size_t *)p = SIZE_MAX;
-            return TROVE_OK;
-        }
         if (json_is_integer(v) && json_integer_value(v) < 0)
             return bad(f->key, "an integer >= 0");
         rc = parse_int(f, v, 0, INT64_MAX, &x);
@@ -626,8 +612,8 @@ static void free_field(const wire_field *f, void *obj)
     void *p = AT(obj, f->off, char);
     switch (f->kind) {
     case WIRE_STR:
-    case WIRE_BYTES: free(*(char **)p); break;
-    case WIRE_DOUBLES: free(*(double **)p); break;
+    case WIRE_BYTES:
+    case WIRE_DOUBLES: free(*(char **)p); break;
     case WIRE_STRS:
         for (size_t i = 0; *(char ***)p && i < *AT(obj, f->aux, size_t); i++)
             free((*(char ***)p)[i]);
@@ -642,7 +628,7 @@ static void free_field(const wire_field *f, void *obj)
         if (f->soa)
             break;   /* arrays of numbers */
         if (!f->n || !f->key)
-            free_fields(f->sub, p);
+            wire_free(f->sub, p);
         else
             for (size_t i = 0; i < (f->has_count ? *AT(obj, f->aux, size_t) : f->n); i++)
                 free_fields(f->sub, AT(p, i * f->sub->size, char));
@@ -683,6 +669,12 @@ void wire_free(const wire_type *t, void *obj)
 #define TYPE(T, name, what_, rows, ...) \
     const wire_type name = {.what = what_, .size = sizeof(T), .fields = rows, \
                             .n_fields = sizeof rows / sizeof *rows, __VA_ARGS__}
+/* A struct freed by its own *_free() (wire_free calls it). */
+#define OWN_FREE(fn) \
+    static void own_##fn(void *obj) \
+    {                                    \
+        fn(obj);                         \
+    }
 /* A view of members of a struct under a key of their own (no size: the
  * rows' offsets are those of the enclosing struct). */
 #define VIEW(name, what_, rows) \
@@ -720,18 +712,18 @@ static const wire_field search_args_rows[] = {
     WS(vector_only, WIRE_INT),
     WS(each_translation, WIRE_INT),
     WS(vec_threads, WIRE_INT),
-    W(api_search_opts, model, WIRE_STR),
+    W(api_search_opts, model, WIRE_STR, .path = 1),
     /* the daemon's own: its languages from its config, its model, locks and cache */
     SLOCAL(prefer_langs), SLOCAL(n_prefer_langs), SLOCAL(model), SLOCAL(model_lock),
     SLOCAL(vec_cache),
-    /* trove similar's own query vector (api_similar fills it) */
+    /* similar's own query vector (api_similar fills them) */
     SLOCAL(query_vec), SLOCAL(vec_model_id), SLOCAL(vec_dim),
 };
 static void search_args_init(void *o)
 {
     api_search_opts_init(o);
 }
-TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
+static TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
 
 static const wire_field query_args_rows[] = {
     {.key = NULL, .off = offsetof(api_query_opts, base), .kind = WIRE_OBJ,
@@ -740,14 +732,14 @@ static const wire_field query_args_rows[] = {
     W(api_query_opts, no_rerank, WIRE_INT),
     W(api_query_opts, candidates, WIRE_SIZE),
     W(api_query_opts, window_tokens, WIRE_SIZE),
-    W(api_query_opts, reranker, WIRE_STR),
+    W(api_query_opts, reranker, WIRE_STR, .path = 1),
     W(api_query_opts, expand_model, WIRE_STR),
 };
 static void query_args_init(void *o)
 {
     api_query_opts_init(o);
 }
-TYPE(api_query_opts, wire_query_args_type, "query", query_args_rows, .init = query_args_init);
+static TYPE(api_query_opts, wire_query_args_type, "query", query_args_rows, .init = query_args_init);
 
 static const wire_field get_args_rows[] = {
     W(wire_get_args, ref, WIRE_STR, .required = 1),
@@ -755,18 +747,18 @@ static const wire_field get_args_rows[] = {
     W(wire_get_args, count, WIRE_LONG),
     W(wire_get_args, cwd, WIRE_STR),
 };
-TYPE(wire_get_args, wire_get_args_type, "get", get_args_rows);
+static TYPE(wire_get_args, wire_get_args_type, "get", get_args_rows);
 
 static const wire_field multi_get_args_rows[] = {
     W(wire_multi_get_args, glob, WIRE_STR, .required = 1),
     W(wire_multi_get_args, max_bytes, WIRE_LONG),
 };
-TYPE(wire_multi_get_args, wire_multi_get_args_type, "multi_get", multi_get_args_rows);
+static TYPE(wire_multi_get_args, wire_multi_get_args_type, "multi_get", multi_get_args_rows);
 
 static const wire_field ls_args_rows[] = {
     W(wire_ls_args, target, WIRE_STR),
 };
-TYPE(wire_ls_args, wire_ls_args_type, "ls", ls_args_rows);
+static TYPE(wire_ls_args, wire_ls_args_type, "ls", ls_args_rows);
 
 static const wire_field update_args_rows[] = {
     W(api_update_opts, collections, WIRE_STRS, COUNT(api_update_opts, n_collections)),
@@ -777,37 +769,7 @@ static void update_args_init(void *o)
 {
     api_update_opts_init(o);
 }
-TYPE(api_update_opts, wire_update_args_type, "update", update_args_rows, .init = update_args_init);
-
-static const wire_field similar_args_rows[] = {
-    W(api_similar_opts, ref, WIRE_STR, .required = 1),
-    W(api_similar_opts, cwd, WIRE_STR),
-    W(api_similar_opts, limit, WIRE_SIZE),
-    W(api_similar_opts, collections, WIRE_STRS, COUNT(api_similar_opts, n_collections)),
-    W(api_similar_opts, bm25_weight, WIRE_DOUBLE),
-    W(api_similar_opts, vector_weight, WIRE_DOUBLE),
-    W(api_similar_opts, model, WIRE_STR),
-    W(api_similar_opts, with_body, WIRE_INT),
-};
-static void similar_args_init(void *o)
-{
-    api_similar_opts_init(o);
-}
-static trove_err similar_args_check(const void *obj)
-{
-    const api_similar_opts *o = obj;
-    if (isnan(o->bm25_weight) || isnan(o->vector_weight))
-        return bad(isnan(o->bm25_weight) ? "bm25_weight" : "vector_weight", "a number");
-    return TROVE_OK;
-}
-TYPE(api_similar_opts, wire_similar_args_type, "similar", similar_args_rows,
-     .init = similar_args_init, .check = similar_args_check);
-
-static const wire_field links_args_rows[] = {
-    W(wire_links_args, ref, WIRE_STR, .required = 1),
-    W(wire_links_args, cwd, WIRE_STR),
-};
-TYPE(wire_links_args, wire_links_args_type, "links", links_args_rows);
+static TYPE(api_update_opts, wire_update_args_type, "update", update_args_rows, .init = update_args_init);
 
 int wire_op_find(const char *op)
 {
@@ -890,11 +852,9 @@ static const wire_field results_rows[] = {
     W(search_results, vec_strength, WIRE_DOUBLE),
     W(search_results, fusion, WIRE_OBJ, .sub = &fusion_type),
 };
-static void free_wire_results_type(void *obj)
-{
-    search_results_free(obj);
-}
-TYPE(search_results, wire_results_type, "search result", results_rows, .free = free_wire_results_type);
+OWN_FREE(search_results_free)
+static TYPE(search_results, wire_results_type, "search result", results_rows,
+     .free = own_search_results_free);
 
 /* -- the query pipeline -- */
 
@@ -955,11 +915,9 @@ static const wire_field query_info_rows[] = {
     W(api_query_info, rerank_trust, WIRE_DOUBLE),
     W(api_query_info, items, WIRE_ARRAY, COUNT(api_query_info, n), .sub = &cand_type),
 };
-static void free_wire_query_info_type(void *obj)
-{
-    api_query_info_free(obj);
-}
-TYPE(api_query_info, wire_query_info_type, "pipeline", query_info_rows, .check = query_info_check, .free = free_wire_query_info_type);
+OWN_FREE(api_query_info_free)
+static TYPE(api_query_info, wire_query_info_type, "pipeline", query_info_rows, .check = query_info_check,
+     .free = own_api_query_info_free);
 
 /* -- notes -- */
 
@@ -980,20 +938,14 @@ static const wire_field note_rows[] = {
     W(api_note, n_lines, WIRE_LONG),
     W(api_note, skipped, WIRE_NAME, .names = skipped_reasons),
 };
-static void free_wire_note_type(void *obj)
-{
-    api_note_free(obj);
-}
-TYPE(api_note, wire_note_type, "a note", note_rows, .free = free_wire_note_type);
+OWN_FREE(api_note_free)
+static TYPE(api_note, wire_note_type, "a note", note_rows, .free = own_api_note_free);
 
 static const wire_field notes_rows[] = {
     W(api_notes, items, WIRE_ARRAY, COUNT(api_notes, n), .sub = &wire_note_type),
 };
-static void free_wire_notes_type(void *obj)
-{
-    api_notes_free(obj);
-}
-TYPE(api_notes, wire_notes_type, "notes", notes_rows, .free = free_wire_notes_type);
+OWN_FREE(api_notes_free)
+static TYPE(api_notes, wire_notes_type, "notes", notes_rows, .free = own_api_notes_free);
 
 /* -- ls -- */
 
@@ -1024,11 +976,8 @@ static const wire_field listing_rows[] = {
       .sub = &collection_row_type),
     W(api_listing, docs, WIRE_ARRAY, COUNT(api_listing, n_docs), .sub = &doc_type),
 };
-static void free_wire_listing_type(void *obj)
-{
-    api_listing_free(obj);
-}
-TYPE(api_listing, wire_listing_type, "listing", listing_rows, .free = free_wire_listing_type);
+OWN_FREE(api_listing_free)
+static TYPE(api_listing, wire_listing_type, "listing", listing_rows, .free = own_api_listing_free);
 
 /* -- status -- */
 
@@ -1057,7 +1006,7 @@ static const wire_field snapshot_rows[] = {
     W(store_snapshot, removed, WIRE_I64),
     W(store_snapshot, modified, WIRE_I64),
 };
-TYPE(store_snapshot, wire_snapshot_type, "snapshot", snapshot_rows, .is_null = snapshot_none,
+static TYPE(store_snapshot, wire_snapshot_type, "snapshot", snapshot_rows, .is_null = snapshot_none,
      .init = snapshot_init);
 
 static const wire_field counts_rows[] = {
@@ -1107,11 +1056,8 @@ static const wire_field status_rows[] = {
     W(api_status, collections, WIRE_ARRAY, COUNT(api_status, n_collections),
       .sub = &status_collection_type),
 };
-static void free_wire_status_type(void *obj)
-{
-    api_status_free(obj);
-}
-TYPE(api_status, wire_status_type, "status", status_rows, .free = free_wire_status_type);
+OWN_FREE(api_status_free)
+static TYPE(api_status, wire_status_type, "status", status_rows, .free = own_api_status_free);
 
 /* -- update -- */
 
@@ -1142,39 +1088,78 @@ static const wire_field update_result_rows[] = {
     W(index_update_result, retokenized, WIRE_INT),
     W(index_update_result, snapshot, WIRE_I64),
 };
-static void free_wire_update_result_type(void *obj)
-{
-    index_update_result_free(obj);
-}
-TYPE(index_update_result, wire_update_result_type, "update result", update_result_rows, .free = free_wire_update_result_type);
+OWN_FREE(index_update_result_free)
+static TYPE(index_update_result, wire_update_result_type, "update result", update_result_rows,
+     .free = own_index_update_result_free);
 
-/* -- the query answer: the results' keys, and the pipeline -- */
+/* -- the link graph: similar, links -- */
 
-static void free_query_answer(void *obj)
+static void similar_args_init(void *o)
 {
-    wire_query_answer *q = obj;
-    search_results_free(&q->results);
-    api_query_info_free(&q->info);
+    api_similar_opts_init(o);
 }
 
-static const wire_field query_answer_rows[] = {
-    {.key = NULL, .off = offsetof(wire_query_answer, results), .kind = WIRE_OBJ,
-     .size = sizeof(search_results), .sub = &wire_results_type},
-    WK(wire_query_answer, "pipeline", info, WIRE_OBJ, .required = 1, .sub = &wire_query_info_type),
+static trove_err similar_args_check(const void *obj)
+{
+    const api_similar_opts *o = obj;
+    if (isnan(o->bm25_weight) || isnan(o->vector_weight))
+        return bad(isnan(o->bm25_weight) ? "bm25_weight" : "vector_weight", "a number");
+    return TROVE_OK;
+}
+
+static const wire_field similar_args_rows[] = {
+    W(api_similar_opts, ref, WIRE_STR, .required = 1),
+    W(api_similar_opts, cwd, WIRE_STR),
+    W(api_similar_opts, limit, WIRE_SIZE),
+    W(api_similar_opts, collections, WIRE_STRS, COUNT(api_similar_opts, n_collections)),
+    W(api_similar_opts, bm25_weight, WIRE_DOUBLE),
+    W(api_similar_opts, vector_weight, WIRE_DOUBLE),
+    W(api_similar_opts, model, WIRE_STR, .path = 1),
+    W(api_similar_opts, with_body, WIRE_INT),
 };
-TYPE(wire_query_answer, wire_query_answer_type, "query result", query_answer_rows,
-     .free = free_query_answer);
+static TYPE(api_similar_opts, wire_similar_args_type, "similar", similar_args_rows,
+     .init = similar_args_init, .check = similar_args_check);
 
-/* -- the link graph -- */
+static const wire_field links_args_rows[] = {
+    W(wire_links_args, ref, WIRE_STR, .required = 1),
+    W(wire_links_args, cwd, WIRE_STR),
+};
+static TYPE(wire_links_args, wire_links_args_type, "links", links_args_rows);
 
 static const wire_field graph_note_rows[] = {
     W(api_graph_note, docid, WIRE_FIXED),
     W(api_graph_note, collection, WIRE_STR),
+    W(api_graph_note, root, WIRE_STR),
     W(api_graph_note, path, WIRE_STR),
     W(api_graph_note, title, WIRE_STR),
-    W(api_graph_note, root, WIRE_STR),
 };
 static TYPE(api_graph_note, graph_note_type, "a note", graph_note_rows);
+
+static const wire_field similar_why_rows[] = {
+    W(similar_info, terms, WIRE_STRS, COUNT(similar_info, n_terms)),
+    W(similar_info, term_weights, WIRE_DOUBLES, .required = 1, COUNT(similar_info, n_terms)),
+    W(similar_info, shared, WIRE_STRS, COUNT(similar_info, n_shared)),
+    W(similar_info, vec_model, WIRE_STR),
+    W(similar_info, vec_chunks, WIRE_SIZE),
+};
+static TYPE(similar_info, similar_why_type, "similar", similar_why_rows);
+
+OWN_FREE(api_similar_info_free)
+
+static const wire_field similar_info_rows[] = {
+    W(api_similar_info, note, WIRE_OBJ, .sub = &graph_note_type),
+    {.key = NULL, .off = offsetof(api_similar_info, why), .kind = WIRE_OBJ,
+     .size = sizeof(similar_info), .sub = &similar_why_type},
+};
+static TYPE(api_similar_info, wire_similar_info_type, "similar", similar_info_rows,
+     .free = own_api_similar_info_free);
+
+static const wire_field similar_answer_rows[] = {
+    {.key = NULL, .off = offsetof(wire_similar_answer, results), .kind = WIRE_OBJ,
+     .size = sizeof(search_results), .sub = &wire_results_type},
+    WK(wire_similar_answer, "similar", info, WIRE_OBJ, .required = 1, .sub = &wire_similar_info_type),
+};
+static TYPE(wire_similar_answer, wire_similar_answer_type, "similar result", similar_answer_rows);
 
 static const wire_field link_rows[] = {
     W(api_link, note, WIRE_OBJ, .sub = &graph_note_type),
@@ -1186,10 +1171,8 @@ static const wire_field link_rows[] = {
 };
 static TYPE(api_link, link_type, "a link", link_rows);
 
-static void free_link_set(void *obj)
-{
-    api_link_set_free(obj);
-}
+OWN_FREE(api_link_set_free)
+
 static const wire_field link_set_rows[] = {
     W(api_link_set, note, WIRE_OBJ, .sub = &graph_note_type),
     W(api_link_set, names, WIRE_STRS, COUNT(api_link_set, n_names)),
@@ -1198,36 +1181,16 @@ static const wire_field link_set_rows[] = {
     W(api_link_set, unresolved, WIRE_ARRAY, COUNT(api_link_set, n_unresolved), .sub = &link_type),
     W(api_link_set, mentions, WIRE_ARRAY, COUNT(api_link_set, n_mentions), .sub = &link_type),
 };
-TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = free_link_set);
+static TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = own_api_link_set_free);
 
-#define SI(m) offsetof(api_similar_info, why.m)
-#define WSI(m, K, ...) \
-    {.key = #m, .off = SI(m), .kind = K, .size = sizeof MEMBER(api_similar_info, why.m), __VA_ARGS__}
-static const wire_field similar_info_rows[] = {
-    W(api_similar_info, note, WIRE_OBJ, .sub = &graph_note_type),
-    WSI(terms, WIRE_STRS, .aux = SI(n_terms)),
-    WSI(term_weights, WIRE_DOUBLES, .aux = SI(n_terms)),
-    WSI(shared, WIRE_STRS, .aux = SI(n_shared)),
-    WSI(vec_model, WIRE_STR),
-    WSI(vec_chunks, WIRE_SIZE),
-};
-#undef WSI
-#undef SI
-static TYPE(api_similar_info, similar_info_type, "similar", similar_info_rows);
+/* -- the query answer: the results' keys, and the pipeline -- */
 
-static void free_similar_answer(void *obj)
-{
-    wire_similar_answer *q = obj;
-    search_results_free(&q->results);
-    api_similar_info_free(&q->info);
-}
-static const wire_field similar_answer_rows[] = {
-    {.key = NULL, .off = offsetof(wire_similar_answer, results), .kind = WIRE_OBJ,
+static const wire_field query_answer_rows[] = {
+    {.key = NULL, .off = offsetof(wire_query_answer, results), .kind = WIRE_OBJ,
      .size = sizeof(search_results), .sub = &wire_results_type},
-    WK(wire_similar_answer, "similar", info, WIRE_OBJ, .required = 1, .sub = &similar_info_type),
+    WK(wire_query_answer, "pipeline", info, WIRE_OBJ, .required = 1, .sub = &wire_query_info_type),
 };
-TYPE(wire_similar_answer, wire_similar_answer_type, "similar result", similar_answer_rows,
-     .free = free_similar_answer);
+static TYPE(wire_query_answer, wire_query_answer_type, "query result", query_answer_rows);
 
 /* ---- requests ---- */
 
@@ -1267,18 +1230,6 @@ static trove_err call_ls(api *a, void *args, void *out)
     return api_ls(a, ((const wire_ls_args *)args)->target, out);
 }
 
-static trove_err call_similar(api *a, void *args, void *out)
-{
-    wire_similar_answer *q = out;
-    return api_similar(a, args, &q->results, &q->info);
-}
-
-static trove_err call_links(api *a, void *args, void *out)
-{
-    const wire_links_args *l = args;
-    return api_links(a, l->cwd, l->ref, out);
-}
-
 static trove_err call_status(api *a, void *args, void *out)
 {
     (void)args;
@@ -1288,6 +1239,18 @@ static trove_err call_status(api *a, void *args, void *out)
 static trove_err call_update(api *a, void *args, void *out)
 {
     return api_update(a, args, out);
+}
+
+static trove_err call_similar(api *a, void *args, void *out)
+{
+    wire_similar_answer *x = out;
+    return api_similar(a, args, &x->results, &x->info);
+}
+
+static trove_err call_links(api *a, void *args, void *out)
+{
+    const wire_links_args *l = args;
+    return api_links(a, l->cwd, l->ref, out);
 }
 
 const wire_request wire_requests[WIRE_N_OPS] = {
@@ -1319,8 +1282,8 @@ const wire_type *const wire_types[] = {
     &wire_listing_type, &wire_snapshot_type, &counts_type, &freshness_type,
     &status_collection_type, &wire_status_type, &stats_type, &update_collection_type,
     &wire_update_result_type, &wire_query_answer_type, &wire_similar_args_type,
-    &wire_links_args_type, &graph_note_type, &link_type, &wire_link_set_type, &similar_info_type,
-    &wire_similar_answer_type, NULL,
+    &wire_links_args_type, &graph_note_type, &similar_why_type, &wire_similar_info_type,
+    &wire_similar_answer_type, &link_type, &wire_link_set_type, NULL,
 };
 
 /* ---- the named encoders and decoders: the generic pair on one table ---- */

@@ -81,15 +81,15 @@ typedef enum wire_kind {
     WIRE_BYTES,    /* char * with its size_t length at aux */
     WIRE_FIXED,    /* char[size] inline */
     WIRE_STRS,     /* char ** with its size_t count at aux */
+    WIRE_DOUBLES,  /* double * with its size_t count at aux, which an earlier
+                      row (a WIRE_STRS of as many) sets */
     WIRE_NAME,     /* const char * to one of names[] (static); an unknown
                       one decodes as names[0] */
     WIRE_INT,      /* int (and int-sized enums: lo..hi when lo < hi) */
     WIRE_LONG,
     WIRE_I64,
-    WIRE_SIZE,     /* size_t, >= 0 on the wire; SIZE_MAX (unset) as null */
+    WIRE_SIZE,     /* size_t, >= 0 on the wire */
     WIRE_DOUBLE,
-    WIRE_DOUBLES,  /* double * with its size_t count at aux (a count another
-                      array row of the struct may share: lengths must agree) */
     WIRE_OBJ,      /* a struct inline (sub); key NULL: its keys merge into
                       this object */
     WIRE_ARRAY,    /* a pointer to sub structs with their size_t count at aux */
@@ -103,6 +103,7 @@ typedef struct wire_field {
     size_t off;              /* of the member in its struct */
     wire_kind kind;
     int required;            /* decoding fails when missing or null */
+    int path;                /* a file path: the client sends it absolute */
     size_t size;             /* sizeof the member (one element when n) */
     size_t aux;              /* BYTES, STRS, ARRAY: offset of the size_t
                                 length or count; OBJ with n: of the count
@@ -182,17 +183,6 @@ typedef struct wire_get_args {
     long line, count;
 } wire_get_args;
 
-typedef struct wire_links_args {
-    const char *ref;         /* required */
-    const char *cwd;         /* as for get */
-} wire_links_args;
-
-/* similar's answer: the results, with "similar" (why they came). */
-typedef struct wire_similar_answer {
-    search_results results;
-    api_similar_info info;
-} wire_similar_answer;
-
 typedef struct wire_multi_get_args {
     const char *glob;        /* required */
     long max_bytes;
@@ -202,11 +192,22 @@ typedef struct wire_ls_args {
     const char *target;      /* NULL: the collections */
 } wire_ls_args;
 
+typedef struct wire_links_args {
+    const char *ref;         /* required */
+    const char *cwd;         /* as wire_get_args */
+} wire_links_args;
+
 /* The query op's answer: the results and what the pipeline did. */
 typedef struct wire_query_answer {
     search_results results;
     api_query_info info;
 } wire_query_answer;
+
+/* similar's answer: the results and why they came ("similar"). */
+typedef struct wire_similar_answer {
+    search_results results;
+    api_similar_info info;
+} wire_similar_answer;
 
 /* One request: its op, the tables of its arguments and its answer, and the
  * api call that answers it (in the daemon, and cold when there is none):
@@ -232,14 +233,6 @@ int wire_op_find(const char *op);
 /* wire_requests[op].call, with out zeroed first. */
 trove_err wire_call(api *a, int op, void *args, void *out);
 
-extern const wire_type wire_search_args_type;      /* api_search_opts */
-extern const wire_type wire_query_args_type;       /* api_query_opts */
-extern const wire_type wire_get_args_type;         /* wire_get_args */
-extern const wire_type wire_multi_get_args_type;   /* wire_multi_get_args */
-extern const wire_type wire_ls_args_type;          /* wire_ls_args */
-extern const wire_type wire_update_args_type;      /* api_update_opts */
-extern const wire_type wire_similar_args_type;     /* api_similar_opts */
-extern const wire_type wire_links_args_type;       /* wire_links_args */
 
 json_t *wire_search_opts(const api_search_opts *o);
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold);
@@ -251,18 +244,9 @@ trove_err wire_query_opts_parse(const json_t *args, api_query_opts *o, wire_args
 
 /* ---- results ---- */
 
-extern const wire_type wire_result_type;           /* search_result */
-extern const wire_type wire_results_type;          /* search_results */
-extern const wire_type wire_query_info_type;       /* api_query_info ("pipeline") */
-extern const wire_type wire_note_type;             /* api_note */
-extern const wire_type wire_notes_type;            /* api_notes */
-extern const wire_type wire_listing_type;          /* api_listing */
-extern const wire_type wire_snapshot_type;         /* store_snapshot */
-extern const wire_type wire_status_type;           /* api_status */
-extern const wire_type wire_update_result_type;    /* index_update_result */
-extern const wire_type wire_query_answer_type;     /* wire_query_answer */
-extern const wire_type wire_similar_answer_type;   /* wire_similar_answer */
-extern const wire_type wire_link_set_type;         /* api_link_set */
+/* A search_result, for the front ends' views; every other table is
+ * reached through wire_requests[] or wire_types[]. */
+extern const wire_type wire_result_type;
 
 json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);
@@ -292,6 +276,5 @@ trove_err wire_status_parse(const json_t *v, api_status *out);
 
 json_t *wire_update_result(const index_update_result *r);
 trove_err wire_update_result_parse(const json_t *v, index_update_result *out);
-
 
 #endif

@@ -121,8 +121,6 @@ int cmd_similar(cli *c, int argc, char **argv)
     so.cwd = getcwd(cwd, sizeof cwd);
     api *a = NULL;
     wire_similar_answer ans;
-    search_results *res = &ans.results;
-    api_similar_info *info = &ans.info;
     trove_err err;
     if ((rc = cli_answer(c, &a, WIRE_OP_SIMILAR, &so, &ans, &err)) != EXIT_OK) {
         free(collections);
@@ -131,13 +129,15 @@ int cmd_similar(cli *c, int argc, char **argv)
     if (err) {
         rc = cli_error(err);
     } else {
-        oo.similar = info;
+        search_results res = ans.results;
+        api_similar_info info = ans.info;
+        oo.similar = &info;
         tbuf q = {0};
         tbuf_printf(&q, "similar:%s", so.ref);
-        out_results(stdout, q.data, res, &oo);
+        out_results(stdout, q.data, &res, &oo);
         tbuf_free(&q);
-        search_results_free(res);
-        api_similar_info_free(info);
+        search_results_free(&res);
+        api_similar_info_free(&info);
         rc = EXIT_OK;
     }
     api_close(a);

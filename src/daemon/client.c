@@ -362,52 +362,33 @@ static trove_err decoded(dcl *c, trove_err rc)
     return rc;
 }
 
-/* Paths in the arguments as the daemon (another cwd) must read them:
- * a copy of args in `copy` when one changed; the strings made go into
- * `made` (freed by the caller). */
-/* The argument structs whose model paths absolute_args() rewrites. */
-typedef union sent_args {
-    api_query_opts query;
-    api_similar_opts similar;
-} sent_args;
-
-static const void *absolute_args(int op, const void *args, sent_args *sent, char **made)
+/* The path rows of t (merged ones included) in obj made absolute: a
+ * daemon has another cwd. The strings made are added to made[]. */
+static void absolute_paths(const wire_type *t, char *obj, char **made, size_t *n_made)
 {
-    api_query_opts *copy = &sent->query;
-    const api_search_opts *so = NULL;
-    const char *rr = NULL;
-    if (op == WIRE_OP_SIMILAR) {
-        sent->similar = *(const api_similar_opts *)args;
-        if (sent->similar.model && sent->similar.model[0] != '/')
-            sent->similar.model = made[0] = dcl_abs_path(sent->similar.model);
-        return &sent->similar;
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const wire_field *f = &t->fields[i];
+        const char **p = (const char **)(void *)(obj + f->off);
+        if (!f->key && f->kind == WIRE_OBJ)
+            absolute_paths(f->sub, obj + f->off, made, n_made);
+        else if (f->path && *p && (*p)[0] != '/' && *n_made < 8)
+            *p = made[(*n_made)++] = dcl_abs_path(*p);
     }
-    if (op == WIRE_OP_SEARCH || op == WIRE_OP_VSEARCH) {
-        so = args;
-        copy->base = *so;
-    } else if (op == WIRE_OP_QUERY) {
-        *copy = *(const api_query_opts *)args;
-        so = &copy->base;
-        rr = copy->reranker;
-    } else {
-        return args;
-    }
-    if (so->model && so->model[0] != '/')
-        copy->base.model = made[0] = dcl_abs_path(so->model);
-    if (rr && rr[0] != '/')
-        copy->reranker = made[1] = dcl_abs_path(rr);
-    return op == WIRE_OP_QUERY ? (const void *)copy : (const void *)&copy->base;
 }
 
 trove_err dcl_request(dcl *c, int op, const void *args, void *out)
 {
     const wire_request *q = &wire_requests[op];
     memset(out, 0, q->result->size);
-    sent_args copy;
-    char *made[2] = {NULL, NULL};
-    const void *sent = absolute_args(op, args, &copy, made);
+    char *made[8], *sent = NULL;
+    size_t n_made = 0;
+    if (q->args) {
+        sent = xmalloc(q->args->size);
+        memcpy(sent, args, q->args->size);
+        absolute_paths(q->args, sent, made, &n_made);
+    }
     json_t *res;
-    trove_err rc = dcl_call(c, q->op, q->args ? wire_emit(q->args, sent) : NULL, &res);
+    trove_err rc = dcl_call(c, q->op, sent ? wire_emit(q->args, sent) : NULL, &res);
     if (rc == TROVE_OK) {
         rc = decoded(c, wire_parse(q->result, res, out, NULL));
         json_decref(res);
@@ -418,12 +399,14 @@ trove_err dcl_request(dcl *c, int op, const void *args, void *out)
     }
     /* The reranker as the caller gave it, as the cold path reports it. */
     api_query_info *info = op == WIRE_OP_QUERY ? &((wire_query_answer *)out)->info : NULL;
-    if (rc == TROVE_OK && info && made[1] && info->reranker && strcmp(info->reranker, made[1]) == 0) {
+    const char *rr = info ? ((const api_query_opts *)sent)->reranker : NULL;
+    if (rc == TROVE_OK && info && info->reranker && rr && strcmp(info->reranker, rr) == 0) {
         free(info->reranker);
         info->reranker = xstrdup(((const api_query_opts *)args)->reranker);
     }
-    free(made[0]);
-    free(made[1]);
+    free(sent);
+    for (size_t i = 0; i < n_made; i++)
+        free(made[i]);
     return rc;
 }
 

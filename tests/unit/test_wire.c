@@ -484,12 +484,12 @@ static void fill_one(const wire_field *f, void *obj, char *p, int *seed)
         *(size_t *)((char *)obj + f->aux) = 2;
         break;
     }
-    case WIRE_DOUBLES: {   /* two, as its companion array (STRS) has */
-        double *d = xcalloc(2, sizeof *d);
-        d[0] = k + 0.25;
-        d[1] = -k;
+    case WIRE_DOUBLES: {   /* as many as the earlier row counted */
+        size_t n = *(size_t *)((char *)obj + f->aux);
+        double *d = xcalloc(n ? n : 1, sizeof *d);
+        for (size_t i = 0; i < n; i++)
+            d[i] = k + i + 0.25;
         *(double **)p = d;
-        *(size_t *)((char *)obj + f->aux) = 2;
         break;
     }
     case WIRE_NAME: *(const char **)p = f->names[1] ? f->names[1] : f->names[0]; break;
