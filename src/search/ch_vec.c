@@ -3,6 +3,7 @@
  * similarity). The query is embedded before the read transaction opens. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "index/vembed.h"
 #include "search/search_int.h"
@@ -56,6 +57,11 @@ static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_
 static trove_err embed_query(store *st, const search_opts *o, float **qf)
 {
     *qf = NULL;
+    if (o->query_vec) {
+        *qf = xmalloc((size_t)o->vec_dim * sizeof **qf);
+        memcpy(*qf, o->query_vec, (size_t)o->vec_dim * sizeof **qf);
+        return TROVE_OK;
+    }
     char *fp = vembed_fingerprint(o->model);
     int64_t model_id;
     int dim;
@@ -100,16 +106,20 @@ static float vec_min_score(const search_opts *o, const search_results *out)
 static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const search_filter *f,
                                 size_t depth, cand_set *cs, search_results *out)
 {
-    char *fp = vembed_fingerprint(o->model);
-    int64_t model_id;
-    int dim;
-    trove_err rc = store_vec_model_find(st, fp, &model_id, &dim);
-    free(fp);
+    int64_t model_id = o->vec_model_id;
+    int dim = o->vec_dim, want_dim = o->vec_dim;
+    trove_err rc = TROVE_OK;
+    if (!o->query_vec) {
+        char *fp = vembed_fingerprint(o->model);
+        rc = store_vec_model_find(st, fp, &model_id, &dim);
+        free(fp);
+        want_dim = embed_dim(o->model);
+    }
     int64_t *segs = NULL;
     size_t n_segs = 0;
     if (rc == TROVE_OK && model_id)
         rc = store_vec_segments(st, model_id, &segs, &n_segs);
-    if (rc || n_segs == 0 || dim != embed_dim(o->model) || !qf) {
+    if (rc || n_segs == 0 || dim != want_dim || !qf) {
         free(segs);
         out->vec_state = SEARCH_VEC_NONE;
         return rc;
@@ -164,7 +174,7 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
 
 static int vec_wanted(const search_ctx *c)
 {
-    return c->o->model && (c->o->vector_only || c->o->weights[SEARCH_CH_VECTOR] > 0);
+    return (c->o->model || c->o->query_vec) && (c->o->vector_only || c->o->weights[SEARCH_CH_VECTOR] > 0);
 }
 
 static trove_err vec_before(search_ctx *c)

@@ -463,22 +463,26 @@ static void free_strs(char **a, size_t n)
 
 void search_results_free(search_results *r)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        search_result *x = &r->items[i];
-        free(x->collection);
-        free(x->root);
-        free(x->path);
-        free(x->title);
-        free_strs(x->heading_path, x->n_heading_path);
-        free(x->snippet);
-        free(x->body);
-        free_strs(x->context, x->n_context);
-        free_strs(x->tags, x->n_tags);
-        search_alts_free(x->also_in, x->n_also_in);
-    }
+    for (size_t i = 0; i < r->n; i++)
+        search_result_clear(&r->items[i]);
     free(r->items);
     free(r->fts);
     free_strs(r->vec_missing, r->n_vec_missing);
     free(r->vec_error);
     memset(r, 0, sizeof *r);
+}
+
+void search_result_clear(search_result *x)
+{
+    free(x->collection);
+    free(x->root);
+    free(x->path);
+    free(x->title);
+    free_strs(x->heading_path, x->n_heading_path);
+    free(x->snippet);
+    free(x->body);
+    free_strs(x->context, x->n_context);
+    free_strs(x->tags, x->n_tags);
+    search_alts_free(x->also_in, x->n_also_in);
+    memset(x, 0, sizeof *x);
 }
