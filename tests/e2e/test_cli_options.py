@@ -23,6 +23,8 @@ COMMAND_LINES = [
     ("get", "a.md"),
     ("multi-get", "*.md"),
     ("ls",),
+    ("similar", "a.md"),
+    ("links", "a.md"),
     ("status",),
     ("check",),
     ("snapshot", "list"),
