@@ -38,6 +38,7 @@
 #include "index/vembed.h"
 #include "search/query_pipe.h"
 #include "search/search.h"
+#include "search/dupes.h"
 #include "search/similar.h"
 #include "search/vcache.h"
 #include "store/store.h"
@@ -441,6 +442,20 @@ typedef struct api_similar_info {
 trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
                       api_similar_info *info);
 void api_similar_info_free(api_similar_info *info);
+
+typedef struct api_dupes_opts {
+    double threshold;     /* estimated Jaccard similarity in (0, 1]; 0: 0.8 */
+    int passages;         /* compare chunks instead of whole notes */
+    const char *const *collections;   /* only these (OR); none: all */
+    size_t n_collections;
+} api_dupes_opts;
+
+/* Groups of near-duplicate notes or passages (search/dupes.h: MinHash over
+ * the chunk text, pairs confirmed by their vectors where the index holds
+ * them), largest groups first. TROVE_EINVAL for a threshold outside
+ * (0, 1], TROVE_ENOENT for an unknown collection or no index. Free the
+ * result with dupes_result_free. */
+trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out);
 
 /* ---- check ---- */
 

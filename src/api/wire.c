@@ -1312,3 +1312,107 @@ trove_err wire_link_set_parse(const json_t *v, api_link_set *out)
     TRY(links_parse(v, "mentions", &out->mentions, &out->n_mentions));
     return TROVE_OK;
 }
+
+json_t *wire_dupes_opts(const api_dupes_opts *o)
+{
+    json_t *j = json_object();
+    set(j, "threshold", real(o->threshold));
+    set(j, "passages", json_integer(o->passages));
+    set(j, "collections", strs((char *const *)o->collections, o->n_collections));
+    return j;
+}
+
+trove_err wire_dupes_opts_parse(const json_t *args, api_dupes_opts *o, wire_args *w)
+{
+    trove_err rc = TROVE_OK;
+    memset(o, 0, sizeof *o);
+    if (!need_object(args, "args", &rc))
+        return rc;
+    size_t coff;
+    TRY(get_double(args, "threshold", &o->threshold));
+    TRY(get_int(args, "passages", &o->passages));
+    TRY(arg_strs(args, "collections", w, &coff, &o->n_collections));
+    o->collections = o->n_collections ? w->ptrs + coff : NULL;
+    return TROVE_OK;
+}
+
+json_t *wire_dupes(const dupes_result *r)
+{
+    json_t *j = json_object(), *groups = json_array();
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        json_t *items = json_array();
+        for (size_t i = 0; i < g->n; i++) {
+            const dupe_item *it = &g->items[i];
+            json_array_append_new(items, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i}",
+                                                   "docid", wire_str(it->docid), "collection",
+                                                   wire_str(it->collection), "root",
+                                                   wire_str(it->root), "path", wire_str(it->path),
+                                                   "title", wire_str(it->title), "heading",
+                                                   wire_str(it->heading), "line_start",
+                                                   it->line_start, "line_end", it->line_end));
+        }
+        json_array_append_new(groups, json_pack("{s:o, s:o, s:o}", "similarity",
+                                                real(g->similarity), "cosine", real(g->cosine),
+                                                "items", items));
+    }
+    set(j, "groups", groups);
+    set(j, "units", json_integer((json_int_t)r->units));
+    set(j, "candidates", json_integer((json_int_t)r->candidates));
+    set(j, "rejected", json_integer((json_int_t)r->rejected));
+    set(j, "vec_model", wire_str(r->vec_model));
+    return j;
+}
+
+static trove_err dupe_item_parse(const json_t *v, dupe_item *it)
+{
+    trove_err rc = TROVE_OK;
+    if (!need_object(v, "a duplicate", &rc))
+        return rc;
+    TRY(get_fixed(v, "docid", it->docid, sizeof it->docid));
+    TRY(get_str(v, "collection", &it->collection, NULL));
+    TRY(get_str(v, "root", &it->root, NULL));
+    TRY(get_str(v, "path", &it->path, NULL));
+    TRY(get_str(v, "title", &it->title, NULL));
+    TRY(get_str(v, "heading", &it->heading, NULL));
+    TRY(get_int(v, "line_start", &it->line_start));
+    TRY(get_int(v, "line_end", &it->line_end));
+    if (!it->collection || !it->root || !it->path || !it->title)
+        return bad("items", "duplicates with collection, root, path and title");
+    return TROVE_OK;
+}
+
+trove_err wire_dupes_parse(const json_t *v, dupes_result *out)
+{
+    trove_err rc = TROVE_OK;
+    memset(out, 0, sizeof *out);
+    if (!need_object(v, "dupes", &rc))
+        return rc;
+    TRY(get_size(v, "units", &out->units));
+    TRY(get_size(v, "candidates", &out->candidates));
+    TRY(get_size(v, "rejected", &out->rejected));
+    TRY(get_str(v, "vec_model", &out->vec_model, NULL));
+    const json_t *groups = need_array(v, "groups", &rc);
+    TRY(rc);
+    size_t n = groups ? json_array_size(groups) : 0;
+    out->groups = xcalloc(n ? n : 1, sizeof *out->groups);
+    for (size_t k = 0; k < n; k++) {
+        const json_t *g = json_array_get(groups, k);
+        dupe_group *dg = &out->groups[k];
+        out->n++;
+        dg->cosine = NAN;
+        if (!need_object(g, "a group", &rc))
+            return rc;
+        TRY(get_double(g, "similarity", &dg->similarity));
+        TRY(get_double(g, "cosine", &dg->cosine));
+        const json_t *items = need_array(g, "items", &rc);
+        TRY(rc);
+        size_t m = items ? json_array_size(items) : 0;
+        dg->items = xcalloc(m ? m : 1, sizeof *dg->items);
+        for (size_t i = 0; i < m; i++) {
+            dg->n++;
+            TRY(dupe_item_parse(json_array_get(items, i), &dg->items[i]));
+        }
+    }
+    return TROVE_OK;
+}

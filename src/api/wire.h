@@ -95,5 +95,12 @@ json_t *wire_similar_result(const search_results *r, const api_similar_info *si)
 trove_err wire_similar_result_parse(const json_t *v, search_results *out, api_similar_info *si);
 json_t *wire_link_set(const api_link_set *s);
 trove_err wire_link_set_parse(const json_t *v, api_link_set *out);
+/* dupes' arguments: threshold, passages, collections; its answer: groups
+ * (similarity, cosine: null when no vectors, items), units, candidates,
+ * rejected, vec_model. */
+json_t *wire_dupes_opts(const api_dupes_opts *o);
+trove_err wire_dupes_opts_parse(const json_t *args, api_dupes_opts *o, wire_args *hold);
+json_t *wire_dupes(const dupes_result *r);
+trove_err wire_dupes_parse(const json_t *v, dupes_result *out);
 
 #endif

@@ -207,3 +207,81 @@ answered:
     api_close(a);
     return rc;
 }
+
+/* ---- dupes ---- */
+
+static const char dupes_help[] =
+    "usage: trove dupes [options]\n"
+    "Groups of near-duplicate notes (or passages): word shingles of the indexed\n"
+    "text, MinHash signatures, pairs whose estimated similarity reaches the\n"
+    "threshold, confirmed by their vectors where the index holds them. Largest\n"
+    "groups first.\n"
+    "  --threshold F         estimated Jaccard similarity in (0, 1] (default 0.8)\n"
+    "  --passages            compare passages (chunks) instead of whole notes\n"
+    "  -c, --collection NAME only this collection (repeatable)\n"
+    "  --json | --csv | --md | --xml | --files   output format (default: text)\n";
+
+int cmd_dupes(cli *c, int argc, char **argv)
+{
+    api_dupes_opts o = {0};
+    out_opts oo = {.color = c->color};
+    const char **collections = xcalloc((size_t)argc, sizeof *collections);
+    int rc = -1;
+    for (int i = 1; i < argc && rc < 0; i++) {
+        const char *arg = argv[i], *v;
+        double d;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(dupes_help, stdout);
+            rc = EXIT_OK;
+        } else if (format_flag(arg, &oo.format)) {
+            continue;
+        } else if (strcmp(arg, "--passages") == 0) {
+            o.passages = 1;
+        } else if (cli_opt_value(argc, argv, &i, "--threshold", &v)) {
+            if (!str_to_double(v, &d) || !(d > 0 && d <= 1))
+                rc = cli_usage("dupes", "--threshold needs a number in (0, 1]");
+            else
+                o.threshold = d;
+        } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
+                   cli_opt_value(argc, argv, &i, "--collection", &v)) {
+            if (!v)
+                rc = cli_usage("dupes", "--collection needs a name");
+            else
+                collections[o.n_collections++] = v;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            rc = cli_usage("dupes", "unknown option %s", arg);
+        } else {
+            rc = cli_usage("dupes", "unexpected argument '%s'", arg);
+        }
+    }
+    if (rc >= 0) {
+        free(collections);
+        return rc;
+    }
+    o.collections = collections;
+    api *a = NULL;
+    dupes_result res;
+    trove_err err;
+    dcl *d = cli_daemon(c);
+    if (d) {
+        err = dcl_dupes(d, &o, &res);
+        if (cli_daemon_done(d))
+            goto answered;
+    }
+    if ((rc = cli_open_api(c, &a)) != EXIT_OK) {
+        free(collections);
+        return rc;
+    }
+    err = api_dupes(a, &o, &res);
+answered:
+    if (err) {
+        rc = cli_error(err);
+    } else {
+        out_dupes(stdout, &res, o.threshold > 0 ? o.threshold : DUPES_THRESHOLD, o.passages, &oo);
+        dupes_result_free(&res);
+        rc = EXIT_OK;
+    }
+    api_close(a);
+    free(collections);
+    return rc;
+}

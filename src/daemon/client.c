@@ -472,6 +472,20 @@ trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out)
     return rc;
 }
 
+trove_err dcl_dupes(dcl *c, const api_dupes_opts *o, dupes_result *out)
+{
+    memset(out, 0, sizeof *out);
+    json_t *res;
+    trove_err rc = dcl_call(c, "dupes", wire_dupes_opts(o), &res);
+    if (rc)
+        return rc;
+    rc = decoded(c, wire_dupes_parse(res, out));
+    json_decref(res);
+    if (rc)
+        dupes_result_free(out);
+    return rc;
+}
+
 trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out)
 {
     memset(out, 0, sizeof *out);

@@ -386,6 +386,25 @@ static void op_links(api *a, const json_t *args, reply *r)
     free(cwd);
 }
 
+static void op_dupes(api *a, const json_t *args, reply *r)
+{
+    api_dupes_opts o;
+    wire_args hold = {0};
+    trove_err rc = wire_dupes_opts_parse(args, &o, &hold);
+    if (rc) {
+        fail_proto(r, "EPROTO", "%s", trove_errmsg());
+    } else {
+        dupes_result res;
+        if ((rc = api_dupes(a, &o, &res)) != TROVE_OK) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_dupes(&res);
+            dupes_result_free(&res);
+        }
+    }
+    wire_args_free(&hold);
+}
+
 /* The shared models: how many loads so far, and which are open. */
 static json_t *models_state(srv *s)
 {
@@ -562,9 +581,10 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
-    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, NONE } which = NONE;
+    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, DUPES,
+           NONE } which = NONE;
     static const char *const names[] = {"search", "vsearch", "query", "get", "multi_get", "ls",
-                                        "status", "update", "similar", "links"};
+                                        "status", "update", "similar", "links", "dupes"};
     for (int i = 0; i < NONE; i++)
         if (strcmp(op, names[i]) == 0)
             which = i;
@@ -593,6 +613,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         case UPDATE: op_update(h->a, args, r); break;
         case SIMILAR: op_similar(h->a, args, r); break;
         case LINKS: op_links(h->a, args, r); break;
+        case DUPES: op_dupes(h->a, args, r); break;
         case NONE: break;
         }
     }

@@ -216,21 +216,27 @@ static trove_err fill_item(store *st, const unit *u, dupe_item *it)
     return rc;
 }
 
-static trove_err build_groups(store *st, read_ctx *c, const vec_ctx *v, const minhash_pair *p,
+static trove_err build_groups(store *st, read_ctx *c, const minhash_pair *p, const double *cos,
                               const unsigned char *keep, size_t n_pairs, dupes_result *out)
 {
     long *g = xmalloc((c->n ? c->n : 1) * sizeof *g);
     size_t ng = minhash_group(c->n, p, n_pairs, keep, g);
     out->groups = xcalloc(ng ? ng : 1, sizeof *out->groups);
     out->n = ng;
-    for (size_t k = 0; k < ng; k++)
+    for (size_t k = 0; k < ng; k++) {
         out->groups[k].similarity = 1;
-    for (size_t i = 0; i < n_pairs; i++) {
-        dupe_group *gr = keep[i] ? &out->groups[g[p[i].a]] : NULL;
-        if (gr && p[i].similarity < gr->similarity)
-            gr->similarity = p[i].similarity;
+        out->groups[k].cosine = NAN;
     }
-    size_t *first = xmalloc((ng ? ng : 1) * sizeof *first), *cap = xcalloc(ng ? ng : 1, sizeof *cap);
+    for (size_t i = 0; i < n_pairs; i++) {
+        if (!keep[i])
+            continue;
+        dupe_group *gr = &out->groups[g[p[i].a]];
+        if (p[i].similarity < gr->similarity)
+            gr->similarity = p[i].similarity;
+        if (!isnan(cos[i]) && (isnan(gr->cosine) || cos[i] < gr->cosine))
+            gr->cosine = cos[i];
+    }
+    size_t *cap = xcalloc(ng ? ng : 1, sizeof *cap);
     trove_err rc = TROVE_OK;
     for (size_t i = 0; rc == TROVE_OK && i < c->n; i++) {
         if (g[i] < 0)
@@ -239,24 +245,14 @@ static trove_err build_groups(store *st, read_ctx *c, const vec_ctx *v, const mi
         xgrow(&gr->items, &cap[g[i]], gr->n + 1, sizeof *gr->items);
         dupe_item *it = &gr->items[gr->n++];
         memset(it, 0, sizeof *it);
-        if (gr->n == 1)
-            first[g[i]] = i;
         rc = fill_item(st, &c->units[i], it);
-        size_t f = first[g[i]];
-        it->similarity = minhash_similarity(&c->sigs[f], &c->sigs[i]);
-        it->cosine = rc ? NAN : pair_cosine(v, &c->units[f], &c->units[i], &rc);
     }
-    free(first);
     free(cap);
     free(g);
     if (rc)
         return rc;
-    for (size_t k = 0; k < ng; k++) {
-        dupe_group *gr = &out->groups[k];
-        /* Members in path order; similarities stay measured against the
-         * first by unit order, which sorting may move: say 1 for the lead. */
-        qsort(gr->items, gr->n, sizeof *gr->items, cmp_item);
-    }
+    for (size_t k = 0; k < ng; k++)
+        qsort(out->groups[k].items, out->groups[k].n, sizeof *out->groups[k].items, cmp_item);
     qsort(out->groups, ng, sizeof *out->groups, cmp_group);
     return TROVE_OK;
 }
@@ -272,6 +268,7 @@ trove_err dupes_run(store *st, const dupes_opts *o, dupes_result *out)
     minhash_pair *p = NULL;
     size_t n_pairs = 0;
     unsigned char *keep = NULL;
+    double *cos = NULL;
     trove_err rc = store_read_begin(st);
     if (rc)
         return rc;
@@ -283,14 +280,15 @@ trove_err dupes_run(store *st, const dupes_opts *o, dupes_result *out)
         minhash_pairs(c.sigs, c.n, threshold, &p, &n_pairs);
         out->candidates = n_pairs;
         keep = xmalloc(n_pairs ? n_pairs : 1);
+        cos = xmalloc((n_pairs ? n_pairs : 1) * sizeof *cos);
         for (size_t i = 0; rc == TROVE_OK && i < n_pairs; i++) {
-            double cos = pair_cosine(&v, &c.units[p[i].a], &c.units[p[i].b], &rc);
-            keep[i] = isnan(cos) || cos >= DUPES_VEC_MIN;
+            cos[i] = pair_cosine(&v, &c.units[p[i].a], &c.units[p[i].b], &rc);
+            keep[i] = isnan(cos[i]) || cos[i] >= DUPES_VEC_MIN;
             out->rejected += !keep[i];
         }
     }
     if (rc == TROVE_OK)
-        rc = build_groups(st, &c, &v, p, keep, n_pairs, out);
+        rc = build_groups(st, &c, p, cos, keep, n_pairs, out);
     store_read_end(st);
     for (size_t i = 0; i < c.n; i++) {
         free(c.units[i].heading);
@@ -300,6 +298,7 @@ trove_err dupes_run(store *st, const dupes_opts *o, dupes_result *out)
     free(c.sigs);
     free(c.colls);
     free(keep);
+    free(cos);
     minhash_pairs_free(p);
     if (rc)
         dupes_result_free(out);

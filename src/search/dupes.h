@@ -36,14 +36,14 @@ typedef struct dupe_item {
     char *collection, *root, *path, *title;
     char *heading;          /* passages: the chunk's heading path (" > "), else NULL */
     int line_start, line_end;
-    double similarity;      /* estimated Jaccard with the group's first member (1 for it) */
-    double cosine;          /* vector cosine with the first member; NAN: no vectors */
 } dupe_item;
 
 typedef struct dupe_group {
     dupe_item *items;
     size_t n;
     double similarity;      /* the least estimate of the pairs that joined it */
+    double cosine;          /* the least vector cosine of those pairs; NAN when
+                               none of them had vectors on both sides */
 } dupe_group;
 
 typedef struct dupes_result {

@@ -1,4 +1,4 @@
-"""`trove links` and `trove similar` on fixtures/graph-vault: meetings that
+"""`trove links`, `similar` and `dupes` on fixtures/graph-vault: meetings that
 link notes, notes that name others without linking them, a note with no
 links, an unresolved link, near-duplicate recipes, a guide in two languages.
 Every test runs cold and through a daemon (each read compared byte for byte
@@ -179,3 +179,72 @@ def test_empty_vault(trove, tmp_path, cmd):
     assert r.rc == 1 and "not found" in r.err
     r = trove(cmd, "#abcd")
     assert r.rc == 1 and "no note with docid" in r.err
+
+
+# ---- dupes ----
+
+SOURDOUGH = {"recipes/sourdough.md", "recipes/sourdough-copy.md"}
+
+
+def test_dupes_groups_near_duplicates(graph):
+    t, _ = graph
+    doc = t.ok("dupes", "--json").json()
+    assert doc["unit"] == "note" and doc["threshold"] == 0.8
+    assert doc["compared"] == 13 and doc["vector_model"] is None
+    [g] = doc["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH
+    assert 0.8 <= g["similarity"] <= 1 and g["cosine"] is None
+    # a lower threshold takes in the second try (one number and the title differ)
+    [g] = t.ok("dupes", "--threshold", "0.6", "--json").json()["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH | {"recipes/sourdough-v2.md"}
+    r = t.ok("dupes")
+    assert "2 notes, similarity >= 0.8" in r.out
+    assert "1 group of near-duplicate notes among 13" in r.out
+
+
+def test_dupes_every_format_and_passages(graph):
+    t, v = graph
+    r = t.ok("dupes", "--csv")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert {x["path"] for x in rows} == SOURDOUGH and {x["group"] for x in rows} == {"1"}
+    root = ET.fromstring(t.ok("dupes", "--xml").out)
+    assert [len(g) for g in root] == [2]
+    assert set(t.ok("dupes", "--files").out.splitlines()) == {str(v / p) for p in SOURDOUGH}
+    assert "## 1. 2 notes" in t.ok("dupes", "--md").out
+    doc = t.ok("dupes", "--passages", "--json").json()
+    assert doc["unit"] == "passage"
+    [g] = doc["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH
+    assert all(x["heading"] for x in g["items"]) and g["items"][0]["line_start"] == 1
+
+
+def test_dupes_with_vectors(graph, glove):
+    t, _ = graph
+    t.ok("embed", "--model", glove, both=False)
+    doc = t.ok("dupes", "--json").json()
+    assert doc["vector_model"] and doc["rejected_by_vectors"] == 0
+    [g] = doc["groups"]
+    assert g["cosine"] is not None and g["cosine"] >= 0.8
+    assert "vectors agree" in t.ok("dupes").out
+
+
+def test_dupes_bad_input(graph):
+    t, _ = graph
+    for bad in ("0", "1.5", "abc", "-1"):
+        r = t("dupes", "--threshold", bad, both=False)
+        assert r.rc == 2 and "--threshold needs a number in (0, 1]" in r.err
+    r = t("dupes", "extra", both=False)
+    assert r.rc == 2 and "unexpected argument" in r.err
+    r = t("dupes", "-c", "nope")
+    assert r.rc == 1 and "no collection named 'nope'" in r.err
+    assert t.ok("dupes", "-c", "g", "--json").json()["compared"] == 13
+
+
+def test_dupes_empty_vault(trove, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    trove.ok("collection", "add", empty, "--name", "e")
+    trove.ok("update")
+    doc = trove.ok("dupes", "--json").json()
+    assert doc["groups"] == [] and doc["compared"] == 0
+    assert "0 groups of near-duplicate notes among 0" in trove.ok("dupes").out

@@ -25,6 +25,7 @@ COMMAND_LINES = [
     ("ls",),
     ("similar", "a.md"),
     ("links", "a.md"),
+    ("dupes",),
     ("status",),
     ("check",),
     ("snapshot", "list"),
