@@ -389,6 +389,112 @@ static void test_query_bad_pipeline_is_an_error(void **state)
     }
 }
 
+/* encode(decode(encode(x))) == encode(x), compared as JSON text */
+static void assert_same_json(json_t *a, json_t *b)
+{
+    char *x = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
+    char *y = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_link_set_round_trip(void **state)
+{
+    (void)state;
+    api_link back[1] = {{.note = {"0a1b2c3d", "vault", "meetings/a.md", "Standup", "/v"},
+                         .target = "Project Alpha", .fragment = "Risks", .kind = 0, .line = 5,
+                         .text = "- [[Project Alpha#Risks]] \xff bytes"}};
+    api_link unresolved[1] = {{.target = "Nowhere", .kind = 2, .line = 9, .text = ""}};
+    api_link mention[1] = {{.note = {"99990000", "vault", "notes/b.md", "Budget", "/v"},
+                            .target = "Alpha", .kind = API_LINK_MENTION, .line = 3,
+                            .text = "about Alpha"}};
+    char *names[] = {"Project Alpha", "Alpha"};
+    api_link_set s = {.note = {"12345678", "vault", "p/Project Alpha.md", "Project Alpha", "/v"},
+                      .names = names, .n_names = 2, .back = back, .n_back = 1,
+                      .unresolved = unresolved, .n_unresolved = 1, .mentions = mention,
+                      .n_mentions = 1};
+    json_t *j = through_text(wire_link_set(&s));
+    api_link_set d;
+    assert_int_equal(wire_link_set_parse(j, &d), TROVE_OK);
+    assert_int_equal(d.n_back, 1);
+    assert_int_equal(d.n_out, 0);
+    assert_null(d.unresolved[0].note.path);
+    assert_int_equal(d.mentions[0].kind, API_LINK_MENTION);
+    assert_string_equal(d.back[0].text, back[0].text);
+    assert_same_json(j, wire_link_set(&d));
+    api_link_set_free(&d);
+    /* a kind out of range, a link without text: errors, and freed */
+    const char *bad[] = {
+        "{\"note\": {}, \"back\": [{\"note\": {}, \"target\": \"a\", \"text\": \"\", \"kind\": 7}]}",
+        "{\"note\": {}, \"out\": [{\"note\": {}, \"target\": \"a\"}]}",
+        "{\"note\": {}, \"mentions\": 3}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *b = json_loads(bad[i], 0, NULL);
+        assert_non_null(b);
+        assert_int_equal(wire_link_set_parse(b, &d), TROVE_EPARSE);
+        api_link_set_free(&d);
+        json_decref(b);
+    }
+}
+
+static void test_similar_and_dupes_round_trip(void **state)
+{
+    (void)state;
+    api_similar_opts o;
+    api_similar_opts_init(&o);
+    const char *colls[] = {"a", "b"};
+    o.ref = "#abcd";
+    o.limit = 7;
+    o.collections = colls;
+    o.n_collections = 2;
+    o.vector_weight = 0.25;
+    wire_args hold = {0};
+    api_similar_opts back;
+    json_t *j = through_text(wire_similar_opts(&o));
+    assert_int_equal(wire_similar_opts_parse(j, &back, &hold), TROVE_OK);
+    assert_string_equal(back.ref, "#abcd");
+    assert_int_equal(back.n_collections, 2);
+    assert_true(back.bm25_weight == -1 && back.vector_weight == 0.25 && back.limit == 7);
+    assert_same_json(j, wire_similar_opts(&back));
+    wire_args_free(&hold);
+
+    char *terms[] = {"sourdough", "starter"}, *shared[] = {"sourdough"};
+    double w[] = {3.5, 2.25};
+    api_similar_info si = {.note = {"12345678", "g", "r/s.md", "S", "/g"},
+                           .why = {.terms = terms, .term_weights = w, .n_terms = 2,
+                                   .shared = shared, .n_shared = 1, .vec_model = "glove",
+                                   .vec_chunks = 3}};
+    search_results r = {0};
+    j = through_text(wire_similar_result(&r, &si));
+    search_results rb;
+    api_similar_info sb;
+    assert_int_equal(wire_similar_result_parse(j, &rb, &sb), TROVE_OK);
+    assert_int_equal(sb.why.n_terms, 2);
+    assert_true(sb.why.term_weights[1] == 2.25);
+    assert_same_json(j, wire_similar_result(&rb, &sb));
+    search_results_free(&rb);
+    api_similar_info_free(&sb);
+
+    dupe_item items[2] = {{"11111111", "g", "/g", "a.md", "A", NULL, 1, 6},
+                          {"22222222", "g", "/g", "b.md", "B", "B > Part", 3, 9}};
+    dupe_group groups[2] = {{items, 2, 0.875, NAN}, {items, 1, 1.0, 0.9375}};
+    dupes_result dr = {.groups = groups, .n = 2, .units = 13, .candidates = 4, .rejected = 1,
+                       .vec_model = "glove"};
+    j = through_text(wire_dupes(&dr));
+    dupes_result db;
+    assert_int_equal(wire_dupes_parse(j, &db), TROVE_OK);
+    assert_int_equal(db.n, 2);
+    assert_true(isnan(db.groups[0].cosine) && db.groups[1].cosine == 0.9375);
+    assert_string_equal(db.groups[0].items[1].heading, "B > Part");
+    assert_null(db.groups[0].items[0].heading);
+    assert_same_json(j, wire_dupes(&db));
+    dupes_result_free(&db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +506,8 @@ int main(void)
         cmocka_unit_test(test_update_result_round_trip),
         cmocka_unit_test(test_query_round_trip),
         cmocka_unit_test(test_query_bad_pipeline_is_an_error),
+        cmocka_unit_test(test_link_set_round_trip),
+        cmocka_unit_test(test_similar_and_dupes_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
