@@ -246,6 +246,7 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
     similar_opts so;
     similar_opts_init(&so);
     so.doc_id = doc.id;
+    so.rrf_k = (int)api_search_opt("rrf_k")->def;
     if (o->limit)
         so.limit = o->limit;
     so.collections = o->collections;

@@ -29,6 +29,10 @@
  *          keyword channels are fused alone, as without a model.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
+ * Each channel is a file of its own (search/ch_*.c) behind one interface,
+ * search_channel in search/search_int.h, which also says how to add one:
+ * a new file and a row in search.c's channels[] table.
+ *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it, the context lines included (copies of
  * the config's, so results outlive the config they came from: a daemon
@@ -96,8 +100,8 @@ typedef struct search_opts {
     struct vcache *vec_cache;
 } search_opts;
 
-/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1, vector 0.5 */
-void search_opts_init(search_opts *o);
+/* search_run takes every field as given: defaults, the config's values and
+ * bounds are the api's (api_search_opt_table in api/api_opts.c). */
 
 /* What the vector channel did, for the front end to tell the user. */
 typedef enum search_vec_state {

@@ -366,7 +366,8 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
     info->n_terms = n_terms;
     if (rc == TROVE_OK && (n_terms || info->vec_chunks)) {
         search_opts so;
-        search_opts_init(&so);
+        memset(&so, 0, sizeof so);
+        so.rrf_k = o->rrf_k;
         so.query = tbuf_cstr(&q);
         so.collections = o->collections;
         so.n_collections = o->n_collections;

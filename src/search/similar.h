@@ -41,6 +41,7 @@ typedef struct similar_opts {
     const char *vec_fingerprint;
     struct vcache *vec_cache;        /* as search_opts.vec_cache */
     int vec_threads;
+    int rrf_k;                       /* k of the fusion (the api's default) */
 } similar_opts;
 
 void similar_opts_init(similar_opts *o);
