@@ -1408,3 +1408,110 @@ trove_err wire_dupes_parse(const json_t *v, dupes_result *out)
     }
     return TROVE_OK;
 }
+
+json_t *wire_eval_opts(const api_eval_opts *o)
+{
+    json_t *j = json_object();
+    set(j, "per_kind", json_integer((json_int_t)o->per_kind));
+    set(j, "collections", strs((char *const *)o->collections, o->n_collections));
+    set(j, "model", wire_str(o->model));
+    set(j, "compare", json_pack("[o, o]", wire_str(o->compare[0]), wire_str(o->compare[1])));
+    return j;
+}
+
+trove_err wire_eval_opts_parse(const json_t *args, api_eval_opts *o, wire_args *w)
+{
+    trove_err rc = TROVE_OK;
+    memset(o, 0, sizeof *o);
+    if (!need_object(args, "args", &rc))
+        return rc;
+    size_t coff;
+    TRY(get_size(args, "per_kind", &o->per_kind));
+    TRY(arg_strs(args, "collections", w, &coff, &o->n_collections));
+    o->collections = o->n_collections ? w->ptrs + coff : NULL;
+    TRY(arg_str(args, "model", w, &o->model));
+    const json_t *cmp = json_object_get(args, "compare");
+    if (cmp && !json_is_null(cmp)) {
+        if (!json_is_array(cmp) || json_array_size(cmp) != 2)
+            return bad("compare", "an array of two settings");
+        for (size_t k = 0; k < 2; k++) {
+            char *s = NULL;
+            if (!wire_get_bytes(json_array_get(cmp, k), &s, NULL))
+                return bad("compare", "an array of two strings or nulls");
+            if (s)
+                o->compare[k] = hold_str(w, s);
+        }
+    }
+    return TROVE_OK;
+}
+
+json_t *wire_eval_result(const api_eval_result *r)
+{
+    json_t *j = json_object(), *rows = json_array(), *q = json_array(), *f = json_array();
+    for (int k = 0; k < EVAL_N_KINDS; k++) {
+        json_array_append_new(q, json_integer((json_int_t)r->queries[k]));
+        json_array_append_new(f, json_integer((json_int_t)r->found[k]));
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        const api_eval_row *x = &r->rows[i];
+        json_array_append_new(rows, json_pack("{s:s, s:s, s:o, s:I, s:o, s:o, s:o}", "kind", x->kind,
+                                              "mix", x->mix, "setting", wire_str(x->setting), "n",
+                                              (json_int_t)x->n, "ndcg10", real(x->ndcg10),
+                                              "recall10", real(x->recall10), "mrr", real(x->mrr)));
+    }
+    set(j, "queries", q);
+    set(j, "found", f);
+    set(j, "rows", rows);
+    return j;
+}
+
+/* A kind or mix name back to the static string it stands for. */
+static const char *static_name(const char *s, const char *const *names, size_t n, const char *extra)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return names[i];
+    return s && extra && strcmp(s, extra) == 0 ? extra : NULL;
+}
+
+trove_err wire_eval_result_parse(const json_t *v, api_eval_result *out)
+{
+    trove_err rc = TROVE_OK;
+    memset(out, 0, sizeof *out);
+    if (!need_object(v, "eval", &rc))
+        return rc;
+    const json_t *q = json_object_get(v, "queries"), *f = json_object_get(v, "found");
+    if (!json_is_array(q) || !json_is_array(f) || json_array_size(q) != EVAL_N_KINDS ||
+        json_array_size(f) != EVAL_N_KINDS)
+        return bad("queries", "one count per kind");
+    for (int k = 0; k < EVAL_N_KINDS; k++) {
+        if (!json_is_integer(json_array_get(q, k)) || !json_is_integer(json_array_get(f, k)))
+            return bad("queries", "integers");
+        out->queries[k] = (size_t)json_integer_value(json_array_get(q, k));
+        out->found[k] = (size_t)json_integer_value(json_array_get(f, k));
+    }
+    const json_t *rows = need_array(v, "rows", &rc);
+    TRY(rc);
+    size_t n = rows ? json_array_size(rows) : 0;
+    out->rows = xcalloc(n ? n : 1, sizeof *out->rows);
+    static const char all[] = "all";
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(rows, i);
+        api_eval_row *r = &out->rows[i];
+        out->n++;
+        if (!need_object(x, "a row", &rc))
+            return rc;
+        r->kind = static_name(json_string_value(json_object_get(x, "kind")), evalset_kind_names,
+                              EVAL_N_KINDS, all);
+        r->mix = static_name(json_string_value(json_object_get(x, "mix")), api_eval_mix_names,
+                             API_EVAL_N_MIXES, NULL);
+        if (!r->kind || !r->mix)
+            return bad("rows", "rows of known kinds and mixes");
+        TRY(get_str(x, "setting", &r->setting, NULL));
+        TRY(get_size(x, "n", &r->n));
+        TRY(get_double(x, "ndcg10", &r->ndcg10));
+        TRY(get_double(x, "recall10", &r->recall10));
+        TRY(get_double(x, "mrr", &r->mrr));
+    }
+    return TROVE_OK;
+}

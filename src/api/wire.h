@@ -102,5 +102,11 @@ json_t *wire_dupes_opts(const api_dupes_opts *o);
 trove_err wire_dupes_opts_parse(const json_t *args, api_dupes_opts *o, wire_args *hold);
 json_t *wire_dupes(const dupes_result *r);
 trove_err wire_dupes_parse(const json_t *v, dupes_result *out);
+/* eval's arguments: per_kind, collections, model, compare ([A, B]); its
+ * answer: queries and found (one count per kind), rows. */
+json_t *wire_eval_opts(const api_eval_opts *o);
+trove_err wire_eval_opts_parse(const json_t *args, api_eval_opts *o, wire_args *hold);
+json_t *wire_eval_result(const api_eval_result *r);
+trove_err wire_eval_result_parse(const json_t *v, api_eval_result *out);
 
 #endif

@@ -486,6 +486,25 @@ trove_err dcl_dupes(dcl *c, const api_dupes_opts *o, dupes_result *out)
     return rc;
 }
 
+trove_err dcl_eval(dcl *c, const api_eval_opts *o, api_eval_result *out)
+{
+    memset(out, 0, sizeof *out);
+    api_eval_opts abs = *o;
+    char *model = o->model && o->model[0] != '/' ? dcl_abs_path(o->model) : NULL;
+    if (model)
+        abs.model = model;
+    json_t *res;
+    trove_err rc = dcl_call(c, "eval", wire_eval_opts(&abs), &res);
+    free(model);
+    if (rc)
+        return rc;
+    rc = decoded(c, wire_eval_result_parse(res, out));
+    json_decref(res);
+    if (rc)
+        api_eval_result_free(out);
+    return rc;
+}
+
 trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out)
 {
     memset(out, 0, sizeof *out);

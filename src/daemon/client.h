@@ -81,6 +81,9 @@ trove_err dcl_similar(dcl *c, const api_similar_opts *o, search_results *out,
                       api_similar_info *info);
 trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out);
 trove_err dcl_dupes(dcl *c, const api_dupes_opts *o, dupes_result *out);
+/* A relative model path is sent absolute; a setting's model=PATH is sent
+ * as given (give it absolute). */
+trove_err dcl_eval(dcl *c, const api_eval_opts *o, api_eval_result *out);
 /* *daemon (may be NULL): the daemon's own state object (new reference). */
 trove_err dcl_status(dcl *c, api_status *out, json_t **daemon);
 trove_err dcl_shutdown(dcl *c);

@@ -405,6 +405,25 @@ static void op_dupes(api *a, const json_t *args, reply *r)
     wire_args_free(&hold);
 }
 
+static void op_eval(api *a, const json_t *args, reply *r)
+{
+    api_eval_opts o;
+    wire_args hold = {0};
+    trove_err rc = wire_eval_opts_parse(args, &o, &hold);
+    if (rc) {
+        fail_proto(r, "EPROTO", "%s", trove_errmsg());
+    } else {
+        api_eval_result res;
+        if ((rc = api_eval(a, &o, &res)) != TROVE_OK) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_eval_result(&res);
+            api_eval_result_free(&res);
+        }
+    }
+    wire_args_free(&hold);
+}
+
 /* The shared models: how many loads so far, and which are open. */
 static json_t *models_state(srv *s)
 {
@@ -581,10 +600,10 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
-    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, DUPES,
+    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, DUPES, EVAL,
            NONE } which = NONE;
     static const char *const names[] = {"search", "vsearch", "query", "get", "multi_get", "ls",
-                                        "status", "update", "similar", "links", "dupes"};
+                                        "status", "update", "similar", "links", "dupes", "eval"};
     for (int i = 0; i < NONE; i++)
         if (strcmp(op, names[i]) == 0)
             which = i;
@@ -614,6 +633,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         case SIMILAR: op_similar(h->a, args, r); break;
         case LINKS: op_links(h->a, args, r); break;
         case DUPES: op_dupes(h->a, args, r); break;
+        case EVAL: op_eval(h->a, args, r); break;
         case NONE: break;
         }
     }

@@ -200,10 +200,10 @@ static trove_err fill_item(store *st, const unit *u, dupe_item *it)
     }
     store_stmt_put(st, s);
     if (u->heading) {
-        /* The heading path as stored: parts joined by '\n' (store.c). */
+        /* The heading path as stored: parts joined by 0x1f (store.c). */
         tbuf h = {0};
         for (const char *p = u->heading; *p; p++) {
-            if (*p == '\n')
+            if (*p == '\x1f')
                 tbuf_puts(&h, " > ");
             else
                 tbuf_putc(&h, *p);

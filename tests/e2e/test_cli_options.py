@@ -26,6 +26,7 @@ COMMAND_LINES = [
     ("similar", "a.md"),
     ("links", "a.md"),
     ("dupes",),
+    ("eval",),
     ("status",),
     ("check",),
     ("snapshot", "list"),
