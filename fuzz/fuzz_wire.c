@@ -59,6 +59,28 @@ static void qres_free(qres *x)
     api_query_info_free(&x->q);
 }
 
+/* similar's answer: results + the info. */
+typedef struct sres {
+    search_results r;
+    api_similar_info s;
+} sres;
+
+static trove_err sres_parse(const json_t *j, sres *x)
+{
+    return wire_similar_result_parse(j, &x->r, &x->s);
+}
+
+static json_t *sres_encode(const sres *x)
+{
+    return wire_similar_result(&x->r, &x->s);
+}
+
+static void sres_free(sres *x)
+{
+    search_results_free(&x->r);
+    api_similar_info_free(&x->s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error_t err;
@@ -79,6 +101,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(e);
     }
     wire_args_free(&hold);
+    api_similar_opts so;
+    if (wire_similar_opts_parse(args ? args : root, &so, &hold) == TROVE_OK)
+        json_decref(wire_similar_opts(&so));
+    wire_args_free(&hold);
+    api_dupes_opts dopt;
+    if (wire_dupes_opts_parse(args ? args : root, &dopt, &hold) == TROVE_OK)
+        json_decref(wire_dupes_opts(&dopt));
+    wire_args_free(&hold);
+    api_eval_opts eo;
+    if (wire_eval_opts_parse(args ? args : root, &eo, &hold) == TROVE_OK)
+        json_decref(wire_eval_opts(&eo));
+    wire_args_free(&hold);
     json_t *j = json_object_get(root, "result");
     if (!j)
         j = root;
@@ -90,6 +124,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ROUND_TRIP(api_status, wire_status_parse, wire_status, api_status_free);
     ROUND_TRIP(index_update_result, wire_update_result_parse, wire_update_result,
                index_update_result_free);
+    ROUND_TRIP(sres, sres_parse, sres_encode, sres_free);
+    ROUND_TRIP(api_link_set, wire_link_set_parse, wire_link_set, api_link_set_free);
+    ROUND_TRIP(dupes_result, wire_dupes_parse, wire_dupes, dupes_result_free);
+    ROUND_TRIP(api_eval_result, wire_eval_result_parse, wire_eval_result, api_eval_result_free);
     char *b;
     size_t len;
     if (wire_get_bytes(j, &b, &len))
