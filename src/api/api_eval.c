@@ -52,12 +52,24 @@ static trove_err apply_setting(char *copy, api_search_opts *o)
     return api_search_opts_check(o);
 }
 
+/* Whether result x is the answer's note, or shows it as a translation
+ * (search groups the copies of a note into one result). */
+static int is_answer_note(const search_result *x, const evalset_item *it)
+{
+    if (x->doc_id == it->doc_id)
+        return 1;
+    for (size_t k = 0; k < x->n_also_in && it->kind != EVAL_HEADING; k++)
+        if (strcmp(x->also_in[k].docid, it->docid) == 0)
+            return 1;
+    return 0;
+}
+
 /* 1-based rank of the answer among the results, 0 when absent. */
 static size_t answer_rank(const search_results *r, const evalset_item *it)
 {
     for (size_t i = 0; i < r->n; i++) {
         const search_result *x = &r->items[i];
-        if (x->doc_id != it->doc_id)
+        if (!is_answer_note(x, it))
             continue;
         if (it->kind == EVAL_HEADING &&
             !(x->line_start <= it->line_end && x->line_end >= it->line_start))
@@ -131,10 +143,9 @@ static trove_err has_vectors(store *st, int *any)
 trove_err api_eval(api *a, const api_eval_opts *o, api_eval_result *out)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < o->n_collections; i++)
-        if (!config_find_collection(&a->cfg, o->collections[i]))
-            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
-                              "list`)", o->collections[i]);
+    trove_err krc = api_collections_known(a, o->collections, o->n_collections);
+    if (krc)
+        return krc;
     store *st;
     trove_err rc = api_reader(a, &st);
     evalset set;

@@ -213,14 +213,21 @@ static void xml(FILE *f, const char *s, int attr)
     tbuf_free(&b);
 }
 
+/* ` docid="#ID" collection="C" path="P"`: where a note is, as attributes. */
+static void xml_where(FILE *f, const char *docid, const char *collection, const char *path)
+{
+    fprintf(f, " docid=\"#%s\" collection=\"", docid);
+    xml(f, collection, 1);
+    fputs("\" path=\"", f);
+    xml(f, path, 1);
+    fputc('"', f);
+}
+
 static void links_xml(FILE *f, const api_link_set *s)
 {
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<links docid=\"#%s\" collection=\"",
-            s->note.docid);
-    xml(f, s->note.collection, 1);
-    fputs("\" path=\"", f);
-    xml(f, s->note.path, 1);
-    fputs("\">\n", f);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<links", f);
+    xml_where(f, s->note.docid, s->note.collection, s->note.path);
+    fputs(">\n", f);
     section sec[4];
     sections_of(s, sec);
     for (int k = 0; k < 4; k++) {
@@ -228,13 +235,8 @@ static void links_xml(FILE *f, const api_link_set *s)
             const api_link *l = &sec[k].items[i];
             fprintf(f, "  <link section=\"%s\" kind=\"%s\" line=\"%d\"", section_names[k],
                     kind_name(l->kind), l->line);
-            if (l->note.path) {
-                fprintf(f, " docid=\"#%s\" collection=\"", l->note.docid);
-                xml(f, l->note.collection, 1);
-                fputs("\" path=\"", f);
-                xml(f, l->note.path, 1);
-                fputc('"', f);
-            }
+            if (l->note.path)
+                xml_where(f, l->note.docid, l->note.collection, l->note.path);
             fputs(" target=\"", f);
             xml(f, l->target, 1);
             fputs("\">", f);
@@ -479,12 +481,10 @@ static void dupes_xml(FILE *f, const dupes_result *r, int passages)
         fprintf(f, "  <group similarity=\"%.4f\">\n", g->similarity);
         for (size_t i = 0; i < g->n; i++) {
             const dupe_item *it = &g->items[i];
-            fprintf(f, "    <item docid=\"#%s\" line_start=\"%d\" line_end=\"%d\" collection=\"",
-                    it->docid, it->line_start, it->line_end);
-            xml(f, it->collection, 1);
-            fputs("\" path=\"", f);
-            xml(f, it->path, 1);
-            fputs("\">", f);
+            fprintf(f, "    <item line_start=\"%d\" line_end=\"%d\"", it->line_start,
+                    it->line_end);
+            xml_where(f, it->docid, it->collection, it->path);
+            fputs(">", f);
             xml(f, it->title, 0);
             fputs("</item>\n", f);
         }

@@ -2,6 +2,7 @@
 #include "search/evalset.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,8 @@ static void add(build_ctx *b, evalset_kind kind, const char *query, size_t len, 
         return;
     cands *c = &b->per[kind];
     xgrow(&c->items, &c->cap, c->n + 1, sizeof *c->items);
-    c->items[c->n++] = (evalset_item){kind, xstrndup(query, len), doc_id, line_start, line_end};
+    c->items[c->n++] = (evalset_item){kind, xstrndup(query, len), doc_id, "", line_start,
+                                      line_end};
 }
 
 /* title, aliases: columns doc id, collection, title, aliases ('\n'-separated) */
@@ -146,6 +148,21 @@ char *evalset_unlink_line(const char *line)
     return out;
 }
 
+static trove_err answer_docid(store *st, evalset_item *it)
+{
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT docid FROM docs WHERE id = ?1");
+    if (!s)
+        return store_fail(st, "reading an answer's docid");
+    sqlite3_bind_int64(s, 1, it->doc_id);
+    trove_err rc = TROVE_OK;
+    if (store_step(st, s, "reading an answer's docid", &rc) > 0) {
+        const char *d = (const char *)sqlite3_column_text(s, 0);
+        snprintf(it->docid, sizeof it->docid, "%s", d ? d : "");
+    }
+    store_stmt_put(st, s);
+    return rc;
+}
+
 /* Keep `keep` of the candidates, evenly spread over them. */
 static void sample(cands *c, size_t keep, evalset *out, size_t *cap, evalset_kind kind)
 {
@@ -193,7 +210,6 @@ trove_err evalset_build(store *st, size_t per_kind, const char *const *collectio
                         "  AND k.line_end JOIN chunks_fts f ON f.rowid = k.id"
                         " WHERE l.dst_doc IS NOT NULL AND l.dst_doc != l.src_doc AND l.kind != 1"
                         " ORDER BY l.id", "reading links", NULL, row_link, &b);
-    store_read_end(st);
     size_t cap = 0;
     for (int k = 0; k < EVAL_N_KINDS; k++) {
         if (rc == TROVE_OK)
@@ -202,6 +218,9 @@ trove_err evalset_build(store *st, size_t per_kind, const char *const *collectio
             free(b.per[k].items[i].query);
         free(b.per[k].items);
     }
+    for (size_t i = 0; rc == TROVE_OK && i < out->n; i++)
+        rc = answer_docid(st, &out->items[i]);
+    store_read_end(st);
     if (rc)
         evalset_free(out);
     return rc;

@@ -32,6 +32,7 @@ typedef struct evalset_item {
     evalset_kind kind;
     char *query;
     int64_t doc_id;              /* the answer */
+    char docid[9];               /* its docid (a result's also_in names copies by docid) */
     int line_start, line_end;    /* heading: the section's lines; else 0 */
 } evalset_item;
 
