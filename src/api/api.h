@@ -525,7 +525,7 @@ trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out);
 /* ---- eval: how well search works on this vault (api_eval.c) ---- */
 
 enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_N_MIXES };
-extern const char *const api_eval_mix_names[API_EVAL_N_MIXES];
+extern const char *const api_eval_mix_names[API_EVAL_N_MIXES + 1];   /* NULL-terminated */
 
 typedef struct api_eval_opts {
     size_t per_kind;                 /* queries per kind at most; 0: 100 */

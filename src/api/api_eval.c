@@ -12,7 +12,8 @@
 #include "util/mem.h"
 #include "util/str.h"
 
-const char *const api_eval_mix_names[API_EVAL_N_MIXES] = {"hybrid", "bm25", "title", "vector"};
+const char *const api_eval_mix_names[API_EVAL_N_MIXES + 1] = {"hybrid", "bm25", "title", "vector",
+                                                              NULL};
 
 #define EVAL_DEFAULT_PER_KIND 100
 #define EVAL_K 10
