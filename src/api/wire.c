@@ -1230,17 +1230,13 @@ static const wire_field dupe_item_rows[] = {
 };
 static TYPE(dupe_item, dupe_item_type, "a duplicate", dupe_item_rows);
 
-static void dupe_group_init(void *obj)
-{
-    ((dupe_group *)obj)->cosine = NAN;   /* none: no vectors */
-}
-
 static const wire_field dupe_group_rows[] = {
     W(dupe_group, items, WIRE_ARRAY, COUNT(dupe_group, n), .sub = &dupe_item_type),
     W(dupe_group, similarity, WIRE_DOUBLE),
     W(dupe_group, cosine, WIRE_DOUBLE),
 };
-static TYPE(dupe_group, dupe_group_type, "a group", dupe_group_rows, .init = dupe_group_init);
+/* cosine: NaN (no vectors) travels as null and comes back NaN. */
+static TYPE(dupe_group, dupe_group_type, "a group", dupe_group_rows);
 
 static void free_dupes(void *obj)
 {
@@ -1260,7 +1256,8 @@ static const wire_field eval_args_rows[] = {
     W(api_eval_opts, per_kind, WIRE_SIZE),
     W(api_eval_opts, collections, WIRE_STRS, COUNT(api_eval_opts, n_collections)),
     W(api_eval_opts, model, WIRE_STR, .path = 1),
-    WN(api_eval_opts, compare, WIRE_STR),
+    WK(api_eval_opts, "compare_a", compare[0], WIRE_STR),
+    WK(api_eval_opts, "compare_b", compare[1], WIRE_STR),
 };
 TYPE(api_eval_opts, wire_eval_args_type, "eval", eval_args_rows);
 
