@@ -154,13 +154,21 @@ static trove_err any_vectors(store *st, int *any)
     return rc;
 }
 
+trove_err api_collections_known(const api *a, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!config_find_collection(&a->cfg, names[i]))
+            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
+                              "list`)", names[i]);
+    return TROVE_OK;
+}
+
 trove_err api_search(api *a, const api_search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < o->search.n_collections; i++)
-        if (!config_find_collection(&a->cfg, o->search.collections[i]))
-            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
-                              "list`)", o->search.collections[i]);
+    trove_err krc = api_collections_known(a, o->search.collections, o->search.n_collections);
+    if (krc)
+        return krc;
     api_search_opts r = *o;
     trove_err orc = api_search_opts_resolve(&r, &a->cfg);
     if (orc)
@@ -913,10 +921,9 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
     if (a->cfg.n_collections == 0)
         return trove_fail(TROVE_ENOENT, "no collections to index; add one with `trove collection "
                           "add PATH`");
-    for (size_t i = 0; i < o->n_collections; i++)
-        if (!config_find_collection(&a->cfg, o->collections[i]))
-            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
-                              "list`)", o->collections[i]);
+    trove_err krc = api_collections_known(a, o->collections, o->n_collections);
+    if (krc)
+        return krc;
     if (o->rebuild)
         return rebuild(a, o, out);
     store *st;

@@ -39,6 +39,8 @@
 #include "index/vembed.h"
 #include "search/query_pipe.h"
 #include "search/search.h"
+#include "search/dupes.h"
+#include "search/evalset.h"
 #include "search/similar.h"
 #include "search/vcache.h"
 #include "store/store.h"
@@ -505,6 +507,61 @@ typedef struct api_similar_info {
 trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
                       api_similar_info *info);
 void api_similar_info_free(api_similar_info *info);
+
+typedef struct api_dupes_opts {
+    double threshold;     /* estimated Jaccard similarity in (0, 1]; 0: 0.8 */
+    int passages;         /* compare chunks instead of whole notes */
+    const char *const *collections;   /* only these (OR); none: all */
+    size_t n_collections;
+} api_dupes_opts;
+
+/* Groups of near-duplicate notes or passages (search/dupes.h: MinHash over
+ * the chunk text, pairs confirmed by their vectors where the index holds
+ * them), largest groups first. TROVE_EINVAL for a threshold outside
+ * (0, 1], TROVE_ENOENT for an unknown collection or no index. Free the
+ * result with dupes_result_free. */
+trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out);
+
+/* ---- eval: how well search works on this vault (api_eval.c) ---- */
+
+enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_N_MIXES };
+extern const char *const api_eval_mix_names[API_EVAL_N_MIXES + 1];   /* NULL-terminated */
+
+typedef struct api_eval_opts {
+    size_t per_kind;                 /* queries per kind at most; 0: 100 */
+    const char *const *collections;  /* notes of these only (OR); none: all */
+    size_t n_collections;
+    const char *model;               /* embedding model: the vector channel and
+                                        the vector mix; NULL: keywords only */
+    /* Two settings to compare ("NAME=VALUE,..." over api_search_opt_table
+     * names, e.g. "vector_weight=0.3", and "model=PATH"); both NULL: the
+     * current settings, every channel mix. */
+    const char *compare[2];
+} api_eval_opts;
+
+typedef struct api_eval_row {
+    const char *kind;     /* evalset_kind_names[], or "all" (static) */
+    const char *mix;      /* api_eval_mix_names[] (static) */
+    char *setting;        /* compare: the setting as given; else NULL */
+    size_t n;             /* queries */
+    double ndcg10, recall10, mrr;   /* means; MRR over the top 10 */
+} api_eval_row;
+
+typedef struct api_eval_result {
+    api_eval_row *rows;
+    size_t n;
+    size_t queries[EVAL_N_KINDS];    /* kept per kind */
+    size_t found[EVAL_N_KINDS];      /* candidates per kind */
+} api_eval_result;
+
+/* Build the test set from the index (search/evalset.h), run each query
+ * through api_search (limit 10) under each channel mix (the vector mix only
+ * with a model and vectors) or each compared setting, and average nDCG@10,
+ * Recall@10 and MRR per kind and over all. Reads only: never writes the
+ * index. TROVE_EINVAL for a setting that does not parse or is out of
+ * bounds, TROVE_ENOENT for an unknown collection or no index. */
+trove_err api_eval(api *a, const api_eval_opts *o, api_eval_result *out);
+void api_eval_result_free(api_eval_result *r);
 
 /* ---- check ---- */
 

@@ -234,10 +234,9 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
 {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
-    for (size_t i = 0; i < o->n_collections; i++)
-        if (!config_find_collection(&a->cfg, o->collections[i]))
-            return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
-                              "list`)", o->collections[i]);
+    trove_err krc = api_collections_known(a, o->collections, o->n_collections);
+    if (krc)
+        return krc;
     store *st;
     store_doc doc;
     trove_err rc = api_locate_doc(a, o->cwd, o->ref, &st, &doc);
@@ -276,4 +275,23 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
         }
     }
     return rc;
+}
+
+/* ---- dupes ---- */
+
+trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(o->threshold >= 0 && o->threshold <= 1))
+        return trove_fail(TROVE_EINVAL, "the threshold is an estimated Jaccard similarity in "
+                          "(0, 1], not %g", o->threshold);
+    trove_err krc = api_collections_known(a, o->collections, o->n_collections);
+    if (krc)
+        return krc;
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    if (rc)
+        return rc;
+    dupes_opts d = {o->threshold, o->passages, o->collections, o->n_collections};
+    return dupes_run(st, &d, out);
 }

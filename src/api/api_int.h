@@ -67,6 +67,10 @@ struct api {
  * such note, or the file is not indexed. Release doc with store_doc_clear. */
 trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, store_doc *doc);
 
+/* TROVE_ENOENT naming the first of `names` the config has no collection
+ * of (a typo must not look like "no results"). */
+trove_err api_collections_known(const api *a, const char *const *names, size_t n);
+
 /* The lock to hold while a's embedding model computes (NULL: its own). */
 pthread_mutex_t *api_em_lock(api *a);
 pthread_mutex_t *api_rm_lock(api *a);

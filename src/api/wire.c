@@ -1183,6 +1183,86 @@ static const wire_field link_set_rows[] = {
 };
 static TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = own_api_link_set_free);
 
+/* -- dupes, eval -- */
+
+static const wire_field dupes_args_rows[] = {
+    W(api_dupes_opts, threshold, WIRE_DOUBLE),
+    W(api_dupes_opts, passages, WIRE_INT),
+    W(api_dupes_opts, collections, WIRE_STRS, COUNT(api_dupes_opts, n_collections)),
+};
+TYPE(api_dupes_opts, wire_dupes_args_type, "dupes", dupes_args_rows);
+
+static const wire_field dupe_item_rows[] = {
+    W(dupe_item, docid, WIRE_FIXED),
+    W(dupe_item, collection, WIRE_STR, .required = 1),
+    W(dupe_item, root, WIRE_STR, .required = 1),
+    W(dupe_item, path, WIRE_STR, .required = 1),
+    W(dupe_item, title, WIRE_STR, .required = 1),
+    W(dupe_item, heading, WIRE_STR),
+    W(dupe_item, line_start, WIRE_INT),
+    W(dupe_item, line_end, WIRE_INT),
+};
+static TYPE(dupe_item, dupe_item_type, "a duplicate", dupe_item_rows);
+
+static const wire_field dupe_group_rows[] = {
+    W(dupe_group, items, WIRE_ARRAY, COUNT(dupe_group, n), .sub = &dupe_item_type),
+    W(dupe_group, similarity, WIRE_DOUBLE),
+    W(dupe_group, cosine, WIRE_DOUBLE),
+};
+/* cosine: NaN (no vectors) travels as null and comes back NaN. */
+static TYPE(dupe_group, dupe_group_type, "a group", dupe_group_rows);
+
+static void free_dupes(void *obj)
+{
+    dupes_result_free(obj);
+}
+
+static const wire_field dupes_rows[] = {
+    W(dupes_result, groups, WIRE_ARRAY, COUNT(dupes_result, n), .sub = &dupe_group_type),
+    W(dupes_result, units, WIRE_SIZE),
+    W(dupes_result, candidates, WIRE_SIZE),
+    W(dupes_result, rejected, WIRE_SIZE),
+    W(dupes_result, vec_model, WIRE_STR),
+};
+TYPE(dupes_result, wire_dupes_type, "dupes", dupes_rows, .free = free_dupes);
+
+static const wire_field eval_args_rows[] = {
+    W(api_eval_opts, per_kind, WIRE_SIZE),
+    W(api_eval_opts, collections, WIRE_STRS, COUNT(api_eval_opts, n_collections)),
+    W(api_eval_opts, model, WIRE_STR, .path = 1),
+    WK(api_eval_opts, "compare_a", compare[0], WIRE_STR),
+    WK(api_eval_opts, "compare_b", compare[1], WIRE_STR),
+};
+TYPE(api_eval_opts, wire_eval_args_type, "eval", eval_args_rows);
+
+/* A row's kind: a kind of the set, or "all" (the names are the wire's). */
+static const char *const eval_row_kinds[] = {"title", "alias", "link", "description", "heading",
+                                             "all", NULL};
+_Static_assert(EVAL_N_KINDS == 5, "eval_row_kinds lists evalset_kind_names and \"all\"");
+
+static const wire_field eval_row_rows[] = {
+    W(api_eval_row, kind, WIRE_NAME, .names = eval_row_kinds),
+    W(api_eval_row, mix, WIRE_NAME, .names = api_eval_mix_names),
+    W(api_eval_row, setting, WIRE_STR),
+    W(api_eval_row, n, WIRE_SIZE),
+    W(api_eval_row, ndcg10, WIRE_DOUBLE),
+    W(api_eval_row, recall10, WIRE_DOUBLE),
+    W(api_eval_row, mrr, WIRE_DOUBLE),
+};
+static TYPE(api_eval_row, eval_row_type, "a row", eval_row_rows);
+
+static void free_eval(void *obj)
+{
+    api_eval_result_free(obj);
+}
+
+static const wire_field eval_rows[] = {
+    W(api_eval_result, rows, WIRE_ARRAY, COUNT(api_eval_result, n), .sub = &eval_row_type),
+    WN(api_eval_result, queries, WIRE_SIZE),
+    WN(api_eval_result, found, WIRE_SIZE),
+};
+TYPE(api_eval_result, wire_eval_type, "eval", eval_rows, .free = free_eval);
+
 /* -- the query answer: the results' keys, and the pipeline -- */
 
 static const wire_field query_answer_rows[] = {
@@ -1253,6 +1333,16 @@ static trove_err call_links(api *a, void *args, void *out)
     return api_links(a, l->cwd, l->ref, out);
 }
 
+static trove_err call_dupes(api *a, void *args, void *out)
+{
+    return api_dupes(a, args, out);
+}
+
+static trove_err call_eval(api *a, void *args, void *out)
+{
+    return api_eval(a, args, out);
+}
+
 const wire_request wire_requests[WIRE_N_OPS] = {
     [WIRE_OP_HELLO] = {"hello", NULL, NULL, NULL},
     [WIRE_OP_SHUTDOWN] = {"shutdown", NULL, NULL, NULL},
@@ -1266,6 +1356,8 @@ const wire_request wire_requests[WIRE_N_OPS] = {
     [WIRE_OP_UPDATE] = {"update", &wire_update_args_type, &wire_update_result_type, call_update},
     [WIRE_OP_SIMILAR] = {"similar", &wire_similar_args_type, &wire_similar_answer_type, call_similar},
     [WIRE_OP_LINKS] = {"links", &wire_links_args_type, &wire_link_set_type, call_links},
+    [WIRE_OP_DUPES] = {"dupes", &wire_dupes_args_type, &wire_dupes_type, call_dupes},
+    [WIRE_OP_EVAL] = {"eval", &wire_eval_args_type, &wire_eval_type, call_eval},
 };
 
 trove_err wire_call(api *a, int op, void *args, void *out)
@@ -1283,7 +1375,9 @@ const wire_type *const wire_types[] = {
     &status_collection_type, &wire_status_type, &stats_type, &update_collection_type,
     &wire_update_result_type, &wire_query_answer_type, &wire_similar_args_type,
     &wire_links_args_type, &graph_note_type, &similar_why_type, &wire_similar_info_type,
-    &wire_similar_answer_type, &link_type, &wire_link_set_type, NULL,
+    &wire_similar_answer_type, &link_type, &wire_link_set_type, &wire_dupes_args_type,
+    &dupe_item_type, &dupe_group_type, &wire_dupes_type, &wire_eval_args_type, &eval_row_type,
+    &wire_eval_type, NULL,
 };
 
 /* ---- the named encoders and decoders: the generic pair on one table ---- */

@@ -65,6 +65,8 @@ int cmd_ls(cli *c, int argc, char **argv);
 /* cmd_graph.c */
 int cmd_similar(cli *c, int argc, char **argv);
 int cmd_links(cli *c, int argc, char **argv);
+int cmd_dupes(cli *c, int argc, char **argv);
+int cmd_eval(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);

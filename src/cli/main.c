@@ -37,6 +37,8 @@ static const command commands[] = {
     {"ls", cmd_ls, "list indexed notes"},
     {"similar", cmd_similar, "notes like a note: its distinctive terms and vectors"},
     {"links", cmd_links, "backlinks, outlinks, unresolved links and unlinked mentions of a note"},
+    {"dupes", cmd_dupes, "groups of near-duplicate notes or passages"},
+    {"eval", cmd_eval, "how well search works on this vault: a test set made from it"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},

@@ -58,5 +58,7 @@ void out_similar_text_header(FILE *f, const api_similar_info *si);
 void out_similar_text_item(FILE *f, const api_similar_info *si, size_t i, int color);
 json_t *out_similar_json(const api_similar_info *si);
 json_t *out_similar_json_item(const api_similar_info *si, size_t i);
+/* `trove dupes` in o->format (threshold and passages: what was asked). */
+void out_dupes(FILE *f, const dupes_result *r, double threshold, int passages, const out_opts *o);
 
 #endif

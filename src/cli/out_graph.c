@@ -213,14 +213,21 @@ static void xml(FILE *f, const char *s, int attr)
     tbuf_free(&b);
 }
 
+/* ` docid="#ID" collection="C" path="P"`: where a note is, as attributes. */
+static void xml_where(FILE *f, const char *docid, const char *collection, const char *path)
+{
+    fprintf(f, " docid=\"#%s\" collection=\"", docid);
+    xml(f, collection, 1);
+    fputs("\" path=\"", f);
+    xml(f, path, 1);
+    fputc('"', f);
+}
+
 static void links_xml(FILE *f, const api_link_set *s)
 {
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<links docid=\"#%s\" collection=\"",
-            s->note.docid);
-    xml(f, s->note.collection, 1);
-    fputs("\" path=\"", f);
-    xml(f, s->note.path, 1);
-    fputs("\">\n", f);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<links", f);
+    xml_where(f, s->note.docid, s->note.collection, s->note.path);
+    fputs(">\n", f);
     section sec[4];
     sections_of(s, sec);
     for (int k = 0; k < 4; k++) {
@@ -228,13 +235,8 @@ static void links_xml(FILE *f, const api_link_set *s)
             const api_link *l = &sec[k].items[i];
             fprintf(f, "  <link section=\"%s\" kind=\"%s\" line=\"%d\"", section_names[k],
                     kind_name(l->kind), l->line);
-            if (l->note.path) {
-                fprintf(f, " docid=\"#%s\" collection=\"", l->note.docid);
-                xml(f, l->note.collection, 1);
-                fputs("\" path=\"", f);
-                xml(f, l->note.path, 1);
-                fputc('"', f);
-            }
+            if (l->note.path)
+                xml_where(f, l->note.docid, l->note.collection, l->note.path);
             fputs(" target=\"", f);
             xml(f, l->target, 1);
             fputs("\">", f);
@@ -343,4 +345,180 @@ json_t *out_similar_json_item(const api_similar_info *si, size_t i)
         p += len + (p[len] == ' ');
     }
     return a;
+}
+
+/* ---- `trove dupes` ---- */
+
+static void put_item_loc(FILE *f, const dupe_item *it)
+{
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/%s", it->collection, it->path);
+    out_put_path(f, b.data);
+    tbuf_free(&b);
+    fprintf(f, ":%d", it->line_start);
+}
+
+static json_t *real_or_null(double d)
+{
+    return d == d ? json_real(d) : json_null();
+}
+
+/* ", vectors agree (cosine >= 0.93)" when the group's pairs had vectors. */
+static void put_cosine(FILE *f, double cosine)
+{
+    if (cosine == cosine)
+        fprintf(f, ", vectors agree (cosine >= %.2f)", cosine);
+}
+
+static void dupes_text(FILE *f, const dupes_result *r, int passages)
+{
+    const char *unit = passages ? "passages" : "notes";
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        fprintf(f, "%s%zu %s, similarity >= %.2f", k ? "\n" : "", g->n, unit, g->similarity);
+        put_cosine(f, g->cosine);
+        fputc('\n', f);
+        for (size_t i = 0; i < g->n; i++) {
+            const dupe_item *it = &g->items[i];
+            fputs("  ", f);
+            put_item_loc(f, it);
+            fputs("  ", f);
+            out_put_line(f, it->title);
+            if (it->heading && *it->heading) {
+                fputs(" > ", f);
+                out_put_line(f, it->heading);
+            }
+            fputc('\n', f);
+        }
+    }
+    fprintf(f, "%s%zu group%s of near-duplicate %s among %zu (%zu pair%s at the threshold",
+            r->n ? "\n" : "", r->n, r->n == 1 ? "" : "s", unit, r->units, r->candidates,
+            r->candidates == 1 ? "" : "s");
+    if (r->vec_model)
+        fprintf(f, ", %zu left out by their vectors", r->rejected);
+    fputs(")\n", f);
+}
+
+static void dupes_json(FILE *f, const dupes_result *r, double threshold, int passages)
+{
+    json_t *root = out_json_root(), *groups = json_array();
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        json_t *items = json_array();
+        for (size_t i = 0; i < g->n; i++) {
+            const dupe_item *it = &g->items[i];
+            char docid[16];
+            snprintf(docid, sizeof docid, "#%s", it->docid);
+            json_t *o = json_object();
+            json_object_set_new(o, "docid", json_string(docid));
+            json_object_set_new(o, "collection", out_json_str(it->collection));
+            json_object_set_new(o, "path", out_json_str(it->path));
+            json_object_set_new(o, "title", out_json_str(it->title));
+            json_object_set_new(o, "heading", it->heading ? out_json_str(it->heading) : json_null());
+            json_object_set_new(o, "line_start", json_integer(it->line_start));
+            json_object_set_new(o, "line_end", json_integer(it->line_end));
+            json_array_append_new(items, o);
+        }
+        json_array_append_new(groups, json_pack("{s:f, s:o, s:o}", "similarity", g->similarity,
+                                                "cosine", real_or_null(g->cosine), "items", items));
+    }
+    json_object_set_new(root, "threshold", json_real(threshold));
+    json_object_set_new(root, "unit", json_string(passages ? "passage" : "note"));
+    json_object_set_new(root, "compared", json_integer((json_int_t)r->units));
+    json_object_set_new(root, "pairs", json_integer((json_int_t)r->candidates));
+    json_object_set_new(root, "vector_model", r->vec_model ? out_json_str(r->vec_model) : json_null());
+    json_object_set_new(root, "rejected_by_vectors", json_integer((json_int_t)r->rejected));
+    json_object_set_new(root, "groups", groups);
+    out_json_print(f, root);
+}
+
+static void dupes_csv(FILE *f, const dupes_result *r)
+{
+    fputs("group,similarity,cosine,docid,collection,path,title,heading,line_start,line_end\r\n", f);
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        for (size_t i = 0; i < g->n; i++) {
+            const dupe_item *it = &g->items[i];
+            fprintf(f, "%zu,%.4f,", k + 1, g->similarity);
+            if (g->cosine == g->cosine)
+                fprintf(f, "%.4f", g->cosine);
+            fprintf(f, ",#%s,", it->docid);
+            csv(f, it->collection);
+            fputc(',', f);
+            csv(f, it->path);
+            fputc(',', f);
+            csv(f, it->title);
+            fputc(',', f);
+            csv(f, it->heading);
+            fprintf(f, ",%d,%d\r\n", it->line_start, it->line_end);
+        }
+    }
+}
+
+static void dupes_md(FILE *f, const dupes_result *r, int passages)
+{
+    fprintf(f, "# Near-duplicate %s\n", passages ? "passages" : "notes");
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        fprintf(f, "\n## %zu. %zu %s, similarity >= %.2f\n\n", k + 1, g->n,
+                passages ? "passages" : "notes", g->similarity);
+        for (size_t i = 0; i < g->n; i++) {
+            fputs("- `", f);
+            put_item_loc(f, &g->items[i]);
+            fputs("` ", f);
+            out_put_line(f, g->items[i].title);
+            fputc('\n', f);
+        }
+    }
+}
+
+static void dupes_xml(FILE *f, const dupes_result *r, int passages)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<dupes unit=\"%s\" compared=\"%zu\">\n",
+            passages ? "passage" : "note", r->units);
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        fprintf(f, "  <group similarity=\"%.4f\">\n", g->similarity);
+        for (size_t i = 0; i < g->n; i++) {
+            const dupe_item *it = &g->items[i];
+            fprintf(f, "    <item line_start=\"%d\" line_end=\"%d\"", it->line_start,
+                    it->line_end);
+            xml_where(f, it->docid, it->collection, it->path);
+            fputs(">", f);
+            xml(f, it->title, 0);
+            fputs("</item>\n", f);
+        }
+        fputs("  </group>\n", f);
+    }
+    fputs("</dupes>\n", f);
+}
+
+/* Each member's file, group after group (a file once per group). */
+static void dupes_files(FILE *f, const dupes_result *r)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        const dupe_group *g = &r->groups[k];
+        for (size_t i = 0; i < g->n; i++) {
+            if (i && strcmp(g->items[i].path, g->items[i - 1].path) == 0 &&
+                strcmp(g->items[i].collection, g->items[i - 1].collection) == 0)
+                continue;   /* members are in path order: passages of one note */
+            tbuf file = {0};
+            tbuf_printf(&file, "%s/%s", g->items[i].root, g->items[i].path);
+            out_put_path(f, file.data);
+            fputc('\n', f);
+            tbuf_free(&file);
+        }
+    }
+}
+
+void out_dupes(FILE *f, const dupes_result *r, double threshold, int passages, const out_opts *o)
+{
+    switch (o->format) {
+    case OUT_TEXT: dupes_text(f, r, passages); break;
+    case OUT_JSON: dupes_json(f, r, threshold, passages); break;
+    case OUT_CSV: dupes_csv(f, r); break;
+    case OUT_MD: dupes_md(f, r, passages); break;
+    case OUT_XML: dupes_xml(f, r, passages); break;
+    case OUT_FILES: dupes_files(f, r); break;
+    }
 }

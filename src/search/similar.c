@@ -167,15 +167,6 @@ static trove_err read_note_terms(store *st, int64_t doc_id, term_table *t)
                       row_body, &b);
 }
 
-/* Document frequencies come from FTS5 itself: a vocabulary table over
- * chunks_fts in the connection's temp schema (nothing is written to the
- * index file, so a read-only connection may make it). */
-static trove_err ensure_vocab(store *st)
-{
-    return store_exec(st, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.trove_chunk_vocab"
-                          " USING fts5vocab(main, chunks_fts, row)");
-}
-
 static int cmp_term_w(const void *a, const void *b)
 {
     const term *x = a, *y = b;
@@ -184,9 +175,39 @@ static int cmp_term_w(const void *a, const void *b)
     return strcmp(x->tok, y->tok);
 }
 
+/* A term in more than this share of the chunks says little of a topic,
+ * and counting it (and ranking by it) costs a read of its whole doclist:
+ * it is counted up to the cap only, and left out at the cap. */
+#define COMMON_SHARE 50   /* 1 / 50: 2 % of the chunks */
+#define COMMON_MIN 64
+
+/* How many chunks hold the term (FTS5 reading its doclist), at most `cap`. */
+static trove_err term_df(store *st, sqlite3_stmt *df, const term *x, int64_t cap, double *out)
+{
+    tbuf phrase = {0};
+    tbuf_putc(&phrase, '"');
+    for (const char *p = x->surface; *p; p++) {
+        if (*p == '"')
+            tbuf_putc(&phrase, '"');
+        tbuf_putc(&phrase, *p);
+    }
+    tbuf_putc(&phrase, '"');
+    sqlite3_reset(df);
+    sqlite3_bind_text(df, 1, phrase.data, (int)phrase.len, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(df, 2, cap);
+    trove_err rc = TROVE_OK;
+    *out = 0;
+    if (store_step(st, df, "reading term frequencies", &rc) > 0)
+        *out = (double)sqlite3_column_int64(df, 0);
+    tbuf_free(&phrase);
+    return rc;
+}
+
 static trove_err weigh_terms(store *st, term_table *t)
 {
-    sqlite3_stmt *n_stmt = store_stmt_get(st, "SELECT count(*) FROM chunks");
+    /* N: the highest chunk id, an upper bound of the chunk count read in
+     * O(log n) (count(*) reads the whole table); idf only ranks terms. */
+    sqlite3_stmt *n_stmt = store_stmt_get(st, "SELECT max(id) FROM chunks");
     if (!n_stmt)
         return store_fail(st, "counting chunks");
     trove_err rc = TROVE_OK;
@@ -194,19 +215,21 @@ static trove_err weigh_terms(store *st, term_table *t)
     if (store_step(st, n_stmt, "counting chunks", &rc) > 0)
         n_chunks = (double)sqlite3_column_int64(n_stmt, 0);
     store_stmt_put(st, n_stmt);
-    sqlite3_stmt *df = rc ? NULL : store_stmt_get(st, "SELECT doc FROM temp.trove_chunk_vocab"
-                                                      " WHERE term = ?1");
+    int64_t cap = (int64_t)n_chunks / COMMON_SHARE;
+    if (cap < COMMON_MIN)
+        cap = COMMON_MIN;
+    sqlite3_stmt *df = rc ? NULL : store_stmt_get(st, "SELECT count(*) FROM (SELECT 1 FROM"
+                                                      " chunks_fts WHERE chunks_fts MATCH ?1"
+                                                      " LIMIT ?2)");
     if (!rc && !df)
         rc = store_fail(st, "reading term frequencies");
     for (size_t i = 0; rc == TROVE_OK && i < t->n; i++) {
         term *x = &t->items[i];
-        sqlite3_reset(df);
-        sqlite3_bind_text(df, 1, x->tok, -1, SQLITE_STATIC);
         double d = 0;
-        if (store_step(st, df, "reading term frequencies", &rc) > 0)
-            d = (double)sqlite3_column_int64(df, 0);
-        /* A term no other chunk holds finds nothing else. */
-        if (d <= x->chunks) {
+        rc = term_df(st, df, x, cap, &d);
+        /* A term no other chunk holds finds nothing else; a common one
+         * finds everything. */
+        if (rc || d <= x->chunks || (d >= (double)cap && n_chunks > COMMON_MIN)) {
             x->w = 0;
             continue;
         }
@@ -218,33 +241,6 @@ static trove_err weigh_terms(store *st, term_table *t)
     if (rc == TROVE_OK)
         qsort(t->items, t->n, sizeof *t->items, cmp_term_w);
     return rc;
-}
-
-/* ---- the note's vector ----------------------------------------------------- */
-
-static trove_err pick_model(store *st, const similar_opts *o, int64_t *id, int *dim, char **name)
-{
-    *id = 0;
-    *dim = 0;
-    *name = NULL;
-    store_vec_model *m;
-    size_t n;
-    trove_err rc = store_vec_models(st, &m, &n);
-    if (rc)
-        return rc;
-    size_t best = n;
-    for (size_t i = 0; i < n; i++) {
-        if (o->vec_fingerprint ? strcmp(m[i].fingerprint, o->vec_fingerprint) == 0
-                               : (best == n || m[i].vectors > m[best].vectors))
-            best = i;
-    }
-    if (best < n && m[best].vectors > 0) {
-        *id = m[best].id;
-        *dim = m[best].dim;
-        *name = xstrdup(m[best].name);
-    }
-    store_vec_models_free(m, n);
-    return TROVE_OK;
 }
 
 /* ---- shared terms of a result ----------------------------------------------- */
@@ -336,9 +332,7 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
     float *qvec = NULL;
     int64_t model_id = 0;
     int dim = 0;
-    trove_err rc = ensure_vocab(st);
-    if (rc == TROVE_OK)
-        rc = store_read_begin(st);
+    trove_err rc = store_read_begin(st);
     if (rc)
         return rc;
     rc = store_doc_translations(st, o->doc_id, &ids, &n_ids);
@@ -347,7 +341,7 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
     if (rc == TROVE_OK)
         rc = weigh_terms(st, &t);
     if (rc == TROVE_OK)
-        rc = pick_model(st, o, &model_id, &dim, &info->vec_model);
+        rc = store_vec_model_pick(st, o->vec_fingerprint, &model_id, &dim, &info->vec_model);
     if (rc == TROVE_OK && model_id) {
         qvec = xmalloc((size_t)dim * sizeof *qvec);
         rc = store_vec_doc_mean(st, o->doc_id, model_id, dim, qvec, &info->vec_chunks);

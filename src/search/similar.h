@@ -2,11 +2,12 @@
  *
  * Two views of the note, fused by search_run() like any query:
  *   terms   its distinctive terms: every token of its chunks weighed by
- *           (1 + ln tf) * idf over the index's chunks (FTS5's own document
- *           frequencies, read through an fts5vocab table of the connection's
- *           temp schema), stopwords, single characters, numbers and terms
- *           no other chunk holds left out; the best SIMILAR_TERMS, OR-ed, are
- *           the keyword channel's query (the title channel is off);
+ *           (1 + ln tf) * idf over the index's chunks (FTS5 counting the
+ *           chunks that hold it, read up to 2 % of them: a term that common
+ *           says little of a topic and is left out, as are stopwords,
+ *           single characters, numbers and terms no other chunk holds); the
+ *           best SIMILAR_TERMS, OR-ed, are the keyword channel's query (the
+ *           title channel is off);
  *   vector  the mean of its chunk vectors (store_vec_doc_mean) as the query
  *           vector, when the index holds vectors of a model for it: the
  *           model asked for, else the one with the most vectors. No model

@@ -1059,18 +1059,57 @@ static trove_err row_mean(void *ctx, sqlite3_stmt *s)
     return TROVE_OK;
 }
 
-trove_err store_vec_doc_mean(store *st, int64_t doc_id, int64_t model_id, int dim, float *out,
-                             size_t *n)
+static trove_err vec_mean(store *st, const char *sql, int64_t id, int64_t model_id, int dim,
+                          float *out, size_t *n)
 {
     *n = 0;
     memset(out, 0, (size_t)dim * sizeof *out);
     if (dim <= 0 || dim > VEC_MAX_DIM)
         return trove_fail(TROVE_EINVAL, "vector dimension %d out of range", dim);
-    mean_ctx m = {st, doc_id, model_id, dim, xmalloc((size_t)dim), out, 0};
-    trove_err rc = store_each(st, "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
-                              " ON m.chunk_id = c.id AND m.model_id = ?2 WHERE c.doc_id = ?1"
-                              " ORDER BY c.seq", "reading a note's vectors", bind_mean, row_mean, &m);
+    mean_ctx m = {st, id, model_id, dim, xmalloc((size_t)dim), out, 0};
+    trove_err rc = store_each(st, sql, "reading stored vectors", bind_mean, row_mean, &m);
     free(m.q);
     *n = rc ? 0 : m.n;
     return rc;
+}
+
+trove_err store_vec_doc_mean(store *st, int64_t doc_id, int64_t model_id, int dim, float *out,
+                             size_t *n)
+{
+    return vec_mean(st, "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
+                    " ON m.chunk_id = c.id AND m.model_id = ?2 WHERE c.doc_id = ?1"
+                    " ORDER BY c.seq", doc_id, model_id, dim, out, n);
+}
+
+trove_err store_vec_chunk_get(store *st, int64_t chunk_id, int64_t model_id, int dim, float *out,
+                              size_t *n)
+{
+    return vec_mean(st, "SELECT seg_id, slot FROM vec_map WHERE chunk_id = ?1 AND model_id = ?2",
+                    chunk_id, model_id, dim, out, n);
+}
+
+trove_err store_vec_model_pick(store *st, const char *fingerprint, int64_t *id, int *dim,
+                               char **name)
+{
+    *id = 0;
+    *dim = 0;
+    *name = NULL;
+    store_vec_model *m;
+    size_t n;
+    trove_err rc = store_vec_models(st, &m, &n);
+    if (rc)
+        return rc;
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+        if (fingerprint ? strcmp(m[i].fingerprint, fingerprint) == 0
+                        : (best == n || m[i].vectors > m[best].vectors))
+            best = i;
+    }
+    if (best < n && m[best].vectors > 0) {
+        *id = m[best].id;
+        *dim = m[best].dim;
+        *name = xstrdup(m[best].name);
+    }
+    store_vec_models_free(m, n);
+    return TROVE_OK;
 }

@@ -133,11 +133,21 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
  * the key was introduced). Freed by the caller. */
 trove_err store_index_id(store *st, char **id);
 
+/* The model whose stored vectors a note's own vectors are read from: the
+ * one of `fingerprint`, else (NULL) the one with the most live vectors.
+ * *id 0 (and *name NULL) when it has none; *name is the caller's. */
+trove_err store_vec_model_pick(store *st, const char *fingerprint, int64_t *id, int *dim,
+                               char **name);
+
 /* The mean of a note's chunk vectors of a model, each scaled to unit
  * length first (dim floats into out; all zero when it has none); *n: the
  * chunks that had one. For `trove similar`: the note as one query. */
 trove_err store_vec_doc_mean(store *st, int64_t doc_id, int64_t model_id, int dim, float *out,
                              size_t *n);
+/* One chunk's vector of a model, scaled to unit length (*n 0 and zeros
+ * when it has none). */
+trove_err store_vec_chunk_get(store *st, int64_t chunk_id, int64_t model_id, int dim, float *out,
+                              size_t *n);
 
 /* Does the model have any vector in this collection? */
 trove_err store_vec_collection_has(store *st, int64_t model_id, const char *collection, int *has);

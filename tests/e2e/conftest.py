@@ -160,7 +160,7 @@ class Trove:
         return int(m.group(1))
 
     READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
-                     "links")
+                     "links", "dupes", "eval")
 
     def __call__(self, *args, env=None, timeout=60, cwd=None, both=True):
         if both and self.both_ways and args and str(args[0]) in self.READ_COMMANDS:

@@ -1,9 +1,10 @@
-"""`trove links` and `trove similar` on fixtures/graph-vault: meetings that
+"""`trove links`, `similar`, `dupes` and `eval` on fixtures/graph-vault: meetings that
 link notes, notes that name others without linking them, a note with no
 links, an unresolved link, near-duplicate recipes, a guide in two languages.
 Every test runs cold and through a daemon (each read compared byte for byte
 with its cold twin)."""
 import csv
+import hashlib
 import io
 import shutil
 import xml.etree.ElementTree as ET
@@ -179,3 +180,151 @@ def test_empty_vault(trove, tmp_path, cmd):
     assert r.rc == 1 and "not found" in r.err
     r = trove(cmd, "#abcd")
     assert r.rc == 1 and "no note with docid" in r.err
+
+
+# ---- dupes ----
+
+SOURDOUGH = {"recipes/sourdough.md", "recipes/sourdough-copy.md"}
+
+
+def test_dupes_groups_near_duplicates(graph):
+    t, _ = graph
+    doc = t.ok("dupes", "--json").json()
+    assert doc["unit"] == "note" and doc["threshold"] == 0.8
+    assert doc["compared"] == 13 and doc["vector_model"] is None
+    [g] = doc["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH
+    assert 0.8 <= g["similarity"] <= 1 and g["cosine"] is None
+    # a lower threshold takes in the second try (one number and the title differ)
+    [g] = t.ok("dupes", "--threshold", "0.6", "--json").json()["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH | {"recipes/sourdough-v2.md"}
+    r = t.ok("dupes")
+    assert "2 notes, similarity >= 0.8" in r.out
+    assert "1 group of near-duplicate notes among 13" in r.out
+
+
+def test_dupes_every_format_and_passages(graph):
+    t, v = graph
+    r = t.ok("dupes", "--csv")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert {x["path"] for x in rows} == SOURDOUGH and {x["group"] for x in rows} == {"1"}
+    root = ET.fromstring(t.ok("dupes", "--xml").out)
+    assert [len(g) for g in root] == [2]
+    assert set(t.ok("dupes", "--files").out.splitlines()) == {str(v / p) for p in SOURDOUGH}
+    assert "## 1. 2 notes" in t.ok("dupes", "--md").out
+    doc = t.ok("dupes", "--passages", "--json").json()
+    assert doc["unit"] == "passage"
+    [g] = doc["groups"]
+    assert {x["path"] for x in g["items"]} == SOURDOUGH
+    assert all(x["heading"] for x in g["items"]) and g["items"][0]["line_start"] == 1
+
+
+def test_dupes_with_vectors(graph, glove):
+    t, _ = graph
+    t.ok("embed", "--model", glove, both=False)
+    doc = t.ok("dupes", "--json").json()
+    assert doc["vector_model"] and doc["rejected_by_vectors"] == 0
+    [g] = doc["groups"]
+    assert g["cosine"] is not None and g["cosine"] >= 0.8
+    assert "vectors agree" in t.ok("dupes").out
+
+
+def test_dupes_bad_input(graph):
+    t, _ = graph
+    for bad in ("0", "1.5", "abc", "-1"):
+        r = t("dupes", "--threshold", bad, both=False)
+        assert r.rc == 2 and "--threshold needs a number in (0, 1]" in r.err
+    r = t("dupes", "extra", both=False)
+    assert r.rc == 2 and "unexpected argument" in r.err
+    r = t("dupes", "-c", "nope")
+    assert r.rc == 1 and "no collection named 'nope'" in r.err
+    assert t.ok("dupes", "-c", "g", "--json").json()["compared"] == 13
+
+
+def test_dupes_empty_vault(trove, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    trove.ok("collection", "add", empty, "--name", "e")
+    trove.ok("update")
+    doc = trove.ok("dupes", "--json").json()
+    assert doc["groups"] == [] and doc["compared"] == 0
+    assert "0 groups of near-duplicate notes among 0" in trove.ok("dupes").out
+
+
+# ---- eval ----
+
+def rows_of(doc, **want):
+    return [r for r in doc["results"] if all(r[k] == v for k, v in want.items())]
+
+
+def test_eval_builds_its_set_from_the_vault(graph):
+    t, _ = graph
+    before = hashlib.sha256(t.index.read_bytes()).hexdigest()
+    doc = t.ok("eval", "--json").json()
+    sets = doc["sets"]
+    assert sets["title"] == {"queries": 13, "candidates": 13}
+    assert sets["alias"]["queries"] == 1           # "Alpha Launch"
+    assert sets["description"]["queries"] == 1     # gateway-snapshots.md
+    # the standup's two resolved links (not the unresolved one), the review's
+    # one, Project Alpha's one
+    assert sets["link"]["queries"] == 4
+    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title"}   # no vectors
+    [title] = rows_of(doc, kind="title", mix="title")
+    assert title["queries"] == 13 and title["recall@10"] == 1.0
+    [link] = rows_of(doc, kind="link", mix="title")
+    assert link["recall@10"] < 1.0   # a sentence is not a name: the bias the docs name
+    for r in doc["results"]:
+        assert 0 <= r["mrr"] <= r["ndcg@10"] + 1e-9 <= r["recall@10"] + 2e-9 <= 1 + 2e-9
+    [desc] = rows_of(doc, kind="description", mix="hybrid")
+    assert desc["queries"] == 1
+    # per kind, the "all" row counts every query
+    [all_h] = rows_of(doc, kind="all", mix="hybrid")
+    assert all_h["queries"] == sum(s["queries"] for s in sets.values())
+    assert hashlib.sha256(t.index.read_bytes()).hexdigest() == before   # never writes
+
+
+def test_eval_compare_and_formats(graph):
+    t, _ = graph
+    doc = t.ok("eval", "--compare", "title_weight=0,bm25_weight=1", "", "--json").json()
+    assert {r["setting"] for r in doc["results"]} == {"title_weight=0,bm25_weight=1", ""}
+    assert {r["mix"] for r in doc["results"]} == {"hybrid"}
+    r = t.ok("eval", "--csv", "-n", "2")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert rows and all(int(x["queries"]) <= 2 or x["kind"] == "all" for x in rows)
+    r = t.ok("eval")
+    assert r.out.startswith("queries: title 13/13") and "nDCG@10" in r.out
+
+
+def test_eval_with_vectors(graph, glove):
+    t, _ = graph
+    t.ok("embed", "--model", glove, both=False)
+    doc = t.ok("eval", "--model", glove, "--json").json()
+    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title", "vector"}
+    doc = t.ok("eval", "--compare", "vector_weight=0.3", "vector_weight=0.7", "--model", glove,
+               "--json").json()
+    assert {r["setting"] for r in doc["results"]} == {"vector_weight=0.3", "vector_weight=0.7"}
+
+
+def test_eval_bad_input(graph):
+    t, _ = graph
+    r = t("eval", "--compare", "bogus=1", "")
+    assert r.rc == 1 and "no such search option" in r.err
+    r = t("eval", "--compare", "title_weight=-1", "")
+    assert r.rc == 1 and "title_weight" in r.err
+    r = t("eval", "--compare", "title_weight", "")
+    assert r.rc == 1 and "NAME=VALUE" in r.err
+    r = t("eval", "--compare", "x=1", both=False)
+    assert r.rc == 2 and "--compare needs two settings" in r.err
+    r = t("eval", "-n", "0", both=False)
+    assert r.rc == 2
+    r = t("eval", "-c", "nope")
+    assert r.rc == 1 and "no collection named 'nope'" in r.err
+
+
+def test_eval_empty_vault(trove, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    trove.ok("collection", "add", empty, "--name", "e")
+    trove.ok("update")
+    assert trove.ok("eval", "--json").json()["results"] == []
+    assert "no queries" in trove.ok("eval").out
