@@ -215,6 +215,59 @@ void emodel_layout(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int
 
 /* ---- loading ---- */
 
+static int64_t dim_value(const emodel_hparams *hp, emodel_dim d)
+{
+    switch (d) {
+    case EMODEL_D_NONE: return 0;
+    case EMODEL_D_EMBD: return hp->n_embd;
+    case EMODEL_D_FF: return hp->n_ff;
+    case EMODEL_D_HEAD: return hp->head_dim;
+    case EMODEL_D_Q: return hp->n_head * hp->head_dim;
+    case EMODEL_D_KV: return hp->n_head_kv * hp->head_dim;
+    case EMODEL_D_3EMBD: return 3 * hp->n_embd;
+    }
+    return 0;
+}
+
+static trove_err load_layer(emodel *m, int il, const emodel_tensor *spec, size_t n,
+                            unsigned char *L)
+{
+    char name[96];
+    for (size_t i = 0; i < n; i++) {
+        const emodel_tensor *t = &spec[i];
+        if (t->when && *(const bool *)(L + t->when - 1) != t->when_is)
+            continue;
+        snprintf(name, sizeof name, "blk.%d.%s", il, t->name);
+        int64_t in = dim_value(&m->hp, t->in);
+        bool *present = t->present ? (bool *)(L + t->present - 1) : NULL;
+        trove_err e;
+        if (t->out == EMODEL_D_NONE) {
+            float **v = (float **)(void *)(L + t->field - 1);
+            e = emodel_vec(m, name, in, t->required, v);
+            if (!e && present)
+                *present = *v != NULL;
+        } else {
+            e = emodel_mat(m, name, in, dim_value(&m->hp, t->out), t->required,
+                           (kmat *)(void *)(L + t->field - 1), present);
+        }
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
+trove_err emodel_load_layers(emodel *m, const emodel_tensor *spec, size_t n, size_t layer_size,
+                             void *layers)
+{
+    unsigned char *all = layers;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        trove_err e = load_layer(m, il, spec, n, all + (size_t)il * layer_size);
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
 static trove_err req_u32(emodel *m, const char *suffix, int64_t lo, int64_t hi, int64_t *out)
 {
     char key[128];

@@ -222,6 +222,45 @@ trove_err emodel_mat(struct emodel *m, const char *name, int64_t n_in, int64_t n
  * NULL when absent and not required. */
 trove_err emodel_vec(struct emodel *m, const char *name, int64_t n, bool required, float **out);
 
+/* Layer tensors as data: each architecture lists, per layer, the tensor
+ * names after "blk.<il>.", their shapes in symbolic dimensions and where
+ * they land in its layer struct; emodel_load_layers reads every layer of
+ * the file through that one table (names and shapes live nowhere else). */
+typedef enum emodel_dim {
+    EMODEL_D_NONE = 0, /* as `out`: the tensor is a vector of `in` floats */
+    EMODEL_D_EMBD,     /* n_embd */
+    EMODEL_D_FF,       /* n_ff */
+    EMODEL_D_HEAD,     /* head_dim */
+    EMODEL_D_Q,        /* n_head * head_dim */
+    EMODEL_D_KV,       /* n_head_kv * head_dim */
+    EMODEL_D_3EMBD,    /* 3 * n_embd (fused q, k, v) */
+} emodel_dim;
+
+/* Struct offsets + 1, so that 0 means "none" in designated initialisers. */
+#define EMODEL_AT(type, member) (offsetof(type, member) + 1)
+
+typedef struct emodel_tensor {
+    const char *name;  /* "attn_q.weight": read as "blk.<il>.attn_q.weight" */
+    emodel_dim in, out; /* ggml order {in, out}; out NONE: a vector */
+    bool required;
+    size_t field;      /* EMODEL_AT the kmat (matrix) or float * (vector) */
+    size_t present;    /* EMODEL_AT a bool set when the tensor exists; 0: none */
+    size_t when;       /* EMODEL_AT a bool read first: the row applies only */
+    bool when_is;      /* when that bool equals when_is; when 0: always */
+} emodel_tensor;
+
+/* Rows of a table: a matrix {in, out} or a vector of `in` floats. */
+#define EMODEL_MAT(nm, i, o, req, fld)                                                     \
+    {.name = (nm), .in = EMODEL_D_##i, .out = EMODEL_D_##o, .required = (req), .field = (fld)}
+#define EMODEL_VEC(nm, i, req, fld)                                                        \
+    {.name = (nm), .in = EMODEL_D_##i, .out = EMODEL_D_NONE, .required = (req), .field = (fld)}
+
+/* Fill hp.n_layer zeroed layer structs of layer_size bytes each at layers
+ * (allocated by the caller) from the table spec[0..n), row by row in
+ * order. Errors name the tensor (missing, wrong shape, unsupported type). */
+trove_err emodel_load_layers(struct emodel *m, const emodel_tensor *spec, size_t n,
+                             size_t layer_size, void *layers);
+
 /* Fill ws.pos, ws.lstart, ws.llen, ws.max_len for the chunk [s0, s0 + ns)
  * of b (T tokens). */
 void emodel_layout(struct emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int64_t T);
