@@ -352,7 +352,7 @@ size_t tokjson_median_token_chars(const tokjson *t) {
     const tj_strtab *v = &t->model.vocab;
     for (uint32_t id = 0; id < v->n; id++) {
         if (v->len[id] == UINT32_MAX) continue;
-        size_t c = utf8_chars(v->arena + v->off[id], v->len[id]);
+        size_t c = utf8_chars(v->pieces + v->off[id], v->len[id]);
         hist[c < NB ? c : NB - 1]++;
         total++;
     }
