@@ -116,10 +116,23 @@ trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool
                          float *out);
 
 /* Run ids[0..n) through a decoder model and keep its keys and values for
- * batches that continue it (emodel_batch.prefix). TROVE_EINVAL for an
- * encoder model, an empty or too long prefix, ids outside the vocabulary. */
+ * batches that continue it (emodel_batch.prefix) or for emodel_kv_extend
+ * (n 0: an empty cache, for generation from one token). TROVE_EINVAL for
+ * an encoder model, a too long prefix, ids outside the vocabulary. */
 trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out);
 void emodel_kv_free(emodel_kv *kv); /* NULL is fine */
+
+/* Rows of the language-model head (output.weight, else token_embd): the
+ * length of the logits emodel_kv_extend writes. */
+int64_t emodel_lm_rows(const emodel *m);
+
+/* Generation: run ids[0..n) continuing kv (built by emodel_kv_new), append
+ * their keys and values to it, and write the language-model logits of the
+ * last of them to logits (emodel_lm_rows floats; NULL: not computed). The cache
+ * grows as needed; TROVE_EINVAL when kv would pass n_ctx, for an id outside
+ * the vocabulary, or a kv of another model. */
+trove_err emodel_kv_extend(emodel *m, kpool *p, emodel_kv *kv, const int32_t *ids, int64_t n,
+                           float *logits);
 int64_t emodel_kv_len(const emodel_kv *kv);
 
 /* Give a decoder model a rank head made of its language-model head rows
@@ -157,9 +170,10 @@ struct emodel;
 
 struct emodel_kv {
     const struct emodel *m; /* the model it belongs to */
-    int64_t n;              /* prefix tokens */
+    int64_t n;              /* tokens held */
+    int64_t cap;            /* tokens each layer's slab has room for */
     int64_t width;          /* n_head_kv * head_dim */
-    float *k, *v;           /* n_layer x n x width each */
+    float *k, *v;           /* n_layer x cap x width each (rows >= n unused) */
 };
 
 typedef struct emodel_arch_ops {
@@ -168,10 +182,12 @@ typedef struct emodel_arch_ops {
      * chunk [s0, s0 + ns) of the batch. */
     void (*forward)(struct emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                     int64_t T, float *x);
-    /* Decoders only (NULL otherwise): run one sequence of n ids and store
-     * its keys and values in kv (allocated by the caller). */
-    void (*prefill)(struct emodel *m, kpool *p, const int32_t *ids, int64_t n,
-                    struct emodel_kv *kv);
+    /* Decoders only (NULL otherwise): run one sequence of n ids that
+     * continues kv's kv->n tokens, store its keys and values after them
+     * (room for n more is there; the caller then adds n to kv->n), and
+     * return the final hidden state of its last token (workspace). */
+    float *(*prefill)(struct emodel *m, kpool *p, const int32_t *ids, int64_t n,
+                      struct emodel_kv *kv);
     void (*free)(struct emodel *m);
 } emodel_arch_ops;
 

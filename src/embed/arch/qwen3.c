@@ -137,8 +137,8 @@ static void qwen3_last_rows(emodel *m, kpool *p, const qwen3_layer *L, int64_t n
 }
 
 /* The chunk [s0, s0 + ns) of b into x (T x n_embd final hidden states).
- * With capture (one sequence, no prefix), each layer's keys and values
- * are stored there too. */
+ * With capture (one sequence; its prefix, if any, is capture itself), each
+ * layer's keys and values are appended there too, after its n rows. */
 static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                       int64_t T, float *x, emodel_kv *capture)
 {
@@ -175,21 +175,21 @@ static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, in
         kern_rmsnorm(p, k, T * hp->n_head_kv, dk, dk, L->k_norm, hp->eps);
         kern_rope_neox(p, q, T, nq, hp->n_head, dk, m->ws.pos, tab);
         kern_rope_neox(p, k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
-        if (capture) {
-            size_t lay = (size_t)(il * capture->n * nkv);
+        if (capture) { /* rows [n, n + T) of the layer's slab */
+            size_t lay = (size_t)((il * capture->cap + capture->n) * nkv);
             memcpy(capture->k + lay, k, (size_t)(T * nkv) * sizeof(float));
             memcpy(capture->v + lay, v, (size_t)(T * nkv) * sizeof(float));
         }
         kattn a = {.n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = dk,
                    .scale = 1.0f / sqrtf((float)dk), .causal = 1};
         if (pre) {
-            a.pk = pre->k + il * pre->n * nkv;
-            a.pv = pre->v + il * pre->n * nkv;
+            a.pk = pre->k + il * pre->cap * nkv;
+            a.pv = pre->v + il * pre->cap * nkv;
             a.n_prefix = pre->n;
             a.ldp = nkv;
         }
         kern_attention(p, &a, q, nq, k, v, nkv, att, nq, m->ws.lstart, m->ws.llen, ns);
-        if (il == hp->n_layer - 1 && !capture && m->ws.last_only) {
+        if (il == hp->n_layer - 1 && m->ws.last_only) {
             qwen3_last_rows(m, p, L, ns, att, x);
             break;
         }
@@ -217,12 +217,14 @@ static void qwen3_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0
     qwen3_run(m, p, b, s0, ns, T, x, NULL);
 }
 
-static void qwen3_prefill(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv *kv)
+static float *qwen3_prefill(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv *kv)
 {
     int64_t start = 0;
-    emodel_batch b = {.ids = ids, .start = &start, .len = &n, .n_seq = 1};
+    emodel_batch b = {.ids = ids, .start = &start, .len = &n, .n_seq = 1,
+                      .prefix = kv->n ? kv : NULL};
     float *x = emodel_buf(m, 0, (size_t)(n * m->hp.n_embd));
     qwen3_run(m, p, &b, 0, 1, n, x, kv);
+    return x + (n - 1) * m->hp.n_embd;
 }
 
 const emodel_arch_ops emodel_qwen3_ops = {
