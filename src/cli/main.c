@@ -38,7 +38,7 @@ static const command commands[] = {
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
-    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
+    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|generate|bench models: fetch, pick, run"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
 
