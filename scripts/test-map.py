@@ -14,21 +14,22 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 E2E = {
-    'api': 'test_cli_query, test_cli_search, test_daemon (cold/daemon parity)',
+    'api': 'test_cli_query, test_query_expand, test_cli_search, test_cli_graph, test_daemon (cold/daemon parity)',
     'chunk': 'test_cli_details, test_cli_search',
     'cjk': 'test_cli_cjk',
     'cli': 'every test_cli_*, notably test_cli_options, test_cli_errors, test_cli_messages, test_cli_output',
     'config': 'test_cli_config, test_cli_collections',
     'daemon': 'test_daemon, test_daemon_locks, test_daemon_vcache',
     'embed': 'test_model_engine, test_model_qwen3, test_model_minilm, test_model_static, '
-             'test_gemma3_tokenizer, test_qwen3_tokcache',
+             'test_gemma3_tokenizer, test_qwen3_tokcache, test_generate',
     'fetch': 'test_model_pull',
     'fs': 'test_cli_inside, test_safety, test_cli_update',
     'index': 'test_cli_update, test_cli_vectors, test_day_in_life',
     'mcp': 'test_mcp',
     'md': 'test_cli_details, test_cli_get',
     'models': 'test_model_pull, test_cli_vectors',
-    'search': 'test_cli_search, test_cli_ranking, test_cli_fusion, test_cli_query, test_cli_translations',
+    'search': 'test_cli_search, test_cli_ranking, test_cli_fusion, test_cli_query, test_query_expand, '
+              'test_cli_translations, test_cli_graph',
     'store': 'test_cli_damage, test_cli_snapshot, test_faults',
     'text': 'test_cli_search, test_cli_cjk, test_cli_bytes',
     'util': 'test_cli_bytes, test_cli_output',
