@@ -76,7 +76,7 @@ _trove()
         esac
     done
     case $prev in
-        --index|--model|--reranker) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --index|--model|--reranker|--expand-model) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         -c|--collection) _trove_reply "$(_trove_collections "$trove")"; return ;;
     esac
     if [[ -z $cmd ]]; then

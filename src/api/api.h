@@ -197,8 +197,12 @@ typedef struct api_query_opts {
      * re-scorer. One that cannot rerank falls back to the lexical
      * re-scorer with info->rerank_warning saying why. */
     const char *reranker;
-    /* Hook for a generative expansion model (not implemented: non-NULL is
-     * TROVE_EINVAL until one exists). */
+    /* A generative expansion model (qmd's query-expansion GGUF, a Qwen3
+     * decoder; a resolved path): its lex:/vec:/hyde: lines add up to three
+     * variants to the deterministic ones. Its failures (no file, garbage,
+     * empty output, token budget) leave the deterministic expansion alone
+     * and are said in info->expand_note. NULL: deterministic only.
+     * Ignored with no_expand. */
     const char *expand_model;
 } api_query_opts;
 
@@ -214,6 +218,8 @@ typedef struct api_query_info {
                                  pipeline did not get that far. Owned by the info,
                                  like every string in it (api_query_info_free) */
     char *rerank_warning;     /* the model could not rerank: why, else NULL */
+    char *expand_note;        /* expand_model set: which variants it gave, or why
+                                 the deterministic expansion stands alone; else NULL */
     size_t n_fused;           /* candidates after fusion (kept) */
     size_t n_reranked;
     double rerank_trust;      /* the reranker model's earned share for this

@@ -61,6 +61,14 @@ struct api {
     api_model_slot *em_slot, *rm_slot;   /* held in `models` */
 };
 
+/* Generative expansion (api_expand.c): the model at path turns query into
+ * lex:/vec:/hyde: lines, parsed into *out (freed by the caller with
+ * qx_result_free). 1 when they are usable; 0 when not (out empty). Either
+ * way info->expand_note says what happened (for --explain). */
+struct qx_result;
+int api_expand_model(const char *path, const char *query, api_query_info *info,
+                     struct qx_result *out);
+
 /* The indexed note REF names (as api_get takes it, without ":LINE"; a
  * relative on-disk path resolved against cwd, NULL: this process's), and
  * the reader it was found with. TROVE_ENOENT when there is no index, no

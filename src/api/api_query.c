@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "api/api_int.h"
+#include "search/qexpand.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -37,6 +38,7 @@ void api_query_info_free(api_query_info *info)
     for (size_t i = 0; i < info->n_variants; i++)
         free(info->variants[i].text);
     free(info->rerank_warning);
+    free(info->expand_note);
     free(info->reranker);
     free(info->items);
     memset(info, 0, sizeof *info);
@@ -160,6 +162,21 @@ static char *prf_variant(const char *query, search_results *orig)
             n_fb = i + 1;
     }
     return qp_prf_query(query, docs, lens, w, n_fb, n_pool, QP_PRF_TERMS);
+}
+
+/* The generative model's lines as variants (a variant per line type);
+ * nothing when its output is unusable (info->expand_note says why). */
+static void add_model_variants(const char *path, const char *query, api_query_info *info)
+{
+    static const qp_variant_kind kinds[QX_KINDS] = {QP_VAR_LEX, QP_VAR_VEC, QP_VAR_HYDE};
+    qx_result x;
+    if (!api_expand_model(path, query, info, &x))
+        return;
+    for (int k = 0; k < QX_KINDS; k++) {
+        add_variant(info, kinds[k], x.first[k], 1.0);
+        x.first[k] = NULL; /* add_variant owns it now */
+    }
+    qx_result_free(&x);
 }
 
 /* Candidate pool: every note of every variant's search, ranks per list. */
@@ -378,8 +395,6 @@ trove_err api_query(api *a, const api_query_opts *opts, search_results *out,
     trove_err orc = api_search_opts_resolve(&resolved.base, api_config(a));
     if (orc)
         return orc;
-    if (o->expand_model)
-        return trove_fail(TROVE_EINVAL, "query expansion with a model is not supported yet");
     const char *query = o->base.search.query ? o->base.search.query : "";
     search_results res[QP_MAX_VARIANTS];
     memset(res, 0, sizeof res);
@@ -392,6 +407,8 @@ trove_err api_query(api *a, const api_query_opts *opts, search_results *out,
     if (!o->no_expand) {
         add_variant(info, QP_VAR_KEYWORDS, qp_keyword_form(query), 1.0);
         add_variant(info, QP_VAR_PRF, prf_variant(query, &res[0]), 1.0);
+        if (o->expand_model)
+            add_model_variants(o->expand_model, query, info);
     }
     for (size_t v = 1; rc == TROVE_OK && v < info->n_variants; v++)
         rc = variant_search(a, o, info->variants[v].text, 0, &res[v]);

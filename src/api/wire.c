@@ -910,6 +910,7 @@ static const wire_field query_info_rows[] = {
        .sub = &list_type),
     W(api_query_info, reranker, WIRE_STR),
     W(api_query_info, rerank_warning, WIRE_STR),
+    W(api_query_info, expand_note, WIRE_STR),
     W(api_query_info, n_fused, WIRE_SIZE),
     W(api_query_info, n_reranked, WIRE_SIZE),
     W(api_query_info, rerank_trust, WIRE_DOUBLE),

@@ -6,6 +6,8 @@
  *                          [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...
  *   trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]
  *                           [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...
+ *   trove model generate FILE [--max-new N] [--temperature T] [--top-k K] [--seed S]
+ *                             [--stop TEXT]... [--ignore-eos] [--threads N] [--timing] PROMPT
  * Results are JSON on stdout (floats printed with 9 significant digits,
  * enough to round-trip a float). */
 #include <errno.h>
@@ -31,6 +33,8 @@ static const char USAGE[] =
     "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
     "       trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]\n"
     "                         [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...\n"
+    "       trove model generate FILE [--max-new N] [--temperature T] [--top-k K] [--seed S]\n"
+    "                         [--stop TEXT]... [--ignore-eos] [--threads N] [--timing] PROMPT\n"
     "       trove model bench FILE [--threads N] [--batch B] [--tokens T] [--iters K]\n"
     "                         [--quant-sgemm | --quant-int8]\n"
     "       trove model pull [NAME | hf:ORG/REPO[/FILE] | URL] [--sha256 HEX] [--force]\n"
@@ -43,6 +47,12 @@ static const char USAGE[] =
     "for decoder rerankers such as Qwen3-Reranker); --doc-tokens keeps that many tokens\n"
     "of each DOC (default 256; 128 for decoder rerankers); --timing adds open_ms,\n"
     "rerank_ms and cpu_ms.\n"
+    "generate continues PROMPT (special tokens such as <|im_start|> written in it are\n"
+    "read as tokens) with a decoder model such as Qwen3 and prints {\"model\", \"text\",\n"
+    "\"ids\", \"prompt_tokens\", \"end\"}: greedy unless --temperature > 0 (then seeded\n"
+    "top-k sampling, --seed, --top-k default 40); --max-new is the token budget\n"
+    "(default 256); --stop ends at a text (repeatable); --timing adds prefill_ms,\n"
+    "decode_ms and tokens_per_s.\n"
     "bench times open, batched embedding of B random T-token passages, a 16-token\n"
     "query, and the machine's sgemm rate, and prints JSON.\n";
 
@@ -445,6 +455,110 @@ out:
     return rc;
 }
 
+/* ---- generate ---- */
+
+#define GEN_MAX_STOPS 16
+
+static int gen_option(int argc, char **argv, int *i, embed_opts *o, embed_gen_opts *g,
+                      const char **stops, bool *timing, int *rc)
+{
+    const char *v;
+    const char *cmd = "model generate";
+    *rc = EXIT_OK;
+    if (cli_opt_value(argc, argv, i, "--threads", &v)) {
+        *rc = parse_int(cmd, "--threads", v, 1, 256, &o->threads);
+    } else if (cli_opt_value(argc, argv, i, "--max-new", &v)) {
+        *rc = parse_int(cmd, "--max-new", v, 1, 1 << 16, &g->max_tokens);
+    } else if (cli_opt_value(argc, argv, i, "--top-k", &v)) {
+        *rc = parse_int(cmd, "--top-k", v, 1, 1024, &g->top_k);
+    } else if (cli_opt_value(argc, argv, i, "--temperature", &v)) {
+        char *end;
+        double t = v ? strtod(v, &end) : -1;
+        if (!v || !*v || *end || !(t >= 0 && t <= 10))
+            *rc = cli_usage(cmd, "--temperature needs a number in [0, 10]");
+        g->temperature = (float)t;
+    } else if (cli_opt_value(argc, argv, i, "--seed", &v)) {
+        char *end;
+        errno = 0;
+        unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+        if (!v || !*v || *end || errno || *v == '-')
+            *rc = cli_usage(cmd, "--seed needs a whole number");
+        g->seed = x;
+    } else if (cli_opt_value(argc, argv, i, "--stop", &v)) {
+        if (!v || !*v || g->n_stop == GEN_MAX_STOPS)
+            *rc = cli_usage(cmd, "--stop needs a non-empty text (at most %d of them)",
+                            GEN_MAX_STOPS);
+        else
+            stops[g->n_stop++] = v;
+    } else if (strcmp(argv[*i], "--ignore-eos") == 0) {
+        g->ignore_eos = 1;
+    } else if (strcmp(argv[*i], "--timing") == 0) {
+        *timing = true;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static void gen_print(const embed_model *m, const char *path, const embed_gen_result *r,
+                      bool timing)
+{
+    printf("{\"version\":%d,\"model\":", OUT_JSON_VERSION);
+    json_str(stdout, model_name(m, path));
+    printf(",\"text\":");
+    json_str(stdout, r->text);
+    printf(",\"ids\":[");
+    for (size_t i = 0; i < r->n_ids; i++)
+        printf("%s%d", i ? "," : "", r->ids[i]);
+    printf("],\"prompt_tokens\":%zu,\"end\":\"%s\"", r->n_prompt, embed_gen_end_name(r->end));
+    if (timing) {
+        double tps = r->decode_ms > 0 && r->n_ids > 1 ? (double)(r->n_ids - 1) * 1e3 / r->decode_ms
+                                                      : 0;
+        printf(",\"prefill_ms\":%.3f,\"decode_ms\":%.3f,\"tokens_per_s\":%.3f", r->prefill_ms,
+               r->decode_ms, tps);
+    }
+    printf("}\n");
+}
+
+static int model_generate(int argc, char **argv)
+{
+    const char *path = NULL, *prompt = NULL;
+    const char *stops[GEN_MAX_STOPS];
+    embed_opts o = {0};
+    embed_gen_opts g = {.stop = stops};
+    bool timing = false;
+    int rc = EXIT_OK;
+    for (int i = 2; i < argc; i++) {
+        if (gen_option(argc, argv, &i, &o, &g, stops, &timing, &rc)) {
+            if (rc)
+                return rc;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
+            return cli_usage("model generate", "unknown option %s", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else if (!prompt) {
+            prompt = argv[i];
+        } else {
+            return cli_usage("model generate", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!path || !prompt)
+        return cli_usage("model generate", "needs FILE and PROMPT");
+    trove_err e;
+    embed_model *m = open_model(path, &o, &e);
+    if (!m)
+        return cli_error(e);
+    embed_gen_result r;
+    e = embed_generate(m, prompt, &g, &r);
+    if (e)
+        rc = cli_error(e);
+    else
+        gen_print(m, path, &r, timing);
+    embed_gen_result_free(&r);
+    embed_close(m);
+    return rc;
+}
+
 /* ---- bench ---- */
 
 static double now_s(void)
@@ -534,7 +648,10 @@ int cmd_model(cli *c, int argc, char **argv)
         return model_embed(argc, argv);
     if (strcmp(argv[1], "rerank") == 0)
         return model_rerank(argc, argv);
+    if (strcmp(argv[1], "generate") == 0)
+        return model_generate(argc, argv);
     if (strcmp(argv[1], "bench") == 0)
         return model_bench(argc, argv);
-    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank, bench, pull, list, use)", argv[1]);
+    return cli_usage("model", "unknown subcommand '%s' (info, tokenize, embed, rerank, generate, "
+                     "bench, pull, list, use)", argv[1]);
 }

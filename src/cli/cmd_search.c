@@ -68,6 +68,10 @@ static const char query_help[] =
     "                        cross-encoder, 128 for a decoder reranker)\n"
     "  --no-rerank           fused order, no re-scoring\n"
     "  --no-expand           the query as typed, no variants\n"
+    "  --expand-model MODEL  also expand with qmd's query-expansion model (a Qwen3\n"
+    "                        GGUF; config `expand_model:`): its lex:, vec: and hyde:\n"
+    "                        lines add variants; unusable output keeps the\n"
+    "                        deterministic expansion alone (--explain says why)\n"
     "  --explain             variants, per-list ranks, reranker score, blend weight\n";
 
 typedef struct search_args {
@@ -75,6 +79,7 @@ typedef struct search_args {
     int is_query, no_rerank, no_expand;
     long candidates, window;
     const char *reranker_flag;
+    const char *expand_flag;
     out_opts oo;
     int vector_only, no_vector;
     const char *model_flag;
@@ -192,6 +197,10 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (a->is_query && cli_opt_value(argc, argv, &i, "--rerank-window", &v)) {
             if (!cli_opt_positive(v, &a->window))
                 return cli_usage(cmd, "--rerank-window needs a positive number");
+        } else if (a->is_query && cli_opt_value(argc, argv, &i, "--expand-model", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--expand-model needs a model name or path");
+            a->expand_flag = v;
         } else if (a->is_query && cli_opt_value(argc, argv, &i, "--reranker", &v)) {
             if (!v || !*v)
                 return cli_usage(cmd, "--reranker needs a path");
@@ -376,6 +385,29 @@ static const char *reranker_path(const search_args *a)
     return resolve_reranker(cfg ? cfg : &none, a->reranker_flag);
 }
 
+/* The expansion model: --expand-model, else config `expand_model:`, as a
+ * path (models_resolve_spec: a catalogue or models-folder name, or a path).
+ * NULL when none is set; one that does not resolve is an error (exit 1):
+ * the user asked for it by name. */
+static int expand_model_path(const search_args *a, char **out)
+{
+    *out = NULL;
+    const config *cfg = cli_config_once();
+    const char *spec = a->expand_flag ? a->expand_flag : cfg ? cfg->expand_model : NULL;
+    if (!spec || a->no_expand)
+        return EXIT_OK;
+    models_choice c;
+    trove_err e = models_resolve_spec(spec, &c);
+    if (e) {
+        models_choice_free(&c);
+        return cli_error(e);
+    }
+    *out = c.path;
+    c.path = NULL;
+    models_choice_free(&c);
+    return EXIT_OK;
+}
+
 /* `trove query`: through a running daemon when there is one (the same
  * fallback rule as search), else in this process. */
 static int run_query(cli *c, search_args *a, api **api)
@@ -389,8 +421,15 @@ static int run_query(cli *c, search_args *a, api **api)
     qo.window_tokens = (size_t)a->window;
     wire_query_answer ans;
     trove_err err;
-    int rc;
-    dcl *d = cli_daemon(c);
+    char *expand = NULL;
+    int rc = expand_model_path(a, &expand);
+    if (rc != EXIT_OK)
+        return rc;
+    qo.expand_model = expand;
+    /* With an expansion model the query is answered here: a daemon has no
+     * slot to keep a generator model and would open it for every query
+     * (a follow-up: an APIM_GENERATE kind in api_models). */
+    dcl *d = expand ? NULL : cli_daemon(c);
     if (d) {
         qo.reranker = reranker_path(a);
         /* Reranking with a decoder can take a minute on a slow machine:
@@ -400,11 +439,14 @@ static int run_query(cli *c, search_args *a, api **api)
             dcl_set_timeout(d, 900.0);
     }
     if (!dcl_try(d, WIRE_OP_QUERY, &qo, &ans, &err)) {
-        if ((rc = cli_open_api(c, api)) != EXIT_OK)
+        if ((rc = cli_open_api(c, api)) != EXIT_OK) {
+            free(expand);
             return rc;
+        }
         qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, *api);
         err = wire_call(*api, WIRE_OP_QUERY, &qo, &ans);
     }
+    free(expand);
     if (err) {
         rc = cli_error(err);
     } else {

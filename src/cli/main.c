@@ -1,7 +1,5 @@
 /* trove — local-first hybrid search for markdown knowledge bases. */
-#include <ctype.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +42,7 @@ static const command commands[] = {
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
-    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|bench models: fetch, pick, run"},
+    {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|generate|bench models: fetch, pick, run"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},
 };
 
@@ -64,17 +62,6 @@ int cli_error(trove_err err)
     const char *detail = trove_errmsg();
     fprintf(stderr, "trove: %s\n", detail && *detail ? detail : trove_strerror(err));
     return err == TROVE_EUSAGE ? EXIT_USAGE : EXIT_ERR;
-}
-
-int cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "trove %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nrun `trove %s --help` for usage\n", cmd);
-    va_end(ap);
-    return EXIT_USAGE;
 }
 
 int cli_load_config(config *cfg)
@@ -189,60 +176,6 @@ int cli_answer(cli *c, api **a, int op, void *args, void *out, trove_err *err)
     if (rc == EXIT_OK)
         *err = wire_call(*a, op, args, out);
     return rc;
-}
-
-int cli_opt_positive(const char *value, long *out)
-{
-    return str_to_long(value, 1, LONG_MAX, out);
-}
-
-int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    size_t len = strlen(name);
-    const char *arg = argv[*i];
-    if (strncmp(arg, name, len) != 0)
-        return 0;
-    if (arg[len] == '=') {
-        *value = arg + len + 1;
-        return 1;
-    }
-    if (arg[len] != '\0') {
-        if (len != 2 || name[1] == '-')
-            return 0;
-        *value = arg + len;   /* a short option's attached value: -n5, -cnotes */
-        return 1;
-    }
-    if (*i + 1 >= argc) {
-        *value = NULL;  /* caller reports the missing value */
-        return 1;
-    }
-    *value = argv[++*i];
-    return 1;
-}
-
-int cli_positionals(const char *cmd, const char *help, int argc, char **argv, int from, int *json,
-                    const char **pos, size_t cap, size_t *n)
-{
-    int options = 1;
-    *n = 0;
-    for (int i = from; i < argc; i++) {
-        const char *arg = argv[i];
-        if (options && strcmp(arg, "--") == 0) {
-            options = 0;
-        } else if (options && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
-            fputs(help, stdout);
-            return EXIT_OK;
-        } else if (options && json && strcmp(arg, "--json") == 0) {
-            *json = 1;
-        } else if (options && arg[0] == '-' && (arg[1] == '-' || isalpha((unsigned char)arg[1]))) {
-            return cli_usage(cmd, "unknown option %s", arg);
-        } else if (*n < cap) {
-            pos[(*n)++] = arg;
-        } else {
-            return cli_usage(cmd, "unexpected argument '%s'", arg);
-        }
-    }
-    return -1;
 }
 
 /* The Chinese segmenter asks for its paths on the first CJK text only, so

@@ -193,6 +193,11 @@ static void pipe_text_header(FILE *f, const api_query_info *q)
         out_put_line(f, q->variants[v].text);
         fputc('\n', f);
     }
+    if (q->expand_note) {
+        fputs("expansion: ", f);
+        out_put_line(f, q->expand_note);
+        fputc('\n', f);
+    }
     fputs("lists:", f);
     for (size_t l = 0; l < q->n_lists; l++) {
         char name[64];
@@ -251,6 +256,8 @@ static json_t *pipe_json_root(const api_query_info *q)
     json_object_set_new(p, "rerank_warning",
                         q->rerank_warning ? out_json_str(q->rerank_warning) : json_null());
     json_object_set_new(p, "rerank_trust", json_real(q->rerank_trust));
+    if (q->expand_note) /* a generative expansion model was asked for */
+        json_object_set_new(p, "expansion", out_json_str(q->expand_note));
     return p;
 }
 

@@ -373,18 +373,19 @@ static trove_err load_chinese(config *cfg, yaml_document_t *doc, yaml_node_t *zh
     return TROVE_OK;
 }
 
-static trove_err load_rerank_model(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+/* A model key (`rerank_model:`, `expand_model:`) into *out. */
+static trove_err load_model_key(config *cfg, yaml_document_t *doc, yaml_node_t *n,
+                                const char *key, char **out)
 {
     if (is_empty(doc, n))
         return TROVE_OK;
     if (n->type != YAML_SCALAR_NODE)
-        return trove_fail(TROVE_EPARSE, "%s: 'rerank_model' must be a model name or path",
-                          cfg->file);
+        return trove_fail(TROVE_EPARSE, "%s: '%s' must be a model name or path", cfg->file, key);
     /* A path (it has a '/') relative to the folder of config.yaml; a bare
-     * name stays a name, which models_resolve_reranker() looks for in the
-     * models folder, never in the current one. */
+     * name stays a name, which models_resolve_*() look for in the models
+     * folder, never in the current one. */
     const char *v = scalar(doc, n);
-    cfg->rerank_model = v && *v && !strchr(v, '/') ? xstrdup(v) : config_path(cfg, v);
+    *out = v && *v && !strchr(v, '/') ? xstrdup(v) : config_path(cfg, v);
     return TROVE_OK;
 }
 
@@ -429,7 +430,11 @@ trove_err config_load_file(config *cfg, const char *file)
             if (rc == TROVE_OK)
                 rc = load_weights(cfg, &doc, map_get(&doc, root, "weights"));
             if (rc == TROVE_OK)
-                rc = load_rerank_model(cfg, &doc, map_get(&doc, root, "rerank_model"));
+                rc = load_model_key(cfg, &doc, map_get(&doc, root, "rerank_model"),
+                                    "rerank_model", &cfg->rerank_model);
+            if (rc == TROVE_OK)
+                rc = load_model_key(cfg, &doc, map_get(&doc, root, "expand_model"),
+                                    "expand_model", &cfg->expand_model);
             if (rc == TROVE_OK)
                 rc = load_daemon(cfg, &doc, root);
             if (rc == TROVE_OK)
@@ -603,11 +608,14 @@ trove_err config_save(const config *cfg)
             tbuf_putc(&b, '\n');
         }
     }
-    if (cfg->rerank_model) {
-        tbuf_puts(&b, "rerank_model: ");
-        put_quoted(&b, cfg->rerank_model);
-        tbuf_putc(&b, '\n');
-    }
+    const char *const model_keys[2][2] = {{"rerank_model", cfg->rerank_model},
+                                         {"expand_model", cfg->expand_model}};
+    for (int k = 0; k < 2; k++)
+        if (model_keys[k][1]) {
+            tbuf_printf(&b, "%s: ", model_keys[k][0]);
+            put_quoted(&b, model_keys[k][1]);
+            tbuf_putc(&b, '\n');
+        }
     int any_weight = 0;
     for (int i = 0; i < CONFIG_N_WEIGHTS; i++)
         any_weight |= cfg->has_weight[i];
@@ -678,6 +686,7 @@ void config_free(config *cfg)
     free_list(cfg->languages, cfg->n_languages);
     free(cfg->zh_dict);
     free(cfg->rerank_model);
+    free(cfg->expand_model);
     free(cfg->zh_user_dict);
     free(cfg->file);
     memset(cfg, 0, sizeof *cfg);

@@ -66,6 +66,10 @@ typedef struct config {
      * the models folder; read it through models_resolve_reranker()), NULL:
      * the lexical re-scorer. */
     char *rerank_model;
+    /* `expand_model:` the generative expansion model `trove query` uses
+     * (qmd's query-expansion GGUF; a name or a path, resolved like
+     * rerank_model), NULL: deterministic expansion only. */
+    char *expand_model;
     /* `snapshots:` which index snapshots stay for `trove snapshot
      * rollback` (store.h, store_retention): the newest `snapshots` always,
      * every one of the last snap_minutes minutes, the newest of each of the

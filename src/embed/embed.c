@@ -18,6 +18,7 @@
 #include "embed/arch/m2v.h"
 #include "embed/arch/model.h"
 #include "embed/fingerprint.h"
+#include "embed/generate.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -603,6 +604,71 @@ static trove_err rerank_decoder(embed_model *em, const char *query, const char *
     }
     emodel_kv_free(kv);
     free(pre);
+    return e;
+}
+
+/* ---- generation ---- */
+
+const char *embed_gen_end_name(embed_gen_end e)
+{
+    switch (e) {
+    case EMBED_GEN_EOS: return "eos";
+    case EMBED_GEN_STOP: return "stop";
+    case EMBED_GEN_BUDGET: return "budget";
+    case EMBED_GEN_CONTEXT: return "context";
+    }
+    return "unknown";
+}
+
+void embed_gen_result_free(embed_gen_result *r)
+{
+    free(r->text);
+    free(r->ids);
+    memset(r, 0, sizeof *r);
+}
+
+/* The ids that end a turn: the file's eos token, and Qwen's chat markers. */
+static size_t gen_eos(const embed_model *em, int32_t *eos, size_t cap)
+{
+    static const char *const names[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>"};
+    size_t n = 0;
+    uint32_t id;
+    if (gguf_get_u32(em->f, "tokenizer.ggml.eos_token_id", &id) == TROVE_OK && n < cap)
+        eos[n++] = (int32_t)id;
+    else
+        trove_errclear();
+    for (size_t i = 0; i < sizeof names / sizeof *names && n < cap; i++) {
+        int32_t t = tokjson_token_to_id(em->tj, names[i], strlen(names[i]));
+        if (t >= 0)
+            eos[n++] = t;
+    }
+    return n;
+}
+
+trove_err embed_generate(embed_model *em, const char *prompt, const embed_gen_opts *o,
+                         embed_gen_result *out)
+{
+    memset(out, 0, sizeof *out);
+    embed_gen_opts dflt = {0};
+    if (!o)
+        o = &dflt;
+    if (em->sm || !em->m || !emodel_hp(em->m)->causal || !em->tj || em->decoder_rank)
+        return trove_fail(TROVE_EINVAL, "%s: this model cannot generate text (it takes a decoder "
+                          "language model with a byte-level BPE tokenizer, such as Qwen3)",
+                          em->f ? gguf_path(em->f) : "model");
+    size_t n = tj_body(em, &em->enc, prompt, strlen(prompt));
+    if (n == 0)
+        return trove_fail(TROVE_EINVAL, "generation needs a prompt of at least one token");
+    if ((int64_t)n >= emodel_hp(em->m)->n_ctx)
+        return trove_fail(TROVE_EINVAL, "the prompt has %zu tokens; the model's context takes %lld",
+                          n, (long long)emodel_hp(em->m)->n_ctx - 1);
+    int32_t *ids = xmalloc(n * sizeof *ids);
+    memcpy(ids, em->enc.ids, n * sizeof *ids);
+    int32_t eos[4];
+    egen_model g = {.m = em->m, .pool = em->pool, .tj = em->tj, .eos = eos,
+                    .n_eos = gen_eos(em, eos, 4)};
+    trove_err e = egen_run(&g, ids, n, o, out);
+    free(ids);
     return e;
 }
 

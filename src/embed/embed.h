@@ -90,6 +90,56 @@ trove_err embed_tokens(embed_model *m, const int32_t *ids, const int64_t *start,
 trove_err embed_rerank(embed_model *m, const char *query, const char *const *docs, size_t n,
                        float *scores);
 
+/* ---- generation (decoder models: qwen3) ---- */
+
+/* All fields optional: zeroed gives greedy decoding of up to 256 tokens
+ * that stops at the model's end-of-turn / end-of-text tokens. */
+typedef struct embed_gen_opts {
+    int max_tokens;           /* budget of generated tokens; <= 0: 256 */
+    float temperature;        /* <= 0: greedy (the likeliest token, the
+                                 lowest id on a tie); > 0: seeded sampling */
+    int top_k;                /* sampling draws among the k likeliest; <= 0: 40 */
+    uint64_t seed;            /* sampling: the same seed gives the same tokens */
+    const char *const *stop;  /* stop strings: generation ends when the text
+                                 holds one; the text is cut before it */
+    size_t n_stop;
+    int ignore_eos;           /* nonzero: end-of-text tokens do not stop it
+                                 (parity tests that need a fixed length) */
+} embed_gen_opts;
+
+typedef enum embed_gen_end {
+    EMBED_GEN_EOS = 0,        /* the model ended its turn */
+    EMBED_GEN_STOP = 1,       /* a stop string */
+    EMBED_GEN_BUDGET = 2,     /* max_tokens generated */
+    EMBED_GEN_CONTEXT = 3,    /* the model's context is full */
+} embed_gen_end;
+
+typedef struct embed_gen_result {
+    char *text;               /* the generated text (bytes of the tokens,
+                                 end-of-text tokens left out, cut at a stop
+                                 string), NUL-terminated; owned */
+    size_t len;
+    int32_t *ids;             /* every generated id, the stopping one included; owned */
+    size_t n_ids;
+    size_t n_prompt;          /* prompt tokens */
+    embed_gen_end end;
+    double prefill_ms, decode_ms; /* wall time of the prompt and of the rest */
+} embed_gen_result;
+
+/* Continue prompt (UTF-8; special tokens written in it, such as
+ * <|im_start|>, are read as those tokens; nothing is added) with the
+ * model's language-model head (output.weight, or token_embd when tied),
+ * one token at a time over a key/value cache. TROVE_EINVAL for a model
+ * that cannot generate (an encoder, a static model, a reranker, a
+ * tokenizer other than byte-level BPE) or an empty prompt; the prompt and
+ * the budget must fit the context. out is zeroed first; free it with
+ * embed_gen_result_free (also after an error). */
+trove_err embed_generate(embed_model *m, const char *prompt, const embed_gen_opts *o,
+                         embed_gen_result *out);
+void embed_gen_result_free(embed_gen_result *r);
+/* Name of an end: "eos", "stop", "budget", "context". */
+const char *embed_gen_end_name(embed_gen_end e);
+
 /* Token ids of text as the model would see it (framing added when
  * add_special; no prompt). Writes at most cap ids, returns the count. */
 size_t embed_tokenize(const embed_model *m, const char *text, int add_special, int32_t *ids,

@@ -26,6 +26,7 @@
 
 #include "fs/gitignore.h"
 #include "fs/glob.h"
+#include "util/arena.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
@@ -315,12 +316,10 @@ out:
 }
 
 /* Read the whole directory (names into one arena), sorted by bytes. */
-static ent *read_entries(walker *w, DIR *d, char **arena_out, size_t *n_out, int *has_gitignore)
+static ent *read_entries(walker *w, DIR *d, arena *names, size_t *n_out, int *has_gitignore)
 {
-    tbuf arena = {0};
-    size_t *offs = NULL, n = 0, cap = 0;
-    unsigned char *types = NULL;
-    size_t tcap = 0;
+    ent *ents = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *de;
     for (;;) {
         errno = 0;
@@ -341,22 +340,13 @@ static ent *read_entries(walker *w, DIR *d, char **arena_out, size_t *n_out, int
         if (type == DT_UNKNOWN && fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
                  : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
-        xgrow(&offs, &cap, n + 1, sizeof *offs);
-        xgrow(&types, &tcap, n + 1, 1);
-        offs[n] = arena.len;
-        types[n] = type;
-        n++;
-        tbuf_append(&arena, nm, strlen(nm) + 1);
+        xgrow(&ents, &cap, n + 1, sizeof *ents);
+        ents[n++] = (ent){arena_strndup(names, nm, strlen(nm)), type};
     }
     if (errno != 0)
         warn(w, "%s: %s", w->path.len ? w->path.data : ".", strerror(errno));
-    ent *ents = xmalloc((n ? n : 1) * sizeof *ents);
-    for (size_t i = 0; i < n; i++)
-        ents[i] = (ent){arena.data + offs[i], types[i]};
-    free(offs);
-    free(types);
-    qsort(ents, n, sizeof *ents, cmp_ent);
-    *arena_out = arena.data;
+    if (n)
+        qsort(ents, n, sizeof *ents, cmp_ent);
     *n_out = n;
     return ents;
 }
@@ -372,16 +362,16 @@ static void walk_dir(walker *w, int fd, gi_frame *gi)
         return;
     }
     int has_gi = 0;
-    char *arena;
+    arena names = {0};
     size_t n;
-    ent *ents = read_entries(w, d, &arena, &n, &has_gi);
+    ent *ents = read_entries(w, d, &names, &n, &has_gi);
     int dfd = dirfd(d);
     gi_frame *here = has_gi ? read_gitignore(w, dfd, gi) : gi_frame_ref(gi);
     for (size_t i = 0; i < n && !w->stop; i++)
         visit_entry(w, dfd, &ents[i], here);
     gi_frame_unref(here);
     free(ents);
-    free(arena);
+    arena_free(&names);
     closedir(d);
 }
 

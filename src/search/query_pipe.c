@@ -10,7 +10,8 @@
 #include "util/buf.h"
 #include "util/mem.h"
 
-const char *const qp_variant_names[QP_MAX_VARIANTS] = {"original", "keywords", "prf", "model"};
+const char *const qp_variant_names[QP_MAX_VARIANTS] = {"original", "keywords", "prf",
+                                                         "lex", "vec", "hyde"};
 
 /* ---- expansion -------------------------------------------------------- */
 

@@ -31,14 +31,16 @@
 #define QP_WINDOW_TOKENS 256
 /* Weight of the original query's lists against an expansion's. */
 #define QP_ORIGINAL_WEIGHT 2.0
-#define QP_MAX_VARIANTS 4
+/* At most one variant of each kind: the deterministic three, and the
+ * generative model's first lex:, vec: and hyde: lines (search/qexpand.h). */
+#define QP_MAX_VARIANTS 6
 #define QP_MAX_LISTS 12
 
 typedef enum qp_variant_kind {
-    QP_VAR_ORIGINAL, QP_VAR_KEYWORDS, QP_VAR_PRF, QP_VAR_MODEL,
+    QP_VAR_ORIGINAL, QP_VAR_KEYWORDS, QP_VAR_PRF, QP_VAR_LEX, QP_VAR_VEC, QP_VAR_HYDE,
 } qp_variant_kind;
 
-/* "original", "keywords", "prf", "model" */
+/* "original", "keywords", "prf", "lex", "vec", "hyde" */
 extern const char *const qp_variant_names[QP_MAX_VARIANTS];
 
 typedef struct qp_variant {

@@ -4,7 +4,7 @@
 Qwen3 model's vocabulary (gpt2 tokenizer model, qwen2 pre-tokenizer):
 
     qwen3_gguf.py TOKENIZER_JSON OUT.gguf [--tokenizer-only] [--embedding]
-                  [--reranker] [--pad N] [--bench]
+                  [--reranker] [--untied] [--pad N] [--bench] [--shape-1.7b]
 
 tokens by id (model vocab + added tokens), [PAD<id>] rows of type UNUSED up
 to N ids (the converter pads to config.json's vocab_size; default 151680);
@@ -16,7 +16,11 @@ head as the converter makes for Qwen3-Reranker. The model part is a tiny
 random-weight Qwen3 (tests/tools/make_models.py); --tokenizer-only writes
 the metadata alone; --bench the Qwen3-0.6B shape instead (28 layers, hidden
 1024, 16 heads, 8 KV heads of 128, FFN 3072, Q8_0; about 640 MB, a minute
-to write). Used by tests/unit/test_tokjson.c, tests/e2e/test_model_qwen3.py
+to write); --shape-1.7b the Qwen3-1.7B shape (28 layers, hidden 2048, 16
+heads, 8 KV heads of 128, FFN 6144, Q8_0; about 2 GB) that qmd's
+query-expansion model has. --untied writes a separate random
+output.weight (a tied head makes a random model repeat one token, which
+would hide cache defects from the generation test). Used by tests/unit/test_tokjson.c, tests/e2e/test_model_qwen3.py
 and bench/qwen3_bench.sh.
 """
 import json
@@ -76,6 +80,10 @@ def main(argv):
     tj = json.load(open(argv[1], encoding="utf-8"))
     pad = int(argv[argv.index("--pad") + 1]) if "--pad" in argv else 151680
     kv, toks = tokenizer_kv(tj, "--embedding" in argv, pad)
+    shape_args = [a for a in argv if a in ("--bench", "--shape-1.7b")]
+    if len(shape_args) > 1:
+        sys.stderr.write("qwen3_gguf.py: --bench and --shape-1.7b exclude each other\n")
+        return 2
     if "--tokenizer-only" in argv:
         w = GGUFWriter(argv[2])
         w.add_kv("general.architecture", "qwen3")
@@ -86,6 +94,10 @@ def main(argv):
     shape = dict(H=32, L=2, nh=2, nkv=1, dk=16, FF=64, ctx=2048, emb_qtype="Q8_0")
     if "--bench" in argv:
         shape = dict(H=1024, L=28, nh=16, nkv=8, dk=128, FF=3072, ctx=40960, qtype="Q8_0")
+    if "--shape-1.7b" in argv:
+        shape = dict(H=2048, L=28, nh=16, nkv=8, dk=128, FF=6144, ctx=40960, qtype="Q8_0")
+    if "--untied" in argv:
+        shape["tied"] = False
     qwen3_model(argv[2], seed=40,
                 name="Qwen3-Reranker-vocab-test" if rerank else "Qwen3-Embedding-vocab-test",
                 pool=4 if rerank else 3, cls_out=rerank, tokenizer_kv=(kv, toks), **shape)

@@ -22,19 +22,16 @@
 #include "embed/arch/model.h"
 #include "embed/kernels/quant.h"
 
+#include "testutil.h"
+
 static char models[512];
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static float frand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
+static tu_rng rng = {0x9E3779B97F4A7C15ull};
 
 static void fill(float *x, size_t n, float scale)
 {
     for (size_t i = 0; i < n; i++)
-        x[i] = frand() * scale;
+        x[i] = tu_rng_sym(&rng) * scale;
 }
 
 /* ---- kernels ---- */
@@ -166,7 +163,7 @@ static void test_rowops(void **state)
     float s[37];
     double sum = 0, mx = -1e30;
     for (int i = 0; i < 37; i++) {
-        s[i] = frand() * 60.0f;
+        s[i] = tu_rng_sym(&rng) * 60.0f;
         mx = fmax(mx, s[i]);
     }
     float s0[37];

@@ -19,23 +19,10 @@
 #include "embed/kernels/quant.h"
 #include "util/mem.h"
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+#include "testutil.h"
 
-static uint32_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
+static tu_rng rng = {0x2545F4914F6CDD1Dull};
 
-static float gauss(void)
-{
-    float s = 0;
-    for (int i = 0; i < 12; i++)
-        s += (float)(rnd() % 100000) / 100000.0f;
-    return s - 6.0f;
-}
 
 /* Random Q8_0 rows: every byte pattern of the quants (-128 included) and
  * scales of a few magnitudes, one block in 17 with scale 0. */
@@ -45,11 +32,11 @@ static uint8_t *random_q8(int64_t rows, int64_t n)
     uint8_t *w = xmalloc(rs * (size_t)rows);
     for (int64_t i = 0; i < rows * (n / 32); i++) {
         uint8_t *b = w + 34 * i;
-        float d = i % 17 == 5 ? 0.0f : (float)(rnd() % 1000 + 1) * (i % 3 ? 1e-4f : 1e-2f);
+        float d = i % 17 == 5 ? 0.0f : (float)(tu_rng_u32(&rng) % 1000 + 1) * (i % 3 ? 1e-4f : 1e-2f);
         uint16_t h = quant_f32_to_f16(d);
         memcpy(b, &h, 2);
         for (int k = 0; k < 32; k++)
-            b[2 + k] = (uint8_t)rnd();
+            b[2 + k] = (uint8_t)tu_rng_u32(&rng);
     }
     return w;
 }
@@ -64,7 +51,7 @@ static float *random_act(int64_t T, int64_t n)
         else if (t % 4 == 1)
             x[i] = i % 2 ? 7.5f : -7.5f; /* the int8 extremes */
         else
-            x[i] = gauss() * (i % 7 ? 1.0f : 4.0f);
+            x[i] = tu_rng_gauss(&rng) * (i % 7 ? 1.0f : 4.0f);
     }
     return x;
 }

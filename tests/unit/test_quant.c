@@ -19,30 +19,15 @@
 #include "embed/kernels/quant.h"
 #include "util/mem.h"
 
+#include "testutil.h"
+
 static const ggml_type all_types[] = {
     GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
     GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
 };
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static uint32_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-/* roughly normal, mean 0 sd 1 */
-static float gauss(void)
-{
-    float s = 0;
-    for (int i = 0; i < 12; i++)
-        s += (float)(rnd() & 0xFFFF) / 65536.0f;
-    return s - 6.0f;
-}
+static tu_rng rng = {0x9E3779B97F4A7C15ull};
 
 /* ---- tables ---- */
 
@@ -121,7 +106,7 @@ static void test_f16(void **state)
     assert_true(isnan(quant_f16_to_f32(quant_f32_to_f16(NAN))));
     if (hw) {
         for (int i = 0; i < 200000; i++) {
-            uint32_t bits = rnd() << 16 ^ rnd();
+            uint32_t bits = tu_rng_u32(&rng) << 16 ^ tu_rng_u32(&rng);
             float f;
             memcpy(&f, &bits, 4);
             if (isnan(f))
@@ -247,9 +232,9 @@ static void random_block(ggml_type t, uint8_t *b)
 {
     size_t ts = quant_type_size(t);
     for (size_t i = 0; i < ts; i++)
-        b[i] = (uint8_t)rnd();
-    uint16_t d = quant_f32_to_f16(0.01f + (float)(rnd() % 1000) / 1000.0f);
-    uint16_t dmin = quant_f32_to_f16((float)(rnd() % 1000) / 4000.0f);
+        b[i] = (uint8_t)tu_rng_u32(&rng);
+    uint16_t d = quant_f32_to_f16(0.01f + (float)(tu_rng_u32(&rng) % 1000) / 1000.0f);
+    uint16_t dmin = quant_f32_to_f16((float)(tu_rng_u32(&rng) % 1000) / 4000.0f);
     size_t doff = t == GGML_TYPE_Q6_K ? 208 : 0;
     memcpy(b + doff, &d, 2);
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K)
@@ -286,7 +271,7 @@ static void test_dequant_reference(void **state)
     float src[64], back[64];
     uint8_t raw[256];
     for (int i = 0; i < 64; i++)
-        src[i] = gauss() * 100.0f;
+        src[i] = tu_rng_gauss(&rng) * 100.0f;
     quant_quantize_row(GGML_TYPE_F32, src, raw, 64);
     quant_dequantize_row(GGML_TYPE_F32, raw, back, 64);
     assert_memory_equal(src, back, sizeof src);
@@ -314,7 +299,7 @@ static void test_quantize_error(void **state)
     float *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
     uint8_t *q = xmalloc(N * 4);
     for (int i = 0; i < N; i++)
-        x[i] = gauss() * (i % 512 < 40 ? 0.01f : 1.0f);
+        x[i] = tu_rng_gauss(&rng) * (i % 512 < 40 ? 0.01f : 1.0f);
     for (size_t t = 0; t < NTYPES; t++) {
         quant_quantize_row(all_types[t], x, q, N);
         quant_dequantize_row(all_types[t], q, y, N);
@@ -374,9 +359,9 @@ static void check_dots(quant_impl impl)
     float *w = xmalloc(ROWS * N * sizeof *w), *wd = xmalloc(ROWS * N * sizeof *wd);
     float *x = xmalloc(M * N * sizeof *x);
     for (int i = 0; i < ROWS * N; i++)
-        w[i] = gauss();
+        w[i] = tu_rng_gauss(&rng);
     for (int i = 0; i < M * N; i++)
-        x[i] = gauss() * (i % 3 ? 1.0f : 0.1f);
+        x[i] = tu_rng_gauss(&rng) * (i % 3 ? 1.0f : 0.1f);
     for (size_t t = 0; t < NTYPES; t++) {
         ggml_type ty = all_types[t];
         size_t rs = quant_row_size(ty, N), as = quant_act_row_size(ty, N);
@@ -479,11 +464,11 @@ static void test_avx2_vs_portable(void **state)
                     random_block(ty, wq + b * ts);
             } else {
                 for (int i = 0; i < N; i++)
-                    wd[i] = gauss();
+                    wd[i] = tu_rng_gauss(&rng);
                 quant_quantize_row(ty, wd, wq, N);
             }
             for (int i = 0; i < N; i++)
-                x[i] = iter % 3 == 0 ? (i % 2 ? 5.0f : -5.0f) : gauss();
+                x[i] = iter % 3 == 0 ? (i % 2 ? 5.0f : -5.0f) : tu_rng_gauss(&rng);
             quant_quantize_act(ty, x, aq, N);
             quant_set_impl(QUANT_IMPL_PORTABLE);
             float p = quant_vec_dot(ty, wq, aq, N);

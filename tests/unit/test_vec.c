@@ -14,20 +14,14 @@
 #include "util/mem.h"
 #include "vec/vec.h"
 
-static uint64_t rng = 88172645463325252ull;
+#include "testutil.h"
 
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static tu_rng rng = {88172645463325252ull};
 
 static void random_i8(int8_t *q, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        q[i] = (int8_t)((int)(rnd() % 255) - 127);
+        q[i] = (int8_t)((int)(tu_rng_u32(&rng) % 255) - 127);
 }
 
 static void test_quantize(void **state)
@@ -94,9 +88,9 @@ static void fixture_make(fixture *f, size_t n, int dim, int64_t n_docs)
     f->doc = xmalloc(n * sizeof *f->doc);
     f->dead = xcalloc((n + 7) / 8, 1);
     for (size_t i = 0; i < n; i++) {
-        f->scale[i] = 0.001f * (float)(1 + rnd() % 7);
+        f->scale[i] = 0.001f * (float)(1 + tu_rng_u32(&rng) % 7);
         f->chunk[i] = (int64_t)i + 1;
-        f->doc[i] = 1 + (int64_t)(rnd() % (uint32_t)n_docs);
+        f->doc[i] = 1 + (int64_t)(tu_rng_u32(&rng) % (uint32_t)n_docs);
     }
 }
 

@@ -6,10 +6,13 @@
  * corpus under $TROVE_SHARED_DIR and skips the test when it is missing;
  * tu_index_note() parses, chunks and stores one note (asserting success,
  * so include it after cmocka.h) and returns its id; tu_rm_rf() removes a
- * temporary folder. */
+ * temporary folder; tu_mkdtemp() makes one under /tmp. tu_rng is the one
+ * seeded random generator of the tests (xorshift64: the same sequence on
+ * every machine, so a failure reproduces). */
 #ifndef TROVE_TESTUTIL_H
 #define TROVE_TESTUTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -126,6 +129,48 @@ static inline int64_t tu_index_note(store *st, int64_t coll, const char *coll_na
     chunk_list_free(&chunks);
     md_doc_free(&md);
     return id;
+}
+
+/* ---- seeded random numbers ---- */
+
+typedef struct tu_rng {
+    uint64_t s; /* any non-zero seed */
+} tu_rng;
+
+static inline uint64_t tu_rng_next(tu_rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+/* 32 random bits (the high-middle bits of the state). */
+static inline uint32_t tu_rng_u32(tu_rng *r)
+{
+    return (uint32_t)(tu_rng_next(r) >> 16);
+}
+
+/* Uniform in [-1, 1), 53 bits. */
+static inline float tu_rng_sym(tu_rng *r)
+{
+    return (float)((double)(tu_rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* Roughly normal, mean 0, sd 1 (sum of 12 uniforms). */
+static inline float tu_rng_gauss(tu_rng *r)
+{
+    float s = 0;
+    for (int i = 0; i < 12; i++)
+        s += (float)(tu_rng_u32(r) & 0xFFFF) / 65536.0f;
+    return s - 6.0f;
+}
+
+/* A fresh folder /tmp/trove-test-<tag>.XXXXXX into buf; 0 or -1. */
+static inline int tu_mkdtemp(const char *tag, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "/tmp/trove-test-%s.XXXXXX", tag);
+    return mkdtemp(buf) ? 0 : -1;
 }
 
 static inline int tu_rm_rf(const char *dir)

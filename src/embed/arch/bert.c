@@ -32,39 +32,35 @@ typedef struct bert_w {
     bert_layer *layers;
 } bert_w;
 
-static trove_err bert_load_layer(emodel *m, int il, bert_layer *L)
-{
-    int64_t H = m->hp.n_embd, F = m->hp.n_ff;
-    char n[96];
-    trove_err e;
-#define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, il), n)
-    if ((e = emodel_mat(m, NAME("attn_qkv.weight"), H, 3 * H, false, &L->qkv, &L->fused)))
-        return e;
-    if (L->fused) {
-        if ((e = emodel_vec(m, NAME("attn_qkv.bias"), 3 * H, false, &L->qkv_b)))
-            return e;
-    } else if ((e = emodel_mat(m, NAME("attn_q.weight"), H, H, true, &L->q, NULL)) ||
-               (e = emodel_vec(m, NAME("attn_q.bias"), H, false, &L->q_b)) ||
-               (e = emodel_mat(m, NAME("attn_k.weight"), H, H, true, &L->k, NULL)) ||
-               (e = emodel_vec(m, NAME("attn_k.bias"), H, false, &L->k_b)) ||
-               (e = emodel_mat(m, NAME("attn_v.weight"), H, H, true, &L->v, NULL)) ||
-               (e = emodel_vec(m, NAME("attn_v.bias"), H, false, &L->v_b))) {
-        return e;
-    }
-    if ((e = emodel_mat(m, NAME("attn_output.weight"), H, H, true, &L->o, NULL)) ||
-        (e = emodel_vec(m, NAME("attn_output.bias"), H, false, &L->o_b)) ||
-        (e = emodel_vec(m, NAME("attn_output_norm.weight"), H, true, &L->ln1_w)) ||
-        (e = emodel_vec(m, NAME("attn_output_norm.bias"), H, false, &L->ln1_b)) ||
-        (e = emodel_mat(m, NAME("ffn_up.weight"), H, F, true, &L->up, NULL)) ||
-        (e = emodel_vec(m, NAME("ffn_up.bias"), F, false, &L->up_b)) ||
-        (e = emodel_mat(m, NAME("ffn_down.weight"), F, H, true, &L->down, NULL)) ||
-        (e = emodel_vec(m, NAME("ffn_down.bias"), H, false, &L->down_b)) ||
-        (e = emodel_vec(m, NAME("layer_output_norm.weight"), H, true, &L->ln2_w)) ||
-        (e = emodel_vec(m, NAME("layer_output_norm.bias"), H, false, &L->ln2_b)))
-        return e;
-#undef NAME
-    return TROVE_OK;
-}
+/* q, k and v are one fused matrix or three, each with an optional bias. */
+#define AT(f) EMODEL_AT(bert_layer, f)
+#define SPLIT(nm, o, req, f)                                                               \
+    {.name = (nm), .in = EMODEL_D_EMBD, .out = (o), .required = (req), .field = AT(f),      \
+     .when = AT(fused), .when_is = false}
+static const emodel_tensor bert_tensors[] = {
+    {.name = "attn_qkv.weight", .in = EMODEL_D_EMBD, .out = EMODEL_D_3EMBD, .field = AT(qkv),
+     .present = AT(fused)},
+    {.name = "attn_qkv.bias", .in = EMODEL_D_3EMBD, .field = AT(qkv_b), .when = AT(fused),
+     .when_is = true},
+    SPLIT("attn_q.weight", EMODEL_D_EMBD, true, q),
+    SPLIT("attn_q.bias", EMODEL_D_NONE, false, q_b),
+    SPLIT("attn_k.weight", EMODEL_D_EMBD, true, k),
+    SPLIT("attn_k.bias", EMODEL_D_NONE, false, k_b),
+    SPLIT("attn_v.weight", EMODEL_D_EMBD, true, v),
+    SPLIT("attn_v.bias", EMODEL_D_NONE, false, v_b),
+    EMODEL_MAT("attn_output.weight", EMBD, EMBD, true, AT(o)),
+    EMODEL_VEC("attn_output.bias", EMBD, false, AT(o_b)),
+    EMODEL_VEC("attn_output_norm.weight", EMBD, true, AT(ln1_w)),
+    EMODEL_VEC("attn_output_norm.bias", EMBD, false, AT(ln1_b)),
+    EMODEL_MAT("ffn_up.weight", EMBD, FF, true, AT(up)),
+    EMODEL_VEC("ffn_up.bias", FF, false, AT(up_b)),
+    EMODEL_MAT("ffn_down.weight", FF, EMBD, true, AT(down)),
+    EMODEL_VEC("ffn_down.bias", EMBD, false, AT(down_b)),
+    EMODEL_VEC("layer_output_norm.weight", EMBD, true, AT(ln2_w)),
+    EMODEL_VEC("layer_output_norm.bias", EMBD, false, AT(ln2_b)),
+};
+#undef SPLIT
+#undef AT
 
 static trove_err bert_load(emodel *m, const gguf_file *f)
 {
@@ -116,10 +112,8 @@ static trove_err bert_load(emodel *m, const gguf_file *f)
         (e = emodel_vec(m, "token_embd_norm.bias", hp->n_embd, false, &w->emb_ln_b)))
         return e;
     w->layers = xcalloc((size_t)hp->n_layer, sizeof *w->layers);
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((e = bert_load_layer(m, il, &w->layers[il])))
-            return e;
-    return TROVE_OK;
+    return emodel_load_layers(m, bert_tensors, sizeof bert_tensors / sizeof *bert_tensors,
+                                sizeof *w->layers, w->layers);
 }
 
 static void bert_free(emodel *m)

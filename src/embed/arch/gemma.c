@@ -39,31 +39,23 @@ typedef struct gemma_w {
     gemma_layer *layers;
 } gemma_w;
 
-static trove_err gemma_load_layer(emodel *m, int il, gemma_layer *L)
-{
-    const emodel_hparams *hp = &m->hp;
-    int64_t H = hp->n_embd, F = hp->n_ff, dk = hp->head_dim;
-    int64_t nq = hp->n_head * dk, nkv = hp->n_head_kv * dk;
-    char n[96];
-    trove_err e;
-#define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, il), n)
-    if ((e = emodel_vec(m, NAME("attn_norm.weight"), H, true, &L->attn_norm)) ||
-        (e = emodel_mat(m, NAME("attn_q.weight"), H, nq, true, &L->q, NULL)) ||
-        (e = emodel_mat(m, NAME("attn_k.weight"), H, nkv, true, &L->k, NULL)) ||
-        (e = emodel_mat(m, NAME("attn_v.weight"), H, nkv, true, &L->v, NULL)) ||
-        (e = emodel_vec(m, NAME("attn_q_norm.weight"), dk, true, &L->q_norm)) ||
-        (e = emodel_vec(m, NAME("attn_k_norm.weight"), dk, true, &L->k_norm)) ||
-        (e = emodel_mat(m, NAME("attn_output.weight"), nq, H, true, &L->o, NULL)) ||
-        (e = emodel_vec(m, NAME("post_attention_norm.weight"), H, true, &L->post_attn_norm)) ||
-        (e = emodel_vec(m, NAME("ffn_norm.weight"), H, true, &L->ffn_norm)) ||
-        (e = emodel_mat(m, NAME("ffn_gate.weight"), H, F, true, &L->gate, NULL)) ||
-        (e = emodel_mat(m, NAME("ffn_up.weight"), H, F, true, &L->up, NULL)) ||
-        (e = emodel_mat(m, NAME("ffn_down.weight"), F, H, true, &L->down, NULL)) ||
-        (e = emodel_vec(m, NAME("post_ffw_norm.weight"), H, true, &L->post_ffw_norm)))
-        return e;
-#undef NAME
-    return TROVE_OK;
-}
+#define AT(f) EMODEL_AT(gemma_layer, f)
+static const emodel_tensor gemma_tensors[] = {
+    EMODEL_VEC("attn_norm.weight", EMBD, true, AT(attn_norm)),
+    EMODEL_MAT("attn_q.weight", EMBD, Q, true, AT(q)),
+    EMODEL_MAT("attn_k.weight", EMBD, KV, true, AT(k)),
+    EMODEL_MAT("attn_v.weight", EMBD, KV, true, AT(v)),
+    EMODEL_VEC("attn_q_norm.weight", HEAD, true, AT(q_norm)),
+    EMODEL_VEC("attn_k_norm.weight", HEAD, true, AT(k_norm)),
+    EMODEL_MAT("attn_output.weight", Q, EMBD, true, AT(o)),
+    EMODEL_VEC("post_attention_norm.weight", EMBD, true, AT(post_attn_norm)),
+    EMODEL_VEC("ffn_norm.weight", EMBD, true, AT(ffn_norm)),
+    EMODEL_MAT("ffn_gate.weight", EMBD, FF, true, AT(gate)),
+    EMODEL_MAT("ffn_up.weight", EMBD, FF, true, AT(up)),
+    EMODEL_MAT("ffn_down.weight", FF, EMBD, true, AT(down)),
+    EMODEL_VEC("post_ffw_norm.weight", EMBD, true, AT(post_ffw_norm)),
+};
+#undef AT
 
 /* Which layers use the sliding window: a period (uint) or one bool per
  * layer (true = sliding window). */
@@ -124,11 +116,10 @@ static trove_err gemma_load(emodel *m, const gguf_file *f)
     hp->swa_window = win;
 
     w->layers = xcalloc((size_t)hp->n_layer, sizeof *w->layers);
-    if ((e = gemma_swa_layers(m, w)))
+    if ((e = emodel_load_layers(m, gemma_tensors, sizeof gemma_tensors / sizeof *gemma_tensors,
+                                sizeof *w->layers, w->layers)) ||
+        (e = gemma_swa_layers(m, w)))
         return e;
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((e = gemma_load_layer(m, il, &w->layers[il])))
-            return e;
     return emodel_vec(m, "output_norm.weight", hp->n_embd, true, &w->out_norm);
 }
 

@@ -215,6 +215,59 @@ void emodel_layout(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns, int
 
 /* ---- loading ---- */
 
+static int64_t dim_value(const emodel_hparams *hp, emodel_dim d)
+{
+    switch (d) {
+    case EMODEL_D_NONE: return 0;
+    case EMODEL_D_EMBD: return hp->n_embd;
+    case EMODEL_D_FF: return hp->n_ff;
+    case EMODEL_D_HEAD: return hp->head_dim;
+    case EMODEL_D_Q: return hp->n_head * hp->head_dim;
+    case EMODEL_D_KV: return hp->n_head_kv * hp->head_dim;
+    case EMODEL_D_3EMBD: return 3 * hp->n_embd;
+    }
+    return 0;
+}
+
+static trove_err load_layer(emodel *m, int il, const emodel_tensor *spec, size_t n,
+                            unsigned char *L)
+{
+    char name[96];
+    for (size_t i = 0; i < n; i++) {
+        const emodel_tensor *t = &spec[i];
+        if (t->when && *(const bool *)(L + t->when - 1) != t->when_is)
+            continue;
+        snprintf(name, sizeof name, "blk.%d.%s", il, t->name);
+        int64_t in = dim_value(&m->hp, t->in);
+        bool *present = t->present ? (bool *)(L + t->present - 1) : NULL;
+        trove_err e;
+        if (t->out == EMODEL_D_NONE) {
+            float **v = (float **)(void *)(L + t->field - 1);
+            e = emodel_vec(m, name, in, t->required, v);
+            if (!e && present)
+                *present = *v != NULL;
+        } else {
+            e = emodel_mat(m, name, in, dim_value(&m->hp, t->out), t->required,
+                           (kmat *)(void *)(L + t->field - 1), present);
+        }
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
+trove_err emodel_load_layers(emodel *m, const emodel_tensor *spec, size_t n, size_t layer_size,
+                             void *layers)
+{
+    unsigned char *all = layers;
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        trove_err e = load_layer(m, il, spec, n, all + (size_t)il * layer_size);
+        if (e)
+            return e;
+    }
+    return TROVE_OK;
+}
+
 static trove_err req_u32(emodel *m, const char *suffix, int64_t lo, int64_t hi, int64_t *out)
 {
     char key[128];
@@ -625,31 +678,84 @@ static trove_err check_ids(emodel *m, const int32_t *ids, int64_t n)
     return TROVE_OK;
 }
 
-trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out)
+/* Room in kv for `need` tokens: each layer's slab moves to its place in
+ * larger arrays (the layers are laid out cap apart). */
+static void kv_reserve(emodel_kv *kv, int64_t layers, int64_t need)
 {
-    *out = NULL;
+    if (need <= kv->cap)
+        return;
+    int64_t cap = kv->cap ? kv->cap : 16;
+    while (cap < need)
+        cap *= 2;
+    size_t row = (size_t)kv->width * sizeof(float);
+    float *k = xmalloc((size_t)(layers * cap) * row), *v = xmalloc((size_t)(layers * cap) * row);
+    for (int64_t il = 0; il < layers && kv->n; il++) {
+        memcpy(k + il * cap * kv->width, kv->k + il * kv->cap * kv->width, (size_t)kv->n * row);
+        memcpy(v + il * cap * kv->width, kv->v + il * kv->cap * kv->width, (size_t)kv->n * row);
+    }
+    free(kv->k);
+    free(kv->v);
+    kv->k = k;
+    kv->v = v;
+    kv->cap = cap;
+}
+
+/* ids continuing kv into it; the last token's final hidden state (or NULL
+ * on error, with the error set). */
+static trove_err kv_run(emodel *m, kpool *p, emodel_kv *kv, const int32_t *ids, int64_t n,
+                        float **last)
+{
     if (!m->ops->prefill)
-        return trove_fail(TROVE_EINVAL, "%s: %s is not a decoder; it has no prefix cache",
+        return trove_fail(TROVE_EINVAL, "%s: %s is not a decoder; it has no key/value cache",
                           gguf_path(m->f), m->hp.arch_name);
-    if (n < 1 || n >= m->hp.n_ctx)
-        return trove_fail(TROVE_EINVAL, "prefix of %" PRId64 " tokens; the model takes 1 to %"
-                          PRId64, n, m->hp.n_ctx - 1);
+    if (kv->m != m)
+        return trove_fail(TROVE_EINVAL, "%s: the key/value cache belongs to another model",
+                          gguf_path(m->f));
+    if (n < 1 || kv->n + n > m->hp.n_ctx)
+        return trove_fail(TROVE_EINVAL, "%" PRId64 " tokens after %" PRId64 "; the model takes "
+                          "at most %" PRId64 " in all", n, kv->n, m->hp.n_ctx);
     trove_err e = check_ids(m, ids, n);
     if (e)
         return e;
-    emodel_kv *kv = xcalloc(1, sizeof *kv);
-    kv->m = m;
-    kv->n = n;
-    kv->width = m->hp.n_head_kv * m->hp.head_dim;
-    size_t sz = (size_t)(m->hp.n_layer * n * kv->width);
-    kv->k = xmalloc(sz * sizeof(float));
-    kv->v = xmalloc(sz * sizeof(float));
+    kv_reserve(kv, m->hp.n_layer, kv->n + n);
     pack_all(m, p);
     double t0 = kprof_on() ? kprof_now_ms() : 0;
-    m->ops->prefill(m, p, ids, n, kv);
+    m->ws.last_only = true; /* only the last row's output is read */
+    *last = m->ops->prefill(m, p, ids, n, kv);
+    kv->n += n;
     if (kprof_on())
         kprof_add(KPROF_FORWARD, kprof_now_ms() - t0, 0);
+    return TROVE_OK;
+}
+
+trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out)
+{
+    *out = NULL;
+    if (n >= m->hp.n_ctx)
+        return trove_fail(TROVE_EINVAL, "prefix of %" PRId64 " tokens; the model takes 1 to %"
+                          PRId64, n, m->hp.n_ctx - 1);
+    emodel_kv *kv = xcalloc(1, sizeof *kv);
+    kv->m = m;
+    kv->width = m->hp.n_head_kv * m->hp.head_dim;
+    float *last;
+    trove_err e = n == 0 && m->ops->prefill ? TROVE_OK : kv_run(m, p, kv, ids, n, &last);
+    if (e) {
+        emodel_kv_free(kv);
+        return e;
+    }
     *out = kv;
+    return TROVE_OK;
+}
+
+trove_err emodel_kv_extend(emodel *m, kpool *p, emodel_kv *kv, const int32_t *ids, int64_t n,
+                           float *logits)
+{
+    float *last;
+    trove_err e = kv_run(m, p, kv, ids, n, &last);
+    if (e || !logits)
+        return e;
+    const kmat *head = m->has_lm_head ? &m->lm_head : &m->tok_embd;
+    kern_linear(p, head, NULL, last, m->hp.n_embd, 1, logits, head->n_out);
     return TROVE_OK;
 }
 
@@ -660,6 +766,11 @@ void emodel_kv_free(emodel_kv *kv)
     free(kv->k);
     free(kv->v);
     free(kv);
+}
+
+int64_t emodel_lm_rows(const emodel *m)
+{
+    return m->has_lm_head ? m->lm_head.n_out : m->tok_embd.n_out;
 }
 
 int64_t emodel_kv_len(const emodel_kv *kv)

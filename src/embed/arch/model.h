@@ -116,10 +116,23 @@ trove_err emodel_forward(emodel *m, kpool *p, const emodel_batch *b, emodel_pool
                          float *out);
 
 /* Run ids[0..n) through a decoder model and keep its keys and values for
- * batches that continue it (emodel_batch.prefix). TROVE_EINVAL for an
- * encoder model, an empty or too long prefix, ids outside the vocabulary. */
+ * batches that continue it (emodel_batch.prefix) or for emodel_kv_extend
+ * (n 0: an empty cache, for generation from one token). TROVE_EINVAL for
+ * an encoder model, a too long prefix, ids outside the vocabulary. */
 trove_err emodel_kv_new(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv **out);
 void emodel_kv_free(emodel_kv *kv); /* NULL is fine */
+
+/* Rows of the language-model head (output.weight, else token_embd): the
+ * length of the logits emodel_kv_extend writes. */
+int64_t emodel_lm_rows(const emodel *m);
+
+/* Generation: run ids[0..n) continuing kv (built by emodel_kv_new), append
+ * their keys and values to it, and write the language-model logits of the
+ * last of them to logits (emodel_lm_rows floats; NULL: not computed). The cache
+ * grows as needed; TROVE_EINVAL when kv would pass n_ctx, for an id outside
+ * the vocabulary, or a kv of another model. */
+trove_err emodel_kv_extend(emodel *m, kpool *p, emodel_kv *kv, const int32_t *ids, int64_t n,
+                           float *logits);
 int64_t emodel_kv_len(const emodel_kv *kv);
 
 /* Give a decoder model a rank head made of its language-model head rows
@@ -157,9 +170,10 @@ struct emodel;
 
 struct emodel_kv {
     const struct emodel *m; /* the model it belongs to */
-    int64_t n;              /* prefix tokens */
+    int64_t n;              /* tokens held */
+    int64_t cap;            /* tokens each layer's slab has room for */
     int64_t width;          /* n_head_kv * head_dim */
-    float *k, *v;           /* n_layer x n x width each */
+    float *k, *v;           /* n_layer x cap x width each (rows >= n unused) */
 };
 
 typedef struct emodel_arch_ops {
@@ -168,10 +182,12 @@ typedef struct emodel_arch_ops {
      * chunk [s0, s0 + ns) of the batch. */
     void (*forward)(struct emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                     int64_t T, float *x);
-    /* Decoders only (NULL otherwise): run one sequence of n ids and store
-     * its keys and values in kv (allocated by the caller). */
-    void (*prefill)(struct emodel *m, kpool *p, const int32_t *ids, int64_t n,
-                    struct emodel_kv *kv);
+    /* Decoders only (NULL otherwise): run one sequence of n ids that
+     * continues kv's kv->n tokens, store its keys and values after them
+     * (room for n more is there; the caller then adds n to kv->n), and
+     * return the final hidden state of its last token (workspace). */
+    float *(*prefill)(struct emodel *m, kpool *p, const int32_t *ids, int64_t n,
+                      struct emodel_kv *kv);
     void (*free)(struct emodel *m);
 } emodel_arch_ops;
 
@@ -221,6 +237,45 @@ trove_err emodel_mat(struct emodel *m, const char *name, int64_t n_in, int64_t n
 /* A 1-D vector of n elements, converted to f32 and owned by the model;
  * NULL when absent and not required. */
 trove_err emodel_vec(struct emodel *m, const char *name, int64_t n, bool required, float **out);
+
+/* Layer tensors as data: each architecture lists, per layer, the tensor
+ * names after "blk.<il>.", their shapes in symbolic dimensions and where
+ * they land in its layer struct; emodel_load_layers reads every layer of
+ * the file through that one table (names and shapes live nowhere else). */
+typedef enum emodel_dim {
+    EMODEL_D_NONE = 0, /* as `out`: the tensor is a vector of `in` floats */
+    EMODEL_D_EMBD,     /* n_embd */
+    EMODEL_D_FF,       /* n_ff */
+    EMODEL_D_HEAD,     /* head_dim */
+    EMODEL_D_Q,        /* n_head * head_dim */
+    EMODEL_D_KV,       /* n_head_kv * head_dim */
+    EMODEL_D_3EMBD,    /* 3 * n_embd (fused q, k, v) */
+} emodel_dim;
+
+/* Struct offsets + 1, so that 0 means "none" in designated initialisers. */
+#define EMODEL_AT(type, member) (offsetof(type, member) + 1)
+
+typedef struct emodel_tensor {
+    const char *name;  /* "attn_q.weight": read as "blk.<il>.attn_q.weight" */
+    emodel_dim in, out; /* ggml order {in, out}; out NONE: a vector */
+    bool required;
+    size_t field;      /* EMODEL_AT the kmat (matrix) or float * (vector) */
+    size_t present;    /* EMODEL_AT a bool set when the tensor exists; 0: none */
+    size_t when;       /* EMODEL_AT a bool read first: the row applies only */
+    bool when_is;      /* when that bool equals when_is; when 0: always */
+} emodel_tensor;
+
+/* Rows of a table: a matrix {in, out} or a vector of `in` floats. */
+#define EMODEL_MAT(nm, i, o, req, fld)                                                     \
+    {.name = (nm), .in = EMODEL_D_##i, .out = EMODEL_D_##o, .required = (req), .field = (fld)}
+#define EMODEL_VEC(nm, i, req, fld)                                                        \
+    {.name = (nm), .in = EMODEL_D_##i, .out = EMODEL_D_NONE, .required = (req), .field = (fld)}
+
+/* Fill hp.n_layer zeroed layer structs of layer_size bytes each at layers
+ * (allocated by the caller) from the table spec[0..n), row by row in
+ * order. Errors name the tensor (missing, wrong shape, unsupported type). */
+trove_err emodel_load_layers(struct emodel *m, const emodel_tensor *spec, size_t n,
+                             size_t layer_size, void *layers);
 
 /* Fill ws.pos, ws.lstart, ws.llen, ws.max_len for the chunk [s0, s0 + ns)
  * of b (T tokens). */

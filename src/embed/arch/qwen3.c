@@ -42,32 +42,24 @@ typedef struct qwen3_w {
     qwen3_layer *layers;
 } qwen3_w;
 
-static trove_err qwen3_load_layer(emodel *m, int il, qwen3_layer *L)
-{
-    const emodel_hparams *hp = &m->hp;
-    int64_t H = hp->n_embd, F = hp->n_ff, dk = hp->head_dim;
-    int64_t nq = hp->n_head * dk, nkv = hp->n_head_kv * dk;
-    char n[96];
-    trove_err e;
-#define NAME(s) (snprintf(n, sizeof n, "blk.%d." s, il), n)
-    if ((e = emodel_vec(m, NAME("attn_norm.weight"), H, true, &L->attn_norm)) ||
-        (e = emodel_mat(m, NAME("attn_q.weight"), H, nq, true, &L->q, NULL)) ||
-        (e = emodel_mat(m, NAME("attn_k.weight"), H, nkv, true, &L->k, NULL)) ||
-        (e = emodel_mat(m, NAME("attn_v.weight"), H, nkv, true, &L->v, NULL)) ||
-        (e = emodel_vec(m, NAME("attn_q.bias"), nq, false, &L->q_b)) ||
-        (e = emodel_vec(m, NAME("attn_k.bias"), nkv, false, &L->k_b)) ||
-        (e = emodel_vec(m, NAME("attn_v.bias"), nkv, false, &L->v_b)) ||
-        (e = emodel_vec(m, NAME("attn_q_norm.weight"), dk, true, &L->q_norm)) ||
-        (e = emodel_vec(m, NAME("attn_k_norm.weight"), dk, true, &L->k_norm)) ||
-        (e = emodel_mat(m, NAME("attn_output.weight"), nq, H, true, &L->o, NULL)) ||
-        (e = emodel_vec(m, NAME("ffn_norm.weight"), H, true, &L->ffn_norm)) ||
-        (e = emodel_mat(m, NAME("ffn_gate.weight"), H, F, true, &L->gate, NULL)) ||
-        (e = emodel_mat(m, NAME("ffn_up.weight"), H, F, true, &L->up, NULL)) ||
-        (e = emodel_mat(m, NAME("ffn_down.weight"), F, H, true, &L->down, NULL)))
-        return e;
-#undef NAME
-    return TROVE_OK;
-}
+#define AT(f) EMODEL_AT(qwen3_layer, f)
+static const emodel_tensor qwen3_tensors[] = {
+    EMODEL_VEC("attn_norm.weight", EMBD, true, AT(attn_norm)),
+    EMODEL_MAT("attn_q.weight", EMBD, Q, true, AT(q)),
+    EMODEL_MAT("attn_k.weight", EMBD, KV, true, AT(k)),
+    EMODEL_MAT("attn_v.weight", EMBD, KV, true, AT(v)),
+    EMODEL_VEC("attn_q.bias", Q, false, AT(q_b)),
+    EMODEL_VEC("attn_k.bias", KV, false, AT(k_b)),
+    EMODEL_VEC("attn_v.bias", KV, false, AT(v_b)),
+    EMODEL_VEC("attn_q_norm.weight", HEAD, true, AT(q_norm)),
+    EMODEL_VEC("attn_k_norm.weight", HEAD, true, AT(k_norm)),
+    EMODEL_MAT("attn_output.weight", Q, EMBD, true, AT(o)),
+    EMODEL_VEC("ffn_norm.weight", EMBD, true, AT(ffn_norm)),
+    EMODEL_MAT("ffn_gate.weight", EMBD, FF, true, AT(gate)),
+    EMODEL_MAT("ffn_up.weight", EMBD, FF, true, AT(up)),
+    EMODEL_MAT("ffn_down.weight", FF, EMBD, true, AT(down)),
+};
+#undef AT
 
 static trove_err qwen3_load(emodel *m, const gguf_file *f)
 {
@@ -82,10 +74,9 @@ static trove_err qwen3_load(emodel *m, const gguf_file *f)
         return trove_fail(TROVE_ECORRUPT, "%s: RoPE frequency base %g is out of range",
                           gguf_path(f), hp->rope_base);
     w->layers = xcalloc((size_t)hp->n_layer, sizeof *w->layers);
-    for (int il = 0; il < hp->n_layer; il++)
-        if ((e = qwen3_load_layer(m, il, &w->layers[il])))
-            return e;
-    if ((e = emodel_vec(m, "output_norm.weight", hp->n_embd, true, &w->out_norm)))
+    if ((e = emodel_load_layers(m, qwen3_tensors, sizeof qwen3_tensors / sizeof *qwen3_tensors,
+                                sizeof *w->layers, w->layers)) ||
+        (e = emodel_vec(m, "output_norm.weight", hp->n_embd, true, &w->out_norm)))
         return e;
     const gguf_tensor *o = gguf_tensor_by_name(f, "output.weight");
     if (o) {
@@ -146,8 +137,8 @@ static void qwen3_last_rows(emodel *m, kpool *p, const qwen3_layer *L, int64_t n
 }
 
 /* The chunk [s0, s0 + ns) of b into x (T x n_embd final hidden states).
- * With capture (one sequence, no prefix), each layer's keys and values
- * are stored there too. */
+ * With capture (one sequence; its prefix, if any, is capture itself), each
+ * layer's keys and values are appended there too, after its n rows. */
 static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                       int64_t T, float *x, emodel_kv *capture)
 {
@@ -184,21 +175,21 @@ static void qwen3_run(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, in
         kern_rmsnorm(p, k, T * hp->n_head_kv, dk, dk, L->k_norm, hp->eps);
         kern_rope_neox(p, q, T, nq, hp->n_head, dk, m->ws.pos, tab);
         kern_rope_neox(p, k, T, nkv, hp->n_head_kv, dk, m->ws.pos, tab);
-        if (capture) {
-            size_t lay = (size_t)(il * capture->n * nkv);
+        if (capture) { /* rows [n, n + T) of the layer's slab */
+            size_t lay = (size_t)((il * capture->cap + capture->n) * nkv);
             memcpy(capture->k + lay, k, (size_t)(T * nkv) * sizeof(float));
             memcpy(capture->v + lay, v, (size_t)(T * nkv) * sizeof(float));
         }
         kattn a = {.n_head = hp->n_head, .n_head_kv = hp->n_head_kv, .head_dim = dk,
                    .scale = 1.0f / sqrtf((float)dk), .causal = 1};
         if (pre) {
-            a.pk = pre->k + il * pre->n * nkv;
-            a.pv = pre->v + il * pre->n * nkv;
+            a.pk = pre->k + il * pre->cap * nkv;
+            a.pv = pre->v + il * pre->cap * nkv;
             a.n_prefix = pre->n;
             a.ldp = nkv;
         }
         kern_attention(p, &a, q, nq, k, v, nkv, att, nq, m->ws.lstart, m->ws.llen, ns);
-        if (il == hp->n_layer - 1 && !capture && m->ws.last_only) {
+        if (il == hp->n_layer - 1 && m->ws.last_only) {
             qwen3_last_rows(m, p, L, ns, att, x);
             break;
         }
@@ -226,12 +217,14 @@ static void qwen3_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0
     qwen3_run(m, p, b, s0, ns, T, x, NULL);
 }
 
-static void qwen3_prefill(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv *kv)
+static float *qwen3_prefill(emodel *m, kpool *p, const int32_t *ids, int64_t n, emodel_kv *kv)
 {
     int64_t start = 0;
-    emodel_batch b = {.ids = ids, .start = &start, .len = &n, .n_seq = 1};
+    emodel_batch b = {.ids = ids, .start = &start, .len = &n, .n_seq = 1,
+                      .prefix = kv->n ? kv : NULL};
     float *x = emodel_buf(m, 0, (size_t)(n * m->hp.n_embd));
     qwen3_run(m, p, &b, 0, 1, n, x, kv);
+    return x + (n - 1) * m->hp.n_embd;
 }
 
 const emodel_arch_ops emodel_qwen3_ops = {

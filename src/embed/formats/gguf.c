@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/arena.h"
 #include "util/mem.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -28,39 +29,6 @@
 
 #define GGUF_DEFAULT_ALIGNMENT 32
 #define GGUF_MAX_DEPTH 8 /* nesting of arrays of arrays */
-
-/* ---- arena for metadata copies: freed all at once on close ---- */
-
-typedef struct arena_blk {
-    struct arena_blk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} arena_blk;
-
-static void *arena_alloc(arena_blk **a, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    if (!*a || (*a)->cap - (*a)->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        arena_blk *b = xmalloc(sizeof *b + cap);
-        b->next = *a;
-        b->used = 0;
-        b->cap = cap;
-        *a = b;
-    }
-    void *p = (*a)->data + (*a)->used;
-    (*a)->used += n;
-    return p;
-}
-
-static void arena_free(arena_blk *a)
-{
-    while (a) {
-        arena_blk *next = a->next;
-        free(a);
-        a = next;
-    }
-}
 
 struct gguf_file {
     char *path;
@@ -77,7 +45,7 @@ struct gguf_file {
     size_t n_tensors;
     gguf_tensor *tensors;
     size_t *tensor_order;
-    arena_blk *arena;
+    arena arena; /* metadata copies: freed all at once on close */
 };
 
 /* ---- bounds-checked cursor ---- */
@@ -555,7 +523,7 @@ void gguf_close(gguf_file *f)
         return;
     if (f->mapped)
         munmap((void *)f->base, f->size);
-    arena_free(f->arena);
+    arena_free(&f->arena);
     free(f->keys);
     free(f->vals);
     free(f->key_order);

@@ -82,7 +82,7 @@ int32_t etok_lookup_h(const etok *t, const char *s, size_t n, uint32_t h) {
         if (slot == 0) return -1;
         uint32_t id = (uint32_t)slot - 1;
         if ((uint32_t)(slot >> 32) == h && t->plen[id] == n &&
-            memcmp(t->arena + t->off[id], s, n) == 0)
+            memcmp(t->pieces + t->off[id], s, n) == 0)
             return (int32_t)id;
     }
 }
@@ -97,7 +97,7 @@ static bool matchable(uint8_t type) {
 
 /* The first of duplicate pieces wins, as a model can only mean one. */
 static void table_insert(etok *t, uint32_t id, uint32_t h) {
-    const char *s = t->arena + t->off[id];
+    const char *s = t->pieces + t->off[id];
     uint32_t n = t->plen[id];
     for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
         uint64_t slot = t->slots[i];
@@ -107,7 +107,7 @@ static void table_insert(etok *t, uint32_t id, uint32_t h) {
         }
         uint32_t other = (uint32_t)slot - 1;
         if ((uint32_t)(slot >> 32) == h && t->plen[other] == n &&
-            memcmp(t->arena + t->off[other], s, n) == 0)
+            memcmp(t->pieces + t->off[other], s, n) == 0)
             return;
     }
 }
@@ -117,7 +117,7 @@ static void table_insert(etok *t, uint32_t id, uint32_t h) {
  * spends most of its load time waiting on cache misses. */
 static void table_build(etok *t) {
     uint32_t *h = xmalloc((size_t)t->n * sizeof *h);
-    for (uint32_t i = 0; i < t->n; i++) h[i] = hash_bytes(t->arena + t->off[i], t->plen[i]);
+    for (uint32_t i = 0; i < t->n; i++) h[i] = hash_bytes(t->pieces + t->off[i], t->plen[i]);
     enum { AHEAD = 16 };
     for (uint32_t i = 0; i < t->n; i++) {
         if (i + AHEAD < t->n) __builtin_prefetch(&t->slots[h[i + AHEAD] & t->mask], 1);
@@ -131,7 +131,7 @@ static void table_build(etok *t) {
 static int32_t find_piece(const etok *t, const char *s) {
     size_t n = strlen(s);
     for (uint32_t i = 0; i < t->n; i++)
-        if (t->plen[i] == n && memcmp(t->arena + t->off[i], s, n) == 0) return (int32_t)i;
+        if (t->plen[i] == n && memcmp(t->pieces + t->off[i], s, n) == 0) return (int32_t)i;
     return -1;
 }
 
@@ -157,7 +157,7 @@ static bool parse_byte_piece(const char *s, size_t n, unsigned *byte) {
 static bool vocab_is_uncased(const etok *t) {
     size_t alpha = 0, upper = 0;
     for (uint32_t i = 0; i < t->n; i++) {
-        const char *s = t->arena + t->off[i];
+        const char *s = t->pieces + t->off[i];
         uint32_t n = t->plen[i];
         if (t->type[i] == ETOK_T_CONTROL || (n >= 2 && s[0] == '[' && s[n - 1] == ']')) continue;
         bool a = false, u = false;
@@ -246,7 +246,7 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
     etok *t = xcalloc(1, sizeof *t);
     t->kind = v->kind;
     t->n = (uint32_t)v->n;
-    t->arena = xmalloc(total);
+    t->pieces = arena_alloc(&t->mem, total);
     t->off = xmalloc(v->n * sizeof *t->off);
     t->plen = xmalloc(v->n * sizeof *t->plen);
     t->score = xmalloc(v->n * sizeof *t->score);
@@ -255,12 +255,12 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
     for (size_t i = 0; i < v->n; i++) {
         size_t n = v->len ? v->len[i] : strlen(v->text[i]);
         if (spaces_only(v, v->text[i], n)) {
-            for (size_t k = 0; k < n; k++) memcpy(t->arena + pos + 3 * k, "\xE2\x96\x81", 3);
+            for (size_t k = 0; k < n; k++) memcpy(t->pieces + pos + 3 * k, "\xE2\x96\x81", 3);
             n *= 3;
         } else {
-            memcpy(t->arena + pos, v->text[i], n);
+            memcpy(t->pieces + pos, v->text[i], n);
         }
-        t->arena[pos + n] = 0;
+        t->pieces[pos + n] = 0;
         t->off[i] = (uint32_t)pos;
         t->plen[i] = (uint32_t)n;
         pos += n + 1;
@@ -282,13 +282,13 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
     for (uint32_t i = 0; i < t->n; i++) {
         unsigned byte;
         if (t->type[i] == ETOK_T_BYTE &&
-            parse_byte_piece(t->arena + t->off[i], t->plen[i], &byte) && t->byte_id[byte] < 0)
+            parse_byte_piece(t->pieces + t->off[i], t->plen[i], &byte) && t->byte_id[byte] < 0)
             t->byte_id[byte] = (int32_t)i;
         if (!matchable(t->type[i]) || t->plen[i] == 0) continue;
         if (t->plen[i] > t->max_len) t->max_len = t->plen[i];
         if (t->type[i] == ETOK_T_USER_DEFINED) {
             uint32_t n = t->plen[i];
-            uint8_t c = (uint8_t)t->arena[t->off[i]];
+            uint8_t c = (uint8_t)t->pieces[t->off[i]];
             if (n > t->max_user_len) t->max_user_len = n;
             t->user_first[c >> 6] |= 1ull << (c & 63);
             if (n <= 64) t->user_lens |= 1ull << (n - 1);
@@ -318,7 +318,7 @@ trove_err etok_new(const etok_vocab *v, etok **out) {
 
 void etok_free(etok *t) {
     if (!t) return;
-    free(t->arena);
+    arena_free(&t->mem);
     free(t->off);
     free(t->plen);
     free(t->score);
@@ -475,7 +475,7 @@ bool etok_adds_eos(const etok *t) {
 const char *etok_piece(const etok *t, int32_t id, size_t *len) {
     if (id < 0 || (uint32_t)id >= t->n) return NULL;
     *len = t->plen[id];
-    return t->arena + t->off[id];
+    return t->pieces + t->off[id];
 }
 
 int etok_piece_type(const etok *t, int32_t id) {
@@ -490,7 +490,7 @@ size_t etok_decode_piece(const etok *t, int32_t id, char *buf, size_t cap) {
     if (id < 0 || (uint32_t)id >= t->n) return 0;
     uint8_t ty = t->type[id];
     if (ty == ETOK_T_CONTROL || ty == ETOK_T_UNKNOWN) return 0;
-    const char *s = t->arena + t->off[id];
+    const char *s = t->pieces + t->off[id];
     size_t n = t->plen[id], w = 0;
     unsigned byte;
     if (ty == ETOK_T_BYTE && parse_byte_piece(s, n, &byte)) {

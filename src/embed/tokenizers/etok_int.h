@@ -9,13 +9,15 @@
 #define TROVE_ETOK_INT_H
 
 #include "embed/tokenizers/etok.h"
+#include "util/arena.h"
 #include "util/buf.h"
 
 struct etok {
     etok_kind kind;
     uint32_t n;
-    char *arena;     /* every piece, NUL-terminated, back to back */
-    uint32_t *off;   /* piece i is arena + off[i], plen[i] bytes */
+    char *pieces;    /* every piece, NUL-terminated, back to back */
+    arena mem;       /* owns pieces */
+    uint32_t *off;   /* piece i is pieces + off[i], plen[i] bytes */
     uint32_t *plen;
     float *score;
     uint8_t *type;

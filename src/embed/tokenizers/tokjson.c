@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -352,7 +353,7 @@ size_t tokjson_median_token_chars(const tokjson *t) {
     const tj_strtab *v = &t->model.vocab;
     for (uint32_t id = 0; id < v->n; id++) {
         if (v->len[id] == UINT32_MAX) continue;
-        size_t c = utf8_chars(v->arena + v->off[id], v->len[id]);
+        size_t c = utf8_chars(v->pieces + v->off[id], v->len[id]);
         hist[c < NB ? c : NB - 1]++;
         total++;
     }
@@ -465,4 +466,36 @@ trove_err tokjson_encode(const tokjson *t, const char *text, size_t len, unsigne
     if (special)
         for (size_t i = 0; i < t->n_post_post; i++) tj_enc_push(e, t->post_post[i], 0, 0);
     return TROVE_OK;
+}
+
+/* ---- decoding (generation) ---- */
+
+/* The byte whose GPT-2 byte-to-unicode character is cp (tj_byte_char's
+ * inverse), or -1. */
+static int byte_of_char(uint32_t cp) {
+    if (cp >= 256 + 68) return -1;
+    for (int b = 0; b < 256; b++) /* a few tokens per generated step: no table */
+        if (tj_byte_char((uint8_t)b) == cp) return b;
+    return -1;
+}
+
+size_t tokjson_decode_token(const tokjson *t, int32_t id, tbuf *out) {
+    size_t len;
+    const char *s = tokjson_id_to_token(t, id, &len);
+    if (!s) return 0;
+    size_t at = out->len;
+    for (size_t x = 0; x < len;) {
+        uint32_t cp;
+        size_t k = tj_utf8_next((const uint8_t *)s + x, len - x, &cp);
+        int b = k ? byte_of_char(cp) : -1;
+        if (b < 0) { /* not byte-level spelling: the token as stored */
+            out->len = at;
+            if (at < out->cap) out->data[at] = '\0';
+            tbuf_append(out, s, len);
+            return len;
+        }
+        tbuf_putc(out, (char)b);
+        x += k;
+    }
+    return out->len - at;
 }

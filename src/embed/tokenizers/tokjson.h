@@ -77,6 +77,15 @@ size_t tokjson_vocab_size(const tokjson *t);
  * names no token. Byte-level BPE tokens are returned as stored (GPT-2
  * byte-to-unicode spelling). */
 const char *tokjson_id_to_token(const tokjson *t, int32_t id, size_t *len);
+/* Append the bytes token id stands for in decoded text to out (a tbuf):
+ * a byte-level BPE token's GPT-2 byte-to-unicode spelling mapped back to
+ * bytes; a token spelled outside that alphabet (an added token such as
+ * "<|im_end|>" is inside it: ASCII maps to itself) as stored. Returns the
+ * bytes appended; 0 for an id that names no token. For generation with
+ * byte-level models (Qwen3); the bytes of one token may be part of a UTF-8
+ * sequence that the next tokens finish. */
+struct tbuf;
+size_t tokjson_decode_token(const tokjson *t, int32_t id, struct tbuf *out);
 /* Id of a token's text (model vocabulary or added token), or -1. */
 int32_t tokjson_token_to_id(const tokjson *t, const char *s, size_t len);
 /* The model's unknown token id (WordPiece/WordLevel/BPE "unk_token",

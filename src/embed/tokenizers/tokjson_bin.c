@@ -41,7 +41,7 @@ void *tokjson_serialize(const tokjson *t, size_t *len) {
     free(cfg);
     const tj_strtab *v = &t->model.vocab;
     const tj_model *m = &t->model;
-    put_sec(&o, v->arena, v->arena_len);
+    put_sec(&o, v->pieces, v->pieces_len);
     put_sec(&o, v->off, (size_t)v->n * 4);
     put_sec(&o, v->len, (size_t)v->n * 4);
     put_sec(&o, v->slots, v->slots ? ((size_t)v->mask + 1) * 8 : 0);
@@ -112,8 +112,10 @@ static trove_err load_model(rd *r, tj_model *m) {
         !pow2(n[3] / 8) || n[4] % 8 || (n[4] && !pow2(n[4] / 8)) || n[5] != n[4] / 2 ||
         n[6] != n[4] / 2 || (n[7] && n[7] != nv * 8))
         return trove_fail(TROVE_ECORRUPT, "tokenizer cache: inconsistent section sizes");
-    v->arena = dup_sec(p[0], n[0]);
-    v->arena_len = n[0];
+    v->pieces = arena_alloc(&v->mem, n[0]);
+    if (n[0])
+        memcpy(v->pieces, p[0], n[0]);
+    v->pieces_len = n[0];
     v->off = dup_sec(p[1], n[1]);
     v->len = dup_sec(p[2], n[2]);
     v->n = (uint32_t)nv;
@@ -129,7 +131,7 @@ static trove_err load_model(rd *r, tj_model *m) {
     /* validate everything a lookup will touch */
     for (uint32_t i = 0; i < v->n; i++) {
         if (v->len[i] == UINT32_MAX) continue;
-        if (v->off[i] > v->arena_len || v->len[i] > v->arena_len - v->off[i])
+        if (v->off[i] > v->pieces_len || v->len[i] > v->pieces_len - v->off[i])
             return trove_fail(TROVE_ECORRUPT, "tokenizer cache: token %u out of bounds", i);
         if (v->len[i] > v->max_len) v->max_len = v->len[i];
     }

@@ -8,6 +8,7 @@
 
 #include "embed/tokenizers/etok.h"
 #include "embed/tokenizers/tokjson.h"
+#include "util/arena.h"
 #include "util/buf.h"
 
 /* ---- text with provenance ----
@@ -73,8 +74,9 @@ bool tj_is_word(uint32_t cp);       /* regex \w */
 
 /* ---- string table: token text <-> id ---- */
 typedef struct tj_strtab {
-    char *arena;
-    size_t arena_len;
+    char *pieces;      /* every piece back to back (piece id at off[id]) */
+    size_t pieces_len;
+    arena mem;         /* owns pieces */
     uint32_t *off, *len; /* by id; len UINT32_MAX: no token */
     uint32_t n;          /* ids 0..n-1 */
     uint64_t *slots;     /* hash << 32 | (id + 1); 0 empty */

@@ -186,7 +186,7 @@ trove_err tj_strtab_build(tj_strtab *t, const char *const *text, const size_t *l
         if (ids[i] + 1 > n) n = ids[i] + 1;
     }
     t->n = n;
-    t->arena = xmalloc(total + 1);
+    t->pieces = arena_alloc(&t->mem, total + 1);
     t->off = xmalloc((n ? n : 1) * sizeof *t->off);
     t->len = xmalloc((n ? n : 1) * sizeof *t->len);
     for (uint32_t i = 0; i < n; i++) t->off[i] = 0, t->len[i] = UINT32_MAX;
@@ -198,10 +198,10 @@ trove_err tj_strtab_build(tj_strtab *t, const char *const *text, const size_t *l
         uint32_t id = ids[i];
         if (t->len[id] != UINT32_MAX)
             return trove_fail(TROVE_ECORRUPT, "token id %u is given twice", id);
-        memcpy(t->arena + t->arena_len, text[i], len[i]);
-        t->off[id] = (uint32_t)t->arena_len;
+        memcpy(t->pieces + t->pieces_len, text[i], len[i]);
+        t->off[id] = (uint32_t)t->pieces_len;
         t->len[id] = (uint32_t)len[i];
-        t->arena_len += len[i];
+        t->pieces_len += len[i];
         if (len[i] > t->max_len) t->max_len = (uint32_t)len[i];
         uint32_t h = tj_hash(text[i], len[i]);
         if (tj_strtab_find_h(t, text[i], len[i], h) >= 0) continue; /* first id wins */
@@ -219,18 +219,18 @@ int32_t tj_strtab_find_h(const tj_strtab *t, const char *s, size_t n, uint32_t h
         if (!v) return -1;
         if ((uint32_t)(v >> 32) != h) continue;
         uint32_t id = (uint32_t)v - 1;
-        if (t->len[id] == n && memcmp(t->arena + t->off[id], s, n) == 0) return (int32_t)id;
+        if (t->len[id] == n && memcmp(t->pieces + t->off[id], s, n) == 0) return (int32_t)id;
     }
 }
 
 const char *tj_strtab_get(const tj_strtab *t, int32_t id, size_t *len) {
     if (id < 0 || (uint32_t)id >= t->n || t->len[id] == UINT32_MAX) return NULL;
     *len = t->len[id];
-    return t->arena + t->off[id];
+    return t->pieces + t->off[id];
 }
 
 void tj_strtab_free(tj_strtab *t) {
-    free(t->arena);
+    arena_free(&t->mem);
     free(t->off);
     free(t->len);
     free(t->slots);
