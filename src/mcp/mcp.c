@@ -1,5 +1,6 @@
 /* mcp — JSON-RPC 2.0 framing, lifecycle and method dispatch. */
 #include "mcp/mcp_int.h"
+#include "daemon/front.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,81 +115,46 @@ void mcp_server_use_daemon(mcp_server *s, int on)
     s->use_daemon = on;
 }
 
-static dcl *daemon_of(mcp_server *s)
+static front front_of(const mcp_server *s)
 {
-    return s->use_daemon ? dcl_find(api_index_path(s->a), api_config(s->a), 60.0) : NULL;
+    return (front){s->a, s->use_daemon};
 }
 
 trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_search(d, o, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_search(s->a, o, out);
+    front f = front_of(s);
+    return front_search(&f, o, out);
 }
 
 trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
                     api_query_info *info)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_query(d, o, out, info);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_query(s->a, o, out, info);
+    front f = front_of(s);
+    return front_query(&f, o, out, info);
 }
 
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        /* A relative on-disk REF means the same to the daemon as to us. */
-        char cwd[4096];
-        trove_err rc = dcl_get(d, getcwd(cwd, sizeof cwd), ref, line, count, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_get(s->a, ref, line, count, out);
+    front f = front_of(s);
+    return front_get(&f, ref, line, count, out);
 }
 
 trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_multi_get(d, glob, max_bytes, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_multi_get(s->a, glob, max_bytes, out);
+    front f = front_of(s);
+    return front_multi_get(&f, glob, max_bytes, out);
 }
 
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_ls(d, target, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_ls(s->a, target, out);
+    front f = front_of(s);
+    return front_ls(&f, target, out);
 }
 
 trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon)
 {
-    *daemon = NULL;
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_status(d, out, daemon);
-        if (dcl_answered(d))
-            return rc;
-        json_decref(*daemon);
-        *daemon = NULL;
-    }
-    return api_status_get(s->a, out);
+    front f = front_of(s);
+    return front_status(&f, out, daemon);
 }
 
 void mcp_server_free(mcp_server *s)

@@ -1,0 +1,99 @@
+// trove serve — the page's only script. Everything works without it (the
+// server renders every page); with it, results follow the typing, and the
+// keyboard moves: / focuses the search, arrows move, Enter opens, Esc goes back.
+'use strict';
+(function () {
+  document.documentElement.classList.add('js');
+  const DEBOUNCE_MS = 30;
+
+  function searchPage() {
+    const form = document.querySelector('form.search');
+    const q = document.getElementById('q');
+    const results = document.getElementById('results');
+    if (!form || !q || !results) return;
+    let timer = 0, ctl = null, seq = 0, selected = -1;
+
+    function params() {
+      const p = new URLSearchParams();
+      for (const [k, v] of new FormData(form)) {
+        if (v === '' || (k === 'mode' && v === 'search')) continue;
+        p.append(k, v);
+      }
+      return p;
+    }
+    function items() { return Array.from(results.querySelectorAll('.result')); }
+    function select(i) {
+      const list = items();
+      list.forEach((el) => el.classList.remove('selected'));
+      selected = list.length ? Math.max(-1, Math.min(i, list.length - 1)) : -1;
+      if (selected >= 0) {
+        const el = list[selected];
+        el.classList.add('selected');
+        el.querySelector('.title a').focus({ preventScroll: true });
+        el.scrollIntoView({ block: 'nearest' });
+      } else {
+        q.focus();
+      }
+    }
+    async function run() {
+      const p = params();
+      const mine = ++seq;
+      if (ctl) ctl.abort();
+      ctl = new AbortController();
+      const qs = p.toString();
+      history.replaceState(null, '', qs ? '/?' + qs : '/');
+      p.set('frag', '1');
+      try {
+        const r = await fetch('/?' + p.toString(), { signal: ctl.signal });
+        const html = await r.text();
+        if (mine !== seq) return;
+        results.innerHTML = html;   // the server's own escaped HTML
+        selected = -1;
+        document.title = (q.value ? q.value + ' — ' : '') + 'trove';
+        results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
+      } catch (e) {
+        if (e.name !== 'AbortError') results.textContent = 'The server did not answer.';
+      }
+    }
+    function soon() { clearTimeout(timer); timer = setTimeout(run, DEBOUNCE_MS); }
+
+    q.addEventListener('input', soon);
+    form.addEventListener('change', (e) => { if (e.target !== q) run(); });
+    form.addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); run(); });
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowDown' && !e.altKey) { e.preventDefault(); select(selected + 1); }
+      else if (e.key === 'ArrowUp' && !e.altKey && selected >= 0) { e.preventDefault(); select(selected - 1); }
+      else if (e.key === 'Escape') {
+        if (selected >= 0) select(-1);
+        else if (document.activeElement === q && q.value) { q.value = ''; run(); }
+      }
+    });
+  }
+
+  function notePage() {
+    const hit = document.getElementById('hit');
+    if (hit) hit.scrollIntoView({ block: 'center' });
+    const back = document.querySelector('[data-back]');
+    const fromSearch = document.referrer && new URL(document.referrer).origin === location.origin;
+    if (back && fromSearch && history.length > 1) {
+      back.addEventListener('click', (e) => { e.preventDefault(); history.back(); });
+    }
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') { if (fromSearch && history.length > 1) history.back(); else location.href = '/'; }
+    });
+  }
+
+  document.addEventListener('keydown', (e) => {
+    const t = e.target;
+    const typing = t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
+    if (e.key === '/' && !typing) {
+      const q = document.getElementById('q');
+      e.preventDefault();
+      if (q) { q.focus(); q.select(); } else location.href = '/';
+    }
+  });
+
+  const page = document.body.dataset.page;
+  if (page === 'search') searchPage();
+  else if (page === 'note') notePage();
+})();
