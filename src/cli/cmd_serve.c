@@ -23,8 +23,8 @@ static const char serve_help[] =
     "                   stdout once listening)\n"
     "  --host HOST      a numeric address or localhost (default 127.0.0.1)\n"
     "  --open           open the page in the desktop's browser (xdg-open)\n"
-    "  --allow-remote   allow a HOST that is not a loopback address (needs mcp.token\n"
-    "                   in config.yaml: clients open /?token=TOKEN once)\n"
+    "  --allow-remote   allow a HOST that is not a loopback address; every client\n"
+    "                   then needs mcp.token of config.yaml (open /?token=TOKEN once)\n"
     "  --model PATH     embedding model (default: $TROVE_EMBED_MODEL, the configured one)\n"
     "  --reranker PATH  reranker of the \"best answer\" mode (default: $TROVE_RERANK_MODEL,\n"
     "                   config `rerank_model:`; none: the lexical re-scorer)\n";
@@ -134,10 +134,11 @@ int cmd_serve(cli *c, int argc, char **argv)
     if (rc)
         return rc;
     const config *cfg = api_config(a);
-    if (!http_is_loopback(host) && !cfg->mcp.token) {
+    /* --allow-remote always means a token: the page shows every note */
+    if (allow_remote && !cfg->mcp.token) {
+        fprintf(stderr, "trove serve: --allow-remote needs a token: set mcp.token in %s\n",
+                cfg->file);
         api_close(a);
-        fprintf(stderr, "trove serve: serving %s to other machines needs a token: set mcp.token "
-                "in %s\n", host, cfg->file);
         return EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -157,7 +158,7 @@ int cmd_serve(cli *c, int argc, char **argv)
     signal(SIGCHLD, SIG_IGN);   /* xdg-open: no zombie */
     web_opts o = {
         .host = host, .port = iport,
-        .token = http_is_loopback(host) ? NULL : cfg->mcp.token,
+        .token = allow_remote ? cfg->mcp.token : NULL,
         .origins = (const char *const *)cfg->mcp.origins, .n_origins = cfg->mcp.n_origins,
         .model = model, .reranker = cli_reranker_path(reranker_flag, a),
         .use_daemon = !c->no_daemon,
