@@ -65,7 +65,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, web_resp *r)
                                  r->type ? r->type : "text/html; charset=utf-8");
     http_mhd.add_response_header(m, "Content-Security-Policy", csp);
     http_mhd.add_response_header(m, "X-Content-Type-Options", "nosniff");
-    http_mhd.add_response_header(m, "Referrer-Policy", "no-referrer");
+    http_mhd.add_response_header(m, "Referrer-Policy", "same-origin");
     http_mhd.add_response_header(m, "X-Frame-Options", "DENY");
     http_mhd.add_response_header(m, "Cache-Control", "no-store");
     if (r->location)

@@ -115,8 +115,13 @@ typedef struct render {
     size_t n_closers, cap_closers;
     int in_heading;         /* collecting the heading's text */
     tbuf heading;
-    int hit_marked;         /* the first hit mark has id="hit" */
     int in_img;             /* image alt text: plain */
+    /* The hit passage: the run of top-level blocks holding text of
+     * [hit_start, hit_end), wrapped in one <div class="hit-passage"> */
+    int depth;              /* blocks open under the document */
+    size_t block_at;        /* where the open top-level block's HTML starts */
+    int block_hit;          /* it holds hit text */
+    int passage;            /* 0 none yet, 1 open, 2 closed */
 } render;
 
 static void push_closer(render *r, int c)
@@ -140,6 +145,10 @@ static int enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
     render *r = ud;
     tbuf *h = r->h;
+    if (type != MD_BLOCK_DOC && r->depth++ == 0) {
+        r->block_at = h->len;
+        r->block_hit = 0;
+    }
     switch (type) {
     case MD_BLOCK_DOC: break;
     case MD_BLOCK_QUOTE: tbuf_puts(h, "<blockquote>\n"); break;
@@ -182,6 +191,29 @@ static int enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
     return 0;
 }
 
+static void insert_at(tbuf *b, size_t at, const char *s)
+{
+    tbuf out = {0};
+    tbuf_append(&out, b->data, at);
+    tbuf_puts(&out, s);
+    tbuf_append(&out, b->data + at, b->len - at);
+    tbuf_free(b);
+    *b = out;
+}
+
+/* A top-level block ended: open the passage before the first one with hit
+ * text, close it before the first one after without. */
+static void passage_step(render *r)
+{
+    if (r->block_hit && r->passage == 0) {
+        insert_at(r->h, r->block_at, "<div class=\"hit-passage\" id=\"hit\">\n");
+        r->passage = 1;
+    } else if (!r->block_hit && r->passage == 1) {
+        insert_at(r->h, r->block_at, "</div>\n");
+        r->passage = 2;
+    }
+}
+
 static int leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
     render *r = ud;
@@ -215,6 +247,8 @@ static int leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
     case MD_BLOCK_TH: tbuf_puts(h, "</th>"); break;
     case MD_BLOCK_TD: tbuf_puts(h, "</td>"); break;
     }
+    if (type != MD_BLOCK_DOC && --r->depth == 0)
+        passage_step(r);
     return 0;
 }
 
@@ -340,12 +374,9 @@ static int text(MD_TEXTTYPE type, const MD_CHAR *s, MD_SIZE size, void *ud)
         tbuf_append(&r->heading, s, size);
     size_t at = (size_t)(s - r->doc);
     int in_doc = s >= r->doc && s < r->doc + r->doc_len;
-    int hit = in_doc && r->o->hit_end > r->o->hit_start && at < r->o->hit_end &&
-              at + size > r->o->hit_start && type != MD_TEXT_BR && type != MD_TEXT_SOFTBR;
-    if (hit) {
-        tbuf_puts(h, r->hit_marked ? "<mark class=\"hit\">" : "<mark class=\"hit\" id=\"hit\">");
-        r->hit_marked = 1;
-    }
+    if (in_doc && r->o->hit_end > r->o->hit_start && at < r->o->hit_end &&
+        at + size > r->o->hit_start)
+        r->block_hit = 1;
     switch (type) {
     case MD_TEXT_NULLCHAR: tbuf_puts(h, "\xEF\xBF\xBD"); break;
     case MD_TEXT_BR: tbuf_puts(h, r->in_img ? " " : "<br>\n"); break;
@@ -358,8 +389,6 @@ static int text(MD_TEXTTYPE type, const MD_CHAR *s, MD_SIZE size, void *ud)
         break;
     default: web_html_esc(h, s, size); break;   /* NORMAL, CODE, HTML, LATEXMATH: as text */
     }
-    if (hit)
-        tbuf_puts(h, "</mark>");
     return 0;
 }
 
@@ -382,6 +411,8 @@ trove_err web_md_render(const char *t, size_t len, const web_md_opts *o, web_md_
         .enter_span = enter_span, .leave_span = leave_span, .text = text,
     };
     int rc = len - skip > 0xFFFFFFF0u ? -1 : md_parse_fn(t + skip, (MD_SIZE)(len - skip), &p, &r);
+    if (r.passage == 1)
+        tbuf_puts(&out->html, "</div>\n");
     free(r.closers);
     tbuf_free(&r.heading);
     if (rc != 0) {

@@ -8,9 +8,10 @@
  * https and mailto schemes (any other scheme: the link is shown as text,
  * so `javascript:` and `data:` never become an href), images become a
  * labelled link (a page never loads anything a note names), wikilinks and
- * relative links go through the caller's resolver. Text that lies in
- * [hit_start, hit_end) of the note's bytes is wrapped in <mark class=hit>,
- * the first with id="hit". Frontmatter is not shown.
+ * relative links go through the caller's resolver. The top-level blocks
+ * (paragraphs, lists, headings, ...) holding text of [hit_start, hit_end)
+ * of the note's bytes are wrapped in <div class="hit-passage" id="hit">.
+ * Frontmatter is not shown.
  *
  * Ownership: web_md_out owns its HTML and headings; web_md_out_free(). */
 #ifndef TROVE_WEB_MD_H

@@ -30,6 +30,7 @@ static void head(web_srv *s, tbuf *b, const char *title, const char *page)
                  "<meta name=\"color-scheme\" content=\"light dark\"><title>");
     esc(b, title);
     tbuf_puts(b, "</title><link rel=\"stylesheet\" href=\"/static/app.css\">"
+                 "<link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\">"
                  "<script src=\"/static/app.js\" defer></script>");
     tbuf_printf(b, "<meta name=\"trove-token\" content=\"%s\"></head>\n<body data-page=\"%s\">\n"
                    "<a class=\"skip\" href=\"#main\">Skip to content</a>\n"
@@ -101,7 +102,7 @@ static void explain_html(tbuf *b, const search_result *it)
                 it->in_degree, it->prior);
 }
 
-static void result_html(tbuf *b, const search_result *it, size_t i)
+static void result_html(tbuf *b, const web_search_req *q, const search_result *it, size_t i)
 {
     tbuf href = {0};
     tbuf_puts(&href, "/note?ref=%23");
@@ -112,7 +113,9 @@ static void result_html(tbuf *b, const search_result *it, size_t i)
     tbuf_puts(b, "\">");
     esc(b, it->title && *it->title ? it->title : it->path);
     tbuf_puts(b, "</a></h2>\n<p class=\"where\">");
-    if (it->n_heading_path) {
+    int heading_is_title = it->n_heading_path == 1 && it->title &&
+                           strcmp(it->heading_path[0], it->title) == 0;
+    if (it->n_heading_path && !heading_is_title) {
         tbuf_puts(b, "<span class=\"heading\">");
         for (size_t h = 0; h < it->n_heading_path; h++) {
             if (h)
@@ -135,7 +138,9 @@ static void result_html(tbuf *b, const search_result *it, size_t i)
     }
     tbuf_puts(b, "<div class=\"meta\">");
     for (size_t t = 0; t < it->n_tags; t++) {
-        tbuf_puts(b, "<a class=\"tag\" href=\"/?tags=");
+        tbuf_puts(b, "<a class=\"tag\" title=\"only notes tagged so\" href=\"/?q=");
+        url(b, q->q);
+        tbuf_puts(b, "&amp;tags=");
         url(b, it->tags[t]);
         tbuf_puts(b, "\">#");
         esc(b, it->tags[t]);
@@ -185,7 +190,7 @@ static void results_html(web_srv *s, tbuf *b, const web_search_req *q)
     else
         tbuf_puts(b, "<ol class=\"results\">\n");
     for (size_t i = 0; i < res.n; i++)
-        result_html(b, &res.items[i], i);
+        result_html(b, q, &res.items[i], i);
     if (res.n)
         tbuf_puts(b, "</ol>\n");
     search_results_free(&res);

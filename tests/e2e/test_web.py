@@ -186,7 +186,7 @@ def test_note_view_highlights_the_hit_and_resolves_wikilinks(served):
     page = srv.get("/?q=" + q("bulk fermentation"))
     href = re.search(r'<a href="(/note\?ref=[^"]*)">', page).group(1).replace("&amp;", "&")
     note = srv.get(href.split("#")[0])
-    assert '<mark class="hit" id="hit">' in note
+    assert '<div class="hit-passage" id="hit">' in note
     assert 'obsidian://open?vault=vault&amp;file=' in note
     home = srv.get("/note?ref=" + q(COLLECTION + "/Home.md"))
     links = dict((t, h) for h, t in re.findall(
