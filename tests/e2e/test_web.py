@@ -293,26 +293,27 @@ def browser_tools():
         pytest.skip("chromium is not installed (scripts/install-deps.sh installs it)")
     if not shutil.which("node"):
         pytest.skip("node is not installed")
-    p = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"),
-                        "puppeteer-core@25.16.0", "axe-core@4.14.1"],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode == 3:
-        pytest.skip("puppeteer-core/axe-core unavailable: " + p.stderr.strip())
-    assert p.returncode == 0, p.stderr
-    return chromium, p.stdout.strip()
+    dirs = []
+    for spec in ("puppeteer-core@25.16.0", "axe-core@4.14.1"):
+        p = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), spec],
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode == 3:
+            pytest.skip("%s unavailable: %s" % (spec, p.stderr.strip()))
+        assert p.returncode == 0, p.stderr
+        dirs.append(str(Path(p.stdout.strip()) / "node_modules"))
+    return chromium, dirs
 
 
 def test_in_chromium(site, tmp_path):
-    chromium, modules = browser_tools()
+    chromium, (puppeteer, axe) = browser_tools()
     trove, vault, start = site
     srv = start()
     shots = Path(os.environ.get("TROVE_WEB_SHOTS", tmp_path / "shots"))
     shots.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, NODE_PATH=modules)
     p = subprocess.run(["node", str(REPO / "tests" / "tools" / "web_browser.mjs"),
                         "--chromium", chromium, "--url", srv.url, "--shots", str(shots),
-                        "--modules", modules],
-                       capture_output=True, text=True, timeout=600, env=env)
+                        "--modules", puppeteer, "--axe", axe],
+                       capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
     report = json.loads(p.stdout.strip().splitlines()[-1])
     assert report["ok"], json.dumps(report, indent=1)

@@ -3,7 +3,8 @@
 // progress, then one JSON line: {ok, failures, dialogs, console_errors,
 // outside_requests, axe_violations, shots}.
 //
-//   node web_browser.mjs --chromium PATH --url http://127.0.0.1:PORT/ --shots DIR --modules DIR
+//   node web_browser.mjs --chromium PATH --url http://127.0.0.1:PORT/ --shots DIR
+//        --modules PUPPETEER_NODE_MODULES --axe AXE_NODE_MODULES
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -11,7 +12,7 @@ const arg = (name) => { const i = process.argv.indexOf('--' + name); return i > 
 const base = arg('url'), shots = arg('shots'), modules = arg('modules');
 const require = createRequire(path.join(modules, 'x.js'));
 const puppeteer = require('puppeteer-core');
-const axePath = path.join(modules, 'axe-core', 'axe.min.js');
+const axePath = path.join(arg('axe'), 'axe-core', 'axe.min.js');
 
 const report = { ok: true, failures: [], dialogs: [], console_errors: [], outside_requests: [],
                  axe_violations: {}, shots: [] };
@@ -46,14 +47,16 @@ async function shot(page, name) {
 }
 
 const titles = (page) => page.$$eval('.result .title a', (as) => as.map((a) => a.textContent));
-const settled = (page) => page.waitForFunction(() => !document.querySelector('#results[data-busy]'), { timeout: 10000 });
+
+// The result list answers the search whose parameter `key` is `value`.
+const answered = (page, key, value) => page.waitForFunction((k, v) => {
+  const r = document.getElementById('results');
+  return r && r.dataset.for !== undefined && new URLSearchParams(r.dataset.for).get(k) === v;
+}, { timeout: 10000 }, key, value);
 
 async function typeQuery(page, text) {
   await page.$eval('#q', (el) => { el.value = ''; el.focus(); });
-  const got = page.waitForFunction((t) => {
-    const s = document.querySelector('#results .summary');
-    return s && new URLSearchParams(location.search).get('q') === t;
-  }, { timeout: 10000 }, text);
+  const got = answered(page, 'q', text);
   await page.type('#q', text);
   await got;
 }
@@ -77,11 +80,10 @@ async function flow(browser) {
   // 2. filter by tag (the filter field, then Tab: the change event)
   await typeQuery(page, 'bread');
   await page.click('details.filters summary');
-  const changed = page.waitForFunction(() => new URLSearchParams(location.search).get('tags') === 'baking', { timeout: 10000 });
+  const changed = answered(page, 'tags', 'baking');
   await page.type('input[name=tags]', 'baking');
   await page.keyboard.press('Tab');
   await changed;
-  await page.waitForFunction(() => document.querySelectorAll('.result').length > 0);
   const tagged = await page.$$eval('.result', (rs) => rs.map((r) => Array.from(r.querySelectorAll('.tag')).map((a) => a.textContent)));
   check(tagged.length > 0 && tagged.every((tags) => tags.includes('#baking')), 'tag filter: every result has #baking: ' + JSON.stringify(tagged));
   await shot(page, 'filter-laptop-light');
@@ -91,7 +93,7 @@ async function flow(browser) {
   await page.click('main h1, body');
   await page.keyboard.press('/');
   check(await page.evaluate(() => document.activeElement.id === 'q'), '/ focuses the search box');
-  const got = page.waitForFunction(() => document.querySelectorAll('.result').length >= 2, { timeout: 10000 });
+  const got = answered(page, 'q', 'fermentation');
   await page.keyboard.type('fermentation');
   await got;
   await page.keyboard.press('ArrowDown');

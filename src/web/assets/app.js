@@ -48,6 +48,7 @@
         const html = await r.text();
         if (mine !== seq) return;
         results.innerHTML = html;   // the server's own escaped HTML
+        results.dataset.for = qs;   // which search the list answers
         selected = -1;
         document.title = (q.value ? q.value + ' — ' : '') + 'trove';
         results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
