@@ -162,8 +162,8 @@ int cmd_serve(cli *c, int argc, char **argv)
         .origins = (const char *const *)cfg->mcp.origins, .n_origins = cfg->mcp.n_origins,
         .model = model, .reranker = cli_reranker_path(reranker_flag, a),
         .use_daemon = !c->no_daemon,
-        .freshness = "no daemon runs: the index is as of the last `trove update` "
-                     "(`trove daemon` keeps it current)",
+        .freshness = "no daemon runs: the index is as of the last update (start "
+                     "trove daemon to keep it current)",
         .results_json = results_json, .on_listen = on_listen, .stop = &stop_flag,
     };
     trove_err err = web_serve(a, &o);

@@ -419,7 +419,7 @@ static void status_collections(tbuf *b, const api_status *st)
 {
     tbuf_puts(b, "<h2>Collections</h2><div class=\"table\"><table><thead><tr>"
                  "<th scope=\"col\">Name</th><th scope=\"col\">Folder</th>"
-                 "<th scope=\"col\">Notes</th><th scope=\"col\">Since the last update</th>"
+                 "<th scope=\"col\">Notes</th><th scope=\"col\">Changes</th>"
                  "</tr></thead><tbody>\n");
     for (size_t i = 0; i < st->n_collections; i++) {
         const api_status_collection *c = &st->collections[i];
