@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "store/store_graph.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -123,29 +124,6 @@ static trove_err reader_if_any(api *a, store **st)
 
 /* ---- search ---- */
 
-void api_search_opts_init(api_search_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    search_opts_init(&o->search);
-}
-
-/* Channel weights from config.yaml, where the caller set none. */
-static void config_weights(const config *cfg, const api_search_opts *o, search_opts *so)
-{
-    static const int map[CONFIG_N_WEIGHTS] = {
-        [CONFIG_W_BM25] = SEARCH_CH_BM25, [CONFIG_W_TITLE] = SEARCH_CH_TITLE,
-        [CONFIG_W_GRAPH] = -1, [CONFIG_W_VECTOR] = SEARCH_CH_VECTOR,
-    };
-    for (int i = 0; i < CONFIG_N_WEIGHTS; i++) {
-        if (!cfg->has_weight[i])
-            continue;
-        if (map[i] < 0 && !o->graph_weight_set)
-            so->graph_weight = cfg->weights[i];   /* the link prior's strength */
-        else if (map[i] >= 0 && !o->weight_set[map[i]])
-            so->weights[map[i]] = cfg->weights[i];
-    }
-}
-
 /* --lang codes checked and normalised ("PT_br" → "pt-BR") into codes[]. */
 static trove_err normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
                                  const char *ptrs[API_MAX_LANGS])
@@ -183,18 +161,17 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         if (!config_find_collection(&a->cfg, o->search.collections[i]))
             return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
                               "list`)", o->search.collections[i]);
-    search_opts so = o->search;
+    api_search_opts r = *o;
+    trove_err orc = api_search_opts_resolve(&r, &a->cfg);
+    if (orc)
+        return orc;
+    search_opts so = r.search;
     so.model = NULL;
-    config_weights(&a->cfg, o, &so);
     char codes[API_MAX_LANGS][16];
     const char *code_ptrs[API_MAX_LANGS];
     trove_err lrc = normalise_langs(&so, codes, code_ptrs);
     if (lrc)
         return lrc;
-    if (!so.n_prefer_langs) {
-        so.prefer_langs = (const char *const *)a->cfg.languages;
-        so.n_prefer_langs = a->cfg.n_languages;
-    }
     int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;
     if (so.vector_only && !o->model)
         return trove_fail(TROVE_EINVAL, "vsearch needs an embedding model: pass --model PATH or "
@@ -542,6 +519,24 @@ static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
                               "a path inside a collection folder, or #DOCID)", ref);
     }
     return st ? add_index_facts(st, out) : TROVE_OK;
+}
+
+trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, store_doc *doc)
+{
+    memset(doc, 0, sizeof *doc);
+    trove_err rc = api_reader(a, st);
+    if (rc)
+        return rc;
+    if (!ref || !*ref)
+        return trove_fail(TROVE_EINVAL, "needs a note: COLLECTION/PATH, a path inside a "
+                          "collection folder, or #DOCID");
+    api_note where;
+    memset(&where, 0, sizeof where);
+    rc = locate(a, cwd, ref, &where);
+    if (rc == TROVE_OK)
+        rc = store_doc_find(*st, where.collection, where.path, doc);
+    api_note_free(&where);
+    return rc;
 }
 
 /* Split "REF:LINE" (LINE all digits) into a copy of REF and LINE (0: none). */
