@@ -620,22 +620,6 @@ trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long c
     return rc;
 }
 
-trove_err api_link_target(api *a, const char *src_docid, const char *target, char docid[9])
-{
-    store *st;
-    store_doc *docs = NULL;
-    size_t n = 0;
-    trove_err rc = api_reader(a, &st);
-    if (rc == TROVE_OK)
-        rc = store_docs_by_link(st, src_docid, target, &docs, &n);
-    if (rc == TROVE_OK && n == 0)
-        rc = trove_fail(TROVE_ENOENT, "note #%s has no resolved link to '%s'", src_docid, target);
-    if (rc == TROVE_OK)
-        memcpy(docid, docs[0].docid, 9);
-    store_docs_free(docs, n);
-    return rc;
-}
-
 /* ---- multi-get ---- */
 
 void api_notes_free(api_notes *n)

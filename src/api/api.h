@@ -301,12 +301,6 @@ trove_err api_get(api *a, const char *ref, long line, long count, api_note *out)
 trove_err api_get_in(api *a, const char *cwd, const char *ref, long line, long count,
                      api_note *out);
 
-/* The note that the link `target` (as written, without its #fragment) of
- * note #src_docid leads to, resolved as `update` resolved it (store.h
- * store_links_resolve): *docid (9 bytes) filled; TROVE_ENOENT when the
- * link dangles or the note has no such link. */
-trove_err api_link_target(api *a, const char *src_docid, const char *target, char docid[9]);
-
 typedef struct api_notes {
     api_note *items;
     size_t n;

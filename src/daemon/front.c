@@ -68,6 +68,31 @@ trove_err front_ls(const front *f, const char *target, api_listing *out)
     return api_ls(f->a, target, out);
 }
 
+trove_err front_links(const front *f, const char *ref, api_link_set *out)
+{
+    char cwd[4096];
+    const char *here = getcwd(cwd, sizeof cwd);
+    dcl *d = daemon_of(f);
+    if (d) {
+        trove_err rc = dcl_links(d, here, ref, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_links(f->a, here, ref, out);
+}
+
+trove_err front_similar(const front *f, const api_similar_opts *o, search_results *out,
+                        api_similar_info *info)
+{
+    dcl *d = daemon_of(f);
+    if (d) {
+        trove_err rc = dcl_similar(d, o, out, info);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_similar(f->a, o, out, info);
+}
+
 trove_err front_status(const front *f, api_status *out, json_t **daemon)
 {
     *daemon = NULL;

@@ -21,6 +21,9 @@ trove_err front_query(const front *f, const api_query_opts *o, search_results *o
 trove_err front_get(const front *f, const char *ref, long line, long count, api_note *out);
 trove_err front_multi_get(const front *f, const char *glob, size_t max_bytes, api_notes *out);
 trove_err front_ls(const front *f, const char *target, api_listing *out);
+trove_err front_links(const front *f, const char *ref, api_link_set *out);
+trove_err front_similar(const front *f, const api_similar_opts *o, search_results *out,
+                        api_similar_info *info);
 /* *daemon: the daemon's own state (new reference), NULL when answered cold. */
 trove_err front_status(const front *f, api_status *out, json_t **daemon);
 

@@ -188,11 +188,6 @@ trove_err store_docs_by_docid(store *st, const char *prefix, size_t limit, store
                               size_t *n);
 /* Notes whose relative path is exactly `path`, in any collection. */
 trove_err store_docs_by_path(store *st, const char *path, size_t limit, store_doc **out, size_t *n);
-/* The note a link of note `src_docid` resolved to, the link's target as
- * written in it (a wikilink without its #fragment, a markdown link's
- * path): at most one; none when it dangles. */
-trove_err store_docs_by_link(store *st, const char *src_docid, const char *target,
-                             store_doc **out, size_t *n);
 /* Notes of `collection` (NULL: all) whose path starts with `prefix` (NULL or
  * "": all), ordered by collection name and path. */
 trove_err store_docs_list(store *st, const char *collection, const char *prefix, store_doc **out,

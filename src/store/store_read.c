@@ -167,16 +167,6 @@ trove_err store_docs_by_path(store *st, const char *path, size_t limit, store_do
                       "looking up a note path", &a, out, n);
 }
 
-trove_err store_docs_by_link(store *st, const char *src_docid, const char *target,
-                             store_doc **out, size_t *n)
-{
-    read_args a = {{src_docid, target}, 2, 1, NULL, NULL, 0};
-    return docs_query(st, DOC_COLUMNS "JOIN links l ON l.dst_doc = d.id"
-                      " JOIN docs s ON s.id = l.src_doc"
-                      " WHERE s.docid = ?1 AND l.target = ?2 LIMIT ?3",
-                      "looking up a link's note", &a, out, n);
-}
-
 trove_err store_docs_list(store *st, const char *collection, const char *prefix, store_doc **out,
                           size_t *n)
 {

@@ -257,6 +257,82 @@ static void api_rollback_json(web_srv *s, const web_args *args, web_resp *r)
     api_rollback_free(&rb);
 }
 
+static json_t *graph_note_json(const api_graph_note *g)
+{
+    return json_pack("{s:o, s:o, s:o, s:o}", "docid", jstr(g->docid), "collection",
+                     jstr(g->collection), "path", jstr(g->path), "title",
+                     jstr(g->title && *g->title ? g->title : g->path));
+}
+
+/* links as JSON; `unique`: one entry per note (the graph), else every link
+ * with its line and text */
+static json_t *links_json(const api_link *l, size_t n, int unique)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (!l[i].note.docid[0])
+            continue;
+        int seen = 0;
+        for (size_t k = 0; unique && k < i && !seen; k++)
+            seen = strcmp(l[k].note.docid, l[i].note.docid) == 0;
+        if (seen)
+            continue;
+        json_t *j = graph_note_json(&l[i].note);
+        if (!unique) {
+            json_object_set_new(j, "target", jstr(l[i].target));
+            json_object_set_new(j, "line", json_integer(l[i].line));
+            json_object_set_new(j, "text", jstr(l[i].text));
+        }
+        json_array_append_new(a, j);
+    }
+    return a;
+}
+
+/* /api/links (every link with its line) and /api/graph (the neighbourhood:
+ * each note once) */
+static void api_links_json(web_srv *s, const web_args *args, web_resp *r, int graph)
+{
+    const char *ref = web_arg(args, "ref");
+    if (!ref || !*ref)
+        return json_error(r, 400, "ref: a note (COLLECTION/PATH, PATH or #DOCID) is required");
+    api_link_set ls;
+    trove_err e = front_links(&s->f, ref, &ls);
+    if (e)
+        return json_fail(r, e);
+    json_t *j = json_pack("{s:i, s:o, s:o, s:o}", "version", 1, "note",
+                          graph_note_json(&ls.note), "back",
+                          links_json(ls.back, ls.n_back, graph), "out",
+                          links_json(ls.out, ls.n_out, graph));
+    api_link_set_free(&ls);
+    json_body(r, 200, j);
+}
+
+static void api_similar_json(web_srv *s, const web_args *args, web_resp *r)
+{
+    const char *ref = web_arg(args, "ref"), *v;
+    long n = 10;
+    if (!ref || !*ref)
+        return json_error(r, 400, "ref: a note (COLLECTION/PATH, PATH or #DOCID) is required");
+    if ((v = web_arg(args, "n")) && !str_to_long(v, 1, 1000, &n))
+        return json_error(r, 400, "n must be a number from 1 to 1000");
+    api_similar_opts so;
+    api_similar_opts_init(&so);
+    so.ref = ref;
+    so.limit = (size_t)n;
+    so.model = s->o->model;
+    search_results res;
+    api_similar_info info;
+    trove_err e = front_similar(&s->f, &so, &res, &info);
+    if (e)
+        return json_fail(r, e);
+    char *text = s->o->results_json(ref, &res, NULL, 0, NULL, 0);
+    r->type = "application/json";
+    tbuf_puts(&r->body, text);
+    free(text);
+    search_results_free(&res);
+    api_similar_info_free(&info);
+}
+
 /* ---- requests ---- */
 
 typedef struct web_req_state {
@@ -348,6 +424,10 @@ static void route(web_srv *s, struct MHD_Connection *c, const char *url, int pos
         return api_search_json(s, args, r);
     if (strcmp(url, "/api/get") == 0)
         return api_get_json(s, args, r);
+    if (strcmp(url, "/api/links") == 0 || strcmp(url, "/api/graph") == 0)
+        return api_links_json(s, args, r, url[5] == 'g');
+    if (strcmp(url, "/api/similar") == 0)
+        return api_similar_json(s, args, r);
     if (strcmp(url, "/api/status") == 0)
         return api_status_json(s, r);
     if (strcmp(url, "/api/snapshots") == 0)

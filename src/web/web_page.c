@@ -286,22 +286,89 @@ void web_page_search(web_srv *s, const web_args *args, int fragment, web_resp *r
 
 /* ---- a note ---- */
 
-typedef struct link_ctx {
-    web_srv *s;
-    const char *docid;
-} link_ctx;
-
+/* A link of the note leads where `update` resolved it (its outlinks). */
 static int resolve_link(void *ctx, const char *target, int wiki, tbuf *href)
 {
     (void)wiki;
-    link_ctx *l = ctx;
-    char docid[9];
-    if (api_link_target(l->s->a, l->docid, target, docid) != TROVE_OK) {
-        trove_errclear();
-        return 0;
+    const api_link_set *links = ctx;
+    for (size_t i = 0; i < links->n_out; i++) {
+        const api_link *l = &links->out[i];
+        if (l->target && l->note.docid[0] && strcmp(l->target, target) == 0) {
+            tbuf_printf(href, "/note?ref=%%23%s", l->note.docid);
+            return 1;
+        }
     }
-    tbuf_printf(href, "/note?ref=%%23%s", docid);
-    return 1;
+    return 0;
+}
+
+static void note_href(tbuf *b, const char *docid)
+{
+    tbuf_printf(b, "/note?ref=%%23%s", docid);
+}
+
+static void backlinks_html(tbuf *b, const api_link_set *links)
+{
+    tbuf_printf(b, "<section class=\"panel backlinks\" aria-labelledby=\"bl\"><h2 id=\"bl\">"
+                   "Backlinks <span class=\"count\">%zu</span></h2>", links->n_back);
+    if (!links->n_back)
+        tbuf_puts(b, "<p class=\"hint\">No note links here.</p>");
+    else
+        tbuf_puts(b, "<ul>");
+    for (size_t i = 0; i < links->n_back; i++) {
+        const api_link *l = &links->back[i];
+        tbuf_puts(b, "<li><a href=\"");
+        note_href(b, l->note.docid);
+        tbuf_puts(b, "\">");
+        esc(b, l->note.title && *l->note.title ? l->note.title : l->note.path);
+        tbuf_puts(b, "</a> <span class=\"path\">");
+        esc(b, l->note.path);
+        tbuf_printf(b, ":%d</span>", l->line);
+        if (l->text && *l->text) {
+            tbuf_puts(b, "<p class=\"line\">");
+            esc(b, l->text);
+            tbuf_puts(b, "</p>");
+        }
+        tbuf_puts(b, "</li>");
+    }
+    if (links->n_back)
+        tbuf_puts(b, "</ul>");
+    tbuf_puts(b, "</section>\n");
+}
+
+static void similar_html(web_srv *s, tbuf *b, const char *ref)
+{
+    api_similar_opts so;
+    api_similar_opts_init(&so);
+    so.ref = ref;
+    so.limit = 5;
+    so.model = s->o->model;
+    search_results res;
+    api_similar_info info;
+    if (front_similar(&s->f, &so, &res, &info) != TROVE_OK) {
+        trove_errclear();
+        return;
+    }
+    tbuf_puts(b, "<section class=\"panel similar\" aria-labelledby=\"sim\"><h2 id=\"sim\">"
+                 "Similar notes</h2>");
+    if (!res.n)
+        tbuf_puts(b, "<p class=\"hint\">None found.</p>");
+    else
+        tbuf_puts(b, "<ol>");
+    for (size_t i = 0; i < res.n; i++) {
+        const search_result *it = &res.items[i];
+        tbuf_puts(b, "<li><a href=\"");
+        note_href(b, it->docid);
+        tbuf_puts(b, "\">");
+        esc(b, it->title && *it->title ? it->title : it->path);
+        tbuf_puts(b, "</a> <span class=\"path\">");
+        esc(b, it->path);
+        tbuf_puts(b, "</span></li>");
+    }
+    if (res.n)
+        tbuf_puts(b, "</ol>");
+    tbuf_puts(b, "</section>\n");
+    search_results_free(&res);
+    api_similar_info_free(&info);
 }
 
 static const char *base_name(const char *p)
@@ -357,15 +424,19 @@ void web_page_note(web_srv *s, const web_args *args, web_resp *r)
         mo.hit_start = (size_t)hs;
         mo.hit_end = (size_t)he;
     }
-    link_ctx lc = {s, n.docid};
-    if (n.docid[0]) {
+    api_link_set links;
+    int have_links = n.docid[0] && front_links(&s->f, ref, &links) == TROVE_OK;
+    if (have_links) {
         mo.resolve = resolve_link;
-        mo.ctx = &lc;
+        mo.ctx = &links;
     }
+    trove_errclear();
     web_md_out md;
     e = web_md_render(n.text ? n.text : "", n.text ? n.len : 0, &mo, &md);
     if (e) {
         api_note_free(&n);
+        if (have_links)
+            api_link_set_free(&links);
         return web_page_error(s, r, 500, trove_errmsg());
     }
     tbuf *b = &r->body;
@@ -393,7 +464,16 @@ void web_page_note(web_srv *s, const web_args *args, web_resp *r)
     }
     tbuf_puts(b, "<div class=\"md\">\n");
     tbuf_append(b, md.html.data, md.html.len);
-    tbuf_puts(b, "</div></div></article>\n");
+    tbuf_puts(b, "</div></div>\n<aside class=\"related\" aria-label=\"Related notes\">\n");
+    if (have_links) {
+        backlinks_html(b, &links);
+        tbuf_printf(b, "<section class=\"panel graph\" aria-labelledby=\"gr\"><h2 id=\"gr\">"
+                       "Neighbourhood</h2><div id=\"graph\" data-ref=\"#%s\"></div></section>\n",
+                    n.docid);
+        similar_html(s, b, ref);
+        api_link_set_free(&links);
+    }
+    tbuf_puts(b, "</aside></article>\n");
     foot(b);
     web_md_out_free(&md);
     api_note_free(&n);

@@ -195,12 +195,35 @@ def test_note_view_highlights_the_hit_and_resolves_wikilinks(served):
     target = srv.get(links["c-pointers"].replace("&amp;", "&"))
     assert "<h1>Pointers in C and C++</h1>" in target
     assert '<nav class="outline"' in target
+    # backlinks with their lines, the graph's container, similar notes
+    back = target.split('<section class="panel backlinks"', 1)[1].split("</section>", 1)[0]
+    assert ">Home</a> <span class=\"path\">Home.md:" in back and "[[c-pointers]]" in back
+    assert '<div id="graph" data-ref="#' in target
+    assert '<section class="panel similar"' in target
+
+
+def test_api_links_graph_similar(served):
+    trove, _, srv = served
+    ref = q(COLLECTION + "/programming/c-pointers.md")
+    st, links = srv.json("/api/links?ref=" + ref)
+    cli = trove.ok("links", COLLECTION + "/programming/c-pointers.md", "--json",
+                   env={"TROVE_NO_DAEMON": "1"}).json()
+    assert st == 200 and links["note"]["path"] == "programming/c-pointers.md"
+    assert sorted((b["path"], b["line"]) for b in links["back"]) == \
+        sorted((b["note"]["path"], b["line"]) for b in cli["backlinks"]), (links, cli)
+    st, graph = srv.json("/api/graph?ref=" + ref)
+    assert st == 200 and "Home.md" in [b["path"] for b in graph["back"]]
+    assert len({b["docid"] for b in graph["back"]}) == len(graph["back"])
+    st, sim = srv.json("/api/similar?ref=" + ref + "&n=3")
+    assert st == 200 and 0 < len(sim["results"]) <= 3
+    assert "programming/c-pointers.md" not in [r["path"] for r in sim["results"]]
+    assert srv.json("/api/links?ref=nosuch.md")[0] == 404
 
 
 def test_hostile_note_renders_as_text(served):
     _, _, srv = served
     page = srv.get("/note?ref=" + q(COLLECTION + "/inbox/hostile.md"))
-    body = page.split('<div class="md">', 1)[1]
+    body = page.split('<div class="md">', 1)[1].split('<aside class="related"', 1)[0]
     # no element of the note's own, no handler attribute, no script URL
     assert not re.search(r"<(script|img|iframe|div|object|embed|svg)\b", body, re.I), body
     assert not re.search(r"<[^>]*\son\w+\s*=", body, re.I), body

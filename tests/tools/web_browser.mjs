@@ -121,6 +121,15 @@ async function flow(browser) {
   const [a] = await page.$$('xpath/.//a[@class="note-link" and text()="c-pointers"]');
   await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), a.click()]);
   check(await page.$eval('h1', (h) => h.textContent) === 'Pointers in C and C++', 'the wikilink opens its note in the page');
+  // its neighbourhood: an SVG drawn from /api/graph, its nodes clickable
+  await page.waitForSelector('#graph svg a', { timeout: 10000 });
+  const nodes = await page.$$eval('#graph svg a text', (ts) => ts.map((t) => t.textContent));
+  check(nodes.includes('Home'), 'the link graph shows Home linking here: ' + nodes.join(' | '));
+  await page.$eval('#graph', (g) => g.scrollIntoView());
+  await shot(page, 'graph-laptop-light');
+  const [home] = await page.$$('xpath/.//*[@id="graph"]//*[local-name()="a"][.//*[local-name()="text" and text()="Home"]]');
+  await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), home.click()]);
+  check(await page.$eval('h1', (h) => h.textContent) === 'Home', 'a graph node opens its note');
 
   // 5. a Chinese query
   await page.goto(base, { waitUntil: 'networkidle0' });

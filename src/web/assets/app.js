@@ -71,7 +71,56 @@
     });
   }
 
+  // The note's neighbourhood in the link graph, from /api/graph: notes
+  // linking here on the left, notes it links to on the right, all links.
+  const SVG = 'http://www.w3.org/2000/svg';
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function label(s) { return s.length > 24 ? s.slice(0, 23) + '…' : s; }
+  async function drawGraph(box) {
+    let g;
+    try {
+      const r = await fetch('/api/graph?ref=' + encodeURIComponent(box.dataset.ref));
+      if (!r.ok) return;
+      g = await r.json();
+    } catch (e) { return; }
+    const MAX = 8, W = 640, rows = Math.max(1, Math.min(MAX, Math.max(g.back.length, g.out.length)));
+    const H = Math.max(120, rows * 34 + 30);
+    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img',
+                            'aria-label': `${g.back.length} notes link here, this note links to ${g.out.length}` });
+    const cx = W / 2, cy = H / 2;
+    function side(list, x, anchor) {
+      const shown = list.slice(0, MAX);
+      shown.forEach((n, i) => {
+        const y = shown.length === 1 ? cy : 20 + i * (H - 40) / (shown.length - 1);
+        el('line', { x1: cx, y1: cy, x2: x, y2: y, class: 'edge' }, svg);
+        const a = el('a', { href: '/note?ref=' + encodeURIComponent('#' + n.docid) }, svg);
+        el('title', {}, a).textContent = n.title + ' — ' + n.path;
+        el('circle', { cx: x, cy: y, r: 6, class: 'node' }, a);
+        const t = el('text', { x: anchor === 'end' ? x - 12 : x + 12, y: y + 4, 'text-anchor': anchor }, a);
+        t.textContent = label(n.title);
+      });
+      if (list.length > MAX) {
+        const t = el('text', { x, y: H - 2, 'text-anchor': 'middle', class: 'more' }, svg);
+        t.textContent = `and ${list.length - MAX} more`;
+      }
+    }
+    side(g.back, 170, 'end');
+    side(g.out, W - 170, 'start');
+    el('circle', { cx, cy, r: 9, class: 'node self' }, svg);
+    const t = el('text', { x: cx, y: cy - 16, 'text-anchor': 'middle', class: 'self' }, svg);
+    t.textContent = label(g.note.title);
+    box.appendChild(svg);
+    if (!g.back.length && !g.out.length) box.textContent = 'No links in or out.';
+  }
+
   function notePage() {
+    const graph = document.getElementById('graph');
+    if (graph) drawGraph(graph);
     const hit = document.getElementById('hit');
     if (hit) hit.scrollIntoView({ block: 'center' });
     const back = document.querySelector('[data-back]');
