@@ -80,7 +80,7 @@
     if (parent) parent.appendChild(e);
     return e;
   }
-  function label(s) { return s.length > 24 ? s.slice(0, 23) + '…' : s; }
+  function label(s) { return s.length > 22 ? s.slice(0, 21) + '…' : s; }
   async function drawGraph(box) {
     let g;
     try {
@@ -90,7 +90,7 @@
     } catch (e) { return; }
     const MAX = 8, W = 640, rows = Math.max(1, Math.min(MAX, Math.max(g.back.length, g.out.length)));
     const H = Math.max(120, rows * 34 + 30);
-    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img',
+    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'group',
                             'aria-label': `${g.back.length} notes link here, this note links to ${g.out.length}` });
     const cx = W / 2, cy = H / 2;
     function side(list, x, anchor) {
@@ -109,8 +109,8 @@
         t.textContent = `and ${list.length - MAX} more`;
       }
     }
-    side(g.back, 170, 'end');
-    side(g.out, W - 170, 'start');
+    side(g.back, 200, 'end');
+    side(g.out, W - 200, 'start');
     el('circle', { cx, cy, r: 9, class: 'node self' }, svg);
     const t = el('text', { x: cx, y: cy - 16, 'text-anchor': 'middle', class: 'self' }, svg);
     t.textContent = label(g.note.title);
