@@ -9,8 +9,8 @@
 # indexes it, starts `trove daemon --no-watch` and `trove serve --port 0`,
 # and runs bench/web_latency.mjs (puppeteer-core from scripts/npm-install.sh,
 # Debian's chromium) over 30 queries: the first run of each warms up and is
-# not counted. The page's search waits DEBOUNCE_MS (assets/app.js) after the
-# last key before asking, which is part of what is measured.
+# not counted. A key after a pause searches at once; keys in a burst wait
+# DEBOUNCE_MS (assets/app.js) after the last one. uptime is printed: load counts.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TROVE_BIN:-$here/build/trove}

@@ -4,14 +4,16 @@
 'use strict';
 (function () {
   document.documentElement.classList.add('js');
-  const DEBOUNCE_MS = 30;
+  // Keys typed in a burst (less than BURST_MS apart) are coalesced: the
+  // search waits DEBOUNCE_MS after the last; a key after a pause searches at once.
+  const DEBOUNCE_MS = 30, BURST_MS = 120;
 
   function searchPage() {
     const form = document.querySelector('form.search');
     const q = document.getElementById('q');
     const results = document.getElementById('results');
     if (!form || !q || !results) return;
-    let timer = 0, ctl = null, seq = 0, selected = -1;
+    let timer = 0, ctl = null, seq = 0, selected = -1, lastKey = 0;
 
     function params() {
       const p = new URLSearchParams();
@@ -56,7 +58,13 @@
         if (e.name !== 'AbortError') results.textContent = 'The server did not answer.';
       }
     }
-    function soon() { clearTimeout(timer); timer = setTimeout(run, DEBOUNCE_MS); }
+    function soon(e) {
+      const now = e.timeStamp, burst = now - lastKey < BURST_MS;
+      lastKey = now;
+      clearTimeout(timer);
+      if (burst) timer = setTimeout(run, DEBOUNCE_MS);
+      else run();
+    }
 
     q.addEventListener('input', soon);
     form.addEventListener('change', (e) => { if (e.target !== q) run(); });
