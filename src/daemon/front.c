@@ -1,8 +1,9 @@
-/* front — the daemon when it answers, else the api handle. */
+/* front — the daemon when it answers, else the api handle (dcl_or_cold). */
 #include "daemon/front.h"
 
 #include <unistd.h>
 
+#include "api/wire.h"
 #include "daemon/client.h"
 
 static dcl *daemon_of(const front *f)
@@ -12,85 +13,46 @@ static dcl *daemon_of(const front *f)
 
 trove_err front_search(const front *f, const api_search_opts *o, search_results *out)
 {
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_search(d, o, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_search(f->a, o, out);
+    api_search_opts args = *o;
+    return dcl_or_cold(daemon_of(f), f->a,
+                       o->search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH, &args, out);
 }
 
 trove_err front_query(const front *f, const api_query_opts *o, search_results *out,
                       api_query_info *info)
 {
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_query(d, o, out, info);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_query(f->a, o, out, info);
+    api_query_opts args = *o;
+    wire_query_answer ans;
+    trove_err rc = dcl_or_cold(daemon_of(f), f->a, WIRE_OP_QUERY, &args, &ans);
+    *out = ans.results;
+    *info = ans.info;
+    return rc;
 }
 
 trove_err front_get(const front *f, const char *ref, long line, long count, api_note *out)
 {
-    dcl *d = daemon_of(f);
-    if (d) {
-        /* A relative on-disk REF means the same to the daemon as to us. */
-        char cwd[4096];
-        trove_err rc = dcl_get(d, getcwd(cwd, sizeof cwd), ref, line, count, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_get(f->a, ref, line, count, out);
-}
-
-trove_err front_multi_get(const front *f, const char *glob, size_t max_bytes, api_notes *out)
-{
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_multi_get(d, glob, max_bytes, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_multi_get(f->a, glob, max_bytes, out);
-}
-
-trove_err front_ls(const front *f, const char *target, api_listing *out)
-{
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_ls(d, target, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_ls(f->a, target, out);
+    /* A relative on-disk REF means the same to the daemon as to us. */
+    char cwd[4096];
+    wire_get_args args = {.ref = ref, .cwd = getcwd(cwd, sizeof cwd), .line = line, .count = count};
+    return dcl_or_cold(daemon_of(f), f->a, WIRE_OP_GET, &args, out);
 }
 
 trove_err front_links(const front *f, const char *ref, api_link_set *out)
 {
     char cwd[4096];
-    const char *here = getcwd(cwd, sizeof cwd);
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_links(d, here, ref, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_links(f->a, here, ref, out);
+    wire_links_args args = {.ref = ref, .cwd = getcwd(cwd, sizeof cwd)};
+    return dcl_or_cold(daemon_of(f), f->a, WIRE_OP_LINKS, &args, out);
 }
 
 trove_err front_similar(const front *f, const api_similar_opts *o, search_results *out,
                         api_similar_info *info)
 {
-    dcl *d = daemon_of(f);
-    if (d) {
-        trove_err rc = dcl_similar(d, o, out, info);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_similar(f->a, o, out, info);
+    api_similar_opts args = *o;
+    wire_similar_answer ans;
+    trove_err rc = dcl_or_cold(daemon_of(f), f->a, WIRE_OP_SIMILAR, &args, &ans);
+    *out = ans.results;
+    *info = ans.info;
+    return rc;
 }
 
 trove_err front_status(const front *f, api_status *out, json_t **daemon)

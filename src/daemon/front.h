@@ -1,6 +1,7 @@
 /* front — one answer for a front end (MCP server, web server): from the
  * running daemon of the handle's index when one answers, else from the
- * handle itself (client.h's fallback rule: dcl_find, then dcl_answered).
+ * handle itself (client.h's fallback rule, dcl_or_cold). The web server
+ * uses it; the MCP server has the same calls of its own (mcp.c).
  * Results are the api's structs, freed with the api's *_free(). */
 #ifndef TROVE_DAEMON_FRONT_H
 #define TROVE_DAEMON_FRONT_H
@@ -19,8 +20,6 @@ trove_err front_query(const front *f, const api_query_opts *o, search_results *o
                       api_query_info *info);
 /* A relative on-disk REF is resolved against this process's directory. */
 trove_err front_get(const front *f, const char *ref, long line, long count, api_note *out);
-trove_err front_multi_get(const front *f, const char *glob, size_t max_bytes, api_notes *out);
-trove_err front_ls(const front *f, const char *target, api_listing *out);
 trove_err front_links(const front *f, const char *ref, api_link_set *out);
 trove_err front_similar(const front *f, const api_similar_opts *o, search_results *out,
                         api_similar_info *info);
