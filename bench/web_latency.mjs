@@ -44,6 +44,7 @@ for (let run = 0; run < runs; run++) {
     await page.type('#q', head);
     await answered(head);
     await page.evaluate((full) => {
+      performance.clearResourceTimings();   // its buffer holds 250 entries
       window.__lat = new Promise((resolve) => {
         const r = document.getElementById('results');
         let t0 = 0;
