@@ -110,7 +110,7 @@ _trove()
             _trove_reply "$(_trove_collections "$trove")" ;;
         collection/add) COMPREPLY=($(compgen -d -- "$cur")) ;;
         search/|vsearch/|query/|tokenize/|daemon/*|snapshot/*|collection/*|context/*|\
-        status/|check/|mcp/|embed/|model/list|model/pull|dupes/|eval/)
+        status/|check/|mcp/|serve/|embed/|model/list|model/pull|dupes/|eval/)
             COMPREPLY=() ;;   # query words, ids, names: nothing to complete from
         *) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac

@@ -74,6 +74,7 @@ int cmd_model(cli *c, int argc, char **argv);
 int cmd_model_manage(cli *c, int argc, char **argv);
 int cmd_daemon(cli *c, int argc, char **argv);
 int cmd_mcp(cli *c, int argc, char **argv);
+int cmd_serve(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_snapshot(cli *c, int argc, char **argv);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "http/http.h"
 #include "mcp/mcp.h"
 #include "util/str.h"
 
@@ -41,43 +42,6 @@ static void print_url(const char *url, void *ctx)
     fprintf(stderr, "trove mcp: serving %s (Ctrl-C to stop)\n", url);
 }
 
-/* "[HOST:]PORT" or "[V6]:PORT" into host (static storage) and port. */
-static int parse_listen(const char *spec, char *host, size_t host_size, int *port)
-{
-    const char *colon = strrchr(spec, ':');
-    const char *p = colon ? colon + 1 : spec;
-    long v;
-    if (!str_to_long(p, 0, 65535, &v))
-        return 0;
-    *port = (int)v;
-    if (!colon || colon == spec) {
-        snprintf(host, host_size, "127.0.0.1");
-        return 1;
-    }
-    size_t len = (size_t)(colon - spec);
-    if (spec[0] == '[' && len >= 2 && spec[len - 1] == ']') {
-        spec++;
-        len -= 2;
-    }
-    if (len >= host_size)
-        return 0;
-    memcpy(host, spec, len);
-    host[len] = '\0';
-    /* the one name taken: it is loopback by definition (RFC 6761), and
-     * resolving it would ask the resolver, which may say anything */
-    if (strcasecmp(host, "localhost") == 0) {
-        snprintf(host, host_size, "127.0.0.1");
-        return 1;
-    }
-    unsigned char addr[16];
-    return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
-}
-
-static int is_loopback(const char *host)
-{
-    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
-}
-
 int cmd_mcp(cli *c, int argc, char **argv)
 {
     const char *listen = NULL, *model_flag = NULL, *reranker_flag = NULL;
@@ -109,10 +73,10 @@ int cmd_mcp(cli *c, int argc, char **argv)
     char host[64];
     int port = 0;
     if (listen) {
-        if (!parse_listen(listen, host, sizeof host, &port))
+        if (!http_parse_listen(listen, host, sizeof host, &port))
             return cli_usage("mcp", "--http %s: give [HOST:]PORT with a numeric address or "
                              "localhost (127.0.0.1:8765, [::1]:8765, localhost:0)", listen);
-        if (!is_loopback(host) && !allow_remote)
+        if (!http_is_loopback(host) && !allow_remote)
             return cli_usage("mcp", "--http %s is not a loopback address: add --allow-remote "
                              "(and set mcp.token in config.yaml)", host);
     }
@@ -135,7 +99,7 @@ int cmd_mcp(cli *c, int argc, char **argv)
         rc = mcp_stdio_serve(s, STDIN_FILENO, STDOUT_FILENO) == 0 ? EXIT_OK : EXIT_ERR;
     } else {
         const config *cfg = api_config(a);
-        if (!is_loopback(host) && !cfg->mcp.token)
+        if (!http_is_loopback(host) && !cfg->mcp.token)
             fprintf(stderr, "trove mcp: warning: serving %s without a token (set mcp.token in "
                     "%s)\n", host, cfg->file);
         struct sigaction sa = {.sa_handler = on_signal};

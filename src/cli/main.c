@@ -41,6 +41,7 @@ static const command commands[] = {
     {"check", cmd_check, "check the index for damage and broken invariants"},
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
+    {"serve", cmd_serve, "a local web page for searching and reading notes (docs/web.md)"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},
     {"model", cmd_model, "pull|list|use|info|tokenize|embed|rerank|generate|bench models: fetch, pick, run"},
     {"daemon", cmd_daemon, "keep the index open and watch the collections (see docs/daemon.md)"},

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/http.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -44,6 +45,7 @@ typedef struct http_session {
 typedef struct http_server {
     mcp_server *mcp;
     const mcp_http_opts *o;
+    http_guard guard;
     http_session sessions[MAX_SESSIONS];
     unsigned long clock;           /* use counter for least-recently-used eviction */
 } http_server;
@@ -54,66 +56,26 @@ typedef struct http_req {
     int too_big;
 } http_req;
 
-/* ---- libmicrohttpd, loaded on first use ------------------------------ */
-
-/* Linking it pulls GnuTLS and eight more libraries (and their constructors)
- * into every trove process, ~1 ms of start-up each time; only `trove mcp
- * --http` serves HTTP. Its headers are still used for the types. */
-static struct {
-    __typeof__(MHD_start_daemon) *start_daemon;
-    __typeof__(MHD_stop_daemon) *stop_daemon;
-    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-    __typeof__(MHD_add_response_header) *add_response_header;
-    __typeof__(MHD_queue_response) *queue_response;
-    __typeof__(MHD_destroy_response) *destroy_response;
-    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
-} mhd;
-static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
-static int mhd_ok;
-
-static void mhd_load(void)
-{
-    static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
-    for (size_t i = 0; i < sizeof names / sizeof *names && !mhd_ok; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-            continue;
-        *(void **)&mhd.start_daemon = dlsym(h, "MHD_start_daemon");
-        *(void **)&mhd.stop_daemon = dlsym(h, "MHD_stop_daemon");
-        *(void **)&mhd.create_response_from_buffer = dlsym(h, "MHD_create_response_from_buffer");
-        *(void **)&mhd.add_response_header = dlsym(h, "MHD_add_response_header");
-        *(void **)&mhd.queue_response = dlsym(h, "MHD_queue_response");
-        *(void **)&mhd.destroy_response = dlsym(h, "MHD_destroy_response");
-        *(void **)&mhd.lookup_connection_value = dlsym(h, "MHD_lookup_connection_value");
-        if (mhd.start_daemon && mhd.stop_daemon && mhd.create_response_from_buffer &&
-            mhd.add_response_header && mhd.queue_response && mhd.destroy_response &&
-            mhd.lookup_connection_value)
-            mhd_ok = 1;
-        else
-            dlclose(h);
-    }
-}
-
 /* ---- responses ---- */
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *body,
                                const char *type, const char *sid)
 {
-    struct MHD_Response *r = mhd.create_response_from_buffer(body ? strlen(body) : 0,
+    struct MHD_Response *r = http_mhd.create_response_from_buffer(body ? strlen(body) : 0,
                                                              (void *)(body ? body : ""),
                                                              MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     if (type)
-        mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        http_mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (sid)
-        mhd.add_response_header(r, "Mcp-Session-Id", sid);
+        http_mhd.add_response_header(r, "Mcp-Session-Id", sid);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
+        http_mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
     if (status == MHD_HTTP_UNAUTHORIZED)
-        mhd.add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"trove\"");
-    enum MHD_Result rc = mhd.queue_response(c, status, r);
-    mhd.destroy_response(r);
+        http_mhd.add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"trove\"");
+    enum MHD_Result rc = http_mhd.queue_response(c, status, r);
+    http_mhd.destroy_response(r);
     return rc;
 }
 
@@ -131,80 +93,7 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int cod
 
 static const char *header(struct MHD_Connection *c, const char *name)
 {
-    return mhd.lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-/* "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT" -> HOST (no brackets). */
-static void host_part(const char *s, char *out, size_t size)
-{
-    size_t len;
-    if (s[0] == '[') {
-        s++;
-        len = strcspn(s, "]");
-    } else {
-        len = strcspn(s, ":");
-    }
-    if (len >= size)
-        len = size - 1;
-    memcpy(out, s, len);
-    out[len] = '\0';
-}
-
-/* localhost, 127.0.0.0/8 or ::1 — as addresses, not as name prefixes
- * ("127.0.0.1.evil.example" is a name anyone can point anywhere). */
-static int loopback_name(const char *h)
-{
-    unsigned char a[16];
-    static const unsigned char v6_loop[16] = {[15] = 1};
-    if (strcasecmp(h, "localhost") == 0)
-        return 1;
-    if (inet_pton(AF_INET, h, a) == 1)
-        return a[0] == 127;
-    return inet_pton(AF_INET6, h, a) == 1 && memcmp(a, v6_loop, 16) == 0;
-}
-
-/* Host: a browser tricked by DNS rebinding sends the attacker's name. */
-static int host_ok(const http_server *hs, const char *host)
-{
-    if (!host)
-        return 0;
-    char h[256];
-    host_part(host, h, sizeof h);
-    return loopback_name(h) || strcmp(h, hs->o->host) == 0;
-}
-
-/* Origin: absent (not a browser) or a loopback page or one configured. */
-static int origin_ok(const http_server *hs, const char *origin)
-{
-    if (!origin)
-        return 1;
-    for (size_t i = 0; i < hs->o->n_origins; i++)
-        if (strcmp(origin, hs->o->origins[i]) == 0)
-            return 1;
-    const char *rest = strncmp(origin, "http://", 7) == 0    ? origin + 7
-                       : strncmp(origin, "https://", 8) == 0 ? origin + 8
-                                                             : NULL;
-    if (!rest || strchr(rest, '/'))
-        return 0;
-    char h[256];
-    host_part(rest, h, sizeof h);
-    return loopback_name(h);
-}
-
-/* Constant time in the length of the presented token. */
-static int token_ok(const http_server *hs, const char *auth)
-{
-    const char *want = hs->o->token;
-    if (!want)
-        return 1;
-    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return 0;
-    const char *got = auth + 7;
-    size_t gl = strlen(got), wl = strlen(want);
-    unsigned diff = gl != wl;
-    for (size_t i = 0; i < gl; i++)
-        diff |= (unsigned char)got[i] ^ (unsigned char)want[i % (wl ? wl : 1)];
-    return diff == 0;
+    return http_header(c, name);
 }
 
 static int accepts_json(const char *accept)
@@ -320,13 +209,13 @@ static enum MHD_Result check_headers(http_server *hs, struct MHD_Connection *c, 
     if (strcmp(url, "/mcp") != 0)
         return refuse(c, MHD_HTTP_NOT_FOUND, MCP_INVALID_REQUEST, "not found: the endpoint "
                       "is /mcp");
-    if (!host_ok(hs, header(c, MHD_HTTP_HEADER_HOST)))
+    if (!http_host_ok(&hs->guard, header(c, MHD_HTTP_HEADER_HOST)))
         return refuse(c, MHD_HTTP_FORBIDDEN, MCP_INVALID_REQUEST, "forbidden: Host is not a "
                       "loopback address");
-    if (!origin_ok(hs, header(c, MHD_HTTP_HEADER_ORIGIN)))
+    if (!http_origin_ok(&hs->guard, header(c, MHD_HTTP_HEADER_ORIGIN)))
         return refuse(c, MHD_HTTP_FORBIDDEN, MCP_INVALID_REQUEST, "forbidden: Origin not "
                       "allowed (add it to mcp.origins in config.yaml)");
-    if (!token_ok(hs, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
+    if (!http_bearer_ok(&hs->guard, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
         return refuse(c, MHD_HTTP_UNAUTHORIZED, MCP_INVALID_REQUEST, "unauthorized: send "
                       "Authorization: Bearer <mcp.token from config.yaml>");
     const char *pv = header(c, "MCP-Protocol-Version");
@@ -394,90 +283,23 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 /* ---- serving ---- */
 
-static int listen_socket(const mcp_http_opts *o, char *url, size_t url_size)
-{
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    socklen_t sl;
-    int v6 = strchr(o->host, ':') != NULL;
-    if (v6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)o->port);
-        if (inet_pton(AF_INET6, o->host, &a->sin6_addr) != 1)
-            return -1;
-        sl = sizeof *a;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)o->port);
-        if (inet_pton(AF_INET, o->host, &a->sin_addr) != 1)
-            return -1;
-        sl = sizeof *a;
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 64) != 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    int port = v6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    snprintf(url, url_size, v6 ? "http://[%s]:%d/mcp" : "http://%s:%d/mcp", o->host, port);
-    return fd;
-}
-
 trove_err mcp_http_serve(mcp_server *s, const mcp_http_opts *o)
 {
-    pthread_once(&mhd_once, mhd_load);
-    if (!mhd_ok)
-        return trove_fail(TROVE_EUNSUPPORTED, "cannot load libmicrohttpd.so.12, which `trove mcp "
-                          "--http` needs (install the Debian package libmicrohttpd12, or run "
-                          "scripts/install-deps.sh)");
-    char url[128];
-    int fd = listen_socket(o, url, sizeof url);
-    if (fd < 0)
-        return trove_fail(TROVE_EIO, "cannot listen on %s port %d: %s", o->host, o->port,
-                          strerror(errno));
+    trove_err rc = http_load("trove mcp --http");
+    if (rc)
+        return rc;
     http_server *hs = xcalloc(1, sizeof *hs);
     hs->mcp = s;
     hs->o = o;
-    /* Signals go to this thread, not to libmicrohttpd's, which inherits
-     * the blocked mask. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    struct MHD_Daemon *d = mhd.start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (strchr(o->host, ':') ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, hs,
-        MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, hs,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_END);
-    if (!d) {
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        close(fd);
-        free(hs);
-        return trove_fail(TROVE_EIO, "cannot start the HTTP server on %s", url);
-    }
-    if (o->on_listen)
-        o->on_listen(url, o->ctx);
-    sigset_t wait = old;
-    sigdelset(&wait, SIGINT);
-    sigdelset(&wait, SIGTERM);
-    while (!*o->stop)
-        sigsuspend(&wait);
-    mhd.stop_daemon(d);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    hs->guard = (http_guard){.host = o->host, .token = o->token, .origins = o->origins,
+                             .n_origins = o->n_origins};
+    http_serve_opts so = {
+        .host = o->host, .port = o->port, .path = "/mcp",
+        .handler = on_request, .handler_cls = hs,
+        .completed = on_completed, .completed_cls = hs,
+        .on_listen = o->on_listen, .ctx = o->ctx, .stop = o->stop,
+    };
+    rc = http_serve(&so);
     free(hs);
-    return TROVE_OK;
+    return rc;
 }

@@ -1,0 +1,157 @@
+// trove serve — the page's only script. Everything works without it (the
+// server renders every page); with it, results follow the typing, and the
+// keyboard moves: / focuses the search, arrows move, Enter opens, Esc goes back.
+'use strict';
+(function () {
+  document.documentElement.classList.add('js');
+  // Keys typed in a burst (less than BURST_MS apart) are coalesced: the
+  // search waits DEBOUNCE_MS after the last; a key after a pause searches at once.
+  const DEBOUNCE_MS = 30, BURST_MS = 120;
+
+  function searchPage() {
+    const form = document.querySelector('form.search');
+    const q = document.getElementById('q');
+    const results = document.getElementById('results');
+    if (!form || !q || !results) return;
+    let timer = 0, ctl = null, seq = 0, selected = -1, lastKey = 0;
+
+    function params() {
+      const p = new URLSearchParams();
+      for (const [k, v] of new FormData(form)) {
+        if (v === '' || (k === 'mode' && v === 'search')) continue;
+        p.append(k, v);
+      }
+      return p;
+    }
+    function items() { return Array.from(results.querySelectorAll('.result')); }
+    function select(i) {
+      const list = items();
+      list.forEach((el) => el.classList.remove('selected'));
+      selected = list.length ? Math.max(-1, Math.min(i, list.length - 1)) : -1;
+      if (selected >= 0) {
+        const el = list[selected];
+        el.classList.add('selected');
+        el.querySelector('.title a').focus({ preventScroll: true });
+        el.scrollIntoView({ block: 'nearest' });
+      } else {
+        q.focus();
+      }
+    }
+    async function run() {
+      const p = params();
+      const mine = ++seq;
+      if (ctl) ctl.abort();
+      ctl = new AbortController();
+      const qs = p.toString();
+      history.replaceState(null, '', qs ? '/?' + qs : '/');
+      p.set('frag', '1');
+      try {
+        const r = await fetch('/?' + p.toString(), { signal: ctl.signal });
+        const html = await r.text();
+        if (mine !== seq) return;
+        results.innerHTML = html;   // the server's own escaped HTML
+        results.dataset.for = qs;   // which search the list answers
+        selected = -1;
+        document.title = (q.value ? q.value + ' — ' : '') + 'trove';
+        results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
+      } catch (e) {
+        if (e.name !== 'AbortError') results.textContent = 'The server did not answer.';
+      }
+    }
+    function soon(e) {
+      const now = e.timeStamp, burst = now - lastKey < BURST_MS;
+      lastKey = now;
+      clearTimeout(timer);
+      if (burst) timer = setTimeout(run, DEBOUNCE_MS);
+      else run();
+    }
+
+    q.addEventListener('input', soon);
+    form.addEventListener('change', (e) => { if (e.target !== q) run(); });
+    form.addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); run(); });
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowDown' && !e.altKey) { e.preventDefault(); select(selected + 1); }
+      else if (e.key === 'ArrowUp' && !e.altKey && selected >= 0) { e.preventDefault(); select(selected - 1); }
+      else if (e.key === 'Escape') {
+        if (selected >= 0) select(-1);
+        else if (document.activeElement === q && q.value) { q.value = ''; run(); }
+      }
+    });
+  }
+
+  // The note's neighbourhood in the link graph, from /api/graph: notes
+  // linking here on the left, notes it links to on the right, all links.
+  const SVG = 'http://www.w3.org/2000/svg';
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function label(s) { return s.length > 22 ? s.slice(0, 21) + '…' : s; }
+  async function drawGraph(box) {
+    let g;
+    try {
+      const r = await fetch('/api/graph?ref=' + encodeURIComponent(box.dataset.ref));
+      if (!r.ok) return;
+      g = await r.json();
+    } catch (e) { return; }
+    const MAX = 8, W = 640, rows = Math.max(1, Math.min(MAX, Math.max(g.back.length, g.out.length)));
+    const H = Math.max(120, rows * 34 + 30);
+    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, role: 'group',
+                            'aria-label': `${g.back.length} notes link here, this note links to ${g.out.length}` });
+    const cx = W / 2, cy = H / 2;
+    function side(list, x, anchor) {
+      const shown = list.slice(0, MAX);
+      shown.forEach((n, i) => {
+        const y = shown.length === 1 ? cy : 20 + i * (H - 40) / (shown.length - 1);
+        el('line', { x1: cx, y1: cy, x2: x, y2: y, class: 'edge' }, svg);
+        const a = el('a', { href: '/note?ref=' + encodeURIComponent('#' + n.docid) }, svg);
+        el('title', {}, a).textContent = n.title + ' — ' + n.path;
+        el('circle', { cx: x, cy: y, r: 6, class: 'node' }, a);
+        const t = el('text', { x: anchor === 'end' ? x - 12 : x + 12, y: y + 4, 'text-anchor': anchor }, a);
+        t.textContent = label(n.title);
+      });
+      if (list.length > MAX) {
+        const t = el('text', { x, y: H - 2, 'text-anchor': 'middle', class: 'more' }, svg);
+        t.textContent = `and ${list.length - MAX} more`;
+      }
+    }
+    side(g.back, 200, 'end');
+    side(g.out, W - 200, 'start');
+    el('circle', { cx, cy, r: 9, class: 'node self' }, svg);
+    const t = el('text', { x: cx, y: cy - 16, 'text-anchor': 'middle', class: 'self' }, svg);
+    t.textContent = label(g.note.title);
+    box.appendChild(svg);
+    if (!g.back.length && !g.out.length) box.textContent = 'No links in or out.';
+  }
+
+  function notePage() {
+    const graph = document.getElementById('graph');
+    if (graph) drawGraph(graph);
+    const hit = document.getElementById('hit');
+    if (hit) hit.scrollIntoView({ block: 'center' });
+    const back = document.querySelector('[data-back]');
+    const fromSearch = document.referrer && new URL(document.referrer).origin === location.origin;
+    if (back && fromSearch && history.length > 1) {
+      back.addEventListener('click', (e) => { e.preventDefault(); history.back(); });
+    }
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') { if (fromSearch && history.length > 1) history.back(); else location.href = '/'; }
+    });
+  }
+
+  document.addEventListener('keydown', (e) => {
+    const t = e.target;
+    const typing = t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
+    if (e.key === '/' && !typing) {
+      const q = document.getElementById('q');
+      e.preventDefault();
+      if (q) { q.focus(); q.select(); } else location.href = '/';
+    }
+  });
+
+  const page = document.body.dataset.page;
+  if (page === 'search') searchPage();
+  else if (page === 'note') notePage();
+})();

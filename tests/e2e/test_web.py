@@ -1,0 +1,345 @@
+"""`trove serve`: the web page and its JSON API (docs/web.md), over HTTP on
+loopback, cold and through a daemon; the page in headless Chromium driven
+by puppeteer-core (tests/tools/web_browser.mjs) when chromium and npm are
+there (skipped, saying why, when they are not)."""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from conftest import COLLECTION, REPO, trove_bin
+
+HOSTILE = """---
+title: Hostile note
+tags: [hostile]
+---
+# Hostile note
+
+Raw HTML must stay text: <script>alert('script tag')</script>
+
+<img src=x onerror="alert('img onerror')">
+
+<div onclick="alert(1)">a div with a handler</div>
+
+A [javascript link](javascript:alert(document.domain)) and a
+[spaced one]( JaVaScRiPt:alert(2)), a [data link](data:text/html,<script>alert(3)</script>),
+an image ![pixel](http://203.0.113.9/pixel.png) and [[Home]].
+
+<iframe src="http://203.0.113.9/"></iframe>
+"""
+
+
+class WebServer:
+    """`trove serve --port 0` in the background; .url once it listens."""
+
+    def __init__(self, trove, *extra, env=None):
+        e = dict(trove.env)
+        e.update(env or {})
+        self.proc = subprocess.Popen(
+            [str(trove_bin()), "serve", "--port", "0", *extra], env=e,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=str(trove.home))
+        self.url = self.proc.stdout.readline().decode().strip()
+        assert re.match(r"^http://127\.0\.0\.1:\d+/$", self.url), (
+            self.url, self.proc.stderr.read() if self.proc.poll() is not None else "")
+        self.host, port = self.url[len("http://"):-1].rsplit(":", 1)
+        self.port = int(port)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=30)
+        err = err.decode("utf-8", "replace")
+        assert self.proc.returncode == 0, err
+        assert "ERROR: AddressSanitizer" not in err and "runtime error" not in err, err
+        return err
+
+    def request(self, path, method="GET", body=None, headers=None):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        h = {k: v for k, v in (headers or {}).items() if v is not None}
+        conn.request(method, path, body=body, headers=h)
+        resp = conn.getresponse()
+        data = resp.read()
+        conn.close()
+        return resp.status, dict((k.lower(), v) for k, v in resp.getheaders()), data
+
+    def get(self, path, **kw):
+        st, hdrs, data = self.request(path, **kw)
+        assert st == 200, (path, st, data[:500])
+        return data.decode("utf-8")
+
+    def json(self, path, **kw):
+        st, hdrs, data = self.request(path, **kw)
+        assert hdrs["content-type"].startswith("application/json"), hdrs
+        return st, json.loads(data)
+
+
+@pytest.fixture
+def site(trove, vault):
+    (vault / "inbox" / "hostile.md").write_text(HOSTILE)
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.ok("update")
+    servers = []
+
+    def start(*extra, env=None):
+        s = WebServer(trove, *extra, env=env)
+        servers.append(s)
+        return s
+    yield trove, vault, start
+    for s in servers:
+        if s.proc.poll() is None:
+            s.stop()
+
+
+@pytest.fixture(params=["cold", "daemon"])
+def served(site, request):
+    trove, vault, start = site
+    if request.param == "daemon":
+        trove.start_daemon("--no-watch", "--idle", "300")
+    srv = start()
+    yield trove, vault, srv
+    srv.stop()
+    if request.param == "daemon":
+        assert trove.daemon_requests() > 0   # it really answered
+        trove.stop_daemon()
+
+
+def q(s):
+    return urllib.parse.quote(s, safe="")
+
+
+# ---- the JSON API ------------------------------------------------------------
+
+@pytest.mark.parametrize("query,flags", [
+    ("pointers", []), ("sourdough starter", ["--tags", "baking"]),
+    ("斐波那契", []), ("git", ["-n", "2", "--explain"]),
+])
+def test_api_search_is_what_search_json_prints(served, query, flags):
+    trove, _, srv = served
+    params = "q=" + q(query)
+    if "--tags" in flags:
+        params += "&tags=" + q(flags[flags.index("--tags") + 1])
+    if "-n" in flags:
+        params += "&n=" + flags[flags.index("-n") + 1]
+    if "--explain" in flags:
+        params += "&explain=1"
+    cli = trove.ok("search", query, "--json", *flags, *([] if "-n" in flags else ["-n", "20"]),
+                   env={"TROVE_NO_DAEMON": "1"})
+    st, got = srv.json("/api/search?" + params)
+    assert st == 200
+    want = json.loads(cli.out)
+    if "--explain" in flags:   # timings-free, but floats of one run: same process order
+        for doc in (want, got):
+            doc.pop("fusion", None)
+    assert got == want
+
+
+def test_api_get_status_snapshots_and_errors(served):
+    trove, vault, srv = served
+    st, note = srv.json("/api/get?ref=" + q(COLLECTION + "/programming/c-pointers.md"))
+    assert st == 200 and note["title"] == "Pointers in C and C++"
+    assert note["text"] == (vault / "programming" / "c-pointers.md").read_text()
+    st, part = srv.json("/api/get?ref=" + q("#" + note["docid"]) + "&line=2&count=1")
+    assert st == 200 and part["line_start"] == 2 and part["line_end"] == 2
+    st, status = srv.json("/api/status")
+    assert st == 200 and status["counts"]["notes"] >= 20
+    assert status["collections"][0]["name"] == COLLECTION
+    st, snaps = srv.json("/api/snapshots")
+    assert st == 200 and snaps["current"] == 1 and len(snaps["token"]) == 32
+    for path, code in [("/api/search", 400), ("/api/search?q=x&mode=nope", 400),
+                       ("/api/search?q=x&n=0", 400), ("/api/search?q=x&c=nosuch", 404),
+                       ("/api/search?q=x&mode=vsearch", 400),
+                       ("/api/get?ref=nosuch.md", 404), ("/api/nothing", 404)]:
+        st, doc = srv.json(path)
+        assert st == code and doc["error"], (path, st, doc)
+    assert srv.request("/api/get?ref=" + q(COLLECTION + "/inbox"))[0] == 400
+
+
+# ---- pages without JavaScript ------------------------------------------------
+
+def test_search_url_renders_results_server_side(served):
+    _, _, srv = served
+    page = srv.get("/?q=pointers")
+    assert '<input type="search" id="q" name="q" value="pointers"' in page
+    assert re.search(r'<a href="/note\?ref=%23[0-9a-f]{8}&amp;hl=\d+-\d+#hit">Pointers in C '
+                     r'and C\+\+</a>', page)
+    assert "<mark>pointer</mark>" in page.lower() or "<mark>Pointers</mark>" in page
+    assert "vault/programming/c-pointers.md:" in page
+    # filters: the tag narrows, and the form shows it
+    page = srv.get("/?q=bread&tags=baking")
+    assert 'name="tags" value="baking"' in page
+    titles = re.findall(r'<h2 class="title"><a [^>]*>([^<]*)</a>', page)
+    assert titles and all("#baking" in blk for blk in page.split('<li class="result"')[1:])
+    # the fragment the script swaps in is the result list alone
+    frag = srv.get("/?q=pointers&frag=1")
+    assert frag.startswith('<p class="summary"') and "<html" not in frag
+
+
+def test_note_view_highlights_the_hit_and_resolves_wikilinks(served):
+    _, vault, srv = served
+    page = srv.get("/?q=" + q("bulk fermentation"))
+    href = re.search(r'<a href="(/note\?ref=[^"]*)">', page).group(1).replace("&amp;", "&")
+    note = srv.get(href.split("#")[0])
+    assert '<div class="hit-passage" id="hit">' in note
+    assert 'obsidian://open?vault=vault&amp;file=' in note
+    home = srv.get("/note?ref=" + q(COLLECTION + "/Home.md"))
+    links = dict((t, h) for h, t in re.findall(
+        r'<a class="note-link" href="([^"]*)">([^<]*)</a>', home))
+    assert "c-pointers" in links, links
+    target = srv.get(links["c-pointers"].replace("&amp;", "&"))
+    assert "<h1>Pointers in C and C++</h1>" in target
+    assert '<nav class="outline"' in target
+    # backlinks with their lines, the graph's container, similar notes
+    back = target.split('<section class="panel backlinks"', 1)[1].split("</section>", 1)[0]
+    assert ">Home</a> <span class=\"path\">Home.md:" in back and "[[c-pointers]]" in back
+    assert '<div id="graph" data-ref="#' in target
+    assert '<section class="panel similar"' in target
+
+
+def test_api_links_graph_similar(served):
+    trove, _, srv = served
+    ref = q(COLLECTION + "/programming/c-pointers.md")
+    st, links = srv.json("/api/links?ref=" + ref)
+    cli = trove.ok("links", COLLECTION + "/programming/c-pointers.md", "--json",
+                   env={"TROVE_NO_DAEMON": "1"}).json()
+    assert st == 200 and links["note"]["path"] == "programming/c-pointers.md"
+    assert sorted((b["path"], b["line"]) for b in links["back"]) == \
+        sorted((b["note"]["path"], b["line"]) for b in cli["backlinks"]), (links, cli)
+    st, graph = srv.json("/api/graph?ref=" + ref)
+    assert st == 200 and "Home.md" in [b["path"] for b in graph["back"]]
+    assert len({b["docid"] for b in graph["back"]}) == len(graph["back"])
+    st, sim = srv.json("/api/similar?ref=" + ref + "&n=3")
+    assert st == 200 and 0 < len(sim["results"]) <= 3
+    assert "programming/c-pointers.md" not in [r["path"] for r in sim["results"]]
+    assert srv.json("/api/links?ref=nosuch.md")[0] == 404
+
+
+def test_hostile_note_renders_as_text(served):
+    _, _, srv = served
+    page = srv.get("/note?ref=" + q(COLLECTION + "/inbox/hostile.md"))
+    body = page.split('<div class="md">', 1)[1].split('<aside class="related"', 1)[0]
+    # no element of the note's own, no handler attribute, no script URL
+    assert not re.search(r"<(script|img|iframe|div|object|embed|svg)\b", body, re.I), body
+    assert not re.search(r"<[^>]*\son\w+\s*=", body, re.I), body
+    assert not re.search(r'(href|src)="\s*(javascript|data|http://203)', body, re.I), body
+    assert "&lt;script&gt;" in body and "&lt;img src=x onerror=" in body
+    assert body.count('class="blocked-link"') == 3, body
+    # the page's only script is its own
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/app.js" defer>']
+    assert "<title>Hostile note" in page
+
+
+def test_headers_csp_and_rebinding(served):
+    _, _, srv = served
+    st, hdrs, _ = srv.request("/")
+    assert st == 200
+    csp = hdrs["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp
+    assert "unsafe-inline" not in csp
+    assert hdrs["x-content-type-options"] == "nosniff"
+    for h, code in [({"Host": "evil.example"}, 403), ({"Host": "127.0.0.1.evil.example"}, 403),
+                    ({"Origin": "http://evil.example"}, 403), ({"Origin": "null"}, 403),
+                    ({"Host": "localhost"}, 200), ({"Origin": "http://localhost:1234"}, 200)]:
+        assert srv.request("/api/status", headers=h)[0] == code, h
+    st, hdrs, js = srv.request("/static/app.js")
+    assert st == 200 and hdrs["content-type"].startswith("text/javascript")
+    assert srv.request("/static/nope.js")[0] == 404
+    assert srv.request("/", method="PUT")[0] == 405
+
+
+def test_rollback_needs_post_and_the_page_token(site):
+    trove, vault, start = site
+    (vault / "inbox" / "new-note.md").write_text("# New\n\nzanzibar quokka\n")
+    trove.ok("update")
+    srv = start()
+    assert "zanzibar" in srv.get("/?q=zanzibar")
+    st, snaps = srv.json("/api/snapshots")
+    token = snaps["token"]
+    ask = srv.get("/rollback?id=1")
+    assert "Roll back to snapshot 1?" in ask and 'name="csrf" value="%s"' % token in ask
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    # no token, a wrong one, a GET: nothing happens
+    assert srv.request("/rollback", "POST", "id=1", form)[0] == 403
+    assert srv.request("/rollback", "POST", "id=1&csrf=" + "0" * 32, form)[0] == 403
+    assert srv.request("/api/rollback?id=1", "POST")[0] == 403
+    assert "zanzibar" in srv.get("/?q=zanzibar")
+    st, _, body = srv.request("/rollback", "POST", "id=1&csrf=" + token, form)
+    assert st == 200 and b"Rolled back" in body
+    assert "zanzibar quokka" not in srv.get("/?q=zanzibar")
+    st, doc = srv.json("/api/rollback?id=2", method="POST", headers={"X-Trove-Token": token})
+    assert st == 200 and doc["from"] == 3 and not doc["noop"]
+    assert "zanzibar" in srv.get("/?q=zanzibar")
+
+
+def test_remote_needs_a_token(site):
+    trove, _, start = site
+    r = trove("serve", "--host", "0.0.0.0", "--port", "0")
+    assert r.rc == 2 and "--allow-remote" in r.err, r
+    r = trove("serve", "--host", "example.invalid", "--port", "0")
+    assert r.rc == 2 and "numeric" in r.err, r
+    r = trove("serve", "--allow-remote", "--port", "0")
+    assert r.rc == 2 and "mcp.token" in r.err, r
+    cfg = trove.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + 'mcp:\n  token: "s3cret-token"\n')
+    srv = start("--allow-remote")
+    for path in ("/", "/api/search?q=pointers", "/note?ref=" + q(COLLECTION + "/Home.md"),
+                 "/static/app.css"):
+        st, _, body = srv.request(path)
+        assert st == 401 and b"Home" not in body, path
+    assert srv.request("/api/status", headers={"Authorization": "Bearer wrong"})[0] == 401
+    assert srv.request("/api/status", headers={"Authorization": "Bearer s3cret-token"})[0] == 200
+    st, hdrs, _ = srv.request("/?token=s3cret-token")
+    assert st == 200 and "HttpOnly" in hdrs["set-cookie"]
+    cookie = hdrs["set-cookie"].split(";")[0]
+    assert srv.request("/?q=pointers", headers={"Cookie": cookie})[0] == 200
+    assert srv.request("/?q=pointers", headers={"Cookie": "trove_token=nope"})[0] == 401
+
+
+def test_help_and_unknown_option(trove):
+    r = trove("serve", "--bogus")
+    assert r.rc == 2 and "unknown argument --bogus" in r.err
+    r = trove("serve", "--help")
+    assert r.rc == 0 and "--port" in r.out and "--open" in r.out
+
+
+# ---- in a real browser -------------------------------------------------------
+
+def browser_tools():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("chromium is not installed (scripts/install-deps.sh installs it)")
+    if not shutil.which("node"):
+        pytest.skip("node is not installed")
+    dirs = []
+    for spec in ("puppeteer-core@25.16.0", "axe-core@4.14.1"):
+        p = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), spec],
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode == 3:
+            pytest.skip("%s unavailable: %s" % (spec, p.stderr.strip()))
+        assert p.returncode == 0, p.stderr
+        dirs.append(str(Path(p.stdout.strip()) / "node_modules"))
+    return chromium, dirs
+
+
+def test_in_chromium(site, tmp_path):
+    chromium, (puppeteer, axe) = browser_tools()
+    trove, vault, start = site
+    srv = start()
+    shots = Path(os.environ.get("TROVE_WEB_SHOTS", tmp_path / "shots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(["node", str(REPO / "tests" / "tools" / "web_browser.mjs"),
+                        "--chromium", chromium, "--url", srv.url, "--shots", str(shots),
+                        "--modules", puppeteer, "--axe", axe],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    assert report["ok"], json.dumps(report, indent=1)
+    assert report["outside_requests"] == []
+    assert report["dialogs"] == [] and report["console_errors"] == []
+    assert report["axe_violations"] == {}, report["axe_violations"]
