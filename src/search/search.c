@@ -10,9 +10,11 @@
 #include "search/fusion.h"
 #include "search/group.h"
 #include "search/lang_pref.h"
+#include "search/meta.h"
 #include "search/snippet.h"
 #include "search/vcache.h"
 #include "store/store_vec.h"
+#include "text/date.h"
 #include "text/grams.h"
 #include "text/lang.h"
 #include "text/query.h"
@@ -70,6 +72,7 @@ typedef struct cand {
     int has_bm25;          /* found by bm25, ranked once priors are known */
     search_channel_hit ch[SEARCH_N_CHANNELS];
     double fused;
+    double recency;        /* the recency factor on fused (1: off) */
     search_alt *alts;      /* its translations (search/group.h), moved into the result */
     size_t n_alts;
 } cand;
@@ -132,6 +135,7 @@ static int shared_rank(size_t i, int prev_rank, int equal_to_prev)
  * bind order. */
 typedef struct filter {
     tbuf sql;
+    const char *heading;   /* passages under a heading containing this, or NULL */
     const char **binds;
     size_t n_binds, cap_binds;
     char **owned;
@@ -178,8 +182,14 @@ static void folder_filter(filter *f, const char *start, size_t len)
     tbuf_puts(&f->sql, "))");
 }
 
-static void filter_build(filter *f, const search_opts *o)
+static void filter_bind_cb(void *ctx, const char *value)
 {
+    filter_bind(ctx, value);
+}
+
+static void filter_build(filter *f, const search_opts *o, const meta_filter *mf)
+{
+    meta_filter_sql(mf, &f->sql, filter_bind_cb, f);
     if (o->n_collections) {
         tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
         for (size_t i = 0; i < o->n_collections; i++) {
@@ -230,6 +240,7 @@ static void filter_build(filter *f, const search_opts *o)
         tbuf_puts(&f->sql, " AND EXISTS (SELECT 1 FROM chunks hc WHERE hc.doc_id = d.id AND"
                            " instr(lower(hc.heading), lower(?)) > 0)");
         filter_bind(f, o->heading_contains);
+        f->heading = o->heading_contains;
     }
     for (size_t i = 0; i < o->n_tags; i++) {
         const char *t = o->tags[i];
@@ -348,14 +359,17 @@ static int cmp_scored_desc(const void *a, const void *b)
  * C: cheaper than FTS5's ORDER BY rank, which sorts every match. Without
  * filters the FTS table is queried alone (`plain`), so no row of a common
  * word pays for a join; with filters `joined` is completed by them. */
+/* The heading filter on chunk `c` (--heading): passages, not just notes. */
+#define HEADING_COND " AND instr(lower(c.heading), lower(?)) > 0"
+
 static trove_err keep_best(store *st, const char *plain, const char *joined, const char *fts,
-                           const filter *f, topk *top)
+                           const filter *f, const char *heading, topk *top)
 {
     tbuf sql = {0};
-    if (f->sql.len == 0)
+    if (f->sql.len == 0 && !heading)
         tbuf_puts(&sql, plain);
     else
-        tbuf_printf(&sql, "%s%s", joined, tbuf_cstr(&f->sql));
+        tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? HEADING_COND : "");
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
@@ -363,6 +377,8 @@ static trove_err keep_best(store *st, const char *plain, const char *joined, con
         return rc;
     sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     bind_filters(s, 2, f);
+    if (heading)
+        sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
     while (step_row(st, s, "keyword search", &rc) > 0)
         topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
     store_stmt_put(st, s);
@@ -382,7 +398,7 @@ static trove_err channel_bm25(store *st, const char *fts, const filter *f, size_
     snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
              " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
              " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
-    trove_err rc = keep_best(st, plain, joined, fts, f, &top);
+    trove_err rc = keep_best(st, plain, joined, fts, f, f->heading, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT doc_id FROM chunks WHERE id = ?", &s);
@@ -862,7 +878,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const filter *f
     trove_err rc = keep_best(st,
         "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts WHERE titles_fts MATCH ?1",
         "SELECT t.rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts t"
-        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1", q->fts, f, &top);
+        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1", q->fts, f, NULL, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
@@ -994,6 +1010,33 @@ static trove_err allowed_docs(store *st, const filter *f, uint8_t **bits, int64_
     return rc;
 }
 
+/* Bitmap of the chunks under a heading containing `heading` (--heading). */
+static trove_err allowed_chunks(store *st, const char *heading, uint8_t **bits, int64_t *n_bits)
+{
+    *bits = NULL;
+    *n_bits = 0;
+    if (!heading)
+        return TROVE_OK;
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT coalesce(max(id), 0) FROM chunks", &s);
+    if (rc)
+        return rc;
+    int64_t max = step_row(st, s, "filtering passages", &rc) > 0 ? sqlite3_column_int64(s, 0) : 0;
+    store_stmt_put(st, s);
+    if (rc || (rc = prepare(st, "SELECT id FROM chunks c WHERE 1" HEADING_COND, &s)))
+        return rc;
+    *n_bits = max + 1;
+    *bits = xcalloc((size_t)(*n_bits + 7) / 8, 1);
+    sqlite3_bind_text(s, 1, heading, -1, SQLITE_STATIC);
+    while (step_row(st, s, "filtering passages", &rc) > 0) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        if (id >= 0 && id < *n_bits)
+            (*bits)[id >> 3] |= (uint8_t)(1u << (id & 7));
+    }
+    store_stmt_put(st, s);
+    return rc;
+}
+
 /* Collections in scope without any vector of the model: the searched ones,
  * else every indexed one. */
 static trove_err find_unembedded(store *st, const search_opts *o, int64_t model_id,
@@ -1112,11 +1155,13 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
         free(segs);
         return find_unembedded(st, o, model_id, out);
     }
-    uint8_t *allow = NULL;
-    int64_t n_allow = 0;
+    uint8_t *allow = NULL, *chunks = NULL;
+    int64_t n_allow = 0, n_chunks = 0;
     if (rc == TROVE_OK)
         rc = allowed_docs(st, f, &allow, &n_allow);
-    vec_filter vf = {allow, n_allow, vec_min_score(o, out)};
+    if (rc == TROVE_OK)
+        rc = allowed_chunks(st, f->heading, &chunks, &n_chunks);
+    vec_filter vf = {allow, n_allow, vec_min_score(o, out), chunks, n_chunks};
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
@@ -1141,6 +1186,7 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
         rc = find_unembedded(st, o, model_id, out);
     vec_topk_free(t);
     free(allow);
+    free(chunks);
     free(qq);
     free(segs);
     return rc;
@@ -1269,6 +1315,28 @@ static void fuse(store *st, cand_set *cs, const search_opts *o, int vector_ran, 
         qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
 }
 
+/* The recency prior (search/meta.h): each candidate's fused score times
+ * its factor, then the order again. Off (factor 1) without a half-life. */
+static trove_err apply_recency(store *st, cand_set *cs, const search_opts *o,
+                               const meta_filter *mf, double now)
+{
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *c = &cs->items[i];
+        c->recency = 1.0;
+        if (o->recency_days <= 0 || rc)
+            continue;
+        double date;
+        const char *source;
+        rc = meta_note_date(st, mf, c->doc_id, &date, &source);
+        c->recency = meta_recency(now - date, o->recency_days);
+        c->fused *= c->recency;
+    }
+    if (o->recency_days > 0 && cs->n > 1)
+        qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+    return rc;
+}
+
 /* ---- translations as one result ---------------------------------------- */
 
 /* Translations of one note become one result (search/group.h): the copy
@@ -1294,8 +1362,10 @@ static trove_err collapse_translations(store *st, cand_set *cs, const search_opt
         } else {   /* a copy no channel found: its note's opening chunk */
             kept[i].doc_id = g[i].shown_doc;
             kept[i].prior = 1.0;
+            kept[i].recency = 1.0;
         }
         kept[i].fused = cs->items[g[i].from].fused;
+        kept[i].recency = cs->items[g[i].from].recency;
         kept[i].alts = g[i].alts;
         kept[i].n_alts = g[i].n_alts;
         g[i].alts = NULL;
@@ -1404,24 +1474,124 @@ static trove_err load_tags(store *st, search_result *r)
     return rc;
 }
 
+/* ---- passages (--passages) -------------------------------------------- */
+
+typedef struct passage_row {
+    int64_t chunk_id;
+    int seq;
+    double score;
+} passage_row;
+
+static int cmp_passage(const void *a, const void *b)
+{
+    const passage_row *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->seq - y->seq;
+}
+
+static trove_err passage_fill(store *st, const snip_terms *terms, const search_opts *o,
+                              int64_t chunk_id, double score, search_passage *p)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT heading, start_byte, end_byte, line_start, line_end"
+                               " FROM chunks WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, chunk_id);
+    if (step_row(st, s, "reading a passage", &rc) > 0) {
+        p->heading_path = split_heading((const char *)sqlite3_column_text(s, 0), &p->n_heading_path);
+        p->start_byte = sqlite3_column_int64(s, 1);
+        p->end_byte = sqlite3_column_int64(s, 2);
+        p->line_start = sqlite3_column_int(s, 3);
+        p->line_end = sqlite3_column_int(s, 4);
+    }
+    store_stmt_put(st, s);
+    p->score = score;
+    p->snippet = rc == TROVE_OK && o->with_snippet ? chunk_snippet(st, terms, chunk_id, &rc)
+                                                   : xstrdup("");
+    return rc;
+}
+
+/* Up to o->passages chunks of the result's note: its anchor first (the
+ * result's own fields), then the note's other chunks that match the query
+ * by their BM25 score (under the --heading filter, when given). The note's
+ * rank is not touched. */
+static trove_err load_passages(store *st, const search_opts *o, const query_parsed *q,
+                               const snip_terms *terms, int64_t anchor, search_result *r)
+{
+    if (o->passages <= 1 || !anchor)
+        return TROVE_OK;
+    passage_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    double anchor_score = 0;
+    trove_err rc = TROVE_OK;
+    if (q->fts) {
+        char sql[384];
+        snprintf(sql, sizeof sql, "SELECT c.id, c.seq, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+                 " JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1"
+                 " AND c.doc_id = ?2%s", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT,
+                 o->heading_contains ? " AND instr(lower(c.heading), lower(?3)) > 0" : "");
+        sqlite3_stmt *s;
+        if ((rc = prepare(st, sql, &s)) != TROVE_OK)
+            return rc;
+        sqlite3_bind_text(s, 1, q->fts, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, r->doc_id);
+        if (o->heading_contains)
+            sqlite3_bind_text(s, 3, o->heading_contains, -1, SQLITE_STATIC);
+        while (step_row(st, s, "ranking passages", &rc) > 0) {
+            passage_row pr = {sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
+                              sqlite3_column_double(s, 2)};
+            if (pr.chunk_id == anchor) {
+                anchor_score = pr.score;
+                continue;
+            }
+            xgrow(&rows, &cap, n + 1, sizeof *rows);
+            rows[n++] = pr;
+        }
+        store_stmt_put(st, s);
+    }
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, cmp_passage);
+    size_t keep = 1 + (n < o->passages - 1 ? n : o->passages - 1);
+    r->passages = xcalloc(keep, sizeof *r->passages);
+    if (rc == TROVE_OK) {
+        rc = passage_fill(st, terms, o, anchor, anchor_score, &r->passages[0]);
+        r->n_passages = 1;
+    }
+    for (size_t i = 0; rc == TROVE_OK && i + 1 < keep; i++) {
+        rc = passage_fill(st, terms, o, rows[i].chunk_id, rows[i].score, &r->passages[i + 1]);
+        r->n_passages++;
+    }
+    free(rows);
+    return rc;
+}
+
 static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
-                             const snip_terms *terms, search_result *r)
+                             const snip_terms *terms, const meta_filter *mf,
+                             const query_parsed *q, search_result *r)
 {
     r->also_in = c->alts;   /* taken first: the result frees them on any return */
     r->n_also_in = c->n_alts;
     sqlite3_stmt *s;
-    /* The anchoring chunk: the best BM25 chunk, else the note's first. */
+    /* The anchoring chunk: the best BM25 chunk, else the note's first (the
+     * first under the --heading filter, when given). */
     trove_err rc = prepare(st,
         "SELECT d.docid, col.name, col.root, d.path, d.title, d.in_degree,"
         "       c.id, c.heading, c.start_byte, c.end_byte, c.line_start, c.line_end, d.lang"
         " FROM docs d JOIN collections col ON col.id = d.collection_id"
         " LEFT JOIN chunks c ON c.id = (CASE WHEN ?2 THEN ?2 ELSE"
-        "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY seq LIMIT 1) END)"
+        "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY"
+        "    (?3 IS NOT NULL AND instr(lower(heading), lower(?3)) = 0), seq LIMIT 1) END)"
         " WHERE d.id = ?1", &s);
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, c->doc_id);
     sqlite3_bind_int64(s, 2, c->chunk_id);
+    if (o->heading_contains && *o->heading_contains)
+        sqlite3_bind_text(s, 3, o->heading_contains, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 3);
     int row = step_row(st, s, "reading result", &rc);
     if (row <= 0) {
         if (row == 0)
@@ -1438,6 +1608,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     r->in_degree = sqlite3_column_int(s, 5);
     r->score = c->fused;
     r->prior = c->prior;
+    r->recency = c->recency > 0 ? c->recency : 1.0;
     snprintf(r->lang, sizeof r->lang, "%s", (const char *)sqlite3_column_text(s, 12));
     memcpy(r->channel, c->ch, sizeof r->channel);
     int64_t chunk_id = sqlite3_column_int64(s, 6);
@@ -1458,7 +1629,15 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     for (size_t k = 0; k < r->n_context; k++)
         r->context[k] = xstrdup(ctx[k]);
     free(ctx);
-    return rc ? rc : load_tags(st, r);
+    if (rc == TROVE_OK)
+        rc = load_tags(st, r);
+    const char *source = "mtime";
+    if (rc == TROVE_OK)
+        rc = meta_note_date(st, mf, r->doc_id, &r->date, &source);
+    r->date_source = xstrdup(source);
+    if (rc == TROVE_OK && chunk_id)
+        rc = load_passages(st, o, q, terms, chunk_id, r);
+    return rc;
 }
 
 trove_err search_run(store *st, const config *cfg, const search_opts *o, search_results *out)
@@ -1469,8 +1648,9 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     if (q.fts)
         out->fts = xstrdup(q.fts);
     filter f = {0};
-    filter_build(&f, o);
     cand_set cs = {0};
+    meta_filter mf = {0};
+    double now = date_now();
     int vector = o->model && (o->vector_only || o->weights[SEARCH_CH_VECTOR] > 0);
     float *qvec = NULL;
     trove_err rc = vector ? embed_query(st, o, &qvec) : TROVE_OK;
@@ -1478,6 +1658,10 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
      * and drops its locks and re-checks the WAL files per statement. */
     if (rc == TROVE_OK)
         rc = store_read_begin(st);
+    if (rc == TROVE_OK)
+        rc = meta_filter_prepare(st, cfg, o->where, o->n_where, o->since, o->until, now, &mf);
+    if (rc == TROVE_OK)
+        filter_build(&f, o, &mf);
     /* Past ~100 ranks a channel's reciprocal-rank share is negligible. */
     size_t depth = o->limit ? (o->limit * 3 > 100 ? o->limit * 3 : 100) : 0;
     if (rc == TROVE_OK && depth && !o->each_translation)
@@ -1506,7 +1690,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         if (vector_ran)
             fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
         fuse(st, &cs, &fo, vector_ran, out->lang, &out->fusion);
-        if (!o->each_translation && group_possible(st))
+        rc = apply_recency(st, &cs, o, &mf, now);
+        if (rc == TROVE_OK && !o->each_translation && group_possible(st))
             rc = collapse_translations(st, &cs, o, &f, lang_from_code(out->lang));
     }
     if (rc == TROVE_OK) {
@@ -1519,7 +1704,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         snip_terms_build(&terms, &q);
         for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
             /* counted even when it failed part way: freed with the rest */
-            rc = fill_result(st, cfg, &cs.items[i], o, &terms, &out->items[i]);
+            rc = fill_result(st, cfg, &cs.items[i], o, &terms, &mf, &q, &out->items[i]);
             out->n++;
             cs.items[i].alts = NULL;   /* the result's now (fill_result takes them first) */
             cs.items[i].n_alts = 0;
@@ -1533,6 +1718,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     free(cs.items);
     free(cs.slots);
     filter_free(&f);
+    meta_filter_free(&mf);
     query_free(&q);
     if (rc)
         search_results_free(out);
@@ -1544,6 +1730,17 @@ void search_alts_free(search_alt *a, size_t n)
     for (size_t i = 0; i < n; i++)
         free(a[i].path);
     free(a);
+}
+
+void search_passages_free(search_passage *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < p[i].n_heading_path; j++)
+            free(p[i].heading_path[j]);
+        free(p[i].heading_path);
+        free(p[i].snippet);
+    }
+    free(p);
 }
 
 void search_results_free(search_results *r)
@@ -1566,6 +1763,8 @@ void search_results_free(search_results *r)
             free(x->tags[j]);
         free(x->tags);
         search_alts_free(x->also_in, x->n_also_in);
+        free(x->date_source);
+        search_passages_free(x->passages, x->n_passages);
     }
     free(r->items);
     free(r->fts);
