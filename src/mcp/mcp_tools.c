@@ -716,7 +716,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
                                              "candidates", NULL};
     const char *tool = is_query ? "query" : vector_only ? "vsearch" : "search";
     const char *query;
-    long top_k = 10, max_chars = 800, candidates = QP_RERANK_DEFAULT;
+    long top_k = 0, max_chars = 800, candidates = QP_RERANK_DEFAULT;
     int with_scores = 0, rerank = 1, expand = 1;
     if (is_query && (!args_known(tool, args, query_keys, err) ||
                      !arg_bool(tool, args, "rerank", &rerank, err) ||
@@ -736,7 +736,8 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         return NULL;
     }
     c.o.search.query = query;
-    c.o.search.limit = (size_t)top_k;
+    if (top_k)   /* else the api's default */
+        c.o.search.limit = (size_t)top_k;
     c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
     c.o.search.vector_only = vector_only;
     c.o.model = s->model;
