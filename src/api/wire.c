@@ -335,6 +335,13 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "path_prefix", wire_str(s->path_prefix));
     set(j, "doc_refs", strs((char *const *)s->doc_refs, s->n_doc_refs));
     set(j, "heading_contains", wire_str(s->heading_contains));
+    set(j, "where", strs((char *const *)s->where, s->n_where));
+    set(j, "since", wire_str(s->since));
+    set(j, "until", wire_str(s->until));
+    set(j, "recent", json_integer(s->recent));
+    set(j, "recency_days", real(s->recency_days));
+    if (s->passages != API_UNSET_SIZE)
+        set(j, "passages", json_integer((json_int_t)s->passages));
     set(j, "min_score", real(s->min_score));
     if (s->limit != API_UNSET_SIZE)   /* absent: unset (api.h) */
         set(j, "limit", json_integer((json_int_t)s->limit));
@@ -371,6 +378,14 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     TRY(arg_str(args, "path_prefix", w, &s->path_prefix));
     TRY(arg_strs(args, "doc_refs", w, &roff, &s->n_doc_refs));
     TRY(arg_str(args, "heading_contains", w, &s->heading_contains));
+    size_t woff;
+    TRY(arg_strs(args, "where", w, &woff, &s->n_where));
+    TRY(arg_str(args, "since", w, &s->since));
+    TRY(arg_str(args, "until", w, &s->until));
+    TRY(get_int(args, "recent", &s->recent));
+    TRY(get_double(args, "recency_days", &s->recency_days));
+    TRY(get_size(args, "passages", &s->passages));
+    s->where = s->n_where ? w->ptrs + woff : NULL;
     s->collections = s->n_collections ? w->ptrs + coff : NULL;
     s->tags = s->n_tags ? w->ptrs + toff : NULL;
     s->langs = s->n_langs ? w->ptrs + loff : NULL;
@@ -456,6 +471,20 @@ static json_t *result_json(const search_result *r)
                                             real(r->channel[c].z), "vote",
                                             real(r->channel[c].vote)));
     set(j, "channels", ch);
+    set(j, "date", real(r->date));
+    set(j, "date_source", wire_str(r->date_source));
+    set(j, "recency", real(r->recency));
+    json_t *ps = json_array();
+    for (size_t i = 0; i < r->n_passages; i++) {
+        const search_passage *p = &r->passages[i];
+        json_array_append_new(ps, json_pack("{s:o, s:i, s:i, s:I, s:I, s:o, s:o}", "heading_path",
+                                            strs(p->heading_path, p->n_heading_path),
+                                            "line_start", p->line_start, "line_end", p->line_end,
+                                            "start_byte", (json_int_t)p->start_byte, "end_byte",
+                                            (json_int_t)p->end_byte, "score", real(p->score),
+                                            "snippet", wire_str(p->snippet)));
+    }
+    set(j, "passages", ps);
     set(j, "body", wire_bytes(r->body, r->body_len));
     return j;
 }
@@ -571,6 +600,26 @@ static trove_err result_parse(const json_t *v, search_result *x)
         TRY(get_double(h, "score", &x->channel[c].score));
         TRY(get_double(h, "z", &x->channel[c].z));
         TRY(get_double(h, "vote", &x->channel[c].vote));
+    }
+    TRY(get_double(v, "date", &x->date));
+    TRY(get_str(v, "date_source", &x->date_source, NULL));
+    TRY(get_double(v, "recency", &x->recency));
+    const json_t *ps = need_array(v, "passages", &rc);
+    TRY(rc);
+    if (ps && json_array_size(ps))
+        x->passages = xcalloc(json_array_size(ps), sizeof *x->passages);
+    for (size_t i = 0; ps && i < json_array_size(ps); i++) {
+        const json_t *a = json_array_get(ps, i);
+        if (!need_object(a, "a passage", &rc))
+            return rc;
+        search_passage *p = &x->passages[x->n_passages++];
+        TRY(get_strs(a, "heading_path", &p->heading_path, &p->n_heading_path));
+        TRY(get_int(a, "line_start", &p->line_start));
+        TRY(get_int(a, "line_end", &p->line_end));
+        TRY(get_i64(a, "start_byte", &p->start_byte));
+        TRY(get_i64(a, "end_byte", &p->end_byte));
+        TRY(get_double(a, "score", &p->score));
+        TRY(get_str(a, "snippet", &p->snippet, NULL));
     }
     TRY(get_str(v, "body", &x->body, &x->body_len));
     return TROVE_OK;

@@ -67,6 +67,8 @@ typedef struct search_opts {
     const char *since, *until;       /* bounds on the note's date (text/date.h
                                         date_parse_bound, search/meta.h); NULL: none */
     double recency_days;             /* > 0: the recency prior with this half-life */
+    int recent;                      /* front ends: 1 --recent, 0 --no-recent (api_opts
+                                        turns it into recency_days) */
     size_t passages;                 /* > 1: up to this many passages per result */
     const char *const *tags;         /* notes must carry all of them */
     size_t n_tags;
