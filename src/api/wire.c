@@ -193,6 +193,8 @@ static trove_err get_long(const json_t *o, const char *key, long *out)
 
 static trove_err get_size(const json_t *o, const char *key, size_t *out)
 {
+    if (!json_object_get(o, key))
+        return TROVE_OK;   /* absent: *out as it was (API_UNSET_SIZE reads as -1) */
     int64_t v = (int64_t)*out;
     trove_err rc = get_i64(o, key, &v);
     if (rc == TROVE_OK && v < 0)

@@ -404,6 +404,7 @@ static trove_err upgrade_schema(store *st, int version)
                             " WHERE meta IS NOT NULL");
         if (rc == TROVE_OK)
             rc = store_exec(st, FIELDS_SCHEMA_SQL
+                            "DELETE FROM fields;"   /* a hand-made table: filled once, here */
                             "INSERT INTO fields(doc_id, key, type, num, txt) "
                             FIELDS_OF("docs d,", "d.id", META_OR_EMPTY("d.meta")) ";"
                             "INSERT INTO fields(doc_id, key, type, num, txt) "
