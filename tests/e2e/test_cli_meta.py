@@ -20,8 +20,7 @@ MTIME = NOW - 10 * 86400             # undated notes: 2026-05-18
 FORMATS = ("--json", "--csv", "--md", "--xml", "--files", None)
 
 
-@pytest.fixture
-def meta(trove, tmp_path, trove_mode):
+def index_meta(trove, tmp_path):
     vault = tmp_path / "meta"
     shutil.copytree(REPO / "fixtures" / "meta", vault)
     for p in vault.rglob("*.md"):
@@ -29,8 +28,20 @@ def meta(trove, tmp_path, trove_mode):
     trove.env["TROVE_NOW"] = str(NOW)
     trove.ok("collection", "add", vault, "--name", "m")
     trove.ok("update")
+    return vault
+
+
+@pytest.fixture
+def meta(trove, tmp_path, trove_mode):
+    index_meta(trove, tmp_path)
     for _ in daemon_both_ways(trove, trove_mode):
         yield trove
+
+
+@pytest.fixture
+def cold_meta(trove, tmp_path):
+    """The vault indexed, for tests that change the index (cold only)."""
+    return trove, index_meta(trove, tmp_path)
 
 
 def paths(trove, *args):
@@ -190,3 +201,44 @@ def test_empty_vault(trove, tmp_path):
     assert r.rc == 1 and "no note has frontmatter fields" in r.err, r
     r = trove("search", "x", "--since", "7d", "--passages", "2", "--recent")
     assert r.rc == 0 and "no results" in r.out, r
+
+
+def test_schema_5_is_upgraded_in_place(cold_meta):
+    """v5 -> v6: meta retyped as plain scalars (old indexes kept text) and
+    the fields table filled, file-name dates included, no note re-read."""
+    import sqlite3
+    meta, _ = cold_meta
+    db = sqlite3.connect(str(meta.index))
+    db.execute("DROP TRIGGER docs_fields_add")
+    db.execute("DROP TRIGGER docs_fields_del")
+    db.execute("DROP TABLE fields")
+    # what trove 5 stored: every scalar as text
+    db.execute("UPDATE docs SET meta = '{\"status\":\"done\",\"priority\":\"3\",\"author\":\"ana\","
+               "\"due\":\"2025-11-30\",\"date\":\"2025-03-10\",\"archived\":\"false\"}'"
+               " WHERE path = 'projects/alpha.md'")
+    db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    r = meta("search", "crane", "--where", "priority>=3")
+    assert r.rc == 1 and "trove update" in r.err, r
+    meta.ok("update")
+    assert paths(meta, "crane", "--where", "priority>=3") == ["projects/alpha.md"]
+    assert paths(meta, "crane", "--where", "archived=false") == ["projects/alpha.md"]
+    got = {r["path"]: r["date_source"] for r in meta.search("crane", "--all")}
+    assert got["daily/2026-W14.md"] == "filename"
+    db = sqlite3.connect(str(meta.index))
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "6"
+    db.close()
+
+
+def test_rollback_restores_fields(cold_meta):
+    meta, vault = cold_meta
+    before = paths(meta, "crane", "--where", "status=draft")
+    assert before == ["projects/beta.md"]
+    beta = vault / "projects" / "beta.md"
+    beta.write_text(beta.read_text().replace("status: draft", "status: done"))
+    meta.ok("update")
+    r = meta("search", "crane", "--where", "status=draft")
+    assert r.rc == 0 and "no results" in r.out, r
+    meta.ok("snapshot", "rollback", "1")
+    assert paths(meta, "crane", "--where", "status=draft") == ["projects/beta.md"]
