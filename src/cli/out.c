@@ -93,15 +93,20 @@ static char *plain_snippet(const char *s)
     return tbuf_detach(&b);
 }
 
-static char *heading_joined(const search_result *r, const char *sep)
+static char *join_strs(char *const *items, size_t n, const char *sep)
 {
     tbuf b = {0};
-    for (size_t i = 0; i < r->n_heading_path; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i)
             tbuf_puts(&b, sep);
-        tbuf_puts(&b, r->heading_path[i]);
+        tbuf_puts(&b, items[i]);
     }
     return tbuf_detach(&b);
+}
+
+static char *heading_joined(const search_result *r, const char *sep)
+{
+    return join_strs(r->heading_path, r->n_heading_path, sep);
 }
 
 static void print_numbered(FILE *f, const char *text, size_t len, int numbers, const char *indent)
@@ -126,13 +131,7 @@ static void print_numbered(FILE *f, const char *text, size_t len, int numbers, c
 
 static char *passage_heading(const search_passage *p, const char *sep)
 {
-    tbuf b = {0};
-    for (size_t i = 0; i < p->n_heading_path; i++) {
-        if (i)
-            tbuf_puts(&b, sep);
-        tbuf_puts(&b, p->heading_path[i]);
-    }
-    return tbuf_detach(&b);
+    return join_strs(p->heading_path, p->n_heading_path, sep);
 }
 
 static void explain_text(FILE *f, const search_result *r, const out_opts *o)

@@ -329,6 +329,19 @@ static trove_err load_languages(config *cfg, yaml_document_t *doc, yaml_node_t *
     return TROVE_OK;
 }
 
+/* A mapping section whose only key is `known`: anything else is a typo. */
+static trove_err only_key(config *cfg, yaml_document_t *doc, yaml_node_t *n, const char *section,
+                          const char *known)
+{
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+        if (!k || strcmp(k, known) != 0)
+            return trove_fail(TROVE_EPARSE, "%s: unknown key '%s' under '%s' (known: %s)",
+                              cfg->file, k ? k : "?", section, known);
+    }
+    return TROVE_OK;
+}
+
 /* dates: {keys: [date, created]} */
 static trove_err load_dates(config *cfg, yaml_document_t *doc, yaml_node_t *n)
 {
@@ -338,12 +351,9 @@ static trove_err load_dates(config *cfg, yaml_document_t *doc, yaml_node_t *n)
     if (!keys || keys->type == YAML_MAPPING_NODE)
         return trove_fail(TROVE_EPARSE, "%s: 'dates' must be a mapping {keys: [date, created]}",
                           cfg->file);
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
-        if (!k || strcmp(k, "keys") != 0)
-            return trove_fail(TROVE_EPARSE, "%s: unknown key '%s' under 'dates' (known: keys)",
-                              cfg->file, k ? k : "?");
-    }
+    trove_err rc = only_key(cfg, doc, n, "dates", "keys");
+    if (rc)
+        return rc;
     size_t count = 0;
     char **list = string_list(doc, keys, &count);
     for (size_t i = 0; i < count; i++)
@@ -367,12 +377,9 @@ static trove_err load_recency(config *cfg, yaml_document_t *doc, yaml_node_t *n)
     if (!v || !date_parse_span(v, &days))
         return trove_fail(TROVE_EPARSE, "%s: 'recency' must be a mapping {half_life: SPAN}, "
                           "SPAN as 90d, 12w, 6m or 1y, not '%s'", cfg->file, v ? v : "?");
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
-        if (!k || strcmp(k, "half_life") != 0)
-            return trove_fail(TROVE_EPARSE, "%s: unknown key '%s' under 'recency' (known: "
-                              "half_life)", cfg->file, k ? k : "?");
-    }
+    trove_err rc = only_key(cfg, doc, n, "recency", "half_life");
+    if (rc)
+        return rc;
     cfg->recency_days = days;
     cfg->recency_text = xstrdup(v);
     return TROVE_OK;

@@ -242,3 +242,28 @@ def test_rollback_restores_fields(cold_meta):
     assert r.rc == 0 and "no results" in r.out, r
     meta.ok("snapshot", "rollback", "1")
     assert paths(meta, "crane", "--where", "status=draft") == ["projects/beta.md"]
+
+
+def test_config_dates_and_recency(cold_meta, tmp_path):
+    meta, _ = cold_meta
+    cfg = meta.config / "config.yaml"
+    base = cfg.read_text()
+    # dates: keys in the order given: `created` before `date`
+    cfg.write_text(base + "dates:\n  keys: [due, created]\n")
+    got = {r["path"]: (r["date"], r["date_source"]) for r in meta.search("crane", "--all")}
+    assert got["projects/alpha.md"] == ("2025-11-30", "frontmatter:due")
+    assert got["projects/beta.md"] == ("2026-03-01", "frontmatter:due")
+    # a config rewrite (collection add) keeps both sections
+    cfg.write_text(base + "dates:\n  keys: [due]\nrecency:\n  half_life: 6m\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    meta.ok("collection", "add", other, "--name", "o")
+    text = cfg.read_text()
+    assert "dates:" in text and "due" in text and "half_life: \"6m\"" in text.replace("'", '"'), text
+    for bad, msg in (("recency:\n  half_life: soon\n", "'recency' must be"),
+                     ("recency:\n  half: 9d\n", "'recency' must be"),
+                     ("dates: [date]\n", "'dates' must be"),
+                     ("dates:\n  keys: [date]\n  extra: 1\n", "unknown key 'extra'")):
+        cfg.write_text(base + bad)
+        r = meta("search", "crane")
+        assert r.rc != 0 and msg in r.err, (bad, r)
