@@ -190,6 +190,9 @@ static void cond_sql(const where_cond *w, tbuf *sql, meta_bind_fn bind, void *ct
 {
     const field_source *fs = source_of(w->key);
     int negated = w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
+    /* Correlated: a lookup in fields_doc (covering) per candidate note.
+     * `d.id IN (SELECT doc_id ...)` materialised every note with the field
+     * first and cost twice as much on the tldr pages (docs/performance.md). */
     tbuf_printf(sql, " AND %sEXISTS (SELECT 1 FROM %s WHERE fw.doc_id = d.id",
                 negated ? "NOT " : "", fs->from);
     if (fs->keyed) {

@@ -105,7 +105,7 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
 #define FIELDS_SCHEMA_SQL \
     "CREATE TABLE IF NOT EXISTS fields(doc_id INTEGER NOT NULL, key TEXT NOT NULL," \
     "  type INTEGER NOT NULL, num REAL, txt TEXT);" \
-    "CREATE INDEX IF NOT EXISTS fields_doc ON fields(doc_id, key);" \
+    "CREATE INDEX IF NOT EXISTS fields_doc ON fields(doc_id, key, type, num, txt);" \
     "CREATE INDEX IF NOT EXISTS fields_key ON fields(key);" \
     "CREATE TRIGGER IF NOT EXISTS docs_fields_add AFTER INSERT ON docs BEGIN" \
     "  INSERT INTO fields(doc_id, key, type, num, txt)" \
