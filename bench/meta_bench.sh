@@ -20,6 +20,8 @@ tarball=${TLDR_TARBALL:-$here/../shared/corpora/tldr-pages.tar.gz}
 work=$(mktemp -d "${TMPDIR:-/tmp}/trove-meta.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cp "$bin" "$work/trove"
+# the Chinese dictionary is looked for next to the binary
+[ -f "$(dirname "$bin")/trove-zh.dict" ] && cp "$(dirname "$bin")/trove-zh.dict" "$work/"
 export TROVE_INDEX=$work/index.db TROVE_CONFIG_DIR=$work/config TROVE_NO_DAEMON=1 NO_COLOR=1
 mkdir -p "$work/tldr"
 tar -xzf "$tarball" -C "$work/tldr"
