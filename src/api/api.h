@@ -134,6 +134,8 @@ trove_err api_reader(api *a, store **st);
 
 #define API_UNSET_INT INT_MIN
 #define API_UNSET_SIZE SIZE_MAX
+/* --passages at most */
+#define API_MAX_PASSAGES 50
 
 typedef struct api_search_opts {
     search_opts search;   /* the query, its filters and its tunables */

@@ -31,6 +31,12 @@ const api_opt api_search_opt_table[] = {
     /* k of reciprocal rank fusion, 1 / (k + rank) */
     OPT("rrf_k", API_OPT_INT, rrf_k, 60, 1, 1000000, -1),
     OPT("with_snippet", API_OPT_INT, with_snippet, 1, 0, 1, -1),
+    /* passages per result (--passages); 1: the best only */
+    OPT("passages", API_OPT_SIZE, passages, 1, 1, API_MAX_PASSAGES, -1),
+    /* --recent / --no-recent; unset: the config's `recency:` decides */
+    OPT("recent", API_OPT_INT, recent, 0, 0, 1, -1),
+    /* half-life of the recency prior in days; 0: off (search/meta.h) */
+    OPT("recency_days", API_OPT_REAL, recency_days, 0, 0, 1e6, -1),
 };
 
 const size_t api_search_n_opts = sizeof api_search_opt_table / sizeof *api_search_opt_table;
@@ -105,6 +111,9 @@ void api_search_opts_merge_config(api_search_opts *o, const config *cfg)
             set_value(s, r, cfg->weights[r->config_weight]);
     }
     /* Config keys of their own go here, one line each. */
+    if (isnan(s->recency_days) && (s->recent == 1 || (s->recent == API_UNSET_INT &&
+                                                      cfg->recency_days > 0)))
+        s->recency_days = cfg->recency_days > 0 ? cfg->recency_days : CONFIG_RECENCY_DAYS;
     if (!s->n_prefer_langs) {
         s->prefer_langs = (const char *const *)cfg->languages;
         s->n_prefer_langs = cfg->n_languages;

@@ -701,6 +701,12 @@ static const wire_field search_args_rows[] = {
     WS(path_prefix, WIRE_STR),
     WS(doc_refs, WIRE_STRS, .aux = S(n_doc_refs)),
     WS(heading_contains, WIRE_STR),
+    WS(where, WIRE_STRS, .aux = S(n_where)),
+    WS(since, WIRE_STR),
+    WS(until, WIRE_STR),
+    WS(recent, WIRE_INT),
+    WS(recency_days, WIRE_DOUBLE),
+    WS(passages, WIRE_SIZE),
     WS(min_score, WIRE_DOUBLE),
     WS(limit, WIRE_SIZE),
     WSN(weights, WIRE_DOUBLE, .names = search_channel_names),
@@ -796,6 +802,17 @@ static const wire_field hit_rows[] = {
 };
 static TYPE(search_channel_hit, hit_type, "a channel", hit_rows);
 
+static const wire_field passage_rows[] = {
+    W(search_passage, heading_path, WIRE_STRS, COUNT(search_passage, n_heading_path)),
+    W(search_passage, line_start, WIRE_INT),
+    W(search_passage, line_end, WIRE_INT),
+    W(search_passage, start_byte, WIRE_I64),
+    W(search_passage, end_byte, WIRE_I64),
+    W(search_passage, score, WIRE_DOUBLE),
+    W(search_passage, snippet, WIRE_STR),
+};
+static TYPE(search_passage, passage_type, "a passage", passage_rows);
+
 static const wire_field result_rows[] = {
     W(search_result, doc_id, WIRE_I64),
     W(search_result, docid, WIRE_FIXED),
@@ -817,6 +834,10 @@ static const wire_field result_rows[] = {
     W(search_result, lang, WIRE_FIXED),
     W(search_result, also_in, WIRE_ARRAY, COUNT(search_result, n_also_in), .sub = &alt_type),
     WNK(search_result, "channels", channel, WIRE_OBJ, .sub = &hit_type),
+    W(search_result, date, WIRE_DOUBLE),
+    W(search_result, date_source, WIRE_STR),
+    W(search_result, recency, WIRE_DOUBLE),
+    W(search_result, passages, WIRE_ARRAY, COUNT(search_result, n_passages), .sub = &passage_type),
     W(search_result, body, WIRE_BYTES, COUNT(search_result, body_len)),
 };
 TYPE(search_result, wire_result_type, "a result", result_rows);

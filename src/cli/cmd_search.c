@@ -26,6 +26,16 @@ static const char search_help[] =
     "  --tags T[,T...]       notes carrying all these tags (repeatable)\n"
     "  --lang CODE[,CODE...] notes in these languages (repeatable; ISO 639-1: en,\n"
     "                        de, pt-BR; by the language folder or the detected one)\n"
+    "  --where EXPR          frontmatter condition (repeatable, all must hold):\n"
+    "                        status=done, status!=draft, priority>=2, tags~=proj/*,\n"
+    "                        author in (ana, li), due<2026-01-01, exists(due)\n"
+    "  --since DATE          notes dated DATE or later: 2024-05-01, 2026-W14, 2024-05,\n"
+    "                        7d, 3w, 2m, 1y, today, last-week, this-month, ...\n"
+    "  --until DATE          notes dated up to DATE (that day included)\n"
+    "  --recent              favour newer notes (half-life from config `recency:`,\n"
+    "                        default 90d); --no-recent: not even when configured\n"
+    "  --heading TEXT        only passages under a heading containing TEXT\n"
+    "  --passages N          up to N passages per note, best first\n"
     "  --each-translation    every copy of a translated note a result of its own\n"
     "                        (default: one result, the reader's language, `also in:`)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
@@ -48,7 +58,8 @@ static const char vsearch_help[] =
     "compared with every chunk's vector (`trove embed` makes them). The score is\n"
     "the cosine similarity of each note's best chunk.\n"
     "  --model PATH          embedding model (default: $TROVE_EMBED_MODEL)\n"
-    "  -n N, --all, -c NAME, --folder P, --tags T, --lang L as for `trove search`\n"
+    "  -n N, --all, -c NAME, --folder P, --tags T, --lang L, --where EXPR,\n"
+    "  --since D, --until D, --recent, --heading T, --passages N as for `trove search`\n"
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
@@ -91,6 +102,8 @@ typedef struct search_args {
     size_t n_tags, cap_tags;
     char **langs;
     size_t n_langs, cap_langs;
+    const char **where;      /* argv strings; as many slots as argv */
+    size_t n_where;
 } search_args;
 
 static int parse_double(const char *v, double *out)
@@ -255,6 +268,32 @@ static int parse_args(search_args *a, int argc, char **argv)
                 if (!transl_code_normalise(a->langs[k], code, sizeof code))
                     return cli_usage(cmd, "--lang: '%s' is not a language code (ISO 639-1: "
                                      "en, de, pt-BR, ...)", a->langs[k]);
+        } else if (cli_opt_value(argc, argv, &i, "--where", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--where needs a condition: KEY=VALUE, KEY>=VALUE, "
+                                 "KEY in (A, B), exists(KEY)");
+            a->where[a->n_where++] = v;
+        } else if (cli_opt_value(argc, argv, &i, "--since", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--since needs a date (2024-05-01, 7d, last-week, ...)");
+            a->ao.search.since = v;
+        } else if (cli_opt_value(argc, argv, &i, "--until", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--until needs a date (2024-05-01, 7d, last-week, ...)");
+            a->ao.search.until = v;
+        } else if (strcmp(arg, "--recent") == 0) {
+            a->ao.search.recent = 1;
+        } else if (strcmp(arg, "--no-recent") == 0) {
+            a->ao.search.recent = 0;
+        } else if (cli_opt_value(argc, argv, &i, "--heading", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--heading needs text to find in headings");
+            a->ao.search.heading_contains = v;
+        } else if (cli_opt_value(argc, argv, &i, "--passages", &v)) {
+            long n;
+            if (!v || !str_to_long(v, 1, API_MAX_PASSAGES, &n))
+                return cli_usage(cmd, "--passages needs a number from 1 to %d", API_MAX_PASSAGES);
+            a->ao.search.passages = (size_t)n;
         } else if (cli_opt_value(argc, argv, &i, "--min-score", &v)) {
             if (!parse_double(v, &a->ao.search.min_score))
                 return cli_usage(cmd, "--min-score needs a number");
@@ -476,6 +515,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.oo.color = c->color;
     a.collections = xcalloc((size_t)argc, sizeof *a.collections);
     a.attached = xcalloc((size_t)argc, 1);
+    a.where = xcalloc((size_t)argc, sizeof *a.where);
     int rc = parse_args(&a, argc, argv);
     api *api = NULL;
     if (rc >= 0)
@@ -491,6 +531,8 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.ao.search.n_tags = a.n_tags;
     a.ao.search.langs = (const char *const *)a.langs;
     a.ao.search.n_langs = a.n_langs;
+    a.ao.search.where = a.where;
+    a.ao.search.n_where = a.n_where;
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
@@ -538,6 +580,7 @@ out:
     free(a.langs);
     free(a.collections);
     free(a.attached);
+    free(a.where);
     tbuf_free(&a.query);
     return rc;
 }

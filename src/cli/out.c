@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/wire.h"
+#include "text/date.h"
 #include "util/buf.h"
 #include "util/esc.h"
 #include "util/mem.h"
@@ -93,15 +94,20 @@ static char *plain_snippet(const char *s)
     return tbuf_detach(&b);
 }
 
-static char *heading_joined(const search_result *r, const char *sep)
+static char *join_strs(char *const *items, size_t n, const char *sep)
 {
     tbuf b = {0};
-    for (size_t i = 0; i < r->n_heading_path; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i)
             tbuf_puts(&b, sep);
-        tbuf_puts(&b, r->heading_path[i]);
+        tbuf_puts(&b, items[i]);
     }
     return tbuf_detach(&b);
+}
+
+static char *heading_joined(const search_result *r, const char *sep)
+{
+    return join_strs(r->heading_path, r->n_heading_path, sep);
 }
 
 static void print_numbered(FILE *f, const char *text, size_t len, int numbers, const char *indent)
@@ -124,6 +130,11 @@ static void print_numbered(FILE *f, const char *text, size_t len, int numbers, c
     }
 }
 
+static char *passage_heading(const search_passage *p, const char *sep)
+{
+    return join_strs(p->heading_path, p->n_heading_path, sep);
+}
+
 static void explain_text(FILE *f, const search_result *r, const out_opts *o)
 {
     fprintf(f, "      %s", o->color ? C_DIM : "");
@@ -137,8 +148,32 @@ static void explain_text(FILE *f, const search_result *r, const out_opts *o)
         else
             fprintf(f, "%s -  ", search_channel_names[ch]);
     }
-    fprintf(f, "graph x%.3f  in-degree %d  lang %s%s\n", r->prior, r->in_degree,
-            *r->lang ? r->lang : "-", o->color ? C_RESET : "");
+    char day[11];
+    date_format(r->date, day);
+    fprintf(f, "graph x%.3f  in-degree %d  lang %s  date %s (%s)  recency x%.3f%s\n", r->prior,
+            r->in_degree, *r->lang ? r->lang : "-", day, r->date_source ? r->date_source : "-",
+            r->recency, o->color ? C_RESET : "");
+}
+
+static void snippet_line(FILE *f, const char *snippet, const char *on, const char *off);
+
+/* --passages: the note's other passages after its best one. */
+static void passages_text(FILE *f, const search_result *r, const out_opts *o)
+{
+    for (size_t k = 1; k < r->n_passages; k++) {
+        const search_passage *p = &r->passages[k];
+        char *h = passage_heading(p, " > ");
+        fprintf(f, "      %s[%zu] :%d-%d%s  ", o->color ? C_DIM : "", k + 1, p->line_start,
+                p->line_end, o->color ? C_RESET : "");
+        out_put_line(f, h);
+        fputc('\n', f);
+        free(h);
+        if (p->snippet && *p->snippet) {
+            fputs("          ", f);
+            snippet_line(f, p->snippet, o->color ? C_MATCH : "", o->color ? C_RESET : "");
+            fputc('\n', f);
+        }
+    }
 }
 
 /* The fusion line of --explain: the method and the weight each channel
@@ -387,6 +422,7 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
             snippet_line(f, r->snippet, o->color ? C_MATCH : "", o->color ? C_RESET : "");
             fputc('\n', f);
         }
+        passages_text(f, r, o);
         if (o->explain)
             explain_text(f, r, o);
         if (o->explain && o->query_info && i < o->query_info->n)
@@ -417,8 +453,27 @@ static json_t *explain_json(const search_result *r)
                                     : json_null());
     }
     json_object_set_new(ex, "graph", json_real(r->prior));
+    json_object_set_new(ex, "recency", json_real(r->recency));
     json_object_set_new(ex, "in_degree", json_integer(r->in_degree));
     return ex;
+}
+
+/* --passages in --json: each passage with its snippet unmarked. */
+static json_t *passages_json(const search_result *r)
+{
+    json_t *ps = json_array();
+    for (size_t k = 0; k < r->n_passages; k++) {
+        const search_passage *p = &r->passages[k];
+        char *snip = plain_snippet(p->snippet);
+        json_array_append_new(ps, json_pack(
+            "{s:o, s:i, s:i, s:I, s:I, s:f, s:o}", "heading_path",
+            str_array((const char *const *)p->heading_path, p->n_heading_path), "line_start",
+            p->line_start, "line_end", p->line_end, "start_byte", (json_int_t)p->start_byte,
+            "end_byte", (json_int_t)p->end_byte, "score", p->score, "snippet",
+            out_json_str(snip)));
+        free(snip);
+    }
+    return ps;
 }
 
 /* --json's own keys of a result (out_opts as ctx). */
@@ -442,6 +497,12 @@ static json_t *result_own(const void *obj, const char *key, void *ctx)
         free(text);
     } else if (strcmp(key, "explain") == 0 && o->explain) {
         j = explain_json(r);
+    } else if (strcmp(key, "date") == 0) {
+        char day[11];
+        date_format(r->date, day);
+        j = json_string(day);
+    } else if (strcmp(key, "passages") == 0 && r->n_passages) {
+        j = passages_json(r);
     }
     return j;
 }
@@ -457,7 +518,8 @@ static const wire_pick result_picks[] = {
     WIRE_OWN("file"), WIRE_PICK("title"), WIRE_PICK("heading_path"), WIRE_PICK("line_start"),
     WIRE_PICK("line_end"), WIRE_PICK("start_byte"), WIRE_PICK("end_byte"), WIRE_PICK("score"),
     WIRE_OWN("snippet"), WIRE_PICK("context"), WIRE_PICK("tags"), WIRE_PICK("lang"),
-    WIRE_PICK("also_in", .sub = &alt_view), WIRE_OWN("body"), WIRE_OWN("explain"),
+    WIRE_PICK("also_in", .sub = &alt_view), WIRE_OWN("date"), WIRE_PICK("date_source"),
+    WIRE_OWN("passages"), WIRE_OWN("body"), WIRE_OWN("explain"),
 };
 static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
                                       out_json_strn, result_own};
@@ -550,7 +612,7 @@ static void csv_field(FILE *f, const char *s)
 static void out_csv(FILE *f, const search_results *res)
 {
     fputs("docid,collection,path,title,heading_path,line_start,line_end,start_byte,end_byte,"
-          "score,snippet,context,also_in\r\n", f);
+          "score,snippet,context,also_in,date,date_source,passages\r\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
         char *h = heading_joined(r, " > "), *snippet = plain_snippet(r->snippet);
@@ -577,6 +639,20 @@ static void out_csv(FILE *f, const search_results *res)
         char *langs = also_in_langs(r);
         csv_field(f, langs);
         free(langs);
+        char day[11];
+        date_format(r->date, day);
+        fprintf(f, ",%s,", day);
+        csv_field(f, r->date_source ? r->date_source : "");
+        fputc(',', f);
+        tbuf ps = {0};   /* "START-END HEADING | ..." after the best passage */
+        for (size_t k = 1; k < r->n_passages; k++) {
+            char *ph = passage_heading(&r->passages[k], " > ");
+            tbuf_printf(&ps, "%s%d-%d %s", k > 1 ? " | " : "", r->passages[k].line_start,
+                        r->passages[k].line_end, ph);
+            free(ph);
+        }
+        csv_field(f, tbuf_cstr(&ps));
+        tbuf_free(&ps);
         fputs("\r\n", f);
         free(h);
         free(snippet);
@@ -638,6 +714,24 @@ static void out_md(FILE *f, const char *query, const search_results *res, const 
             fprintf(f, "- also in: %s\n", langs);
             free(langs);
         }
+        char day[11];
+        date_format(r->date, day);
+        fprintf(f, "- date: %s (", day);
+        out_put_line(f, r->date_source ? r->date_source : "");
+        fputs(")\n", f);
+        for (size_t k = 1; k < r->n_passages; k++) {
+            const search_passage *p = &r->passages[k];
+            char *loc = join_path(r->collection, r->path), *ph = passage_heading(p, " > ");
+            fprintf(f, "- passage %zu: ", k + 1);
+            md_location(f, loc, p->line_start, p->line_end);
+            if (*ph) {
+                fputs(" ", f);
+                out_put_line(f, ph);
+            }
+            fputc('\n', f);
+            free(loc);
+            free(ph);
+        }
         fputc('\n', f);
         if (o->full) {
             size_t len;
@@ -677,9 +771,14 @@ static void out_xml(FILE *f, const char *query, const search_results *res, const
     fputs("\">\n", f);
     for (size_t i = 0; i < res->n; i++) {
         const search_result *r = &res->items[i];
+        char day[11];
+        date_format(r->date, day);
         fprintf(f, "  <result docid=\"#%s\" score=\"%.4f\" line_start=\"%d\" line_end=\"%d\""
-                   " start_byte=\"%lld\" end_byte=\"%lld\">\n", r->docid, r->score, r->line_start,
-                r->line_end, (long long)r->start_byte, (long long)r->end_byte);
+                   " start_byte=\"%lld\" end_byte=\"%lld\" date=\"%s\" date_source=\"",
+                r->docid, r->score, r->line_start, r->line_end, (long long)r->start_byte,
+                (long long)r->end_byte, day);
+        xml_text(f, r->date_source ? r->date_source : "", strlen(r->date_source ? r->date_source : ""), 1);
+        fputs("\">\n", f);
         xml_elem(f, "collection", r->collection, strlen(r->collection));
         xml_elem(f, "path", r->path, strlen(r->path));
         xml_elem(f, "title", r->title, strlen(r->title));
@@ -695,6 +794,22 @@ static void out_xml(FILE *f, const char *query, const search_results *res, const
         free(snippet);
         for (size_t k = 0; k < r->n_context; k++)
             xml_elem(f, "context", r->context[k], strlen(r->context[k]));
+        for (size_t k = 0; k < r->n_passages; k++) {
+            const search_passage *p = &r->passages[k];
+            fprintf(f, "    <passage rank=\"%zu\" line_start=\"%d\" line_end=\"%d\" start_byte=\"%lld\""
+                       " end_byte=\"%lld\" score=\"%.6g\">", k + 1, p->line_start, p->line_end,
+                    (long long)p->start_byte, (long long)p->end_byte, p->score);
+            for (size_t h = 0; h < p->n_heading_path; h++) {
+                fputs("<h>", f);
+                xml_text(f, p->heading_path[h], strlen(p->heading_path[h]), 0);
+                fputs("</h>", f);
+            }
+            char *ps = plain_snippet(p->snippet);
+            fputs("<snippet>", f);
+            xml_text(f, ps, strlen(ps), 0);
+            fputs("</snippet></passage>\n", f);
+            free(ps);
+        }
         for (size_t k = 0; k < r->n_also_in; k++) {
             const search_alt *a = &r->also_in[k];
             fputs("    <also_in lang=\"", f);

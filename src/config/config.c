@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "text/date.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/esc.h"
@@ -328,6 +329,62 @@ static trove_err load_languages(config *cfg, yaml_document_t *doc, yaml_node_t *
     return TROVE_OK;
 }
 
+/* A mapping section whose only key is `known`: anything else is a typo. */
+static trove_err only_key(config *cfg, yaml_document_t *doc, yaml_node_t *n, const char *section,
+                          const char *known)
+{
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
+        if (!k || strcmp(k, known) != 0)
+            return trove_fail(TROVE_EPARSE, "%s: unknown key '%s' under '%s' (known: %s)",
+                              cfg->file, k ? k : "?", section, known);
+    }
+    return TROVE_OK;
+}
+
+/* dates: {keys: [date, created]} */
+static trove_err load_dates(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    yaml_node_t *keys = n->type == YAML_MAPPING_NODE ? map_get(doc, n, "keys") : NULL;
+    if (!keys || keys->type == YAML_MAPPING_NODE)
+        return trove_fail(TROVE_EPARSE, "%s: 'dates' must be a mapping {keys: [date, created]}",
+                          cfg->file);
+    trove_err rc = only_key(cfg, doc, n, "dates", "keys");
+    if (rc)
+        return rc;
+    size_t count = 0;
+    char **list = string_list(doc, keys, &count);
+    for (size_t i = 0; i < count; i++)
+        if (!*list[i]) {
+            free_list(list, count);
+            return trove_fail(TROVE_EPARSE, "%s: an empty key under 'dates.keys'", cfg->file);
+        }
+    cfg->date_keys = list;
+    cfg->n_date_keys = count;
+    return TROVE_OK;
+}
+
+/* recency: {half_life: 90d} */
+static trove_err load_recency(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    yaml_node_t *hl = n->type == YAML_MAPPING_NODE ? map_get(doc, n, "half_life") : NULL;
+    const char *v = hl ? scalar(doc, hl) : NULL;
+    double days;
+    if (!v || !date_parse_span(v, &days))
+        return trove_fail(TROVE_EPARSE, "%s: 'recency' must be a mapping {half_life: SPAN}, "
+                          "SPAN as 90d, 12w, 6m or 1y, not '%s'", cfg->file, v ? v : "?");
+    trove_err rc = only_key(cfg, doc, n, "recency", "half_life");
+    if (rc)
+        return rc;
+    cfg->recency_days = days;
+    cfg->recency_text = xstrdup(v);
+    return TROVE_OK;
+}
+
 static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
 {
     if (is_empty(doc, m))
@@ -441,6 +498,10 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_snapshots(cfg, &doc, map_get(&doc, root, "snapshots"));
             if (rc == TROVE_OK)
                 rc = load_languages(cfg, &doc, map_get(&doc, root, "languages"));
+            if (rc == TROVE_OK)
+                rc = load_dates(cfg, &doc, map_get(&doc, root, "dates"));
+            if (rc == TROVE_OK)
+                rc = load_recency(cfg, &doc, map_get(&doc, root, "recency"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -583,6 +644,15 @@ trove_err config_save(const config *cfg)
         tbuf_puts(&b, "languages: ");
         put_list(&b, cfg->languages, cfg->n_languages);
     }
+    if (cfg->n_date_keys) {
+        tbuf_puts(&b, "dates:\n  keys: ");
+        put_list(&b, cfg->date_keys, cfg->n_date_keys);
+    }
+    if (cfg->recency_text) {
+        tbuf_puts(&b, "recency:\n  half_life: ");
+        put_quoted(&b, cfg->recency_text);
+        tbuf_putc(&b, '\n');
+    }
     if (cfg->mcp.token || cfg->mcp.n_origins) {
         tbuf_puts(&b, "mcp:\n");
         if (cfg->mcp.token) {
@@ -684,6 +754,8 @@ void config_free(config *cfg)
     free(cfg->mcp.token);
     free_list(cfg->mcp.origins, cfg->mcp.n_origins);
     free_list(cfg->languages, cfg->n_languages);
+    free_list(cfg->date_keys, cfg->n_date_keys);
+    free(cfg->recency_text);
     free(cfg->zh_dict);
     free(cfg->rerank_model);
     free(cfg->expand_model);

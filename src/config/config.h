@@ -85,7 +85,18 @@ typedef struct config {
      * the first of them the query's language leaves open. */
     char **languages;
     size_t n_languages;
+    /* `dates: {keys: [date, created]}`: the frontmatter keys that give a
+     * note its date, first found wins (none: date, created; search/meta.h). */
+    char **date_keys;
+    size_t n_date_keys;
+    /* `recency: {half_life: 90d}`: searches favour newer notes by default,
+     * a note half_life old scoring 3/4 of a new one (search/meta.h);
+     * recency_days 0: unset (`--recent` turns it on with 90 days). */
+    double recency_days;
+    char *recency_text;          /* as written, for config_save */
 } config;
+
+#define CONFIG_RECENCY_DAYS 90.0
 
 #define CONFIG_DAEMON_IDLE 1800.0
 #define CONFIG_SNAPSHOTS 5

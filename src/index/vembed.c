@@ -305,7 +305,7 @@ static void probes_add(probes *p, const float *x)
     float qs;
     int8_t *q = p->q + p->n * (size_t)p->dim;
     vec_quantize(x, p->dim, q, &qs);
-    p->tk[p->n++] = vec_topk_new(1, p->dim, q, qs, &(vec_filter){NULL, 0, -INFINITY}, 1);
+    p->tk[p->n++] = vec_topk_new(1, p->dim, q, qs, &(vec_filter){.min_score = -INFINITY}, 1);
 }
 
 /* The best similarity each probe reached, into top[]; frees the scans. */

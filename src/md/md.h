@@ -53,7 +53,9 @@ typedef struct md_doc {
     char **tags;        /* frontmatter tags + inline #tags, without '#',
                            lower-cased, deduplicated, in first-seen order */
     size_t n_tags;
-    char *meta_json;    /* other frontmatter keys as a JSON object, or NULL */
+    char *meta_json;    /* other frontmatter keys as a JSON object, or NULL;
+                           plain scalars typed (null, true/false, numbers),
+                           quoted ones and dates text */
     size_t body_start;  /* first byte after the frontmatter (after BOM if none) */
     int body_line;      /* 1-based line at body_start */
     md_heading *headings;
@@ -72,6 +74,11 @@ typedef struct md_doc {
  * TROVE_ENOMEM-class problems; malformed input yields a warning instead. */
 trove_err md_parse(const char *src, size_t len, md_doc *out);
 void md_doc_free(md_doc *doc);
+
+/* meta_json of an index older than typed values (every scalar text),
+ * with each text typed as a plain scalar would be; NULL when `json` is not
+ * JSON. Caller frees. */
+char *md_meta_retype(const char *json);
 
 /* Copy `len` raw bytes to a NUL-terminated string with CR before LF removed
  * and invalid UTF-8 sequences replaced by U+FFFD. Caller frees. */

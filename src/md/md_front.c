@@ -1,6 +1,7 @@
 /* YAML frontmatter: title, aliases and tags become fields of md_doc, every
  * other key is kept as JSON. libyaml builds the node tree; anchors can make
  * it cyclic or exponentially large, so the walk has a depth and node budget. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,48 @@ static int key_is(const yaml_node_t *k, const char *name)
            memcmp(k->data.scalar.value, name, n) == 0;
 }
 
+/* A plain (unquoted) scalar typed as YAML 1.2's core schema reads it: null,
+ * true/false, an integer, a float; anything else (dates included: JSON has
+ * none; the index recognises them, docs/schema.md) stays text. --where
+ * compares by these types. */
+static json_t *plain_scalar(const char *s)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
+    static const char *const trues[] = {"true", "True", "TRUE"};
+    static const char *const falses[] = {"false", "False", "FALSE"};
+    for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++)
+        if (!strcmp(s, nulls[i]))
+            return json_null();
+    for (size_t i = 0; i < 3; i++) {
+        if (!strcmp(s, trues[i]))
+            return json_true();
+        if (!strcmp(s, falses[i]))
+            return json_false();
+    }
+    const char *p = s + (*s == '-' || *s == '+');
+    size_t int_digits = strspn(p, "0123456789");
+    if (int_digits && p[int_digits] == '\0' && int_digits <= 18)
+        return json_integer(strtoll(s, NULL, 10));
+    /* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+    const char *q = p + int_digits;
+    size_t frac = 0;
+    if (*q == '.')
+        frac = strspn(q + 1, "0123456789"), q += 1 + frac;
+    if (!int_digits && !frac)
+        return json_string(s);
+    if (*q == 'e' || *q == 'E') {
+        const char *e = q + 1 + (q[1] == '-' || q[1] == '+');
+        size_t ed = strspn(e, "0123456789");
+        if (!ed)
+            return json_string(s);
+        q = e + ed;
+    }
+    if (*q != '\0')
+        return json_string(s);
+    double v = strtod(s, NULL);
+    return isfinite(v) ? json_real(v) : json_string(s);
+}
+
 static json_t *to_json(fm_walk *w, const yaml_node_t *n, int depth)
 {
     if (!n || depth > FM_MAX_DEPTH || --w->budget < 0)
@@ -31,7 +74,7 @@ static json_t *to_json(fm_walk *w, const yaml_node_t *n, int depth)
     switch (n->type) {
     case YAML_SCALAR_NODE: {
         char *s = md_clean_text((const char *)n->data.scalar.value, n->data.scalar.length);
-        json_t *j = json_string(s);
+        json_t *j = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? plain_scalar(s) : json_string(s);
         free(s);
         return j ? j : json_null();
     }
@@ -173,4 +216,38 @@ void md_frontmatter(mdp *p, const char *s, size_t n, int first_line)
     }
     yaml_parser_delete(&parser);
     free(clean);
+}
+
+/* Old indexes kept every scalar as text: type each text value again as if
+ * it had been written plain (a quoted "2" becomes 2; the next update of
+ * the note stores its real type). */
+static json_t *retype(json_t *v, int depth)
+{
+    if (json_is_string(v))
+        return plain_scalar(json_string_value(v));
+    json_incref(v);
+    if (depth > FM_MAX_DEPTH)
+        return v;
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_set_new(v, i, retype(json_array_get(v, i), depth + 1));
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+            json_object_set_new(v, k, retype(x, depth + 1));
+    }
+    return v;
+}
+
+char *md_meta_retype(const char *json)
+{
+    json_t *v = json ? json_loads(json, JSON_DECODE_ANY, NULL) : NULL;
+    if (!v)
+        return NULL;
+    json_t *t = retype(v, 0);
+    json_decref(v);
+    char *out = json_dumps(t, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    json_decref(t);
+    return out;
 }

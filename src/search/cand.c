@@ -94,13 +94,13 @@ static int cmp_scored_desc(const void *a, const void *b)
  * filters the FTS table is queried alone (`plain`), so no row of a common
  * word pays for a join; with filters `joined` is completed by them. */
 trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
-                           const search_filter *f, topk *top)
+                           const search_filter *f, const char *heading, topk *top)
 {
     tbuf sql = {0};
-    if (f->sql.len == 0)
+    if (f->sql.len == 0 && !heading)
         tbuf_puts(&sql, plain);
     else
-        tbuf_printf(&sql, "%s%s", joined, tbuf_cstr(&f->sql));
+        tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
@@ -108,6 +108,8 @@ trove_err search_keep_best(store *st, const char *plain, const char *joined, con
         return rc;
     sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     search_filter_bind(s, 2, f);
+    if (heading)
+        sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
     while (step_row(st, s, "keyword search", &rc) > 0)
         search_topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
     store_stmt_put(st, s);

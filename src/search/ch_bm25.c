@@ -12,10 +12,6 @@
 #include "text/grams.h"
 #include "util/mem.h"
 
-/* BM25 column weights of chunks_fts(heading, body). */
-#define BM25_HEADING_WEIGHT 2.0
-#define BM25_BODY_WEIGHT 1.0
-
 static trove_err channel_bm25(store *st, const char *fts, const search_filter *f, size_t depth,
                               cand_set *cs)
 {
@@ -27,7 +23,7 @@ static trove_err channel_bm25(store *st, const char *fts, const search_filter *f
     snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
              " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
              " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
-    trove_err rc = search_keep_best(st, plain, joined, fts, f, &top);
+    trove_err rc = search_keep_best(st, plain, joined, fts, f, f->heading, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT doc_id FROM chunks WHERE id = ?", &s);

@@ -138,11 +138,13 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
         free(segs);
         return find_unembedded(st, o, model_id, out);
     }
-    uint8_t *allow = NULL;
-    int64_t n_allow = 0;
+    uint8_t *allow = NULL, *chunks = NULL;
+    int64_t n_allow = 0, n_chunks = 0;
     if (rc == TROVE_OK)
         rc = search_filter_allowed(st, f, &allow, &n_allow);
-    vec_filter vf = {allow, n_allow, vec_min_score(o, out)};
+    if (rc == TROVE_OK)
+        rc = search_filter_chunks(st, f, &chunks, &n_chunks);
+    vec_filter vf = {allow, n_allow, vec_min_score(o, out), chunks, n_chunks};
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
@@ -167,6 +169,7 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
         rc = find_unembedded(st, o, model_id, out);
     vec_topk_free(t);
     free(allow);
+    free(chunks);
     free(qq);
     free(segs);
     return rc;

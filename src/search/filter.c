@@ -49,8 +49,15 @@ static void folder_filter(search_filter *f, const char *start, size_t len)
     tbuf_puts(&f->sql, "))");
 }
 
-void search_filter_build(search_filter *f, const search_opts *o)
+static void bind_cb(void *ctx, const char *value)
 {
+    add_bind(ctx, value);
+}
+
+void search_filter_build(search_filter *f, const search_opts *o, const meta_filter *mf)
+{
+    if (mf)
+        meta_filter_sql(mf, &f->sql, bind_cb, f);
     if (o->n_collections) {
         tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
         for (size_t i = 0; i < o->n_collections; i++) {
@@ -101,6 +108,7 @@ void search_filter_build(search_filter *f, const search_opts *o)
         tbuf_puts(&f->sql, " AND EXISTS (SELECT 1 FROM chunks hc WHERE hc.doc_id = d.id AND"
                            " instr(lower(hc.heading), lower(?)) > 0)");
         add_bind(f, o->heading_contains);
+        f->heading = o->heading_contains;
     }
     for (size_t i = 0; i < o->n_tags; i++) {
         const char *t = o->tags[i];
@@ -130,6 +138,32 @@ void search_filter_bind(sqlite3_stmt *s, int first, const search_filter *f)
 {
     for (size_t i = 0; i < f->n_binds; i++)
         sqlite3_bind_text(s, first + (int)i, f->binds[i], -1, SQLITE_STATIC);
+}
+
+trove_err search_filter_chunks(store *st, const search_filter *f, uint8_t **bits, int64_t *n_bits)
+{
+    *bits = NULL;
+    *n_bits = 0;
+    if (!f->heading)
+        return TROVE_OK;
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT coalesce(max(id), 0) FROM chunks", &s);
+    if (rc)
+        return rc;
+    int64_t max = step_row(st, s, "filtering passages", &rc) > 0 ? sqlite3_column_int64(s, 0) : 0;
+    store_stmt_put(st, s);
+    if (rc || (rc = prepare(st, "SELECT id FROM chunks c WHERE 1" SEARCH_HEADING_COND, &s)))
+        return rc;
+    *n_bits = max + 1;
+    *bits = xcalloc((size_t)(*n_bits + 7) / 8, 1);
+    sqlite3_bind_text(s, 1, f->heading, -1, SQLITE_STATIC);
+    while (step_row(st, s, "filtering passages", &rc) > 0) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        if (id >= 0 && id < *n_bits)
+            (*bits)[id >> 3] |= (uint8_t)(1u << (id & 7));
+    }
+    store_stmt_put(st, s);
+    return rc;
 }
 
 /* Bitmap of the note ids the filters allow (NULL when there are none). */

@@ -14,8 +14,10 @@
 #include "search/fusion.h"
 #include "search/group.h"
 #include "search/lang_pref.h"
+#include "search/meta.h"
 #include "search/search_int.h"
 #include "search/snippet.h"
+#include "text/date.h"
 #include "text/lang.h"
 #include "text/query.h"
 #include "text/tok.h"
@@ -151,6 +153,28 @@ static void fuse(store *st, cand_set *cs, const search_opts *o, int vector_ran, 
         qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
 }
 
+/* The recency prior (search/meta.h): each candidate's fused score times
+ * its factor, then the order again. Off (factor 1) without a half-life. */
+static trove_err apply_recency(const search_ctx *c, cand_set *cs)
+{
+    double half_life = c->o->recency_days;
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < cs->n; i++) {
+        cand *x = &cs->items[i];
+        x->recency = 1.0;
+        if (!(half_life > 0) || rc)
+            continue;
+        double date;
+        const char *source;
+        rc = meta_note_date(c->st, c->mf, x->doc_id, &date, &source);
+        x->recency = meta_recency(c->now - date, half_life);
+        x->fused *= x->recency;
+    }
+    if (half_life > 0 && cs->n > 1)
+        qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+    return rc;
+}
+
 /* ---- translations as one result ---------------------------------------- */
 
 /* Translations of one note become one result (search/group.h): the copy
@@ -176,8 +200,10 @@ static trove_err collapse_translations(store *st, cand_set *cs, const search_opt
         } else {   /* a copy no channel found: its note's opening chunk */
             kept[i].doc_id = g[i].shown_doc;
             kept[i].prior = 1.0;
+            kept[i].recency = 1.0;
         }
         kept[i].fused = cs->items[g[i].from].fused;
+        kept[i].recency = cs->items[g[i].from].recency;
         kept[i].alts = g[i].alts;
         kept[i].n_alts = g[i].n_alts;
         g[i].alts = NULL;
@@ -286,24 +312,126 @@ static trove_err load_tags(store *st, search_result *r)
     return rc;
 }
 
-static trove_err fill_result(store *st, const config *cfg, const cand *c, const search_opts *o,
+/* ---- passages (--passages) -------------------------------------------- */
+
+typedef struct passage_row {
+    int64_t chunk_id;
+    int seq;
+    double score;
+} passage_row;
+
+static int cmp_passage(const void *a, const void *b)
+{
+    const passage_row *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->seq - y->seq;
+}
+
+static trove_err passage_fill(store *st, const snip_terms *terms, const search_opts *o,
+                              int64_t chunk_id, double score, search_passage *p)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, "SELECT heading, start_byte, end_byte, line_start, line_end"
+                               " FROM chunks WHERE id = ?", &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(s, 1, chunk_id);
+    if (step_row(st, s, "reading a passage", &rc) > 0) {
+        p->heading_path = split_heading((const char *)sqlite3_column_text(s, 0), &p->n_heading_path);
+        p->start_byte = sqlite3_column_int64(s, 1);
+        p->end_byte = sqlite3_column_int64(s, 2);
+        p->line_start = sqlite3_column_int(s, 3);
+        p->line_end = sqlite3_column_int(s, 4);
+    }
+    store_stmt_put(st, s);
+    p->score = score;
+    p->snippet = rc == TROVE_OK && o->with_snippet ? chunk_snippet(st, terms, chunk_id, &rc)
+                                                   : xstrdup("");
+    return rc;
+}
+
+/* Up to o->passages chunks of the result's note: its anchor first (the
+ * result's own fields), then the note's other chunks that match the query
+ * words, by BM25 score (under the --heading filter, when given). The
+ * note's rank is not touched. */
+static trove_err load_passages(store *st, const search_opts *o, const query_parsed *q,
+                               const snip_terms *terms, int64_t anchor, search_result *r)
+{
+    if (o->passages <= 1 || !anchor)
+        return TROVE_OK;
+    passage_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    double anchor_score = 0;
+    trove_err rc = TROVE_OK;
+    if (q->fts) {
+        char sql[384];
+        snprintf(sql, sizeof sql, "SELECT c.id, c.seq, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+                 " JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1"
+                 " AND c.doc_id = ?2%s", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT,
+                 o->heading_contains && *o->heading_contains
+                     ? " AND instr(lower(c.heading), lower(?3)) > 0" : "");
+        sqlite3_stmt *s;
+        if ((rc = prepare(st, sql, &s)) != TROVE_OK)
+            return rc;
+        sqlite3_bind_text(s, 1, q->fts, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, r->doc_id);
+        if (o->heading_contains && *o->heading_contains)
+            sqlite3_bind_text(s, 3, o->heading_contains, -1, SQLITE_STATIC);
+        while (step_row(st, s, "ranking passages", &rc) > 0) {
+            passage_row pr = {sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
+                              sqlite3_column_double(s, 2)};
+            if (pr.chunk_id == anchor) {
+                anchor_score = pr.score;
+                continue;
+            }
+            xgrow(&rows, &cap, n + 1, sizeof *rows);
+            rows[n++] = pr;
+        }
+        store_stmt_put(st, s);
+    }
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, cmp_passage);
+    size_t keep = 1 + (n < o->passages - 1 ? n : o->passages - 1);
+    r->passages = xcalloc(keep, sizeof *r->passages);
+    if (rc == TROVE_OK) {
+        rc = passage_fill(st, terms, o, anchor, anchor_score, &r->passages[0]);
+        r->n_passages = 1;
+    }
+    for (size_t i = 0; rc == TROVE_OK && i + 1 < keep; i++) {
+        rc = passage_fill(st, terms, o, rows[i].chunk_id, rows[i].score, &r->passages[i + 1]);
+        r->n_passages++;
+    }
+    free(rows);
+    return rc;
+}
+
+static trove_err fill_result(const search_ctx *x, const config *cfg, const cand *c,
                              const snip_terms *terms, search_result *r)
 {
+    store *st = x->st;
+    const search_opts *o = x->o;
     r->also_in = c->alts;   /* taken first: the result frees them on any return */
     r->n_also_in = c->n_alts;
     sqlite3_stmt *s;
-    /* The anchoring chunk: the best BM25 chunk, else the note's first. */
+    /* The anchoring chunk: the best BM25 chunk, else the note's first (the
+     * first under the --heading filter, when given). */
     trove_err rc = prepare(st,
         "SELECT d.docid, col.name, col.root, d.path, d.title, d.in_degree,"
         "       c.id, c.heading, c.start_byte, c.end_byte, c.line_start, c.line_end, d.lang"
         " FROM docs d JOIN collections col ON col.id = d.collection_id"
         " LEFT JOIN chunks c ON c.id = (CASE WHEN ?2 THEN ?2 ELSE"
-        "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY seq LIMIT 1) END)"
+        "   (SELECT id FROM chunks WHERE doc_id = d.id ORDER BY"
+        "    (?3 IS NOT NULL AND instr(lower(heading), lower(?3)) = 0), seq LIMIT 1) END)"
         " WHERE d.id = ?1", &s);
     if (rc)
         return rc;
     sqlite3_bind_int64(s, 1, c->doc_id);
     sqlite3_bind_int64(s, 2, c->chunk_id);
+    if (o->heading_contains && *o->heading_contains)
+        sqlite3_bind_text(s, 3, o->heading_contains, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 3);
     int row = step_row(st, s, "reading result", &rc);
     if (row <= 0) {
         if (row == 0)
@@ -320,6 +448,7 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     r->in_degree = sqlite3_column_int(s, 5);
     r->score = c->fused;
     r->prior = c->prior;
+    r->recency = c->recency > 0 ? c->recency : 1.0;
     snprintf(r->lang, sizeof r->lang, "%s", (const char *)sqlite3_column_text(s, 12));
     memcpy(r->channel, c->ch, sizeof r->channel);
     int64_t chunk_id = sqlite3_column_int64(s, 6);
@@ -340,7 +469,15 @@ static trove_err fill_result(store *st, const config *cfg, const cand *c, const 
     for (size_t k = 0; k < r->n_context; k++)
         r->context[k] = xstrdup(ctx[k]);
     free(ctx);
-    return rc ? rc : load_tags(st, r);
+    if (rc == TROVE_OK)
+        rc = load_tags(st, r);
+    const char *source = "mtime";
+    if (rc == TROVE_OK)
+        rc = meta_note_date(st, x->mf, r->doc_id, &r->date, &source);
+    r->date_source = xstrdup(source);
+    if (rc == TROVE_OK && chunk_id)
+        rc = load_passages(st, o, x->q, terms, chunk_id, r);
+    return rc;
 }
 
 /* The channels, in the order they run (search_int.h: a new channel is a
@@ -397,8 +534,8 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
     if (vector_ran)
         fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
     fuse(st, cs, &fo, vector_ran, out->lang, &out->fusion);
-    trove_err rc = TROVE_OK;
-    if (!o->each_translation && group_possible(st))
+    trove_err rc = apply_recency(c, cs);
+    if (rc == TROVE_OK && !o->each_translation && group_possible(st))
         rc = collapse_translations(st, cs, o, c->f, lang_from_code(out->lang));
     if (rc)
         return rc;
@@ -411,7 +548,7 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
     snip_terms_build(&terms, c->q);
     for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
         /* counted even when it failed part way: freed with the rest */
-        rc = fill_result(st, cfg, &cs->items[i], o, &terms, &out->items[i]);
+        rc = fill_result(c, cfg, &cs->items[i], &terms, &out->items[i]);
         out->n++;
         cs->items[i].alts = NULL;   /* the result's now (fill_result takes them first) */
         cs->items[i].n_alts = 0;
@@ -428,10 +565,18 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     if (q.fts)
         out->fts = xstrdup(q.fts);
     search_filter f = {0};
-    search_filter_build(&f, o);
+    meta_filter mf = {0};
+    double now = date_now();
+    /* The --where/--since/--until conditions first: a bad one is reported
+     * before a model embeds the query. */
+    trove_err rc = meta_filter_prepare(st, cfg, o->where, o->n_where, o->since, o->until, now,
+                                       &mf);
+    if (rc == TROVE_OK)
+        search_filter_build(&f, o, &mf);
     cand_set cs = {0};
-    search_ctx c = {.st = st, .o = o, .q = &q, .f = &f, .out = out};
-    trove_err rc = run_channels(&c, &cs);
+    search_ctx c = {.st = st, .o = o, .q = &q, .f = &f, .out = out, .mf = &mf, .now = now};
+    if (rc == TROVE_OK)
+        rc = run_channels(&c, &cs);
     if (rc == TROVE_OK)
         rc = fuse_and_fill(&c, cfg, &cs);
     store_read_end(st);
@@ -441,6 +586,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     free(cs.items);
     free(cs.slots);
     search_filter_free(&f);
+    meta_filter_free(&mf);
     query_free(&q);
     if (rc)
         search_results_free(out);
@@ -459,6 +605,15 @@ static void free_strs(char **a, size_t n)
     for (size_t i = 0; i < n; i++)
         free(a[i]);
     free(a);
+}
+
+void search_passages_free(search_passage *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free_strs(p[i].heading_path, p[i].n_heading_path);
+        free(p[i].snippet);
+    }
+    free(p);
 }
 
 void search_results_free(search_results *r)
@@ -484,5 +639,7 @@ void search_result_clear(search_result *x)
     free_strs(x->context, x->n_context);
     free_strs(x->tags, x->n_tags);
     search_alts_free(x->also_in, x->n_also_in);
+    free(x->date_source);
+    search_passages_free(x->passages, x->n_passages);
     memset(x, 0, sizeof *x);
 }

@@ -63,8 +63,17 @@ typedef struct search_opts {
     const char *path_prefix;         /* raw string prefix of the path (not a folder) */
     const char *const *doc_refs;     /* only these notes, each "COLLECTION/PATH" (OR) */
     size_t n_doc_refs;
-    const char *heading_contains;    /* notes with a section whose heading path contains
-                                        this (ASCII case-insensitive) */
+    const char *heading_contains;    /* passages whose heading path contains this (ASCII
+                                        case-insensitive): notes with such a section,
+                                        each anchored (and its passages chosen) there */
+    const char *const *where;        /* frontmatter conditions (search/where.h), all hold */
+    size_t n_where;
+    const char *since, *until;       /* bounds on the note's date (text/date.h
+                                        date_parse_bound, search/meta.h); NULL: none */
+    double recency_days;             /* > 0: the recency prior with this half-life */
+    int recent;                      /* front ends: 1 --recent, 0 --no-recent (api_opts
+                                        turns it into recency_days) */
+    size_t passages;                 /* > 1: up to this many passages per result */
     const char *const *tags;         /* notes must carry all of them */
     size_t n_tags;
     const char *const *langs;        /* notes in one of these languages (OR; normalised
@@ -143,6 +152,16 @@ typedef struct search_alt {
     char *path;          /* relative to the result's collection */
 } search_alt;
 
+/* One passage of a result (--passages): a chunk of the note. */
+typedef struct search_passage {
+    char **heading_path;
+    size_t n_heading_path;
+    int line_start, line_end;
+    int64_t start_byte, end_byte;
+    double score;        /* its BM25 score in the note (0: no query word in it) */
+    char *snippet;
+} search_passage;
+
 typedef struct search_result {
     int64_t doc_id;
     char docid[9];
@@ -166,6 +185,11 @@ typedef struct search_result {
     search_channel_hit channel[SEARCH_N_CHANNELS];
     search_alt *also_in; /* its translations, one result with it, by language */
     size_t n_also_in;
+    double date;         /* the note's date: days since 1970-01-01 UTC (search/meta.h) */
+    char *date_source;   /* "frontmatter:KEY", "filename" or "mtime" */
+    double recency;      /* the recency factor the score was multiplied by (1: off) */
+    search_passage *passages;   /* opts.passages > 1: best first, [0] the anchor above */
+    size_t n_passages;
     char *body;          /* whole note from disk when the caller asked (api_search
                             with_body), else NULL; freed with the results */
     size_t body_len;
@@ -197,5 +221,6 @@ void search_results_free(search_results *r);
 /* One result's strings (the results array itself is not touched). */
 void search_result_clear(search_result *r);
 void search_alts_free(search_alt *a, size_t n);
+void search_passages_free(search_passage *p, size_t n);
 
 #endif

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "search/meta.h"
 #include "search/search.h"
 #include "store/store.h"
 #include "text/query.h"
@@ -42,6 +43,10 @@
 /* Chunks of a note read as its text (bigram re-scoring, the title
  * channel's look for the rest of the query). */
 #define SEARCH_NOTE_CHUNKS 8
+/* BM25 column weights of chunks_fts(heading, body): the bm25 channel's,
+ * and the ranking of a note's passages (--passages). */
+#define BM25_HEADING_WEIGHT 2.0
+#define BM25_BODY_WEIGHT 1.0
 #define TROVE_STR_(x) #x
 #define TROVE_STR(x) TROVE_STR_(x)
 
@@ -58,6 +63,7 @@ typedef struct cand {
     int has_bm25;          /* found by bm25, ranked once priors are known */
     search_channel_hit ch[SEARCH_N_CHANNELS];
     double fused;
+    double recency;        /* the recency factor on fused (1: off; search/meta.h) */
     search_alt *alts;      /* its translations (search/group.h), moved into the result */
     size_t n_alts;
 } cand;
@@ -119,19 +125,26 @@ static inline int step_row(store *st, sqlite3_stmt *s, const char *what, trove_e
  * bind order. */
 typedef struct search_filter {
     tbuf sql;              /* " AND ..." per filter; empty: no filter */
+    const char *heading;   /* --heading: passages (chunk `c`) under a heading containing it */
     const char **binds;
     size_t n_binds, cap_binds;
     char **owned;
     size_t n_owned;
 } search_filter;
 
-void search_filter_build(search_filter *f, const search_opts *o);
+/* With the --where/--since/--until conditions of mf (search/meta.h). */
+void search_filter_build(search_filter *f, const search_opts *o, const meta_filter *mf);
 void search_filter_free(search_filter *f);
 /* The filter's values bound from parameter `first` on. */
 void search_filter_bind(sqlite3_stmt *s, int first, const search_filter *f);
 /* Bitmap of the note ids the filters allow (NULL when there are none). */
 trove_err search_filter_allowed(store *st, const search_filter *f, uint8_t **bits,
                                 int64_t *n_bits);
+/* The --heading condition on chunk `c`, one '?' for f->heading. */
+#define SEARCH_HEADING_COND " AND instr(lower(c.heading), lower(?)) > 0"
+/* Bitmap of the chunks under f->heading (NULL when there is none). */
+trove_err search_filter_chunks(store *st, const search_filter *f, uint8_t **bits,
+                               int64_t *n_bits);
 
 /* ---- best rows of an FTS5 match (cand.c) ------------------------------ */
 
@@ -149,9 +162,11 @@ typedef struct topk {
 void search_topk_push(topk *t, int64_t chunk_id, double score);
 /* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows,
  * sorted best first. Without filters `plain` runs alone; with filters
- * `joined` (which joins docs as d) is completed by them. */
+ * `joined` (which joins docs as d) is completed by them. heading: the
+ * --heading filter on chunk `c` too (a `joined` that joins chunks as c),
+ * or NULL. */
 trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
-                           const search_filter *f, topk *top);
+                           const search_filter *f, const char *heading, topk *top);
 
 /* ---- channels --------------------------------------------------------- */
 
@@ -165,6 +180,8 @@ typedef struct search_ctx {
     float *qvec;                /* the query's vector (ch_vec's before()), or NULL; freed
                                    by search_run */
     search_results *out;        /* what a channel reports (vec_state, floor, missing) */
+    const meta_filter *mf;      /* --where, dates (search/meta.h) */
+    double now;                 /* days (text/date.h), for dates and recency */
 } search_ctx;
 
 typedef struct search_channel {

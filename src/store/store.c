@@ -12,6 +12,8 @@
 
 #include "store/store_int.h"
 #include "store/store_vec.h"
+#include "md/md.h"
+#include "text/date.h"
 #include "text/lang.h"
 #include "text/transl.h"
 #include "text/tok.h"
@@ -68,6 +70,52 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
     "  coalesce(json_group_object(lang, n), '{}') FROM" \
     "  (SELECT lang, count(*) AS n FROM docs WHERE lang != '' GROUP BY lang)));"
 
+/* Frontmatter fields, typed (schema version 6): the --where filters and
+ * note dates read them (search/where.h, docs/schema.md). Kept by triggers
+ * on docs, so every path that writes notes (update, rollback, upgrade,
+ * rebuild) keeps them: one row per top-level scalar of docs.meta and per
+ * scalar element of a top-level list; key '' is the date in the file name.
+ * type: store_field_type (store.h). txt: the value as text, every type. */
+#define FIELD_TYPE(T, A) \
+    "CASE WHEN " T " IN ('integer', 'real') THEN 2 WHEN " T " IN ('true', 'false') THEN 3" \
+    " WHEN " T " = 'null' THEN 5 WHEN " T " = 'text' AND " A \
+    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday(" A ") IS NOT NULL" \
+    " THEN 4 ELSE 1 END"
+#define FIELD_NUM(T, A) \
+    "CASE WHEN " T " IN ('integer', 'real') THEN " A " WHEN " T " = 'true' THEN 1" \
+    " WHEN " T " = 'false' THEN 0 WHEN " T " = 'text' AND " A \
+    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN julianday(" A ") - 2440587.5 END"
+#define FIELD_TXT(T, A) \
+    "CASE WHEN " T " = 'true' THEN 'true' WHEN " T " = 'false' THEN 'false' ELSE " A " END"
+/* The rows of one note (FROM "": the trigger's new row) or of every note
+ * (FROM "docs d,"). */
+#define FIELDS_OF(FROM, ID, META) \
+    "SELECT " ID ", lower(e.key), " FIELD_TYPE("e.type", "e.atom") ", " \
+    FIELD_NUM("e.type", "e.atom") ", " FIELD_TXT("e.type", "e.atom") \
+    " FROM " FROM " json_each(" META ") e" \
+    " WHERE e.type NOT IN ('array', 'object') AND e.key != ''" \
+    " UNION ALL SELECT " ID ", lower(e.key), " FIELD_TYPE("l.type", "l.atom") ", " \
+    FIELD_NUM("l.type", "l.atom") ", " FIELD_TXT("l.type", "l.atom") \
+    " FROM " FROM " json_each(" META ") e, json_each(e.value) l" \
+    " WHERE e.type = 'array' AND l.type NOT IN ('array', 'object') AND e.key != ''"
+#define META_OR_EMPTY(M) "CASE WHEN json_valid(" M ") THEN " M " ELSE '{}' END"
+#define NAME_DATE_OF(FROM, ID, PATH) \
+    "SELECT " ID ", '', 4, trove_name_date(" PATH "), NULL" FROM \
+    " WHERE trove_name_date(" PATH ") IS NOT NULL"
+#define FIELDS_SCHEMA_SQL \
+    "CREATE TABLE IF NOT EXISTS fields(doc_id INTEGER NOT NULL, key TEXT NOT NULL," \
+    "  type INTEGER NOT NULL, num REAL, txt TEXT);" \
+    "CREATE INDEX IF NOT EXISTS fields_doc ON fields(doc_id, key, type, num, txt);" \
+    "CREATE INDEX IF NOT EXISTS fields_key ON fields(key);" \
+    "CREATE TRIGGER IF NOT EXISTS docs_fields_add AFTER INSERT ON docs BEGIN" \
+    "  INSERT INTO fields(doc_id, key, type, num, txt)" \
+    "   " FIELDS_OF("", "new.id", META_OR_EMPTY("new.meta")) ";" \
+    "  INSERT INTO fields(doc_id, key, type, num, txt) " NAME_DATE_OF("", "new.id", "new.path") ";" \
+    " END;" \
+    "CREATE TRIGGER IF NOT EXISTS docs_fields_del AFTER DELETE ON docs BEGIN" \
+    "  DELETE FROM fields WHERE doc_id = old.id;" \
+    " END;"
+
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS collections("
@@ -105,7 +153,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS links_dst ON links(dst_doc);"
     "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;"
     VEC_SCHEMA_SQL
-    SNAP_SCHEMA_SQL;
+    SNAP_SCHEMA_SQL
+    FIELDS_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -237,11 +286,38 @@ static void sql_tkey(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     const char *path = (const char *)sqlite3_value_text(argv[0]);
-    const char *permalink = sqlite3_value_type(argv[1]) == SQLITE_TEXT
+    /* typed frontmatter (schema 6): `permalink: 2024` is a number */
+    const char *permalink = sqlite3_value_type(argv[1]) != SQLITE_NULL
                                 ? (const char *)sqlite3_value_text(argv[1]) : NULL;
     char *key = transl_key(path ? path : "", permalink);
     if (key)
         sqlite3_result_text(ctx, key, -1, free);
+    else
+        sqlite3_result_null(ctx);
+}
+
+/* SQL trove_name_date(path): the date in the note's file name (days since
+ * 1970-01-01, text/date.h), NULL when it has none. */
+static void sql_name_date(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *path = (const char *)sqlite3_value_text(argv[0]);
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    const char *name = slash ? slash + 1 : path;
+    int64_t days;
+    if (name && date_from_name(name, strlen(name), &days))
+        sqlite3_result_double(ctx, (double)days);
+    else
+        sqlite3_result_null(ctx);
+}
+
+/* SQL trove_meta_retype(meta): md_meta_retype(), for the v6 upgrade. */
+static void sql_meta_retype(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    char *out = md_meta_retype((const char *)sqlite3_value_text(argv[0]));
+    if (out)
+        sqlite3_result_text(ctx, out, -1, free);
     else
         sqlite3_result_null(ctx);
 }
@@ -320,6 +396,20 @@ static trove_err upgrade_schema(store *st, int version)
         if (rc == TROVE_OK)
             rc = store_exec(st, TKEY_INDEX_SQL VAULT_STATS_SQL);
         version = 5;
+    }
+    if (version == 5 && rc == TROVE_OK) {
+        /* v6: frontmatter values typed (numbers, booleans, null), and the
+         * fields table with its triggers, filled from every note's meta. */
+        rc = store_exec(st, "UPDATE docs SET meta = coalesce(trove_meta_retype(meta), meta)"
+                            " WHERE meta IS NOT NULL");
+        if (rc == TROVE_OK)
+            rc = store_exec(st, FIELDS_SCHEMA_SQL
+                            "DELETE FROM fields;"   /* a hand-made table: filled once, here */
+                            "INSERT INTO fields(doc_id, key, type, num, txt) "
+                            FIELDS_OF("docs d,", "d.id", META_OR_EMPTY("d.meta")) ";"
+                            "INSERT INTO fields(doc_id, key, type, num, txt) "
+                            NAME_DATE_OF(" FROM docs d", "d.id", "d.path") ";");
+        version = 6;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -576,6 +666,10 @@ trove_err store_open(const char *path, int flags_in, store **out)
                             sql_tkey, NULL, NULL);
     sqlite3_create_function(st->db, "trove_lang_in", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_lang_in, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_name_date", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_name_date, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_meta_retype", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                            NULL, sql_meta_retype, NULL, NULL);
     if (!readonly) {
         /* before the first table: a file that can shrink (store_reclaim) */
         if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)

@@ -25,9 +25,16 @@ struct sqlite3;
 
 /* Version 2 added docs.lang, version 3 the vector tables (store_vec.h),
  * version 4 the snapshot tables, version 5 docs.tkey (translation keys,
- * text/transl.h); an older index is upgraded in place by the
- * first writable store_open() (see docs/schema.md). */
-#define STORE_SCHEMA_VERSION 5
+ * text/transl.h), version 6 the typed frontmatter fields; an older index
+ * is upgraded in place by the first writable store_open() (see
+ * docs/schema.md). */
+#define STORE_SCHEMA_VERSION 6
+
+/* fields.type: what a frontmatter value is (docs/schema.md). num holds the
+ * number, 0/1, or the date in days since 1970-01-01 UTC; txt the text. */
+typedef enum store_field_type {
+    STORE_FIELD_TEXT = 1, STORE_FIELD_NUMBER, STORE_FIELD_BOOL, STORE_FIELD_DATE, STORE_FIELD_NULL
+} store_field_type;
 
 /* $TROVE_INDEX, else $XDG_CACHE_HOME/trove/index.db, else
  * ~/.cache/trove/index.db. Caller frees. */

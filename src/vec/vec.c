@@ -294,6 +294,11 @@ static int entry_allowed(const vec_topk *t, const vec_block *b, size_t i)
         if (d < 0 || d >= t->f.n_doc_allow || !(t->f.doc_allow[d >> 3] >> (d & 7) & 1))
             return 0;
     }
+    if (t->f.chunk_allow) {
+        int64_t c = b->chunk_id[i];
+        if (c < 0 || c >= t->f.n_chunk_allow || !(t->f.chunk_allow[c >> 3] >> (c & 7) & 1))
+            return 0;
+    }
     return 1;
 }
 

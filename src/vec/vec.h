@@ -53,6 +53,8 @@ typedef struct vec_filter {
     const uint8_t *doc_allow; /* bit d set: note d may be returned; NULL: all */
     int64_t n_doc_allow;      /* bits in doc_allow; ids beyond are refused */
     float min_score;          /* entries below are skipped (-inf: none) */
+    const uint8_t *chunk_allow; /* bit c set: chunk c may be returned; NULL: all */
+    int64_t n_chunk_allow;
 } vec_filter;
 
 /* The best k notes seen so far (k = 0: every note), fed block by block. */

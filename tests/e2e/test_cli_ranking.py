@@ -175,6 +175,9 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     # Turn the index into one of schema version 1: no docs.lang, no vectors.
     db = sqlite3.connect(str(t.index))
     db.execute("DROP INDEX docs_tkey")
+    db.execute("DROP TRIGGER docs_fields_add")
+    db.execute("DROP TRIGGER docs_fields_del")
+    db.execute("DROP TABLE fields")
     db.execute("ALTER TABLE docs DROP COLUMN tkey")
     db.execute("ALTER TABLE docs DROP COLUMN lang")
     for table in ("vec_map", "vec_segs", "vec_models", "snapshots", "undo_docs", "undo_chunks",
@@ -191,7 +194,7 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     assert langs["en/zip.md"] == "en" and langs["de/zip.md"] == "de", langs
     db = sqlite3.connect(str(t.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                      ).fetchone()[0] == "5"
+                      ).fetchone()[0] == "6"
     assert db.execute("SELECT count(*) FROM vec_segs").fetchone()[0] == 0
     # v3 -> v4: the index as it was is snapshot 1
     assert db.execute("SELECT id, kind FROM snapshots").fetchall() == [(1, "upgrade")]

@@ -187,8 +187,8 @@ static void test_frontmatter_fields(void **state)
     assert_string_equal(D.tags[2], "nested/tag");
     assert_string_equal(D.tags[3], "more");
     assert_string_equal(D.meta_json,
-                        "{\"date\":\"2024-01-02\",\"count\":\"3\",\"empty\":\"\",\"list\":[\"a\",\"b\"],"
-                        "\"obj\":{\"k\":\"v\",\"inner\":{\"x\":[\"1\",{\"y\":\"z\"}]}}}");
+                        "{\"date\":\"2024-01-02\",\"count\":3,\"empty\":null,\"list\":[\"a\",\"b\"],"
+                        "\"obj\":{\"k\":\"v\",\"inner\":{\"x\":[1,{\"y\":\"z\"}]}}}");
     assert_int_equal(D.body_line, 14);
     assert_int_equal(D.headings[0].line, 14);
 }

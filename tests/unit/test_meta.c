@@ -1,0 +1,198 @@
+/* Unit tests for note dates (text/date), the --where parser (search/where)
+ * and typed frontmatter values (md_meta_retype and md_parse's meta_json). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "md/md.h"
+#include "search/where.h"
+#include "text/date.h"
+
+static int64_t day(int y, int m, int d)
+{
+    int64_t x;
+    assert_true(date_civil(y, m, d, &x));
+    return x;
+}
+
+static void expect_name(const char *name, int64_t want)
+{
+    int64_t got = -1;
+    int found = date_from_name(name, strlen(name), &got);
+    if (want < 0) {
+        assert_false(found);
+        return;
+    }
+    assert_true(found);
+    assert_int_equal(got, want);
+}
+
+static void test_civil(void **state)
+{
+    (void)state;
+    assert_int_equal(day(1970, 1, 1), 0);
+    assert_int_equal(day(2024, 3, 1) - day(2024, 2, 28), 2);   /* leap year */
+    int64_t x;
+    assert_false(date_civil(2023, 2, 29, &x));
+    assert_false(date_civil(2024, 13, 1, &x));
+    char out[11];
+    date_format((double)day(2026, 5, 28) + 0.75, out);
+    assert_string_equal(out, "2026-05-28");
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    expect_name("2024-05-01.md", day(2024, 5, 1));
+    expect_name("2024-05-01 Meeting.md", day(2024, 5, 1));
+    expect_name("Notes 2024-05-01.md", day(2024, 5, 1));
+    expect_name("20240501.md", day(2024, 5, 1));
+    expect_name("2026-W14.md", day(2026, 3, 30));     /* Monday of ISO week 14 */
+    expect_name("2021-W01.md", day(2021, 1, 4));
+    expect_name("2020-W53.md", day(2020, 12, 28));    /* 2020 has 53 ISO weeks */
+    expect_name("2021-W53.md", -1);                   /* 2021 has not */
+    expect_name("2024-02-30.md", -1);
+    expect_name("120240501.md", -1);                  /* part of a longer number */
+    expect_name("202405011.md", -1);
+    expect_name("tar.md", -1);
+    expect_name("v1.2.3.md", -1);
+}
+
+static void test_bounds(void **state)
+{
+    (void)state;
+    double now = (double)day(2026, 5, 28) + 0.5, v;   /* a Thursday, noon */
+    assert_int_equal(date_parse_bound("2024-05-01", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2024, 5, 1));
+    assert_int_equal(date_parse_bound("2024-05-01", now, 1, &v), TROVE_OK);
+    assert_true(v == (double)day(2024, 5, 2));
+    assert_int_equal(date_parse_bound("2024-05", now, 1, &v), TROVE_OK);
+    assert_true(v == (double)day(2024, 6, 1));
+    assert_int_equal(date_parse_bound("2024", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2024, 1, 1));
+    assert_int_equal(date_parse_bound("2026-W14", now, 1, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 4, 6));
+    assert_int_equal(date_parse_bound("7d", now, 0, &v), TROVE_OK);
+    assert_true(v == now - 7);
+    assert_int_equal(date_parse_bound("3w", now, 1, &v), TROVE_OK);
+    assert_true(v == now - 21);
+    assert_int_equal(date_parse_bound("2m", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 3, 28) + 0.5);
+    assert_int_equal(date_parse_bound("last-week", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 5, 18));
+    assert_int_equal(date_parse_bound("last-week", now, 1, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 5, 25));
+    assert_int_equal(date_parse_bound("last-month", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 4, 1));
+    assert_int_equal(date_parse_bound("today", now, 0, &v), TROVE_OK);
+    assert_true(v == (double)day(2026, 5, 28));
+    const char *bad[] = {"", "2024-02-30", "7", "d", "-3d", "12345678d", "2024-5-1", "soon"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(date_parse_bound(bad[i], now, 0, &v), TROVE_EUSAGE);
+    double span;
+    assert_true(date_parse_span("90d", &span) && span == 90);
+    assert_true(date_parse_span("2w", &span) && span == 14);
+    assert_false(date_parse_span("0d", &span));
+    assert_false(date_parse_span("90", &span));
+}
+
+static void test_where_ok(void **state)
+{
+    (void)state;
+    where_cond w;
+    assert_int_equal(where_parse("  Status = done ", &w), TROVE_OK);
+    assert_string_equal(w.key, "status");
+    assert_int_equal(w.op, WHERE_EQ);
+    assert_int_equal(w.n_values, 1);
+    assert_string_equal(w.values[0].text, "done");
+    assert_false(w.values[0].is_number);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("priority>=2.5", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_GE);
+    assert_true(w.values[0].is_number && w.values[0].number == 2.5);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("due<2026-01-01", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_LT);
+    assert_true(w.values[0].is_date && w.values[0].date == (double)day(2026, 1, 1));
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("author in (ana, 'li, x', \"bo\")", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_IN);
+    assert_int_equal(w.n_values, 3);
+    assert_string_equal(w.values[1].text, "li, x");
+    assert_true(w.values[1].quoted);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("tags NOT IN (a)", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_NOT_IN);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("tags~=proj/*", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_GLOB);
+    assert_string_equal(w.values[0].text, "proj/*");
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("!exists( due )", &w), TROVE_OK);
+    assert_int_equal(w.op, WHERE_MISSING);
+    assert_string_equal(w.key, "due");
+    assert_int_equal(w.n_values, 0);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("done=true", &w), TROVE_OK);
+    assert_true(w.values[0].is_bool && w.values[0].boolean == 1);
+    where_cond_free(&w);
+
+    assert_int_equal(where_parse("n='2'", &w), TROVE_OK);
+    assert_false(w.values[0].is_number);
+    where_cond_free(&w);
+}
+
+static void test_where_bad(void **state)
+{
+    (void)state;
+    const char *bad[] = {"", "   ", "status", "=done", "status=", "priority>=high",
+                         "due<'2026-01-01'", "a in b", "a in (", "a in ()", "a='x", "a='x'y'",
+                         "exists()", "a=\x01"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        where_cond w;
+        assert_int_equal(where_parse(bad[i], &w), TROVE_EUSAGE);
+        assert_null(w.key);
+    }
+}
+
+static void test_typed_frontmatter(void **state)
+{
+    (void)state;
+    const char *src = "---\nn: 3\nq: '3'\nf: 1.5e2\nb: true\nB: False\nz: ~\nd: 2024-05-01\n"
+                      "s: done\nl: [1, x, \"2\"]\nneg: -4\nver: 1.2.3\n---\nbody\n";
+    md_doc d;
+    assert_int_equal(md_parse(src, strlen(src), &d), TROVE_OK);
+    assert_string_equal(d.meta_json, "{\"n\":3,\"q\":\"3\",\"f\":150.0,\"b\":true,\"B\":false,"
+                                     "\"z\":null,\"d\":\"2024-05-01\",\"s\":\"done\","
+                                     "\"l\":[1,\"x\",\"2\"],\"neg\":-4,\"ver\":\"1.2.3\"}");
+    md_doc_free(&d);
+    char *r = md_meta_retype("{\"n\":\"3\",\"l\":[\"true\",\"a\"],\"o\":{\"x\":\"2.5\"}}");
+    assert_string_equal(r, "{\"n\":3,\"l\":[true,\"a\"],\"o\":{\"x\":2.5}}");
+    free(r);
+    assert_null(md_meta_retype("not json"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_civil),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_where_ok),
+        cmocka_unit_test(test_where_bad),
+        cmocka_unit_test(test_typed_frontmatter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
