@@ -1,10 +1,13 @@
-/* mcp over Streamable HTTP (MCP 2025-03-26 / 2025-06-18) on libmicrohttpd.
+/* mcp over Streamable HTTP (MCP 2025-03-26 to 2026-07-28) on libmicrohttpd.
  *
  * One endpoint, /mcp: POST carries one JSON-RPC message (or batch) and gets
- * its reply as application/json (202 with no body for notifications);
- * `initialize` opens a session whose id comes back in Mcp-Session-Id and
- * must be sent with every later request; DELETE ends a session; GET is 405
- * (this server never pushes). Every request is checked first: Host must
+ * its reply as application/json (202 with no body for notifications).
+ * Before 2026-07-28, `initialize` opens a session whose id comes back in
+ * Mcp-Session-Id and must be sent with every later request; DELETE ends a
+ * session. From 2026-07-28 every request stands alone (its _meta names the
+ * version): no session, and the MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers must agree with the body (400, -32020 when not). GET is
+ * 405 (this server never pushes). Every request is checked first: Host must
  * name a loopback address (or the bound one) and Origin, when sent, a
  * loopback or configured origin (DNS rebinding), the bearer token when one
  * is configured, and the body is bounded by MCP_MAX_MESSAGE.
@@ -123,6 +126,16 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int cod
 {
     char *body = mcp_error_reply(code, message);
     enum MHD_Result rc = respond(c, status, body, "application/json", NULL);
+    free(body);
+    return rc;
+}
+
+/* An MCP-Protocol-Version we do not speak: 400 with the -32022 error whose
+ * data lists the stateless versions (a 2026-07-28 client retries with one). */
+static enum MHD_Result refuse_version(struct MHD_Connection *c, const char *pv)
+{
+    char *body = mcp_version_error_reply("MCP-Protocol-Version", pv);
+    enum MHD_Result rc = respond(c, MHD_HTTP_BAD_REQUEST, body, "application/json", NULL);
     free(body);
     return rc;
 }
@@ -260,6 +273,105 @@ static http_session *session_new(http_server *hs)
 
 /* ---- requests ---- */
 
+/* ---- stateless requests (2026-07-28) ---- */
+
+static int b64_value(char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+/* An Mcp-Name header value as the body spells it: "=?base64?B64?=" (how a
+ * client sends a value that is not plain printable ASCII) decoded, anything
+ * else as is. NULL for broken base64 or a NUL in it. Caller frees. */
+static char *header_value_decode(const char *h)
+{
+    static const char pre[] = "=?base64?", suf[] = "?=";
+    size_t n = strlen(h);
+    if (n < sizeof pre - 1 + sizeof suf - 1 || strncmp(h, pre, sizeof pre - 1) != 0 ||
+        strcmp(h + n - (sizeof suf - 1), suf) != 0)
+        return xstrdup(h);
+    tbuf out = {0};
+    unsigned acc = 0;
+    int bits = 0;
+    for (const char *p = h + sizeof pre - 1; p < h + n - (sizeof suf - 1); p++) {
+        if (*p == '=')
+            break;
+        int v = b64_value(*p);
+        if (v < 0) {
+            tbuf_free(&out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            char byte = (char)((acc >> bits) & 0xFF);
+            if (!byte) {
+                tbuf_free(&out);
+                return NULL;
+            }
+            tbuf_putc(&out, byte);
+        }
+    }
+    tbuf_puts(&out, "");
+    return tbuf_detach(&out);
+}
+
+/* The standard headers of a stateless request against its body: NULL when
+ * they agree, else why not. */
+static const char *modern_headers_differ(struct MHD_Connection *c, const mcp_peek *pk)
+{
+    const char *pv = header(c, "MCP-Protocol-Version");
+    const char *method = header(c, "Mcp-Method");
+    if (!pk->request)
+        return NULL;   /* notifications need none of them */
+    if (!pk->version[0])
+        return NULL;   /* no envelope: refused as invalid params by the caller */
+    if (!pv)
+        return "header mismatch: MCP-Protocol-Version header required";
+    if (strcmp(pv, pk->version) != 0)
+        return "header mismatch: MCP-Protocol-Version differs from the body's _meta version";
+    if (!method)
+        return "header mismatch: Mcp-Method header required";
+    if (strcmp(method, pk->method) != 0)
+        return "header mismatch: Mcp-Method differs from the body's method";
+    if (!pk->named || !pk->name)
+        return NULL;
+    const char *name = header(c, "Mcp-Name");
+    if (!name)
+        return "header mismatch: Mcp-Name header required for this method";
+    char *decoded = header_value_decode(name);
+    int same = decoded && strcmp(decoded, pk->name) == 0;
+    free(decoded);
+    return same ? NULL : "header mismatch: Mcp-Name differs from the body";
+}
+
+/* A request of the stateless protocol: no session, headers checked against
+ * the body, answered in the version its _meta names. */
+static enum MHD_Result handle_stateless(http_server *hs, struct MHD_Connection *c,
+                                        const char *body, size_t len, const mcp_peek *pk)
+{
+    if (pk->request && !pk->version[0])
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_PARAMS, "invalid params: "
+                      "MCP-Protocol-Version names a stateless version but the request has no "
+                      "_meta." MCP_META_VERSION);
+    const char *why = modern_headers_differ(c, pk);
+    if (why)
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_HEADER_MISMATCH, why);
+    mcp_session once = {0};
+    char *reply = mcp_handle(hs->mcp, &once, body, len);
+    enum MHD_Result rc = reply ? respond(c, MHD_HTTP_OK, reply, "application/json", NULL)
+                               : respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+    free(reply);
+    return rc;
+}
+
 static enum MHD_Result handle_post(http_server *hs, struct MHD_Connection *c, http_req *rq)
 {
     if (rq->too_big) {
@@ -269,6 +381,15 @@ static enum MHD_Result handle_post(http_server *hs, struct MHD_Connection *c, ht
     }
     const char *body = tbuf_cstr(&rq->body);
     size_t len = rq->body.len;
+    mcp_peek pk;
+    mcp_peek_message(body, len, &pk);
+    const char *pv = header(c, "MCP-Protocol-Version");
+    if (pk.version[0] || mcp_version_modern(pv)) {
+        enum MHD_Result rc = handle_stateless(hs, c, body, len, &pk);
+        mcp_peek_free(&pk);
+        return rc;
+    }
+    mcp_peek_free(&pk);
     http_session *s;
     int opened = 0;
     if (mcp_is_initialize(body, len)) {
@@ -331,8 +452,7 @@ static enum MHD_Result check_headers(http_server *hs, struct MHD_Connection *c, 
                       "Authorization: Bearer <mcp.token from config.yaml>");
     const char *pv = header(c, "MCP-Protocol-Version");
     if (pv && !mcp_version_supported(pv))
-        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_REQUEST, "unsupported "
-                      "MCP-Protocol-Version (supported: 2025-06-18, 2025-03-26, 2024-11-05)");
+        return refuse_version(c, pv);
     if (strcmp(method, "POST") == 0) {
         const char *type = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (!type || strncasecmp(type, "application/json", 16) != 0)
