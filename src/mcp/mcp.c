@@ -223,6 +223,16 @@ void mcp_server_free(mcp_server *s)
 
 /* ---- methods ---- */
 
+/* Who we are: initialize's serverInfo, and in 2026-07-28 discover's and
+ * every result's _meta "io.modelcontextprotocol/serverInfo". */
+static json_t *server_info(int with_title)
+{
+    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_VERSION);
+    if (with_title)
+        json_object_set_new(info, "title", json_string("trove notes search"));
+    return info;
+}
+
 static json_t *server_caps(void)
 {
     return json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0, "resources",
@@ -238,10 +248,8 @@ static json_t *m_discover(mcp_server *s, mcp_session *ss, json_t *params, mcp_er
     for (size_t i = 0; mcp_versions[i]; i++)
         if (mcp_version_modern(mcp_versions[i]))
             json_array_append_new(versions, json_string(mcp_versions[i]));
-    return json_pack("{s:o, s:o, s:{s:s, s:s, s:s}, s:s}", "supportedVersions", versions,
-                     "capabilities", server_caps(), "serverInfo", "name", "trove", "version",
-                     TROVE_VERSION, "title", "trove notes search", "instructions",
-                     instructions);
+    return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
+                     server_caps(), "serverInfo", server_info(1), "instructions", instructions);
 }
 
 static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
@@ -259,9 +267,7 @@ static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_
                                                                               : LEGACY_NEWEST;
     snprintf(ss->version, sizeof ss->version, "%s", got);
     ss->initialized = 0;
-    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_VERSION);
-    if (mcp_structured(ss))
-        json_object_set_new(info, "title", json_string("trove notes search"));
+    json_t *info = server_info(mcp_structured(ss));
     json_t *r = json_pack("{s:s, s:o, s:o}", "protocolVersion", got, "capabilities",
                           server_caps(), "serverInfo", info);
     if (strcmp(got, "2025-03-26") >= 0)
@@ -515,11 +521,13 @@ static json_t *envelope_error(json_t *id, json_t *params, mcp_session *req)
     return NULL;
 }
 
-/* What every 2026-07-28 result carries: resultType, and for a cacheable
- * one how long and for whom it may be kept. */
+/* What every 2026-07-28 result carries: resultType, who answered, and for
+ * a cacheable one how long and for whom it may be kept. */
 static void stamp_result(json_t *result, long ttl_ms)
 {
     json_object_set_new(result, "resultType", json_string("complete"));
+    json_object_set_new(result, "_meta", json_pack("{s:o}", MCP_META_SERVER_INFO,
+                                                   server_info(1)));
     if (ttl_ms != NO_TTL) {
         json_object_set_new(result, "ttlMs", json_integer(ttl_ms));
         json_object_set_new(result, "cacheScope", json_string("private"));

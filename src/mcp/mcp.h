@@ -45,6 +45,7 @@ enum {
 /* The 2026-07-28 request envelope: params._meta keys. */
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"   /* in results */
 
 /* What a client and the server agreed on; zeroed before `initialize`. */
 typedef struct mcp_session {

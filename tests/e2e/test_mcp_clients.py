@@ -1,0 +1,214 @@
+"""trove mcp with today's clients: protocol 2026-07-28 and 2025-11-25.
+
+The official 2.x client (npm @modelcontextprotocol/client, installed with its
+dependencies by scripts/npm-install.sh) drives the server in each of its
+version negotiation modes: pinned to 2026-07-28 (server/discover, then every
+request stateless with its _meta envelope), auto (probe, fall back to
+initialize) and legacy (initialize, 2025-11-25). It runs the whole scenario
+of test_mcp.py over stdio and Streamable HTTP, cold and through the daemon,
+and every answer must equal the 1.x SDK's: the protocol version changes the
+envelope, never the notes. The client validates each result against its
+version's schemas itself (ttlMs/cacheScope, resultType). The raw protocol
+cases (headers that disagree with the body, a version we lack) need only
+Python. Tests with node skip, saying why, without node or the registry.
+"""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO, trove_bin
+from test_mcp import (daemon_mode, http_server, init_msg, run_sdk, scenario,  # noqa: F401
+                      sdk_dir, served)
+
+CLIENT2 = "@modelcontextprotocol/client@2.4.0"
+DRIVER2 = REPO / "tests" / "tools" / "mcp_client2.mjs"
+MODERN = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+@pytest.fixture(scope="session")
+def client2_dir():
+    if not shutil.which("node"):
+        pytest.skip("node is not installed (the MCP client runs on Node.js)")
+    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), CLIENT2],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode == 3:
+        pytest.skip("MCP 2.x client unavailable: %s" % r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def run_client2(client_dir, trove, tmp_path, plan, mode, kind, url=None, env=None):
+    plan_file = tmp_path / "plan2.json"
+    plan_file.write_text(json.dumps(plan))
+    args = ["node", str(DRIVER2), client_dir, str(plan_file), mode, kind,
+            str(trove_bin()) if kind == "stdio" else url]
+    r = subprocess.run(args, env=dict(trove.env, **(env or {})), capture_output=True,
+                       text=True, timeout=180, cwd=str(trove.home))
+    assert r.returncode == 0, r.stderr
+    assert "ERROR: AddressSanitizer" not in r.stderr, r.stderr
+    out = json.loads(r.stdout)
+    assert "connect_error" not in out, out
+    return out
+
+
+def comparable(steps):
+    """What must not depend on the protocol version: results without the
+    2026-07-28 envelope (ttlMs, cacheScope, resultType), errors by kind
+    (2026-07-28 spells "resource not found" as invalid params)."""
+    out = []
+    for s in steps:
+        if "result" in s:
+            out.append({k: v for k, v in s["result"].items()
+                        if k not in ("ttlMs", "cacheScope", "resultType", "_meta")})
+        else:
+            e = s["error"]
+            out.append("not found" if "not found" in e["message"] else e["code"])
+    return out
+
+
+def plan_of(vault):
+    """The scenario without ping, which 2026-07-28 no longer has."""
+    return [s for name, s in scenario(vault) if name != "ping"]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+@pytest.mark.parametrize("mode", ["pin", "auto", "legacy"])
+def test_client2_modes_answer_as_the_1x_sdk(served, client2_dir, sdk_dir, tmp_path,
+                                            http_server, mode, kind):
+    trove, vault = served
+    plan = plan_of(vault)
+    base = run_sdk(sdk_dir, trove, tmp_path, plan, "stdio", env={"TROVE_NO_DAEMON": "1"})
+    url = http_server().url if kind == "http" else None
+    out = run_client2(client2_dir, trove, tmp_path, plan, mode, kind, url,
+                      env={"TROVE_NO_DAEMON": "1"})
+    want = MODERN if mode in ("pin", "auto") else "2025-11-25"
+    assert out["protocol_version"] == want
+    assert out["server"]["name"] == "trove"
+    assert "search" in out["instructions"]
+    assert comparable(out["steps"]) == comparable(base["steps"])
+    tools = out["steps"][0]["result"]
+    if mode == "legacy":
+        assert "ttlMs" not in tools
+    else:
+        # cacheable lists say for how long and for whom (one user's notes)
+        assert tools["ttlMs"] > 0 and tools["cacheScope"] == "private", tools
+        names = [n for n, _ in scenario(vault) if n != "ping"]
+        res = out["steps"][names.index("resources")]["result"]
+        assert res["ttlMs"] == 0 and res["cacheScope"] == "private"
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_client2_pinned_through_the_daemon(served, daemon_mode, client2_dir, tmp_path,
+                                           http_server, kind):
+    """Stateless requests reach the daemon like any other: the answers equal
+    the cold server's, and the daemon counted the tool calls."""
+    trove, vault = served
+    plan = plan_of(vault)
+    before = trove.daemon_requests() if daemon_mode == "daemon" else 0
+    url = http_server().url if kind == "http" else None
+    out = run_client2(client2_dir, trove, tmp_path, plan, "pin", kind, url)
+    cold = run_client2(client2_dir, trove, tmp_path, plan, "pin", "stdio",
+                       env={"TROVE_NO_DAEMON": "1"})
+    names = [n for n, _ in scenario(vault) if n != "ping"]
+    a, b = comparable(out["steps"]), comparable(cold["steps"])
+    status = names.index("status")
+    for steps in (a, b):   # the watcher is the daemon's own state
+        steps[status]["structuredContent"]["watcher"] = None
+        steps[status]["content"] = None
+    assert a == b
+    if daemon_mode == "daemon":
+        assert trove.daemon_requests() - before >= 5
+
+
+# ---- raw 2026-07-28 over HTTP: what a client must not get away with -----------
+
+def modern_post(srv, msg, headers):
+    h = {"MCP-Protocol-Version": MODERN, "Mcp-Method": msg.get("method")}
+    h.update(headers)
+    status, _, data = srv.request("POST", msg, h)
+    return status, json.loads(data) if data else None
+
+
+def test_http_stateless_headers_must_match_the_body(served, http_server):
+    srv = http_server()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "status", "arguments": {}, "_meta": META}}
+    # no session, no initialize: a stateless request is answered as it is
+    st, body = modern_post(srv, call, {"Mcp-Name": "status"})
+    assert st == 200 and body["result"]["resultType"] == "complete", body
+    assert body["result"]["structuredContent"]["index_exists"] is True
+    # a stray Mcp-Session-Id means nothing here
+    st, body = modern_post(srv, call, {"Mcp-Name": "status", "Mcp-Session-Id": "x" * 32})
+    assert st == 200 and "result" in body, body
+    # base64 sentinel spelling of Mcp-Name (clients use it for non-ASCII)
+    st, body = modern_post(srv, call, {"Mcp-Name": "=?base64?c3RhdHVz?="})
+    assert st == 200 and "result" in body, body
+    for headers, needle in [
+            ({"Mcp-Name": "search"}, "Mcp-Name"),
+            ({}, "Mcp-Name header required"),
+            ({"Mcp-Name": "status", "Mcp-Method": "tools/list"}, "Mcp-Method"),
+            ({"Mcp-Name": "status", "Mcp-Method": None}, "Mcp-Method header required"),
+            ({"Mcp-Name": "status", "MCP-Protocol-Version": None},
+             "MCP-Protocol-Version header required"),
+            ({"Mcp-Name": "=?base64?!!!?="}, "Mcp-Name")]:
+        st, body = modern_post(srv, call, headers)
+        assert st == 400 and body["error"]["code"] == -32020, (headers, st, body)
+        assert needle in body["error"]["message"], (headers, body)
+    # the header says 2026-07-28 but the body has no envelope
+    bare = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    st, body = modern_post(srv, bare, {})
+    assert st == 400 and body["error"]["code"] == -32602, body
+    # a version we lack: 400 and -32022 listing the versions a client may retry with
+    st, body = modern_post(srv, dict(call, params=dict(call["params"], _meta=dict(
+        META, **{"io.modelcontextprotocol/protocolVersion": "2099-01-01"}))),
+        {"MCP-Protocol-Version": "2099-01-01", "Mcp-Name": "status"})
+    assert st == 400 and body["error"]["code"] == -32022, body
+    assert body["error"]["data"] == {"supported": [MODERN], "requested": "2099-01-01"}
+    # notifications need no headers and get 202
+    st, body = modern_post(srv, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"_meta": META}}, {"Mcp-Method": None})
+    assert st == 202 and body is None
+    srv.stop()
+
+
+def raw_stdio(trove, lines):
+    r = subprocess.run([str(trove_bin()), "mcp"], input="".join(
+        json.dumps(m) + "\n" for m in lines), capture_output=True, text=True,
+        env=dict(trove.env, TROVE_NO_DAEMON="1"), timeout=60, cwd=str(trove.home))
+    assert r.returncode == 0, r.stderr
+    return [json.loads(x) for x in r.stdout.splitlines()]
+
+
+def test_stdio_discover_and_envelope(served):
+    trove, _ = served
+    req = lambda i, method, **p: {"jsonrpc": "2.0", "id": i, "method": method,
+                                  "params": dict(p, _meta=META)}
+    r = raw_stdio(trove, [
+        req(1, "server/discover"),
+        req(2, "ping"),
+        req(3, "initialize", protocolVersion=MODERN, capabilities={},
+            clientInfo={"name": "x", "version": "1"}),
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list",
+         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": 7}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {"_meta": dict(
+            META, **{"io.modelcontextprotocol/protocolVersion": "2025-11-25"})}},
+        req(7, "resources/read", uri="trove://notes/no/such.md"),
+        # a legacy initialize asking for the stateless version gets 2025-11-25
+        init_msg(MODERN),
+    ])
+    d = r[0]["result"]
+    assert d["supportedVersions"] == [MODERN] and d["resultType"] == "complete"
+    assert d["serverInfo"]["name"] == "trove" and d["cacheScope"] == "private"
+    assert "tools" in d["capabilities"] and "search" in d["instructions"]
+    assert r[1]["error"]["code"] == -32601 and r[2]["error"]["code"] == -32601
+    assert r[3]["error"]["code"] == -32602 and "clientCapabilities" in r[3]["error"]["message"]
+    assert r[4]["error"]["code"] == -32602
+    assert r[5]["error"]["code"] == -32022
+    assert r[6]["error"]["code"] == -32602 and r[6]["error"]["data"]["uri"]
+    assert r[7]["result"]["protocolVersion"] == "2025-11-25"
