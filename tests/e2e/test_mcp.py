@@ -454,7 +454,7 @@ def test_sdk_client_over_http(served, daemon_mode, sdk_dir, tmp_path, http_serve
     out = run_sdk(sdk_dir, trove, tmp_path, [s for _, s in scenario(vault)], "http", srv.url)
     check_scenario(out, vault)
     check_daemon_mode(out, daemon_mode, trove, before, sdk_dir, tmp_path, vault)
-    assert out["protocol_version"] == "2025-06-18"
+    assert out["protocol_version"] == "2025-11-25"   # the 1.x SDK's newest
     assert len(out["session_id"]) == 32 and out["terminated"] is True
     srv.stop()
 
@@ -557,8 +557,11 @@ def test_stdio_bad_messages_get_errors_and_the_server_keeps_serving(indexed):
 
 
 @pytest.mark.parametrize("asked,got", [
-    ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
-    ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")])
+    ("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
+    ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-11-25"),
+    # 2026-07-28 has no initialize: a client asking for it there gets the
+    # newest version that has one
+    ("2026-07-28", "2025-11-25")])
 def test_stdio_version_negotiation(indexed, asked, got):
     trove, _ = indexed
     replies = stdio_exchange(trove, [
@@ -572,7 +575,7 @@ def test_stdio_version_negotiation(indexed, asked, got):
     call = replies[2]["result"]
     body = json.loads(call["content"][0]["text"])
     assert body["results"][0]["path"] == "programming/c-pointers.md"
-    if got == "2025-06-18":
+    if got >= "2025-06-18":
         assert all("outputSchema" in t for t in tools)
         assert call["structuredContent"] == body
     else:
