@@ -724,3 +724,50 @@ void mcp_peek_free(mcp_peek *p)
     free(p->name);
     p->name = NULL;
 }
+
+/* ---- Streamable HTTP header values ---- */
+
+static int b64_value(char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+char *mcp_header_value_decode(const char *h)
+{
+    static const char pre[] = "=?base64?", suf[] = "?=";
+    size_t n = strlen(h);
+    if (n < sizeof pre - 1 + sizeof suf - 1 || strncmp(h, pre, sizeof pre - 1) != 0 ||
+        strcmp(h + n - (sizeof suf - 1), suf) != 0)
+        return xstrdup(h);
+    tbuf out = {0};
+    unsigned acc = 0;
+    int bits = 0;
+    for (const char *p = h + sizeof pre - 1; p < h + n - (sizeof suf - 1); p++) {
+        if (*p == '=')
+            break;
+        int v = b64_value(*p);
+        if (v < 0) {
+            tbuf_free(&out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            char byte = (char)((acc >> bits) & 0xFF);
+            if (!byte) {
+                tbuf_free(&out);
+                return NULL;
+            }
+            tbuf_putc(&out, byte);
+        }
+    }
+    tbuf_puts(&out, "");
+    return tbuf_detach(&out);
+}

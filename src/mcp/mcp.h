@@ -106,6 +106,12 @@ typedef struct mcp_peek {
 void mcp_peek_message(const char *msg, size_t len, mcp_peek *out);
 void mcp_peek_free(mcp_peek *p);
 
+/* An Mcp-Name header value as the body spells it: "=?base64?B64?=" (how a
+ * 2026-07-28 client sends a value that is not plain printable ASCII)
+ * decoded, anything else as is. NULL for broken base64 or a NUL in it.
+ * Caller frees. */
+char *mcp_header_value_decode(const char *h);
+
 /* The JSON-RPC method of a single request message when it is `initialize`
  * (1), else 0: transports open a session on it. */
 int mcp_is_initialize(const char *msg, size_t len);

@@ -275,54 +275,6 @@ static http_session *session_new(http_server *hs)
 
 /* ---- stateless requests (2026-07-28) ---- */
 
-static int b64_value(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-}
-
-/* An Mcp-Name header value as the body spells it: "=?base64?B64?=" (how a
- * client sends a value that is not plain printable ASCII) decoded, anything
- * else as is. NULL for broken base64 or a NUL in it. Caller frees. */
-static char *header_value_decode(const char *h)
-{
-    static const char pre[] = "=?base64?", suf[] = "?=";
-    size_t n = strlen(h);
-    if (n < sizeof pre - 1 + sizeof suf - 1 || strncmp(h, pre, sizeof pre - 1) != 0 ||
-        strcmp(h + n - (sizeof suf - 1), suf) != 0)
-        return xstrdup(h);
-    tbuf out = {0};
-    unsigned acc = 0;
-    int bits = 0;
-    for (const char *p = h + sizeof pre - 1; p < h + n - (sizeof suf - 1); p++) {
-        if (*p == '=')
-            break;
-        int v = b64_value(*p);
-        if (v < 0) {
-            tbuf_free(&out);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            char byte = (char)((acc >> bits) & 0xFF);
-            if (!byte) {
-                tbuf_free(&out);
-                return NULL;
-            }
-            tbuf_putc(&out, byte);
-        }
-    }
-    tbuf_puts(&out, "");
-    return tbuf_detach(&out);
-}
-
 /* The standard headers of a stateless request against its body: NULL when
  * they agree, else why not. */
 static const char *modern_headers_differ(struct MHD_Connection *c, const mcp_peek *pk)
@@ -346,7 +298,7 @@ static const char *modern_headers_differ(struct MHD_Connection *c, const mcp_pee
     const char *name = header(c, "Mcp-Name");
     if (!name)
         return "header mismatch: Mcp-Name header required for this method";
-    char *decoded = header_value_decode(name);
+    char *decoded = mcp_header_value_decode(name);
     int same = decoded && strcmp(decoded, pk->name) == 0;
     free(decoded);
     return same ? NULL : "header mismatch: Mcp-Name differs from the body";
