@@ -212,3 +212,57 @@ def test_stdio_discover_and_envelope(served):
     assert r[5]["error"]["code"] == -32022
     assert r[6]["error"]["code"] == -32602 and r[6]["error"]["data"]["uri"]
     assert r[7]["result"]["protocolVersion"] == "2025-11-25"
+
+
+# ---- the MCP Inspector's CLI ------------------------------------------------
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+@pytest.fixture(scope="session")
+def inspector():
+    if not shutil.which("node"):
+        pytest.skip("node is not installed (the MCP Inspector runs on Node.js)")
+    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), INSPECTOR],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode == 3:
+        pytest.skip("MCP Inspector unavailable: %s" % r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip() + "/node_modules/.bin/mcp-inspector"
+
+
+def run_inspector(inspector, trove, target, era, *args):
+    """`mcp-inspector --cli` once; its JSON result (it exits non-zero on
+    any failure, a schema problem under --strict included)."""
+    env = dict(trove.env, TROVE_NO_DAEMON="1")
+    server = ["-e", "TROVE_INDEX=%s" % env["TROVE_INDEX"],
+              "-e", "TROVE_CONFIG_DIR=%s" % env["TROVE_CONFIG_DIR"],
+              "-e", "TROVE_NO_DAEMON=1", str(trove_bin()), "mcp"] if target is None else [target]
+    r = subprocess.run(["node", inspector, "--cli", "-q", "--format", "json",
+                        "--protocol-era", era, *args, *server], env=env, capture_output=True,
+                       text=True, timeout=180, cwd=str(trove.home))
+    assert r.returncode == 0, (args, r.stdout[-2000:], r.stderr[-2000:])
+    return json.loads(r.stdout)["result"]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+@pytest.mark.parametrize("era", ["modern", "auto", "legacy"])
+def test_inspector_cli(served, inspector, http_server, era, kind):
+    trove, _ = served
+    from test_mcp import uri
+    target = http_server().url if kind == "http" else None
+    tools = run_inspector(inspector, trove, target, era, "--strict", "--method", "tools/list")
+    names = [t["name"] for t in tools["tools"]]
+    assert names == ["search", "query", "get", "status"], names
+    for t in tools["tools"]:
+        assert t["annotations"]["readOnlyHint"] is True and "outputSchema" in t
+    hit = run_inspector(inspector, trove, target, era, "--method", "tools/call", "--tool-name",
+                        "search", "--tool-args-json", '{"query": "pointer", "top_k": 2}')
+    assert hit["structuredContent"]["results"][0]["path"] == "programming/c-pointers.md"
+    res = run_inspector(inspector, trove, target, era, "--method", "resources/list")
+    assert uri("Home.md") in [r["uri"] for r in res["resources"]]
+    tpl = run_inspector(inspector, trove, target, era, "--method", "resources/templates/list")
+    assert tpl["resourceTemplates"][0]["uriTemplate"] == "trove://{collection}/{+path}"
+    read = run_inspector(inspector, trove, target, era, "--method", "resources/read", "--uri",
+                         uri("programming/c-pointers.md"))
+    assert "pointer" in read["contents"][0]["text"].lower()
