@@ -123,29 +123,6 @@ static trove_err reader_if_any(api *a, store **st)
 
 /* ---- search ---- */
 
-void api_search_opts_init(api_search_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    search_opts_init(&o->search);
-}
-
-/* Channel weights from config.yaml, where the caller set none. */
-static void config_weights(const config *cfg, const api_search_opts *o, search_opts *so)
-{
-    static const int map[CONFIG_N_WEIGHTS] = {
-        [CONFIG_W_BM25] = SEARCH_CH_BM25, [CONFIG_W_TITLE] = SEARCH_CH_TITLE,
-        [CONFIG_W_GRAPH] = -1, [CONFIG_W_VECTOR] = SEARCH_CH_VECTOR,
-    };
-    for (int i = 0; i < CONFIG_N_WEIGHTS; i++) {
-        if (!cfg->has_weight[i])
-            continue;
-        if (map[i] < 0 && !o->graph_weight_set)
-            so->graph_weight = cfg->weights[i];   /* the link prior's strength */
-        else if (map[i] >= 0 && !o->weight_set[map[i]])
-            so->weights[map[i]] = cfg->weights[i];
-    }
-}
-
 /* --lang codes checked and normalised ("PT_br" → "pt-BR") into codes[]. */
 static trove_err normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
                                  const char *ptrs[API_MAX_LANGS])
@@ -183,18 +160,17 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         if (!config_find_collection(&a->cfg, o->search.collections[i]))
             return trove_fail(TROVE_ENOENT, "no collection named '%s' (see `trove collection "
                               "list`)", o->search.collections[i]);
-    search_opts so = o->search;
+    api_search_opts r = *o;
+    trove_err orc = api_search_opts_resolve(&r, &a->cfg);
+    if (orc)
+        return orc;
+    search_opts so = r.search;
     so.model = NULL;
-    config_weights(&a->cfg, o, &so);
     char codes[API_MAX_LANGS][16];
     const char *code_ptrs[API_MAX_LANGS];
     trove_err lrc = normalise_langs(&so, codes, code_ptrs);
     if (lrc)
         return lrc;
-    if (!so.n_prefer_langs) {
-        so.prefer_langs = (const char *const *)a->cfg.languages;
-        so.n_prefer_langs = a->cfg.n_languages;
-    }
     int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;
     if (so.vector_only && !o->model)
         return trove_fail(TROVE_EINVAL, "vsearch needs an embedding model: pass --model PATH or "

@@ -30,6 +30,7 @@
 #ifndef TROVE_API_H
 #define TROVE_API_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,20 +93,83 @@ trove_err api_reader(api *a, store **st);
 
 /* ---- search ---- */
 
+/* ---- search options: one struct, defaults, config merge, bounds ----
+ *
+ * api_search_opts is the one search request every front end fills: the CLI
+ * from its flags, the daemon from the wire (api/wire.c), MCP from a tool
+ * call. A front end only maps its syntax onto the fields, and sets only
+ * what the user said; everything else stays unset, so that config.yaml
+ * can decide it. A request is then resolved in this order, every step
+ * touching only fields still unset:
+ *
+ *   api_search_opts_init()          every option unset, no filter, no query
+ *   (the front end)                 what the user said
+ *   api_search_opts_merge_config()  what config.yaml says (`weights:`, `languages:`)
+ *   api_search_opts_defaults()      the defaults (api_search_opt_table)
+ *   api_search_opts_check()         bounds: TROVE_EINVAL naming the option
+ *
+ * api_search() and api_query() resolve with the handle's config (a
+ * daemon's own: an unset option travels the wire unset), so a front end
+ * calls nothing past init, except api_search_opts_check() to refuse a
+ * value out of bounds as a usage error before anything runs.
+ *
+ * "Unset" is NAN for a double, API_UNSET_INT for an int, API_UNSET_SIZE
+ * for a size_t. Filters (collections, folder, tags, langs...) and flags
+ * whose default is 0 need no "unset": empty is their default.
+ *
+ * Adding a search option:
+ *   1. a field in search_opts (search/search.h) or here, saying what it does;
+ *   2. a tunable with a default or bounds: a row in api_search_opt_table
+ *      (api/api_opts.c): name, kind, offset, default, min, max, and the
+ *      config.yaml `weights:` key it merges from (-1: none); the unit test
+ *      test_api_opts checks every default lies in its bounds;
+ *   3. a config key of its own (config/config.h): one line in
+ *      api_search_opts_merge_config(), which fills the field when unset;
+ *   4. each front end maps its syntax onto the field: the CLI flag
+ *      (cli/cmd_search.c, docs/cli.md, docs/trove.1.md, completions), the
+ *      wire key (api/wire.c), the MCP argument (mcp/mcp_tools.c). */
+
+#define API_UNSET_INT INT_MIN
+#define API_UNSET_SIZE SIZE_MAX
+
 typedef struct api_search_opts {
-    search_opts search;   /* search_opts_init() defaults, then the query */
+    search_opts search;   /* the query, its filters and its tunables */
     int with_body;        /* read each result's whole note into body/body_len */
     /* The vector channel: the embedding model (GGUF file or model2vec
      * folder; NULL: none, keyword channels only). search.vector_only is
      * vsearch. search.model is filled in by api_search. */
     const char *model;
-    /* Channel weights the caller set itself; the others come from the
-     * config's `weights:` when it has them. */
-    int weight_set[SEARCH_N_CHANNELS];
-    int graph_weight_set;   /* search.graph_weight likewise */
 } api_search_opts;
 
+/* One tunable of search_opts: its default and bounds. */
+typedef enum api_opt_kind { API_OPT_REAL, API_OPT_INT, API_OPT_SIZE } api_opt_kind;
+
+typedef struct api_opt {
+    const char *name;     /* in error messages ("title_weight must be ...") */
+    api_opt_kind kind;    /* the field's type: double, int, size_t */
+    size_t offset;        /* of the field in search_opts */
+    double def;           /* its default */
+    double min, max;      /* inclusive bounds (INFINITY: none) */
+    int config_weight;    /* the CONFIG_W_* key of config.yaml `weights:`; -1 none */
+} api_opt;
+
+extern const api_opt api_search_opt_table[];
+extern const size_t api_search_n_opts;
+/* The row named `name`, NULL if none (front ends: a default to show). */
+const api_opt *api_search_opt(const char *name);
+
+/* Every option unset, every filter empty. */
 void api_search_opts_init(api_search_opts *o);
+/* Unset options that config.yaml sets take its values. */
+void api_search_opts_merge_config(api_search_opts *o, const config *cfg);
+/* Unset options take their defaults. */
+void api_search_opts_defaults(api_search_opts *o);
+/* Every set option within its bounds, else TROVE_EINVAL saying which and
+ * why (unset ones pass: their defaults are in bounds). */
+trove_err api_search_opts_check(const api_search_opts *o);
+/* merge_config, defaults, check: what api_search does before it runs. */
+trove_err api_search_opts_resolve(api_search_opts *o, const config *cfg);
+
 /* search.langs: at most this many, each a language code (TROVE_EINVAL
  * otherwise); search.prefer_langs: the config's `languages:` when unset. */
 #define API_MAX_LANGS 32

@@ -109,9 +109,7 @@ static trove_err variant_search(api *a, const api_query_opts *o, const char *tex
     so.with_body = 0;
     if (!original) {
         so.search.weights[SEARCH_CH_TITLE] = 0;
-        so.weight_set[SEARCH_CH_TITLE] = 1;
         so.search.graph_weight = 0;
-        so.graph_weight_set = 1;
     }
     return api_search(a, &so, res);
 }
@@ -194,11 +192,12 @@ static qp_cand *pool_get(pool *p, int64_t doc_id, size_t src)
  * variants' hybrid lists carry them as each search applied them.) */
 static double channel_scale(const search_results *orig, int ch)
 {
-    search_opts d;
-    search_opts_init(&d);
-    if (orig->fusion.method == SEARCH_FUSION_NONE || d.weights[ch] <= 0)
+    api_search_opts d;
+    api_search_opts_init(&d);
+    api_search_opts_defaults(&d);
+    if (orig->fusion.method == SEARCH_FUSION_NONE || d.search.weights[ch] <= 0)
         return 1.0;
-    return orig->fusion.weight[ch] / d.weights[ch];
+    return orig->fusion.weight[ch] / d.search.weights[ch];
 }
 
 static void build_lists(api_query_info *info, search_results *res)
@@ -369,10 +368,16 @@ static void take_results(const api_query_opts *o, search_results *res, qp_cand *
     out->n = info->n = keep;
 }
 
-trove_err api_query(api *a, const api_query_opts *o, search_results *out, api_query_info *info)
+trove_err api_query(api *a, const api_query_opts *opts, search_results *out,
+                    api_query_info *info)
 {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
+    api_query_opts resolved = *opts;
+    const api_query_opts *o = &resolved;
+    trove_err orc = api_search_opts_resolve(&resolved.base, api_config(a));
+    if (orc)
+        return orc;
     if (o->expand_model)
         return trove_fail(TROVE_EINVAL, "query expansion with a model is not supported yet");
     const char *query = o->base.search.query ? o->base.search.query : "";

@@ -193,7 +193,9 @@ static trove_err get_long(const json_t *o, const char *key, long *out)
 
 static trove_err get_size(const json_t *o, const char *key, size_t *out)
 {
-    int64_t v = (int64_t)*out;
+    if (!json_object_get(o, key))
+        return TROVE_OK;            /* absent: *out keeps its value (maybe unset) */
+    int64_t v = 0;
     trove_err rc = get_i64(o, key, &v);
     if (rc == TROVE_OK && v < 0)
         return bad(key, "an integer >= 0");
@@ -336,7 +338,8 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "doc_refs", strs((char *const *)s->doc_refs, s->n_doc_refs));
     set(j, "heading_contains", wire_str(s->heading_contains));
     set(j, "min_score", real(s->min_score));
-    set(j, "limit", json_integer((json_int_t)s->limit));
+    if (s->limit != API_UNSET_SIZE)   /* absent: unset (api.h) */
+        set(j, "limit", json_integer((json_int_t)s->limit));
     for (int c = 0; c < SEARCH_N_CHANNELS; c++)
         set(w, search_channel_names[c], real(s->weights[c]));
     set(j, "weights", w);
@@ -349,11 +352,6 @@ json_t *wire_search_opts(const api_search_opts *o)
     set(j, "each_translation", json_integer(s->each_translation));
     set(j, "vec_threads", json_integer(s->vec_threads));
     set(j, "model", wire_str(o->model));
-    json_t *ws = json_object();
-    for (int c = 0; c < SEARCH_N_CHANNELS; c++)
-        set(ws, search_channel_names[c], json_integer(o->weight_set[c]));
-    set(j, "weight_set", ws);
-    set(j, "graph_weight_set", json_integer(o->graph_weight_set));
     return j;
 }
 
@@ -395,12 +393,6 @@ trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_ar
     TRY(get_int(args, "each_translation", &s->each_translation));
     TRY(get_int(args, "vec_threads", &s->vec_threads));
     TRY(arg_str(args, "model", w, &o->model));
-    const json_t *ws = json_object_get(args, "weight_set");
-    if (ws && !json_is_object(ws))
-        return bad("weight_set", "an object");
-    for (int c = 0; ws && c < SEARCH_N_CHANNELS; c++)
-        TRY(get_int(ws, search_channel_names[c], &o->weight_set[c]));
-    TRY(get_int(args, "graph_weight_set", &o->graph_weight_set));
     return TROVE_OK;
 }
 

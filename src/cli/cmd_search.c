@@ -133,7 +133,6 @@ static int parse_args(search_args *a, int argc, char **argv)
     int only_query = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
-        double d;
         if (only_query || arg[0] != '-' || arg[1] == '\0') {
             add_query_word(a, arg);
             continue;
@@ -223,31 +222,25 @@ static int parse_args(search_args *a, int argc, char **argv)
             if (!parse_double(v, &a->ao.search.min_score))
                 return cli_usage(cmd, "--min-score needs a number");
         } else if (cli_opt_value(argc, argv, &i, "--title-weight", &v)) {
-            if (!parse_double(v, &d) || d < 0)
-                return cli_usage(cmd, "--title-weight needs a number >= 0");
-            a->ao.search.weights[SEARCH_CH_TITLE] = d;
-            a->ao.weight_set[SEARCH_CH_TITLE] = 1;
+            if (!parse_double(v, &a->ao.search.weights[SEARCH_CH_TITLE]))
+                return cli_usage(cmd, "--title-weight needs a number");
         } else if (cli_opt_value(argc, argv, &i, "--bm25-weight", &v)) {
-            if (!parse_double(v, &d) || d < 0)
-                return cli_usage(cmd, "--bm25-weight needs a number >= 0");
-            a->ao.search.weights[SEARCH_CH_BM25] = d;
-            a->ao.weight_set[SEARCH_CH_BM25] = 1;
+            if (!parse_double(v, &a->ao.search.weights[SEARCH_CH_BM25]))
+                return cli_usage(cmd, "--bm25-weight needs a number");
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
-            if (!parse_double(v, &d) || d < 0)
-                return cli_usage(cmd, "--graph-weight needs a number >= 0");
-            a->ao.search.graph_weight = d;
-            a->ao.graph_weight_set = 1;
+            if (!parse_double(v, &a->ao.search.graph_weight))
+                return cli_usage(cmd, "--graph-weight needs a number");
         } else if (!a->vector_only && cli_opt_value(argc, argv, &i, "--vector-weight", &v)) {
-            if (!parse_double(v, &d) || d < 0)
-                return cli_usage(cmd, "--vector-weight needs a number >= 0");
-            a->ao.search.weights[SEARCH_CH_VECTOR] = d;
-            a->ao.weight_set[SEARCH_CH_VECTOR] = 1;
+            if (!parse_double(v, &a->ao.search.weights[SEARCH_CH_VECTOR]))
+                return cli_usage(cmd, "--vector-weight needs a number");
         } else if (arg[1] == '-') {
             return cli_usage(cmd, "unknown option %s", arg);
         } else {
             add_query_word(a, arg);   /* "-word" is an exclusion in the query */
         }
     }
+    if (api_search_opts_check(&a->ao) != TROVE_OK)   /* bounds, before anything runs */
+        return cli_usage(cmd, "%s", trove_errmsg());
     return -1;
 }
 

@@ -277,7 +277,8 @@ static const arg_def filter_args[] = {
 #define SEARCH_ARGS                                                                        \
     {"query", ARG_STRING, 1, 0, NO_DEFAULT, 1, "keywords, \"exact phrase\", -excluded, prefix*", \
      NULL},                                                                                \
-    {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, 10, 0, "how many notes to return", NULL},     \
+    {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, NO_DEFAULT, 0,                                  \
+     "how many notes to return (default: the configured search limit, 10 unless set)", NULL}, \
     {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,                                 \
      "longest excerpt per result, in characters (0: none)", NULL},                        \
     {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0, "narrow the search (all must hold)",      \
@@ -840,7 +841,8 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
         return NULL;
     }
     c.o.search.query = query;
-    c.o.search.limit = (size_t)top_k;
+    if (top_k)   /* else the api's default */
+        c.o.search.limit = (size_t)top_k;
     c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
     c.o.search.vector_only = vector_only;
     c.o.model = s->model;

@@ -42,23 +42,6 @@ const char search_vec_blank_why[] =
 #define BM25_HEADING_WEIGHT 2.0
 #define BM25_BODY_WEIGHT 1.0
 
-void search_opts_init(search_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->limit = 10;
-    o->rrf_k = 60;
-    o->weights[SEARCH_CH_BM25] = 1.0;
-    o->weights[SEARCH_CH_TITLE] = 1.5;
-    o->graph_weight = 0.1;
-    o->lang_bonus = 0.1;
-    /* The hybrid fusion compares standardised scores: a vector hit must
-     * stand out twice as far as a keyword hit to outvote it (docs/
-     * performance.md: equal weight let a weak model reorder good keyword
-     * results). */
-    o->weights[SEARCH_CH_VECTOR] = 0.5;
-    o->with_snippet = 1;
-}
-
 /* A note found by at least one channel. */
 typedef struct cand {
     int64_t doc_id;

@@ -89,8 +89,8 @@ typedef struct search_opts {
     struct vcache *vec_cache;
 } search_opts;
 
-/* defaults: k=60, bm25 1, title 1.5, graph 0.1, lang 0.1, vector 0.5 */
-void search_opts_init(search_opts *o);
+/* search_run takes every field as given: defaults, the config's values and
+ * bounds are the api's (api_search_opt_table in api/api_opts.c). */
 
 /* What the vector channel did, for the front end to tell the user. */
 typedef enum search_vec_state {

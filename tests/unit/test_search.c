@@ -14,9 +14,19 @@
 #include "chunk/chunk.h"
 #include "cjk/seg.h"
 #include "md/md.h"
+#include "api/api.h"
 #include "search/search.h"
 #include "store/store.h"
 #include "testutil.h"
+
+/* search_run's options as every front end starts them: the api's defaults. */
+static void default_opts(search_opts *o)
+{
+    api_search_opts ao;
+    api_search_opts_init(&ao);
+    api_search_opts_defaults(&ao);
+    *o = ao.search;
+}
 
 static char dir[64];
 static store *st;
@@ -121,7 +131,7 @@ static void test_exact_title_first_with_full_score(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "sourdough bread";
     search_results r = run(&o);
     assert_true(r.n >= 1);
@@ -150,7 +160,7 @@ static void test_best_chunk_anchors_the_result(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     /* pizza.md matches one word and is linked; sourdough.md matches three:
      * the link must not lift the weak match over the strong one */
     o.query = "how long does bulk fermentation take";
@@ -167,7 +177,7 @@ static void test_filters(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "fermentation";
     search_results r = run(&o);
     assert_int_equal(r.n, 3);
@@ -215,7 +225,7 @@ static void test_exclusion_and_empty(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "fermentation -dough";
     search_results r = run(&o);
     assert_int_equal(r.n, 1);
@@ -244,7 +254,7 @@ static void test_ties_share_a_rank(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.graph_weight = 0;   /* twin-b's link would break the bm25 tie */
     o.query = "platypus echidna";
     search_results r = run(&o);
@@ -255,7 +265,7 @@ static void test_ties_share_a_rank(void **state)
     search_results_free(&r);
 
     /* both titles "zip" cover the query equally: one title rank */
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "create a zip archive";
     o.each_translation = 1;   /* de/zip.md and en/zip.md are one note otherwise */
     r = run(&o);
@@ -272,7 +282,7 @@ static void test_graph_prior(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     /* linked.md matches two words of three and has one inbound link;
      * strong.md matches all three and has none */
     o.query = "quokka wombat numbat";
@@ -300,7 +310,7 @@ static void test_query_language_preferred(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "create a zip archive";
     o.lang_bonus = 0;   /* without the preference the denser German page wins */
     o.each_translation = 1;
@@ -310,7 +320,7 @@ static void test_query_language_preferred(void **state)
     assert_string_equal(r.items[0].lang, "de");
     search_results_free(&r);
 
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "create a zip archive";
     o.each_translation = 1;
     r = run(&o);
@@ -358,7 +368,7 @@ static void test_name_inside_question(void **state)
 {
     (void)state;
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "axolotl tank filter";
     search_results r = run(&o);
     const search_result *tank = find(&r, "tank.md"), *axo = find(&r, "axolotl.md");
@@ -379,7 +389,7 @@ static void test_chinese_bigram_view(void **state)
         skip();
     }
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = "城市花园中心";
     const char *coll[] = {"zh"};
     o.collections = coll;

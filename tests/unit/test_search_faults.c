@@ -17,10 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "index/vembed.h"
 #include "search/search.h"
 #include "store/store.h"
 #include "testutil.h"
+
+/* search_run's options as every front end starts them: the api's defaults. */
+static void default_opts(search_opts *o)
+{
+    api_search_opts ao;
+    api_search_opts_init(&ao);
+    api_search_opts_defaults(&ao);
+    *o = ao.search;
+}
 
 static char dir[64];
 static store *st;
@@ -125,7 +135,7 @@ typedef struct fault_case {
 static int run_case(const fault_case *fc)
 {
     search_opts o;
-    search_opts_init(&o);
+    default_opts(&o);
     o.query = fc->query;
     o.limit = 10;
     o.with_snippet = 1;
