@@ -25,6 +25,11 @@
 #define GET_DEFAULT_BYTES 20000
 #define GET_MAX_NOTES 200
 #define GET_MAX_LINE (1L << 30)
+/* The whole answer of a search tool, in characters of JSON: clients warn
+ * above 25,000 tokens and file away outputs over 50,000 characters. */
+#define BUDGET_DEFAULT 40000
+#define BUDGET_MIN 1000
+#define BUDGET_MAX 1000000
 #define FILTER_MAX_ITEMS 100
 
 /* ---- schemas ---- */
@@ -76,7 +81,10 @@ static const char search_out[] =
     "\"scores\":{\"type\":\"object\"}},"
     "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
     "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
-    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"truncated\":{\"type\":\"boolean\",\"description\":\"results were left out to stay "
+    "within max_chars\"},"
+    "\"omitted\":{\"type\":\"integer\",\"description\":\"how many results were left out\"}},"
     "\"required\":[\"query\",\"results\"]}";
 
 
@@ -283,7 +291,10 @@ static const arg_def filter_args[] = {
      "longest excerpt per result, in characters (0: none)", NULL},                        \
     {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0, "narrow the search (all must hold)",      \
      filter_args},                                                                         \
-    {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL}
+    {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL},     \
+    {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,                      \
+     "budget for the whole answer, in characters of JSON: results that do not fit are left " \
+     "out (truncated: true, omitted: how many)", NULL}
 
 static const arg_def search_args[] = {SEARCH_ARGS, {0}};
 
@@ -834,6 +845,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
     long top_k = arg_long(t->args, args, "top_k");
     long max_chars = arg_long(t->args, args, "max_excerpt_chars");
     int with_scores = (int)arg_long(t->args, args, "include_scores");
+    size_t budget = (size_t)arg_long(t->args, args, "max_chars");
     search_call c = {0};
     api_search_opts_init(&c.o);
     if (!search_filters(s, tool, &c, json_object_get(args, "filters"), err)) {
@@ -880,14 +892,30 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
         free(why);
     } else {
         json_t *results = json_array();
+        /* The answer's frame (query, warnings, flags) is a few hundred
+         * characters: what is left is for results, best first. */
+        size_t used = strlen(query) + 512, kept = 0;
         for (size_t i = 0; i < res.n; i++) {
             json_t *rj = result_json(&res.items[i], max_chars, with_scores);
             if (with_scores && is_query && i < qi.n)
                 json_object_set_new(json_object_get(rj, "scores"), "pipeline",
                                     pipeline_json(&qi, i));
+            used += json_dumpb(rj, NULL, 0, JSON_COMPACT) + 1;
+            if (used > budget) {
+                json_decref(rj);
+                break;
+            }
             json_array_append_new(results, rj);
+            kept++;
         }
         json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+        char cut[200] = "";
+        if (kept < res.n) {
+            json_object_set_new(st, "truncated", json_true());
+            json_object_set_new(st, "omitted", json_integer((json_int_t)(res.n - kept)));
+            snprintf(cut, sizeof cut, "(%zu more results left out at max_chars=%zu: raise "
+                     "max_chars, or lower max_excerpt_chars or top_k)", res.n - kept, budget);
+        }
         /* What the vector channel could not do, so the agent knows why
          * results are keyword-only. */
         json_t *warn = json_array();
@@ -911,7 +939,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
             json_object_set_new(st, "warnings", warn);
         else
             json_decref(warn);
-        out = tool_result(ss, st, res.n ? NULL : "(no matching notes)");
+        out = tool_result(ss, st, cut[0] ? cut : res.n ? NULL : "(no matching notes)");
     }
     search_results_free(&res);
     api_query_info_free(&qi);

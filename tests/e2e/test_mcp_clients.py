@@ -266,3 +266,35 @@ def test_inspector_cli(served, inspector, http_server, era, kind):
     read = run_inspector(inspector, trove, target, era, "--method", "resources/read", "--uri",
                          uri("programming/c-pointers.md"))
     assert "pointer" in read["contents"][0]["text"].lower()
+
+
+# ---- output budgets ---------------------------------------------------------
+
+def test_search_tools_keep_within_max_chars(served):
+    """Every search answer fits its max_chars (default 40000, under the
+    50,000 characters clients file away), says it cut and how many."""
+    trove, _ = served
+    call = lambda i, **a: {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                           "params": {"name": a.pop("tool", "search"), "arguments": a}}
+    r = raw_stdio(trove, [
+        init_msg("2025-11-25"),
+        call(2, query="the", top_k=50, max_excerpt_chars=8000),
+        call(3, query="the", top_k=50, max_excerpt_chars=800, max_chars=1500),
+        call(4, tool="query", query="the", top_k=50, max_chars=1500, rerank=False),
+        call(5, query="the", max_chars=999),
+    ])
+    full = r[1]["result"]
+    assert len(full["content"][0]["text"].split("\n")[0]) <= 40000
+    whole = full["structuredContent"]
+    for reply in r[2:4]:
+        sc = reply["result"]["structuredContent"]
+        text = reply["result"]["content"][0]["text"]
+        assert len(text.split("\n")[0]) <= 1500, len(text)
+        assert sc["truncated"] is True and sc["omitted"] >= 1, sc
+        assert "raise max_chars" in text.split("\n")[1]
+    # the kept results are the best ones, in order
+    kept = r[2]["result"]["structuredContent"]["results"]
+    assert [x["doc_uri"] for x in kept] == [x["doc_uri"] for x in whole["results"][:len(kept)]]
+    assert r[2]["result"]["structuredContent"]["omitted"] == len(whole["results"]) - len(kept)
+    assert "truncated" not in whole or whole.get("omitted", 0) + len(whole["results"]) >= 1
+    assert r[4]["error"]["code"] == -32602 and "max_chars" in r[4]["error"]["message"]
