@@ -32,7 +32,7 @@ const char *const mcp_versions[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2
 #define TTL_STATIC_MS 300000
 #define TTL_NOTES_MS 0
 
-static const char instructions[] =
+static const char instructions_base[] =
     "trove searches the user's local markdown notes (Obsidian vaults, wikis, meeting notes). "
     "Use `search` first for any question the notes might answer: it ranks notes by keywords, "
     "titles and links and returns the best passage of each with its doc_uri and line range. "
@@ -40,6 +40,46 @@ static const char instructions[] =
     "or with a glob such as 'notes/projects/*.md' to read several. `status` tells which "
     "collections exist and whether the index is up to date. Every note is also a resource "
     "trove://COLLECTION/PATH. Cite notes by doc_uri and line numbers.";
+
+/* The instructions: how to use the tools, then what this index holds (its
+ * collections with note counts and contexts, whether meaning search is
+ * there), read at each initialize/discover so a model knows what it is
+ * searching before it searches. Caller frees. */
+static char *instructions(mcp_server *s)
+{
+    tbuf b = {0};
+    tbuf_puts(&b, instructions_base);
+    api_status st;
+    json_t *daemon;
+    if (mcp_status(s, &st, &daemon) != TROVE_OK) {
+        tbuf_puts(&b, " (The index could not be read; call `status`.)");
+        return tbuf_detach(&b);
+    }
+    json_decref(daemon);
+    if (!st.index_exists) {
+        tbuf_puts(&b, " The index is empty: nothing has been indexed yet.");
+    } else {
+        tbuf_printf(&b, "\n\nThis index holds %lld notes in %zu collection%s:",
+                    (long long)st.counts.docs, st.n_collections,
+                    st.n_collections == 1 ? "" : "s");
+        const config *cfg = api_config(s->a);
+        for (size_t i = 0; i < st.n_collections; i++) {
+            const api_status_collection *c = &st.collections[i];
+            tbuf_printf(&b, "%s %s (%lld notes", i ? ";" : "", c->name, (long long)c->notes);
+            for (size_t k = 0; k < cfg->n_contexts; k++)
+                if (strcmp(cfg->contexts[k].target, c->name) == 0)
+                    tbuf_printf(&b, ": %s", cfg->contexts[k].text);
+            tbuf_puts(&b, ")");
+        }
+        tbuf_puts(&b, ".");
+    }
+    tbuf_puts(&b, s->model ? " Meaning search is on: `vsearch` finds notes that say the same "
+                             "thing in other words."
+                           : " There is no embedding model: search matches words, titles and "
+                             "links, not meaning.");
+    api_status_free(&st);
+    return tbuf_detach(&b);
+}
 
 int mcp_version_supported(const char *v)
 {
@@ -235,26 +275,29 @@ static json_t *server_info(int with_title)
 
 static json_t *server_caps(void)
 {
-    return json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0, "resources",
-                     "subscribe", 0, "listChanged", 0);
+    return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}}", "tools", "listChanged", 0,
+                     "resources", "subscribe", 0, "listChanged", 0, "prompts", "listChanged", 0,
+                     "completions");
 }
 
 /* server/discover (2026-07-28): the versions a client may name in _meta,
  * what we offer and how to use it. No handshake follows. */
 static json_t *m_discover(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
 {
-    (void)s, (void)ss, (void)params, (void)err;
+    (void)ss, (void)params, (void)err;
     json_t *versions = json_array();
     for (size_t i = 0; mcp_versions[i]; i++)
         if (mcp_version_modern(mcp_versions[i]))
             json_array_append_new(versions, json_string(mcp_versions[i]));
-    return json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
-                     server_caps(), "serverInfo", server_info(1), "instructions", instructions);
+    char *text = instructions(s);
+    json_t *r = json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
+                          server_caps(), "serverInfo", server_info(1), "instructions", text);
+    free(text);
+    return r;
 }
 
 static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
 {
-    (void)s;
     json_t *v = json_object_get(params, "protocolVersion");
     if (!json_is_string(v)) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "initialize: 'protocolVersion' must be a string");
@@ -270,8 +313,11 @@ static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_
     json_t *info = server_info(mcp_structured(ss));
     json_t *r = json_pack("{s:s, s:o, s:o}", "protocolVersion", got, "capabilities",
                           server_caps(), "serverInfo", info);
-    if (strcmp(got, "2025-03-26") >= 0)
-        json_object_set_new(r, "instructions", json_string(instructions));
+    if (strcmp(got, "2025-03-26") >= 0) {
+        char *text = instructions(s);
+        json_object_set_new(r, "instructions", json_string(text));
+        free(text);
+    }
     return r;
 }
 
@@ -304,6 +350,24 @@ static json_t *m_res_templates(mcp_server *s, mcp_session *ss, json_t *params, m
     return mcp_resources_templates();
 }
 
+static json_t *m_prompts_list(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)s, (void)ss, (void)params, (void)err;
+    return mcp_prompts_list();
+}
+
+static json_t *m_prompts_get(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)ss;
+    return mcp_prompts_get(s, params, err);
+}
+
+static json_t *m_complete(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)ss;
+    return mcp_complete(s, params, err);
+}
+
 static json_t *m_res_read(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
 {
     (void)ss;
@@ -334,6 +398,9 @@ static const struct {
     {"resources/list", m_res_list, ERA_BOTH, TTL_NOTES_MS, NULL},
     {"resources/templates/list", m_res_templates, ERA_BOTH, TTL_STATIC_MS, NULL},
     {"resources/read", m_res_read, ERA_BOTH, TTL_NOTES_MS, "uri"},
+    {"prompts/list", m_prompts_list, ERA_BOTH, TTL_STATIC_MS, NULL},
+    {"prompts/get", m_prompts_get, ERA_BOTH, NO_TTL, "name"},
+    {"completion/complete", m_complete, ERA_BOTH, NO_TTL, NULL},
 };
 #define N_METHODS (sizeof methods / sizeof *methods)
 

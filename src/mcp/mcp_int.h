@@ -53,7 +53,18 @@ json_t *mcp_tools_build(int structured, int with_vectors);
  * arguments that break the input schema). */
 json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp_error *err);
 
+/* ---- prompts and completion (mcp_prompts.c) ---- */
+json_t *mcp_prompts_list(void);
+/* prompts/get: the prompt's messages, or NULL with *err set. */
+json_t *mcp_prompts_get(mcp_server *s, json_t *params, mcp_error *err);
+/* completion/complete for the resource template's and the prompts'
+ * arguments: at most 100 values, with total and hasMore. */
+json_t *mcp_complete(mcp_server *s, json_t *params, mcp_error *err);
+
 /* ---- resources (mcp_res.c) ---- */
+
+/* The one resource template: every indexed note. */
+#define MCP_NOTE_TEMPLATE "trove://{collection}/{+path}"
 json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err);
 json_t *mcp_resources_templates(void);
 json_t *mcp_resources_read(mcp_server *s, json_t *params, mcp_error *err);

@@ -298,3 +298,58 @@ def test_search_tools_keep_within_max_chars(served):
     assert r[2]["result"]["structuredContent"]["omitted"] == len(whole["results"]) - len(kept)
     assert "truncated" not in whole or whole.get("omitted", 0) + len(whole["results"]) >= 1
     assert r[4]["error"]["code"] == -32602 and "max_chars" in r[4]["error"]["message"]
+
+
+# ---- prompts, completion, instructions --------------------------------------
+
+@pytest.mark.parametrize("mode", ["pin", "legacy"])
+def test_prompts_and_completion(served, client2_dir, tmp_path, mode):
+    trove, vault = served
+    from conftest import COLLECTION
+    from test_mcp import uri
+    tpl = {"type": "ref/resource", "uri": "trove://{collection}/{+path}"}
+    plan = [
+        {"op": "listPrompts"},
+        {"op": "getPrompt", "name": "ask_notes", "arguments": {"question": "pointer arithmetic"}},
+        {"op": "getPrompt", "name": "search_notes", "arguments": {"query": "rust errors"}},
+        {"op": "getPrompt", "name": "note", "arguments": {"path": uri("Home.md")}},
+        {"op": "getPrompt", "name": "note", "arguments": {"path": "../../etc/passwd"}},
+        {"op": "complete", "ref": tpl, "argument": {"name": "collection",
+                                                    "value": COLLECTION[:2]}},
+        {"op": "complete", "ref": tpl, "argument": {"name": "path", "value": "programming/c"}},
+        {"op": "complete", "ref": {"type": "ref/prompt", "name": "note"},
+         "argument": {"name": "path", "value": COLLECTION + "/programming/"}},
+    ]
+    out = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio",
+                      env={"TROVE_NO_DAEMON": "1"})
+    st = out["steps"]
+    assert [p["name"] for p in st[0]["result"]["prompts"]] == ["search_notes", "ask_notes",
+                                                              "note"]
+    # the answer prompt brings the best passages as resources, to cite
+    msgs = st[1]["result"]["messages"]
+    assert "Cite every claim" in msgs[0]["content"]["text"]
+    res = [m["content"]["resource"] for m in msgs[1:]]
+    assert res and res[0]["uri"] == uri("programming/c-pointers.md"), res
+    assert res[0]["text"].startswith(uri("programming/c-pointers.md") + ":")
+    assert "rust errors" in st[2]["result"]["messages"][0]["content"]["text"]
+    note = st[3]["result"]["messages"]
+    assert note[1]["content"]["resource"]["text"] == (vault / "Home.md").read_text()
+    assert st[4]["error"]["code"] == -32602
+    assert st[5]["result"]["completion"]["values"] == [COLLECTION]
+    paths = st[6]["result"]["completion"]["values"]
+    assert "programming/c-pointers.md" in paths and all(
+        p.startswith("programming/c") for p in paths)
+    qual = st[7]["result"]["completion"]["values"]
+    assert COLLECTION + "/programming/c-pointers.md" in qual
+    # the instructions say what the index holds
+    assert "notes in 1 collection: %s (" % COLLECTION in out["instructions"]
+
+
+def test_inspector_prompts(served, inspector):
+    trove, _ = served
+    for era in ("modern", "legacy"):
+        p = run_inspector(inspector, trove, None, era, "--method", "prompts/list")
+        assert "ask_notes" in [x["name"] for x in p["prompts"]]
+        g = run_inspector(inspector, trove, None, era, "--method", "prompts/get",
+                          "--prompt-name", "search_notes", "--prompt-args", "query=pointer")
+        assert "pointer" in g["messages"][0]["content"]["text"]
