@@ -97,19 +97,30 @@ static const char get_desc[] =
     "collection folder can be read.";
 
 
+static const char multi_get_desc[] =
+    "Read several notes at once: a list of `paths` (doc_uris, COLLECTION/PATH, #DOCID from "
+    "search results) or a `glob`, whole, within one max_bytes budget. Notes past the budget "
+    "are listed as skipped (truncated: true); a path that cannot be read gets an `error`.";
+
+/* get's and multi_get's output: notes, each with what `required` names
+ * (multi_get reports a path it cannot read with `path` and `error` only). */
+#define NOTES_OUT(required)                                                                 \
+    "{\"type\":\"object\",\"properties\":{"                                                 \
+    "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"           \
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"                     \
+    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"                   \
+    "\"title\":{\"type\":\"string\"},"                                                      \
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"               \
+    "\"total_lines\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"                  \
+    "\"skipped\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"}},"                     \
+    "\"required\":[" required "]}},"                                                      \
+    "\"truncated\":{\"type\":\"boolean\"},"                                                 \
+    "\"next_start_line\":{\"type\":\"integer\"}},"                                          \
+    "\"required\":[\"notes\",\"truncated\"]}"
+
 static const char get_out[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
-    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-    "\"title\":{\"type\":\"string\"},"
-    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"
-    "\"total_lines\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"
-    "\"skipped\":{\"type\":\"string\"}},"
-    "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"]}},"
-    "\"truncated\":{\"type\":\"boolean\"},"
-    "\"next_start_line\":{\"type\":\"integer\"}},"
-    "\"required\":[\"notes\",\"truncated\"]}";
+    NOTES_OUT("\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"");
+static const char multi_get_out[] = NOTES_OUT("\"path\"");
 
 
 static const char status_desc[] =
@@ -317,6 +328,17 @@ static const arg_def get_args[] = {
      "last line, inclusive (default: the end)", NULL},
     {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,
      "byte budget for all returned text", NULL},
+    {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL},
+    {0},
+};
+
+static const arg_def multi_get_args[] = {
+    {"paths", ARG_LIST, 0, GET_MAX_NOTES, NO_DEFAULT, 0,
+     "notes to read: trove://COLLECTION/PATH, COLLECTION/PATH, PATH or #DOCID", NULL},
+    {"glob", ARG_STRING, 1, 0, NO_DEFAULT, 0,
+     "or every indexed note matching this glob (e.g. 'notes/meetings/2024-*.md')", NULL},
+    {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,
+     "byte budget for all returned text: notes past it are listed as skipped", NULL},
     {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL},
     {0},
 };
@@ -1062,6 +1084,23 @@ static json_t *get_one(mcp_server *s, const mcp_session *ss, const char *ref, lo
     return tool_result(ss, st, more[0] ? more : NULL);
 }
 
+/* A whole note's text into o when it fits what is left of the budget
+ * (*used grows), else o says it was skipped. 0 when skipped. */
+static int note_whole(json_t *o, const api_note *n, long max_bytes, size_t *used, int numbers)
+{
+    if (*used + n->len > (size_t)max_bytes) {
+        json_object_set_new(o, "skipped", json_string("over the max_bytes budget"));
+        return 0;
+    }
+    *used += n->len;
+    long lines = count_lines(n->text, n->len);
+    json_object_set_new(o, "start_line", json_integer(1));
+    json_object_set_new(o, "end_line", json_integer(lines));
+    json_object_set_new(o, "total_lines", json_integer(lines));
+    json_object_set_new(o, "text", note_text(n->text, n->len, 1, numbers));
+    return 1;
+}
+
 static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, long max_bytes,
                         int numbers)
 {
@@ -1083,16 +1122,8 @@ static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, 
             json_object_set_new(o, "skipped", json_string(
                 strcmp(n->skipped, "over --max-bytes") == 0 ? "larger than max_bytes"
                                                               : n->skipped));
-        } else if (used + n->len > (size_t)max_bytes) {
-            json_object_set_new(o, "skipped", json_string("over the max_bytes budget"));
-            truncated = 1;
         } else {
-            used += n->len;
-            long lines = count_lines(n->text, n->len);
-            json_object_set_new(o, "start_line", json_integer(1));
-            json_object_set_new(o, "end_line", json_integer(lines));
-            json_object_set_new(o, "total_lines", json_integer(lines));
-            json_object_set_new(o, "text", note_text(n->text, n->len, 1, numbers));
+            truncated |= !note_whole(o, n, max_bytes, &used, numbers);
         }
         json_array_append_new(notes, o);
     }
@@ -1108,6 +1139,41 @@ static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, 
                        note[0] ? note : NULL);
 }
 
+/* What a tool's `path` names, as "COLLECTION/PATH", PATH or #DOCID (caller
+ * frees), or NULL with *why (caller frees) saying why it cannot be read:
+ * not a note URI, an unknown collection, a path leaving the collections. */
+static char *note_ref(mcp_server *s, const char *tool, const char *path, char **why)
+{
+    char buf[600];
+    char *ref = NULL;
+    *why = NULL;
+    if (str_starts_with(path, "trove://")) {
+        ref = mcp_doc_ref_from_uri(path);
+        if (!ref) {
+            snprintf(buf, sizeof buf, "%s: '%.300s' is not a note URI: use "
+                     "trove://COLLECTION/PATH", tool, path);
+        } else if (!mcp_ref_collection_known(s, ref)) {
+            snprintf(buf, sizeof buf, "%s: '%.300s': no such collection (see the status tool)",
+                     tool, path);
+            free(ref);
+            ref = NULL;
+        }
+    } else {
+        ref = xstrdup(path);
+    }
+    const char *escape = ref && ref[0] != '#' ? mcp_ref_escapes(ref) : NULL;
+    if (escape) {
+        snprintf(buf, sizeof buf, "%s: refused '%.300s': %s; only notes inside the indexed "
+                 "collections can be read (give trove://COLLECTION/PATH, COLLECTION/PATH or "
+                 "#DOCID)", tool, path, escape);
+        free(ref);
+        ref = NULL;
+    }
+    if (!ref)
+        *why = xstrdup(buf);
+    return ref;
+}
+
 static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
                         json_t *args, mcp_error *err)
 {
@@ -1121,26 +1187,15 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
                     end, start ? start : 1);
         return NULL;
     }
-    char *ref = NULL;
-    if (str_starts_with(path, "trove://")) {
-        ref = mcp_doc_ref_from_uri(path);
-        if (!ref)
-            return tool_error("get: '%.300s' is not a note URI: use trove://COLLECTION/PATH",
-                              path);
-        if (!mcp_ref_collection_known(s, ref)) {
-            free(ref);
-            return tool_error("get: '%.300s': no such collection (see the status tool)", path);
-        }
-    } else {
-        ref = xstrdup(path);
+    char *why = NULL;
+    char *ref = note_ref(s, "get", path, &why);
+    if (!ref) {
+        json_t *e = tool_error("%s", why);
+        free(why);
+        return e;
     }
     json_t *out;
-    const char *why = ref[0] == '#' ? NULL : mcp_ref_escapes(ref);
-    if (why) {
-        out = tool_error("get: refused '%.300s': %s; only notes inside the indexed collections "
-                         "can be read (give trove://COLLECTION/PATH, COLLECTION/PATH or #DOCID)",
-                         path, why);
-    } else if (ref[0] != '#' && strpbrk(ref, "*?[")) {
+    if (ref[0] != '#' && strpbrk(ref, "*?[")) {
         if (start || end)
             out = tool_error("get: start_line/end_line read one note; a glob returns whole "
                              "notes");
@@ -1151,6 +1206,60 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
     }
     free(ref);
     return out;
+}
+
+/* ---- multi_get ---- */
+
+static json_t *tool_multi_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                              json_t *args, mcp_error *err)
+{
+    const char *glob = arg_str(args, "glob");
+    long max_bytes = arg_long(t->args, args, "max_bytes");
+    int numbers = (int)arg_long(t->args, args, "line_numbers");
+    const char **paths;
+    size_t n_paths;
+    arg_list(args, "paths", &paths, &n_paths);
+    if (!glob == !n_paths) {
+        free(paths);
+        mcp_err_set(err, MCP_INVALID_PARAMS, "multi_get: give 'paths' (a list) or 'glob', "
+                    "one of them");
+        return NULL;
+    }
+    if (glob) {
+        char *why = NULL;
+        char *ref = note_ref(s, "multi_get", glob, &why);
+        json_t *out = ref ? get_many(s, ss, ref, max_bytes, numbers) : tool_error("%s", why);
+        free(ref);
+        free(why);
+        return out;
+    }
+    json_t *notes = json_array();
+    size_t used = 0;
+    int truncated = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        char *why = NULL;
+        char *ref = note_ref(s, "multi_get", paths[i], &why);
+        api_note n;
+        trove_err rc = ref ? mcp_get(s, ref, 0, 0, &n) : TROVE_EINVAL;
+        json_t *o;
+        if (!ref || rc || !n.docid[0]) {
+            char *text = why ? why : mcp_agent_text(rc ? trove_errmsg() : "not an indexed note");
+            o = json_pack("{s:o, s:o}", "path", js_str(paths[i]), "error", js_str(text));
+            free(text);
+            if (ref && !rc)
+                api_note_free(&n);
+        } else {
+            o = note_head(&n);
+            truncated |= !note_whole(o, &n, max_bytes, &used, numbers);
+            api_note_free(&n);
+        }
+        free(ref);
+        json_array_append_new(notes, o);
+    }
+    free(paths);
+    return tool_result(ss, json_pack("{s:o, s:b}", "notes", notes, "truncated", truncated),
+                       truncated ? "(some notes were left out: raise max_bytes or ask for "
+                                   "fewer)" : NULL);
 }
 
 /* ---- status ---- */
@@ -1252,6 +1361,8 @@ static const tool_def tool_defs[] = {
     {"vsearch", "Search notes by meaning", vsearch_desc, tool_vsearch, 1, search_args, search_out},
     {"query", "Best-answer search", query_desc, tool_query, 0, query_args, search_out},
     {"get", "Read notes", get_desc, tool_get, 0, get_args, get_out},
+    {"multi_get", "Read several notes", multi_get_desc, tool_multi_get, 0, multi_get_args,
+     multi_get_out},
     {"status", "Index status", status_desc, tool_status, 0, no_args, status_out},
 };
 #define N_TOOLS (sizeof tool_defs / sizeof *tool_defs)

@@ -253,7 +253,7 @@ def test_inspector_cli(served, inspector, http_server, era, kind):
     target = http_server().url if kind == "http" else None
     tools = run_inspector(inspector, trove, target, era, "--strict", "--method", "tools/list")
     names = [t["name"] for t in tools["tools"]]
-    assert names == ["search", "query", "get", "status"], names
+    assert names == ["search", "query", "get", "multi_get", "status"], names
     for t in tools["tools"]:
         assert t["annotations"]["readOnlyHint"] is True and "outputSchema" in t
     hit = run_inspector(inspector, trove, target, era, "--method", "tools/call", "--tool-name",
@@ -353,3 +353,32 @@ def test_inspector_prompts(served, inspector):
         g = run_inspector(inspector, trove, None, era, "--method", "prompts/get",
                           "--prompt-name", "search_notes", "--prompt-args", "query=pointer")
         assert "pointer" in g["messages"][0]["content"]["text"]
+
+
+def test_multi_get(served, sdk_dir, tmp_path):
+    """Several notes by list or glob in one byte budget; a path that cannot
+    be read says why and the others still come."""
+    trove, vault = served
+    from conftest import COLLECTION
+    from test_mcp import uri
+    S = lambda **a: {"op": "callTool", "name": "multi_get", "arguments": a}
+    out = run_sdk(sdk_dir, trove, tmp_path, [
+        S(paths=[uri("Home.md"), "%s/programming/c-pointers.md" % COLLECTION,
+                 "../../etc/passwd", uri("no/such.md")]),
+        S(glob="%s/programming/*.md" % COLLECTION, max_bytes=1500),
+        S(paths=[uri("Home.md"), uri("programming/c-pointers.md")], max_bytes=100),
+        S(),
+        S(paths=[uri("Home.md")], glob="*"),
+    ], "stdio", env={"TROVE_NO_DAEMON": "1"})
+    st = out["steps"]
+    notes = st[0]["result"]["structuredContent"]["notes"]
+    assert notes[0]["text"] == (vault / "Home.md").read_text()
+    assert notes[1]["text"] == (vault / "programming" / "c-pointers.md").read_text()
+    assert "refused" in notes[2]["error"] and "error" in notes[3]
+    assert st[0]["result"]["structuredContent"]["truncated"] is False
+    budget = st[1]["result"]["structuredContent"]
+    assert budget["truncated"] is True and any(n.get("skipped") for n in budget["notes"])
+    assert sum(len(n.get("text", "")) for n in budget["notes"]) <= 1500
+    small = st[2]["result"]["structuredContent"]
+    assert small["truncated"] is True and all("skipped" in n for n in small["notes"])
+    assert st[3]["error"]["code"] == -32602 and st[4]["error"]["code"] == -32602
