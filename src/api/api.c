@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/walk.h"
+#include "store/store_graph.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -518,6 +519,24 @@ static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
                               "a path inside a collection folder, or #DOCID)", ref);
     }
     return st ? add_index_facts(st, out) : TROVE_OK;
+}
+
+trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, store_doc *doc)
+{
+    memset(doc, 0, sizeof *doc);
+    trove_err rc = api_reader(a, st);
+    if (rc)
+        return rc;
+    if (!ref || !*ref)
+        return trove_fail(TROVE_EINVAL, "needs a note: COLLECTION/PATH, a path inside a "
+                          "collection folder, or #DOCID");
+    api_note where;
+    memset(&where, 0, sizeof where);
+    rc = locate(a, cwd, ref, &where);
+    if (rc == TROVE_OK)
+        rc = store_doc_find(*st, where.collection, where.path, doc);
+    api_note_free(&where);
+    return rc;
 }
 
 /* Split "REF:LINE" (LINE all digits) into a copy of REF and LINE (0: none). */

@@ -39,6 +39,7 @@
 #include "index/vembed.h"
 #include "search/query_pipe.h"
 #include "search/search.h"
+#include "search/similar.h"
 #include "search/vcache.h"
 #include "store/store.h"
 #include "store/store_vec.h"
@@ -427,6 +428,83 @@ void api_rollback_free(api_rollback *r);
 
 /* The retention of a config (store_retention from `snapshots:`). */
 store_retention api_retention(const config *cfg);
+
+/* ---- the link graph: links, similar notes, duplicates (api_graph.c) ---- */
+
+/* A note as the graph functions name it. */
+typedef struct api_graph_note {
+    char docid[9];        /* "" when none (an unresolved link) */
+    char *collection, *path, *title;   /* NULL when none */
+    char *root;           /* its collection's folder; NULL when none */
+} api_graph_note;
+
+#define API_LINK_MENTION (-1)   /* api_link.kind of an unlinked mention */
+
+typedef struct api_link {
+    api_graph_note note;  /* the other end: the linking note (backlinks,
+                             mentions) or the linked one (outlinks; none for
+                             unresolved links) */
+    char *target;         /* the link target as written; a mention: the name found */
+    char *fragment;       /* "heading" or "^block" after '#', NULL when none */
+    int kind;             /* md_link_kind (wiki, embed, markdown) or API_LINK_MENTION */
+    int line;             /* 1-based line where it is written: in the other note
+                             for backlinks and mentions, in this one for outlinks */
+    char *text;           /* that line, trimmed; "" when the file is unreadable */
+} api_link;
+
+typedef struct api_link_set {
+    api_graph_note note;  /* the note asked about */
+    char **names;         /* the names mentions were looked for by: title,
+                             aliases, file name */
+    size_t n_names;
+    api_link *back;       /* other notes linking here, by collection, path, line */
+    size_t n_back;
+    api_link *out;        /* links out that resolve to a note, in line order */
+    size_t n_out;
+    api_link *unresolved; /* links out to no indexed note (or to a file) */
+    size_t n_unresolved;
+    api_link *mentions;   /* notes naming this one without linking it */
+    size_t n_mentions;
+} api_link_set;
+
+/* Backlinks (with the line that links), outlinks, unresolved links and
+ * unlinked mentions of the note REF names (as api_get takes it; a relative
+ * on-disk path resolves against cwd, NULL: this process's). Errors:
+ * TROVE_ENOENT (no index, no such note, not indexed), TROVE_EINVAL
+ * (ambiguous or malformed docid). A note with no links is not an error. */
+trove_err api_links(api *a, const char *cwd, const char *ref, api_link_set *out);
+void api_link_set_free(api_link_set *s);
+
+typedef struct api_similar_opts {
+    const char *ref;      /* the note, as api_get takes it */
+    const char *cwd;      /* as for api_links */
+    size_t limit;         /* 0: 10 */
+    const char *const *collections;   /* results only from these (OR) */
+    size_t n_collections;
+    double bm25_weight, vector_weight;   /* < 0: defaults (1, 1) */
+    /* The embedding model whose stored vectors to compare (opened only for
+     * its fingerprint); NULL: the index's model with the most vectors, and
+     * no model is opened at all. */
+    const char *model;
+    int with_body;        /* read each result's whole note, as api_search */
+} api_similar_opts;
+
+void api_similar_opts_init(api_similar_opts *o);
+
+/* Why the results came (for --explain); owned by the info. */
+typedef struct api_similar_info {
+    api_graph_note note;  /* the note asked about */
+    similar_info why;     /* its terms, each result's shared terms, the model */
+} api_similar_info;
+
+/* Notes like the one o->ref names (search/similar.h): its distinctive
+ * terms (always) and the mean of its chunk vectors (when the index holds
+ * vectors for it), fused as a search is; never the note itself or its
+ * translations. Results are search_results (search_results_free), each
+ * channel's rank and score in channel[]. Errors as api_links. */
+trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info);
+void api_similar_info_free(api_similar_info *info);
 
 /* ---- check ---- */
 

@@ -61,6 +61,12 @@ struct api {
     api_model_slot *em_slot, *rm_slot;   /* held in `models` */
 };
 
+/* The indexed note REF names (as api_get takes it, without ":LINE"; a
+ * relative on-disk path resolved against cwd, NULL: this process's), and
+ * the reader it was found with. TROVE_ENOENT when there is no index, no
+ * such note, or the file is not indexed. Release doc with store_doc_clear. */
+trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, store_doc *doc);
+
 /* The lock to hold while a's embedding model computes (NULL: its own). */
 pthread_mutex_t *api_em_lock(api *a);
 pthread_mutex_t *api_rm_lock(api *a);

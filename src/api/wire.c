@@ -1136,3 +1136,171 @@ trove_err wire_update_result_parse(const json_t *v, index_update_result *out)
     TRY(get_i64(v, "snapshot", &out->snapshot));
     return TROVE_OK;
 }
+
+/* ---- the link graph: similar, links ---- */
+
+json_t *wire_similar_opts(const api_similar_opts *o)
+{
+    json_t *j = json_object();
+    set(j, "ref", wire_str(o->ref));
+    set(j, "cwd", wire_str(o->cwd));
+    set(j, "limit", json_integer((json_int_t)o->limit));
+    set(j, "collections", strs((char *const *)o->collections, o->n_collections));
+    set(j, "bm25_weight", real(o->bm25_weight));
+    set(j, "vector_weight", real(o->vector_weight));
+    set(j, "model", wire_str(o->model));
+    set(j, "with_body", json_integer(o->with_body));
+    return j;
+}
+
+trove_err wire_similar_opts_parse(const json_t *args, api_similar_opts *o, wire_args *w)
+{
+    trove_err rc = TROVE_OK;
+    api_similar_opts_init(o);
+    if (!need_object(args, "args", &rc))
+        return rc;
+    size_t coff;
+    TRY(arg_str(args, "ref", w, &o->ref));
+    if (!o->ref)
+        return trove_fail(TROVE_EPARSE, "similar needs 'ref'");
+    TRY(arg_str(args, "cwd", w, &o->cwd));
+    TRY(get_size(args, "limit", &o->limit));
+    TRY(arg_strs(args, "collections", w, &coff, &o->n_collections));
+    o->collections = o->n_collections ? w->ptrs + coff : NULL;
+    TRY(get_double(args, "bm25_weight", &o->bm25_weight));
+    TRY(get_double(args, "vector_weight", &o->vector_weight));
+    if (isnan(o->bm25_weight) || isnan(o->vector_weight))
+        return bad("bm25_weight", "a number");
+    TRY(arg_str(args, "model", w, &o->model));
+    TRY(get_int(args, "with_body", &o->with_body));
+    return TROVE_OK;
+}
+
+static json_t *graph_note_json(const api_graph_note *n)
+{
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "docid", wire_str(n->docid), "collection",
+                     wire_str(n->collection), "root", wire_str(n->root), "path", wire_str(n->path),
+                     "title", wire_str(n->title));
+}
+
+static trove_err graph_note_parse(const json_t *v, api_graph_note *n)
+{
+    trove_err rc = TROVE_OK;
+    if (!need_object(v, "a note", &rc))
+        return rc;
+    TRY(get_fixed(v, "docid", n->docid, sizeof n->docid));
+    TRY(get_str(v, "collection", &n->collection, NULL));
+    TRY(get_str(v, "root", &n->root, NULL));
+    TRY(get_str(v, "path", &n->path, NULL));
+    TRY(get_str(v, "title", &n->title, NULL));
+    return TROVE_OK;
+}
+
+json_t *wire_similar_result(const search_results *r, const api_similar_info *si)
+{
+    json_t *j = wire_search_results(r), *s = json_object(), *w = json_array();
+    for (size_t i = 0; i < si->why.n_terms; i++)
+        json_array_append_new(w, real(si->why.term_weights[i]));
+    set(s, "note", graph_note_json(&si->note));
+    set(s, "terms", strs(si->why.terms, si->why.n_terms));
+    set(s, "term_weights", w);
+    set(s, "shared", strs(si->why.shared, si->why.n_shared));
+    set(s, "vec_model", wire_str(si->why.vec_model));
+    set(s, "vec_chunks", json_integer((json_int_t)si->why.vec_chunks));
+    set(j, "similar", s);
+    return j;
+}
+
+trove_err wire_similar_result_parse(const json_t *v, search_results *out, api_similar_info *si)
+{
+    memset(si, 0, sizeof *si);
+    trove_err rc = wire_search_results_parse(v, out);
+    if (rc)
+        return rc;
+    const json_t *s = json_object_get(v, "similar");
+    if (!need_object(s, "similar", &rc))
+        return rc;
+    TRY(graph_note_parse(json_object_get(s, "note"), &si->note));
+    TRY(get_strs(s, "terms", &si->why.terms, &si->why.n_terms));
+    TRY(get_strs(s, "shared", &si->why.shared, &si->why.n_shared));
+    TRY(get_str(s, "vec_model", &si->why.vec_model, NULL));
+    TRY(get_size(s, "vec_chunks", &si->why.vec_chunks));
+    const json_t *w = need_array(s, "term_weights", &rc);
+    TRY(rc);
+    si->why.term_weights = xcalloc(si->why.n_terms + 1, sizeof *si->why.term_weights);
+    if (json_array_size(w) != si->why.n_terms)
+        return bad("term_weights", "one number per term");
+    for (size_t i = 0; i < si->why.n_terms; i++) {
+        const json_t *x = json_array_get(w, i);
+        if (!json_is_number(x))
+            return bad("term_weights", "an array of numbers");
+        si->why.term_weights[i] = json_number_value(x);
+    }
+    return TROVE_OK;
+}
+
+static json_t *links_json(const api_link *l, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:i, s:i, s:o}", "note",
+                                           graph_note_json(&l[i].note), "target",
+                                           wire_str(l[i].target), "fragment",
+                                           wire_str(l[i].fragment), "kind", l[i].kind, "line",
+                                           l[i].line, "text", wire_str(l[i].text)));
+    return a;
+}
+
+static trove_err links_parse(const json_t *o, const char *key, api_link **out, size_t *n)
+{
+    trove_err rc = TROVE_OK;
+    const json_t *a = need_array(o, key, &rc);
+    TRY(rc);
+    size_t k = a ? json_array_size(a) : 0;
+    *out = xcalloc(k ? k : 1, sizeof **out);
+    for (size_t i = 0; i < k; i++) {
+        const json_t *v = json_array_get(a, i);
+        api_link *l = &(*out)[i];
+        (*n)++;
+        if (!need_object(v, key, &rc))
+            return rc;
+        TRY(graph_note_parse(json_object_get(v, "note"), &l->note));
+        TRY(get_str(v, "target", &l->target, NULL));
+        TRY(get_str(v, "fragment", &l->fragment, NULL));
+        TRY(get_int(v, "kind", &l->kind));
+        TRY(get_int(v, "line", &l->line));
+        TRY(get_str(v, "text", &l->text, NULL));
+        if (!l->target || !l->text)
+            return bad(key, "links with a target and a text");
+        if (l->kind < API_LINK_MENTION || l->kind > 2)
+            return bad("kind", "-1, 0, 1 or 2");
+    }
+    return TROVE_OK;
+}
+
+json_t *wire_link_set(const api_link_set *s)
+{
+    json_t *j = json_object();
+    set(j, "note", graph_note_json(&s->note));
+    set(j, "names", strs(s->names, s->n_names));
+    set(j, "back", links_json(s->back, s->n_back));
+    set(j, "out", links_json(s->out, s->n_out));
+    set(j, "unresolved", links_json(s->unresolved, s->n_unresolved));
+    set(j, "mentions", links_json(s->mentions, s->n_mentions));
+    return j;
+}
+
+trove_err wire_link_set_parse(const json_t *v, api_link_set *out)
+{
+    trove_err rc = TROVE_OK;
+    memset(out, 0, sizeof *out);
+    if (!need_object(v, "links", &rc))
+        return rc;
+    TRY(graph_note_parse(json_object_get(v, "note"), &out->note));
+    TRY(get_strs(v, "names", &out->names, &out->n_names));
+    TRY(links_parse(v, "back", &out->back, &out->n_back));
+    TRY(links_parse(v, "out", &out->out, &out->n_out));
+    TRY(links_parse(v, "unresolved", &out->unresolved, &out->n_unresolved));
+    TRY(links_parse(v, "mentions", &out->mentions, &out->n_mentions));
+    return TROVE_OK;
+}

@@ -85,4 +85,15 @@ trove_err wire_status_parse(const json_t *v, api_status *out);
 json_t *wire_update_result(const index_update_result *r);
 trove_err wire_update_result_parse(const json_t *v, index_update_result *out);
 
+/* ---- the link graph ---- */
+/* similar's arguments: ref, cwd, limit, collections, bm25_weight,
+ * vector_weight, model, with_body. */
+json_t *wire_similar_opts(const api_similar_opts *o);
+trove_err wire_similar_opts_parse(const json_t *args, api_similar_opts *o, wire_args *hold);
+/* similar's answer: the search_results object plus "similar" (the info). */
+json_t *wire_similar_result(const search_results *r, const api_similar_info *si);
+trove_err wire_similar_result_parse(const json_t *v, search_results *out, api_similar_info *si);
+json_t *wire_link_set(const api_link_set *s);
+trove_err wire_link_set_parse(const json_t *v, api_link_set *out);
+
 #endif

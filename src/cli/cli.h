@@ -60,6 +60,9 @@ int cmd_search(cli *c, int argc, char **argv);
 int cmd_get(cli *c, int argc, char **argv);
 int cmd_multi_get(cli *c, int argc, char **argv);
 int cmd_ls(cli *c, int argc, char **argv);
+/* cmd_graph.c */
+int cmd_similar(cli *c, int argc, char **argv);
+int cmd_links(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_check(cli *c, int argc, char **argv);
 int cmd_model(cli *c, int argc, char **argv);

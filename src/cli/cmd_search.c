@@ -18,7 +18,7 @@ static const char search_help[] =
     "Query: words (ranked by how many and how rare), \"exact phrase\", -excluded, prefix*\n"
     "With an embedding model (--model, $TROVE_EMBED_MODEL) and vectors in the index\n"
     "(`trove embed`), notes close in meaning are fused in as well.\n"
-    "  -n N                  results to show (default 10; also -nN)\n"
+    "  -n N                  results to show (default {limit}; also -nN)\n"
     "  --all                 every match\n"
     "  -c, --collection NAME restrict to a collection (repeatable; also -cNAME)\n"
     "  --folder PREFIX       restrict to a folder: inside the collections (en) or\n"
@@ -29,10 +29,10 @@ static const char search_help[] =
     "  --each-translation    every copy of a translated note a result of its own\n"
     "                        (default: one result, the reader's language, `also in:`)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
-    "  --title-weight F      RRF weight of the title/alias channel (default 1.5)\n"
-    "  --bm25-weight F       RRF weight of the keyword channel (default 1.0)\n"
-    "  --graph-weight F      strength of the link in-degree prior (default 0.1)\n"
-    "  --vector-weight F     weight of the vector channel (default 0.5)\n"
+    "  --title-weight F      RRF weight of the title/alias channel (default {title_weight})\n"
+    "  --bm25-weight F       RRF weight of the keyword channel (default {bm25_weight})\n"
+    "  --graph-weight F      strength of the link in-degree prior (default {graph_weight})\n"
+    "  --vector-weight F     weight of the vector channel (default {vector_weight})\n"
     "  --no-vector           keywords and titles only\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
@@ -126,6 +126,34 @@ static const struct { const char *flag; out_format format; } formats[] = {
     {"--xml", OUT_XML}, {"--files", OUT_FILES},
 };
 
+/* Help text with each "{option}" replaced by that search option's default
+ * (api_search_opt_table), so the help never restates a number; other
+ * braces print as they are. */
+static void put_help(const char *text)
+{
+    const char *p = text;
+    for (const char *open; (open = strchr(p, '{'));) {
+        const char *close = strchr(open, '}');
+        if (!close)
+            break;
+        char name[32];
+        size_t len = (size_t)(close - open - 1);
+        const api_opt *o = NULL;
+        if (len < sizeof name) {
+            memcpy(name, open + 1, len);
+            name[len] = '\0';
+            o = api_search_opt(name);
+        }
+        fwrite(p, 1, (size_t)(open - p), stdout);
+        if (o)
+            printf("%g", o->def);
+        else
+            fwrite(open, 1, (size_t)(close + 1 - open), stdout);
+        p = close + 1;
+    }
+    fputs(p, stdout);
+}
+
 /* Returns -1 when parsed, else an exit code. */
 static int parse_args(search_args *a, int argc, char **argv)
 {
@@ -142,7 +170,7 @@ static int parse_args(search_args *a, int argc, char **argv)
             continue;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(a->is_query ? query_help : a->vector_only ? vsearch_help : search_help, stdout);
+            put_help(a->is_query ? query_help : a->vector_only ? vsearch_help : search_help);
             return EXIT_OK;
         }
         int matched_format = 0;

@@ -35,6 +35,8 @@ static const command commands[] = {
     {"get", cmd_get, "print a note (PATH[:LINE] or #DOCID) from disk"},
     {"multi-get", cmd_multi_get, "print several notes matching a glob"},
     {"ls", cmd_ls, "list indexed notes"},
+    {"similar", cmd_similar, "notes like a note: its distinctive terms and vectors"},
+    {"links", cmd_links, "backlinks, outlinks, unresolved links and unlinked mentions of a note"},
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},

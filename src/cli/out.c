@@ -334,6 +334,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
         explain_vector(f, res);
     if (o->explain && o->query_info)
         pipe_text_header(f, o->query_info);
+    if (o->explain && o->similar)
+        out_similar_text_header(f, o->similar);
     if (res->n == 0) {
         fprintf(f, "no results\n");
         return;
@@ -381,6 +383,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
             explain_text(f, r, o);
         if (o->explain && o->query_info && i < o->query_info->n)
             pipe_text_item(f, o->query_info, i, o);
+        if (o->explain && o->similar)
+            out_similar_text_item(f, o->similar, i, o->color);
         if (i + 1 < res->n)
             fputc('\n', f);
     }
@@ -479,6 +483,9 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
         if (o->explain && o->query_info && i < o->query_info->n)
             json_object_set_new(json_object_get(rj, "explain"), "pipeline",
                                 pipe_json_item(o->query_info, i));
+        if (o->explain && o->similar)
+            json_object_set_new(json_object_get(rj, "explain"), "shared_terms",
+                                out_similar_json_item(o->similar, i));
         json_array_append_new(results, rj);
     }
     json_t *root = out_json_root();
@@ -512,6 +519,8 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
         json_object_set_new(root, "vector", vector_json(res));
         if (o->query_info)
             json_object_set_new(root, "pipeline", pipe_json_root(o->query_info));
+        if (o->similar)
+            json_object_set_new(root, "similar", out_similar_json(o->similar));
     }
     out_json_print(f, root);
 }

@@ -24,6 +24,7 @@ typedef struct out_opts {
     int line_numbers;   /* number the lines of --full text */
     int explain;        /* per-channel ranks and scores */
     const api_query_info *query_info;  /* `query`: the pipeline's detail, else NULL */
+    const api_similar_info *similar;   /* `similar`: its terms and vectors, else NULL */
     /* What the command could not do (sentences, borrowed): JSON `warnings` */
     const char *const *warnings;
     size_t n_warnings;
@@ -49,5 +50,13 @@ void out_put_line(FILE *f, const char *s);
 void out_put_path(FILE *f, const char *s);
 
 void out_results(FILE *f, const char *query, const search_results *res, const out_opts *o);
+
+/* out_graph.c: `trove links` in o->format; the pieces of `similar
+ * --explain` that out_results adds when o->similar is set. */
+void out_links(FILE *f, const api_link_set *s, const out_opts *o);
+void out_similar_text_header(FILE *f, const api_similar_info *si);
+void out_similar_text_item(FILE *f, const api_similar_info *si, size_t i, int color);
+json_t *out_similar_json(const api_similar_info *si);
+json_t *out_similar_json_item(const api_similar_info *si, size_t i);
 
 #endif

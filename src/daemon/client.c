@@ -432,6 +432,46 @@ trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long coun
     return rc;
 }
 
+trove_err dcl_similar(dcl *c, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info)
+{
+    memset(out, 0, sizeof *out);
+    memset(info, 0, sizeof *info);
+    api_similar_opts abs = *o;
+    char *model = o->model && o->model[0] != '/' ? dcl_abs_path(o->model) : NULL;
+    if (model)
+        abs.model = model;
+    json_t *args = wire_similar_opts(&abs), *res;
+    free(model);
+    trove_err rc = dcl_call(c, "similar", args, &res);
+    if (rc)
+        return rc;
+    rc = decoded(c, wire_similar_result_parse(res, out, info));
+    json_decref(res);
+    if (rc) {
+        search_results_free(out);
+        api_similar_info_free(info);
+    }
+    return rc;
+}
+
+trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out)
+{
+    memset(out, 0, sizeof *out);
+    json_t *args = json_object(), *res;
+    json_object_set_new(args, "ref", wire_str(ref));
+    if (cwd)
+        json_object_set_new(args, "cwd", wire_str(cwd));
+    trove_err rc = dcl_call(c, "links", args, &res);
+    if (rc)
+        return rc;
+    rc = decoded(c, wire_link_set_parse(res, out));
+    json_decref(res);
+    if (rc)
+        api_link_set_free(out);
+    return rc;
+}
+
 trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out)
 {
     memset(out, 0, sizeof *out);

@@ -75,6 +75,11 @@ trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_qu
 trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out);
 trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out);
 trove_err dcl_ls(dcl *c, const char *target, api_listing *out);
+/* api_similar and api_links through the daemon (a relative model path is
+ * sent absolute; o->cwd / cwd: where a relative on-disk REF resolves). */
+trove_err dcl_similar(dcl *c, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info);
+trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out);
 /* *daemon (may be NULL): the daemon's own state object (new reference). */
 trove_err dcl_status(dcl *c, api_status *out, json_t **daemon);
 trove_err dcl_shutdown(dcl *c);

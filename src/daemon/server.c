@@ -343,6 +343,49 @@ static void op_ls(api *a, const json_t *args, reply *r)
     free(target);
 }
 
+static void op_similar(api *a, const json_t *args, reply *r)
+{
+    api_similar_opts o;
+    wire_args hold = {0};
+    trove_err rc = wire_similar_opts_parse(args, &o, &hold);
+    if (rc) {
+        fail_proto(r, "EPROTO", "%s", trove_errmsg());
+    } else {
+        search_results res;
+        api_similar_info info;
+        if ((rc = api_similar(a, &o, &res, &info)) != TROVE_OK) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_similar_result(&res, &info);
+            search_results_free(&res);
+            api_similar_info_free(&info);
+        }
+    }
+    wire_args_free(&hold);
+}
+
+static void op_links(api *a, const json_t *args, reply *r)
+{
+    char *ref = NULL, *cwd = NULL;
+    arg_string(args, "ref", r, &ref);
+    if (!r->code)
+        arg_string(args, "cwd", r, &cwd);
+    if (!r->code && !ref)
+        fail_proto(r, "EPROTO", "links needs 'ref'");
+    if (!r->code) {
+        api_link_set set;
+        trove_err rc = api_links(a, cwd, ref, &set);
+        if (rc) {
+            fail_err(r, rc);
+        } else {
+            r->result = wire_link_set(&set);
+            api_link_set_free(&set);
+        }
+    }
+    free(ref);
+    free(cwd);
+}
+
 /* The shared models: how many loads so far, and which are open. */
 static json_t *models_state(srv *s)
 {
@@ -519,9 +562,9 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         json_decref(empty);
         return;
     }
-    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, NONE } which = NONE;
+    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, NONE } which = NONE;
     static const char *const names[] = {"search", "vsearch", "query", "get", "multi_get", "ls",
-                                        "status", "update"};
+                                        "status", "update", "similar", "links"};
     for (int i = 0; i < NONE; i++)
         if (strcmp(op, names[i]) == 0)
             which = i;
@@ -548,6 +591,8 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         case LS: op_ls(h->a, args, r); break;
         case STATUS: op_status(s, h->a, r); break;
         case UPDATE: op_update(h->a, args, r); break;
+        case SIMILAR: op_similar(h->a, args, r); break;
+        case LINKS: op_links(h->a, args, r); break;
         case NONE: break;
         }
     }

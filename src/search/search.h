@@ -29,6 +29,10 @@
  *          keyword channels are fused alone, as without a model.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
+ * Each channel is a file of its own (search/ch_*.c) behind one interface,
+ * search_channel in search/search_int.h, which also says how to add one:
+ * a new file and a row in search.c's channels[] table.
+ *
  * The caller owns the search_results and frees it with search_results_free();
  * every string in it is owned by it, the context lines included (copies of
  * the config's, so results outlive the config they came from: a daemon
@@ -82,6 +86,13 @@ typedef struct search_opts {
     /* Held around the query's embedding when `model` is shared with other
      * threads (the daemon's api_models); NULL: the caller's alone. */
     pthread_mutex_t *model_lock;
+    /* A query vector given instead of embedding `query` (trove similar: a
+     * note's own vectors, search/similar.h): vec_dim floats in the space of
+     * the index's model vec_model_id; the vector channel runs without
+     * `model`. NULL: none. */
+    const float *query_vec;
+    int64_t vec_model_id;
+    int vec_dim;
     int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
     /* Segments kept across searches by a resident process (search/vcache.h,
@@ -183,6 +194,8 @@ typedef struct search_results {
 
 trove_err search_run(store *st, const config *cfg, const search_opts *opts, search_results *out);
 void search_results_free(search_results *r);
+/* One result's strings (the results array itself is not touched). */
+void search_result_clear(search_result *r);
 void search_alts_free(search_alt *a, size_t n);
 
 #endif

@@ -1017,3 +1017,60 @@ void store_vec_counts_free(store_vec_count *c, size_t n)
         free(c[i].collection);
     free(c);
 }
+
+/* ---- a note's own vectors (trove similar) ------------------------------- */
+
+typedef struct mean_ctx {
+    store *st;
+    int64_t doc_id, model_id;
+    int dim;
+    int8_t *q;
+    float *sum;
+    size_t n;
+} mean_ctx;
+
+static void bind_mean(void *ctx, sqlite3_stmt *s)
+{
+    const mean_ctx *m = ctx;
+    sqlite3_bind_int64(s, 1, m->doc_id);
+    sqlite3_bind_int64(s, 2, m->model_id);
+}
+
+static trove_err row_mean(void *ctx, sqlite3_stmt *s)
+{
+    mean_ctx *m = ctx;
+    float scale;
+    uint64_t hash;
+    trove_err rc = store_vec_read(m->st, sqlite3_column_int64(s, 0),
+                                  (uint32_t)sqlite3_column_int64(s, 1), m->dim, m->q, &scale,
+                                  &hash);
+    if (rc)
+        return rc;
+    /* Each chunk counts alike, whatever its vector's length. */
+    double norm = 0;
+    for (int i = 0; i < m->dim; i++)
+        norm += (double)m->q[i] * m->q[i];
+    if (norm <= 0)
+        return TROVE_OK;
+    float w = (float)(1.0 / sqrt(norm));
+    for (int i = 0; i < m->dim; i++)
+        m->sum[i] += w * (float)m->q[i];
+    m->n++;
+    return TROVE_OK;
+}
+
+trove_err store_vec_doc_mean(store *st, int64_t doc_id, int64_t model_id, int dim, float *out,
+                             size_t *n)
+{
+    *n = 0;
+    memset(out, 0, (size_t)dim * sizeof *out);
+    if (dim <= 0 || dim > VEC_MAX_DIM)
+        return trove_fail(TROVE_EINVAL, "vector dimension %d out of range", dim);
+    mean_ctx m = {st, doc_id, model_id, dim, xmalloc((size_t)dim), out, 0};
+    trove_err rc = store_each(st, "SELECT m.seg_id, m.slot FROM chunks c JOIN vec_map m"
+                              " ON m.chunk_id = c.id AND m.model_id = ?2 WHERE c.doc_id = ?1"
+                              " ORDER BY c.seq", "reading a note's vectors", bind_mean, row_mean, &m);
+    free(m.q);
+    *n = rc ? 0 : m.n;
+    return rc;
+}

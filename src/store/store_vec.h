@@ -133,6 +133,12 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
  * the key was introduced). Freed by the caller. */
 trove_err store_index_id(store *st, char **id);
 
+/* The mean of a note's chunk vectors of a model, each scaled to unit
+ * length first (dim floats into out; all zero when it has none); *n: the
+ * chunks that had one. For `trove similar`: the note as one query. */
+trove_err store_vec_doc_mean(store *st, int64_t doc_id, int64_t model_id, int dim, float *out,
+                             size_t *n);
+
 /* Does the model have any vector in this collection? */
 trove_err store_vec_collection_has(store *st, int64_t model_id, const char *collection, int *has);
 

@@ -159,7 +159,8 @@ class Trove:
         m = re.search(r"^requests: (\d+)$", r.out, re.M)
         return int(m.group(1))
 
-    READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls")
+    READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
+                     "links")
 
     def __call__(self, *args, env=None, timeout=60, cwd=None, both=True):
         if both and self.both_ways and args and str(args[0]) in self.READ_COMMANDS:

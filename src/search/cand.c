@@ -1,0 +1,117 @@
+/* cand — the candidate set the channels share, and the best rows of an
+ * FTS5 match kept in C (search_int.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/search_int.h"
+#include "util/mem.h"
+
+cand *search_cand_get(cand_set *cs, int64_t doc_id, int create)
+{
+    if (cs->n_slots == 0 || (create && cs->n * 2 >= cs->n_slots)) {
+        size_t ns = cs->n_slots ? cs->n_slots * 2 : 256;
+        free(cs->slots);
+        cs->slots = xcalloc(ns, sizeof *cs->slots);
+        cs->n_slots = ns;
+        for (size_t i = 0; i < cs->n; i++) {
+            size_t h = (size_t)cs->items[i].doc_id * 0x9E3779B97F4A7C15ull & (ns - 1);
+            while (cs->slots[h])
+                h = (h + 1) & (ns - 1);
+            cs->slots[h] = i + 1;
+        }
+    }
+    size_t h = (size_t)doc_id * 0x9E3779B97F4A7C15ull & (cs->n_slots - 1);
+    while (cs->slots[h]) {
+        if (cs->items[cs->slots[h] - 1].doc_id == doc_id)
+            return &cs->items[cs->slots[h] - 1];
+        h = (h + 1) & (cs->n_slots - 1);
+    }
+    if (!create)
+        return NULL;
+    xgrow(&cs->items, &cs->cap, cs->n + 1, sizeof *cs->items);
+    cand *c = &cs->items[cs->n];
+    memset(c, 0, sizeof *c);
+    c->doc_id = doc_id;
+    cs->slots[h] = ++cs->n;
+    return c;
+}
+
+/* "a ranks below b": lower score, or equal score and later chunk. */
+static int scored_below(const scored *a, const scored *b)
+{
+    return a->score < b->score || (a->score == b->score && a->chunk_id > b->chunk_id);
+}
+
+static void heap_sift_down(scored *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && scored_below(&h[l], &h[m]))
+            m = l;
+        if (r < n && scored_below(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        scored t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+void search_topk_push(topk *t, int64_t chunk_id, double score)
+{
+    scored x = {chunk_id, score};
+    if (t->cap && t->n == t->cap) {
+        if (!scored_below(&t->h[0], &x))
+            return;
+        t->h[0] = x;
+        heap_sift_down(t->h, t->n, 0);
+        return;
+    }
+    xgrow(&t->h, &t->alloc, t->n + 1, sizeof *t->h);
+    size_t i = t->n++;
+    t->h[i] = x;
+    while (i > 0) {   /* sift up */
+        size_t p = (i - 1) / 2;
+        if (!scored_below(&t->h[i], &t->h[p]))
+            break;
+        scored tmp = t->h[i];
+        t->h[i] = t->h[p];
+        t->h[p] = tmp;
+        i = p;
+    }
+}
+
+static int cmp_scored_desc(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    return scored_below(x, y) ? 1 : scored_below(y, x) ? -1 : 0;
+}
+
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows in
+ * C: cheaper than FTS5's ORDER BY rank, which sorts every match. Without
+ * filters the FTS table is queried alone (`plain`), so no row of a common
+ * word pays for a join; with filters `joined` is completed by them. */
+trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
+                           const search_filter *f, topk *top)
+{
+    tbuf sql = {0};
+    if (f->sql.len == 0)
+        tbuf_puts(&sql, plain);
+    else
+        tbuf_printf(&sql, "%s%s", joined, tbuf_cstr(&f->sql));
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, sql.data, &s);
+    tbuf_free(&sql);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+    search_filter_bind(s, 2, f);
+    while (step_row(st, s, "keyword search", &rc) > 0)
+        search_topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
+    store_stmt_put(st, s);
+    if (rc == TROVE_OK && top->n > 1)
+        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
+    return rc;
+}

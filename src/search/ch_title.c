@@ -1,0 +1,258 @@
+/* ch_title — the title channel: title / alias / file-name match, ranked by
+ * how much of the query the name covers, exact matches first. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/search_int.h"
+#include "text/tok.h"
+#include "util/mem.h"
+#include "util/str.h"
+
+/* Title hits weaker than this are noise for long queries and are dropped:
+ * a third of a long query's words, or a short name wholly in the query. */
+#define TITLE_MIN_QUALITY 0.3
+/* A name wholly inside the query is evidence of its own only when it is a
+ * good share of the query: "tar" in "extract tar archive", not one word of
+ * a ten-word question (every passage of an article shares its title, and a
+ * one-word title such as 政策 inside a long question outvoted the passage
+ * that answers it). */
+#define TITLE_WHOLE_NAME_MIN_COVERAGE (1.0 / 3.0)
+/* Names re-scored per query, best by BM25 first. */
+#define TITLE_CANDIDATES 100
+
+typedef struct token_set {
+    char **items;
+    size_t n, cap;
+    int skip_function_words;   /* leave out Chinese function words */
+    store *st;                 /* the query's set: where its notes are */
+    trove_err rc;              /* ... and the first error reading them */
+} token_set;
+
+static int token_set_has(const token_set *ts, const char *tok, size_t len)
+{
+    for (size_t i = 0; i < ts->n; i++)
+        if (strlen(ts->items[i]) == len && memcmp(ts->items[i], tok, len) == 0)
+            return 1;
+    return 0;
+}
+
+static int collect_token(void *ctx, const char *token, size_t len, size_t start, size_t end)
+{
+    (void)start, (void)end;
+    token_set *ts = ctx;
+    if (ts->skip_function_words && query_zh_function_word(token, len))
+        return 0;
+    if (!token_set_has(ts, token, len)) {
+        xgrow(&ts->items, &ts->cap, ts->n + 1, sizeof *ts->items);
+        ts->items[ts->n++] = xstrndup(token, len);
+    }
+    return 0;
+}
+
+static void token_set_free(token_set *ts)
+{
+    for (size_t i = 0; i < ts->n; i++)
+        free(ts->items[i]);
+    free(ts->items);
+    memset(ts, 0, sizeof *ts);
+}
+
+static void tokenize_into(token_set *ts, const char *text, size_t len)
+{
+    static const tok_opts opts = {.stem = 1, .query = 1};
+    tok_run(&opts, text, len, ts, collect_token);
+}
+
+/* Whether the text of note doc_id (its first SEARCH_NOTE_CHUNKS chunks) holds
+ * one of the query tokens the name left out. */
+typedef struct rest_ctx {
+    const token_set *q;
+    const unsigned char *is_hit;
+    int found;
+} rest_ctx;
+
+static int rest_token(void *ctx, const char *t, size_t len, size_t start, size_t end)
+{
+    (void)start, (void)end;
+    rest_ctx *r = ctx;
+    for (size_t i = 0; i < r->q->n; i++)
+        if (!r->is_hit[i] && strlen(r->q->items[i]) == len && memcmp(r->q->items[i], t, len) == 0)
+            return r->found = 1;
+    return 0;
+}
+
+static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_id)
+{
+    sqlite3_stmt *s;
+    if (q->rc || (q->rc = prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id"
+                                  " FROM chunks WHERE doc_id = ? ORDER BY seq LIMIT "
+                                  TROVE_STR(SEARCH_NOTE_CHUNKS) ")", &s)))
+        return 0;
+    /* A query whose other words are not CJK need not segment the note's
+     * CJK text (nor load a segmenter for it). */
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1};
+    for (size_t i = 0; i < q->n; i++)
+        if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
+            opts.skip_cjk = 0;
+    rest_ctx r = {q, is_hit, 0};
+    sqlite3_bind_int64(s, 1, doc_id);
+    while (!r.found && step_row(q->st, s, "title search", &q->rc) > 0) {
+        const char *body = (const char *)sqlite3_column_text(s, 0);
+        if (body)
+            tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
+    }
+    store_stmt_put(q->st, s);
+    return r.found;
+}
+
+/* How well one name (title, alias or file name) matches the query, in
+ * [0, 1]: the share of query terms the name contains, squared so that a
+ * name sharing a word or two with a long question counts little, times a
+ * factor for how little else the name holds. An exact (folded) match is 1. */
+static double name_score(token_set *q, const char *name, size_t len, const char *q_folded,
+                         int64_t doc_id)
+{
+    token_set nt = {0};
+    tokenize_into(&nt, name, len);
+    size_t hit = 0;
+    unsigned char *is_hit = xcalloc(q->n ? q->n : 1, 1);
+    for (size_t i = 0; i < q->n; i++)
+        if (token_set_has(&nt, q->items[i], strlen(q->items[i])))
+            hit++, is_hit[i] = 1;
+    double score = 0;
+    if (hit && nt.n) {
+        double coverage = (double)hit / (double)q->n;
+        double precision = (double)hit / (double)nt.n;
+        score = coverage * coverage * (0.5 + 0.5 * precision);
+        /* A whole name inside the query ("tar" for "extract tar archive")
+         * is good evidence even when it covers a third of the query only,
+         * when the note also speaks of the rest of the query (tar.md of
+         * extracting archives). A note named after one thing a question
+         * mentions, that holds none of its other words, is about that
+         * thing but not about the question (元世祖 for "in which year did
+         * 元世祖 campaign against 占城"). */
+        if (precision == 1.0 && coverage >= TITLE_WHOLE_NAME_MIN_COVERAGE - 1e-9 &&
+            score < 0.5 * coverage + 0.25 && note_has_rest(q, is_hit, doc_id))
+            score = 0.5 * coverage + 0.25;
+    }
+    free(is_hit);
+    token_set_free(&nt);
+    if (score > 0) {
+        char *n = xstrndup(name, len);
+        char *folded = str_fold(n);
+        if (strcmp(folded, q_folded) == 0)
+            score = 1.0;
+        free(folded);
+        free(n);
+    }
+    return score;
+}
+
+static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folded)
+{
+    double best = 0;
+    for (int col = 1; col <= 3; col++) {
+        const char *text = (const char *)sqlite3_column_text(s, col);
+        if (!text)
+            continue;
+        /* aliases are stored one per line */
+        for (const char *line = text; *line;) {
+            const char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
+            double sc = name_score(q, line, len, q_folded, sqlite3_column_int64(s, 0));
+            if (sc > best)
+                best = sc;
+            if (!nl)
+                break;
+            line = nl + 1;
+        }
+    }
+    return best;
+}
+
+typedef struct title_hit {
+    int64_t doc_id;
+    double score, bm25;
+} title_hit;
+
+static int cmp_title_hit(const void *a, const void *b)
+{
+    const title_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    if (x->bm25 != y->bm25)
+        return x->bm25 < y->bm25 ? 1 : -1;
+    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+}
+
+static trove_err channel_title(store *st, const query_parsed *q, const search_filter *f, size_t depth,
+                               cand_set *cs)
+{
+    /* Coverage counts the words that carry meaning: stopwords and Chinese
+     * function words only when the query has nothing else ("The The"). */
+    token_set qt = {.st = st};
+    for (int pass = 0; pass < 2 && qt.n == 0; pass++) {
+        qt.skip_function_words = pass == 0;
+        for (size_t i = 0; i < q->n_terms; i++)
+            if (!q->terms[i].negated && (pass || !q->terms[i].stopword))
+                tokenize_into(&qt, q->terms[i].text, strlen(q->terms[i].text));
+    }
+    qt.skip_function_words = 0;
+    if (qt.n == 0)
+        return TROVE_OK;
+    /* The best names by BM25 are re-scored by query coverage; an exact or
+     * near-exact name is always among them. */
+    topk top = {.cap = TITLE_CANDIDATES};
+    trove_err rc = search_keep_best(st,
+        "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts WHERE titles_fts MATCH ?1",
+        "SELECT t.rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts t"
+        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1", q->fts, f, &top);
+    sqlite3_stmt *s = NULL;
+    if (rc == TROVE_OK && top.n)
+        rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
+    char *q_folded = str_fold(q->plain);
+    title_hit *hits = xmalloc((top.n ? top.n : 1) * sizeof *hits);
+    size_t n = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
+        if (step_row(st, s, "title search", &rc) <= 0)
+            continue;
+        double sc = best_name_score(&qt, s, q_folded);
+        if (qt.rc)
+            rc = qt.rc;
+        if (sc >= TITLE_MIN_QUALITY)
+            hits[n++] = (title_hit){top.h[i].chunk_id, sc, top.h[i].score};
+    }
+    store_stmt_put(st, s);
+    if (n > 1)
+        qsort(hits, n, sizeof *hits, cmp_title_hit);
+    /* Equal quality, equal rank: sixteen translations of "tar" all match
+     * "extract a tar archive" equally well by name. */
+    int rank = 0;
+    for (size_t i = 0; i < n; i++) {
+        rank = shared_rank(i, rank, i > 0 && same_score(hits[i].score, hits[i - 1].score));
+        if (depth && (size_t)rank > depth)
+            break;
+        cand *c = search_cand_get(cs, hits[i].doc_id, 1);
+        c->ch[SEARCH_CH_TITLE].rank = rank;
+        c->ch[SEARCH_CH_TITLE].score = hits[i].score;
+    }
+    free(hits);
+    free(top.h);
+    free(q_folded);
+    token_set_free(&qt);
+    return rc;
+}
+
+static int title_wanted(const search_ctx *c)
+{
+    return c->q->fts && !c->o->vector_only && c->o->weights[SEARCH_CH_TITLE] > 0;
+}
+
+static trove_err title_run(search_ctx *c, cand_set *cs)
+{
+    return channel_title(c->st, c->q, c->f, c->depth, cs);
+}
+
+const search_channel search_ch_title = {"title", title_wanted, NULL, title_run};

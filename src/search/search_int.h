@@ -1,0 +1,185 @@
+/* search_int — what search.c and its channels (search/ch_*.c) share: the
+ * candidate set every channel adds to, the user's filters as SQL, the
+ * statement helpers, and the channel interface. Internal to search/.
+ *
+ * A channel (search_channel) is one file, ch_NAME.c, exporting one const
+ * search_channel; search.c lists it, in run order, in its `channels[]`
+ * table. search_run() opens one read transaction, then for each row whose
+ * wanted() says yes calls run(), which adds the notes it finds to the
+ * candidate set (search_cand_get) with its rank and score in cand.ch[]
+ * (a list of its own for fusion: a SEARCH_CH_* index, search.h) or
+ * changes what is there (the bigram re-scoring of bm25, the link prior).
+ * A before() hook runs first, outside the read transaction: work that may
+ * wait on a lock (embedding the query under the model's lock) must not pin
+ * the WAL meanwhile. Channels read the store through prepare()/step_row()
+ * (statements from the store's cache; a failed step is an error, never
+ * "no more rows") and take the filters' SQL (search_filter) as a suffix of
+ * their own or as a bitmap (search_filter_allowed).
+ *
+ * Adding a channel (docs/architecture.md, "Search channels"):
+ *   1. src/search/ch_NAME.c with `const search_channel search_ch_NAME`;
+ *   2. its declaration below and its row in search.c's channels[];
+ *   3. a list of its own for fusion: a SEARCH_CH_NAME before
+ *      SEARCH_N_CHANNELS and its name in search_channel_names (search.h,
+ *      search.c), and a default weight row in api_search_opt_table
+ *      (api/api_opts.c) that wanted() reads from ctx->o->weights.
+ *
+ * Ownership: the candidate set owns its items; every context pointer is
+ * borrowed from search_run for the length of the search. */
+#ifndef TROVE_SEARCH_INT_H
+#define TROVE_SEARCH_INT_H
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search/search.h"
+#include "store/store.h"
+#include "text/query.h"
+#include "util/buf.h"
+
+/* Chunks of a note read as its text (bigram re-scoring, the title
+ * channel's look for the rest of the query). */
+#define SEARCH_NOTE_CHUNKS 8
+#define TROVE_STR_(x) #x
+#define TROVE_STR(x) TROVE_STR_(x)
+
+/* ---- the candidate set ------------------------------------------------ */
+
+/* A note found by at least one channel. */
+typedef struct cand {
+    int64_t doc_id;
+    int64_t chunk_id;      /* anchoring chunk, 0 = none yet */
+    int64_t vec_chunk_id;  /* the note's best chunk by the vector channel */
+    int in_degree;
+    int lang;              /* LANG_* of the note */
+    double prior;          /* link-graph factor on the bm25 score */
+    int has_bm25;          /* found by bm25, ranked once priors are known */
+    search_channel_hit ch[SEARCH_N_CHANNELS];
+    double fused;
+    search_alt *alts;      /* its translations (search/group.h), moved into the result */
+    size_t n_alts;
+} cand;
+
+typedef struct cand_set {
+    cand *items;
+    size_t n, cap;
+    size_t *slots;         /* index+1, open addressing on doc_id */
+    size_t n_slots;
+} cand_set;
+
+/* The note's candidate; create: added (zeroed) when missing, else NULL.
+ * Pointers into the set move when it grows. */
+cand *search_cand_get(cand_set *cs, int64_t doc_id, int create);
+
+/* Two channel scores are equal when they differ by rounding only. */
+static inline int same_score(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* The 1-based rank of item i of a list sorted best first, given the rank of
+ * item i-1 and whether their scores are equal: equal scores share the best
+ * rank of their group (1, 1, 3), so row order never decides between
+ * equally good notes; the other channels' evidence does. */
+static inline int shared_rank(size_t i, int prev_rank, int equal_to_prev)
+{
+    return i > 0 && equal_to_prev ? prev_rank : (int)i + 1;
+}
+
+/* What bm25 ranks by: its score times the link prior (ch_graph.c). */
+static inline double bm25_key(const cand *c)
+{
+    return c->ch[SEARCH_CH_BM25].score * c->prior;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+/* Statements come from the store's cache (compiled once per connection)
+ * and go back with store_stmt_put(), never sqlite3_finalize(). */
+static inline trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)
+{
+    if (!(*s = store_stmt_get(st, sql)))
+        return store_fail(st, "preparing search");
+    return TROVE_OK;
+}
+
+/* Every step goes through here (store_step): 1 a row, 0 no more rows, -1
+ * an error, recorded in *rc. A failed step is never "no more rows": a busy
+ * or damaged index is an error, not fewer results. */
+static inline int step_row(store *st, sqlite3_stmt *s, const char *what, trove_err *rc)
+{
+    return store_step(st, s, what, rc);
+}
+
+/* ---- filters (filter.c) ----------------------------------------------- */
+
+/* SQL conditions on `d` (docs) for the user's filters, with their values in
+ * bind order. */
+typedef struct search_filter {
+    tbuf sql;              /* " AND ..." per filter; empty: no filter */
+    const char **binds;
+    size_t n_binds, cap_binds;
+    char **owned;
+    size_t n_owned;
+} search_filter;
+
+void search_filter_build(search_filter *f, const search_opts *o);
+void search_filter_free(search_filter *f);
+/* The filter's values bound from parameter `first` on. */
+void search_filter_bind(sqlite3_stmt *s, int first, const search_filter *f);
+/* Bitmap of the note ids the filters allow (NULL when there are none). */
+trove_err search_filter_allowed(store *st, const search_filter *f, uint8_t **bits,
+                                int64_t *n_bits);
+
+/* ---- best rows of an FTS5 match (cand.c) ------------------------------ */
+
+typedef struct scored {
+    int64_t chunk_id;   /* or doc id, for the title channel */
+    double score;
+} scored;
+
+/* Keep the best `cap` rows in a min-heap (cap 0: keep all). */
+typedef struct topk {
+    scored *h;
+    size_t n, cap, alloc;
+} topk;
+
+void search_topk_push(topk *t, int64_t chunk_id, double score);
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows,
+ * sorted best first. Without filters `plain` runs alone; with filters
+ * `joined` (which joins docs as d) is completed by them. */
+trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
+                           const search_filter *f, topk *top);
+
+/* ---- channels --------------------------------------------------------- */
+
+/* One search as the channels see it. */
+typedef struct search_ctx {
+    store *st;
+    const search_opts *o;
+    const query_parsed *q;      /* the parsed query (q->fts NULL: no keyword) */
+    const search_filter *f;
+    size_t depth;               /* notes a channel offers; 0: every one */
+    float *qvec;                /* the query's vector (ch_vec's before()), or NULL; freed
+                                   by search_run */
+    search_results *out;        /* what a channel reports (vec_state, floor, missing) */
+} search_ctx;
+
+typedef struct search_channel {
+    const char *name;
+    /* Whether it runs for this query (weights, vector_only, a keyword). */
+    int (*wanted)(const search_ctx *c);
+    /* Outside the read transaction, before any run(); NULL: nothing. */
+    trove_err (*before)(search_ctx *c);
+    /* Inside the read transaction: add to, or re-score, the candidates. */
+    trove_err (*run)(search_ctx *c, cand_set *cs);
+} search_channel;
+
+extern const search_channel search_ch_vector;   /* ch_vec.c */
+extern const search_channel search_ch_bm25;     /* ch_bm25.c (with its bigram view) */
+extern const search_channel search_ch_title;    /* ch_title.c */
+extern const search_channel search_ch_graph;    /* ch_graph.c: link prior, bm25 ranks */
+
+#endif
