@@ -227,6 +227,29 @@ trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_n
     return api_multi_get(s->a, glob, max_bytes, out);
 }
 
+trove_err mcp_links(mcp_server *s, const char *ref, api_link_set *out)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_links(d, NULL, ref, out);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_links(s->a, NULL, ref, out);
+}
+
+trove_err mcp_similar(mcp_server *s, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info)
+{
+    dcl *d = daemon_of(s);
+    if (d) {
+        trove_err rc = dcl_similar(d, o, out, info);
+        if (dcl_answered(d))
+            return rc;
+    }
+    return api_similar(s->a, o, out, info);
+}
+
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out)
 {
     dcl *d = daemon_of(s);

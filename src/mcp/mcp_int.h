@@ -43,6 +43,9 @@ trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out);
 trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out);
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out);
+trove_err mcp_links(mcp_server *s, const char *ref, api_link_set *out);
+trove_err mcp_similar(mcp_server *s, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info);
 /* *daemon: the daemon's state object (new reference), NULL when answered
  * without one. */
 trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon);

@@ -30,6 +30,8 @@
 #define BUDGET_DEFAULT 40000
 #define BUDGET_MIN 1000
 #define BUDGET_MAX 1000000
+#define LINKS_DEFAULT 50
+#define LINKS_MAX 500
 #define FILTER_MAX_ITEMS 100
 
 /* ---- schemas ---- */
@@ -117,6 +119,33 @@ static const char multi_get_desc[] =
     "\"truncated\":{\"type\":\"boolean\"},"                                                 \
     "\"next_start_line\":{\"type\":\"integer\"}},"                                          \
     "\"required\":[\"notes\",\"truncated\"]}"
+
+static const char links_desc[] =
+    "A note's place in the link graph: backlinks (other notes linking to it, with the line "
+    "that links), outlinks (notes it links to), unresolved links (to no indexed note) and "
+    "unlinked mentions (notes naming it without a link). `path` as for `get`. Each list "
+    "holds at most `limit` entries (truncated says when more exist).";
+
+static const char similar_desc[] =
+    "Notes like a given note: by its distinctive words and, when the index has vectors, by "
+    "meaning; never the note itself. `path` as for `get`. Results and budgets as `search`.";
+
+#define LINK_ITEM                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"doc_uri\":{\"type\":\"string\"},"                \
+    "\"docid\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"                       \
+    "\"target\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"},"                      \
+    "\"text\":{\"type\":\"string\"}},\"required\":[\"target\",\"line\"]}"
+#define LINK_LIST "{\"type\":\"array\",\"items\":" LINK_ITEM "}"
+
+static const char links_out[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
+    "\"title\":{\"type\":\"string\"},"
+    "\"backlinks\":" LINK_LIST ",\"outlinks\":" LINK_LIST ","
+    "\"unresolved\":" LINK_LIST ",\"mentions\":" LINK_LIST ","
+    "\"truncated\":{\"type\":\"boolean\"}},"
+    "\"required\":[\"doc_uri\",\"backlinks\",\"outlinks\",\"unresolved\",\"mentions\","
+    "\"truncated\"]}";
 
 static const char get_out[] =
     NOTES_OUT("\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"");
@@ -340,6 +369,26 @@ static const arg_def multi_get_args[] = {
     {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,
      "byte budget for all returned text: notes past it are listed as skipped", NULL},
     {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL},
+    {0},
+};
+
+static const arg_def links_args[] = {
+    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1, "trove://COLLECTION/PATH, COLLECTION/PATH, PATH "
+     "or #DOCID", NULL},
+    {"limit", ARG_INT, 1, LINKS_MAX, LINKS_DEFAULT, 0, "most entries per list", NULL},
+    {0},
+};
+
+static const arg_def similar_args[] = {
+    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1, "trove://COLLECTION/PATH, COLLECTION/PATH, PATH "
+     "or #DOCID", NULL},
+    {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, 10, 0, "how many notes to return", NULL},
+    {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,
+     "longest excerpt per result, in characters (0: none)", NULL},
+    {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only notes in these collections", NULL},
+    {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,
+     "budget for the whole answer, in characters of JSON", NULL},
     {0},
 };
 
@@ -859,6 +908,40 @@ static json_t *pipeline_json(const api_query_info *q, size_t i)
     return p;
 }
 
+/* {query, results, truncated?, omitted?}: the results, best first, as many
+ * as fit `budget` characters of JSON; *cut gets the note saying how to get
+ * more ("" when all fit). qi: the query pipeline's detail, or NULL. */
+static json_t *results_within(const search_results *res, const api_query_info *qi,
+                              const char *query, long excerpt_chars, int with_scores,
+                              size_t budget, char *cut, size_t cut_size)
+{
+    json_t *results = json_array();
+    /* The answer's frame (query, warnings, flags) is a few hundred
+     * characters: what is left is for results. */
+    size_t used = strlen(query) + 512, kept = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        json_t *rj = result_json(&res->items[i], excerpt_chars, with_scores);
+        if (with_scores && qi && i < qi->n)
+            json_object_set_new(json_object_get(rj, "scores"), "pipeline", pipeline_json(qi, i));
+        used += json_dumpb(rj, NULL, 0, JSON_COMPACT) + 1;
+        if (used > budget) {
+            json_decref(rj);
+            break;
+        }
+        json_array_append_new(results, rj);
+        kept++;
+    }
+    json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+    cut[0] = '\0';
+    if (kept < res->n) {
+        json_object_set_new(st, "truncated", json_true());
+        json_object_set_new(st, "omitted", json_integer((json_int_t)(res->n - kept)));
+        snprintf(cut, cut_size, "(%zu more results left out at max_chars=%zu: raise "
+                 "max_chars, or lower max_excerpt_chars or top_k)", res->n - kept, budget);
+    }
+    return st;
+}
+
 static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *t,
                           json_t *args, mcp_error *err, int vector_only, int is_query)
 {
@@ -913,31 +996,9 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
                            "`search`");
         free(why);
     } else {
-        json_t *results = json_array();
-        /* The answer's frame (query, warnings, flags) is a few hundred
-         * characters: what is left is for results, best first. */
-        size_t used = strlen(query) + 512, kept = 0;
-        for (size_t i = 0; i < res.n; i++) {
-            json_t *rj = result_json(&res.items[i], max_chars, with_scores);
-            if (with_scores && is_query && i < qi.n)
-                json_object_set_new(json_object_get(rj, "scores"), "pipeline",
-                                    pipeline_json(&qi, i));
-            used += json_dumpb(rj, NULL, 0, JSON_COMPACT) + 1;
-            if (used > budget) {
-                json_decref(rj);
-                break;
-            }
-            json_array_append_new(results, rj);
-            kept++;
-        }
-        json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
         char cut[200] = "";
-        if (kept < res.n) {
-            json_object_set_new(st, "truncated", json_true());
-            json_object_set_new(st, "omitted", json_integer((json_int_t)(res.n - kept)));
-            snprintf(cut, sizeof cut, "(%zu more results left out at max_chars=%zu: raise "
-                     "max_chars, or lower max_excerpt_chars or top_k)", res.n - kept, budget);
-        }
+        json_t *st = results_within(&res, is_query ? &qi : NULL, query, max_chars, with_scores,
+                                    budget, cut, sizeof cut);
         /* What the vector channel could not do, so the agent knows why
          * results are keyword-only. */
         json_t *warn = json_array();
@@ -1208,6 +1269,114 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
     return out;
 }
 
+/* ---- links, similar ---- */
+
+/* One end of a link: the other note (doc_uri, docid, title; none for an
+ * unresolved link), the target as written, the line and its text. */
+static json_t *link_json(const api_link *l)
+{
+    json_t *o = json_pack("{s:o, s:i}", "target", js_str(l->target), "line", l->line);
+    if (l->note.docid[0]) {
+        char *uri = mcp_doc_uri(l->note.collection, l->note.path);
+        char docid[16];
+        snprintf(docid, sizeof docid, "#%s", l->note.docid);
+        json_object_set_new(o, "doc_uri", js_str(uri));
+        json_object_set_new(o, "docid", json_string(docid));
+        json_object_set_new(o, "title", js_str(l->note.title ? l->note.title : l->note.path));
+        free(uri);
+    }
+    if (l->text)
+        json_object_set_new(o, "text", js_str(l->text));
+    return o;
+}
+
+static json_t *link_list(const api_link *items, size_t n, size_t limit, int *truncated)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n && i < limit; i++)
+        json_array_append_new(a, link_json(&items[i]));
+    *truncated |= n > limit;
+    return a;
+}
+
+static json_t *tool_links(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err)
+{
+    (void)err;
+    char *why = NULL;
+    char *ref = note_ref(s, "links", arg_str(args, "path"), &why);
+    if (!ref) {
+        json_t *e = tool_error("%s", why);
+        free(why);
+        return e;
+    }
+    size_t limit = (size_t)arg_long(t->args, args, "limit");
+    api_link_set ls;
+    trove_err rc = mcp_links(s, ref, &ls);
+    free(ref);
+    if (rc)
+        return api_error("links", rc);
+    char *uri = mcp_doc_uri(ls.note.collection, ls.note.path);
+    char docid[16];
+    snprintf(docid, sizeof docid, "#%s", ls.note.docid);
+    int truncated = 0;
+    json_t *o = json_pack("{s:o, s:s, s:o}", "doc_uri", js_str(uri), "docid", docid, "title",
+                          js_str(ls.note.title ? ls.note.title : ls.note.path));
+    json_object_set_new(o, "backlinks", link_list(ls.back, ls.n_back, limit, &truncated));
+    json_object_set_new(o, "outlinks", link_list(ls.out, ls.n_out, limit, &truncated));
+    json_object_set_new(o, "unresolved",
+                        link_list(ls.unresolved, ls.n_unresolved, limit, &truncated));
+    json_object_set_new(o, "mentions", link_list(ls.mentions, ls.n_mentions, limit, &truncated));
+    json_object_set_new(o, "truncated", json_boolean(truncated));
+    free(uri);
+    api_link_set_free(&ls);
+    return tool_result(ss, o, truncated ? "(lists cut at limit: raise limit for the rest)"
+                                        : NULL);
+}
+
+static json_t *tool_similar(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                            json_t *args, mcp_error *err)
+{
+    (void)err;
+    const char *path = arg_str(args, "path");
+    char *why = NULL;
+    char *ref = note_ref(s, "similar", path, &why);
+    if (!ref) {
+        json_t *e = tool_error("%s", why);
+        free(why);
+        return e;
+    }
+    const char **colls;
+    size_t n_colls;
+    arg_list(args, "collection", &colls, &n_colls);
+    long excerpt_chars = arg_long(t->args, args, "max_excerpt_chars");
+    api_similar_opts o;
+    api_similar_opts_init(&o);
+    o.ref = ref;
+    o.limit = (size_t)arg_long(t->args, args, "top_k");
+    o.collections = colls;
+    o.n_collections = n_colls;
+    o.with_body = excerpt_chars > 0;
+    search_results res = {0};
+    api_similar_info info = {0};
+    trove_err rc = mcp_similar(s, &o, &res, &info);
+    json_t *out;
+    if (rc) {
+        out = api_error("similar", rc);
+    } else {
+        char cut[200];
+        json_t *st = results_within(&res, NULL, path, excerpt_chars, 0,
+                                    (size_t)arg_long(t->args, args, "max_chars"), cut,
+                                    sizeof cut);
+        out = tool_result(ss, st, cut[0] ? cut : res.n ? NULL : "(no similar notes)");
+    }
+    search_results_free(&res);
+    api_similar_info_free(&info);
+    free(colls);
+    free(ref);
+    return out;
+}
+
 /* ---- multi_get ---- */
 
 static json_t *tool_multi_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
@@ -1363,6 +1532,8 @@ static const tool_def tool_defs[] = {
     {"get", "Read notes", get_desc, tool_get, 0, get_args, get_out},
     {"multi_get", "Read several notes", multi_get_desc, tool_multi_get, 0, multi_get_args,
      multi_get_out},
+    {"links", "Links of a note", links_desc, tool_links, 0, links_args, links_out},
+    {"similar", "Similar notes", similar_desc, tool_similar, 0, similar_args, search_out},
     {"status", "Index status", status_desc, tool_status, 0, no_args, status_out},
 };
 #define N_TOOLS (sizeof tool_defs / sizeof *tool_defs)

@@ -257,7 +257,7 @@ def check_scenario(out, vault):
     assert all(SECRET not in json.dumps(s) for s in out["steps"])
 
     tools = {t["name"]: t for t in st["tools"]["result"]["tools"]}
-    assert set(tools) == {"search", "query", "get", "multi_get", "status"}
+    assert set(tools) == {"search", "query", "get", "multi_get", "links", "similar", "status"}
     for t in tools.values():
         assert len(t["description"]) > 80
         assert t["inputSchema"]["type"] == "object"
@@ -757,7 +757,8 @@ def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
              filters={"doc_uri_prefix": "trove://notes/b"}),
     ])
     tools = [t["name"] for t in r[1]["result"]["tools"]]
-    assert tools == ["search", "vsearch", "query", "get", "multi_get", "status"]
+    assert tools == ["search", "vsearch", "query", "get", "multi_get", "links",
+                     "similar", "status"]
     v = r[2]["result"]["structuredContent"]["results"]
     assert v[0]["path"] == "cars.md" and v[0]["scores"]["vector"]["rank"] == 1
     assert 0 < v[0]["score"] <= 1.0001
@@ -777,7 +778,7 @@ def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
         call(5, "status"),
     ])
     assert [t["name"] for t in r[1]["result"]["tools"]] == ["search", "query", "get", "multi_get",
-                                                          "status"]
+                                                          "links", "similar", "status"]
     assert r[2]["error"]["code"] == -32602 and "vsearch" in r[2]["error"]["message"]
     assert r[3]["result"]["structuredContent"]["results"] == []
     assert r[4]["result"]["structuredContent"]["model"] is None

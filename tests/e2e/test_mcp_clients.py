@@ -253,7 +253,7 @@ def test_inspector_cli(served, inspector, http_server, era, kind):
     target = http_server().url if kind == "http" else None
     tools = run_inspector(inspector, trove, target, era, "--strict", "--method", "tools/list")
     names = [t["name"] for t in tools["tools"]]
-    assert names == ["search", "query", "get", "multi_get", "status"], names
+    assert names == ["search", "query", "get", "multi_get", "links", "similar", "status"], names
     for t in tools["tools"]:
         assert t["annotations"]["readOnlyHint"] is True and "outputSchema" in t
     hit = run_inspector(inspector, trove, target, era, "--method", "tools/call", "--tool-name",
@@ -382,3 +382,39 @@ def test_multi_get(served, sdk_dir, tmp_path):
     small = st[2]["result"]["structuredContent"]
     assert small["truncated"] is True and all("skipped" in n for n in small["notes"])
     assert st[3]["error"]["code"] == -32602 and st[4]["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("mode", ["pin", "legacy"])
+def test_links_and_similar(served, daemon_mode, client2_dir, tmp_path, mode):
+    """Thin tools over api_links/api_similar: backlinks with the linking
+    line, outlinks, limits that say they cut; notes like a note, never
+    itself. Cold and through the daemon, the same answers."""
+    trove, vault = served
+    from test_mcp import uri
+    S = lambda name, **a: {"op": "callTool", "name": name, "arguments": a}
+    plan = [S("links", path=uri("programming/c-pointers.md")),
+            S("links", path=uri("Home.md"), limit=1),
+            S("links", path="../../etc/passwd"),
+            S("similar", path=uri("programming/c-pointers.md"), top_k=3),
+            S("similar", path=uri("cooking/ramen-broth.md"), max_chars=1000, top_k=10),
+            S("links", path=uri("no/such.md"))]
+    out = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio")
+    st = out["steps"]
+    links = st[0]["result"]["structuredContent"]
+    home = [b for b in links["backlinks"] if b["doc_uri"] == uri("Home.md")]
+    assert home and "[[c-pointers]]" in home[0]["text"], links["backlinks"]
+    assert home[0]["line"] == 16
+    cut = st[1]["result"]["structuredContent"]
+    assert cut["truncated"] is True and len(cut["outlinks"]) == 1
+    assert st[2]["result"]["isError"] is True and "refused" in st[2]["result"]["content"][0]["text"]
+    sim = st[3]["result"]["structuredContent"]["results"]
+    assert sim and uri("programming/c-pointers.md") not in [r["doc_uri"] for r in sim]
+    assert len(sim) <= 3
+    small = st[4]["result"]["structuredContent"]
+    assert len(st[4]["result"]["content"][0]["text"].split("\n")[0]) <= 1000
+    assert small.get("truncated") in (True, None)
+    assert st[5]["result"]["isError"] is True
+    if daemon_mode == "daemon":
+        cold = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio",
+                           env={"TROVE_NO_DAEMON": "1"})
+        assert comparable(out["steps"]) == comparable(cold["steps"])
