@@ -313,7 +313,7 @@ def check_scenario(out, vault):
     # no error an agent reads tells it to run a trove command
     for step in out["steps"]:
         assert "`trove" not in json.dumps(step), step
-    rpc_error(st["unknown_tool"], -32602, "frobnicate", "search, query, get, status")
+    rpc_error(st["unknown_tool"], -32602, "frobnicate", "search, query, get, multi_get, links, similar, status")
 
     # get
     g = structured(st["get_range"])
