@@ -348,6 +348,13 @@ static const arg_def query_args[] = {
     {0},
 };
 
+/* What get and multi_get share: the budget and line numbers. */
+#define READ_ARGS                                                                           \
+    {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,                          \
+     "byte budget for all returned text (one note is cut at a line end; of several, those " \
+     "past it are listed as skipped)", NULL},                                               \
+    {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL}
+
 static const arg_def get_args[] = {
     {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1,
      "trove://COLLECTION/PATH, COLLECTION/PATH, PATH, #DOCID, or a glob", NULL},
@@ -355,9 +362,7 @@ static const arg_def get_args[] = {
      NULL},
     {"end_line", ARG_INT, 1, GET_MAX_LINE, NO_DEFAULT, 0,
      "last line, inclusive (default: the end)", NULL},
-    {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,
-     "byte budget for all returned text", NULL},
-    {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL},
+    READ_ARGS,
     {0},
 };
 
@@ -366,22 +371,23 @@ static const arg_def multi_get_args[] = {
      "notes to read: trove://COLLECTION/PATH, COLLECTION/PATH, PATH or #DOCID", NULL},
     {"glob", ARG_STRING, 1, 0, NO_DEFAULT, 0,
      "or every indexed note matching this glob (e.g. 'notes/meetings/2024-*.md')", NULL},
-    {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,
-     "byte budget for all returned text: notes past it are listed as skipped", NULL},
-    {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL},
+    READ_ARGS,
     {0},
 };
 
+/* The note a graph tool is about. */
+#define NOTE_PATH_ARG                                                                       \
+    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1,                                               \
+     "trove://COLLECTION/PATH, COLLECTION/PATH, PATH or #DOCID", NULL}
+
 static const arg_def links_args[] = {
-    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1, "trove://COLLECTION/PATH, COLLECTION/PATH, PATH "
-     "or #DOCID", NULL},
+    NOTE_PATH_ARG,
     {"limit", ARG_INT, 1, LINKS_MAX, LINKS_DEFAULT, 0, "most entries per list", NULL},
     {0},
 };
 
 static const arg_def similar_args[] = {
-    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1, "trove://COLLECTION/PATH, COLLECTION/PATH, PATH "
-     "or #DOCID", NULL},
+    NOTE_PATH_ARG,
     {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, 10, 0, "how many notes to return", NULL},
     {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,
      "longest excerpt per result, in characters (0: none)", NULL},

@@ -37,16 +37,23 @@ def uri(rel):
 
 # ---- fixtures ---------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def sdk_dir():
+def npm_install(spec, what):
+    """The folder scripts/npm-install.sh installed SPEC into (with its
+    dependencies, cached); skips the test, saying why, without node or the
+    registry."""
     if not shutil.which("node"):
-        pytest.skip("node is not installed (the MCP SDK client runs on Node.js)")
-    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), SDK],
+        pytest.skip("node is not installed (%s runs on Node.js)" % what)
+    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), spec],
                        capture_output=True, text=True, timeout=900)
     if r.returncode == 3:
-        pytest.skip("MCP TypeScript SDK unavailable: %s" % r.stderr.strip())
+        pytest.skip("%s unavailable: %s" % (what, r.stderr.strip()))
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def sdk_dir():
+    return npm_install(SDK, "the MCP TypeScript SDK")
 
 
 @pytest.fixture

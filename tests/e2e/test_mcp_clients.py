@@ -13,14 +13,13 @@ cases (headers that disagree with the body, a version we lack) need only
 Python. Tests with node skip, saying why, without node or the registry.
 """
 import json
-import shutil
 import subprocess
 
 import pytest
 
 from conftest import REPO, trove_bin
-from test_mcp import (daemon_mode, http_server, init_msg, run_sdk, scenario,  # noqa: F401
-                      sdk_dir, served)
+from test_mcp import (daemon_mode, http_server, init_msg, npm_install, run_sdk,  # noqa: F401
+                      scenario, sdk_dir, served)
 
 CLIENT2 = "@modelcontextprotocol/client@2.4.0"
 DRIVER2 = REPO / "tests" / "tools" / "mcp_client2.mjs"
@@ -31,14 +30,7 @@ META = {"io.modelcontextprotocol/protocolVersion": MODERN,
 
 @pytest.fixture(scope="session")
 def client2_dir():
-    if not shutil.which("node"):
-        pytest.skip("node is not installed (the MCP client runs on Node.js)")
-    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), CLIENT2],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode == 3:
-        pytest.skip("MCP 2.x client unavailable: %s" % r.stderr.strip())
-    assert r.returncode == 0, r.stderr
-    return r.stdout.strip()
+    return npm_install(CLIENT2, "the MCP 2.x client")
 
 
 def run_client2(client_dir, trove, tmp_path, plan, mode, kind, url=None, env=None):
@@ -221,14 +213,7 @@ INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
 @pytest.fixture(scope="session")
 def inspector():
-    if not shutil.which("node"):
-        pytest.skip("node is not installed (the MCP Inspector runs on Node.js)")
-    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), INSPECTOR],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode == 3:
-        pytest.skip("MCP Inspector unavailable: %s" % r.stderr.strip())
-    assert r.returncode == 0, r.stderr
-    return r.stdout.strip() + "/node_modules/.bin/mcp-inspector"
+    return npm_install(INSPECTOR, "the MCP Inspector") + "/node_modules/.bin/mcp-inspector"
 
 
 def run_inspector(inspector, trove, target, era, *args):

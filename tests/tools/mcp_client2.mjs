@@ -12,6 +12,7 @@
 // every result against the schemas of the negotiated version itself.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { runPlan } from "./mcp_plan.mjs";
 
 const [dir, planFile, mode, kind, target] = process.argv.slice(2);
 const pkg = (p) =>
@@ -43,24 +44,6 @@ out.capabilities = client.getServerCapabilities() ?? null;
 out.instructions = client.getInstructions() ?? null;
 out.protocol_version = client.getNegotiatedProtocolVersion() ?? null;
 
-for (const step of plan) {
-  try {
-    let r;
-    switch (step.op) {
-      case "listTools": r = await client.listTools(); break;
-      case "callTool": r = await client.callTool({ name: step.name, arguments: step.arguments }); break;
-      case "listResources": r = await client.listResources(step.cursor ? { cursor: step.cursor } : undefined); break;
-      case "listResourceTemplates": r = await client.listResourceTemplates(); break;
-      case "readResource": r = await client.readResource({ uri: step.uri }); break;
-      case "listPrompts": r = await client.listPrompts(); break;
-      case "getPrompt": r = await client.getPrompt({ name: step.name, arguments: step.arguments }); break;
-      case "complete": r = await client.complete({ ref: step.ref, argument: step.argument }); break;
-      default: throw new Error(`unknown op ${step.op}`);
-    }
-    out.steps.push({ result: r });
-  } catch (e) {
-    out.steps.push({ error: { name: e.name, code: e.code ?? null, message: String(e.message) } });
-  }
-}
+out.steps = await runPlan(client, plan);
 await client.close();
 console.log(JSON.stringify(out));
