@@ -10,8 +10,10 @@
  * client's when supported, else 2025-11-25). Methods: server/discover,
  * initialize and ping (before 2026-07-28), tools/list, tools/call,
  * resources/list, resources/templates/list, resources/read and
- * notifications. Tools: search,
- * vsearch (with a model), get, status (mcp_tools.c); resources trove://COLLECTION/PATH (mcp_res.c).
+ * notifications, prompts/list, prompts/get and completion/complete. Tools:
+ * search, vsearch (with a model), query, get, multi_get, links, similar,
+ * status (mcp_tools.c); prompts and completion (mcp_prompts.c); resources
+ * trove://COLLECTION/PATH (mcp_res.c).
  * Everything is read-only and reads only indexed notes inside their
  * collection folder.
  *
