@@ -47,10 +47,12 @@ int cli_open_api(cli *c, api **out);
 /* The running daemon of c's index, when it should answer (docs/daemon.md):
  * NULL when --no-daemon, TROVE_NO_DAEMON, `daemon: off`, or none listens. */
 dcl *cli_daemon(cli *c);
-/* After one dcl_* call on d: 1 when its outcome (results or the daemon's
- * error, which the cold path would give too) is the answer, 0 when the
- * command must answer cold instead. Closes d either way. */
-int cli_daemon_done(dcl *d);
+/* The one fallback rule of the commands: op (WIRE_OP_*, api/wire.h) on
+ * args answered by the daemon when one runs and can (dcl_try), else cold
+ * on the api opened into *a. EXIT_OK with *err the answer's error (out
+ * filled on TROVE_OK); another exit code when the index could not be
+ * opened (said). */
+int cli_answer(cli *c, api **a, int op, void *args, void *out, trove_err *err);
 
 /* Commands (one file each). */
 int cmd_collection(cli *c, int argc, char **argv);

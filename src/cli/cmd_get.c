@@ -64,17 +64,11 @@ int cmd_get(cli *c, int argc, char **argv)
     int rc = EXIT_OK;
     api_note note;
     trove_err err;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        char cwd[4096];
-        err = dcl_get(d, getcwd(cwd, sizeof cwd), target, 0, count, &note);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+    /* A relative on-disk PATH means the same to a daemon as to us. */
+    char cwd[4096];
+    wire_get_args args = {.ref = target, .cwd = getcwd(cwd, sizeof cwd), .count = count};
+    if ((rc = cli_answer(c, &a, WIRE_OP_GET, &args, &note, &err)) != EXIT_OK)
         return rc;
-    err = api_get(a, target, 0, count, &note);
-answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -117,16 +111,9 @@ int cmd_multi_get(cli *c, int argc, char **argv)
     int rc;
     api_notes notes;
     trove_err err;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        err = dcl_multi_get(d, glob, (size_t)max_bytes, &notes);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+    wire_multi_get_args args = {.glob = glob, .max_bytes = max_bytes};
+    if ((rc = cli_answer(c, &a, WIRE_OP_MULTI_GET, &args, &notes, &err)) != EXIT_OK)
         return rc;
-    err = api_multi_get(a, glob, (size_t)max_bytes, &notes);
-answered:
     if (err) {
         rc = cli_error(err);
         api_close(a);
@@ -190,16 +177,9 @@ int cmd_ls(cli *c, int argc, char **argv)
     api *a = NULL;
     api_listing l;
     trove_err err;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        err = dcl_ls(d, target, &l);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+    wire_ls_args args = {.target = target};
+    if ((rc = cli_answer(c, &a, WIRE_OP_LS, &args, &l, &err)) != EXIT_OK)
         return rc;
-    err = api_ls(a, target, &l);
-answered:
     if (err) {
         rc = cli_error(err);
     } else {
@@ -357,7 +337,7 @@ int cmd_status(cli *c, int argc, char **argv)
         api_status ds;
         if (dcl_status(d, &ds, &daemon) == TROVE_OK)
             api_status_free(&ds);
-        cli_daemon_done(d);
+        dcl_answered(d);
     }
     api *a;
     int rc = cli_open_api(c, &a);

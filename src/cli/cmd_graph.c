@@ -120,24 +120,17 @@ int cmd_similar(cli *c, int argc, char **argv)
     char cwd[4096];
     so.cwd = getcwd(cwd, sizeof cwd);
     api *a = NULL;
-    search_results res;
-    api_similar_info info;
+    wire_similar_answer ans;
     trove_err err;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        err = dcl_similar(d, &so, &res, &info);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &a)) != EXIT_OK) {
+    if ((rc = cli_answer(c, &a, WIRE_OP_SIMILAR, &so, &ans, &err)) != EXIT_OK) {
         free(collections);
         return rc;
     }
-    err = api_similar(a, &so, &res, &info);
-answered:
     if (err) {
         rc = cli_error(err);
     } else {
+        search_results res = ans.results;
+        api_similar_info info = ans.info;
         oo.similar = &info;
         tbuf q = {0};
         tbuf_printf(&q, "similar:%s", so.ref);
@@ -187,16 +180,9 @@ int cmd_links(cli *c, int argc, char **argv)
     api_link_set set;
     trove_err err;
     int rc;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        err = dcl_links(d, here, ref, &set);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &a)) != EXIT_OK)
+    wire_links_args args = {.ref = ref, .cwd = here};
+    if ((rc = cli_answer(c, &a, WIRE_OP_LINKS, &args, &set, &err)) != EXIT_OK)
         return rc;
-    err = api_links(a, here, ref, &set);
-answered:
     if (err) {
         rc = cli_error(err);
     } else {

@@ -387,8 +387,7 @@ static int run_query(cli *c, search_args *a, api **api)
     qo.no_expand = a->no_expand;
     qo.candidates = (size_t)a->candidates;
     qo.window_tokens = (size_t)a->window;
-    search_results res;
-    api_query_info info;
+    wire_query_answer ans;
     trove_err err;
     int rc;
     dcl *d = cli_daemon(c);
@@ -399,18 +398,18 @@ static int run_query(cli *c, search_args *a, api **api)
          * cold. A daemon that dies still closes the socket at once. */
         if (qo.reranker)
             dcl_set_timeout(d, 900.0);
-        err = dcl_query(d, &qo, &res, &info);
-        if (cli_daemon_done(d))
-            goto answered;
     }
-    if ((rc = cli_open_api(c, api)) != EXIT_OK)
-        return rc;
-    qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, *api);
-    err = api_query(*api, &qo, &res, &info);
-answered:
+    if (!dcl_try(d, WIRE_OP_QUERY, &qo, &ans, &err)) {
+        if ((rc = cli_open_api(c, api)) != EXIT_OK)
+            return rc;
+        qo.reranker = a->no_rerank ? NULL : cli_reranker_path(a->reranker_flag, *api);
+        err = wire_call(*api, WIRE_OP_QUERY, &qo, &ans);
+    }
     if (err) {
         rc = cli_error(err);
     } else {
+        search_results res = ans.results;
+        api_query_info info = ans.info;
         if (info.rerank_warning)
             fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n",
                     info.rerank_warning);
@@ -468,16 +467,9 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     }
     search_results res;
     trove_err err;
-    dcl *d = cli_daemon(c);
-    if (d) {
-        err = dcl_search(d, &a.ao, &res);
-        if (cli_daemon_done(d))
-            goto answered;
-    }
-    if ((rc = cli_open_api(c, &api)) != EXIT_OK)
+    if ((rc = cli_answer(c, &api, a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH, &a.ao,
+                         &res, &err)) != EXIT_OK)
         goto out;
-    err = api_search(api, &a.ao, &res);
-answered:
     if (err) {
         const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);

@@ -179,9 +179,14 @@ dcl *cli_daemon(cli *c)
     return dcl_find(c->index_path, cfg, 60.0);
 }
 
-int cli_daemon_done(dcl *d)
+int cli_answer(cli *c, api **a, int op, void *args, void *out, trove_err *err)
 {
-    return dcl_answered(d);
+    if (dcl_try(cli_daemon(c), op, args, out, err))
+        return EXIT_OK;
+    int rc = cli_open_api(c, a);
+    if (rc == EXIT_OK)
+        *err = wire_call(*a, op, args, out);
+    return rc;
 }
 
 int cli_opt_positive(const char *value, long *out)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wire.h"
 #include "util/buf.h"
 #include "util/esc.h"
 #include "util/mem.h"
@@ -398,59 +399,65 @@ static json_t *str_array(const char *const *items, size_t n)
     return a;
 }
 
-static json_t *result_json(const search_result *r, const out_opts *o)
+static json_t *explain_json(const search_result *r)
 {
-    char docid[16];
-    snprintf(docid, sizeof docid, "#%s", r->docid);
-    char *file = join_path(r->root, r->path), *snippet = plain_snippet(r->snippet);
-    json_t *obj = json_object();
-    json_object_set_new(obj, "docid", json_string(docid));
-    json_object_set_new(obj, "collection", out_json_str(r->collection));
-    json_object_set_new(obj, "path", out_json_str(r->path));
-    json_object_set_new(obj, "file", out_json_str(file));
-    json_object_set_new(obj, "title", out_json_str(r->title));
-    json_object_set_new(obj, "heading_path",
-                        str_array((const char *const *)r->heading_path, r->n_heading_path));
-    json_object_set_new(obj, "line_start", json_integer(r->line_start));
-    json_object_set_new(obj, "line_end", json_integer(r->line_end));
-    json_object_set_new(obj, "start_byte", json_integer((json_int_t)r->start_byte));
-    json_object_set_new(obj, "end_byte", json_integer((json_int_t)r->end_byte));
-    json_object_set_new(obj, "score", json_real(r->score));
-    json_object_set_new(obj, "snippet", out_json_str(snippet));
-    json_object_set_new(obj, "context", str_array((const char *const *)r->context, r->n_context));
-    json_object_set_new(obj, "tags", str_array((const char *const *)r->tags, r->n_tags));
-    json_object_set_new(obj, "lang", out_json_str(r->lang));
-    json_t *alts = json_array();
-    for (size_t i = 0; i < r->n_also_in; i++) {
-        char alt_docid[16];
-        snprintf(alt_docid, sizeof alt_docid, "#%s", r->also_in[i].docid);
-        json_array_append_new(alts, json_pack("{s:o, s:s, s:o}", "lang",
-                                              out_json_str(r->also_in[i].lang), "docid", alt_docid,
-                                              "path", out_json_str(r->also_in[i].path)));
+    json_t *ex = json_object();
+    for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
+        const search_channel_hit *h = &r->channel[ch];
+        json_object_set_new(ex, search_channel_names[ch],
+                            h->rank ? json_pack("{s:i, s:f, s:f, s:f}", "rank", h->rank,
+                                                "score", h->score, "z", h->z, "vote", h->vote)
+                                    : json_null());
     }
-    json_object_set_new(obj, "also_in", alts);
-    free(file);
-    free(snippet);
-    if (o->full) {
+    json_object_set_new(ex, "graph", json_real(r->prior));
+    json_object_set_new(ex, "in_degree", json_integer(r->in_degree));
+    return ex;
+}
+
+/* --json's own keys of a result (out_opts as ctx). */
+static json_t *result_own(const void *obj, const char *key, void *ctx)
+{
+    const search_result *r = obj;
+    const out_opts *o = ctx;
+    json_t *j = NULL;
+    if (strcmp(key, "file") == 0) {
+        char *file = join_path(r->root, r->path);
+        j = out_json_str(file);
+        free(file);
+    } else if (strcmp(key, "snippet") == 0) {
+        char *snippet = plain_snippet(r->snippet);
+        j = out_json_str(snippet);
+        free(snippet);
+    } else if (strcmp(key, "body") == 0 && o->full) {
         size_t len;
         char *text = note_text(r, &len);
-        json_object_set_new(obj, "body", text ? out_json_strn(text, len) : json_null());
+        j = text ? out_json_strn(text, len) : json_null();
         free(text);
+    } else if (strcmp(key, "explain") == 0 && o->explain) {
+        j = explain_json(r);
     }
-    if (o->explain) {
-        json_t *ex = json_object();
-        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++) {
-            const search_channel_hit *h = &r->channel[ch];
-            json_object_set_new(ex, search_channel_names[ch],
-                                h->rank ? json_pack("{s:i, s:f, s:f, s:f}", "rank", h->rank,
-                                                    "score", h->score, "z", h->z, "vote", h->vote)
-                                        : json_null());
-        }
-        json_object_set_new(ex, "graph", json_real(r->prior));
-        json_object_set_new(ex, "in_degree", json_integer(r->in_degree));
-        json_object_set_new(obj, "explain", ex);
-    }
-    return obj;
+    return j;
+}
+
+static const wire_pick alt_picks[] = {
+    WIRE_PICK("lang"), WIRE_PICK("docid", .prefix = "#"), WIRE_PICK("path"),
+};
+static const wire_view alt_view = {alt_picks, sizeof alt_picks / sizeof *alt_picks, out_json_strn, NULL};
+
+/* A result in --json: the rows of api/wire's search_result table it shows. */
+static const wire_pick result_picks[] = {
+    WIRE_PICK("docid", .prefix = "#"), WIRE_PICK("collection"), WIRE_PICK("path"),
+    WIRE_OWN("file"), WIRE_PICK("title"), WIRE_PICK("heading_path"), WIRE_PICK("line_start"),
+    WIRE_PICK("line_end"), WIRE_PICK("start_byte"), WIRE_PICK("end_byte"), WIRE_PICK("score"),
+    WIRE_OWN("snippet"), WIRE_PICK("context"), WIRE_PICK("tags"), WIRE_PICK("lang"),
+    WIRE_PICK("also_in", .sub = &alt_view), WIRE_OWN("body"), WIRE_OWN("explain"),
+};
+static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
+                                      out_json_strn, result_own};
+
+static json_t *result_json(const search_result *r, const out_opts *o)
+{
+    return wire_emit_view(&wire_result_type, r, &result_view, (void *)o);
 }
 
 /* `vector` of --explain: what the vector channel did with this query. */

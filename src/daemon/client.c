@@ -340,10 +340,11 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
     const json_t *err = json_object_get(resp, "error");
     const char *code = json_string_value(json_object_get(err, "code"));
     const char *msg = json_string_value(json_object_get(err, "message"));
-    int e = wire_err_from_name(code);
-    if (e <= 0) {
-        /* EPROTO, EMISMATCH, E2BIG, EBUSY...: the daemon could not serve
-         * this request; the cold path can. */
+    int e = wire_code_from_name(code);
+    if (e <= TROVE_OK || e >= TROVE_ERR_COUNT) {
+        /* A refusal (WIRE_EPROTO, WIRE_EMISMATCH, WIRE_E2BIG) or a code we
+         * do not know: the daemon could not serve this request; the cold
+         * path can. */
         c->failed = 1;
         rc = trove_fail(TROVE_EIO, "daemon: %s: %s", code ? code : "?", msg ? msg : "");
     } else {
@@ -353,7 +354,7 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
     return rc;
 }
 
-/* Decode a result; a malformed one means the daemon is not usable. */
+/* A malformed answer means the daemon is not usable. */
 static trove_err decoded(dcl *c, trove_err rc)
 {
     if (rc)
@@ -361,146 +362,68 @@ static trove_err decoded(dcl *c, trove_err rc)
     return rc;
 }
 
-trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out)
+/* The path rows of t (merged ones included) in obj made absolute: a
+ * daemon has another cwd. The strings made are added to made[]. */
+static void absolute_paths(const wire_type *t, char *obj, char **made, size_t *n_made)
 {
-    memset(out, 0, sizeof *out);
-    /* A model path means the same file to a daemon with another cwd. */
-    api_search_opts abs = *o;
-    char *model = o->model && o->model[0] != '/' ? dcl_abs_path(o->model) : NULL;
-    if (model)
-        abs.model = model;
-    json_t *args = wire_search_opts(&abs), *res;
-    free(model);
-    trove_err rc = dcl_call(c, o->search.vector_only ? "vsearch" : "search", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_search_results_parse(res, out));
-    json_decref(res);
-    if (rc)
-        search_results_free(out);
-    return rc;
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const wire_field *f = &t->fields[i];
+        const char **p = (const char **)(void *)(obj + f->off);
+        if (!f->key && f->kind == WIRE_OBJ)
+            absolute_paths(f->sub, obj + f->off, made, n_made);
+        else if (f->path && *p && (*p)[0] != '/' && *n_made < 8)
+            *p = made[(*n_made)++] = dcl_abs_path(*p);
+    }
 }
 
-trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_query_info *info)
+trove_err dcl_request(dcl *c, int op, const void *args, void *out)
 {
-    memset(out, 0, sizeof *out);
-    memset(info, 0, sizeof *info);
-    api_query_opts abs = *o;
-    char *model = o->base.model && o->base.model[0] != '/' ? dcl_abs_path(o->base.model) : NULL;
-    char *rr = o->reranker && o->reranker[0] != '/' ? dcl_abs_path(o->reranker) : NULL;
-    if (model)
-        abs.base.model = model;
-    if (rr)
-        abs.reranker = rr;
-    json_t *args = wire_query_opts(&abs), *res;
-    trove_err rc = dcl_call(c, "query", args, &res);
+    const wire_request *q = &wire_requests[op];
+    memset(out, 0, q->result->size);
+    char *made[8], *sent = NULL;
+    size_t n_made = 0;
+    if (q->args) {
+        sent = xmalloc(q->args->size);
+        memcpy(sent, args, q->args->size);
+        absolute_paths(q->args, sent, made, &n_made);
+    }
+    json_t *res;
+    trove_err rc = dcl_call(c, q->op, sent ? wire_emit(q->args, sent) : NULL, &res);
     if (rc == TROVE_OK) {
-        rc = decoded(c, wire_query_result_parse(res, out, info));
+        rc = decoded(c, wire_parse(q->result, res, out, NULL));
         json_decref(res);
+        if (rc) {
+            wire_free(q->result, out);
+            memset(out, 0, q->result->size);
+        }
     }
-    /* The model path as the caller gave it, as the cold path reports it. */
-    if (rc == TROVE_OK && info->reranker && abs.reranker &&
-        strcmp(info->reranker, abs.reranker) == 0) {
+    /* The reranker as the caller gave it, as the cold path reports it. */
+    api_query_info *info = op == WIRE_OP_QUERY ? &((wire_query_answer *)out)->info : NULL;
+    const char *rr = info ? ((const api_query_opts *)sent)->reranker : NULL;
+    if (rc == TROVE_OK && info && info->reranker && rr && strcmp(info->reranker, rr) == 0) {
         free(info->reranker);
-        info->reranker = xstrdup(o->reranker);
+        info->reranker = xstrdup(((const api_query_opts *)args)->reranker);
     }
-    if (rc) {
-        search_results_free(out);
-        api_query_info_free(info);
-    }
-    free(model);
-    free(rr);
+    free(sent);
+    for (size_t i = 0; i < n_made; i++)
+        free(made[i]);
     return rc;
 }
 
-trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out)
+int dcl_try(dcl *d, int op, const void *args, void *out, trove_err *err)
 {
-    memset(out, 0, sizeof *out);
-    json_t *args = json_object(), *res;
-    json_object_set_new(args, "ref", wire_str(ref));
-    json_object_set_new(args, "line", json_integer(line));
-    json_object_set_new(args, "count", json_integer(count));
-    if (cwd)
-        json_object_set_new(args, "cwd", wire_str(cwd));
-    trove_err rc = dcl_call(c, "get", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_note_parse(res, out));
-    json_decref(res);
-    if (rc)
-        api_note_free(out);
-    return rc;
+    if (!d)
+        return 0;
+    *err = dcl_request(d, op, args, out);
+    return dcl_answered(d);
 }
 
-trove_err dcl_similar(dcl *c, const api_similar_opts *o, search_results *out,
-                      api_similar_info *info)
+trove_err dcl_or_cold(dcl *d, api *a, int op, void *args, void *out)
 {
-    memset(out, 0, sizeof *out);
-    memset(info, 0, sizeof *info);
-    api_similar_opts abs = *o;
-    char *model = o->model && o->model[0] != '/' ? dcl_abs_path(o->model) : NULL;
-    if (model)
-        abs.model = model;
-    json_t *args = wire_similar_opts(&abs), *res;
-    free(model);
-    trove_err rc = dcl_call(c, "similar", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_similar_result_parse(res, out, info));
-    json_decref(res);
-    if (rc) {
-        search_results_free(out);
-        api_similar_info_free(info);
-    }
-    return rc;
-}
-
-trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out)
-{
-    memset(out, 0, sizeof *out);
-    json_t *args = json_object(), *res;
-    json_object_set_new(args, "ref", wire_str(ref));
-    if (cwd)
-        json_object_set_new(args, "cwd", wire_str(cwd));
-    trove_err rc = dcl_call(c, "links", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_link_set_parse(res, out));
-    json_decref(res);
-    if (rc)
-        api_link_set_free(out);
-    return rc;
-}
-
-trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out)
-{
-    memset(out, 0, sizeof *out);
-    json_t *args = json_object(), *res;
-    json_object_set_new(args, "glob", wire_str(glob));
-    json_object_set_new(args, "max_bytes", json_integer((json_int_t)max_bytes));
-    trove_err rc = dcl_call(c, "multi_get", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_notes_parse(res, out));
-    json_decref(res);
-    if (rc)
-        api_notes_free(out);
-    return rc;
-}
-
-trove_err dcl_ls(dcl *c, const char *target, api_listing *out)
-{
-    memset(out, 0, sizeof *out);
-    json_t *args = json_object(), *res;
-    json_object_set_new(args, "target", wire_str(target));
-    trove_err rc = dcl_call(c, "ls", args, &res);
-    if (rc)
-        return rc;
-    rc = decoded(c, wire_listing_parse(res, out));
-    json_decref(res);
-    if (rc)
-        api_listing_free(out);
-    return rc;
+    trove_err err;
+    if (dcl_try(d, op, args, out, &err))
+        return err;
+    return wire_call(a, op, args, out);
 }
 
 trove_err dcl_status(dcl *c, api_status *out, json_t **daemon)
@@ -509,7 +432,7 @@ trove_err dcl_status(dcl *c, api_status *out, json_t **daemon)
     if (daemon)
         *daemon = NULL;
     json_t *res;
-    trove_err rc = dcl_call(c, "status", NULL, &res);
+    trove_err rc = dcl_call(c, wire_requests[WIRE_OP_STATUS].op, NULL, &res);
     if (rc)
         return rc;
     rc = decoded(c, wire_status_parse(res, out));
@@ -524,7 +447,7 @@ trove_err dcl_status(dcl *c, api_status *out, json_t **daemon)
 trove_err dcl_shutdown(dcl *c)
 {
     json_t *res;
-    trove_err rc = dcl_call(c, "shutdown", NULL, &res);
+    trove_err rc = dcl_call(c, wire_requests[WIRE_OP_SHUTDOWN].op, NULL, &res);
     json_decref(res);
     return rc;
 }

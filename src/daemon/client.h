@@ -1,8 +1,9 @@
 /* client — talk to the trove daemon of an index (docs/daemon.md).
  *
- * dcl_connect() finds the socket of an index and connects; each dcl_*
- * operation sends one request and decodes the answer into the same struct
- * the matching api_* function fills, so a front end renders both alike.
+ * dcl_connect() finds the socket of an index and connects; dcl_request()
+ * sends one request of api/wire's table and decodes the answer into the
+ * same struct the matching api_* function fills, so a front end renders
+ * both alike.
  * A failed call either carries the daemon's own answer (an error the cold
  * path would give too: dcl_failed() is 0, show it) or means the daemon
  * could not be used (no answer, a malformed one, a daemon for another index:
@@ -17,6 +18,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/wire.h"
 #include "config/config.h"
 
 typedef struct dcl dcl;
@@ -53,33 +55,31 @@ int dcl_failed(const dcl *c);
  * daemon of `index_path` under `cfg`, or NULL (errors cleared) when its
  * socket is missing, cfg says `daemon: off`, or connecting fails. */
 dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s);
-/* After one dcl_* call on d (from dcl_find): closes d and returns 1 when
- * that call's outcome is the answer (results, or the daemon's own error to
- * show), 0 when the caller must answer cold (the error is then cleared).
- * The one fallback rule every front end uses:
- *     dcl *d = dcl_find(...);
- *     if (d) { err = dcl_x(d, ...); if (dcl_answered(d)) goto answered; }
- *     err = api_x(a, ...);
- *   answered: ... */
+/* After one call on d (from dcl_find): closes d and returns 1 when that
+ * call's outcome is the answer (results, or the daemon's own error to
+ * show), 0 when the caller must answer cold (the error is then cleared). */
 int dcl_answered(dcl *d);
 
 /* One raw request: `args` is taken over (may be NULL); *result is a new
  * reference on success. */
 trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result);
 
-trove_err dcl_search(dcl *c, const api_search_opts *o, search_results *out);
-/* api_query through the daemon. Relative model and reranker paths are sent
- * absolute; info->reranker is then o->reranker as given (a copy). */
-trove_err dcl_query(dcl *c, const api_query_opts *o, search_results *out, api_query_info *info);
-/* cwd: where a relative on-disk REF is resolved (NULL: the daemon's). */
-trove_err dcl_get(dcl *c, const char *cwd, const char *ref, long line, long count, api_note *out);
-trove_err dcl_multi_get(dcl *c, const char *glob, size_t max_bytes, api_notes *out);
-trove_err dcl_ls(dcl *c, const char *target, api_listing *out);
-/* api_similar and api_links through the daemon (a relative model path is
- * sent absolute; o->cwd / cwd: where a relative on-disk REF resolves). */
-trove_err dcl_similar(dcl *c, const api_similar_opts *o, search_results *out,
-                      api_similar_info *info);
-trove_err dcl_links(dcl *c, const char *cwd, const char *ref, api_link_set *out);
+/* Request op (WIRE_OP_*, api/wire.h) with args, a struct of its argument
+ * table; the answer decoded into out, a struct of its result table
+ * (wire_requests[op]; freed with wire_free(), or its own *_free(), after
+ * TROVE_OK). Relative model and reranker paths are sent absolute; the
+ * answer's reranker is then the caller's path as given, as cold. */
+trove_err dcl_request(dcl *c, int op, const void *args, void *out);
+
+/* The one fallback rule every front end uses. dcl_try: op asked of d (from
+ * dcl_find, may be NULL; closed here); 1 when that is the answer (*err its
+ * error, out filled on TROVE_OK), 0 when the caller must answer cold:
+ *     if (!dcl_try(d, WIRE_OP_LS, &args, &out, &err))
+ *         err = wire_call(a, WIRE_OP_LS, &args, &out);   (after opening a)
+ * dcl_or_cold: both, for a caller whose api handle is open already. */
+int dcl_try(dcl *d, int op, const void *args, void *out, trove_err *err);
+trove_err dcl_or_cold(dcl *d, api *a, int op, void *args, void *out);
+
 /* *daemon (may be NULL): the daemon's own state object (new reference). */
 trove_err dcl_status(dcl *c, api_status *out, json_t **daemon);
 trove_err dcl_shutdown(dcl *c);

@@ -194,18 +194,20 @@ static void release(srv *s, handle *h)
 
 typedef struct reply {
     json_t *result;           /* success */
-    const char *code;         /* error: protocol code or trove_err name */
+    int failed;               /* 1: an error: code and message */
+    int code;                 /* a trove_err or WIRE_E* (api/wire.h) */
     char *message;
 } reply;
 
-static void fail_proto(reply *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail_proto(reply *r, const char *code, const char *fmt, ...)
+static void fail_proto(reply *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_proto(reply *r, int code, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    r->failed = 1;
     r->code = code;
     r->message = xstrdup(buf);
 }
@@ -213,177 +215,9 @@ static void fail_proto(reply *r, const char *code, const char *fmt, ...)
 static void fail_err(reply *r, trove_err e)
 {
     const char *m = trove_errmsg();
-    r->code = wire_err_name(e);
+    r->failed = 1;
+    r->code = (int)e;
     r->message = xstrdup(m && *m ? m : trove_strerror(e));
-}
-
-static const char *arg_string(const json_t *args, const char *key, reply *r, char **hold)
-{
-    const json_t *v = json_object_get(args, key);
-    if (!wire_get_bytes(v, hold, NULL)) {
-        fail_proto(r, "EPROTO", "field '%s' must be a string", key);
-        return NULL;
-    }
-    return *hold;
-}
-
-static int arg_long(const json_t *args, const char *key, long *out, reply *r)
-{
-    const json_t *v = json_object_get(args, key);
-    if (!v || json_is_null(v))
-        return 1;
-    if (!json_is_integer(v)) {
-        fail_proto(r, "EPROTO", "field '%s' must be an integer", key);
-        return 0;
-    }
-    *out = (long)json_integer_value(v);
-    return 1;
-}
-
-static void op_search(api *a, const json_t *args, reply *r, int vector_only)
-{
-    api_search_opts o;
-    wire_args hold = {0};
-    trove_err rc = wire_search_opts_parse(args, &o, &hold);
-    if (vector_only)
-        o.search.vector_only = 1;
-    if (rc) {
-        fail_proto(r, "EPROTO", "%s", trove_errmsg());
-    } else {
-        search_results res;
-        if ((rc = api_search(a, &o, &res)) != TROVE_OK) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_search_results(&res);
-            search_results_free(&res);
-        }
-    }
-    wire_args_free(&hold);
-}
-
-static void op_query(api *a, const json_t *args, reply *r)
-{
-    api_query_opts o;
-    wire_args hold = {0};
-    trove_err rc = wire_query_opts_parse(args, &o, &hold);
-    if (rc) {
-        fail_proto(r, "EPROTO", "%s", trove_errmsg());
-    } else {
-        search_results res;
-        api_query_info info;
-        if ((rc = api_query(a, &o, &res, &info)) != TROVE_OK) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_query_result(&res, &info);
-            search_results_free(&res);
-            api_query_info_free(&info);
-        }
-    }
-    wire_args_free(&hold);
-}
-
-static void op_get(api *a, const json_t *args, reply *r)
-{
-    char *ref = NULL, *cwd = NULL;
-    long line = 0, count = 0;
-    arg_string(args, "ref", r, &ref);
-    if (!r->code)
-        arg_string(args, "cwd", r, &cwd);
-    if (!r->code && !ref)
-        fail_proto(r, "EPROTO", "get needs 'ref'");
-    if (!r->code && arg_long(args, "line", &line, r) && arg_long(args, "count", &count, r)) {
-        api_note n;
-        trove_err rc = api_get_in(a, cwd, ref, line, count, &n);
-        if (rc) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_note(&n);
-            api_note_free(&n);
-        }
-    }
-    free(ref);
-    free(cwd);
-}
-
-static void op_multi_get(api *a, const json_t *args, reply *r)
-{
-    char *glob = NULL;
-    long max = 0;
-    arg_string(args, "glob", r, &glob);
-    if (!r->code && !glob)
-        fail_proto(r, "EPROTO", "multi_get needs 'glob'");
-    if (!r->code && arg_long(args, "max_bytes", &max, r)) {
-        api_notes n;
-        trove_err rc = max < 0 ? trove_fail(TROVE_EINVAL, "max_bytes must be >= 0")
-                               : api_multi_get(a, glob, (size_t)max, &n);
-        if (rc) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_notes(&n);
-            api_notes_free(&n);
-        }
-    }
-    free(glob);
-}
-
-static void op_ls(api *a, const json_t *args, reply *r)
-{
-    char *target = NULL;
-    arg_string(args, "target", r, &target);
-    if (!r->code) {
-        api_listing l;
-        trove_err rc = api_ls(a, target, &l);
-        if (rc) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_listing(&l);
-            api_listing_free(&l);
-        }
-    }
-    free(target);
-}
-
-static void op_similar(api *a, const json_t *args, reply *r)
-{
-    api_similar_opts o;
-    wire_args hold = {0};
-    trove_err rc = wire_similar_opts_parse(args, &o, &hold);
-    if (rc) {
-        fail_proto(r, "EPROTO", "%s", trove_errmsg());
-    } else {
-        search_results res;
-        api_similar_info info;
-        if ((rc = api_similar(a, &o, &res, &info)) != TROVE_OK) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_similar_result(&res, &info);
-            search_results_free(&res);
-            api_similar_info_free(&info);
-        }
-    }
-    wire_args_free(&hold);
-}
-
-static void op_links(api *a, const json_t *args, reply *r)
-{
-    char *ref = NULL, *cwd = NULL;
-    arg_string(args, "ref", r, &ref);
-    if (!r->code)
-        arg_string(args, "cwd", r, &cwd);
-    if (!r->code && !ref)
-        fail_proto(r, "EPROTO", "links needs 'ref'");
-    if (!r->code) {
-        api_link_set set;
-        trove_err rc = api_links(a, cwd, ref, &set);
-        if (rc) {
-            fail_err(r, rc);
-        } else {
-            r->result = wire_link_set(&set);
-            api_link_set_free(&set);
-        }
-    }
-    free(ref);
-    free(cwd);
 }
 
 /* The shared models: how many loads so far, and which are open. */
@@ -445,67 +279,113 @@ static json_t *daemon_state(srv *s)
     return d;
 }
 
-static void op_status(srv *s, api *a, reply *r)
-{
-    api_status st;
-    trove_err rc = api_status_get(a, &st);
-    if (rc) {
-        fail_err(r, rc);
-        return;
-    }
-    r->result = wire_status(&st);
-    api_status_free(&st);
-    json_object_set_new(r->result, "daemon", daemon_state(s));
-}
 
 static void collect_warning(void *ctx, const char *message)
 {
     json_array_append_new(ctx, wire_str(message));
 }
 
-static void op_update(api *a, const json_t *args, reply *r)
+/* update: the warnings of the indexing, in the answer */
+static void update_before(srv *s, void *args, json_t **extra)
 {
-    char **names = NULL;
-    size_t n = 0;
-    const json_t *cols = json_object_get(args, "collections");
-    if (cols && !json_is_null(cols)) {
-        if (!json_is_array(cols)) {
-            fail_proto(r, "EPROTO", "field 'collections' must be an array of strings");
-            return;
-        }
-        names = xcalloc(json_array_size(cols) + 1, sizeof *names);
-        for (size_t i = 0; i < json_array_size(cols); i++) {
-            if (!wire_get_bytes(json_array_get(cols, i), &names[n], NULL) || !names[n]) {
-                fail_proto(r, "EPROTO", "field 'collections' must be an array of strings");
-                break;
-            }
-            n++;
-        }
+    (void)s;
+    api_update_opts *o = args;
+    *extra = json_array();
+    o->index.warn = collect_warning;
+    o->index.warn_ctx = *extra;
+}
+
+static void update_after(srv *s, json_t *result, json_t **extra)
+{
+    (void)s;
+    json_object_set_new(result, "warnings", json_incref(*extra));
+}
+
+/* status: the daemon's own state besides the index's */
+static void status_after(srv *s, json_t *result, json_t **extra)
+{
+    (void)extra;
+    json_object_set_new(result, "daemon", daemon_state(s));
+}
+
+/* What the daemon adds to an op of wire_requests[] (which says how to
+ * decode, answer and encode it): writer ops run one at a time under
+ * write_mu; before() sees the decoded arguments, after() the answer. */
+static const struct {
+    int writer;
+    void (*before)(srv *s, void *args, json_t **extra);
+    void (*after)(srv *s, json_t *result, json_t **extra);
+} ops[WIRE_N_OPS] = {
+    [WIRE_OP_STATUS] = {0, NULL, status_after},
+    [WIRE_OP_UPDATE] = {1, update_before, update_after},
+};
+
+static void op_hello(srv *s, reply *r)
+{
+    pthread_mutex_lock(&s->mu);
+    long requests = ++s->requests;
+    pthread_mutex_unlock(&s->mu);
+    r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", TROVE_VERSION,
+                          "protocol", WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
+                          "config", wire_str(s->config_file), "started",
+                          (double)time(NULL) - (clock_seconds() - s->started),
+                          "requests", (json_int_t)requests);
+    api_models_stats ms;
+    api_models_stats_get(s->models, &ms);
+    json_object_set_new(r->result, "models_loaded", json_integer((json_int_t)ms.loads));
+    json_object_set_new(r->result, "vec_segments",
+                        json_pack("{s:I, s:I, s:I, s:I}", "held",
+                                  (json_int_t)ms.vec_cache.segments, "bytes",
+                                  (json_int_t)ms.vec_cache.bytes, "loaded",
+                                  (json_int_t)ms.vec_cache.loaded, "served",
+                                  (json_int_t)ms.vec_cache.served));
+    api_models_stats_free(&ms);
+    json_object_set_new(r->result, "daemon", daemon_state(s));
+}
+
+/* The api call of an op on a pool handle, refreshed first. */
+static void call_op(srv *s, int which, void *args, reply *r)
+{
+    const wire_request *q = &wire_requests[which];
+    json_t *extra = NULL;
+    if (ops[which].before)
+        ops[which].before(s, args, &extra);
+    if (ops[which].writer)
+        writer_lock(s);   /* before the handle: see srv.write_mu */
+    handle *h = acquire(s);
+    trove_errclear();
+    void *out = xcalloc(1, q->result->size);
+    trove_err rc = refresh(s, &h->a, &h->s);
+    if (rc == TROVE_OK)
+        rc = wire_call(h->a, which, args, out);
+    release(s, h);
+    if (ops[which].writer)
+        pthread_mutex_unlock(&s->write_mu);
+    if (rc) {
+        fail_err(r, rc);
+    } else {
+        r->result = wire_emit(q->result, out);
+        wire_free(q->result, out);
+        if (ops[which].after)
+            ops[which].after(s, r->result, &extra);
     }
-    long rebuild = 0;
-    if (!r->code && arg_long(args, "rebuild", &rebuild, r)) {
-        json_t *warnings = json_array();
-        api_update_opts o;
-        api_update_opts_init(&o);
-        o.collections = (const char *const *)names;
-        o.n_collections = n;
-        o.rebuild = rebuild != 0;
-        o.index.warn = collect_warning;
-        o.index.warn_ctx = warnings;
-        index_update_result res;
-        trove_err rc = api_update(a, &o, &res);   /* under write_mu: see dispatch */
-        if (rc) {
-            fail_err(r, rc);
-            json_decref(warnings);
-        } else {
-            r->result = wire_update_result(&res);
-            json_object_set_new(r->result, "warnings", warnings);
-            index_update_result_free(&res);
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    json_decref(extra);
+    free(out);
+}
+
+/* An op on a pool handle: its arguments decoded by their table. */
+static void run_op(srv *s, int which, const json_t *args, reply *r)
+{
+    const wire_type *t = wire_requests[which].args;
+    wire_args hold = {0};
+    void *a = t ? xcalloc(1, t->size) : NULL;
+    touch(s, 1);   /* counts requests served, not protocol errors */
+    if (t && wire_parse(t, args, a, &hold) != TROVE_OK)
+        fail_proto(r, WIRE_EPROTO, "%s", trove_errmsg());
+    else
+        call_op(s, which, a, r);
+    wire_args_free(&hold);
+    free(a);
 }
 
 static void dispatch(srv *s, const json_t *req, reply *r)
@@ -514,93 +394,33 @@ static void dispatch(srv *s, const json_t *req, reply *r)
     const char *op = json_string_value(json_object_get(req, "op"));
     const json_t *args = json_object_get(req, "args");
     if (v && (!json_is_integer(v) || json_integer_value(v) != WIRE_PROTOCOL))
-        return fail_proto(r, "EPROTO", "protocol version %s not supported (this daemon speaks 1)",
+        return fail_proto(r, WIRE_EPROTO, "protocol version %s not supported (this daemon speaks 1)",
                           json_is_integer(v) ? "other than 1" : "of the wrong type");
     if (!op)
-        return fail_proto(r, "EPROTO", "request needs 'op' (a string)");
+        return fail_proto(r, WIRE_EPROTO, "request needs 'op' (a string)");
     if (args && !json_is_object(args))
-        return fail_proto(r, "EPROTO", "'args' must be an object");
-    json_t *empty = args ? NULL : json_object();
-    if (!args)
-        args = empty;
+        return fail_proto(r, WIRE_EPROTO, "'args' must be an object");
     const char *idx = json_string_value(json_object_get(req, "index"));
     const char *cfg = json_string_value(json_object_get(req, "config"));
     if ((idx && strcmp(idx, s->index_path)) || (cfg && strcmp(cfg, s->config_file)))
-    {
-        fail_proto(r, "EMISMATCH", "this daemon serves index %s with config %s", s->index_path,
-                   s->config_file);
-        json_decref(empty);
-        return;
-    }
-    if (strcmp(op, "hello") == 0) {
-        pthread_mutex_lock(&s->mu);
-        long requests = ++s->requests;
-        pthread_mutex_unlock(&s->mu);
-        r->result = json_pack("{s:s, s:i, s:i, s:o, s:o, s:f, s:I}", "version", TROVE_VERSION,
-                              "protocol", WIRE_PROTOCOL, "pid", (int)getpid(), "index", wire_str(s->index_path),
-                              "config", wire_str(s->config_file), "started",
-                              (double)time(NULL) - (clock_seconds() - s->started),
-                              "requests", (json_int_t)requests);
-        api_models_stats ms;
-        api_models_stats_get(s->models, &ms);
-        json_object_set_new(r->result, "models_loaded", json_integer((json_int_t)ms.loads));
-        json_object_set_new(r->result, "vec_segments",
-                            json_pack("{s:I, s:I, s:I, s:I}", "held",
-                                      (json_int_t)ms.vec_cache.segments, "bytes",
-                                      (json_int_t)ms.vec_cache.bytes, "loaded",
-                                      (json_int_t)ms.vec_cache.loaded, "served",
-                                      (json_int_t)ms.vec_cache.served));
-        api_models_stats_free(&ms);
-        json_object_set_new(r->result, "daemon", daemon_state(s));
-        json_decref(empty);
-        return;
-    }
-    if (strcmp(op, "shutdown") == 0) {
+        return fail_proto(r, WIRE_EMISMATCH, "this daemon serves index %s with config %s",
+                          s->index_path, s->config_file);
+    int which = wire_op_find(op);
+    if (which == WIRE_OP_HELLO)
+        return op_hello(s, r);
+    if (which == WIRE_OP_SHUTDOWN) {
         touch(s, 1);
         r->result = json_object();
         request_stop(s);
-        json_decref(empty);
         return;
     }
-    enum { SEARCH, VSEARCH, QUERY, GET, MULTI, LS, STATUS, UPDATE, SIMILAR, LINKS, NONE } which = NONE;
-    static const char *const names[] = {"search", "vsearch", "query", "get", "multi_get", "ls",
-                                        "status", "update", "similar", "links"};
-    for (int i = 0; i < NONE; i++)
-        if (strcmp(op, names[i]) == 0)
-            which = i;
-    if (which == NONE) {
-        fail_proto(r, "EPROTO", "unknown op '%.100s'", op);
-        json_decref(empty);
-        return;
-    }
-    touch(s, 1);   /* counts requests served, not protocol errors */
-    if (which == UPDATE)
-        writer_lock(s);   /* before the handle: see srv.write_mu */
-    handle *h = acquire(s);
-    trove_errclear();
-    trove_err rc = refresh(s, &h->a, &h->s);
-    if (rc) {
-        fail_err(r, rc);
-    } else {
-        switch (which) {
-        case SEARCH: op_search(h->a, args, r, 0); break;
-        case VSEARCH: op_search(h->a, args, r, 1); break;
-        case QUERY: op_query(h->a, args, r); break;
-        case GET: op_get(h->a, args, r); break;
-        case MULTI: op_multi_get(h->a, args, r); break;
-        case LS: op_ls(h->a, args, r); break;
-        case STATUS: op_status(s, h->a, r); break;
-        case UPDATE: op_update(h->a, args, r); break;
-        case SIMILAR: op_similar(h->a, args, r); break;
-        case LINKS: op_links(h->a, args, r); break;
-        case NONE: break;
-        }
-    }
-    release(s, h);
-    if (which == UPDATE)
-        pthread_mutex_unlock(&s->write_mu);
+    if (which < 0 || !wire_requests[which].call)
+        return fail_proto(r, WIRE_EPROTO, "unknown op '%.100s'", op);
+    json_t *empty = args ? NULL : json_object();
+    run_op(s, which, args ? args : empty, r);
     json_decref(empty);
 }
+
 
 /* One request line → one answer line (with its '\n'); caller frees. */
 static char *answer(srv *s, const char *line, size_t len)
@@ -610,18 +430,18 @@ static char *answer(srv *s, const char *line, size_t len)
     json_t *req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     json_t *id = NULL;
     if (!req)
-        fail_proto(&r, "EPROTO", "bad JSON at column %d: %s", jerr.column, jerr.text);
+        fail_proto(&r, WIRE_EPROTO, "bad JSON at column %d: %s", jerr.column, jerr.text);
     else if (!json_is_object(req))
-        fail_proto(&r, "EPROTO", "a request is a JSON object");
+        fail_proto(&r, WIRE_EPROTO, "a request is a JSON object");
     else {
         id = json_object_get(req, "id");
         dispatch(s, req, &r);
     }
     json_t *resp = json_object();
     json_object_set(resp, "id", id ? id : json_null());
-    json_object_set_new(resp, "ok", json_boolean(r.code == NULL));
-    if (r.code)
-        json_object_set_new(resp, "error", json_pack("{s:s, s:o}", "code", r.code, "message",
+    json_object_set_new(resp, "ok", json_boolean(!r.failed));
+    if (r.failed)
+        json_object_set_new(resp, "error", json_pack("{s:s, s:o}", "code", wire_code_name(r.code), "message",
                                                      wire_str(r.message)));
     else
         json_object_set_new(resp, "result", r.result ? r.result : json_object());
@@ -650,9 +470,9 @@ static int send_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static void send_error(int fd, const char *code, const char *message)
+static void send_error(int fd, int code, const char *message)
 {
-    json_t *resp = json_pack("{s:n, s:b, s:{s:s, s:s}}", "id", "ok", 0, "error", "code", code,
+    json_t *resp = json_pack("{s:n, s:b, s:{s:s, s:s}}", "id", "ok", 0, "error", "code", wire_code_name(code),
                              "message", message);
     char *text = json_dumps(resp, JSON_COMPACT);
     json_decref(resp);
@@ -683,7 +503,7 @@ static void touch(srv *s, int request)
  * its newline has arrived already. */
 static void refuse_too_long(srv *s, int fd, int seen_nl, double deadline)
 {
-    send_error(fd, "E2BIG", "request longer than 1 MiB");
+    send_error(fd, WIRE_E2BIG, "request longer than 1 MiB");
     shutdown(fd, SHUT_WR);
     char buf[65536];
     while (!seen_nl) {
@@ -958,7 +778,7 @@ static void accept_one(srv *s)
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 ||
         (cred.uid != geteuid() && cred.uid != 0)) {
-        send_error(fd, "EACCES", "this daemon serves only its own user");
+        send_error(fd, TROVE_EACCES, "this daemon serves only its own user");
         close(fd);
         return;
     }
@@ -969,7 +789,7 @@ static void accept_one(srv *s)
     s->last_activity = clock_seconds();
     pthread_mutex_unlock(&s->mu);
     if (full) {
-        send_error(fd, "EBUSY", "too many connections; try again");
+        send_error(fd, TROVE_EBUSY, "too many connections; try again");
         close(fd);
         return;
     }

@@ -180,85 +180,62 @@ static dcl *daemon_of(mcp_server *s)
     return s->use_daemon ? dcl_find(api_index_path(s->a), api_config(s->a), 60.0) : NULL;
 }
 
+/* Each request through dcl_or_cold: the daemon's answer when one can
+ * give it, else the server's own api handle's. */
 trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_search(d, o, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_search(s->a, o, out);
+    api_search_opts args = *o;
+    return dcl_or_cold(daemon_of(s), s->a, o->search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH,
+                       &args, out);
 }
 
 trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
                     api_query_info *info)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_query(d, o, out, info);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_query(s->a, o, out, info);
+    api_query_opts args = *o;
+    wire_query_answer ans;
+    trove_err rc = dcl_or_cold(daemon_of(s), s->a, WIRE_OP_QUERY, &args, &ans);
+    *out = ans.results;
+    *info = ans.info;
+    return rc;
 }
 
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        /* A relative on-disk REF means the same to the daemon as to us. */
-        char cwd[4096];
-        trove_err rc = dcl_get(d, getcwd(cwd, sizeof cwd), ref, line, count, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_get(s->a, ref, line, count, out);
+    /* A relative on-disk REF means the same to the daemon as to us. */
+    char cwd[4096];
+    wire_get_args args = {.ref = ref, .cwd = getcwd(cwd, sizeof cwd), .line = line, .count = count};
+    return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_GET, &args, out);
 }
 
 trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_multi_get(d, glob, max_bytes, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_multi_get(s->a, glob, max_bytes, out);
+    wire_multi_get_args args = {.glob = glob, .max_bytes = (long)max_bytes};
+    return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_MULTI_GET, &args, out);
 }
 
 trove_err mcp_links(mcp_server *s, const char *ref, api_link_set *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_links(d, NULL, ref, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_links(s->a, NULL, ref, out);
+    char cwd[4096];
+    wire_links_args args = {.ref = ref, .cwd = getcwd(cwd, sizeof cwd)};
+    return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_LINKS, &args, out);
 }
 
 trove_err mcp_similar(mcp_server *s, const api_similar_opts *o, search_results *out,
                       api_similar_info *info)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_similar(d, o, out, info);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_similar(s->a, o, out, info);
+    api_similar_opts args = *o;
+    wire_similar_answer ans;
+    trove_err rc = dcl_or_cold(daemon_of(s), s->a, WIRE_OP_SIMILAR, &args, &ans);
+    *out = ans.results;
+    *info = ans.info;
+    return rc;
 }
 
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out)
 {
-    dcl *d = daemon_of(s);
-    if (d) {
-        trove_err rc = dcl_ls(d, target, out);
-        if (dcl_answered(d))
-            return rc;
-    }
-    return api_ls(s->a, target, out);
+    wire_ls_args args = {.target = target};
+    return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_LS, &args, out);
 }
 
 trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon)

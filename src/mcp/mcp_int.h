@@ -36,7 +36,7 @@ int mcp_structured(const mcp_session *ss);
 
 /* The read calls of the tools and resources: api_* on s->a, or the same
  * through the daemon when s->use_daemon and one answers (dcl_find, then
- * dcl_answered decides, as in the CLI). Results as the api's. */
+ * dcl_or_cold decides, as in the CLI). Results as the api's. */
 trove_err mcp_search(mcp_server *s, const api_search_opts *o, search_results *out);
 trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
                     api_query_info *info);

@@ -648,15 +648,6 @@ static void arg_list(json_t *args, const char *key, const char ***items, size_t 
     }
 }
 
-
-static json_t *string_array(char **items, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, js_str(items[i]));
-    return a;
-}
-
 /* ---- search ---- */
 
 typedef struct search_call {
@@ -868,40 +859,53 @@ static json_t *scores_json(const search_result *r)
     return s;
 }
 
+/* What a result's own keys need: the result (also_in's doc_uri), the
+ * excerpt's budget, and whether it was cut. */
+typedef struct result_ctx {
+    const search_result *r;
+    long max_chars;
+    int with_scores, cut;
+} result_ctx;
+
+static json_t *result_own(const void *obj, const char *key, void *ctx)
+{
+    result_ctx *c = ctx;
+    if (strcmp(key, "excerpt") == 0)
+        return excerpt(c->r, c->max_chars, &c->cut);
+    if (strcmp(key, "excerpt_truncated") == 0)
+        return json_boolean(c->cut);
+    if (strcmp(key, "scores") == 0)
+        return c->with_scores ? scores_json(c->r) : NULL;
+    /* doc_uri: of the result, or of one of its translations (obj) */
+    const char *path = obj == c->r ? c->r->path : ((const search_alt *)obj)->path;
+    char *uri = mcp_doc_uri(c->r->collection, path);
+    json_t *j = js_str(uri);
+    free(uri);
+    return j;
+}
+
+static const wire_pick alt_picks[] = {
+    WIRE_PICK("lang"), WIRE_PICK("docid", .prefix = "#"), WIRE_OWN("doc_uri"),
+};
+static const wire_view alt_view = {alt_picks, sizeof alt_picks / sizeof *alt_picks, js_text,
+                                   result_own};
+
+/* A result as the tools show it: rows of api/wire's search_result table. */
+static const wire_pick result_picks[] = {
+    WIRE_OWN("doc_uri"), WIRE_PICK("docid", .prefix = "#"), WIRE_PICK("collection"),
+    WIRE_PICK("path"), WIRE_PICK("title"), WIRE_PICK("heading_path"),
+    WIRE_AS("start_line", "line_start"), WIRE_AS("end_line", "line_end"), WIRE_PICK("start_byte"),
+    WIRE_PICK("end_byte"), WIRE_OWN("excerpt"), WIRE_OWN("excerpt_truncated"), WIRE_PICK("score"),
+    WIRE_PICK("tags"), WIRE_PICK("context"), WIRE_PICK("also_in", .sub = &alt_view),
+    WIRE_OWN("scores"),
+};
+static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
+                                      js_text, result_own};
+
 static json_t *result_json(const search_result *r, long max_chars, int with_scores)
 {
-    char *uri = mcp_doc_uri(r->collection, r->path);
-    char docid[16];
-    snprintf(docid, sizeof docid, "#%s", r->docid);
-    int cut;
-    json_t *ex = excerpt(r, max_chars, &cut);
-    json_t *o = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:i, s:i, s:I, s:I, s:o, s:b, s:f, "
-                          "s:o, s:o}",
-                          "doc_uri", js_str(uri), "docid", docid,
-                          "collection", js_str(r->collection), "path", js_str(r->path),
-                          "title", js_str(r->title),
-                          "heading_path", string_array(r->heading_path, r->n_heading_path),
-                          "start_line", r->line_start, "end_line", r->line_end,
-                          "start_byte", (json_int_t)r->start_byte,
-                          "end_byte", (json_int_t)r->end_byte, "excerpt", ex,
-                          "excerpt_truncated", cut, "score", r->score,
-                          "tags", string_array(r->tags, r->n_tags),
-                          "context", string_array((char **)r->context, r->n_context));
-    json_t *alts = json_array();
-    for (size_t i = 0; i < r->n_also_in; i++) {
-        char *alt_uri = mcp_doc_uri(r->collection, r->also_in[i].path);
-        char alt_docid[16];
-        snprintf(alt_docid, sizeof alt_docid, "#%s", r->also_in[i].docid);
-        json_array_append_new(alts, json_pack("{s:o, s:s, s:o}", "lang",
-                                              js_str(r->also_in[i].lang), "docid", alt_docid,
-                                              "doc_uri", js_str(alt_uri)));
-        free(alt_uri);
-    }
-    json_object_set_new(o, "also_in", alts);
-    if (with_scores)
-        json_object_set_new(o, "scores", scores_json(r));
-    free(uri);
-    return o;
+    result_ctx c = {.r = r, .max_chars = max_chars, .with_scores = with_scores};
+    return wire_emit_view(&wire_result_type, r, &result_view, &c);
 }
 
 /* The pipeline's detail of result i for include_scores. */

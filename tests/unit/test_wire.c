@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,9 +390,271 @@ static void test_query_bad_pipeline_is_an_error(void **state)
     }
 }
 
+/* ---- the tables themselves ---- */
+
+typedef struct span {
+    size_t from, to;
+} span;
+
+typedef struct spans {
+    span s[256];
+    size_t n;
+} spans;
+
+static void cover(spans *c, size_t from, size_t len)
+{
+    assert_true(c->n < 256);
+    c->s[c->n++] = (span){from, from + len};
+}
+
+static void cover_rows(spans *c, const wire_type *t, size_t base)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const wire_field *f = &t->fields[i];
+        size_t off = base + f->off, n = f->n ? f->n : 1;
+        if (f->kind == WIRE_BYTES || f->kind == WIRE_STRS || f->kind == WIRE_DOUBLES ||
+            f->kind == WIRE_ARRAY || f->has_count)
+            cover(c, base + f->aux, sizeof(size_t));
+        if (f->kind == WIRE_OBJ && f->soa) {
+            for (size_t k = 0; k < f->sub->n_fields; k++)
+                cover(c, off + f->sub->fields[k].off, n * f->sub->fields[k].size);
+        } else if (f->kind == WIRE_OBJ && !f->sub->size) {
+            cover_rows(c, f->sub, off);   /* a view of this struct's members */
+        } else if (f->kind == WIRE_OBJ) {
+            cover(c, off, n * f->sub->size);
+        } else {
+            cover(c, off, n * f->size);
+        }
+    }
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Every member of every struct that crosses the wire has a row: the rows
+ * cover the struct but for alignment padding (a gap shorter than 8 bytes
+ * that ends aligned). A member added without a row leaves a larger gap, or
+ * one that is not padding, and fails here. */
+static void test_tables_cover_their_structs(void **state)
+{
+    (void)state;
+    for (const wire_type *const *t = wire_types; *t; t++) {
+        spans c = {.n = 0};
+        cover_rows(&c, *t, 0);
+        qsort(c.s, c.n, sizeof *c.s, by_start);
+        size_t end = 0;
+        for (size_t i = 0; i <= c.n; i++) {
+            size_t next = i < c.n ? c.s[i].from : (*t)->size;
+            if (next > end && (next - end >= 8 || next % 8 != 0)) {
+                print_error("%s: bytes %zu..%zu of %zu have no row in its wire table\n",
+                            (*t)->what, end, next, (*t)->size);
+                fail();
+            }
+            if (i < c.n && c.s[i].to > end)
+                end = c.s[i].to;
+        }
+        assert_true(end <= (*t)->size);
+    }
+}
+
+/* A value in every row of t at obj (strings malloc'd: wire_free frees them). */
+static void fill(const wire_type *t, void *obj, int *seed);
+
+static void fill_one(const wire_field *f, void *obj, char *p, int *seed)
+{
+    int k = ++*seed;
+    char text[32];
+    snprintf(text, sizeof text, "%s \xff%d", f->key ? f->key : "", k);   /* not UTF-8 either */
+    switch (f->kind) {
+    case WIRE_STR: *(char **)p = xstrdup(text); break;
+    case WIRE_BYTES:
+        *(char **)p = xmalloc(4);
+        memcpy(*(char **)p, "a\0b", 4);
+        *(size_t *)((char *)obj + f->aux) = 3;
+        break;
+    case WIRE_FIXED: snprintf(p, f->size, "%d", k % 100); break;
+    case WIRE_STRS: {
+        char **a = xcalloc(3, sizeof *a);
+        a[0] = xstrdup(text);
+        a[1] = xstrdup("two");
+        *(char ***)p = a;
+        *(size_t *)((char *)obj + f->aux) = 2;
+        break;
+    }
+    case WIRE_DOUBLES: {   /* as many as the earlier row counted */
+        size_t n = *(size_t *)((char *)obj + f->aux);
+        double *d = xcalloc(n ? n : 1, sizeof *d);
+        for (size_t i = 0; i < n; i++)
+            d[i] = k + i + 0.25;
+        *(double **)p = d;
+        break;
+    }
+    case WIRE_NAME: *(const char **)p = f->names[1] ? f->names[1] : f->names[0]; break;
+    case WIRE_INT: *(int *)p = f->lo < f->hi ? (int)f->hi : k; break;
+    case WIRE_LONG: *(long *)p = -k; break;
+    case WIRE_I64: *(int64_t *)p = 5000000000LL + k; break;
+    case WIRE_SIZE: *(size_t *)p = (size_t)k; break;
+    case WIRE_DOUBLE: *(double *)p = k + 1.0 / 3; break;
+    case WIRE_OBJ: fill(f->sub, p, seed); break;
+    case WIRE_ARRAY: {
+        char *items = xcalloc(2, f->sub->size);
+        fill(f->sub, items, seed);
+        fill(f->sub, items + f->sub->size, seed);
+        *(char **)p = items;
+        *(size_t *)((char *)obj + f->aux) = 2;
+        break;
+    }
+    case WIRE_LOCAL: break;
+    }
+}
+
+static void fill(const wire_type *t, void *obj, int *seed)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const wire_field *f = &t->fields[i];
+        char *p = (char *)obj + f->off;
+        if (!f->n) {
+            fill_one(f, obj, p, seed);
+            continue;
+        }
+        for (size_t e = 0; e < f->n; e++) {
+            if (f->soa)
+                for (size_t k = 0; k < f->sub->n_fields; k++)
+                    fill_one(&f->sub->fields[k], obj,
+                             p + f->sub->fields[k].off + e * f->sub->fields[k].size, seed);
+            else
+                fill_one(f, obj, p + e * (f->kind == WIRE_OBJ ? f->sub->size : f->size), seed);
+        }
+        if (f->has_count)
+            *(size_t *)((char *)obj + f->aux) = f->n;
+    }
+}
+
+static char *dump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_non_null(s);
+    return s;
+}
+
+/* Every row of every table filled, encoded, sent as text, decoded and
+ * encoded again: the same JSON, and no row left at its zero value. */
+static void test_every_row_round_trips(void **state)
+{
+    (void)state;
+    for (const wire_type *const *t = wire_types; *t; t++) {
+        void *a = xcalloc(1, (*t)->size), *b = xcalloc(1, (*t)->size);
+        int seed = 0;
+        if ((*t)->init)
+            (*t)->init(a);
+        if ((*t)->is_null) {   /* its null form: from init; free that first */
+            wire_free(*t, a);
+            memset(a, 0, (*t)->size);
+        }
+        fill(*t, a, &seed);
+        json_t *j = wire_emit(*t, a);
+        char *first = dump(j);
+        json_t *back = through_text(j);
+        wire_args hold = {0};
+        int is_args = (*t)->init && !(*t)->is_null;   /* request arguments: held strings */
+        if (wire_parse(*t, back, b, is_args ? &hold : NULL) != TROVE_OK) {
+            print_error("%s: %s\n", (*t)->what, trove_errmsg());
+            fail();
+        }
+        json_decref(back);
+        json_t *again = wire_emit(*t, b);
+        char *second = dump(again);
+        json_decref(again);
+        assert_string_equal(first, second);
+        assert_null(strstr(first, ":0,"));   /* every row was filled */
+        assert_null(strstr(first, ":null"));
+        free(first);
+        free(second);
+        wire_free(*t, a);
+        if (!is_args)
+            wire_free(*t, b);
+        wire_args_free(&hold);
+        free(a);
+        free(b);
+    }
+}
+
+/* A front end's view: the rows it picks, renamed and prefixed, its own
+ * keys (left out when own() gives NULL), translations by a sub view. */
+static json_t *upper_text(const char *s, size_t len)
+{
+    char *u = xstrndup(s, len);
+    for (char *p = u; *p; p++)
+        if (*p >= 'a' && *p <= 'z')
+            *p = (char)(*p - 'a' + 'A');
+    json_t *j = json_string(u);
+    free(u);
+    return j;
+}
+
+static json_t *view_own(const void *obj, const char *key, void *ctx)
+{
+    (void)obj;
+    return strcmp(key, "mine") == 0 ? json_integer(*(int *)ctx) : NULL;
+}
+
+static void test_view_picks_rows(void **state)
+{
+    (void)state;
+    static const wire_pick alt_picks[] = {WIRE_PICK("path")};
+    static const wire_view alt_view = {alt_picks, 1, upper_text, view_own};
+    static const wire_pick picks[] = {
+        WIRE_PICK("docid", .prefix = "#"), WIRE_AS("start_line", "line_start"), WIRE_OWN("mine"),
+        WIRE_OWN("absent"), WIRE_PICK("tags"), WIRE_PICK("also_in", .sub = &alt_view),
+    };
+    static const wire_view view = {picks, sizeof picks / sizeof *picks, upper_text, view_own};
+    char *tags[] = {"x", "y"};
+    search_alt alt = {.path = "de/a.md"};
+    search_result r = {.docid = "0123abcd", .line_start = 7, .tags = tags, .n_tags = 2,
+                       .also_in = &alt, .n_also_in = 1};
+    int mine = 42;
+    json_t *j = wire_emit_view(&wire_result_type, &r, &view, &mine);
+    char *s = json_dumps(j, JSON_COMPACT);
+    assert_string_equal(s, "{\"docid\":\"#0123ABCD\",\"start_line\":7,\"mine\":42,\"tags\":[\"X\",\"Y\"],"
+                           "\"also_in\":[{\"path\":\"DE/A.MD\"}]}");
+    free(s);
+    json_decref(j);
+}
+
+/* Every op has its row: a name found again, and an answer table for each
+ * api call; every argument and answer table is one the tests walk. */
+static void test_requests_table(void **state)
+{
+    (void)state;
+    for (int op = 0; op < WIRE_N_OPS; op++) {
+        const wire_request *q = &wire_requests[op];
+        assert_non_null(q->op);
+        assert_int_equal(wire_op_find(q->op), op);
+        assert_true(!q->call == !q->result);
+        for (int k = 0; k < 2; k++) {
+            const wire_type *t = k ? q->result : q->args;
+            int walked = !t;
+            for (const wire_type *const *w = wire_types; *w && !walked; w++)
+                walked = *w == t;
+            assert_true(walked);
+        }
+    }
+    assert_int_equal(wire_op_find("nope"), -1);
+    assert_string_equal(wire_code_name(TROVE_ENOENT), "ENOENT");
+    assert_int_equal(wire_code_from_name("EMISMATCH"), WIRE_EMISMATCH);
+    assert_int_equal(wire_code_from_name("E?"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tables_cover_their_structs),
+        cmocka_unit_test(test_every_row_round_trips),
+        cmocka_unit_test(test_view_picks_rows),
+        cmocka_unit_test(test_requests_table),
         cmocka_unit_test(test_search_results_round_trip),
         cmocka_unit_test(test_search_opts_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
