@@ -1245,6 +1245,18 @@ static char *note_ref(mcp_server *s, const char *tool, const char *path, char **
     return ref;
 }
 
+/* note_ref, or NULL with *refused the tool error saying why. */
+static char *note_ref_or_error(mcp_server *s, const char *tool, const char *path,
+                               json_t **refused)
+{
+    char *why = NULL;
+    char *ref = note_ref(s, tool, path, &why);
+    if (!ref)
+        *refused = tool_error("%s", why);
+    free(why);
+    return ref;
+}
+
 static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
                         json_t *args, mcp_error *err)
 {
@@ -1258,13 +1270,10 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
                     end, start ? start : 1);
         return NULL;
     }
-    char *why = NULL;
-    char *ref = note_ref(s, "get", path, &why);
-    if (!ref) {
-        json_t *e = tool_error("%s", why);
-        free(why);
-        return e;
-    }
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "get", path, &refused);
+    if (!ref)
+        return refused;
     json_t *out;
     if (ref[0] != '#' && strpbrk(ref, "*?[")) {
         if (start || end)
@@ -1313,13 +1322,10 @@ static json_t *tool_links(mcp_server *s, const mcp_session *ss, const tool_def *
                           json_t *args, mcp_error *err)
 {
     (void)err;
-    char *why = NULL;
-    char *ref = note_ref(s, "links", arg_str(args, "path"), &why);
-    if (!ref) {
-        json_t *e = tool_error("%s", why);
-        free(why);
-        return e;
-    }
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "links", arg_str(args, "path"), &refused);
+    if (!ref)
+        return refused;
     size_t limit = (size_t)arg_long(t->args, args, "limit");
     api_link_set ls;
     trove_err rc = mcp_links(s, ref, &ls);
@@ -1349,13 +1355,10 @@ static json_t *tool_similar(mcp_server *s, const mcp_session *ss, const tool_def
 {
     (void)err;
     const char *path = arg_str(args, "path");
-    char *why = NULL;
-    char *ref = note_ref(s, "similar", path, &why);
-    if (!ref) {
-        json_t *e = tool_error("%s", why);
-        free(why);
-        return e;
-    }
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "similar", path, &refused);
+    if (!ref)
+        return refused;
     const char **colls;
     size_t n_colls;
     arg_list(args, "collection", &colls, &n_colls);
