@@ -628,7 +628,7 @@ static void free_field(const wire_field *f, void *obj)
         if (f->soa)
             break;   /* arrays of numbers */
         if (!f->n || !f->key)
-            free_fields(f->sub, p);
+            wire_free(f->sub, p);
         else
             for (size_t i = 0; i < (f->has_count ? *AT(obj, f->aux, size_t) : f->n); i++)
                 free_fields(f->sub, AT(p, i * f->sub->size, char));
@@ -669,6 +669,12 @@ void wire_free(const wire_type *t, void *obj)
 #define TYPE(T, name, what_, rows, ...) \
     const wire_type name = {.what = what_, .size = sizeof(T), .fields = rows, \
                             .n_fields = sizeof rows / sizeof *rows, __VA_ARGS__}
+/* A struct freed by its own *_free() (wire_free calls it). */
+#define OWN_FREE(fn) \
+    static void own_##fn(void *obj) \
+    {                                    \
+        fn(obj);                         \
+    }
 /* A view of members of a struct under a key of their own (no size: the
  * rows' offsets are those of the enclosing struct). */
 #define VIEW(name, what_, rows) \
@@ -717,7 +723,7 @@ static void search_args_init(void *o)
 {
     api_search_opts_init(o);
 }
-TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
+static TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
 
 static const wire_field query_args_rows[] = {
     {.key = NULL, .off = offsetof(api_query_opts, base), .kind = WIRE_OBJ,
@@ -733,7 +739,7 @@ static void query_args_init(void *o)
 {
     api_query_opts_init(o);
 }
-TYPE(api_query_opts, wire_query_args_type, "query", query_args_rows, .init = query_args_init);
+static TYPE(api_query_opts, wire_query_args_type, "query", query_args_rows, .init = query_args_init);
 
 static const wire_field get_args_rows[] = {
     W(wire_get_args, ref, WIRE_STR, .required = 1),
@@ -741,18 +747,18 @@ static const wire_field get_args_rows[] = {
     W(wire_get_args, count, WIRE_LONG),
     W(wire_get_args, cwd, WIRE_STR),
 };
-TYPE(wire_get_args, wire_get_args_type, "get", get_args_rows);
+static TYPE(wire_get_args, wire_get_args_type, "get", get_args_rows);
 
 static const wire_field multi_get_args_rows[] = {
     W(wire_multi_get_args, glob, WIRE_STR, .required = 1),
     W(wire_multi_get_args, max_bytes, WIRE_LONG),
 };
-TYPE(wire_multi_get_args, wire_multi_get_args_type, "multi_get", multi_get_args_rows);
+static TYPE(wire_multi_get_args, wire_multi_get_args_type, "multi_get", multi_get_args_rows);
 
 static const wire_field ls_args_rows[] = {
     W(wire_ls_args, target, WIRE_STR),
 };
-TYPE(wire_ls_args, wire_ls_args_type, "ls", ls_args_rows);
+static TYPE(wire_ls_args, wire_ls_args_type, "ls", ls_args_rows);
 
 static const wire_field update_args_rows[] = {
     W(api_update_opts, collections, WIRE_STRS, COUNT(api_update_opts, n_collections)),
@@ -763,7 +769,7 @@ static void update_args_init(void *o)
 {
     api_update_opts_init(o);
 }
-TYPE(api_update_opts, wire_update_args_type, "update", update_args_rows, .init = update_args_init);
+static TYPE(api_update_opts, wire_update_args_type, "update", update_args_rows, .init = update_args_init);
 
 int wire_op_find(const char *op)
 {
@@ -846,11 +852,9 @@ static const wire_field results_rows[] = {
     W(search_results, vec_strength, WIRE_DOUBLE),
     W(search_results, fusion, WIRE_OBJ, .sub = &fusion_type),
 };
-static void free_wire_results_type(void *obj)
-{
-    search_results_free(obj);
-}
-TYPE(search_results, wire_results_type, "search result", results_rows, .free = free_wire_results_type);
+OWN_FREE(search_results_free)
+static TYPE(search_results, wire_results_type, "search result", results_rows,
+     .free = own_search_results_free);
 
 /* -- the query pipeline -- */
 
@@ -911,11 +915,9 @@ static const wire_field query_info_rows[] = {
     W(api_query_info, rerank_trust, WIRE_DOUBLE),
     W(api_query_info, items, WIRE_ARRAY, COUNT(api_query_info, n), .sub = &cand_type),
 };
-static void free_wire_query_info_type(void *obj)
-{
-    api_query_info_free(obj);
-}
-TYPE(api_query_info, wire_query_info_type, "pipeline", query_info_rows, .check = query_info_check, .free = free_wire_query_info_type);
+OWN_FREE(api_query_info_free)
+static TYPE(api_query_info, wire_query_info_type, "pipeline", query_info_rows, .check = query_info_check,
+     .free = own_api_query_info_free);
 
 /* -- notes -- */
 
@@ -936,20 +938,14 @@ static const wire_field note_rows[] = {
     W(api_note, n_lines, WIRE_LONG),
     W(api_note, skipped, WIRE_NAME, .names = skipped_reasons),
 };
-static void free_wire_note_type(void *obj)
-{
-    api_note_free(obj);
-}
-TYPE(api_note, wire_note_type, "a note", note_rows, .free = free_wire_note_type);
+OWN_FREE(api_note_free)
+static TYPE(api_note, wire_note_type, "a note", note_rows, .free = own_api_note_free);
 
 static const wire_field notes_rows[] = {
     W(api_notes, items, WIRE_ARRAY, COUNT(api_notes, n), .sub = &wire_note_type),
 };
-static void free_wire_notes_type(void *obj)
-{
-    api_notes_free(obj);
-}
-TYPE(api_notes, wire_notes_type, "notes", notes_rows, .free = free_wire_notes_type);
+OWN_FREE(api_notes_free)
+static TYPE(api_notes, wire_notes_type, "notes", notes_rows, .free = own_api_notes_free);
 
 /* -- ls -- */
 
@@ -980,11 +976,8 @@ static const wire_field listing_rows[] = {
       .sub = &collection_row_type),
     W(api_listing, docs, WIRE_ARRAY, COUNT(api_listing, n_docs), .sub = &doc_type),
 };
-static void free_wire_listing_type(void *obj)
-{
-    api_listing_free(obj);
-}
-TYPE(api_listing, wire_listing_type, "listing", listing_rows, .free = free_wire_listing_type);
+OWN_FREE(api_listing_free)
+static TYPE(api_listing, wire_listing_type, "listing", listing_rows, .free = own_api_listing_free);
 
 /* -- status -- */
 
@@ -1013,7 +1006,7 @@ static const wire_field snapshot_rows[] = {
     W(store_snapshot, removed, WIRE_I64),
     W(store_snapshot, modified, WIRE_I64),
 };
-TYPE(store_snapshot, wire_snapshot_type, "snapshot", snapshot_rows, .is_null = snapshot_none,
+static TYPE(store_snapshot, wire_snapshot_type, "snapshot", snapshot_rows, .is_null = snapshot_none,
      .init = snapshot_init);
 
 static const wire_field counts_rows[] = {
@@ -1063,11 +1056,8 @@ static const wire_field status_rows[] = {
     W(api_status, collections, WIRE_ARRAY, COUNT(api_status, n_collections),
       .sub = &status_collection_type),
 };
-static void free_wire_status_type(void *obj)
-{
-    api_status_free(obj);
-}
-TYPE(api_status, wire_status_type, "status", status_rows, .free = free_wire_status_type);
+OWN_FREE(api_status_free)
+static TYPE(api_status, wire_status_type, "status", status_rows, .free = own_api_status_free);
 
 /* -- update -- */
 
@@ -1098,11 +1088,9 @@ static const wire_field update_result_rows[] = {
     W(index_update_result, retokenized, WIRE_INT),
     W(index_update_result, snapshot, WIRE_I64),
 };
-static void free_wire_update_result_type(void *obj)
-{
-    index_update_result_free(obj);
-}
-TYPE(index_update_result, wire_update_result_type, "update result", update_result_rows, .free = free_wire_update_result_type);
+OWN_FREE(index_update_result_free)
+static TYPE(index_update_result, wire_update_result_type, "update result", update_result_rows,
+     .free = own_index_update_result_free);
 
 /* -- the link graph: similar, links -- */
 
@@ -1129,14 +1117,14 @@ static const wire_field similar_args_rows[] = {
     W(api_similar_opts, model, WIRE_STR, .path = 1),
     W(api_similar_opts, with_body, WIRE_INT),
 };
-TYPE(api_similar_opts, wire_similar_args_type, "similar", similar_args_rows,
+static TYPE(api_similar_opts, wire_similar_args_type, "similar", similar_args_rows,
      .init = similar_args_init, .check = similar_args_check);
 
 static const wire_field links_args_rows[] = {
     W(wire_links_args, ref, WIRE_STR, .required = 1),
     W(wire_links_args, cwd, WIRE_STR),
 };
-TYPE(wire_links_args, wire_links_args_type, "links", links_args_rows);
+static TYPE(wire_links_args, wire_links_args_type, "links", links_args_rows);
 
 static const wire_field graph_note_rows[] = {
     W(api_graph_note, docid, WIRE_FIXED),
@@ -1156,33 +1144,22 @@ static const wire_field similar_why_rows[] = {
 };
 static TYPE(similar_info, similar_why_type, "similar", similar_why_rows);
 
-static void free_similar_info(void *obj)
-{
-    api_similar_info_free(obj);
-}
+OWN_FREE(api_similar_info_free)
 
 static const wire_field similar_info_rows[] = {
     W(api_similar_info, note, WIRE_OBJ, .sub = &graph_note_type),
     {.key = NULL, .off = offsetof(api_similar_info, why), .kind = WIRE_OBJ,
      .size = sizeof(similar_info), .sub = &similar_why_type},
 };
-TYPE(api_similar_info, wire_similar_info_type, "similar", similar_info_rows,
-     .free = free_similar_info);
-
-static void free_similar_answer(void *obj)
-{
-    wire_similar_answer *x = obj;
-    search_results_free(&x->results);
-    api_similar_info_free(&x->info);
-}
+static TYPE(api_similar_info, wire_similar_info_type, "similar", similar_info_rows,
+     .free = own_api_similar_info_free);
 
 static const wire_field similar_answer_rows[] = {
     {.key = NULL, .off = offsetof(wire_similar_answer, results), .kind = WIRE_OBJ,
      .size = sizeof(search_results), .sub = &wire_results_type},
     WK(wire_similar_answer, "similar", info, WIRE_OBJ, .required = 1, .sub = &wire_similar_info_type),
 };
-TYPE(wire_similar_answer, wire_similar_answer_type, "similar result", similar_answer_rows,
-     .free = free_similar_answer);
+static TYPE(wire_similar_answer, wire_similar_answer_type, "similar result", similar_answer_rows);
 
 static const wire_field link_rows[] = {
     W(api_link, note, WIRE_OBJ, .sub = &graph_note_type),
@@ -1194,10 +1171,7 @@ static const wire_field link_rows[] = {
 };
 static TYPE(api_link, link_type, "a link", link_rows);
 
-static void free_link_set(void *obj)
-{
-    api_link_set_free(obj);
-}
+OWN_FREE(api_link_set_free)
 
 static const wire_field link_set_rows[] = {
     W(api_link_set, note, WIRE_OBJ, .sub = &graph_note_type),
@@ -1207,24 +1181,16 @@ static const wire_field link_set_rows[] = {
     W(api_link_set, unresolved, WIRE_ARRAY, COUNT(api_link_set, n_unresolved), .sub = &link_type),
     W(api_link_set, mentions, WIRE_ARRAY, COUNT(api_link_set, n_mentions), .sub = &link_type),
 };
-TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = free_link_set);
+static TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = own_api_link_set_free);
 
 /* -- the query answer: the results' keys, and the pipeline -- */
-
-static void free_query_answer(void *obj)
-{
-    wire_query_answer *q = obj;
-    search_results_free(&q->results);
-    api_query_info_free(&q->info);
-}
 
 static const wire_field query_answer_rows[] = {
     {.key = NULL, .off = offsetof(wire_query_answer, results), .kind = WIRE_OBJ,
      .size = sizeof(search_results), .sub = &wire_results_type},
     WK(wire_query_answer, "pipeline", info, WIRE_OBJ, .required = 1, .sub = &wire_query_info_type),
 };
-TYPE(wire_query_answer, wire_query_answer_type, "query result", query_answer_rows,
-     .free = free_query_answer);
+static TYPE(wire_query_answer, wire_query_answer_type, "query result", query_answer_rows);
 
 /* ---- requests ---- */
 

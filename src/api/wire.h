@@ -233,14 +233,6 @@ int wire_op_find(const char *op);
 /* wire_requests[op].call, with out zeroed first. */
 trove_err wire_call(api *a, int op, void *args, void *out);
 
-extern const wire_type wire_search_args_type;      /* api_search_opts */
-extern const wire_type wire_query_args_type;       /* api_query_opts */
-extern const wire_type wire_get_args_type;         /* wire_get_args */
-extern const wire_type wire_multi_get_args_type;   /* wire_multi_get_args */
-extern const wire_type wire_ls_args_type;          /* wire_ls_args */
-extern const wire_type wire_update_args_type;      /* api_update_opts */
-extern const wire_type wire_similar_args_type;     /* api_similar_opts */
-extern const wire_type wire_links_args_type;       /* wire_links_args */
 
 json_t *wire_search_opts(const api_search_opts *o);
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold);
@@ -252,19 +244,9 @@ trove_err wire_query_opts_parse(const json_t *args, api_query_opts *o, wire_args
 
 /* ---- results ---- */
 
-extern const wire_type wire_result_type;           /* search_result */
-extern const wire_type wire_results_type;          /* search_results */
-extern const wire_type wire_query_info_type;       /* api_query_info ("pipeline") */
-extern const wire_type wire_note_type;             /* api_note */
-extern const wire_type wire_notes_type;            /* api_notes */
-extern const wire_type wire_listing_type;          /* api_listing */
-extern const wire_type wire_snapshot_type;         /* store_snapshot */
-extern const wire_type wire_status_type;           /* api_status */
-extern const wire_type wire_update_result_type;    /* index_update_result */
-extern const wire_type wire_query_answer_type;     /* wire_query_answer */
-extern const wire_type wire_similar_info_type;     /* api_similar_info */
-extern const wire_type wire_similar_answer_type;   /* wire_similar_answer */
-extern const wire_type wire_link_set_type;         /* api_link_set */
+/* A search_result, for the front ends' views; every other table is
+ * reached through wire_requests[] or wire_types[]. */
+extern const wire_type wire_result_type;
 
 json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);

@@ -78,7 +78,7 @@ static void say_how_indexed(cli *c)
     int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
     free(sock);
     if (there && dcl_connect(c->index_path, NULL, 5.0, &d) == TROVE_OK) {
-        if (dcl_call(d, "hello", NULL, &hello) != TROVE_OK)
+        if (dcl_call(d, wire_requests[WIRE_OP_HELLO].op, NULL, &hello) != TROVE_OK)
             hello = NULL;
         dcl_close(d);
     }

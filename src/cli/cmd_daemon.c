@@ -223,7 +223,7 @@ static int daemon_status(cli *c, int json)
     if (!d)
         return EXIT_ERR;
     json_t *res;
-    trove_err err = dcl_call(d, "hello", NULL, &res);
+    trove_err err = dcl_call(d, wire_requests[WIRE_OP_HELLO].op, NULL, &res);
     dcl_close(d);
     if (err)
         return cli_error(err);

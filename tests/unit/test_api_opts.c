@@ -7,10 +7,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "api/wire.h"
 
 static void test_init_leaves_every_option_unset(void **state)
 {
@@ -171,6 +174,40 @@ static void test_bounds(void **state)
     assert_non_null(strstr(trove_errmsg(), "bm25_weight"));
 }
 
+/* What a client leaves unset reaches the daemon unset, so the daemon's
+ * config decides it as it would cold; what it set arrives as set. */
+static void test_unset_travels_the_wire_unset(void **state)
+{
+    (void)state;
+    api_search_opts o;
+    api_search_opts_init(&o);
+    o.search.query = "q";
+    o.search.weights[SEARCH_CH_VECTOR] = 2;
+    json_t *j = wire_search_opts(&o);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    j = json_loads(text, 0, NULL);
+    free(text);
+    api_search_opts back;
+    wire_args hold = {0};
+    assert_int_equal(wire_search_opts_parse(j, &back, &hold), TROVE_OK);
+    json_decref(j);
+    assert_true(back.search.weights[SEARCH_CH_VECTOR] == 2);
+    assert_true(isnan(back.search.weights[SEARCH_CH_TITLE]));
+    assert_true(isnan(back.search.graph_weight));
+    assert_true(back.search.limit == API_UNSET_SIZE);
+    assert_int_equal(back.search.rrf_k, API_UNSET_INT);
+    assert_int_equal(back.search.with_snippet, API_UNSET_INT);
+    config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.weights[CONFIG_W_TITLE] = 4;
+    cfg.has_weight[CONFIG_W_TITLE] = 1;
+    assert_int_equal(api_search_opts_resolve(&back, &cfg), TROVE_OK);
+    assert_true(back.search.weights[SEARCH_CH_TITLE] == 4);
+    assert_int_equal(back.search.limit, 10);
+    wire_args_free(&hold);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_table_rows_are_consistent),
         cmocka_unit_test(test_user_beats_config_beats_default),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_unset_travels_the_wire_unset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
