@@ -1,7 +1,9 @@
 /* Fuzz target: the MCP server's JSON-RPC handling (mcp_handle) over a real
  * three-note index. The input is handled whole, then line by line on one
  * session (as the stdio transport does); every reply must be JSON-RPC 2.0
- * JSON, and nothing outside the collection may ever be read. */
+ * JSON, and nothing outside the collection may ever be read. Each line is
+ * also peeked as the HTTP transport does (method, _meta version, Mcp-Name
+ * field) and decoded as an Mcp-Name header value. */
 #include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
@@ -96,6 +98,25 @@ static void check_reply(char *reply)
     free(reply);
 }
 
+/* What the HTTP transport reads of a message before handling it. */
+static void peek_line(const char *p, size_t n)
+{
+    mcp_peek pk;
+    mcp_peek_message(p, n, &pk);
+    if (pk.named && pk.name) {
+        char *back = mcp_header_value_decode(pk.name);
+        free(back);
+    }
+    mcp_peek_free(&pk);
+    char *h = malloc(n + 1);
+    if (!h)
+        abort();
+    memcpy(h, p, n);
+    h[n] = '\0';
+    free(mcp_header_value_decode(h));
+    free(h);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!server)
@@ -109,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
         check_reply(mcp_handle(server, &ss, p, n));
+        peek_line(p, n);
         p += n + 1;
     }
     return 0;

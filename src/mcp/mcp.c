@@ -14,9 +14,25 @@
 /* A batch may carry at most this many messages. */
 #define MCP_MAX_BATCH 64
 
-const char *const mcp_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05", NULL};
+const char *const mcp_versions[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26",
+                                    "2024-11-05", NULL};
 
-static const char instructions[] =
+/* The first version of the stateless protocol (no initialize: every request
+ * names its version in _meta; server/discover tells which ones we speak).
+ * Versions are dates: they compare as strings. */
+#define MODERN_FIRST "2026-07-28"
+/* What `initialize` answers a client whose version it does not speak (or
+ * one asking for a modern version, which has no initialize). */
+#define LEGACY_NEWEST "2025-11-25"
+
+/* How long a client may keep a list or discover result (ttlMs). Tools,
+ * prompts and templates change only with the server binary; notes change
+ * whenever the user writes: those are never cached. Always "private": they
+ * describe one user's notes. */
+#define TTL_STATIC_MS 300000
+#define TTL_NOTES_MS 0
+
+static const char instructions_base[] =
     "trove searches the user's local markdown notes (Obsidian vaults, wikis, meeting notes). "
     "Use `search` first for any question the notes might answer: it ranks notes by keywords, "
     "titles and links and returns the best passage of each with its doc_uri and line range. "
@@ -25,12 +41,57 @@ static const char instructions[] =
     "collections exist and whether the index is up to date. Every note is also a resource "
     "trove://COLLECTION/PATH. Cite notes by doc_uri and line numbers.";
 
+/* The instructions: how to use the tools, then what this index holds (its
+ * collections with note counts and contexts, whether meaning search is
+ * there), read at each initialize/discover so a model knows what it is
+ * searching before it searches. Caller frees. */
+static char *instructions(mcp_server *s)
+{
+    tbuf b = {0};
+    tbuf_puts(&b, instructions_base);
+    api_status st;
+    json_t *daemon;
+    if (mcp_status(s, &st, &daemon) != TROVE_OK) {
+        tbuf_puts(&b, " (The index could not be read; call `status`.)");
+        return tbuf_detach(&b);
+    }
+    json_decref(daemon);
+    if (!st.index_exists) {
+        tbuf_puts(&b, " The index is empty: nothing has been indexed yet.");
+    } else {
+        tbuf_printf(&b, "\n\nThis index holds %lld notes in %zu collection%s:",
+                    (long long)st.counts.docs, st.n_collections,
+                    st.n_collections == 1 ? "" : "s");
+        const config *cfg = api_config(s->a);
+        for (size_t i = 0; i < st.n_collections; i++) {
+            const api_status_collection *c = &st.collections[i];
+            tbuf_printf(&b, "%s %s (%lld notes", i ? ";" : "", c->name, (long long)c->notes);
+            for (size_t k = 0; k < cfg->n_contexts; k++)
+                if (strcmp(cfg->contexts[k].target, c->name) == 0)
+                    tbuf_printf(&b, ": %s", cfg->contexts[k].text);
+            tbuf_puts(&b, ")");
+        }
+        tbuf_puts(&b, ".");
+    }
+    tbuf_puts(&b, s->model ? " Meaning search is on: `vsearch` finds notes that say the same "
+                             "thing in other words."
+                           : " There is no embedding model: search matches words, titles and "
+                             "links, not meaning.");
+    api_status_free(&st);
+    return tbuf_detach(&b);
+}
+
 int mcp_version_supported(const char *v)
 {
     for (size_t i = 0; v && mcp_versions[i]; i++)
         if (strcmp(v, mcp_versions[i]) == 0)
             return 1;
     return 0;
+}
+
+int mcp_version_modern(const char *v)
+{
+    return v && strcmp(v, MODERN_FIRST) >= 0;
 }
 
 int mcp_structured(const mcp_session *ss)
@@ -153,6 +214,24 @@ trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_n
     return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_MULTI_GET, &args, out);
 }
 
+trove_err mcp_links(mcp_server *s, const char *ref, api_link_set *out)
+{
+    char cwd[4096];
+    wire_links_args args = {.ref = ref, .cwd = getcwd(cwd, sizeof cwd)};
+    return dcl_or_cold(daemon_of(s), s->a, WIRE_OP_LINKS, &args, out);
+}
+
+trove_err mcp_similar(mcp_server *s, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info)
+{
+    api_similar_opts args = *o;
+    wire_similar_answer ans;
+    trove_err rc = dcl_or_cold(daemon_of(s), s->a, WIRE_OP_SIMILAR, &args, &ans);
+    *out = ans.results;
+    *info = ans.info;
+    return rc;
+}
+
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out)
 {
     wire_ls_args args = {.target = target};
@@ -184,9 +263,41 @@ void mcp_server_free(mcp_server *s)
 
 /* ---- methods ---- */
 
+/* Who we are: initialize's serverInfo, and in 2026-07-28 discover's and
+ * every result's _meta "io.modelcontextprotocol/serverInfo". */
+static json_t *server_info(int with_title)
+{
+    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_VERSION);
+    if (with_title)
+        json_object_set_new(info, "title", json_string("trove notes search"));
+    return info;
+}
+
+static json_t *server_caps(void)
+{
+    return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}}", "tools", "listChanged", 0,
+                     "resources", "subscribe", 0, "listChanged", 0, "prompts", "listChanged", 0,
+                     "completions");
+}
+
+/* server/discover (2026-07-28): the versions a client may name in _meta,
+ * what we offer and how to use it. No handshake follows. */
+static json_t *m_discover(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)ss, (void)params, (void)err;
+    json_t *versions = json_array();
+    for (size_t i = 0; mcp_versions[i]; i++)
+        if (mcp_version_modern(mcp_versions[i]))
+            json_array_append_new(versions, json_string(mcp_versions[i]));
+    char *text = instructions(s);
+    json_t *r = json_pack("{s:o, s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
+                          server_caps(), "serverInfo", server_info(1), "instructions", text);
+    free(text);
+    return r;
+}
+
 static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
 {
-    (void)s;
     json_t *v = json_object_get(params, "protocolVersion");
     if (!json_is_string(v)) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "initialize: 'protocolVersion' must be a string");
@@ -195,18 +306,18 @@ static json_t *m_initialize(mcp_server *s, mcp_session *ss, json_t *params, mcp_
     /* The client's version when we speak it, else our newest: the client
      * then decides whether it can go on. */
     const char *want = json_string_value(v);
-    const char *got = mcp_version_supported(want) ? want : mcp_versions[0];
+    const char *got = mcp_version_supported(want) && !mcp_version_modern(want) ? want
+                                                                              : LEGACY_NEWEST;
     snprintf(ss->version, sizeof ss->version, "%s", got);
     ss->initialized = 0;
-    json_t *info = json_pack("{s:s, s:s}", "name", "trove", "version", TROVE_VERSION);
-    if (mcp_structured(ss))
-        json_object_set_new(info, "title", json_string("trove notes search"));
-    json_t *caps = json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0,
-                             "resources", "subscribe", 0, "listChanged", 0);
-    json_t *r = json_pack("{s:s, s:o, s:o}", "protocolVersion", got, "capabilities", caps,
-                          "serverInfo", info);
-    if (strcmp(got, "2025-03-26") >= 0)
-        json_object_set_new(r, "instructions", json_string(instructions));
+    json_t *info = server_info(mcp_structured(ss));
+    json_t *r = json_pack("{s:s, s:o, s:o}", "protocolVersion", got, "capabilities",
+                          server_caps(), "serverInfo", info);
+    if (strcmp(got, "2025-03-26") >= 0) {
+        char *text = instructions(s);
+        json_object_set_new(r, "instructions", json_string(text));
+        free(text);
+    }
     return r;
 }
 
@@ -239,6 +350,24 @@ static json_t *m_res_templates(mcp_server *s, mcp_session *ss, json_t *params, m
     return mcp_resources_templates();
 }
 
+static json_t *m_prompts_list(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)s, (void)ss, (void)params, (void)err;
+    return mcp_prompts_list();
+}
+
+static json_t *m_prompts_get(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)ss;
+    return mcp_prompts_get(s, params, err);
+}
+
+static json_t *m_complete(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
+{
+    (void)ss;
+    return mcp_complete(s, params, err);
+}
+
 static json_t *m_res_read(mcp_server *s, mcp_session *ss, json_t *params, mcp_error *err)
 {
     (void)ss;
@@ -247,18 +376,41 @@ static json_t *m_res_read(mcp_server *s, mcp_session *ss, json_t *params, mcp_er
 
 typedef json_t *(*method_fn)(mcp_server *, mcp_session *, json_t *, mcp_error *);
 
+enum { ERA_BOTH, ERA_LEGACY, ERA_MODERN };
+#define NO_TTL (-1)
+
+/* Every method: which protocol era has it (2026-07-28 dropped initialize
+ * and ping), how long its result may be cached there (ttlMs; NO_TTL: not a
+ * cacheable result), and which params field the Streamable HTTP Mcp-Name
+ * header mirrors (NULL: none). */
 static const struct {
     const char *name;
     method_fn fn;
+    int era;
+    long ttl_ms;
+    const char *name_field;
 } methods[] = {
-    {"initialize", m_initialize},
-    {"ping", m_ping},
-    {"tools/list", m_tools_list},
-    {"tools/call", m_tools_call},
-    {"resources/list", m_res_list},
-    {"resources/templates/list", m_res_templates},
-    {"resources/read", m_res_read},
+    {"initialize", m_initialize, ERA_LEGACY, NO_TTL, NULL},
+    {"ping", m_ping, ERA_LEGACY, NO_TTL, NULL},
+    {"server/discover", m_discover, ERA_BOTH, TTL_STATIC_MS, NULL},
+    {"tools/list", m_tools_list, ERA_BOTH, TTL_STATIC_MS, NULL},
+    {"tools/call", m_tools_call, ERA_BOTH, NO_TTL, "name"},
+    {"resources/list", m_res_list, ERA_BOTH, TTL_NOTES_MS, NULL},
+    {"resources/templates/list", m_res_templates, ERA_BOTH, TTL_STATIC_MS, NULL},
+    {"resources/read", m_res_read, ERA_BOTH, TTL_NOTES_MS, "uri"},
+    {"prompts/list", m_prompts_list, ERA_BOTH, TTL_STATIC_MS, NULL},
+    {"prompts/get", m_prompts_get, ERA_BOTH, NO_TTL, "name"},
+    {"completion/complete", m_complete, ERA_BOTH, NO_TTL, NULL},
 };
+#define N_METHODS (sizeof methods / sizeof *methods)
+
+static int method_index(const char *name, int modern)
+{
+    for (size_t k = 0; k < N_METHODS; k++)
+        if (strcmp(methods[k].name, name) == 0)
+            return methods[k].era == (modern ? ERA_LEGACY : ERA_MODERN) ? -1 : (int)k;
+    return -1;
+}
 
 /* ---- framing ---- */
 
@@ -388,6 +540,67 @@ static int holds_nul(json_t *v, int salvaged, tbuf *where)
     return 0;
 }
 
+/* ---- the 2026-07-28 request envelope ---- */
+
+static json_t *modern_versions(void)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; mcp_versions[i]; i++)
+        if (mcp_version_modern(mcp_versions[i]))
+            json_array_append_new(a, json_string(mcp_versions[i]));
+    return a;
+}
+
+static json_t *version_error(json_t *id, const char *what, const char *requested)
+{
+    char m[300];
+    snprintf(m, sizeof m, "unsupported %s '%.40s' (supported: %s in _meta; or initialize "
+             "with %s or older)", what, requested, MODERN_FIRST, LEGACY_NEWEST);
+    json_t *data = json_pack("{s:o, s:s}", "supported", modern_versions(), "requested",
+                             requested);
+    json_t *e = error_obj(id, MCP_UNSUPPORTED_VERSION, m, data);
+    json_decref(data);
+    return e;
+}
+
+char *mcp_version_error_reply(const char *what, const char *requested)
+{
+    return dump(version_error(NULL, what, requested));
+}
+
+/* The error reply for a request whose _meta envelope is broken or names a
+ * version we do not speak, else NULL with req->version set from it. */
+static json_t *envelope_error(json_t *id, json_t *params, mcp_session *req)
+{
+    json_t *meta = json_object_get(params, "_meta");
+    json_t *pv = json_object_get(meta, MCP_META_VERSION);
+    if (!json_is_string(pv))
+        return error_obj(id, MCP_INVALID_PARAMS, "invalid params: '_meta." MCP_META_VERSION
+                         "' must be a string", NULL);
+    const char *v = json_string_value(pv);
+    if (!mcp_version_modern(v) || !mcp_version_supported(v))
+        return version_error(id, "protocol version", v);
+    if (!json_is_object(json_object_get(meta, MCP_META_CAPABILITIES)))
+        return error_obj(id, MCP_INVALID_PARAMS, "invalid params: '_meta."
+                         MCP_META_CAPABILITIES "' must be an object (protocol 2026-07-28 "
+                         "sends the client's capabilities with every request)", NULL);
+    snprintf(req->version, sizeof req->version, "%s", v);
+    return NULL;
+}
+
+/* What every 2026-07-28 result carries: resultType, who answered, and for
+ * a cacheable one how long and for whom it may be kept. */
+static void stamp_result(json_t *result, long ttl_ms)
+{
+    json_object_set_new(result, "resultType", json_string("complete"));
+    json_object_set_new(result, "_meta", json_pack("{s:o}", MCP_META_SERVER_INFO,
+                                                   server_info(1)));
+    if (ttl_ms != NO_TTL) {
+        json_object_set_new(result, "ttlMs", json_integer(ttl_ms));
+        json_object_set_new(result, "cacheScope", json_string("private"));
+    }
+}
+
 /* One message of a batch or alone: the reply, or NULL when none is due. */
 static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg, int nul_key)
 {
@@ -446,21 +659,36 @@ static json_t *handle_one(mcp_server *s, mcp_session *ss, json_t *msg, int nul_k
     json_t *empty = NULL;
     if (!params)
         params = empty = json_object();
-    json_t *reply = NULL;
-    size_t k;
-    for (k = 0; k < sizeof methods / sizeof *methods; k++)
-        if (strcmp(methods[k].name, name) == 0)
-            break;
-    if (k == sizeof methods / sizeof *methods) {
+    /* 2026-07-28: the request names its version and the client's
+     * capabilities in _meta and is answered in that version, whatever this
+     * session did before (no initialize needed). */
+    mcp_session req = *ss;
+    json_t *pv = json_object_get(json_object_get(params, "_meta"), MCP_META_VERSION);
+    json_t *reply = pv ? envelope_error(id, params, &req) : NULL;
+    int modern = pv != NULL;
+    int k = reply ? -1 : method_index(name, modern);
+    if (reply) {
+        /* the envelope was refused */
+    } else if (k < 0) {
         char m[160];
-        snprintf(m, sizeof m, "method not found: %.100s", name);
+        snprintf(m, sizeof m, "method not found: %.100s%s", name,
+                 modern && method_index(name, 0) >= 0 ? " (not in protocol 2026-07-28)" : "");
         reply = error_obj(id, MCP_METHOD_NOT_FOUND, m, NULL);
     } else {
         mcp_error err = {0};
-        json_t *result = methods[k].fn(s, ss, params, &err);
+        json_t *result = methods[k].fn(s, modern ? &req : ss, params, &err);
         if (result) {
+            if (modern || methods[k].fn == m_discover)
+                stamp_result(result, methods[k].ttl_ms);
             reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
         } else {
+            if (modern && err.code == MCP_RESOURCE_NOT_FOUND) {
+                /* 2026-07-28 spells "no such resource" as invalid params
+                 * naming the uri. */
+                err.code = MCP_INVALID_PARAMS;
+                if (!err.data)
+                    err.data = json_pack("{s:O}", "uri", json_object_get(params, "uri"));
+            }
             reply = error_obj(id, err.code ? err.code : MCP_INTERNAL_ERROR,
                               err.message ? err.message : "internal error", err.data);
         }
@@ -525,4 +753,88 @@ int mcp_is_initialize(const char *msg, size_t len)
               json_object_get(root, "id") != NULL;
     json_decref(root);
     return yes;
+}
+
+void mcp_peek_message(const char *msg, size_t len, mcp_peek *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len > MCP_MAX_MESSAGE)
+        return;
+    json_error_t jerr;
+    int salvaged;
+    json_t *root = load_message(msg, len, &jerr, &salvaged);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return;
+    }
+    out->request = json_object_get(root, "id") != NULL;
+    json_t *m = json_object_get(root, "method");
+    json_t *params = json_object_get(root, "params");
+    json_t *pv = json_object_get(json_object_get(params, "_meta"), MCP_META_VERSION);
+    if (json_is_string(m) && json_string_length(m) < sizeof out->method)
+        snprintf(out->method, sizeof out->method, "%s", json_string_value(m));
+    if (json_is_string(pv) && json_string_length(pv) < sizeof out->version)
+        snprintf(out->version, sizeof out->version, "%s", json_string_value(pv));
+    for (size_t k = 0; k < N_METHODS; k++) {
+        if (!methods[k].name_field || strcmp(methods[k].name, out->method) != 0)
+            continue;
+        out->named = 1;
+        json_t *v = json_object_get(params, methods[k].name_field);
+        if (json_is_string(v))
+            out->name = xstrdup(json_string_value(v));
+    }
+    json_decref(root);
+}
+
+void mcp_peek_free(mcp_peek *p)
+{
+    free(p->name);
+    p->name = NULL;
+}
+
+/* ---- Streamable HTTP header values ---- */
+
+static int b64_value(char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+char *mcp_header_value_decode(const char *h)
+{
+    static const char pre[] = "=?base64?", suf[] = "?=";
+    size_t n = strlen(h);
+    if (n < sizeof pre - 1 + sizeof suf - 1 || strncmp(h, pre, sizeof pre - 1) != 0 ||
+        strcmp(h + n - (sizeof suf - 1), suf) != 0)
+        return xstrdup(h);
+    tbuf out = {0};
+    unsigned acc = 0;
+    int bits = 0;
+    for (const char *p = h + sizeof pre - 1; p < h + n - (sizeof suf - 1); p++) {
+        if (*p == '=')
+            break;
+        int v = b64_value(*p);
+        if (v < 0) {
+            tbuf_free(&out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            char byte = (char)((acc >> bits) & 0xFF);
+            if (!byte) {
+                tbuf_free(&out);
+                return NULL;
+            }
+            tbuf_putc(&out, byte);
+        }
+    }
+    tbuf_puts(&out, "");
+    return tbuf_detach(&out);
 }

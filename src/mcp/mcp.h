@@ -3,11 +3,17 @@
  * mcp_http.c carry the bytes; this module never reads a socket or a file
  * descriptor itself.
  *
- * Protocol versions 2025-06-18, 2025-03-26 and 2024-11-05 are negotiated at
- * `initialize` (the client's when supported, else the newest). Methods:
- * initialize, ping, tools/list, tools/call, resources/list,
- * resources/templates/list, resources/read and notifications. Tools: search,
- * vsearch (with a model), get, status (mcp_tools.c); resources trove://COLLECTION/PATH (mcp_res.c).
+ * Protocol versions: 2026-07-28, the stateless one (no handshake: every
+ * request names its version and the client's capabilities in _meta, and a
+ * client learns what we speak from server/discover), and 2025-11-25,
+ * 2025-06-18, 2025-03-26 and 2024-11-05, negotiated at `initialize` (the
+ * client's when supported, else 2025-11-25). Methods: server/discover,
+ * initialize and ping (before 2026-07-28), tools/list, tools/call,
+ * resources/list, resources/templates/list, resources/read and
+ * notifications, prompts/list, prompts/get and completion/complete. Tools:
+ * search, vsearch (with a model), query, get, multi_get, links, similar,
+ * status (mcp_tools.c); prompts and completion (mcp_prompts.c); resources
+ * trove://COLLECTION/PATH (mcp_res.c).
  * Everything is read-only and reads only indexed notes inside their
  * collection folder.
  *
@@ -34,7 +40,14 @@ enum {
     MCP_INVALID_PARAMS = -32602,
     MCP_INTERNAL_ERROR = -32603,
     MCP_RESOURCE_NOT_FOUND = -32002,
+    MCP_HEADER_MISMATCH = -32020,       /* HTTP headers disagree with the body */
+    MCP_UNSUPPORTED_VERSION = -32022,   /* _meta names a version we lack */
 };
+
+/* The 2026-07-28 request envelope: params._meta keys. */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"   /* in results */
 
 /* What a client and the server agreed on; zeroed before `initialize`. */
 typedef struct mcp_session {
@@ -48,6 +61,8 @@ typedef struct mcp_server mcp_server;
 extern const char *const mcp_versions[];
 /* 1 when `v` is one of mcp_versions. */
 int mcp_version_supported(const char *v);
+/* 1 when `v` is a stateless (2026-07-28 or later) version. */
+int mcp_version_modern(const char *v);
 
 /* model: the embedding model (GGUF file or model2vec folder) for the
  * vector channel of `search` and for `vsearch`, which is offered only with
@@ -73,6 +88,31 @@ char *mcp_handle(mcp_server *s, mcp_session *ss, const char *msg, size_t len);
 /* The error reply {"jsonrpc":"2.0","id":null,"error":{code,message}} for a
  * transport-level refusal (message too large, ...). Caller frees. */
 char *mcp_error_reply(int code, const char *message);
+
+/* The -32022 error reply (id null) for a request naming protocol version
+ * `requested` in `what` (a header, say), with data {supported, requested}
+ * as 2026-07-28 clients read it to retry with one we speak. Caller frees. */
+char *mcp_version_error_reply(const char *what, const char *requested);
+
+/* What a transport reads of one message before handling it (the HTTP
+ * transport checks its Mcp-Method/Mcp-Name/MCP-Protocol-Version headers
+ * against it). All fields zero/"" when the message is not one JSON-RPC
+ * object. */
+typedef struct mcp_peek {
+    int request;          /* it has an id */
+    char method[64];      /* "" when absent or longer */
+    char version[32];     /* params._meta protocol version, "" when none */
+    int named;            /* the method's params field Mcp-Name mirrors exists */
+    char *name;           /* that field's string value (owned), NULL when absent */
+} mcp_peek;
+void mcp_peek_message(const char *msg, size_t len, mcp_peek *out);
+void mcp_peek_free(mcp_peek *p);
+
+/* An Mcp-Name header value as the body spells it: "=?base64?B64?=" (how a
+ * 2026-07-28 client sends a value that is not plain printable ASCII)
+ * decoded, anything else as is. NULL for broken base64 or a NUL in it.
+ * Caller frees. */
+char *mcp_header_value_decode(const char *h);
 
 /* The JSON-RPC method of a single request message when it is `initialize`
  * (1), else 0: transports open a session on it. */

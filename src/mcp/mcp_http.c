@@ -1,10 +1,13 @@
-/* mcp over Streamable HTTP (MCP 2025-03-26 / 2025-06-18) on libmicrohttpd.
+/* mcp over Streamable HTTP (MCP 2025-03-26 to 2026-07-28) on libmicrohttpd.
  *
  * One endpoint, /mcp: POST carries one JSON-RPC message (or batch) and gets
- * its reply as application/json (202 with no body for notifications);
- * `initialize` opens a session whose id comes back in Mcp-Session-Id and
- * must be sent with every later request; DELETE ends a session; GET is 405
- * (this server never pushes). Every request is checked first: Host must
+ * its reply as application/json (202 with no body for notifications).
+ * Before 2026-07-28, `initialize` opens a session whose id comes back in
+ * Mcp-Session-Id and must be sent with every later request; DELETE ends a
+ * session. From 2026-07-28 every request stands alone (its _meta names the
+ * version): no session, and the MCP-Protocol-Version, Mcp-Method and
+ * Mcp-Name headers must agree with the body (400, -32020 when not). GET is
+ * 405 (this server never pushes). Every request is checked first: Host must
  * name a loopback address (or the bound one) and Origin, when sent, a
  * loopback or configured origin (DNS rebinding), the bearer token when one
  * is configured, and the body is bounded by MCP_MAX_MESSAGE.
@@ -89,6 +92,16 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, int cod
     return rc;
 }
 
+/* An MCP-Protocol-Version we do not speak: 400 with the -32022 error whose
+ * data lists the stateless versions (a 2026-07-28 client retries with one). */
+static enum MHD_Result refuse_version(struct MHD_Connection *c, const char *pv)
+{
+    char *body = mcp_version_error_reply("MCP-Protocol-Version", pv);
+    enum MHD_Result rc = respond(c, MHD_HTTP_BAD_REQUEST, body, "application/json", NULL);
+    free(body);
+    return rc;
+}
+
 /* ---- checks ---- */
 
 static const char *header(struct MHD_Connection *c, const char *name)
@@ -149,6 +162,57 @@ static http_session *session_new(http_server *hs)
 
 /* ---- requests ---- */
 
+/* ---- stateless requests (2026-07-28) ---- */
+
+/* The standard headers of a stateless request against its body: NULL when
+ * they agree, else why not. */
+static const char *modern_headers_differ(struct MHD_Connection *c, const mcp_peek *pk)
+{
+    const char *pv = header(c, "MCP-Protocol-Version");
+    const char *method = header(c, "Mcp-Method");
+    if (!pk->request)
+        return NULL;   /* notifications need none of them */
+    if (!pk->version[0])
+        return NULL;   /* no envelope: refused as invalid params by the caller */
+    if (!pv)
+        return "header mismatch: MCP-Protocol-Version header required";
+    if (strcmp(pv, pk->version) != 0)
+        return "header mismatch: MCP-Protocol-Version differs from the body's _meta version";
+    if (!method)
+        return "header mismatch: Mcp-Method header required";
+    if (strcmp(method, pk->method) != 0)
+        return "header mismatch: Mcp-Method differs from the body's method";
+    if (!pk->named || !pk->name)
+        return NULL;
+    const char *name = header(c, "Mcp-Name");
+    if (!name)
+        return "header mismatch: Mcp-Name header required for this method";
+    char *decoded = mcp_header_value_decode(name);
+    int same = decoded && strcmp(decoded, pk->name) == 0;
+    free(decoded);
+    return same ? NULL : "header mismatch: Mcp-Name differs from the body";
+}
+
+/* A request of the stateless protocol: no session, headers checked against
+ * the body, answered in the version its _meta names. */
+static enum MHD_Result handle_stateless(http_server *hs, struct MHD_Connection *c,
+                                        const char *body, size_t len, const mcp_peek *pk)
+{
+    if (pk->request && !pk->version[0])
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_PARAMS, "invalid params: "
+                      "MCP-Protocol-Version names a stateless version but the request has no "
+                      "_meta." MCP_META_VERSION);
+    const char *why = modern_headers_differ(c, pk);
+    if (why)
+        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_HEADER_MISMATCH, why);
+    mcp_session once = {0};
+    char *reply = mcp_handle(hs->mcp, &once, body, len);
+    enum MHD_Result rc = reply ? respond(c, MHD_HTTP_OK, reply, "application/json", NULL)
+                               : respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+    free(reply);
+    return rc;
+}
+
 static enum MHD_Result handle_post(http_server *hs, struct MHD_Connection *c, http_req *rq)
 {
     if (rq->too_big) {
@@ -158,6 +222,15 @@ static enum MHD_Result handle_post(http_server *hs, struct MHD_Connection *c, ht
     }
     const char *body = tbuf_cstr(&rq->body);
     size_t len = rq->body.len;
+    mcp_peek pk;
+    mcp_peek_message(body, len, &pk);
+    const char *pv = header(c, "MCP-Protocol-Version");
+    if (pk.version[0] || mcp_version_modern(pv)) {
+        enum MHD_Result rc = handle_stateless(hs, c, body, len, &pk);
+        mcp_peek_free(&pk);
+        return rc;
+    }
+    mcp_peek_free(&pk);
     http_session *s;
     int opened = 0;
     if (mcp_is_initialize(body, len)) {
@@ -220,8 +293,7 @@ static enum MHD_Result check_headers(http_server *hs, struct MHD_Connection *c, 
                       "Authorization: Bearer <mcp.token from config.yaml>");
     const char *pv = header(c, "MCP-Protocol-Version");
     if (pv && !mcp_version_supported(pv))
-        return refuse(c, MHD_HTTP_BAD_REQUEST, MCP_INVALID_REQUEST, "unsupported "
-                      "MCP-Protocol-Version (supported: 2025-06-18, 2025-03-26, 2024-11-05)");
+        return refuse_version(c, pv);
     if (strcmp(method, "POST") == 0) {
         const char *type = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (!type || strncasecmp(type, "application/json", 16) != 0)

@@ -43,6 +43,9 @@ trove_err mcp_query(mcp_server *s, const api_query_opts *o, search_results *out,
 trove_err mcp_get(mcp_server *s, const char *ref, long line, long count, api_note *out);
 trove_err mcp_multi_get(mcp_server *s, const char *glob, size_t max_bytes, api_notes *out);
 trove_err mcp_ls(mcp_server *s, const char *target, api_listing *out);
+trove_err mcp_links(mcp_server *s, const char *ref, api_link_set *out);
+trove_err mcp_similar(mcp_server *s, const api_similar_opts *o, search_results *out,
+                      api_similar_info *info);
 /* *daemon: the daemon's state object (new reference), NULL when answered
  * without one. */
 trove_err mcp_status(mcp_server *s, api_status *out, json_t **daemon);
@@ -53,7 +56,18 @@ json_t *mcp_tools_build(int structured, int with_vectors);
  * arguments that break the input schema). */
 json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp_error *err);
 
+/* ---- prompts and completion (mcp_prompts.c) ---- */
+json_t *mcp_prompts_list(void);
+/* prompts/get: the prompt's messages, or NULL with *err set. */
+json_t *mcp_prompts_get(mcp_server *s, json_t *params, mcp_error *err);
+/* completion/complete for the resource template's and the prompts'
+ * arguments: at most 100 values, with total and hasMore. */
+json_t *mcp_complete(mcp_server *s, json_t *params, mcp_error *err);
+
 /* ---- resources (mcp_res.c) ---- */
+
+/* The one resource template: every indexed note. */
+#define MCP_NOTE_TEMPLATE "trove://{collection}/{+path}"
 json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err);
 json_t *mcp_resources_templates(void);
 json_t *mcp_resources_read(mcp_server *s, json_t *params, mcp_error *err);

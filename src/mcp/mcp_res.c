@@ -298,7 +298,7 @@ json_t *mcp_resources_list(mcp_server *s, json_t *params, mcp_error *err)
 json_t *mcp_resources_templates(void)
 {
     return json_pack("{s:[{s:s, s:s, s:s, s:s, s:s}]}", "resourceTemplates",
-                     "uriTemplate", "trove://{collection}/{+path}", "name", "note",
+                     "uriTemplate", MCP_NOTE_TEMPLATE, "name", "note",
                      "title", "Note by collection and path",
                      "description", "An indexed markdown note, its text with line numbers. PATH "
                      "is relative to the collection folder (see the `status` tool).",

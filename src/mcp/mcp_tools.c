@@ -5,6 +5,7 @@
  * reads them and can correct itself. */
 #include "mcp/mcp_int.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "api/wire.h"
+#include "search/query_pipe.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -22,6 +24,14 @@
 #define GET_MAX_BYTES 1000000
 #define GET_DEFAULT_BYTES 20000
 #define GET_MAX_NOTES 200
+#define GET_MAX_LINE (1L << 30)
+/* The whole answer of a search tool, in characters of JSON: clients warn
+ * above 25,000 tokens and file away outputs over 50,000 characters. */
+#define BUDGET_DEFAULT 40000
+#define BUDGET_MIN 1000
+#define BUDGET_MAX 1000000
+#define LINKS_DEFAULT 50
+#define LINKS_MAX 500
 #define FILTER_MAX_ITEMS 100
 
 /* ---- schemas ---- */
@@ -51,41 +61,6 @@ static const char query_desc[] =
     "as `search`, plus rerank, expand and candidates.";
 
 /* query: search_in's properties plus these. */
-static const char query_in_extra[] =
-    "{\"rerank\":{\"type\":\"boolean\",\"default\":true,\"description\":\"re-score the top "
-    "candidates (false: fused order, fastest)\"},"
-    "\"expand\":{\"type\":\"boolean\",\"default\":true,\"description\":\"search variants "
-    "of the query too\"},"
-    "\"candidates\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":20,"
-    "\"description\":\"how many fused candidates to re-score\"}}";
-
-static const char search_in[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"keywords, \\\"exact "
-    "phrase\\\", -excluded, prefix*\"},"
-    "\"top_k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":50,\"default\":10,"
-    "\"description\":\"how many notes to return\"},"
-    "\"max_excerpt_chars\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":8000,\"default\":800,"
-    "\"description\":\"longest excerpt per result, in characters (0: none)\"},"
-    "\"filters\":{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-    "\"collection\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
-    "\"description\":\"only these collections (see `status`)\"},"
-    "\"doc_uri_prefix\":{\"type\":\"string\",\"description\":\"only notes whose doc_uri starts "
-    "with this, e.g. trove://notes/projects/; a bare folder prefix (projects/) applies in "
-    "every collection\"},"
-    "\"doc_uris\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"type\":\"string\"},"
-    "\"description\":\"only these notes (trove://COLLECTION/PATH)\"},"
-    "\"heading_path_contains\":{\"type\":\"string\",\"description\":\"only notes with a "
-    "passage whose heading_path (as in results, joined) contains this text (ASCII "
-    "case-insensitive)\"},"
-    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only notes "
-    "carrying all these tags (a tag also matches its nested tags)\"},"
-    "\"lang\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
-    "\"description\":\"only notes in these languages (ISO 639-1: en, de, pt-BR), by their "
-    "language folder or their detected language\"}}},"
-    "\"include_scores\":{\"type\":\"boolean\",\"default\":false,\"description\":\"add "
-    "per-channel ranks and scores\"}},"
-    "\"required\":[\"query\"],\"additionalProperties\":false}";
 
 static const char search_out[] =
     "{\"type\":\"object\",\"properties\":{"
@@ -108,8 +83,12 @@ static const char search_out[] =
     "\"scores\":{\"type\":\"object\"}},"
     "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
     "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
-    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"truncated\":{\"type\":\"boolean\",\"description\":\"results were left out to stay "
+    "within max_chars\"},"
+    "\"omitted\":{\"type\":\"integer\",\"description\":\"how many results were left out\"}},"
     "\"required\":[\"query\",\"results\"]}";
+
 
 static const char get_desc[] =
     "Read notes from the index, from disk. `path` is a doc_uri (trove://COLLECTION/PATH), "
@@ -119,33 +98,59 @@ static const char get_desc[] =
     "it matches, whole, within the max_bytes budget. Only indexed notes inside their "
     "collection folder can be read.";
 
-static const char get_in[] =
+
+static const char multi_get_desc[] =
+    "Read several notes at once: a list of `paths` (doc_uris, COLLECTION/PATH, #DOCID from "
+    "search results) or a `glob`, whole, within one max_bytes budget. Notes past the budget "
+    "are listed as skipped (truncated: true); a path that cannot be read gets an `error`.";
+
+/* get's and multi_get's output: notes, each with what `required` names
+ * (multi_get reports a path it cannot read with `path` and `error` only). */
+#define NOTES_OUT(required)                                                                 \
+    "{\"type\":\"object\",\"properties\":{"                                                 \
+    "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"           \
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"                     \
+    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"                   \
+    "\"title\":{\"type\":\"string\"},"                                                      \
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"               \
+    "\"total_lines\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"                  \
+    "\"skipped\":{\"type\":\"string\"},\"error\":{\"type\":\"string\"}},"                     \
+    "\"required\":[" required "]}},"                                                      \
+    "\"truncated\":{\"type\":\"boolean\"},"                                                 \
+    "\"next_start_line\":{\"type\":\"integer\"}},"                                          \
+    "\"required\":[\"notes\",\"truncated\"]}"
+
+static const char links_desc[] =
+    "A note's place in the link graph: backlinks (other notes linking to it, with the line "
+    "that links), outlinks (notes it links to), unresolved links (to no indexed note) and "
+    "unlinked mentions (notes naming it without a link). `path` as for `get`. Each list "
+    "holds at most `limit` entries (truncated says when more exist).";
+
+static const char similar_desc[] =
+    "Notes like a given note: by its distinctive words and, when the index has vectors, by "
+    "meaning; never the note itself. `path` as for `get`. Results and budgets as `search`.";
+
+#define LINK_ITEM                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"doc_uri\":{\"type\":\"string\"},"                \
+    "\"docid\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"                       \
+    "\"target\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"},"                      \
+    "\"text\":{\"type\":\"string\"}},\"required\":[\"target\",\"line\"]}"
+#define LINK_LIST "{\"type\":\"array\",\"items\":" LINK_ITEM "}"
+
+static const char links_out[] =
     "{\"type\":\"object\",\"properties\":{"
-    "\"path\":{\"type\":\"string\",\"minLength\":1,\"description\":\"trove://COLLECTION/PATH, "
-    "COLLECTION/PATH, PATH, #DOCID, or a glob\"},"
-    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"first line "
-    "(1-based; default 1)\"},"
-    "\"end_line\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"last line, inclusive "
-    "(default: the end)\"},"
-    "\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000,\"default\":20000,"
-    "\"description\":\"byte budget for all returned text\"},"
-    "\"line_numbers\":{\"type\":\"boolean\",\"default\":false,\"description\":\"prefix each "
-    "line with its number\"}},"
-    "\"required\":[\"path\"],\"additionalProperties\":false}";
+    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
+    "\"title\":{\"type\":\"string\"},"
+    "\"backlinks\":" LINK_LIST ",\"outlinks\":" LINK_LIST ","
+    "\"unresolved\":" LINK_LIST ",\"mentions\":" LINK_LIST ","
+    "\"truncated\":{\"type\":\"boolean\"}},"
+    "\"required\":[\"doc_uri\",\"backlinks\",\"outlinks\",\"unresolved\",\"mentions\","
+    "\"truncated\"]}";
 
 static const char get_out[] =
-    "{\"type\":\"object\",\"properties\":{"
-    "\"notes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-    "\"doc_uri\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
-    "\"collection\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-    "\"title\":{\"type\":\"string\"},"
-    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"
-    "\"total_lines\":{\"type\":\"integer\"},\"text\":{\"type\":\"string\"},"
-    "\"skipped\":{\"type\":\"string\"}},"
-    "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"]}},"
-    "\"truncated\":{\"type\":\"boolean\"},"
-    "\"next_start_line\":{\"type\":\"integer\"}},"
-    "\"required\":[\"notes\",\"truncated\"]}";
+    NOTES_OUT("\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\"");
+static const char multi_get_out[] = NOTES_OUT("\"path\"");
+
 
 static const char status_desc[] =
     "Describe the index: its collections (name, folder, note count, files new/changed/deleted "
@@ -153,84 +158,32 @@ static const char status_desc[] =
     "counts), and — when running — file watcher and embedding model. Use it to learn which collections exist (for search filters) "
     "or why a note is missing.";
 
-static const char status_in[] = "{\"type\":\"object\",\"properties\":{},"
-                                "\"additionalProperties\":false}";
+
+/* A value of TYPE or null, as every client reads it (no type arrays). */
+#define OR_NULL(type) "{\"anyOf\":[{\"type\":\"" type "\"},{\"type\":\"null\"}]}"
 
 static const char status_out[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"index_exists\":{\"type\":\"boolean\"},"
-    "\"last_update\":{\"type\":[\"string\",\"null\"]},"
+    "\"last_update\":" OR_NULL("string") ","
     "\"notes\":{\"type\":\"integer\"},\"chunks\":{\"type\":\"integer\"},"
     "\"links\":{\"type\":\"integer\"},\"dangling_links\":{\"type\":\"integer\"},"
     "\"collections\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"name\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
     "\"notes\":{\"type\":\"integer\"},"
-    "\"pending\":{\"type\":[\"object\",\"null\"]},"
-    "\"problem\":{\"type\":[\"string\",\"null\"]}},"
+    "\"pending\":" OR_NULL("object") ","
+    "\"problem\":" OR_NULL("string") "},"
     "\"required\":[\"name\",\"path\",\"notes\"]}},"
-    "\"snapshot\":{\"type\":[\"object\",\"null\"],\"properties\":{"
+    "\"snapshot\":{\"anyOf\":[{\"type\":\"null\"},{\"type\":\"object\",\"properties\":{"
     "\"id\":{\"type\":\"integer\"},\"time\":{\"type\":\"string\"},"
     "\"kind\":{\"type\":\"string\"},\"note\":{\"type\":\"string\"},"
     "\"notes\":{\"type\":\"integer\"},\"chunks\":{\"type\":\"integer\"},"
     "\"links\":{\"type\":\"integer\"},\"added\":{\"type\":\"integer\"},"
-    "\"removed\":{\"type\":\"integer\"},\"modified\":{\"type\":\"integer\"}}},"
-    "\"watcher\":{\"type\":[\"object\",\"null\"]},"
-    "\"model\":{\"type\":[\"object\",\"null\"]}},"
+    "\"removed\":{\"type\":\"integer\"},\"modified\":{\"type\":\"integer\"}}}]},"
+    "\"watcher\":" OR_NULL("object") ","
+    "\"model\":" OR_NULL("object") "},"
     "\"required\":[\"index_exists\",\"notes\",\"collections\"]}";
 
-typedef struct tool_def {
-    const char *name, *title, *desc, *in, *out;
-    int needs_model;
-    const char *in_extra;   /* more input properties, or NULL */
-} tool_def;
-
-static const tool_def tool_defs[] = {
-    {"search", "Search notes", search_desc, search_in, search_out, 0, NULL},
-    {"vsearch", "Search notes by meaning", vsearch_desc, search_in, search_out, 1, NULL},
-    {"query", "Best-answer search", query_desc, search_in, search_out, 0, query_in_extra},
-    {"get", "Read notes", get_desc, get_in, get_out, 0, NULL},
-    {"status", "Index status", status_desc, status_in, status_out, 0, NULL},
-};
-
-static json_t *schema(const char *text)
-{
-    json_error_t e;
-    json_t *j = json_loads(text, 0, &e);
-    if (!j) {
-        /* A typo in the literals above: caught by every test run. */
-        fprintf(stderr, "trove mcp: bad built-in schema: %s at %d\n", e.text, e.position);
-        abort();
-    }
-    return j;
-}
-
-json_t *mcp_tools_build(int structured, int with_vectors)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; i < sizeof tool_defs / sizeof *tool_defs; i++) {
-        const tool_def *d = &tool_defs[i];
-        if (d->needs_model && !with_vectors)
-            continue;
-        json_t *in = schema(d->in);
-        if (d->in_extra) {
-            json_t *x = schema(d->in_extra);
-            json_object_update(json_object_get(in, "properties"), x);
-            json_decref(x);
-        }
-        json_t *t = json_pack("{s:s, s:s, s:o}", "name", d->name, "description", d->desc,
-                              "inputSchema", in);
-        if (structured) {
-            json_object_set_new(t, "title", json_string(d->title));
-            json_object_set_new(t, "outputSchema", schema(d->out));
-        }
-        json_object_set_new(t, "annotations",
-                            json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", d->title,
-                                      "readOnlyHint", 1, "destructiveHint", 0,
-                                      "idempotentHint", 1, "openWorldHint", 0));
-        json_array_append_new(arr, t);
-    }
-    return arr;
-}
 
 /* ---- helpers ---- */
 
@@ -318,118 +271,381 @@ static json_t *tool_result(const mcp_session *ss, json_t *structured, const char
     return r;
 }
 
-/* Argument checks: each returns 1 when fine, else 0 with *err set. */
+/* ---- arguments: one table per tool ----
+ *
+ * Each tool's arguments are a table of arg_def. The table is the only place
+ * a key, its type, bounds and default are written: mcp_tools_build() turns
+ * it into the tool's inputSchema, args_check() validates a call against it
+ * and the arg_* getters read values (or the table's default) afterwards.
+ * Schemas use only constructs every client accepts: one "type" per schema,
+ * "anyOf" where a value may take two shapes (the MCP Inspector's --strict
+ * rejects type arrays). */
 
-static int args_known(const char *tool, json_t *args, const char *const *keys, mcp_error *err)
+typedef enum {
+    ARG_STRING,
+    ARG_INT,
+    ARG_BOOL,
+    ARG_LIST,          /* a list of non-empty strings, at most max items */
+    ARG_ONE_OR_LIST,   /* a string, or a list as ARG_LIST */
+    ARG_OBJECT,        /* an object with the properties in `fields` */
+} arg_type;
+
+#define NO_DEFAULT LONG_MIN
+
+typedef struct arg_def {
+    const char *key;          /* NULL ends a table */
+    arg_type type;
+    long min, max;            /* ARG_INT: bounds; ARG_STRING: min = minLength;
+                                 lists: max = maxItems */
+    long def;                 /* ARG_INT/ARG_BOOL default, NO_DEFAULT: none */
+    int required;
+    const char *desc;
+    const struct arg_def *fields;   /* ARG_OBJECT */
+} arg_def;
+
+static const arg_def filter_args[] = {
+    {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only these collections (see `status`)", NULL},
+    {"doc_uri_prefix", ARG_STRING, 0, 0, NO_DEFAULT, 0,
+     "only notes whose doc_uri starts with this, e.g. trove://notes/projects/; a bare folder "
+     "prefix (projects/) applies in every collection", NULL},
+    {"doc_uris", ARG_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only these notes (trove://COLLECTION/PATH)", NULL},
+    {"heading_path_contains", ARG_STRING, 0, 0, NO_DEFAULT, 0,
+     "only notes with a passage whose heading_path (as in results, joined) contains this "
+     "text (ASCII case-insensitive)", NULL},
+    {"tags", ARG_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only notes carrying all these tags (a tag also matches its nested tags)", NULL},
+    {"lang", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only notes in these languages (ISO 639-1: en, de, pt-BR), by their language folder or "
+     "their detected language", NULL},
+    {0},
+};
+
+#define SEARCH_ARGS                                                                        \
+    {"query", ARG_STRING, 1, 0, NO_DEFAULT, 1, "keywords, \"exact phrase\", -excluded, prefix*", \
+     NULL},                                                                                \
+    {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, NO_DEFAULT, 0,                                  \
+     "how many notes to return (default: the configured search limit, 10 unless set)", NULL}, \
+    {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,                                 \
+     "longest excerpt per result, in characters (0: none)", NULL},                        \
+    {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0, "narrow the search (all must hold)",      \
+     filter_args},                                                                         \
+    {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL},     \
+    {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,                      \
+     "budget for the whole answer, in characters of JSON: results that do not fit are left " \
+     "out (truncated: true, omitted: how many)", NULL}
+
+static const arg_def search_args[] = {SEARCH_ARGS, {0}};
+
+static const arg_def query_args[] = {
+    SEARCH_ARGS,
+    {"rerank", ARG_BOOL, 0, 0, 1, 0, "re-score the top candidates (false: fused order, "
+     "fastest)", NULL},
+    {"expand", ARG_BOOL, 0, 0, 1, 0, "search variants of the query too", NULL},
+    {"candidates", ARG_INT, 1, 100, QP_RERANK_DEFAULT, 0,
+     "how many fused candidates to re-score", NULL},
+    {0},
+};
+
+/* What get and multi_get share: the budget and line numbers. */
+#define READ_ARGS                                                                           \
+    {"max_bytes", ARG_INT, 1, GET_MAX_BYTES, GET_DEFAULT_BYTES, 0,                          \
+     "byte budget for all returned text (one note is cut at a line end; of several, those " \
+     "past it are listed as skipped)", NULL},                                               \
+    {"line_numbers", ARG_BOOL, 0, 0, 0, 0, "prefix each line with its number", NULL}
+
+static const arg_def get_args[] = {
+    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1,
+     "trove://COLLECTION/PATH, COLLECTION/PATH, PATH, #DOCID, or a glob", NULL},
+    {"start_line", ARG_INT, 1, GET_MAX_LINE, NO_DEFAULT, 0, "first line (1-based; default 1)",
+     NULL},
+    {"end_line", ARG_INT, 1, GET_MAX_LINE, NO_DEFAULT, 0,
+     "last line, inclusive (default: the end)", NULL},
+    READ_ARGS,
+    {0},
+};
+
+static const arg_def multi_get_args[] = {
+    {"paths", ARG_LIST, 0, GET_MAX_NOTES, NO_DEFAULT, 0,
+     "notes to read: trove://COLLECTION/PATH, COLLECTION/PATH, PATH or #DOCID", NULL},
+    {"glob", ARG_STRING, 1, 0, NO_DEFAULT, 0,
+     "or every indexed note matching this glob (e.g. 'notes/meetings/2024-*.md')", NULL},
+    READ_ARGS,
+    {0},
+};
+
+/* The note a graph tool is about. */
+#define NOTE_PATH_ARG                                                                       \
+    {"path", ARG_STRING, 1, 0, NO_DEFAULT, 1,                                               \
+     "trove://COLLECTION/PATH, COLLECTION/PATH, PATH or #DOCID", NULL}
+
+static const arg_def links_args[] = {
+    NOTE_PATH_ARG,
+    {"limit", ARG_INT, 1, LINKS_MAX, LINKS_DEFAULT, 0, "most entries per list", NULL},
+    {0},
+};
+
+static const arg_def similar_args[] = {
+    NOTE_PATH_ARG,
+    {"top_k", ARG_INT, 1, SEARCH_TOP_K_MAX, 10, 0, "how many notes to return", NULL},
+    {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,
+     "longest excerpt per result, in characters (0: none)", NULL},
+    {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
+     "only notes in these collections", NULL},
+    {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,
+     "budget for the whole answer, in characters of JSON", NULL},
+    {0},
+};
+
+static const arg_def no_args[] = {{0}};
+
+/* A tool: its arguments' table, its output schema and the function that
+ * runs it on checked arguments. */
+typedef struct tool_def tool_def;
+typedef json_t *(*tool_fn)(mcp_server *, const mcp_session *, const tool_def *, json_t *args,
+                           mcp_error *);
+struct tool_def {
+    const char *name, *title, *desc;
+    tool_fn fn;
+    int needs_model;          /* offered only when the server has an embedding model */
+    const arg_def *args;
+    const char *out;          /* outputSchema (JSON text) */
+};
+
+static const arg_def *arg_find(const arg_def *defs, const char *key)
 {
-    const char *k;
-    json_t *v;
-    json_object_foreach(args, k, v) {
-        int ok = 0;
-        for (size_t i = 0; keys[i] && !ok; i++)
-            ok = strcmp(keys[i], k) == 0;
-        if (!ok) {
-            tbuf b = {0};
-            for (size_t i = 0; keys[i]; i++)
-                tbuf_printf(&b, "%s%s", i ? ", " : "", keys[i]);
-            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: unknown argument '%.80s' (arguments: %s)",
-                        tool, k, b.len ? b.data : "none");
-            tbuf_free(&b);
-            return 0;
-        }
-    }
-    return 1;
+    for (; defs->key; defs++)
+        if (strcmp(defs->key, key) == 0)
+            return defs;
+    return NULL;
 }
 
-static int arg_string(const char *tool, json_t *args, const char *key, int required,
-                      const char **out, mcp_error *err)
+/* ---- inputSchema from the table ---- */
+
+static json_t *string_schema(long min_length)
 {
-    json_t *v = json_object_get(args, key);
-    *out = NULL;
-    if (!v || json_is_null(v)) {
-        if (required)
-            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' is required", tool, key);
-        return !required;
-    }
-    if (!json_is_string(v) || (required && json_string_length(v) == 0)) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be a%s string", tool, key,
-                    required ? " non-empty" : "");
-        return 0;
-    }
-    if (strlen(json_string_value(v)) != json_string_length(v)) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must not contain NUL", tool, key);
-        return 0;
-    }
-    *out = json_string_value(v);
-    return 1;
+    json_t *s = json_pack("{s:s}", "type", "string");
+    if (min_length > 0)
+        json_object_set_new(s, "minLength", json_integer(min_length));
+    return s;
 }
 
-static int arg_int(const char *tool, json_t *args, const char *key, long min, long max,
-                   long *out, mcp_error *err)
+static json_t *list_schema(const arg_def *d)
 {
-    json_t *v = json_object_get(args, key);
-    if (!v || json_is_null(v))
-        return 1;   /* *out keeps its default */
-    /* 5.0 is an integer to JSON Schema (and to some clients' encoders). */
-    double d = json_is_real(v) ? json_real_value(v) : 0;
-    int whole = json_is_integer(v) || (json_is_real(v) && d == (double)(long long)d);
-    json_int_t n = json_is_integer(v) ? json_integer_value(v) : (json_int_t)d;
-    if (!whole || n < min || n > max) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be an integer from %ld to %ld", tool,
-                    key, min, max);
-        return 0;
-    }
-    *out = (long)n;
-    return 1;
+    return json_pack("{s:s, s:I, s:o}", "type", "array", "maxItems", (json_int_t)d->max,
+                     "items", string_schema(1));
 }
 
-static int arg_bool(const char *tool, json_t *args, const char *key, int *out, mcp_error *err)
+static json_t *object_schema(const arg_def *fields);
+
+static json_t *arg_schema(const arg_def *d)
 {
-    json_t *v = json_object_get(args, key);
-    if (!v || json_is_null(v))
+    json_t *s = NULL;
+    switch (d->type) {
+    case ARG_STRING:
+        s = string_schema(d->min);
+        break;
+    case ARG_INT:
+        s = json_pack("{s:s, s:I, s:I}", "type", "integer", "minimum", (json_int_t)d->min,
+                      "maximum", (json_int_t)d->max);
+        if (d->def != NO_DEFAULT)
+            json_object_set_new(s, "default", json_integer(d->def));
+        break;
+    case ARG_BOOL:
+        s = json_pack("{s:s, s:b}", "type", "boolean", "default", d->def == 1);
+        break;
+    case ARG_LIST:
+        s = list_schema(d);
+        break;
+    case ARG_ONE_OR_LIST:
+        s = json_pack("{s:[o, o]}", "anyOf", string_schema(0), list_schema(d));
+        break;
+    case ARG_OBJECT:
+        s = object_schema(d->fields);
+        break;
+    }
+    json_object_set_new(s, "description", json_string(d->desc));
+    return s;
+}
+
+static json_t *object_schema(const arg_def *fields)
+{
+    json_t *props = json_object(), *required = json_array();
+    for (const arg_def *d = fields; d->key; d++) {
+        json_object_set_new(props, d->key, arg_schema(d));
+        if (d->required)
+            json_array_append_new(required, json_string(d->key));
+    }
+    json_t *s = json_pack("{s:s, s:o, s:b}", "type", "object", "properties", props,
+                          "additionalProperties", 0);
+    if (json_array_size(required))
+        json_object_set_new(s, "required", required);
+    else
+        json_decref(required);
+    return s;
+}
+
+/* ---- validation against the table ---- */
+
+/* A JSON number that is a whole number (5.0 is an integer to JSON Schema and
+ * to some clients' encoders). */
+static int json_whole(json_t *v, json_int_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
         return 1;
-    if (!json_is_boolean(v)) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be true or false", tool, key);
-        return 0;
     }
-    *out = json_is_true(v);
+    double d = json_is_real(v) ? json_real_value(v) : 0.5;
+    if (d != d || d < -9.2e18 || d > 9.2e18 || d != (double)(long long)d)
+        return 0;
+    *out = (json_int_t)d;
     return 1;
 }
 
-/* A string or (when allow_one is 0: only) a list of strings, borrowed from
- * the arguments; *items is malloc'd (caller frees the array only). */
-static int arg_strings(const char *tool, const char *key, json_t *v, int allow_one,
-                       const char ***items, size_t *n, mcp_error *err)
+static int check_list(const char *tool, const char *key, const arg_def *d, json_t *v,
+                      mcp_error *err)
 {
-    *items = NULL;
-    *n = 0;
-    if (!v || json_is_null(v))
+    int one = d->type == ARG_ONE_OR_LIST;
+    if (one && json_is_string(v))
         return 1;
-    if (allow_one && json_is_string(v)) {
-        *items = xmalloc(sizeof **items);
-        (*items)[(*n)++] = json_string_value(v);
-        return 1;
-    }
-    if (!json_is_array(v) || json_array_size(v) > FILTER_MAX_ITEMS) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be %sa list of at most %d strings",
-                    tool, key, allow_one ? "a string or " : "", FILTER_MAX_ITEMS);
+    if (!json_is_array(v) || json_array_size(v) > (size_t)d->max) {
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be %sa list of at most %ld strings",
+                    tool, key, one ? "a string or " : "", d->max);
         return 0;
     }
-    *items = xcalloc(json_array_size(v) + 1, sizeof **items);
     size_t i;
     json_t *x;
     json_array_foreach(v, i, x) {
         if (!json_is_string(x) || json_string_length(x) == 0) {
             mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' item %zu must be a non-empty string",
                         tool, key, i);
-            free(*items);
-            *items = NULL;
-            *n = 0;
             return 0;
         }
-        (*items)[(*n)++] = json_string_value(x);
     }
     return 1;
+}
+
+static int check_fields(const char *tool, const char *prefix, const arg_def *defs, json_t *args,
+                        mcp_error *err);
+
+/* One value (not null: null is "not given") against its definition. */
+static int check_value(const char *tool, const char *key, const arg_def *d, json_t *v,
+                       mcp_error *err)
+{
+    json_int_t n;
+    switch (d->type) {
+    case ARG_STRING:
+        if (!json_is_string(v) || (long)json_string_length(v) < d->min) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be a%s string", tool, key,
+                        d->min > 0 ? " non-empty" : "");
+            return 0;
+        }
+        if (strlen(json_string_value(v)) != json_string_length(v)) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must not contain NUL", tool, key);
+            return 0;
+        }
+        return 1;
+    case ARG_INT:
+        if (!json_whole(v, &n) || n < d->min || n > d->max) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be an integer from %ld to %ld",
+                        tool, key, d->min, d->max);
+            return 0;
+        }
+        return 1;
+    case ARG_BOOL:
+        if (!json_is_boolean(v)) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be true or false", tool, key);
+            return 0;
+        }
+        return 1;
+    case ARG_LIST:
+    case ARG_ONE_OR_LIST:
+        return check_list(tool, key, d, v, err);
+    case ARG_OBJECT:
+        if (!json_is_object(v)) {
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be an object", tool, key);
+            return 0;
+        }
+        return check_fields(tool, key, d->fields, v, err);
+    }
+    return 0;
+}
+
+/* Every key known, every required one given, every value as its table says;
+ * prefix: the enclosing argument's key for nested objects ("filters"). */
+static int check_fields(const char *tool, const char *prefix, const arg_def *defs, json_t *args,
+                        mcp_error *err)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(args, k, v) {
+        if (arg_find(defs, k))
+            continue;
+        tbuf b = {0};
+        for (const arg_def *d = defs; d->key; d++)
+            tbuf_printf(&b, "%s%s", d == defs ? "" : ", ", d->key);
+        mcp_err_set(err, MCP_INVALID_PARAMS, "%s%s%s: unknown argument '%.80s' (arguments: %s)",
+                    tool, prefix ? ": " : "", prefix ? prefix : "", k,
+                    b.len ? b.data : "none");
+        tbuf_free(&b);
+        return 0;
+    }
+    for (const arg_def *d = defs; d->key; d++) {
+        char key[128];
+        snprintf(key, sizeof key, "%s%s%s", prefix ? prefix : "", prefix ? "." : "", d->key);
+        v = json_object_get(args, d->key);
+        if (!v || json_is_null(v)) {
+            if (d->required) {
+                mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' is required", tool, key);
+                return 0;
+            }
+            continue;
+        }
+        if (!check_value(tool, key, d, v, err))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- reading checked arguments ---- */
+
+/* A string argument, or NULL when not given. */
+static const char *arg_str(json_t *args, const char *key)
+{
+    return json_string_value(json_object_get(args, key));
+}
+
+/* An integer or boolean argument, else the table's default (0 when none). */
+static long arg_long(const arg_def *defs, json_t *args, const char *key)
+{
+    json_t *v = json_object_get(args, key);
+    json_int_t n;
+    if (json_is_boolean(v))
+        return json_is_true(v);
+    if (v && json_whole(v, &n))
+        return (long)n;
+    const arg_def *d = arg_find(defs, key);
+    return d && d->def != NO_DEFAULT ? d->def : 0;
+}
+
+/* A checked list (or single string) argument as an array of borrowed
+ * strings; *items is malloc'd (the caller frees the array only). */
+static void arg_list(json_t *args, const char *key, const char ***items, size_t *n)
+{
+    json_t *v = json_object_get(args, key);
+    *items = NULL;
+    *n = 0;
+    if (json_is_string(v)) {
+        *items = xmalloc(sizeof **items);
+        (*items)[(*n)++] = json_string_value(v);
+    } else if (json_is_array(v)) {
+        *items = xcalloc(json_array_size(v) + 1, sizeof **items);
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+            (*items)[(*n)++] = json_string_value(x);
+    }
 }
 
 /* ---- search ---- */
@@ -531,37 +747,28 @@ static void check_collections(mcp_server *s, search_call *c)
     }
 }
 
-static int search_filters(mcp_server *s, search_call *c, json_t *filters, mcp_error *err)
+/* The filters argument (checked against filter_args) onto c->o. Returns 0
+ * with *err set on a value the schema cannot express (a language code, a
+ * doc_uri); a filter the index cannot answer is c->problem. */
+static int search_filters(mcp_server *s, const char *tool, search_call *c, json_t *filters,
+                          mcp_error *err)
 {
-    if (!filters || json_is_null(filters))
+    if (!json_is_object(filters))
         return 1;
-    if (!json_is_object(filters)) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "search: 'filters' must be an object");
-        return 0;
-    }
-    static const char *const keys[] = {"collection", "doc_uri_prefix", "doc_uris",
-                                       "heading_path_contains", "tags", "lang", NULL};
-    const char *heading, *prefix;
+    const char *heading = arg_str(filters, "heading_path_contains");
+    const char *prefix = arg_str(filters, "doc_uri_prefix");
     const char **uris = NULL;
     size_t n_uris = 0;
-    if (!args_known("search: filters", filters, keys, err) ||
-        !arg_strings("search", "filters.collection", json_object_get(filters, "collection"), 1,
-                     &c->collections, &c->n_collections, err) ||
-        !arg_strings("search", "filters.tags", json_object_get(filters, "tags"), 0, &c->tags,
-                     &c->n_tags, err) ||
-        !arg_strings("search", "filters.lang", json_object_get(filters, "lang"), 1, &c->langs,
-                     &c->n_langs, err) ||
-        !arg_strings("search", "filters.doc_uris", json_object_get(filters, "doc_uris"), 0,
-                     &uris, &n_uris, err) ||
-        !arg_string("search", filters, "heading_path_contains", 0, &heading, err) ||
-        !arg_string("search", filters, "doc_uri_prefix", 0, &prefix, err))
-        return 0;
+    arg_list(filters, "collection", &c->collections, &c->n_collections);
+    arg_list(filters, "tags", &c->tags, &c->n_tags);
+    arg_list(filters, "lang", &c->langs, &c->n_langs);
+    arg_list(filters, "doc_uris", &uris, &n_uris);
     int ok = 1;
     for (size_t i = 0; ok && i < c->n_langs; i++) {
         char code[16];
         if (!transl_code_normalise(c->langs[i], code, sizeof code)) {
-            mcp_err_set(err, MCP_INVALID_PARAMS, "search: filters.lang item %zu ('%.40s') is not "
-                        "a language code (ISO 639-1: en, de, pt-BR)", i, c->langs[i]);
+            mcp_err_set(err, MCP_INVALID_PARAMS, "%s: filters.lang item %zu ('%.40s') is not "
+                        "a language code (ISO 639-1: en, de, pt-BR)", tool, i, c->langs[i]);
             ok = 0;
         }
     }
@@ -572,8 +779,8 @@ static int search_filters(mcp_server *s, search_call *c, json_t *filters, mcp_er
         for (size_t i = 0; ok && i < n_uris; i++) {
             c->refs[i] = mcp_doc_ref_from_uri(uris[i]);
             if (!c->refs[i]) {
-                mcp_err_set(err, MCP_INVALID_PARAMS, "search: filters.doc_uris item %zu "
-                            "('%.200s') is not trove://COLLECTION/PATH", i, uris[i]);
+                mcp_err_set(err, MCP_INVALID_PARAMS, "%s: filters.doc_uris item %zu "
+                            "('%.200s') is not trove://COLLECTION/PATH", tool, i, uris[i]);
                 ok = 0;
             } else {
                 c->n_refs++;
@@ -711,32 +918,52 @@ static json_t *pipeline_json(const api_query_info *q, size_t i)
     return p;
 }
 
-static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err,
-                          int vector_only, int is_query)
+/* {query, results, truncated?, omitted?}: the results, best first, as many
+ * as fit `budget` characters of JSON; *cut gets the note saying how to get
+ * more ("" when all fit). qi: the query pipeline's detail, or NULL. */
+static json_t *results_within(const search_results *res, const api_query_info *qi,
+                              const char *query, long excerpt_chars, int with_scores,
+                              size_t budget, char *cut, size_t cut_size)
 {
-    static const char *const keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
-                                       "include_scores", NULL};
-    static const char *const query_keys[] = {"query", "top_k", "max_excerpt_chars", "filters",
-                                             "include_scores", "rerank", "expand",
-                                             "candidates", NULL};
-    const char *tool = is_query ? "query" : vector_only ? "vsearch" : "search";
-    const char *query;
-    long top_k = 0, max_chars = 800, candidates = QP_RERANK_DEFAULT;
-    int with_scores = 0, rerank = 1, expand = 1;
-    if (is_query && (!args_known(tool, args, query_keys, err) ||
-                     !arg_bool(tool, args, "rerank", &rerank, err) ||
-                     !arg_bool(tool, args, "expand", &expand, err) ||
-                     !arg_int(tool, args, "candidates", 1, 100, &candidates, err)))
-        return NULL;
-    if (!args_known(tool, args, is_query ? query_keys : keys, err) ||
-        !arg_string(tool, args, "query", 1, &query, err) ||
-        !arg_int(tool, args, "top_k", 1, SEARCH_TOP_K_MAX, &top_k, err) ||
-        !arg_int(tool, args, "max_excerpt_chars", 0, EXCERPT_MAX, &max_chars, err) ||
-        !arg_bool(tool, args, "include_scores", &with_scores, err))
-        return NULL;
+    json_t *results = json_array();
+    /* The answer's frame (query, warnings, flags) is a few hundred
+     * characters: what is left is for results. */
+    size_t used = strlen(query) + 512, kept = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        json_t *rj = result_json(&res->items[i], excerpt_chars, with_scores);
+        if (with_scores && qi && i < qi->n)
+            json_object_set_new(json_object_get(rj, "scores"), "pipeline", pipeline_json(qi, i));
+        used += json_dumpb(rj, NULL, 0, JSON_COMPACT) + 1;
+        if (used > budget) {
+            json_decref(rj);
+            break;
+        }
+        json_array_append_new(results, rj);
+        kept++;
+    }
+    json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+    cut[0] = '\0';
+    if (kept < res->n) {
+        json_object_set_new(st, "truncated", json_true());
+        json_object_set_new(st, "omitted", json_integer((json_int_t)(res->n - kept)));
+        snprintf(cut, cut_size, "(%zu more results left out at max_chars=%zu: raise "
+                 "max_chars, or lower max_excerpt_chars or top_k)", res->n - kept, budget);
+    }
+    return st;
+}
+
+static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err, int vector_only, int is_query)
+{
+    const char *tool = t->name;
+    const char *query = arg_str(args, "query");
+    long top_k = arg_long(t->args, args, "top_k");
+    long max_chars = arg_long(t->args, args, "max_excerpt_chars");
+    int with_scores = (int)arg_long(t->args, args, "include_scores");
+    size_t budget = (size_t)arg_long(t->args, args, "max_chars");
     search_call c = {0};
     api_search_opts_init(&c.o);
-    if (!search_filters(s, &c, json_object_get(args, "filters"), err)) {
+    if (!search_filters(s, tool, &c, json_object_get(args, "filters"), err)) {
         search_call_free(&c);
         return NULL;
     }
@@ -759,9 +986,10 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
         api_query_opts qo;
         api_query_opts_init(&qo);
         qo.base = c.o;
+        int rerank = (int)arg_long(t->args, args, "rerank");
         qo.no_rerank = !rerank;
-        qo.no_expand = !expand;
-        qo.candidates = (size_t)candidates;
+        qo.no_expand = !arg_long(t->args, args, "expand");
+        qo.candidates = (size_t)arg_long(t->args, args, "candidates");
         qo.reranker = rerank ? s->reranker : NULL;
         rc = mcp_query(s, &qo, &res, &qi);
     } else if (!c.no_match) {
@@ -778,15 +1006,9 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
                            "`search`");
         free(why);
     } else {
-        json_t *results = json_array();
-        for (size_t i = 0; i < res.n; i++) {
-            json_t *rj = result_json(&res.items[i], max_chars, with_scores);
-            if (with_scores && is_query && i < qi.n)
-                json_object_set_new(json_object_get(rj, "scores"), "pipeline",
-                                    pipeline_json(&qi, i));
-            json_array_append_new(results, rj);
-        }
-        json_t *st = json_pack("{s:o, s:o}", "query", js_str(query), "results", results);
+        char cut[200] = "";
+        json_t *st = results_within(&res, is_query ? &qi : NULL, query, max_chars, with_scores,
+                                    budget, cut, sizeof cut);
         /* What the vector channel could not do, so the agent knows why
          * results are keyword-only. */
         json_t *warn = json_array();
@@ -810,7 +1032,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
             json_object_set_new(st, "warnings", warn);
         else
             json_decref(warn);
-        out = tool_result(ss, st, res.n ? NULL : "(no matching notes)");
+        out = tool_result(ss, st, cut[0] ? cut : res.n ? NULL : "(no matching notes)");
     }
     search_results_free(&res);
     api_query_info_free(&qi);
@@ -818,19 +1040,22 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, json_t *args, mc
     return out;
 }
 
-static json_t *tool_search(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+static json_t *tool_search(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err)
 {
-    return run_search(s, ss, args, err, 0, 0);
+    return run_search(s, ss, t, args, err, 0, 0);
 }
 
-static json_t *tool_query(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+static json_t *tool_query(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err)
 {
-    return run_search(s, ss, args, err, 0, 1);
+    return run_search(s, ss, t, args, err, 0, 1);
 }
 
-static json_t *tool_vsearch(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+static json_t *tool_vsearch(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err)
 {
-    return run_search(s, ss, args, err, 1, 0);
+    return run_search(s, ss, t, args, err, 1, 0);
 }
 
 /* ---- get ---- */
@@ -930,6 +1155,23 @@ static json_t *get_one(mcp_server *s, const mcp_session *ss, const char *ref, lo
     return tool_result(ss, st, more[0] ? more : NULL);
 }
 
+/* A whole note's text into o when it fits what is left of the budget
+ * (*used grows), else o says it was skipped. 0 when skipped. */
+static int note_whole(json_t *o, const api_note *n, long max_bytes, size_t *used, int numbers)
+{
+    if (*used + n->len > (size_t)max_bytes) {
+        json_object_set_new(o, "skipped", json_string("over the max_bytes budget"));
+        return 0;
+    }
+    *used += n->len;
+    long lines = count_lines(n->text, n->len);
+    json_object_set_new(o, "start_line", json_integer(1));
+    json_object_set_new(o, "end_line", json_integer(lines));
+    json_object_set_new(o, "total_lines", json_integer(lines));
+    json_object_set_new(o, "text", note_text(n->text, n->len, 1, numbers));
+    return 1;
+}
+
 static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, long max_bytes,
                         int numbers)
 {
@@ -951,16 +1193,8 @@ static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, 
             json_object_set_new(o, "skipped", json_string(
                 strcmp(n->skipped, "over --max-bytes") == 0 ? "larger than max_bytes"
                                                               : n->skipped));
-        } else if (used + n->len > (size_t)max_bytes) {
-            json_object_set_new(o, "skipped", json_string("over the max_bytes budget"));
-            truncated = 1;
         } else {
-            used += n->len;
-            long lines = count_lines(n->text, n->len);
-            json_object_set_new(o, "start_line", json_integer(1));
-            json_object_set_new(o, "end_line", json_integer(lines));
-            json_object_set_new(o, "total_lines", json_integer(lines));
-            json_object_set_new(o, "text", note_text(n->text, n->len, 1, numbers));
+            truncated |= !note_whole(o, n, max_bytes, &used, numbers);
         }
         json_array_append_new(notes, o);
     }
@@ -976,44 +1210,72 @@ static json_t *get_many(mcp_server *s, const mcp_session *ss, const char *glob, 
                        note[0] ? note : NULL);
 }
 
-static json_t *tool_get(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+/* What a tool's `path` names, as "COLLECTION/PATH", PATH or #DOCID (caller
+ * frees), or NULL with *why (caller frees) saying why it cannot be read:
+ * not a note URI, an unknown collection, a path leaving the collections. */
+static char *note_ref(mcp_server *s, const char *tool, const char *path, char **why)
 {
-    static const char *const keys[] = {"path", "start_line", "end_line", "max_bytes",
-                                       "line_numbers", NULL};
-    const char *path;
-    long start = 0, end = 0, max_bytes = GET_DEFAULT_BYTES;
-    int numbers = 0;
-    if (!args_known("get", args, keys, err) || !arg_string("get", args, "path", 1, &path, err) ||
-        !arg_int("get", args, "start_line", 1, 1L << 30, &start, err) ||
-        !arg_int("get", args, "end_line", 1, 1L << 30, &end, err) ||
-        !arg_int("get", args, "max_bytes", 1, GET_MAX_BYTES, &max_bytes, err) ||
-        !arg_bool("get", args, "line_numbers", &numbers, err))
-        return NULL;
+    char buf[600];
+    char *ref = NULL;
+    *why = NULL;
+    if (str_starts_with(path, "trove://")) {
+        ref = mcp_doc_ref_from_uri(path);
+        if (!ref) {
+            snprintf(buf, sizeof buf, "%s: '%.300s' is not a note URI: use "
+                     "trove://COLLECTION/PATH", tool, path);
+        } else if (!mcp_ref_collection_known(s, ref)) {
+            snprintf(buf, sizeof buf, "%s: '%.300s': no such collection (see the status tool)",
+                     tool, path);
+            free(ref);
+            ref = NULL;
+        }
+    } else {
+        ref = xstrdup(path);
+    }
+    const char *escape = ref && ref[0] != '#' ? mcp_ref_escapes(ref) : NULL;
+    if (escape) {
+        snprintf(buf, sizeof buf, "%s: refused '%.300s': %s; only notes inside the indexed "
+                 "collections can be read (give trove://COLLECTION/PATH, COLLECTION/PATH or "
+                 "#DOCID)", tool, path, escape);
+        free(ref);
+        ref = NULL;
+    }
+    if (!ref)
+        *why = xstrdup(buf);
+    return ref;
+}
+
+/* note_ref, or NULL with *refused the tool error saying why. */
+static char *note_ref_or_error(mcp_server *s, const char *tool, const char *path,
+                               json_t **refused)
+{
+    char *why = NULL;
+    char *ref = note_ref(s, tool, path, &why);
+    if (!ref)
+        *refused = tool_error("%s", why);
+    free(why);
+    return ref;
+}
+
+static json_t *tool_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                        json_t *args, mcp_error *err)
+{
+    const char *path = arg_str(args, "path");
+    long start = arg_long(t->args, args, "start_line");
+    long end = arg_long(t->args, args, "end_line");
+    long max_bytes = arg_long(t->args, args, "max_bytes");
+    int numbers = (int)arg_long(t->args, args, "line_numbers");
     if (end && end < (start ? start : 1)) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "get: 'end_line' (%ld) is before 'start_line' (%ld)",
                     end, start ? start : 1);
         return NULL;
     }
-    char *ref = NULL;
-    if (str_starts_with(path, "trove://")) {
-        ref = mcp_doc_ref_from_uri(path);
-        if (!ref)
-            return tool_error("get: '%.300s' is not a note URI: use trove://COLLECTION/PATH",
-                              path);
-        if (!mcp_ref_collection_known(s, ref)) {
-            free(ref);
-            return tool_error("get: '%.300s': no such collection (see the status tool)", path);
-        }
-    } else {
-        ref = xstrdup(path);
-    }
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "get", path, &refused);
+    if (!ref)
+        return refused;
     json_t *out;
-    const char *why = ref[0] == '#' ? NULL : mcp_ref_escapes(ref);
-    if (why) {
-        out = tool_error("get: refused '%.300s': %s; only notes inside the indexed collections "
-                         "can be read (give trove://COLLECTION/PATH, COLLECTION/PATH or #DOCID)",
-                         path, why);
-    } else if (ref[0] != '#' && strpbrk(ref, "*?[")) {
+    if (ref[0] != '#' && strpbrk(ref, "*?[")) {
         if (start || end)
             out = tool_error("get: start_line/end_line read one note; a glob returns whole "
                              "notes");
@@ -1024,6 +1286,162 @@ static json_t *tool_get(mcp_server *s, const mcp_session *ss, json_t *args, mcp_
     }
     free(ref);
     return out;
+}
+
+/* ---- links, similar ---- */
+
+/* One end of a link: the other note (doc_uri, docid, title; none for an
+ * unresolved link), the target as written, the line and its text. */
+static json_t *link_json(const api_link *l)
+{
+    json_t *o = json_pack("{s:o, s:i}", "target", js_str(l->target), "line", l->line);
+    if (l->note.docid[0]) {
+        char *uri = mcp_doc_uri(l->note.collection, l->note.path);
+        char docid[16];
+        snprintf(docid, sizeof docid, "#%s", l->note.docid);
+        json_object_set_new(o, "doc_uri", js_str(uri));
+        json_object_set_new(o, "docid", json_string(docid));
+        json_object_set_new(o, "title", js_str(l->note.title ? l->note.title : l->note.path));
+        free(uri);
+    }
+    if (l->text)
+        json_object_set_new(o, "text", js_str(l->text));
+    return o;
+}
+
+static json_t *link_list(const api_link *items, size_t n, size_t limit, int *truncated)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n && i < limit; i++)
+        json_array_append_new(a, link_json(&items[i]));
+    *truncated |= n > limit;
+    return a;
+}
+
+static json_t *tool_links(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                          json_t *args, mcp_error *err)
+{
+    (void)err;
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "links", arg_str(args, "path"), &refused);
+    if (!ref)
+        return refused;
+    size_t limit = (size_t)arg_long(t->args, args, "limit");
+    api_link_set ls;
+    trove_err rc = mcp_links(s, ref, &ls);
+    free(ref);
+    if (rc)
+        return api_error("links", rc);
+    char *uri = mcp_doc_uri(ls.note.collection, ls.note.path);
+    char docid[16];
+    snprintf(docid, sizeof docid, "#%s", ls.note.docid);
+    int truncated = 0;
+    json_t *o = json_pack("{s:o, s:s, s:o}", "doc_uri", js_str(uri), "docid", docid, "title",
+                          js_str(ls.note.title ? ls.note.title : ls.note.path));
+    json_object_set_new(o, "backlinks", link_list(ls.back, ls.n_back, limit, &truncated));
+    json_object_set_new(o, "outlinks", link_list(ls.out, ls.n_out, limit, &truncated));
+    json_object_set_new(o, "unresolved",
+                        link_list(ls.unresolved, ls.n_unresolved, limit, &truncated));
+    json_object_set_new(o, "mentions", link_list(ls.mentions, ls.n_mentions, limit, &truncated));
+    json_object_set_new(o, "truncated", json_boolean(truncated));
+    free(uri);
+    api_link_set_free(&ls);
+    return tool_result(ss, o, truncated ? "(lists cut at limit: raise limit for the rest)"
+                                        : NULL);
+}
+
+static json_t *tool_similar(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                            json_t *args, mcp_error *err)
+{
+    (void)err;
+    const char *path = arg_str(args, "path");
+    json_t *refused = NULL;
+    char *ref = note_ref_or_error(s, "similar", path, &refused);
+    if (!ref)
+        return refused;
+    const char **colls;
+    size_t n_colls;
+    arg_list(args, "collection", &colls, &n_colls);
+    long excerpt_chars = arg_long(t->args, args, "max_excerpt_chars");
+    api_similar_opts o;
+    api_similar_opts_init(&o);
+    o.ref = ref;
+    o.limit = (size_t)arg_long(t->args, args, "top_k");
+    o.collections = colls;
+    o.n_collections = n_colls;
+    o.with_body = excerpt_chars > 0;
+    search_results res = {0};
+    api_similar_info info = {0};
+    trove_err rc = mcp_similar(s, &o, &res, &info);
+    json_t *out;
+    if (rc) {
+        out = api_error("similar", rc);
+    } else {
+        char cut[200];
+        json_t *st = results_within(&res, NULL, path, excerpt_chars, 0,
+                                    (size_t)arg_long(t->args, args, "max_chars"), cut,
+                                    sizeof cut);
+        out = tool_result(ss, st, cut[0] ? cut : res.n ? NULL : "(no similar notes)");
+    }
+    search_results_free(&res);
+    api_similar_info_free(&info);
+    free(colls);
+    free(ref);
+    return out;
+}
+
+/* ---- multi_get ---- */
+
+static json_t *tool_multi_get(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                              json_t *args, mcp_error *err)
+{
+    const char *glob = arg_str(args, "glob");
+    long max_bytes = arg_long(t->args, args, "max_bytes");
+    int numbers = (int)arg_long(t->args, args, "line_numbers");
+    const char **paths;
+    size_t n_paths;
+    arg_list(args, "paths", &paths, &n_paths);
+    if (!glob == !n_paths) {
+        free(paths);
+        mcp_err_set(err, MCP_INVALID_PARAMS, "multi_get: give 'paths' (a list) or 'glob', "
+                    "one of them");
+        return NULL;
+    }
+    if (glob) {
+        char *why = NULL;
+        char *ref = note_ref(s, "multi_get", glob, &why);
+        json_t *out = ref ? get_many(s, ss, ref, max_bytes, numbers) : tool_error("%s", why);
+        free(ref);
+        free(why);
+        return out;
+    }
+    json_t *notes = json_array();
+    size_t used = 0;
+    int truncated = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        char *why = NULL;
+        char *ref = note_ref(s, "multi_get", paths[i], &why);
+        api_note n;
+        trove_err rc = ref ? mcp_get(s, ref, 0, 0, &n) : TROVE_EINVAL;
+        json_t *o;
+        if (!ref || rc || !n.docid[0]) {
+            char *text = why ? why : mcp_agent_text(rc ? trove_errmsg() : "not an indexed note");
+            o = json_pack("{s:o, s:o}", "path", js_str(paths[i]), "error", js_str(text));
+            free(text);
+            if (ref && !rc)
+                api_note_free(&n);
+        } else {
+            o = note_head(&n);
+            truncated |= !note_whole(o, &n, max_bytes, &used, numbers);
+            api_note_free(&n);
+        }
+        free(ref);
+        json_array_append_new(notes, o);
+    }
+    free(paths);
+    return tool_result(ss, json_pack("{s:o, s:b}", "notes", notes, "truncated", truncated),
+                       truncated ? "(some notes were left out: raise max_bytes or ask for "
+                                   "fewer)" : NULL);
 }
 
 /* ---- status ---- */
@@ -1052,11 +1470,10 @@ static json_t *model_json(mcp_server *s)
     return m;
 }
 
-static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, mcp_error *err)
+static json_t *tool_status(mcp_server *s, const mcp_session *ss, const tool_def *t,
+                           json_t *args, mcp_error *err)
 {
-    static const char *const keys[] = {NULL};
-    if (!args_known("status", args, keys, err))
-        return NULL;
+    (void)t, (void)args, (void)err;
     api_status st;
     json_t *daemon;
     trove_err rc = mcp_status(s, &st, &daemon);
@@ -1119,20 +1536,60 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, json_t *args, m
     return tool_result(ss, o, NULL);
 }
 
-/* ---- dispatch ---- */
+/* ---- the tool table ---- */
 
-typedef json_t *(*tool_fn)(mcp_server *, const mcp_session *, json_t *, mcp_error *);
-
-static const struct {
-    const char *name;
-    tool_fn fn;
-} tools[] = {
-    {"search", tool_search},
-    {"vsearch", tool_vsearch},
-    {"query", tool_query},
-    {"get", tool_get},
-    {"status", tool_status},
+static const tool_def tool_defs[] = {
+    {"search", "Search notes", search_desc, tool_search, 0, search_args, search_out},
+    {"vsearch", "Search notes by meaning", vsearch_desc, tool_vsearch, 1, search_args, search_out},
+    {"query", "Best-answer search", query_desc, tool_query, 0, query_args, search_out},
+    {"get", "Read notes", get_desc, tool_get, 0, get_args, get_out},
+    {"multi_get", "Read several notes", multi_get_desc, tool_multi_get, 0, multi_get_args,
+     multi_get_out},
+    {"links", "Links of a note", links_desc, tool_links, 0, links_args, links_out},
+    {"similar", "Similar notes", similar_desc, tool_similar, 0, similar_args, search_out},
+    {"status", "Index status", status_desc, tool_status, 0, no_args, status_out},
 };
+#define N_TOOLS (sizeof tool_defs / sizeof *tool_defs)
+
+static json_t *schema(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j) {
+        /* A typo in the literals above: caught by every test run. */
+        fprintf(stderr, "trove mcp: bad built-in schema: %s at %d\n", e.text, e.position);
+        abort();
+    }
+    return j;
+}
+
+/* The tools this server offers: all but those needing a model it lacks. */
+static int offered(const tool_def *t, int with_vectors)
+{
+    return !t->needs_model || with_vectors;
+}
+
+json_t *mcp_tools_build(int structured, int with_vectors)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < N_TOOLS; i++) {
+        const tool_def *d = &tool_defs[i];
+        if (!offered(d, with_vectors))
+            continue;
+        json_t *t = json_pack("{s:s, s:s, s:o}", "name", d->name, "description", d->desc,
+                              "inputSchema", object_schema(d->args));
+        if (structured) {
+            json_object_set_new(t, "title", json_string(d->title));
+            json_object_set_new(t, "outputSchema", schema(d->out));
+        }
+        json_object_set_new(t, "annotations",
+                            json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", d->title,
+                                      "readOnlyHint", 1, "destructiveHint", 0,
+                                      "idempotentHint", 1, "openWorldHint", 0));
+        json_array_append_new(arr, t);
+    }
+    return arr;
+}
 
 json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp_error *err)
 {
@@ -1146,22 +1603,28 @@ json_t *mcp_tools_call(mcp_server *s, const mcp_session *ss, json_t *params, mcp
         mcp_err_set(err, MCP_INVALID_PARAMS, "tools/call: 'arguments' must be an object");
         return NULL;
     }
+    const tool_def *t = NULL;
+    for (size_t k = 0; k < N_TOOLS && !t; k++)
+        if (offered(&tool_defs[k], s->model != NULL) &&
+            strcmp(tool_defs[k].name, json_string_value(name)) == 0)
+            t = &tool_defs[k];
+    if (!t) {
+        tbuf names = {0};
+        for (size_t k = 0; k < N_TOOLS; k++)
+            if (offered(&tool_defs[k], s->model != NULL))
+                tbuf_printf(&names, "%s%s", names.len ? ", " : "", tool_defs[k].name);
+        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: %s)",
+                    json_string_value(name), names.data);
+        tbuf_free(&names);
+        return NULL;
+    }
     json_t *empty = NULL;
     if (!args || json_is_null(args))
         args = empty = json_object();
     json_t *out = NULL;
-    size_t k;
-    for (k = 0; k < sizeof tools / sizeof *tools; k++)
-        if (strcmp(tools[k].name, json_string_value(name)) == 0)
-            break;
-    if (k < sizeof tools / sizeof *tools && tools[k].fn == tool_vsearch && !s->model)
-        k = sizeof tools / sizeof *tools;   /* not offered without a model */
-    if (k == sizeof tools / sizeof *tools) {
-        mcp_err_set(err, MCP_INVALID_PARAMS, "unknown tool '%.100s' (tools: search,%s query, "
-                    "get, status)", json_string_value(name), s->model ? " vsearch," : "");
-    } else {
+    if (check_fields(t->name, NULL, t->args, args, err)) {
         trove_errclear();
-        out = tools[k].fn(s, ss, args, err);
+        out = t->fn(s, ss, t, args, err);
     }
     json_decref(empty);
     return out;

@@ -37,16 +37,23 @@ def uri(rel):
 
 # ---- fixtures ---------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def sdk_dir():
+def npm_install(spec, what):
+    """The folder scripts/npm-install.sh installed SPEC into (with its
+    dependencies, cached); skips the test, saying why, without node or the
+    registry."""
     if not shutil.which("node"):
-        pytest.skip("node is not installed (the MCP SDK client runs on Node.js)")
-    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), SDK],
+        pytest.skip("node is not installed (%s runs on Node.js)" % what)
+    r = subprocess.run(["bash", str(REPO / "scripts" / "npm-install.sh"), spec],
                        capture_output=True, text=True, timeout=900)
     if r.returncode == 3:
-        pytest.skip("MCP TypeScript SDK unavailable: %s" % r.stderr.strip())
+        pytest.skip("%s unavailable: %s" % (what, r.stderr.strip()))
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def sdk_dir():
+    return npm_install(SDK, "the MCP TypeScript SDK")
 
 
 @pytest.fixture
@@ -257,7 +264,7 @@ def check_scenario(out, vault):
     assert all(SECRET not in json.dumps(s) for s in out["steps"])
 
     tools = {t["name"]: t for t in st["tools"]["result"]["tools"]}
-    assert set(tools) == {"search", "query", "get", "status"}
+    assert set(tools) == {"search", "query", "get", "multi_get", "links", "similar", "status"}
     for t in tools.values():
         assert len(t["description"]) > 80
         assert t["inputSchema"]["type"] == "object"
@@ -313,7 +320,7 @@ def check_scenario(out, vault):
     # no error an agent reads tells it to run a trove command
     for step in out["steps"]:
         assert "`trove" not in json.dumps(step), step
-    rpc_error(st["unknown_tool"], -32602, "frobnicate", "search, query, get, status")
+    rpc_error(st["unknown_tool"], -32602, "frobnicate", "search, query, get, multi_get, links, similar, status")
 
     # get
     g = structured(st["get_range"])
@@ -454,7 +461,7 @@ def test_sdk_client_over_http(served, daemon_mode, sdk_dir, tmp_path, http_serve
     out = run_sdk(sdk_dir, trove, tmp_path, [s for _, s in scenario(vault)], "http", srv.url)
     check_scenario(out, vault)
     check_daemon_mode(out, daemon_mode, trove, before, sdk_dir, tmp_path, vault)
-    assert out["protocol_version"] == "2025-06-18"
+    assert out["protocol_version"] == "2025-11-25"   # the 1.x SDK's newest
     assert len(out["session_id"]) == 32 and out["terminated"] is True
     srv.stop()
 
@@ -557,8 +564,11 @@ def test_stdio_bad_messages_get_errors_and_the_server_keeps_serving(indexed):
 
 
 @pytest.mark.parametrize("asked,got", [
-    ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
-    ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")])
+    ("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
+    ("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-11-25"),
+    # 2026-07-28 has no initialize: a client asking for it there gets the
+    # newest version that has one
+    ("2026-07-28", "2025-11-25")])
 def test_stdio_version_negotiation(indexed, asked, got):
     trove, _ = indexed
     replies = stdio_exchange(trove, [
@@ -572,7 +582,7 @@ def test_stdio_version_negotiation(indexed, asked, got):
     call = replies[2]["result"]
     body = json.loads(call["content"][0]["text"])
     assert body["results"][0]["path"] == "programming/c-pointers.md"
-    if got == "2025-06-18":
+    if got >= "2025-06-18":
         assert all("outputSchema" in t for t in tools)
         assert call["structuredContent"] == body
     else:
@@ -754,7 +764,8 @@ def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
              filters={"doc_uri_prefix": "trove://notes/b"}),
     ])
     tools = [t["name"] for t in r[1]["result"]["tools"]]
-    assert tools == ["search", "vsearch", "query", "get", "status"]
+    assert tools == ["search", "vsearch", "query", "get", "multi_get", "links",
+                     "similar", "status"]
     v = r[2]["result"]["structuredContent"]["results"]
     assert v[0]["path"] == "cars.md" and v[0]["scores"]["vector"]["rank"] == 1
     assert 0 < v[0]["score"] <= 1.0001
@@ -773,7 +784,8 @@ def test_vsearch_tool_with_a_model(trove, tmp_path, glove):
         call(4, "search", query="automobile"),
         call(5, "status"),
     ])
-    assert [t["name"] for t in r[1]["result"]["tools"]] == ["search", "query", "get", "status"]
+    assert [t["name"] for t in r[1]["result"]["tools"]] == ["search", "query", "get", "multi_get",
+                                                          "links", "similar", "status"]
     assert r[2]["error"]["code"] == -32602 and "vsearch" in r[2]["error"]["message"]
     assert r[3]["result"]["structuredContent"]["results"] == []
     assert r[4]["result"]["structuredContent"]["model"] is None
@@ -902,13 +914,14 @@ def test_sdk_query_tool_through_the_daemon(served, sdk_dir, tmp_path):
             S(query="git undo commit", expand=False, candidates=3, include_scores=True)]
     before = trove.daemon_requests()
     out = run_sdk(sdk_dir, trove, tmp_path, plan, "stdio")
-    served_now = trove.daemon_requests() - before - 1   # less its own hello
+    # less its own hello and the status the instructions are built from
+    served_now = trove.daemon_requests() - before - 2
     for step in out["steps"]:
         assert structured(step)["results"], step
     assert served_now == len(plan), served_now
     cold = run_sdk(sdk_dir, trove, tmp_path, plan, "stdio", env={"TROVE_NO_DAEMON": "1"})
     assert out["steps"] == cold["steps"]
-    assert trove.daemon_requests() - before - 2 == len(plan)   # cold: none
+    assert trove.daemon_requests() - before - 3 == len(plan)   # cold: none
     trove.stop_daemon()
 
 

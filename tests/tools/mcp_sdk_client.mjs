@@ -12,6 +12,7 @@
 // protocol version negotiation) run as in any real client.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { runPlan } from "./mcp_plan.mjs";
 
 const [sdkDir, planFile, mode, target, token] = process.argv.slice(2);
 const sdk = (p) =>
@@ -47,23 +48,7 @@ out.instructions = client.getInstructions() ?? null;
 out.protocol_version = transport.protocolVersion ?? null;
 out.session_id = transport.sessionId ?? null;
 
-for (const step of plan) {
-  try {
-    let r;
-    switch (step.op) {
-      case "listTools": r = await client.listTools(); break;
-      case "callTool": r = await client.callTool({ name: step.name, arguments: step.arguments }); break;
-      case "listResources": r = await client.listResources(step.cursor ? { cursor: step.cursor } : undefined); break;
-      case "listResourceTemplates": r = await client.listResourceTemplates(); break;
-      case "readResource": r = await client.readResource({ uri: step.uri }); break;
-      case "ping": r = await client.ping(); break;
-      default: throw new Error(`unknown op ${step.op}`);
-    }
-    out.steps.push({ result: r });
-  } catch (e) {
-    out.steps.push({ error: { name: e.name, code: e.code ?? null, message: String(e.message) } });
-  }
-}
+out.steps = await runPlan(client, plan);
 if (mode === "http") {
   try {
     await transport.terminateSession();   // DELETE /mcp
