@@ -7,11 +7,18 @@ PKGS=(
   build-essential cmake pkg-config
   libsqlite3-dev libjansson-dev libyaml-dev libutf8proc-dev libxxhash-dev
   libopenblas-dev libcmocka-dev libstemmer-dev libmicrohttpd-dev libcurl4-openssl-dev
-  libmd4c-dev libmd4c0 chromium nodejs npm
+  libmd4c-dev libmd4c0 chromium
   python3 python3-numpy python3-pytest python3-jieba python3-sentencepiece opencc
   libmecab2 mecab-ipadic-utf8
   hyperfine
 )
+
+# Node.js runs the test clients (MCP SDKs, puppeteer-core). A machine may
+# have it from another packaging (nodesource's nodejs bundles npm and
+# conflicts with Debian's npm): install Debian's only when the commands
+# are missing.
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 
 missing=()
 for p in "${PKGS[@]}"; do
