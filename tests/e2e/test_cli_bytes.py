@@ -67,8 +67,8 @@ def check_format(fmt, out, n_results=None):
     text = out.decode("utf-8")   # strict: every other format is UTF-8 text
     if fmt == "--csv":
         rows = list(csv.reader(io.StringIO(text, newline="")))
-        assert rows and len(rows[0]) == 13, rows   # ... context, also_in
-        assert all(len(r) == 13 for r in rows[1:]), rows
+        assert rows and len(rows[0]) == 16, rows   # ... context, also_in, date, date_source, passages
+        assert all(len(r) == 16 for r in rows[1:]), rows
         return len(rows) - 1
     if fmt == "--files":
         lines = out.split(b"\n")
