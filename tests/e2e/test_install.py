@@ -160,7 +160,8 @@ def test_bash_completion_global_options_and_subcommands(prefix, trove):
     assert complete(prefix, env, "trove", "daemon", "s") == ["status", "stop"]
     assert complete(prefix, env, "trove", "snapshot", "") == ["list", "rollback"]
     assert {"add", "list", "remove", "rename"} == set(complete(prefix, env, "trove", "collection", ""))
-    assert {"pull", "list", "use", "info", "embed", "rerank", "bench", "tokenize"} == \
+    assert {"pull", "list", "use", "info", "embed", "rerank", "bench", "tokenize",
+            "generate"} == \
         set(complete(prefix, env, "trove", "model", ""))
     # after a global option the command is still completed
     assert "search" in complete(prefix, env, "trove", "--no-daemon", "se")
