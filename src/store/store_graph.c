@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store/store_graph.h"
+#include "store/store_int.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -37,18 +38,7 @@ static void bind_find(void *ctx, sqlite3_stmt *s)
 static trove_err row_find(void *ctx, sqlite3_stmt *s)
 {
     find_ctx *f = ctx;
-    store_doc *d = f->out;
-    d->id = sqlite3_column_int64(s, 0);
-    const char *docid = (const char *)sqlite3_column_text(s, 1);
-    snprintf(d->docid, sizeof d->docid, "%s", docid ? docid : "");
-    d->collection = col_dup(s, 2);
-    d->root = col_dup(s, 3);
-    d->path = col_dup(s, 4);
-    d->title = col_dup(s, 5);
-    d->size = sqlite3_column_int64(s, 6);
-    d->mtime_ns = sqlite3_column_int64(s, 7);
-    d->n_lines = sqlite3_column_int(s, 8);
-    d->in_degree = sqlite3_column_int(s, 9);
+    store_doc_from_row(s, f->out);
     f->found = 1;
     return TROVE_OK;
 }

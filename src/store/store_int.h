@@ -111,4 +111,9 @@ trove_err snap_upgrade(store *st);
     "  conf TEXT NOT NULL, PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;"
 
 
+/* A note's columns (id, docid, collection, root, path, title, size,
+ * mtime_ns, n_lines, in_degree: store_read.c's doc query) into d; the
+ * strings are malloc'd into d (store_doc_free). */
+void store_doc_from_row(sqlite3_stmt *s, store_doc *d);
+
 #endif

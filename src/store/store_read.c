@@ -119,9 +119,8 @@ trove_err store_collection_id(store *st, const char *name, int64_t *id)
     "SELECT d.id, d.docid, c.name, c.root, d.path, d.title, d.size, d.mtime_ns, d.n_lines," \
     " d.in_degree FROM docs d JOIN collections c ON c.id = d.collection_id "
 
-static trove_err row_doc(void *ctx, sqlite3_stmt *s)
+void store_doc_from_row(sqlite3_stmt *s, store_doc *d)
 {
-    store_doc *d = row_next(ctx, sizeof *d);
     d->id = sqlite3_column_int64(s, 0);
     const char *docid = (const char *)sqlite3_column_text(s, 1);
     snprintf(d->docid, sizeof d->docid, "%s", docid ? docid : "");
@@ -133,6 +132,11 @@ static trove_err row_doc(void *ctx, sqlite3_stmt *s)
     d->mtime_ns = sqlite3_column_int64(s, 7);
     d->n_lines = sqlite3_column_int(s, 8);
     d->in_degree = sqlite3_column_int(s, 9);
+}
+
+static trove_err row_doc(void *ctx, sqlite3_stmt *s)
+{
+    store_doc_from_row(s, row_next(ctx, sizeof(store_doc)));
     return TROVE_OK;
 }
 
