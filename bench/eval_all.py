@@ -222,6 +222,9 @@ def main():
                     help="no daemon: every query a cold process")
     ap.add_argument("--json", metavar="FILE", help="also write the table")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--extra", metavar="FLAGS",
+                    help="flags added to every run (e.g. --extra=--no-translate: "
+                         "the same table without the translation channel)")
     args = ap.parse_args()
 
     k = 10
@@ -236,6 +239,12 @@ def main():
         shutil.copy2(zh, args.work / "trove-zh.dict")
     else:   # Chinese would be cut into characters: drcd's numbers change
         print("warning: no %s: Chinese word segmentation off" % zh,
+              file=sys.stderr)
+    xl = Path(args.trove).resolve().parent / "trove-xl.dict"
+    if xl.is_file():
+        shutil.copy2(xl, args.work / "trove-xl.dict")
+    else:   # the translation channel would be off
+        print("warning: no %s: search without translation" % xl,
               file=sys.stderr)
     glove = subprocess.run(["bash", str(REPO / "scripts" / "glove-model.sh")],
                            capture_output=True, text=True,
@@ -259,8 +268,9 @@ def main():
         if not (args.reuse_index and (state / "index.db").is_file()):
             t = index_set(s, trove, glove)
             print("%s: indexed %s with GloVe in %.1f s" % (name, s.vault, t))
-        saved_path = s.work / ("runs-%s-%d-%d.json" % (name, args.sample,
-                                                       args.seed))
+        saved_path = s.work / ("runs-%s-%d-%d%s.json" % (
+            name, args.sample, args.seed,
+            "".join(args.extra.split()) if args.extra else ""))
         saved = json.loads(saved_path.read_text()) if saved_path.is_file() \
             else {}
         daemon_env = trove_env(s.work, None)
@@ -277,6 +287,7 @@ def main():
                 if args.cold:
                     env["TROVE_NO_DAEMON"] = "1"
                 ex = [a.replace("{R}", str(reranker)) for a in extra]
+                ex += shlex.split(args.extra or "")
                 t0 = time.perf_counter()
                 results[run] = run_queries(s, trove, env, command, ex, k)
                 print("  %s %s: %d queries in %.0f s" % (

@@ -25,6 +25,10 @@ const api_opt api_search_opt_table[] = {
      * results). */
     OPT("vector_weight", API_OPT_REAL, weights[SEARCH_CH_VECTOR], 0.5, 0, INFINITY,
         CONFIG_W_VECTOR),
+    /* Below bm25: a translated word is weaker evidence than the reader's
+     * own word (docs/performance.md, cross-language); search.h says how it
+     * falls further per query. */
+    OPT("translation_weight", API_OPT_REAL, weights[SEARCH_CH_XLATE], 0.9, 0, INFINITY, -1),
     /* g of the link-graph prior 1 + g * log10(1 + in-degree) */
     OPT("graph_weight", API_OPT_REAL, graph_weight, 0.1, 0, INFINITY, CONFIG_W_GRAPH),
     OPT("lang_bonus", API_OPT_REAL, lang_bonus, 0.1, 0, INFINITY, -1),
@@ -114,6 +118,8 @@ void api_search_opts_merge_config(api_search_opts *o, const config *cfg)
     if (isnan(s->recency_days) && (s->recent == 1 || (s->recent == API_UNSET_INT &&
                                                       cfg->recency_days > 0)))
         s->recency_days = cfg->recency_days > 0 ? cfg->recency_days : CONFIG_RECENCY_DAYS;
+    if (cfg->no_translate)
+        s->no_translate = 1;   /* `translate: false` (--no-translate can only add to it) */
     if (!s->n_prefer_langs) {
         s->prefer_langs = (const char *const *)cfg->languages;
         s->n_prefer_langs = cfg->n_languages;

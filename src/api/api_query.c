@@ -225,6 +225,9 @@ static void build_lists(api_query_info *info, search_results *res)
             .keywords = res[v].fts != NULL,
             .same_keywords = res[v].fts && res[0].fts && strcmp(res[v].fts, res[0].fts) == 0,
             .vector = res[v].vec_state == SEARCH_VEC_USED,
+            .xlate = res[v].fusion.weight[SEARCH_CH_BM25] > 0
+                         ? res[v].fusion.weight[SEARCH_CH_XLATE] / res[v].fusion.weight[SEARCH_CH_BM25]
+                         : 0,
         };
     info->n_lists = qp_plan_lists(info->variants, info->n_variants, src,
                                   channel_scale(&res[0], SEARCH_CH_BM25),

@@ -681,6 +681,7 @@ void wire_free(const wire_type *t, void *obj)
     static const wire_type name = {.what = what_, .fields = rows, .n_fields = sizeof rows / sizeof *rows}
 
 _Static_assert(sizeof(search_vec_state) == sizeof(int) && sizeof(search_fusion_method) == sizeof(int) &&
+               sizeof(search_xlate_state) == sizeof(int) &&
                sizeof(qp_variant_kind) == sizeof(int), "enums travel as WIRE_INT");
 
 /* -- request arguments -- */
@@ -717,6 +718,7 @@ static const wire_field search_args_rows[] = {
     W(api_search_opts, with_body, WIRE_INT),
     WS(vector_only, WIRE_INT),
     WS(each_translation, WIRE_INT),
+    WS(no_translate, WIRE_INT),
     WS(vec_threads, WIRE_INT),
     W(api_search_opts, model, WIRE_STR, .path = 1),
     /* the daemon's own: its languages from its config, its model, locks and cache */
@@ -832,6 +834,7 @@ static const wire_field result_rows[] = {
     W(search_result, in_degree, WIRE_INT),
     W(search_result, prior, WIRE_DOUBLE),
     W(search_result, lang, WIRE_FIXED),
+    W(search_result, via_translation, WIRE_INT),
     W(search_result, also_in, WIRE_ARRAY, COUNT(search_result, n_also_in), .sub = &alt_type),
     WNK(search_result, "channels", channel, WIRE_OBJ, .sub = &hit_type),
     W(search_result, date, WIRE_DOUBLE),
@@ -871,6 +874,9 @@ static const wire_field results_rows[] = {
     W(search_results, vec_floor_known, WIRE_INT),
     W(search_results, vec_floor, WIRE_DOUBLE),
     W(search_results, vec_strength, WIRE_DOUBLE),
+    W(search_results, xlate_state, WIRE_INT, .lo = SEARCH_XLATE_OFF, .hi = SEARCH_XLATE_TRANSLATED),
+    W(search_results, xlate, WIRE_STR),
+    W(search_results, xlate_coverage, WIRE_DOUBLE),
     W(search_results, fusion, WIRE_OBJ, .sub = &fusion_type),
 };
 OWN_FREE(search_results_free)

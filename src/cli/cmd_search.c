@@ -38,6 +38,7 @@ static const char search_help[] =
     "  --passages N          up to N passages per note, best first\n"
     "  --each-translation    every copy of a translated note a result of its own\n"
     "                        (default: one result, the reader's language, `also in:`)\n"
+    "  --no-translate        no Chinese-English dictionary channel (config translate: false)\n"
     "  --min-score F         drop results scoring below F (scores are 0..1)\n"
     "  --title-weight F      RRF weight of the title/alias channel (default {title_weight})\n"
     "  --bm25-weight F       RRF weight of the keyword channel (default {bm25_weight})\n"
@@ -224,6 +225,8 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->oo.full = 1;
         } else if (strcmp(arg, "--line-numbers") == 0) {
             a->oo.line_numbers = 1;
+        } else if (strcmp(arg, "--no-translate") == 0) {
+            a->ao.search.no_translate = 1;
         } else if (strcmp(arg, "--each-translation") == 0) {
             a->ao.search.each_translation = 1;
         } else if (strcmp(arg, "--explain") == 0) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cjk/seg.h"
+#include "xlate/xlate.h"
 #include "cli/cli.h"
 #include "models/models.h"
 #include "util/mem.h"
@@ -203,6 +204,7 @@ static void seg_warn(const char *message)
 int main(int argc, char **argv)
 {
     seg_install(seg_paths, NULL, seg_warn);
+    xlate_set_warn(seg_warn);
     cli c = {0};
     int i = 1;
     const char *index = NULL;

@@ -194,6 +194,35 @@ static void explain_fusion(FILE *f, const search_fusion *fu)
     fputc('\n', f);
 }
 
+/* The translation line of --explain: the translated words, or why the
+ * channel did not run. */
+static void explain_xlate(FILE *f, const search_results *res)
+{
+    switch (res->xlate_state) {
+    case SEARCH_XLATE_USED:
+        fputs("translation: ", f);
+        out_put_line(f, res->xlate ? res->xlate : "");
+        fprintf(f, " (its best same-language chunk holds %.0f%% of the query's words)\n",
+                100.0 * res->xlate_coverage);
+        break;
+    case SEARCH_XLATE_NODICT:
+        fputs("translation: off (the Chinese-English dictionary is missing or damaged)\n", f);
+        break;
+    case SEARCH_XLATE_NONE:
+        fputs("translation: none (no word of the query is in the dictionary)\n", f);
+        break;
+    case SEARCH_XLATE_OTHER:
+        fputs("translation: none (the query is neither Chinese nor English)\n", f);
+        break;
+    case SEARCH_XLATE_TRANSLATED:
+        fputs("translation: none (the vault holds translations of its notes)\n", f);
+        break;
+    default:
+        fputs("translation: off (--no-translate or translate: false)\n", f);
+        break;
+    }
+}
+
 /* The vector line of --explain: the noise floor the channel applied, or
  * why it had nothing to compare. */
 static void explain_vector(FILE *f, const search_results *res)
@@ -375,6 +404,8 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
         explain_fusion(f, &res->fusion);
     if (o->explain)
         explain_vector(f, res);
+    if (o->explain && res->fts)
+        explain_xlate(f, res);
     if (o->explain && o->query_info)
         pipe_text_header(f, o->query_info);
     if (o->explain && o->similar)
@@ -405,6 +436,9 @@ static void out_text(FILE *f, const search_results *res, const out_opts *o)
             out_put_line(f, r->context[k]);
             fprintf(f, "]%s\n", o->color ? C_RESET : "");
         }
+        if (r->via_translation)
+            fprintf(f, "      %svia: translation%s\n", o->color ? C_DIM : "",
+                    o->color ? C_RESET : "");
         if (r->n_also_in) {
             char *langs = also_in_langs(r);
             fprintf(f, "      %salso in: %s%s\n", o->color ? C_DIM : "", langs,
@@ -503,6 +537,8 @@ static json_t *result_own(const void *obj, const char *key, void *ctx)
         j = json_string(day);
     } else if (strcmp(key, "passages") == 0 && r->n_passages) {
         j = passages_json(r);
+    } else if (strcmp(key, "via") == 0 && r->via_translation) {
+        j = json_string("translation");   /* found only through the translated query */
     }
     return j;
 }
@@ -518,8 +554,8 @@ static const wire_pick result_picks[] = {
     WIRE_OWN("file"), WIRE_PICK("title"), WIRE_PICK("heading_path"), WIRE_PICK("line_start"),
     WIRE_PICK("line_end"), WIRE_PICK("start_byte"), WIRE_PICK("end_byte"), WIRE_PICK("score"),
     WIRE_OWN("snippet"), WIRE_PICK("context"), WIRE_PICK("tags"), WIRE_PICK("lang"),
-    WIRE_PICK("also_in", .sub = &alt_view), WIRE_OWN("date"), WIRE_PICK("date_source"),
-    WIRE_OWN("passages"), WIRE_OWN("body"), WIRE_OWN("explain"),
+    WIRE_PICK("also_in", .sub = &alt_view), WIRE_OWN("via"), WIRE_OWN("date"),
+    WIRE_PICK("date_source"), WIRE_OWN("passages"), WIRE_OWN("body"), WIRE_OWN("explain"),
 };
 static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
                                       out_json_strn, result_own};
@@ -593,6 +629,11 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
         }
         json_object_set_new(root, "fusion", fj);
         json_object_set_new(root, "vector", vector_json(res));
+        json_object_set_new(root, "translation",
+                            json_pack("{s:s, s:o, s:f}", "state",
+                                      search_xlate_state_names[res->xlate_state], "words",
+                                      res->xlate ? out_json_str(res->xlate) : json_null(),
+                                      "coverage", res->xlate_coverage));
         if (o->query_info)
             json_object_set_new(root, "pipeline", pipe_json_root(o->query_info));
         if (o->similar)

@@ -231,6 +231,15 @@ static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *roo
         cfg->daemon_off = strcmp(v, "off") == 0;
         cfg->has_daemon = 1;
     }
+    yaml_node_t *tr = map_get(doc, root, "translate");
+    if (!is_empty(doc, tr)) {
+        const char *v = scalar(doc, tr);
+        if (!v || (strcmp(v, "true") && strcmp(v, "false")))
+            return trove_fail(TROVE_EPARSE, "%s: 'translate' must be true or false, not '%s'",
+                              cfg->file, v ? v : "?");
+        cfg->no_translate = strcmp(v, "false") == 0;
+        cfg->has_translate = 1;
+    }
     if (!is_empty(doc, idle)) {
         const char *v = scalar(doc, idle);
         char *end = NULL;
@@ -640,6 +649,8 @@ trove_err config_save(const config *cfg)
     else if (cfg->has_snapshots)
         tbuf_printf(&b, "snapshots: {last: %d, minutes: %d, hourly: %d, daily: %d}\n",
                     cfg->snapshots, cfg->snap_minutes, cfg->snap_hourly, cfg->snap_daily);
+    if (cfg->has_translate)
+        tbuf_printf(&b, "translate: %s\n", cfg->no_translate ? "false" : "true");
     if (cfg->n_languages) {
         tbuf_puts(&b, "languages: ");
         put_list(&b, cfg->languages, cfg->n_languages);

@@ -85,6 +85,9 @@ typedef struct config {
      * the first of them the query's language leaves open. */
     char **languages;
     size_t n_languages;
+    /* `translate: false`: search without the Chinese-English dictionary
+     * channel (search.h); has_translate: the key was written. */
+    int no_translate, has_translate;
     /* `dates: {keys: [date, created]}`: the frontmatter keys that give a
      * note its date, first found wins (none: date, created; search/meta.h). */
     char **date_keys;

@@ -1,6 +1,7 @@
 /* ch_bm25 — the keyword channel: FTS5 BM25 over chunks (heading column
  * weighted above body); a note ranks by its best chunk, which also anchors
- * the result. Chinese queries are re-scored with their character bigrams
+ * the result. Its list (search_bm25_list) also runs the translated query
+ * for ch_xlate.c. Chinese queries are re-scored with their character bigrams
  * (below). The notes are ranked once their link priors are known
  * (ch_graph.c). */
 #include <math.h>
@@ -10,10 +11,11 @@
 
 #include "search/search_int.h"
 #include "text/grams.h"
+#include "text/lang.h"
 #include "util/mem.h"
 
-static trove_err channel_bm25(store *st, const char *fts, const search_filter *f, size_t depth,
-                              cand_set *cs)
+trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, size_t depth,
+                           cand_set *cs, int ch, int skip_zh)
 {
     /* Several chunks of one note may be among the best, hence the margin. */
     topk top = {.cap = depth * 4};
@@ -26,7 +28,8 @@ static trove_err channel_bm25(store *st, const char *fts, const search_filter *f
     trove_err rc = search_keep_best(st, plain, joined, fts, f, f->heading, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
-        rc = prepare(st, "SELECT doc_id FROM chunks WHERE id = ?", &s);
+        rc = prepare(st, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
+                         " WHERE c.id = ?", &s);
     /* Notes are ranked by rank_bm25() once their link priors are known. */
     size_t notes = 0;
     for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
@@ -34,12 +37,22 @@ static trove_err channel_bm25(store *st, const char *fts, const search_filter *f
         sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
         if (step_row(st, s, "keyword search", &rc) <= 0)
             continue;
+        if (skip_zh >= 0) {
+            /* the translation's evidence is in the other language only: a
+             * Chinese note holding the English words of a Chinese query's
+             * translation (its code, a name) says nothing new */
+            int lang = lang_from_code((const char *)sqlite3_column_text(s, 1));
+            if (lang != LANG_UND && (lang == LANG_ZH) == (skip_zh == 1))
+                continue;
+        }
         cand *c = search_cand_get(cs, sqlite3_column_int64(s, 0), 1);
-        if (c->has_bm25)
+        int *has = ch == SEARCH_CH_BM25 ? &c->has_bm25 : &c->has_xlate;
+        if (*has)
             continue;   /* a better chunk of this note came first */
-        c->has_bm25 = 1;
-        c->ch[SEARCH_CH_BM25].score = top.h[i].score;
-        c->chunk_id = top.h[i].chunk_id;
+        *has = 1;
+        c->ch[ch].score = top.h[i].score;
+        if (ch == SEARCH_CH_BM25 || !c->chunk_id)
+            c->chunk_id = top.h[i].chunk_id;
         if (depth && ++notes >= depth)
             break;
     }
@@ -108,9 +121,8 @@ static size_t gram_slot(const gram_query *gq, const char *g, size_t len)
     return h;
 }
 
-/* Inverse document frequency of a query word over the chunks, as FTS5's
- * bm25() computes it. */
-static double word_idf(store *st, sqlite3_stmt *df_stmt, double n_chunks, const char *w,
+/* A query word's IDF as FTS5's bm25() computes it (search_int.h). */
+double search_word_idf(store *st, sqlite3_stmt *df_stmt, double n_chunks, const char *w,
                        trove_err *rc)
 {
     tbuf phrase = {0};
@@ -191,7 +203,7 @@ static trove_err gram_query_build(store *st, const query_parsed *q, gram_query *
     gq->word_w = xcalloc(gq->n_words ? gq->n_words : 1, sizeof *gq->word_w);
     for (size_t i = 0; rc == TROVE_OK && i < gq->n_words; i++)
         if (!query_zh_function_word(gq->words[i], strlen(gq->words[i])))
-            gq->word_w[i] = word_idf(st, df, n_chunks, gq->words[i], &rc);
+            gq->word_w[i] = search_word_idf(st, df, n_chunks, gq->words[i], &rc);
     for (size_t i = 0; i < gq->n_uses; i++) {
         const gram_use *u = &gq->uses[i];
         if (u->wa < gq->n_words && u->wb < gq->n_words)
@@ -323,7 +335,7 @@ static int bm25_wanted(const search_ctx *c)
 
 static trove_err bm25_run(search_ctx *c, cand_set *cs)
 {
-    trove_err rc = channel_bm25(c->st, c->q->fts, c->f, c->depth, cs);
+    trove_err rc = search_bm25_list(c->st, c->q->fts, c->f, c->depth, cs, SEARCH_CH_BM25, -1);
     if (rc == TROVE_OK && c->o->weights[SEARCH_CH_BM25] > 0)
         rc = rescore_bigrams(c->st, c->q, cs);
     return rc;

@@ -99,7 +99,7 @@ static void vector_confidence(const fusion_cand *c, size_t n, double zb_top, dou
 
 static void fuse_z(fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS], search_fusion *info)
 {
-    static const int scored[] = {SEARCH_CH_BM25, SEARCH_CH_VECTOR};
+    static const int scored[] = {SEARCH_CH_BM25, SEARCH_CH_VECTOR, SEARCH_CH_XLATE};
     double top[SEARCH_N_CHANNELS] = {0};
     for (size_t s = 0; s < sizeof scored / sizeof *scored; s++) {
         int ch = scored[s];
@@ -117,6 +117,7 @@ static void fuse_z(fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS], 
     info->weight[SEARCH_CH_BM25] = w[SEARCH_CH_BM25];
     info->weight[SEARCH_CH_TITLE] = w[SEARCH_CH_TITLE];
     info->weight[SEARCH_CH_VECTOR] = w[SEARCH_CH_VECTOR] * info->vector_confidence;
+    info->weight[SEARCH_CH_XLATE] = w[SEARCH_CH_XLATE];
     /* An exact name is worth the clearest hit of any channel. */
     double z_ref = fmax(1.0, fmax(top[SEARCH_CH_BM25], top[SEARCH_CH_VECTOR]));
     double best = w[SEARCH_CH_TITLE] * z_ref;

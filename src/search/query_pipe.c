@@ -398,6 +398,10 @@ size_t qp_plan_lists(const qp_variant *v, size_t n, const qp_source *src, double
         /* the title list also picks the note a reranker must not bury */
         if (i == 0 && src[i].keywords)
             m = plan_add(out, m, 0, SEARCH_CH_TITLE, w * title_scale);
+        /* the original's translation at the weight search gave it (a hybrid
+         * order holds it already) */
+        if (i == 0 && src[i].keywords && !src[i].vector && src[i].xlate > 0)
+            m = plan_add(out, m, 0, SEARCH_CH_XLATE, w * bm25_scale * src[i].xlate);
     }
     return m;
 }

@@ -59,9 +59,9 @@ typedef struct qp_list {
 
 /* The list "channel" of a variant's hybrid search as a whole (== the
  * number of search channels: one past the last SEARCH_CH_*). */
-#define QP_LIST_HYBRID 3
+#define QP_LIST_HYBRID 4
 
-/* "bm25", "title", "vector" or "hybrid"; "?" for anything else. */
+/* "bm25", "title", "vector", "translation" or "hybrid"; "?" for anything else. */
 const char *qp_list_channel_name(int channel);
 
 /* What one variant's search offers the fusion. */
@@ -69,6 +69,8 @@ typedef struct qp_source {
     int keywords;        /* its keyword channel ran (an FTS expression) */
     int same_keywords;   /* ... with the original's expression: a copy of its list */
     int vector;          /* its vector channel ran */
+    double xlate;        /* its translation list's weight against its bm25's
+                            (search's, for this query); 0: no list */
 } qp_source;
 
 /* The lists fused for the variants v[0..n) (v[0] the original; src[i] what

@@ -25,7 +25,8 @@
 #include "util/mem.h"
 #include "util/str.h"
 
-const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "vector"};
+const char *const search_channel_names[SEARCH_N_CHANNELS] = {"bm25", "title", "vector",
+                                                             "translation"};
 
 const char search_vec_blank_why[] =
     "the query has no vector: none of its words is in the embedding model's vocabulary";
@@ -259,10 +260,12 @@ static int add_snip_token(void *ctx, const char *token, size_t len, size_t start
     return 0;
 }
 
+/* Adds to what t holds (a second call: the translated query's terms). */
 static void snip_terms_build(snip_terms *t, const query_parsed *q)
 {
     static const tok_opts opts = {.stem = 1};
-    for (int pass = 0; pass < 2 && t->n == 0; pass++) {
+    size_t before = t->n;
+    for (int pass = 0; pass < 2 && t->n == before; pass++) {
         for (size_t i = 0; i < q->n_terms; i++) {
             const query_term *qt = &q->terms[i];
             if (qt->negated || (qt->stopword && pass == 0))
@@ -449,6 +452,7 @@ static trove_err fill_result(const search_ctx *x, const config *cfg, const cand 
     r->score = c->fused;
     r->prior = c->prior;
     r->recency = c->recency > 0 ? c->recency : 1.0;
+    r->via_translation = c->has_xlate && !c->ch[SEARCH_CH_BM25].rank && !c->ch[SEARCH_CH_TITLE].rank;
     snprintf(r->lang, sizeof r->lang, "%s", (const char *)sqlite3_column_text(s, 12));
     memcpy(r->channel, c->ch, sizeof r->channel);
     int64_t chunk_id = sqlite3_column_int64(s, 6);
@@ -484,7 +488,7 @@ static trove_err fill_result(const search_ctx *x, const config *cfg, const cand 
  * file of its own and a row here). The vector channel comes first and the
  * graph last: it ranks bm25 over every candidate the others found. */
 static const search_channel *const channels[] = {
-    &search_ch_vector, &search_ch_bm25, &search_ch_title, &search_ch_graph,
+    &search_ch_vector, &search_ch_bm25, &search_ch_title, &search_ch_xlate, &search_ch_graph,
 };
 #define N_CHANNELS (sizeof channels / sizeof *channels)
 
@@ -533,8 +537,13 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
     out->vec_strength = vector_ran ? vector_strength(cs, out) : 0;
     if (vector_ran)
         fo.weights[SEARCH_CH_VECTOR] *= out->vec_strength;
+    double xlate_share = 0;
+    trove_err rc = search_xlate_weight(c, cs, &xlate_share);
+    fo.weights[SEARCH_CH_XLATE] *= xlate_share;
+    if (rc)
+        return rc;
     fuse(st, cs, &fo, vector_ran, out->lang, &out->fusion);
-    trove_err rc = apply_recency(c, cs);
+    rc = apply_recency(c, cs);
     if (rc == TROVE_OK && !o->each_translation && group_possible(st))
         rc = collapse_translations(st, cs, o, c->f, lang_from_code(out->lang));
     if (rc)
@@ -546,6 +555,7 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
     out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
     snip_terms terms = {0};
     snip_terms_build(&terms, c->q);
+    snip_terms_build(&terms, c->xq);
     for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
         /* counted even when it failed part way: freed with the rest */
         rc = fill_result(c, cfg, &cs->items[i], &terms, &out->items[i]);
@@ -560,7 +570,7 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
 trove_err search_run(store *st, const config *cfg, const search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
-    query_parsed q;
+    query_parsed q, xq = {0};
     query_parse(o->query ? o->query : "", &q);
     if (q.fts)
         out->fts = xstrdup(q.fts);
@@ -574,7 +584,8 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     if (rc == TROVE_OK)
         search_filter_build(&f, o, &mf);
     cand_set cs = {0};
-    search_ctx c = {.st = st, .o = o, .q = &q, .f = &f, .out = out, .mf = &mf, .now = now};
+    search_ctx c = {.st = st, .o = o, .q = &q, .xq = &xq, .f = &f, .out = out, .mf = &mf,
+                    .now = now};
     if (rc == TROVE_OK)
         rc = run_channels(&c, &cs);
     if (rc == TROVE_OK)
@@ -588,6 +599,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     search_filter_free(&f);
     meta_filter_free(&mf);
     query_free(&q);
+    query_free(&xq);
     if (rc)
         search_results_free(out);
     return rc;
@@ -624,6 +636,7 @@ void search_results_free(search_results *r)
     free(r->fts);
     free_strs(r->vec_missing, r->n_vec_missing);
     free(r->vec_error);
+    free(r->xlate);
     memset(r, 0, sizeof *r);
 }
 

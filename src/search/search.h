@@ -27,6 +27,16 @@
  *          is zero (no word of it known to the model) has no vector channel
  *          at all (SEARCH_VEC_BLANK); with no note above the floor the
  *          keyword channels are fused alone, as without a model.
+ *   translation  the query translated with the Chinese-English dictionary
+ *          (xlate/xlate.h: Chinese words -> English terms, English words
+ *          and two-word phrases -> Chinese words) run as a BM25 list of its
+ *          own. Its weight is lower than bm25's and falls as the original
+ *          query's best chunk covers more of the query's words (strong
+ *          same-language evidence): w * (1 - XLATE_FALL * coverage^2). A note
+ *          that only this channel found (no bm25, no title rank) is marked
+ *          via_translation. Off with opts.no_translate, or when the
+ *          dictionary is missing or damaged (one warning, xlate_state);
+ *          search/ch_xlate.c.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
  * Each channel is a file of its own (search/ch_*.c) behind one interface,
@@ -48,7 +58,7 @@
 #include "embed/embed.h"
 #include "store/store.h"
 
-enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_VECTOR, SEARCH_N_CHANNELS };
+enum { SEARCH_CH_BM25, SEARCH_CH_TITLE, SEARCH_CH_VECTOR, SEARCH_CH_XLATE, SEARCH_N_CHANNELS };
 
 extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 
@@ -103,6 +113,8 @@ typedef struct search_opts {
     int64_t vec_model_id;
     int vec_dim;
     int vector_only;                 /* vsearch: the vector channel alone, score = cosine */
+    int no_translate;                /* no translation channel (--no-translate, config
+                                        `translate: false`) */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
     /* Segments kept across searches by a resident process (search/vcache.h,
      * lent by api_models); NULL: each search reads them (the CLI). */
@@ -111,6 +123,18 @@ typedef struct search_opts {
 
 /* search_run takes every field as given: defaults, the config's values and
  * bounds are the api's (api_search_opt_table in api/api_opts.c). */
+
+/* What the translation channel did, for --explain. */
+typedef enum search_xlate_state {
+    SEARCH_XLATE_OFF = 0,  /* switched off (--no-translate, translate: false), or vsearch */
+    SEARCH_XLATE_NODICT,   /* the dictionary is missing or damaged (warned once) */
+    SEARCH_XLATE_NONE,     /* no word of the query is in the dictionary */
+    SEARCH_XLATE_USED,     /* ran: xlate holds the translated words */
+    SEARCH_XLATE_OTHER,    /* the query is in another language than Chinese or English */
+    SEARCH_XLATE_TRANSLATED, /* the vault holds translations of its notes (group.h) */
+} search_xlate_state;
+
+extern const char *const search_xlate_state_names[];
 
 /* What the vector channel did, for the front end to tell the user. */
 typedef enum search_vec_state {
@@ -182,6 +206,7 @@ typedef struct search_result {
     int in_degree;
     double prior;        /* link-graph factor applied to the bm25 score (>= 1) */
     char lang[8];        /* the note's language (ISO 639-1), "" undetermined */
+    int via_translation; /* found only through the translated query */
     search_channel_hit channel[SEARCH_N_CHANNELS];
     search_alt *also_in; /* its translations, one result with it, by language */
     size_t n_also_in;
@@ -213,6 +238,9 @@ typedef struct search_results {
      * [0, 1] (search.c); the vector weight was multiplied by it. */
     double vec_strength;
     char lang[8];        /* the query's language as decided, "" undetermined */
+    search_xlate_state xlate_state;
+    char *xlate;         /* the translated words ("SOURCE=TRANSLATION ..."), or NULL */
+    double xlate_coverage; /* share of the query's words in its best same-language chunk */
     search_fusion fusion;
 } search_results;
 

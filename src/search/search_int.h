@@ -61,6 +61,7 @@ typedef struct cand {
     int lang;              /* LANG_* of the note */
     double prior;          /* link-graph factor on the bm25 score */
     int has_bm25;          /* found by bm25, ranked once priors are known */
+    int has_xlate;         /* found by the translated query (ch_xlate.c) */
     search_channel_hit ch[SEARCH_N_CHANNELS];
     double fused;
     double recency;        /* the recency factor on fused (1: off; search/meta.h) */
@@ -168,6 +169,20 @@ void search_topk_push(topk *t, int64_t chunk_id, double score);
 trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
                            const search_filter *f, const char *heading, topk *top);
 
+/* ---- BM25 lists (ch_bm25.c) ------------------------------------------- */
+
+/* The notes of an FTS5 expression's best chunks (at most depth; 0: all)
+ * into cs as list `ch`: SEARCH_CH_BM25 (the query: has_bm25, the anchoring
+ * chunk) or SEARCH_CH_XLATE (its translation: has_xlate, an anchor only
+ * for a note without one). skip_zh: 1 leaves out Chinese notes, 0 keeps
+ * only them, -1 keeps all. Scores only; ranks come later. */
+trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, size_t depth,
+                           cand_set *cs, int ch, int skip_zh);
+/* Inverse document frequency of a query word over the chunks, as FTS5's
+ * bm25() computes it (df_stmt: "SELECT count(*) ... MATCH ?"). */
+double search_word_idf(store *st, sqlite3_stmt *df_stmt, double n_chunks, const char *w,
+                       trove_err *rc);
+
 /* ---- channels --------------------------------------------------------- */
 
 /* One search as the channels see it. */
@@ -175,6 +190,8 @@ typedef struct search_ctx {
     store *st;
     const search_opts *o;
     const query_parsed *q;      /* the parsed query (q->fts NULL: no keyword) */
+    query_parsed *xq;           /* its translation as ch_xlate ran it (xq->fts NULL:
+                                   none), for the snippets; freed by search_run */
     const search_filter *f;
     size_t depth;               /* notes a channel offers; 0: every one */
     float *qvec;                /* the query's vector (ch_vec's before()), or NULL; freed
@@ -197,6 +214,13 @@ typedef struct search_channel {
 extern const search_channel search_ch_vector;   /* ch_vec.c */
 extern const search_channel search_ch_bm25;     /* ch_bm25.c (with its bigram view) */
 extern const search_channel search_ch_title;    /* ch_title.c */
+extern const search_channel search_ch_xlate;    /* ch_xlate.c: the translated query */
 extern const search_channel search_ch_graph;    /* ch_graph.c: link prior, bm25 ranks */
+
+/* The translation list's weight for this query (ch_xlate.c), once bm25 is
+ * ranked: 0 when it found nothing, else its share left when the original
+ * query's best same-language chunk covers its words (out->xlate_coverage
+ * is set). In the read transaction, before fusion. */
+trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *factor);
 
 #endif

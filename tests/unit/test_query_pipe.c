@@ -252,7 +252,7 @@ static void test_plan_lists(void **state)
     qp_list l[QP_MAX_LISTS];
     /* keyword channels: bm25 per variant (the keyword variant's copy of the
      * original's expression counted once), the original's title list */
-    qp_source kw[3] = {{1, 1, 0}, {1, 1, 0}, {1, 0, 0}};
+    qp_source kw[3] = {{1, 1, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 0}};
     size_t n = qp_plan_lists(three_variants, 3, kw, 1.0, 1.0, l);
     assert_int_equal(n, 3);
     assert_true(l[0].variant == 0 && l[0].channel == SEARCH_CH_BM25 && l[0].weight == 2.0);
@@ -262,8 +262,15 @@ static void test_plan_lists(void **state)
     n = qp_plan_lists(three_variants, 3, kw, 0.0, 2.0, l);
     assert_int_equal(n, 1);
     assert_true(l[0].channel == SEARCH_CH_TITLE && l[0].weight == 4.0);
-    /* vectors ran: every variant's hybrid order, never a bare vector list */
-    qp_source hy[3] = {{1, 1, 1}, {1, 1, 1}, {1, 0, 1}};
+    /* the original's translation list at its share of bm25's weight */
+    kw[0].xlate = 0.5;
+    n = qp_plan_lists(three_variants, 3, kw, 1.0, 1.0, l);
+    assert_int_equal(n, 4);
+    assert_true(l[2].variant == 0 && l[2].channel == SEARCH_CH_XLATE && l[2].weight == 1.0);
+    assert_string_equal(qp_list_channel_name(SEARCH_CH_XLATE), "translation");
+    /* vectors ran: every variant's hybrid order, never a bare vector list
+     * (the hybrid order holds the translation: no list of its own) */
+    qp_source hy[3] = {{1, 1, 1, 0.5}, {1, 1, 1, 0}, {1, 0, 1, 0}};
     n = qp_plan_lists(three_variants, 3, hy, 1.0, 1.0, l);
     assert_int_equal(n, 4);
     assert_true(l[0].variant == 0 && l[0].channel == QP_LIST_HYBRID && l[0].weight == 2.0);
@@ -286,7 +293,7 @@ static void test_plan_lists(void **state)
 static void test_zero_confidence_vector_does_not_outweigh_keywords(void **state)
 {
     (void)state;
-    qp_source hy[3] = {{1, 0, 1}, {1, 0, 1}, {1, 0, 1}};
+    qp_source hy[3] = {{1, 0, 1, 0}, {1, 0, 1, 0}, {1, 0, 1, 0}};
     qp_list l[QP_MAX_LISTS];
     size_t n = qp_plan_lists(three_variants, 3, hy, 1.0, 1.0, l);
     qp_cand c[2];

@@ -1,0 +1,319 @@
+/* xlate — see xlate.h. */
+#include "xlate/xlate.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "text/query.h"
+#include "text/tok.h"
+#include "text/tok_int.h"
+#include "util/mem.h"
+
+/* ---- the process-wide dictionary --------------------------------------- */
+
+static struct {
+    pthread_once_t once;
+    xlate_warn_fn warn;
+    xdict *d;
+} g = {.once = PTHREAD_ONCE_INIT};
+
+void xlate_set_warn(xlate_warn_fn warn)
+{
+    g.warn = warn;
+}
+
+static char *exe_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    return xstrdup(buf);
+}
+
+char *xlate_default_dict_path(void)
+{
+    const char *env = getenv("TROVE_XL_DICT");
+    if (env && *env)
+        return xstrdup(env);
+    char *dir = exe_dir();
+    if (!dir)
+        return xstrdup(XDICT_FILE);
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/%s", dir, XDICT_FILE);
+    if (access(tbuf_cstr(&b), F_OK) != 0) {
+        tbuf alt = {0};
+        tbuf_printf(&alt, "%s/../share/trove/%s", dir, XDICT_FILE);
+        if (access(tbuf_cstr(&alt), F_OK) == 0) {
+            tbuf_free(&b);
+            b = alt;
+        } else {
+            tbuf_free(&alt);
+        }
+    }
+    free(dir);
+    return tbuf_detach(&b);
+}
+
+static void load_once(void)
+{
+    char *path = xlate_default_dict_path();
+    if (xdict_open(path, &g.d) != TROVE_OK && g.warn) {
+        tbuf m = {0};
+        tbuf_printf(&m, "%s; searching without translation (set TROVE_XL_DICT or "
+                    "rebuild trove)", trove_errmsg());
+        g.warn(tbuf_cstr(&m));
+        tbuf_free(&m);
+    }
+    free(path);
+}
+
+const xdict *xlate_dict(void)
+{
+    pthread_once(&g.once, load_once);
+    return g.d;
+}
+
+/* ---- English keys ------------------------------------------------------- */
+
+typedef struct toks {
+    char *t[XLATE_MAX_WORDS * 4];
+    unsigned char cjk[XLATE_MAX_WORDS * 4];
+    size_t n;
+} toks;
+
+static int collect(void *ctx, const char *token, size_t len, size_t start, size_t end)
+{
+    (void)start, (void)end;
+    toks *ts = ctx;
+    if (ts->n >= sizeof ts->t / sizeof *ts->t)
+        return 1;   /* enough: the rest of a long query is not translated */
+    ts->cjk[ts->n] = tok_has_cjk(token, len) != 0;
+    ts->t[ts->n++] = xstrndup(token, len);
+    return 0;
+}
+
+static void toks_free(toks *ts)
+{
+    for (size_t i = 0; i < ts->n; i++)
+        free(ts->t[i]);
+    ts->n = 0;
+}
+
+static int keep_first(void *ctx, const char *token, size_t len, size_t start, size_t end)
+{
+    (void)start, (void)end;
+    tbuf *b = ctx;
+    tbuf_append(b, token, len);
+    return 1;
+}
+
+/* The tokenizer's stem of one folded word. */
+static void stem_into(const char *w, tbuf *out)
+{
+    tok_opts so = {.stem = 1, .query = 1, .skip_cjk = 1};
+    tok_run(&so, w, strlen(w), out, keep_first);
+}
+
+size_t xlate_en_key(const char *text, size_t len, tbuf *out)
+{
+    tbuf_reset(out);
+    toks ts = {0};
+    tok_opts o = {.query = 1, .skip_cjk = 1};
+    tok_run(&o, text, len, &ts, collect);
+    size_t words = 0;
+    for (size_t i = 0; i < ts.n; i++) {
+        if (query_is_stopword(ts.t[i], strlen(ts.t[i])))
+            continue;
+        if (words++)
+            tbuf_putc(out, ' ');
+        stem_into(ts.t[i], out);
+    }
+    toks_free(&ts);
+    return words;
+}
+
+/* ---- translating a query ------------------------------------------------- */
+
+typedef struct xq {
+    const xdict *d;
+    xlate_keep_fn keep;
+    void *keep_ctx;
+    xlate_out *o;
+    size_t cap;
+} xq;
+
+static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strlen(o->to[i]) == v->len && memcmp(o->to[i], v->s, v->len) == 0)
+            return;
+    if (o->n + 1 > *cap) {
+        size_t c = *cap;
+        xgrow(&o->from, &c, o->n + 1, sizeof *o->from);
+        xgrow(&o->to, cap, o->n + 1, sizeof *o->to);
+    }
+    o->from[o->n] = xstrdup(from);
+    o->to[o->n++] = xstrndup(v->s, v->len);
+}
+
+/* The candidates v[0..n) of source word `from` that the index holds, at
+ * most XLATE_PER_WORD of them; returns how many were added. */
+static size_t add_kept(xq *x, const char *from, const xdict_val *v, size_t n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < n && kept < XLATE_PER_WORD; k++)
+        if (!x->keep || x->keep(x->keep_ctx, v[k].s, v[k].len)) {
+            add(x->o, &x->cap, from, &v[k]);
+            kept++;
+        }
+    return kept;
+}
+
+/* A Chinese word: its own entry, else the longest entries it is made of
+ * (遗忘曲线 is one word to the segmenter, 遗忘 + 曲线 to the dictionary).
+ * Returns the number of pieces translated. */
+static size_t translate_zh(xq *x, const char *w)
+{
+    size_t len = strlen(w), pieces = 0;
+    xdict_val v[XDICT_ZH_VALS];
+    const xdict *d = x->d;
+    if (query_zh_function_word(w, len))
+        return 0;
+    size_t got = xdict_zh(d, w, len, v, XDICT_ZH_VALS);
+    if (got)
+        return add_kept(x, w, v, got) > 0;
+    for (size_t at = 0; at < len;) {
+        size_t ends[5] = {0}, n_ends = 0, i = at;
+        while (i < len && n_ends < 4) {
+            tok_utf8_next(w, len, &i);
+            ends[++n_ends] = i;
+        }
+        size_t take = 0;
+        for (size_t k = n_ends; k >= 1 && !take; k--) {
+            size_t plen = ends[k] - at;
+            if (query_zh_function_word(w + at, plen))
+                continue;
+            got = xdict_zh(d, w + at, plen, v, XDICT_ZH_VALS);
+            if (got) {
+                char *piece = xstrndup(w + at, plen);
+                pieces += add_kept(x, piece, v, got) > 0;
+                free(piece);
+                take = plen;
+            }
+        }
+        at += take ? take : ends[1] - at;
+    }
+    return pieces;
+}
+
+/* Two or three neighbouring Chinese words that are one dictionary entry
+ * (间隔 + 重复 = 间隔重复 "spaced repetition"): how many were used, 0 none. */
+static size_t join_zh(xq *x, const toks *ts, size_t i)
+{
+    for (size_t k = 3; k >= 2; k--) {
+        if (i + k > ts->n)
+            continue;
+        tbuf b = {0};
+        int ok = 1;
+        for (size_t j = i; j < i + k && ok; j++) {
+            ok = ts->cjk[j];
+            tbuf_puts(&b, ts->t[j]);
+        }
+        xdict_val v[XDICT_ZH_VALS];
+        size_t got = ok ? xdict_zh(x->d, b.data, b.len, v, XDICT_ZH_VALS) : 0;
+        size_t kept = got ? add_kept(x, b.data, v, got) : 0;
+        tbuf_free(&b);
+        if (kept)
+            return k;
+    }
+    return 0;
+}
+
+static int latin_word(const toks *ts, size_t i)
+{
+    const char *w = ts->t[i];
+    if (ts->cjk[i] || query_is_stopword(w, strlen(w)))
+        return 0;
+    return strspn(w, "0123456789") < strlen(w);   /* numbers stay as they are */
+}
+
+void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *keep_ctx,
+                 xlate_out *out)
+{
+    memset(out, 0, sizeof *out);
+    xq x = {d, keep, keep_ctx, out, 0};
+    toks ts = {0};
+    tok_opts o = {.query = 1};
+    if (d && query)
+        tok_run(&o, query, strlen(query), &ts, collect);
+    size_t done = 0;
+    tbuf key = {0}, pair = {0};
+    for (size_t i = 0; i < ts.n && done < XLATE_MAX_WORDS; i++) {
+        xdict_val v[XDICT_EN_VALS];
+        size_t got = 0;
+        const char *w = ts.t[i];
+        if (ts.cjk[i]) {
+            size_t joined = join_zh(&x, &ts, i);
+            if (joined) {
+                i += joined - 1;
+                done++;
+            } else {
+                done += translate_zh(&x, w);
+            }
+            continue;
+        }
+        if (!latin_word(&ts, i))
+            continue;
+        /* the next content word, skipping stopwords: "point of view" */
+        size_t j = i + 1;
+        while (j < ts.n && !ts.cjk[j] && query_is_stopword(ts.t[j], strlen(ts.t[j])))
+            j++;
+        if (j < ts.n && latin_word(&ts, j)) {
+            tbuf_reset(&pair);
+            tbuf_printf(&pair, "%s %s", w, ts.t[j]);
+            if (xlate_en_key(pair.data, pair.len, &key) == 2)
+                got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
+            if (got && add_kept(&x, pair.data, v, got)) {
+                done++;
+                i = j;
+                continue;
+            }
+            got = 0;
+        }
+        if (xlate_en_key(w, strlen(w), &key) == 1)
+            got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
+        done += got && add_kept(&x, w, v, got);
+    }
+    tbuf_free(&key);
+    tbuf_free(&pair);
+    toks_free(&ts);
+    tbuf text = {0};
+    for (size_t i = 0; i < out->n; i++) {
+        if (i)
+            tbuf_putc(&text, ' ');
+        tbuf_puts(&text, out->to[i]);
+    }
+    out->text = text.data ? tbuf_detach(&text) : xstrdup("");
+}
+
+void xlate_out_free(xlate_out *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->from[i]);
+        free(o->to[i]);
+    }
+    free(o->from);
+    free(o->to);
+    free(o->text);
+    memset(o, 0, sizeof *o);
+}
