@@ -121,10 +121,10 @@ void pub_conn_done(pub_conn *c)
 }
 
 static void note(pub_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Retries are said on stderr whatever the output format: a publish that
+ * succeeds slowly should say why. */
 static void note(pub_conn *c, const char *fmt, ...)
 {
-    if (!c->o.progress)
-        return;
     if (c->drawn)
         fputc('\n', stderr);
     c->drawn = 0;
