@@ -437,6 +437,16 @@ void api_publish_result_free(api_publish_result *r);
  * not . or ..; TROVE_EUSAGE otherwise. */
 trove_err api_publish_index_check(const char *name);
 
+/* The search `o` asks for, against the index `trove publish opensearch`
+ * made at REMOTE ("http://host:9200/INDEX", no INDEX: "trove";
+ * api_remote.c): the query's terms from trove's tokenizer, its vector from
+ * o->model when the index has vectors of that model (checked by
+ * fingerprint: another model is TROVE_EUNSUPPORTED), a hybrid query
+ * through the index's RRF pipeline with the filters mapped, one result per
+ * note. with_body is refused (the notes may not be on this machine). */
+trove_err api_search_remote(api *a, const api_search_opts *o, const char *remote,
+                            search_results *out);
+
 /* ---- snapshots ---- */
 
 /* The index's snapshots (see store.h): which stay is the config's

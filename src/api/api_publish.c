@@ -237,66 +237,34 @@ static trove_err our_record(pub_run *r, int64_t *snap)
 }
 
 /* Theirs: the index's _meta.trove; *exists 0 when there is no index. */
-typedef struct their_meta {
-    int exists;
-    int64_t snapshot;
-    int format, dim;
-    char *index_id, *fingerprint;
-} their_meta;
-
-static void their_meta_free(their_meta *t)
-{
-    free(t->index_id);
-    free(t->fingerprint);
-}
-
-static trove_err their_record(pub_run *r, their_meta *t)
+static trove_err their_record(pub_run *r, int *exists, pub_meta *t)
 {
     memset(t, 0, sizeof *t);
+    *exists = 0;
     tbuf path = {0};
     tbuf_printf(&path, "%s/_mapping", r->index);
     fetch_http_resp rs;
     trove_err rc = pub_request(r->conn, "GET", path.data, NULL, &rs);
-    if (rc == TROVE_OK && rs.status == 404) {
-        fetch_http_resp_free(&rs);
-        tbuf_free(&path);
-        return TROVE_OK;
-    }
-    if (rc == TROVE_OK && rs.status != 200)
-        rc = trove_fail(TROVE_EIO, "GET %s/%s: HTTP %ld", r->out->url, path.data, rs.status);
-    json_t *j = rc ? NULL : json_loadb(rs.body.data ? rs.body.data : "", rs.body.len, 0, NULL);
-    if (rc == TROVE_OK && (!json_is_object(j) || json_object_size(j) < 1))
-        rc = trove_fail(TROVE_EPARSE, "GET %s/%s: the answer is not a mapping", r->out->url,
-                        path.data);
-    if (rc == TROVE_OK) {
-        t->exists = 1;
-        json_t *m = json_object_iter_value(json_object_iter(j));
-        json_t *tr = json_object_get(json_object_get(json_object_get(m, "mappings"), "_meta"),
-                                     "trove");
-        if (!json_is_object(tr)) {
+    if (rc == TROVE_OK && rs.status != 404) {
+        if (rs.status != 200)
+            rc = trove_fail(TROVE_EIO, "GET %s/%s: HTTP %ld", r->out->url, path.data, rs.status);
+        else if ((rc = pub_meta_parse(rs.body.data ? rs.body.data : "", rs.body.len, t)) ==
+                 TROVE_OK && !t->is_trove)
             rc = trove_fail(TROVE_EEXIST, "%s/%s exists and was not made by trove publish: "
                             "choose another --index", r->out->url, r->index);
-        } else {
-            t->snapshot = json_integer_value(json_object_get(tr, "snapshot"));
-            t->format = (int)json_integer_value(json_object_get(tr, "format"));
-            t->dim = (int)json_integer_value(json_object_get(tr, "dim"));
-            const char *s = json_string_value(json_object_get(tr, "index_id"));
-            t->index_id = xstrdup(s ? s : "");
-            s = json_string_value(json_object_get(tr, "fingerprint"));
-            t->fingerprint = xstrdup(s ? s : "");
-        }
+        *exists = rc == TROVE_OK;
     }
-    json_decref(j);
     fetch_http_resp_free(&rs);
     tbuf_free(&path);
     return rc;
 }
 
 /* Can we publish into their index, and from which snapshot on? */
-static trove_err check_theirs(pub_run *r, const their_meta *t, int64_t ours, int64_t *since)
+static trove_err check_theirs(pub_run *r, int exists, const pub_meta *t, int64_t ours,
+                              int64_t *since)
 {
     *since = 0;
-    if (!t->exists)
+    if (!exists)
         return TROVE_OK;
     if (t->format != PUB_FORMAT || t->dim != r->info.dim ||
         strcmp(t->fingerprint, r->info.fingerprint) != 0)
@@ -446,10 +414,10 @@ static trove_err put_json(pub_run *r, const char *method, const char *path, cons
     return pub_request_ok(r->conn, method, path, body);
 }
 
-static trove_err prepare_target(pub_run *r, const their_meta *t)
+static trove_err prepare_target(pub_run *r, int exists)
 {
     trove_err rc = TROVE_OK;
-    if (!t->exists || !r->conn) {
+    if (!exists || !r->conn) {
         char *body = pub_index_body(&r->info);
         rc = put_json(r, "PUT", r->index, "index.json", body);
         free(body);
@@ -513,7 +481,7 @@ static trove_err record_ours(pub_run *r)
     return rc;
 }
 
-static trove_err plan_and_send(pub_run *r, const their_meta *t, int64_t since)
+static trove_err plan_and_send(pub_run *r, int exists, int64_t since)
 {
     store_pub_changes c = {0};
     trove_err rc = TROVE_OK;
@@ -528,7 +496,7 @@ static trove_err plan_and_send(pub_run *r, const their_meta *t, int64_t since)
     }
     r->out->full = r->out->why_full != NULL;
     if (rc == TROVE_OK)
-        rc = prepare_target(r, t);
+        rc = prepare_target(r, exists);
     if (rc == TROVE_OK) {
         pub_bulk_init(&r->w, r->o->batch_bytes, r->o->batch_actions, flush_batch, r);
         rc = r->out->full ? send_all(r) : send_changes(r, &c);
@@ -549,7 +517,7 @@ static trove_err plan_and_send(pub_run *r, const their_meta *t, int64_t since)
                         "recorded, the next publish sends them again", r->out->failed,
                         r->out->upserts + r->out->deletes, r->out->first_error);
     if (rc == TROVE_OK)
-        rc = finish_target(r, t->exists);
+        rc = finish_target(r, exists);
     return rc;
 }
 
@@ -590,19 +558,20 @@ trove_err api_publish(api *a, const api_publish_opts *o, api_publish_result *out
     }
     if ((rc = api_reader(a, &r.st)) == TROVE_OK && (rc = store_read_begin(r.st)) == TROVE_OK) {
         int64_t ours = 0, since = 0;
-        their_meta t = {0};
+        pub_meta t = {0};
+        int exists = 0;
         rc = read_info(&r);
         if (rc == TROVE_OK)
             rc = our_record(&r, &ours);
-        if (rc == TROVE_OK && r.conn && (rc = their_record(&r, &t)) == TROVE_OK)
-            rc = check_theirs(&r, &t, ours, &since);
+        if (rc == TROVE_OK && r.conn && (rc = their_record(&r, &exists, &t)) == TROVE_OK)
+            rc = check_theirs(&r, exists, &t, ours, &since);
         if (rc == TROVE_OK && !r.conn)
             since = o->full ? 0 : ours;
         out->to = r.info.snapshot;
         if (rc == TROVE_OK)
-            rc = plan_and_send(&r, &t, since);
+            rc = plan_and_send(&r, exists, since);
         store_read_end(r.st);
-        their_meta_free(&t);
+        pub_meta_free(&t);
     }
     if (rc == TROVE_OK && r.conn)
         rc = record_ours(&r);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/where.h"
 #include "text/tok.h"
 #include "util/esc.h"
 #include "util/mem.h"
@@ -504,4 +505,266 @@ double pub_backoff(int attempt, double base_s, double max_s, long retry_after)
     for (int i = 1; i < attempt && w < max_s; i++)
         w *= 2;
     return w < max_s ? w : max_s;
+}
+
+/* ---- what a published index says about itself ---- */
+
+static char *jdup(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return xstrdup(s ? s : "");
+}
+
+trove_err pub_meta_parse(const char *body, size_t len, pub_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    json_t *j = json_loadb(body, len, 0, NULL);
+    if (!json_is_object(j) || json_object_size(j) < 1) {
+        json_decref(j);
+        return trove_fail(TROVE_EPARSE, "the answer to GET _mapping is not a mapping");
+    }
+    json_t *m = json_object_iter_value(json_object_iter(j));
+    json_t *tr = json_object_get(json_object_get(json_object_get(m, "mappings"), "_meta"),
+                                 "trove");
+    if (json_is_object(tr)) {
+        out->is_trove = 1;
+        out->snapshot = json_integer_value(json_object_get(tr, "snapshot"));
+        out->format = (int)json_integer_value(json_object_get(tr, "format"));
+        out->dim = (int)json_integer_value(json_object_get(tr, "dim"));
+        out->index_id = jdup(tr, "index_id");
+        out->fingerprint = jdup(tr, "fingerprint");
+        out->model = jdup(tr, "model");
+    }
+    json_decref(j);
+    return TROVE_OK;
+}
+
+void pub_meta_free(pub_meta *m)
+{
+    free(m->index_id);
+    free(m->fingerprint);
+    free(m->model);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- remote search ---- */
+
+static json_t *strs(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, jstr(v[i]));
+    return a;
+}
+
+static trove_err where_filter(const pub_where *w, json_t *filter, json_t *must_not)
+{
+    char field[300];
+    snprintf(field, sizeof field, "fm.%s", w->key);
+    for (char *p = field + 3; *p; p++)
+        *p = *p == '.' ? '_' : *p;
+    switch (w->op) {
+    case WHERE_EQ:
+    case WHERE_NE:
+        json_array_append_new(w->op == WHERE_EQ ? filter : must_not,
+                              json_pack("{s:{s:o}}", "term", field, jstr(w->values[0])));
+        return TROVE_OK;
+    case WHERE_IN:
+    case WHERE_NOT_IN:
+        json_array_append_new(w->op == WHERE_IN ? filter : must_not,
+                              json_pack("{s:{s:o}}", "terms", field,
+                                        strs(w->values, w->n_values)));
+        return TROVE_OK;
+    case WHERE_GLOB:
+        json_array_append_new(filter, json_pack("{s:{s:{s:o}}}", "wildcard", field, "value",
+                                                jstr(w->values[0])));
+        return TROVE_OK;
+    case WHERE_EXISTS:
+    case WHERE_MISSING:
+        json_array_append_new(w->op == WHERE_EXISTS ? filter : must_not,
+                              json_pack("{s:{s:s}}", "exists", "field", field));
+        return TROVE_OK;
+    default:
+        return trove_fail(TROVE_EUNSUPPORTED, "--where %s %s ... has no remote filter: "
+                          "frontmatter fields are keywords in OpenSearch, compared as text "
+                          "(use =, !=, in, ~= or exists there)", w->key, where_op_name(w->op));
+    }
+}
+
+/* The filters of rq as one bool query's filter and must_not lists. */
+static trove_err filters(const pub_search_req *rq, json_t **out)
+{
+    json_t *f = json_array(), *not = json_array();
+    if (rq->n_collections)
+        json_array_append_new(f, json_pack("{s:{s:o}}", "terms", "collection",
+                                           strs(rq->collections, rq->n_collections)));
+    if (rq->folder && *rq->folder) {
+        tbuf b = {0};
+        tbuf_puts(&b, rq->folder);
+        if (b.data[b.len - 1] != '/')
+            tbuf_putc(&b, '/');
+        json_array_append_new(f, json_pack("{s:{s:o}}", "prefix", "path", jstrn(b.data, b.len)));
+        tbuf_free(&b);
+    }
+    for (size_t i = 0; i < rq->n_tags; i++)
+        json_array_append_new(f, json_pack("{s:{s:o}}", "term", "tags", jstr(rq->tags[i])));
+    if (rq->n_langs)
+        json_array_append_new(f, json_pack("{s:{s:o}}", "terms", "lang",
+                                           strs(rq->langs, rq->n_langs)));
+    if (rq->since || rq->until) {
+        json_t *r = json_object();
+        if (rq->since)
+            json_object_set_new(r, "gte", jstr(rq->since));
+        if (rq->until)
+            json_object_set_new(r, "lte", jstr(rq->until));
+        json_array_append_new(f, json_pack("{s:{s:o}}", "range", "date", r));
+    }
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; rc == TROVE_OK && i < rq->n_where; i++)
+        rc = where_filter(&rq->where[i], f, not);
+    if (rc) {
+        json_decref(f);
+        json_decref(not);
+        return rc;
+    }
+    *out = json_array_size(f) || json_array_size(not)
+               ? json_pack("{s:o, s:o}", "filter", f, "must_not", not)
+               : (json_decref(f), json_decref(not), NULL);
+    return TROVE_OK;
+}
+
+trove_err pub_search_body(const pub_search_req *rq, char **body, int *hybrid)
+{
+    *body = NULL;
+    json_t *fb;
+    trove_err rc = filters(rq, &fb);
+    if (rc)
+        return rc;
+    json_t *kw = json_pack("{s:{s:[{s:{s:{s:o}}}, {s:{s:{s:o, s:f}}}], s:i}}", "bool", "should",
+                           "match", "terms", "query", jstr(rq->terms ? rq->terms : ""), "match",
+                           "title", "query", jstr(rq->query ? rq->query : ""), "boost", 2.0,
+                           "minimum_should_match", 1);
+    if (fb)
+        json_object_update(json_object_get(kw, "bool"), fb);
+    json_t *knn = NULL;
+    if (rq->vec && rq->dim > 0) {
+        json_t *v = json_array();
+        for (int i = 0; i < rq->dim; i++)
+            json_array_append_new(v, json_real(rq->vec[i]));
+        json_t *inner = json_pack("{s:o, s:I}", "vector", v, "k", (json_int_t)rq->k);
+        if (fb)
+            json_object_set_new(inner, "filter", json_pack("{s:O}", "bool", fb));
+        knn = json_pack("{s:{s:o}}", "knn", "embedding", inner);
+    }
+    json_decref(fb);
+    json_t *query;
+    *hybrid = knn && !rq->vector_only;
+    if (*hybrid) {
+        query = json_pack("{s:{s:[o, o]}}", "hybrid", "queries", kw, knn);
+    } else if (knn) {
+        json_decref(kw);
+        query = knn;
+    } else {
+        query = kw;
+    }
+    *body = dump(json_pack("{s:I, s:o, s:{s:[s, s, s]}}", "size", (json_int_t)rq->k, "query",
+                           query, "_source", "excludes", "embedding", "terms", "text_*"));
+    return TROVE_OK;
+}
+
+static char **str_list(json_t *a, size_t *n)
+{
+    *n = 0;
+    size_t m = json_is_array(a) ? json_array_size(a) : 0;
+    char **out = m ? xcalloc(m, sizeof *out) : NULL;
+    for (size_t i = 0; i < m; i++) {
+        const char *s = json_string_value(json_array_get(a, i));
+        if (s)
+            out[(*n)++] = xstrdup(s);
+    }
+    return out;
+}
+
+static int jint(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    json_int_t i = json_is_integer(v) ? json_integer_value(v) : 0;
+    return i < 0 ? 0 : i > INT32_MAX ? INT32_MAX : (int)i;
+}
+
+static trove_err hit_parse(json_t *h, pub_hit *out)
+{
+    json_t *src = json_object_get(h, "_source");
+    const char *id = json_string_value(json_object_get(h, "_id"));
+    if (!json_is_object(h) || !json_is_object(src) || !id ||
+        !json_is_string(json_object_get(src, "docid")) ||
+        !json_is_string(json_object_get(src, "collection")) ||
+        !json_is_string(json_object_get(src, "path")))
+        return trove_fail(TROVE_EPARSE, "the search answer has a hit without _id, docid, "
+                          "collection or path (not published by trove?)");
+    out->id = xstrdup(id);
+    json_t *sc = json_object_get(h, "_score");
+    out->score = json_is_number(sc) ? json_number_value(sc) : 0;
+    out->docid = jdup(src, "docid");
+    out->collection = jdup(src, "collection");
+    out->path = jdup(src, "path");
+    out->title = jdup(src, "title");
+    out->lang = jdup(src, "lang");
+    out->text = jdup(src, "text");
+    out->date = jdup(src, "date");
+    out->date_source = jdup(src, "date_source");
+    out->heading = str_list(json_object_get(src, "heading"), &out->n_heading);
+    out->tags = str_list(json_object_get(src, "tags"), &out->n_tags);
+    out->line_start = jint(src, "line_start");
+    out->line_end = jint(src, "line_end");
+    out->in_degree = jint(src, "in_degree");
+    out->start_byte = jint(src, "start_byte");
+    out->end_byte = jint(src, "end_byte");
+    return TROVE_OK;
+}
+
+trove_err pub_search_parse(const char *body, size_t len, pub_hit **hits, size_t *n)
+{
+    *hits = NULL;
+    *n = 0;
+    json_t *j = json_loadb(body, len, 0, NULL);
+    json_t *a = json_object_get(json_object_get(j, "hits"), "hits");
+    trove_err rc = json_is_array(a) ? TROVE_OK
+                                    : trove_fail(TROVE_EPARSE, "the search answer has no "
+                                                 "hits.hits list");
+    size_t m = rc ? 0 : json_array_size(a);
+    *hits = m ? xcalloc(m, sizeof **hits) : NULL;
+    for (size_t i = 0; rc == TROVE_OK && i < m; i++)
+        if ((rc = hit_parse(json_array_get(a, i), &(*hits)[i])) == TROVE_OK)
+            *n = i + 1;
+    json_decref(j);
+    if (rc) {
+        pub_hits_free(*hits, *n);
+        *hits = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void pub_hits_free(pub_hit *hits, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pub_hit *h = &hits[i];
+        free(h->id);
+        free(h->docid);
+        free(h->collection);
+        free(h->path);
+        free(h->title);
+        free(h->lang);
+        free(h->text);
+        free(h->date);
+        free(h->date_source);
+        for (size_t k = 0; k < h->n_heading; k++)
+            free(h->heading[k]);
+        free(h->heading);
+        for (size_t k = 0; k < h->n_tags; k++)
+            free(h->tags[k]);
+        free(h->tags);
+    }
+    free(hits);
 }

@@ -136,6 +136,74 @@ int pub_item_done(const pub_bulk_item *it);
 /* A status worth sending again (429 too many requests, 502/503/504). */
 int pub_status_retryable(int status);
 
+/* ---- what a published index says about itself ---- */
+
+/* _meta.trove of a GET /INDEX/_mapping answer ({NAME: {"mappings": ...}}).
+ * is_trove 0: an index trove did not make (no _meta.trove). */
+typedef struct pub_meta {
+    int is_trove;
+    int format, dim;
+    int64_t snapshot;
+    char *index_id, *fingerprint, *model;
+} pub_meta;
+trove_err pub_meta_parse(const char *body, size_t len, pub_meta *out);
+void pub_meta_free(pub_meta *m);
+
+/* ---- remote search ---- */
+
+/* One frontmatter condition as a filter: the field name (lower case), the
+ * operator and its values (as search/where.h parsed them). */
+typedef struct pub_where {
+    const char *key;
+    int op;                    /* where_op */
+    const char *const *values;
+    size_t n_values;
+} pub_where;
+
+typedef struct pub_search_req {
+    const char *query;         /* as typed, for the title */
+    const char *terms;         /* trove's query terms, space-separated ("" none) */
+    const float *vec;          /* dim floats, NULL: no vector list */
+    int dim;
+    int vector_only;
+    size_t k;                  /* hits asked for */
+    const char *const *collections;
+    size_t n_collections;
+    const char *folder;        /* path prefix ("a/b": a/b/...) */
+    const char *const *tags;   /* all of them */
+    size_t n_tags;
+    const char *const *langs;  /* one of them */
+    size_t n_langs;
+    const char *since, *until; /* YYYY-MM-DD (until inclusive), NULL: none */
+    const pub_where *where;
+    size_t n_where;
+} pub_search_req;
+
+/* POST /INDEX/_search body: a hybrid query (the keyword list on `terms`
+ * and `title`, the knn list on `embedding`, each with the filters) when
+ * there is a vector, else the keyword list alone; TROVE_EUNSUPPORTED for a
+ * condition that has no faithful filter there (order comparisons: the
+ * fields are keywords). *hybrid says whether the pipeline must be named. */
+trove_err pub_search_body(const pub_search_req *rq, char **body, int *hybrid);
+
+/* One hit of a search answer: the chunk document's fields. */
+typedef struct pub_hit {
+    char *id;
+    double score;
+    char *docid, *collection, *path, *title, *lang, *text, *date, *date_source;
+    char **heading;
+    size_t n_heading;
+    char **tags;
+    size_t n_tags;
+    int line_start, line_end, in_degree;
+    int64_t start_byte, end_byte;
+} pub_hit;
+
+/* {"hits": {"hits": [{"_id", "_score", "_source": {...}}]}}; hits lacking
+ * docid, collection or path are refused (TROVE_EPARSE). */
+trove_err pub_search_parse(const char *body, size_t len, pub_hit **hits, size_t *n);
+void pub_hits_free(pub_hit *hits, size_t n);
+
 /* The retry wait in seconds before try `attempt` (1, 2, ...): base_s
  * doubling, at most max_s; a server's Retry-After (>= 0) wins, capped at
  * max_s too. */

@@ -108,6 +108,8 @@ class FakeOpenSearch:
             return 200, {}, {"acknowledged": True}, 0
         if p[1] == "_bulk" and method == "POST":
             return 200, {}, self.bulk(idx, body), 0
+        if p[1] == "_search" and method == "POST":
+            return 200, {}, self.search(p[0], idx, json.loads(body)), 0
         if p[1] == "_delete_by_query" and method == "POST":
             lt = json.loads(body)["query"]["range"]["snapshot"]["lt"]
             gone = [k for k, d in idx["docs"].items() if d["snapshot"] < lt]
@@ -136,6 +138,39 @@ class FakeOpenSearch:
                                          "result": "deleted" if found else "not_found"}})
                 i += 1
         return {"took": 3, "errors": False, "items": items}
+
+    def search(self, name, idx, req):
+        """A documented search answer: chunks scored by how many of the
+        keyword list's terms they hold (enough to test the client)."""
+        def find_terms(q):
+            if isinstance(q, dict):
+                if "match" in q and "terms" in q["match"]:
+                    return q["match"]["terms"]["query"].split()
+                for v in q.values():
+                    r = find_terms(v)
+                    if r is not None:
+                        return r
+            if isinstance(q, list):
+                for v in q:
+                    r = find_terms(v)
+                    if r is not None:
+                        return r
+            return None
+        words = find_terms(req["query"]) or []
+        scored = []
+        for k, d in idx["docs"].items():
+            n = sum(1 for w in d["terms"].split() if w in words)
+            if n:
+                scored.append((-n, k))
+        scored.sort()
+        hits = [{"_index": name, "_id": k, "_score": float(-n),
+                 "_source": {f: v for f, v in idx["docs"][k].items()
+                             if f not in ("embedding", "terms") and not f.startswith("text_")}}
+                for n, k in scored[:req["size"]]]
+        return {"took": 5, "timed_out": False,
+                "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+                "hits": {"total": {"value": len(hits), "relation": "eq"},
+                         "max_score": hits[0]["_score"] if hits else None, "hits": hits}}
 
     def bulk_bodies(self, since=0):
         return [b for (m, p, _, b) in self.requests[since:] if p.split("?")[0].endswith("/_bulk")]
@@ -478,3 +513,76 @@ def test_no_server_fails_at_once(env):
     fake.close()
     r = t("publish", "opensearch", url, "--index", "notes")
     assert r.rc == 1 and "connect" in r.err.lower(), r
+
+
+# ---- search --remote ----------------------------------------------------------------
+
+def searches(fake, since=0):
+    return [(p, json.loads(b)) for (m, p, _, b) in fake.requests[since:]
+            if p.split("?")[0].endswith("/_search")]
+
+
+LOCAL_ONLY = {"score", "channels", "snippet"}
+
+
+def test_remote_search_renders_like_a_local_one(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    local = t.search("coffee")
+    n = len(fake.requests)
+    remote = t.search("coffee", "--remote", fake.url + "/notes")
+    [(path, body)] = searches(fake, n)
+    # a hybrid query through the index's RRF pipeline, the query embedded by
+    # trove (same model as the published vectors) and analysed into its terms
+    assert path == "/notes/_search?search_pipeline=notes-hybrid"
+    kw, knn = body["query"]["hybrid"]["queries"]
+    assert kw["bool"]["should"][0] == {"match": {"terms": {"query": "coffe"}}}
+    vec = knn["knn"]["embedding"]["vector"]
+    assert len(vec) == 100 and abs(math.sqrt(sum(x * x for x in vec)) - 1) < 1e-3
+    # the fake scores keywords only; local search adds a vector neighbour
+    assert [r["path"] for r in remote] == ["delta.md"] == [r["path"] for r in local[:1]]
+    strip_r = lambda r: {k: v for k, v in r.items() if k not in LOCAL_ONLY}
+    assert strip_r(remote[0]) == strip_r(local[0])
+    assert "\x02" not in remote[0]["snippet"] and "coffee" in remote[0]["snippet"]
+    # the text output has the same lines but for the score
+    lt = t.ok("search", "coffee", "-n", "1").out.splitlines()
+    rt = t.ok("search", "coffee", "-n", "1", "--remote", fake.url + "/notes").out.splitlines()
+    assert len(lt) == len(rt) and lt[1:] == rt[1:], (lt, rt)
+
+
+def test_remote_search_maps_the_filters(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    n = len(fake.requests)
+    t.ok("search", "soil", "--remote", fake.url + "/notes", "-c", "v", "--tags", "garden",
+         "--lang", "en", "--folder", "sub", "--since", "2024-01-01", "--until", "2024-12-31",
+         "--where", "author=bo", "--where", "status in (a, b)", "--where", "exists(due)")
+    [(path, body)] = searches(fake, n)
+    kw, knn = body["query"]["hybrid"]["queries"]
+    f = kw["bool"]["filter"]
+    assert {"terms": {"collection": ["v"]}} in f
+    assert {"term": {"tags": "garden"}} in f
+    assert {"terms": {"lang": ["en"]}} in f
+    assert {"prefix": {"path": "sub/"}} in f
+    assert {"range": {"date": {"gte": "2024-01-01", "lte": "2024-12-31"}}} in f
+    assert {"term": {"fm.author": "bo"}} in f
+    assert {"terms": {"fm.status": ["a", "b"]}} in f
+    assert {"exists": {"field": "fm.due"}} in f
+    assert knn["knn"]["embedding"]["filter"]["bool"]["filter"] == f
+    r = t("search", "soil", "--remote", fake.url + "/notes", "--where", "priority>2")
+    assert r.rc != 0 and "no remote filter" in r.err
+
+
+def test_remote_search_checks_the_model_fingerprint(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    fake.indexes["notes"]["mapping"]["mappings"]["_meta"]["trove"]["fingerprint"] = "other|t1"
+    r = t("search", "coffee", "--remote", fake.url + "/notes")
+    assert r.rc == 1 and "fingerprints differ" in r.err, r
+    n = len(fake.requests)
+    remote = t.search("coffee", "--remote", fake.url + "/notes", "--no-vector")
+    [(path, body)] = searches(fake, n)
+    assert path == "/notes/_search" and "bool" in body["query"]
+    assert [x["path"] for x in remote] == ["delta.md"]
+    r = t("search", "coffee", "--remote", fake.url + "/nothing")
+    assert r.rc == 1 and "no index 'nothing'" in r.err
