@@ -1,6 +1,6 @@
-/* Fuzz the parser of what an OpenSearch server answers to `_bulk`
- * (publish/pub.h) and the Retry-After header value (fetch/fetch.h): both
- * come from the network. */
+/* Fuzz the parsers of what an OpenSearch server answers (publish/pub.h):
+ * `_bulk`, `GET _mapping` (the index's _meta) and `_search`, and the
+ * Retry-After header value (fetch/fetch.h): all come from the network. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         pub_bulk_resp_free(&r);
     } else if (r.n || r.items) {
+        abort();
+    }
+    pub_meta m;
+    if (pub_meta_parse((const char *)data, size, &m) == TROVE_OK) {
+        if (m.is_trove && (!m.index_id || !m.fingerprint || !m.model))
+            abort();
+        pub_meta_free(&m);
+    }
+    pub_hit *hits;
+    size_t n;
+    if (pub_search_parse((const char *)data, size, &hits, &n) == TROVE_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (!hits[i].docid || !hits[i].path || !hits[i].text || hits[i].line_start < 0)
+                abort();
+        pub_hits_free(hits, n);
+    } else if (hits || n) {
         abort();
     }
     long s = fetch_parse_retry_after((const char *)data, size);

@@ -319,10 +319,12 @@ void pub_batch_free(pub_batch *b)
 /* Append one action (its lines already in `lines`) to b. */
 static void batch_add(pub_batch *b, const char *id, int is_delete, const char *lines, size_t len)
 {
+    /* Three arrays of one capacity: each grows from the same cap to the
+     * same need, so each gets the same new cap. */
     size_t cap = b->cap;
-    xgrow(&b->ids, &cap, b->n + 1, sizeof *b->ids);
+    xgrow(&b->ids, &cap, b->n + 2, sizeof *b->ids);
     cap = b->cap;
-    xgrow(&b->is_delete, &cap, b->n + 1, sizeof *b->is_delete);
+    xgrow(&b->is_delete, &cap, b->n + 2, sizeof *b->is_delete);
     cap = b->cap;
     xgrow(&b->off, &cap, b->n + 2, sizeof *b->off);
     b->cap = cap;
