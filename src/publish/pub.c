@@ -132,8 +132,13 @@ char *pub_index_body(const pub_index_info *info)
                       "m", 16));
     json_t *templates = json_pack("[{s:{s:s, s:s, s:{s:s}}}]", "fm_keywords", "path_match",
                                   "fm.*", "match_mapping_type", "*", "mapping", "type", "keyword");
-    json_t *mappings = json_pack("{s:s, s:o, s:o, s:o}", "dynamic", "strict", "_meta",
-                                 meta_json(info), "dynamic_templates", templates, "properties",
+    /* The vector, trove's terms and the per-language copy are indexed but
+     * not stored: _source keeps what a result shows (the vector alone is
+     * 11 bytes a component as JSON), and trove republishes rather than
+     * reindexes. */
+    json_t *mappings = json_pack("{s:s, s:o, s:{s:[s, s, s]}, s:o, s:o}", "dynamic", "strict",
+                                 "_meta", meta_json(info), "_source", "excludes", "embedding",
+                                 "terms", "text_*", "dynamic_templates", templates, "properties",
                                  props);
     json_t *settings = json_pack(
         "{s:{s:b, s:i, s:i}, s:{s:{s:{s:s, s:s}}}}", "index", "knn", info->dim > 0,

@@ -263,6 +263,7 @@ def test_dry_run_bodies_follow_the_documented_formats(env):
     assert emb["method"]["name"] == "hnsw" and emb["method"]["space_type"] == "cosinesimil"
     assert props["text_en"]["analyzer"] == "english"
     assert props["terms"]["analyzer"] == "trove_terms"
+    assert mapping["mappings"]["_source"]["excludes"] == ["embedding", "terms", "text_*"]
     meta = mapping["mappings"]["_meta"]["trove"]
     assert meta["dim"] == 100 and meta["snapshot"] == 1 and meta["fingerprint"]
     pipe = json.loads((tmp / "out" / "pipeline.json").read_text())
