@@ -121,6 +121,19 @@ static void test_batches_are_bounded(void **state)
     assert_int_equal(f.actions, 11);
     assert_int_equal(f.batches, 4);   /* 3 + 3 + 3 + 2 */
     assert_true(f.max_bytes <= 200);
+    /* many actions in one batch: its arrays grow together (they once
+     * grew apart past 8 and overflowed) */
+    memset(&f, 0, sizeof f);
+    pub_bulk_init(&w, 1u << 20, 1000, count_flush, &f);
+    for (int i = 0; i < 100; i++) {
+        char id[32];
+        pub_chunk_id("0123abcd", i, id);
+        assert_int_equal(i % 3 ? pub_bulk_index(&w, id, "{}") : pub_bulk_delete(&w, id),
+                         TROVE_OK);
+    }
+    assert_int_equal(pub_bulk_finish(&w), TROVE_OK);
+    assert_int_equal(f.batches, 1);
+    assert_int_equal(f.actions, 100);
     /* one action larger than the byte bound goes alone */
     memset(&f, 0, sizeof f);
     pub_bulk_init(&w, 10, 100, count_flush, &f);
