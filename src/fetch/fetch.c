@@ -268,20 +268,24 @@ static void draw(xfer *x, int final)
     x->last_draw = t;
 }
 
-/* End a redrawn bar before printing a message under it. */
+void fetch_vnote(int *drawn, const char *fmt, va_list ap)
+{
+    if (*drawn)
+        fputc('\n', stderr);
+    *drawn = 0;
+    fputs("trove: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 static void note(xfer *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(xfer *x, const char *fmt, ...)
 {
     if (!x->o->progress)
         return;
-    if (x->drawn)
-        fputc('\n', stderr);
-    x->drawn = 0;
     va_list ap;
     va_start(ap, fmt);
-    fputs("trove: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fetch_vnote(&x->drawn, fmt, ap);
     va_end(ap);
 }
 

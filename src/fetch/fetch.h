@@ -30,6 +30,7 @@
 #define TROVE_FETCH_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,10 @@ int fetch_parse_content_range(const char *s, size_t len, int64_t *start, int64_t
  * percent, rate and ETA. total < 0: unknown; rate in bytes/s. */
 void fetch_format_progress(char *buf, size_t cap, const char *label, int64_t done,
                            int64_t total, double rate);
+
+/* "trove: MESSAGE" on stderr under a redrawn progress line (*drawn: one
+ * is on screen; it is ended first and *drawn cleared). */
+void fetch_vnote(int *drawn, const char *fmt, va_list ap);
 
 /* ---- requests with a body in memory (publish's calls to OpenSearch) ----
  * A session keeps one connection open across requests (keep-alive). A

@@ -125,14 +125,9 @@ static void note(pub_conn *c, const char *fmt, ...) __attribute__((format(printf
  * succeeds slowly should say why. */
 static void note(pub_conn *c, const char *fmt, ...)
 {
-    if (c->drawn)
-        fputc('\n', stderr);
-    c->drawn = 0;
     va_list ap;
     va_start(ap, fmt);
-    fputs("trove: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fetch_vnote(&c->drawn, fmt, ap);
     va_end(ap);
 }
 

@@ -56,15 +56,16 @@ trove_err store_pub_doc_ids(store *st, int64_t after, size_t limit, int64_t **id
 /* ---- one note ---- */
 
 typedef struct doc_ctx {
-    int64_t id;
+    int64_t id;              /* first: bind_first */
     store_pub_doc *d;
     int found;
     size_t cap;
 } doc_ctx;
 
-static void bind_doc(void *ctx, sqlite3_stmt *s)
+/* Binds ?1 to the int64 a context starts with (doc_ctx, since_ctx). */
+static void bind_first(void *ctx, sqlite3_stmt *s)
 {
-    sqlite3_bind_int64(s, 1, ((doc_ctx *)ctx)->id);
+    sqlite3_bind_int64(s, 1, *(const int64_t *)ctx);
 }
 
 static trove_err row_doc(void *ctx, sqlite3_stmt *s)
@@ -120,11 +121,11 @@ trove_err store_pub_doc_load(store *st, int64_t doc_id, store_pub_doc *out, int 
         "SELECT d.docid, c.name, d.path, d.title, d.lang, d.meta, d.in_degree, d.size,"
         " d.mtime_ns, (SELECT aliases FROM titles_fts WHERE rowid = d.id)"
         " FROM docs d JOIN collections c ON c.id = d.collection_id WHERE d.id = ?",
-        "reading a note to publish", bind_doc, row_doc, &c);
+        "reading a note to publish", bind_first, row_doc, &c);
     if (rc == TROVE_OK && c.found) {
         c.cap = 0;
         rc = store_each(st, "SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag",
-                        "reading a note's tags", bind_doc, row_tag, &c);
+                        "reading a note's tags", bind_first, row_tag, &c);
     }
     if (rc == TROVE_OK && c.found) {
         c.cap = 0;
@@ -132,7 +133,7 @@ trove_err store_pub_doc_load(store *st, int64_t doc_id, store_pub_doc *out, int 
                         "SELECT c.id, c.seq, c.heading, f.body, c.start_byte, c.end_byte,"
                         " c.line_start, c.line_end FROM chunks c"
                         " JOIN chunks_fts f ON f.rowid = c.id WHERE c.doc_id = ? ORDER BY c.seq",
-                        "reading a note's chunks", bind_doc, row_chunk, &c);
+                        "reading a note's chunks", bind_first, row_chunk, &c);
     }
     if (rc || !c.found)
         store_pub_doc_clear(out);
@@ -161,25 +162,15 @@ void store_pub_doc_clear(store_pub_doc *d)
 
 /* ---- changes since a snapshot ---- */
 
-static trove_err row_count(void *ctx, sqlite3_stmt *s)
-{
-    *(int64_t *)ctx = sqlite3_column_int64(s, 0);
-    return TROVE_OK;
-}
-
-typedef struct count_ctx {
-    int64_t since;
+typedef struct since_ctx {
+    int64_t since;           /* first: bind_first */
     int64_t n;
-} count_ctx;
+} since_ctx;
 
-static void bind_since(void *ctx, sqlite3_stmt *s)
+static trove_err row_since_n(void *ctx, sqlite3_stmt *s)
 {
-    sqlite3_bind_int64(s, 1, ((count_ctx *)ctx)->since);
-}
-
-static trove_err row_count_ctx(void *ctx, sqlite3_stmt *s)
-{
-    return row_count(&((count_ctx *)ctx)->n, s);
+    ((since_ctx *)ctx)->n = sqlite3_column_int64(s, 0);
+    return TROVE_OK;
 }
 
 /* 1 when the undo rows after `since` say exactly what changed since:
@@ -191,13 +182,13 @@ static trove_err row_count_ctx(void *ctx, sqlite3_stmt *s)
  * after the oldest are there, and a kept `since` is at least the oldest. */
 static trove_err exact_since(store *st, int64_t since, int *exact)
 {
-    count_ctx c = {.since = since};
+    since_ctx c = {.since = since};
     *exact = 0;
     trove_err rc = store_each(st,
                               "SELECT EXISTS(SELECT 1 FROM snapshots WHERE id = ?1) AND NOT"
                               " EXISTS(SELECT 1 FROM undo_colls WHERE snap > ?1 AND kind = 1)",
-                              "checking the snapshots since the last publish", bind_since,
-                              row_count_ctx, &c);
+                              "checking the snapshots since the last publish", bind_first,
+                              row_since_n, &c);
     if (rc == TROVE_OK)
         *exact = c.n == 1;
     return rc;
