@@ -587,3 +587,32 @@ def test_remote_search_checks_the_model_fingerprint(env):
     assert [x["path"] for x in remote] == ["delta.md"]
     r = t("search", "coffee", "--remote", fake.url + "/nothing")
     assert r.rc == 1 and "no index 'nothing'" in r.err
+
+
+def test_vsearch_remote_sends_the_knn_list_alone(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    n = len(fake.requests)
+    t("vsearch", "coffee", "--remote", fake.url + "/notes", "--json")
+    [(path, body)] = searches(fake, n)
+    assert path == "/notes/_search" and set(body["query"]) == {"knn"}
+
+
+def test_a_pruned_snapshot_publishes_everything_and_deletes_the_stale(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    with open(t.config / "config.yaml", "a") as f:
+        f.write("snapshots: {last: 1, minutes: 0, hourly: 0, daily: 0}\n")
+    for text in ("# Delta\n\nTea.\n", "# Delta\n\nWater.\n"):
+        (vault / "delta.md").write_text(text)
+        update(t)
+    (vault / "beta.md").unlink()
+    update(t)
+    ids = [s["id"] for s in t.ok("snapshot", "list", "--json").json()["snapshots"]]
+    assert 1 not in ids
+    r, ups, dels = publish(t, fake)
+    assert r.rc == 0, r
+    doc = r.json()
+    assert doc["full"] and "no longer kept" in doc["why_full"]
+    assert any(p.startswith("/notes/_delete_by_query") for (m, p, _, _) in fake.requests)
+    assert strip(fake.indexes["notes"]["docs"]) == expected_state(t, tmp)
