@@ -495,6 +495,11 @@ static trove_err plan_and_send(pub_run *r, int exists, int64_t since)
                            "renamed or removed since";
     }
     r->out->full = r->out->why_full != NULL;
+    if (rc == TROVE_OK && r->conn && r->out->full) {
+        store_counts n;
+        if ((rc = store_counts_get(r->st, &n)) == TROVE_OK)
+            pub_conn_set_total(r->conn, (size_t)n.chunks);
+    }
     if (rc == TROVE_OK)
         rc = prepare_target(r, exists);
     if (rc == TROVE_OK) {

@@ -99,6 +99,11 @@ static void draw(pub_conn *c, int final)
         return;
     c->last_draw = t;
     size_t done = c->stats.sent + c->stats.failed, total = c->o.total;
+    if (!total) {
+        fprintf(stderr, "\rpublishing: %zu sent\033[K", done);
+        c->drawn = 1;
+        return;
+    }
     char bar[31];
     size_t fill = total ? (done >= total ? 30 : done * 30 / total) : 0;
     for (size_t i = 0; i < 30; i++)
@@ -109,6 +114,11 @@ static void draw(pub_conn *c, int final)
         fprintf(stderr, " (%zu sent again)", c->stats.retried);
     fputs("\033[K", stderr);
     c->drawn = 1;
+}
+
+void pub_conn_set_total(pub_conn *c, size_t total)
+{
+    c->o.total = total;
 }
 
 void pub_conn_done(pub_conn *c)

@@ -54,6 +54,8 @@ trove_err pub_request_ok(pub_conn *c, const char *method, const char *path, cons
 /* POST BASE/INDEX/_bulk, then the refused items that may succeed later
  * again (alone); others are counted in the stats. */
 trove_err pub_send_batch(pub_conn *c, const char *index, pub_batch *b);
+/* The actions the bar counts to (0: unknown, a count alone is shown). */
+void pub_conn_set_total(pub_conn *c, size_t total);
 /* End the progress bar. */
 void pub_conn_done(pub_conn *c);
 

@@ -616,3 +616,30 @@ def test_a_pruned_snapshot_publishes_everything_and_deletes_the_stale(env):
     assert doc["full"] and "no longer kept" in doc["why_full"]
     assert any(p.startswith("/notes/_delete_by_query") for (m, p, _, _) in fake.requests)
     assert strip(fake.indexes["notes"]["docs"]) == expected_state(t, tmp)
+
+
+def test_progress_bar_on_a_terminal(env):
+    """stderr a terminal: a redrawn bar that ends with every action done."""
+    import pty
+    import subprocess
+    t, vault, fake, tmp = env
+    master, slave = pty.openpty()
+    e = dict(t.env)
+    p = subprocess.Popen([str(trove_bin()), "publish", "opensearch", fake.url, "--index", "notes",
+                          "--batch-size", "2"], env=e, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    out, _ = p.communicate(timeout=60)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    assert p.returncode == 0, (out, err)
+    n = len(fake.indexes["notes"]["docs"])
+    assert b"\rpublishing [" in err and ("] %d/%d" % (n, n)).encode() in err, err
