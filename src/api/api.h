@@ -424,6 +424,7 @@ typedef struct api_publish_result {
     int dim;                  /* vector width published (0: none) */
     char *model;              /* its name, NULL: none */
     size_t notes, upserts, deletes, batches, retried, failed;
+    size_t no_vector;         /* chunks sent without a vector (not embedded yet) */
     char *first_error;        /* the first refused item, NULL: none */
     char *url;                /* the endpoint without credentials, or the folder */
     char *index;

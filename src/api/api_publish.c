@@ -219,19 +219,24 @@ static char *record_key(const pub_run *r)
     return tbuf_detach(&b);
 }
 
-/* Ours: "SNAPSHOT INDEX_ID" under record_key; 0 when none or of another index. */
-static trove_err our_record(pub_run *r, int64_t *snap)
+/* Ours: "SNAPSHOT INDEX_ID [MISSING_VECTORS]" under record_key; 0 when
+ * none or of another index. */
+static trove_err our_record(pub_run *r, int64_t *snap, int64_t *missing)
 {
     *snap = 0;
+    *missing = 0;
     char *key = record_key(r), *v = NULL;
     if (!key)
         return TROVE_OK;
     trove_err rc = store_meta_get(r->st, key, &v);
     free(key);
-    long long s;
+    long long s, m = 0;
     char id[64];
-    if (v && sscanf(v, "%lld %63s", &s, id) == 2 && strcmp(id, r->info.index_id) == 0 && s > 0)
+    if (v && sscanf(v, "%lld %63s %lld", &s, id, &m) >= 2 && strcmp(id, r->info.index_id) == 0 &&
+        s > 0) {
         *snap = s;
+        *missing = m > 0 ? m : 0;
+    }
     free(v);
     return rc;
 }
@@ -261,7 +266,7 @@ static trove_err their_record(pub_run *r, int *exists, pub_meta *t)
 
 /* Can we publish into their index, and from which snapshot on? */
 static trove_err check_theirs(pub_run *r, int exists, const pub_meta *t, int64_t ours,
-                              int64_t *since)
+                              int64_t *missing, int64_t *since)
 {
     *since = 0;
     if (!exists)
@@ -289,6 +294,8 @@ static trove_err check_theirs(pub_run *r, int exists, const pub_meta *t, int64_t
     *since = t->snapshot;
     if (ours > 0 && ours < *since)
         *since = ours;
+    if (t->missing_vectors > *missing)
+        *missing = t->missing_vectors;
     return TROVE_OK;
 }
 
@@ -335,6 +342,7 @@ static trove_err send_note(pub_run *r, int64_t doc_id, int remember)
         rc = store_vec_chunk_get(r->st, d.chunks[i].id, r->model_id, dim,
                                  vecs + i * (size_t)dim, &n);
         have[i] = n > 0;
+        r->out->no_vector += n == 0;
     }
     pub_doc_src src = {.doc = &d, .date = date, .date_source = source,
                        .snapshot = r->info.snapshot, .dim = dim, .vecs = vecs, .have = have,
@@ -469,7 +477,8 @@ static trove_err record_ours(pub_run *r)
         return rc;
     char *key = record_key(r);
     tbuf v = {0};
-    tbuf_printf(&v, "%lld %s", (long long)r->info.snapshot, r->info.index_id);
+    tbuf_printf(&v, "%lld %s %zu", (long long)r->info.snapshot, r->info.index_id,
+                r->out->no_vector);
     rc = store_begin(st);
     if (rc == TROVE_OK && (rc = store_meta_set(st, key, v.data)) == TROVE_OK)
         rc = store_commit(st);
@@ -481,7 +490,10 @@ static trove_err record_ours(pub_run *r)
     return rc;
 }
 
-static trove_err plan_and_send(pub_run *r, int exists, int64_t since)
+/* missing: chunks the last publish sent before they had vectors. Adding
+ * vectors (`trove embed`) is no snapshot, so the undo log cannot name them:
+ * such a publish is followed by a full one. */
+static trove_err plan_and_send(pub_run *r, int exists, int64_t since, int64_t missing)
 {
     store_pub_changes c = {0};
     trove_err rc = TROVE_OK;
@@ -490,6 +502,8 @@ static trove_err plan_and_send(pub_run *r, int exists, int64_t since)
         r->out->why_full = "--full";
     } else if (since == 0) {
         r->out->why_full = "first publish to this index";
+    } else if (missing > 0) {
+        r->out->why_full = "the last publish sent chunks before they had vectors";
     } else if ((rc = store_pub_changes_since(r->st, since, &c)) == TROVE_OK && !c.complete) {
         r->out->why_full = "the snapshot last published is no longer kept, or a collection was "
                            "renamed or removed since";
@@ -521,6 +535,7 @@ static trove_err plan_and_send(pub_run *r, int exists, int64_t since)
         rc = trove_fail(TROVE_EIO, "%zu of %zu documents were refused (first: %s); nothing "
                         "recorded, the next publish sends them again", r->out->failed,
                         r->out->upserts + r->out->deletes, r->out->first_error);
+    r->info.missing_vectors = (int64_t)r->out->no_vector;
     if (rc == TROVE_OK)
         rc = finish_target(r, exists);
     return rc;
@@ -562,19 +577,19 @@ trove_err api_publish(api *a, const api_publish_opts *o, api_publish_result *out
         return rc;
     }
     if ((rc = api_reader(a, &r.st)) == TROVE_OK && (rc = store_read_begin(r.st)) == TROVE_OK) {
-        int64_t ours = 0, since = 0;
+        int64_t ours = 0, since = 0, missing = 0;
         pub_meta t = {0};
         int exists = 0;
         rc = read_info(&r);
         if (rc == TROVE_OK)
-            rc = our_record(&r, &ours);
+            rc = our_record(&r, &ours, &missing);
         if (rc == TROVE_OK && r.conn && (rc = their_record(&r, &exists, &t)) == TROVE_OK)
-            rc = check_theirs(&r, exists, &t, ours, &since);
+            rc = check_theirs(&r, exists, &t, ours, &missing, &since);
         if (rc == TROVE_OK && !r.conn)
             since = o->full ? 0 : ours;
         out->to = r.info.snapshot;
         if (rc == TROVE_OK)
-            rc = plan_and_send(&r, exists, since);
+            rc = plan_and_send(&r, exists, since, missing);
         store_read_end(r.st);
         pub_meta_free(&t);
     }

@@ -57,6 +57,7 @@ static void print_json(const api_publish_result *r, int dry)
     json_object_set_new(root, "deletes", json_integer((json_int_t)r->deletes));
     json_object_set_new(root, "batches", json_integer((json_int_t)r->batches));
     json_object_set_new(root, "retried", json_integer((json_int_t)r->retried));
+    json_object_set_new(root, "no_vector", json_integer((json_int_t)r->no_vector));
     out_json_print(stdout, root);
 }
 
@@ -76,6 +77,9 @@ static void print_text(const api_publish_result *r, int dry)
            (long long)r->to);
     if (r->dim)
         printf("vectors: %d-d of %s\n", r->dim, r->model ? r->model : "?");
+    if (r->no_vector)
+        printf("%zu chunk%s had no vector yet: after `trove embed` the next publish sends "
+               "everything again\n", r->no_vector, r->no_vector == 1 ? "" : "s");
     else
         printf("no vectors (run `trove embed` to publish them)\n");
 }

@@ -82,9 +82,10 @@ static json_t *meta_json(const pub_index_info *info)
     json_t *langs = json_array();
     for (size_t i = 0; i < info->n_langs; i++)
         json_array_append_new(langs, json_string(info->langs[i]));
-    return json_pack("{s:{s:i, s:s, s:I, s:i, s:s, s:s, s:o}}", "trove", "format", PUB_FORMAT,
-                     "index_id", info->index_id ? info->index_id : "", "snapshot",
-                     (json_int_t)info->snapshot, "dim", info->dim, "model",
+    return json_pack("{s:{s:i, s:s, s:I, s:I, s:i, s:s, s:s, s:o}}", "trove", "format",
+                     PUB_FORMAT, "index_id", info->index_id ? info->index_id : "", "snapshot",
+                     (json_int_t)info->snapshot, "missing_vectors",
+                     (json_int_t)info->missing_vectors, "dim", info->dim, "model",
                      info->model ? info->model : "", "fingerprint",
                      info->fingerprint ? info->fingerprint : "", "langs", langs);
 }
@@ -536,6 +537,7 @@ trove_err pub_meta_parse(const char *body, size_t len, pub_meta *out)
     if (json_is_object(tr)) {
         out->is_trove = 1;
         out->snapshot = json_integer_value(json_object_get(tr, "snapshot"));
+        out->missing_vectors = json_integer_value(json_object_get(tr, "missing_vectors"));
         out->format = (int)json_integer_value(json_object_get(tr, "format"));
         out->dim = (int)json_integer_value(json_object_get(tr, "dim"));
         out->index_id = jdup(tr, "index_id");

@@ -36,6 +36,7 @@ typedef struct pub_index_info {
     size_t n_langs;
     const char *index_id;     /* meta.index_id of our index */
     int64_t snapshot;         /* the snapshot the index holds */
+    int64_t missing_vectors;  /* chunks sent without their vector (not embedded yet) */
 } pub_index_info;
 
 /* The OpenSearch analyzer for a trove language code; NULL when it has no
@@ -143,7 +144,7 @@ int pub_status_retryable(int status);
 typedef struct pub_meta {
     int is_trove;
     int format, dim;
-    int64_t snapshot;
+    int64_t snapshot, missing_vectors;
     char *index_id, *fingerprint, *model;
 } pub_meta;
 trove_err pub_meta_parse(const char *body, size_t len, pub_meta *out);

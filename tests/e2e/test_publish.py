@@ -643,3 +643,22 @@ def test_progress_bar_on_a_terminal(env):
     assert p.returncode == 0, (out, err)
     n = len(fake.indexes["notes"]["docs"])
     assert b"\rpublishing [" in err and ("] %d/%d" % (n, n)).encode() in err, err
+
+
+def test_chunks_sent_before_their_vectors_are_sent_again(env):
+    """Adding vectors is no snapshot: a publish that sent chunks without
+    them is followed by a full one, which carries them."""
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    (vault / "eps.md").write_text("# Eps\n\nSailing boats at dawn.\n")
+    t.ok("update", env={"TROVE_EMBED_MODEL": None})
+    r, ups, dels = publish(t, fake)
+    assert r.rc == 0 and not r.json()["full"] and r.json()["no_vector"] == 1, r
+    [(k, src)] = ups.items()
+    assert src["path"] == "eps.md" and "embedding" not in src
+    t.ok("embed")
+    r, ups, dels = publish(t, fake)
+    assert r.json()["full"] and "before they had vectors" in r.json()["why_full"]
+    assert "embedding" in fake.indexes["notes"]["docs"][k]
+    r, ups, dels = publish(t, fake)
+    assert not r.json()["full"] and ups == {}
