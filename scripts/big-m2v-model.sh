@@ -4,7 +4,7 @@
 # seeded random vectors) and print its folder. Used by tests/e2e and
 # bench/default_model_bench.sh.
 #
-#   scripts/big-m2v-model.sh        -> prints .../m2v-500k-shared-v1
+#   scripts/big-m2v-model.sh        -> prints .../m2v-500k-shared-v2
 #
 # Pieces come from the shared corpora (../shared) when present, else are
 # generated (folder suffix -gen): tests/tools/big_m2v_model.py says how.
@@ -17,9 +17,9 @@ cache=${TROVE_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trove-dev/models}
 shared=$(cd "$here/../.." && pwd)/shared
 # bump the suffix when the builder changes what it writes
 if [ -d "$shared/corpora" ]; then
-  dest="$cache/m2v-500k-shared-v1"; args=(--shared "$shared")
+  dest="$cache/m2v-500k-shared-v2"; args=(--shared "$shared")
 else
-  dest="$cache/m2v-500k-gen-v1"; args=()
+  dest="$cache/m2v-500k-gen-v2"; args=()
 fi
 if [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$dest/config.json" ]; then
   echo "$dest"

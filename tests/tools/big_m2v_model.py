@@ -14,7 +14,8 @@ spacing, a whitespace squeeze, a right strip, Metaspace without
 splitting; word-initial pieces carry the metaspace, scores
 log(len + starts-with-metaspace) normalised). Its pieces: every word and
 character of the shared corpora (tldr pages, Obsidian help in six
-languages, the Chinese CS notes) when --shared names them, then seeded
+languages, the Chinese CS notes; words under 16 characters, as
+sentencepiece bounds the base vocabulary's pieces) when --shared names them, then seeded
 generated pieces up to N (default 500,353); without the corpora the
 pieces are generated only (the same shape, other words). The real model's
 Precompiled (sentencepiece charsmap) normalizer is not reproduced: no such
@@ -37,6 +38,10 @@ N_PIECES = 500_353
 DIM = 256
 SEED = 20
 META = "\u2581"
+# sentencepiece's default max_sentencepiece_length, which bounds the pieces
+# of XLM-R/bge-m3, the base of the real model's vocabulary: corpus words
+# longer than this (runs of Thai or Japanese with no spaces) are left out
+MAX_CHARS = 16
 PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 WORD = re.compile(r"[^\W\d_]+|\d+")
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -108,6 +113,8 @@ def pieces(shared, n):
         add(c)
     if shared:
         for w in corpus_pieces(shared):
+            if len(w) >= MAX_CHARS:
+                continue
             add(META + w)
             if len(w) == 1:
                 add(w)
