@@ -29,6 +29,8 @@ static const char MAGIC[8] = {'T', 'J', 'B', 'I', 'N', 0, 0, (char)TOKJSON_BIN_V
 typedef struct bin_stats {
     uint32_t max_len, nmerges; /* longest piece in bytes; merges */
     double min_score;          /* Unigram: the lowest score (unknown pieces' base) */
+    int32_t unk, byte_id[256]; /* resolved ids (257 lookups = 257 scattered pages) */
+    int32_t pad;
 } bin_stats;
 
 bool tj_bin_is(const void *buf, size_t len) { return len >= 8 && memcmp(buf, MAGIC, 8) == 0; }
@@ -60,7 +62,8 @@ void *tokjson_serialize(const tokjson *t, size_t *len) {
     put_sec(&o, m->mrank, mc * 4);
     put_sec(&o, m->mnew, mc * 4);
     put_sec(&o, m->score, m->score ? (size_t)v->n * 8 : 0);
-    bin_stats st = {v->max_len, m->nmerges, m->min_score};
+    bin_stats st = {v->max_len, m->nmerges, m->min_score, m->unk, {0}, 0};
+    memcpy(st.byte_id, m->byte_id, sizeof st.byte_id);
     put_sec(&o, &st, sizeof st);
     *len = o.len;
     return o.data;
@@ -155,7 +158,11 @@ static trove_err load_model(rd *r, tj_model *m, bool borrow) {
         if (!n[7]) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: Unigram model without scores");
         m->score = take_sec(p[7], n[7], borrow);
     }
-    tj_model_finish_ids(m);
+    /* the ids tj_model_finish() would look up, checked like a lookup's */
+    size_t len;
+    m->unk = st.unk >= 0 && tj_strtab_get(v, st.unk, &len) ? st.unk : -1;
+    for (int b = 0; b < 256; b++)
+        m->byte_id[b] = st.byte_id[b] >= 0 && (uint32_t)st.byte_id[b] < v->n ? st.byte_id[b] : -1;
     m->min_score = st.min_score;
     return TROVE_OK;
 }

@@ -192,11 +192,9 @@ typedef struct tj_model {
 /* Fill the model from its JSON object; with_vocab: vocab and merges
  * too (else the caller fills them, then calls tj_model_finish()). */
 trove_err tj_model_parse(json_t *j, tj_model *m, bool with_vocab);
-/* Finish a model whose vocab (and merges, scores) are in place. */
+/* Finish a model whose vocab (and merges, scores) are in place (the
+ * binary form stores what this computes: tokjson_bin.c's bin_stats). */
 void tj_model_finish(tj_model *m);
-/* Its first half: resolve the unknown and byte-fallback pieces' ids (the
- * binary form stores the rest, min_score, which needs every score). */
-void tj_model_finish_ids(tj_model *m);
 /* BPE merges filled one by one (tokenizer.json or GGUF): room for n, then
  * merge `rank` of pieces a + b (both and their concatenation must be in the
  * vocab, else TROVE_ECORRUPT naming the merge). cat: scratch. */

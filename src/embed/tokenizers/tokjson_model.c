@@ -238,7 +238,7 @@ trove_err tj_model_parse(json_t *j, tj_model *m, bool with_vocab) {
     return e;
 }
 
-void tj_model_finish_ids(tj_model *m) {
+void tj_model_finish(tj_model *m) {
     char name[8];
     size_t len;
     if (m->unk_text) m->unk = tj_strtab_find(&m->vocab, m->unk_text, m->unk_len);
@@ -247,10 +247,6 @@ void tj_model_finish_ids(tj_model *m) {
         snprintf(name, sizeof name, "<0x%02X>", b);
         m->byte_id[b] = tj_strtab_find(&m->vocab, name, 6);
     }
-}
-
-void tj_model_finish(tj_model *m) {
-    tj_model_finish_ids(m);
     m->min_score = INFINITY;
     if (m->score)
         for (uint32_t i = 0; i < m->vocab.n; i++)
