@@ -123,7 +123,13 @@ def pieces(shared, n):
     return toks
 
 
-def tokenizer_json(toks):
+def unigram_tokenizer_json(toks):
+    """The tokenizer.json model2vec's distiller writes for a Unigram model
+    over pieces toks (with "[PAD]" and "[UNK]" among them): scores
+    log(len + starts-with-metaspace) normalised; the base normalizer
+    (BertNormalizer here) followed by punctuation spacing, a whitespace
+    squeeze and a right strip; Metaspace without splitting. Shared with
+    tests/e2e/test_model_static.py."""
     wts = np.array([len(t) + int(t.startswith(META)) for t in toks], np.float64)
     logp = np.log(wts / wts.sum())
     norms = [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
@@ -136,6 +142,8 @@ def tokenizer_json(toks):
                               "lstrip": False, "rstrip": False, "normalized": False,
                               "special": True} for t in ("[PAD]", "[UNK]")],
             "normalizer": {"type": "Sequence", "normalizers": norms},
+            # add_prefix_space: the legacy key, redundant for HF (prepend_scheme
+            # decides), which transformers.js needs to prepend at all
             "pre_tokenizer": {"type": "Metaspace", "replacement": META, "add_prefix_space": True,
                               "prepend_scheme": "always", "split": False},
             "post_processor": {"type": "TemplateProcessing",
@@ -144,7 +152,7 @@ def tokenizer_json(toks):
                                         {"Sequence": {"id": "B", "type_id": 0}}],
                                "special_tokens": {}},
             "decoder": None,
-            "model": {"type": "Unigram", "unk_id": 1, "byte_fallback": False,
+            "model": {"type": "Unigram", "unk_id": toks.index("[UNK]"), "byte_fallback": False,
                       "vocab": [[t, float(p)] for t, p in zip(toks, logp)]}}
 
 
@@ -172,7 +180,7 @@ def main():
     os.makedirs(tmp)
     try:
         with open(os.path.join(tmp, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(tokenizer_json(toks), f, ensure_ascii=False)
+            json.dump(unigram_tokenizer_json(toks), f, ensure_ascii=False)
         write_safetensors(os.path.join(tmp, "model.safetensors"), len(toks), DIM,
                           np.random.default_rng(SEED + 1))
         with open(os.path.join(tmp, "config.json"), "w") as f:
