@@ -27,5 +27,10 @@ if [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$d
 fi
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "big-m2v-model: python3-numpy is missing" >&2; exit 3; }
 mkdir -p "$cache"
-/usr/bin/python3 "$here/../tests/tools/big_m2v_model.py" "$dest" "${args[@]}" >&2
+# One build at a time: parallel test workers wait for the first and reuse
+# its model (the builder renames a whole folder into place).
+exec 9>"$dest.lock"
+flock 9
+[ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$dest/config.json" ] ||
+  /usr/bin/python3 "$here/../tests/tools/big_m2v_model.py" "$dest" "${args[@]}" >&2
 echo "$dest"
