@@ -263,8 +263,8 @@ static void search_form(web_srv *s, tbuf *b, const web_search_req *q)
     text_input(b, "lang", "Language", langs, "en, de, zh");
     free(tags);
     free(langs);
-    text_input(b, "since", "Since", q->since ? q->since : "", "2024-05-01, 7d, last-week");
-    text_input(b, "until", "Until", q->until ? q->until : "", "2024-12-31, 2026-W14");
+    text_input(b, "since", "Since", q->since ? q->since : "", "2024-05-01, 7d");
+    text_input(b, "until", "Until", q->until ? q->until : "", "2024-12-31");
     tbuf wh = {0};
     for (size_t i = 0; i < q->n_where; i++)
         tbuf_printf(&wh, "%s%s", i ? "; " : "", q->where[i]);

@@ -327,15 +327,16 @@ def browser_tools():
     return chromium, dirs
 
 
-def test_in_chromium(site, tmp_path):
+def run_browser(srv, tmp_path, *extra):
+    """tests/tools/web_browser.mjs against srv: its report, checked (every
+    step passed, no request off 127.0.0.1, no dialog or console error, no
+    axe violation). Screenshots go to $TROVE_WEB_SHOTS or tmp_path/shots."""
     chromium, (puppeteer, axe) = browser_tools()
-    trove, vault, start = site
-    srv = start()
     shots = Path(os.environ.get("TROVE_WEB_SHOTS", tmp_path / "shots"))
     shots.mkdir(parents=True, exist_ok=True)
     p = subprocess.run(["node", str(REPO / "tests" / "tools" / "web_browser.mjs"),
                         "--chromium", chromium, "--url", srv.url, "--shots", str(shots),
-                        "--modules", puppeteer, "--axe", axe],
+                        "--modules", puppeteer, "--axe", axe, *extra],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
     report = json.loads(p.stdout.strip().splitlines()[-1])
@@ -343,6 +344,12 @@ def test_in_chromium(site, tmp_path):
     assert report["outside_requests"] == []
     assert report["dialogs"] == [] and report["console_errors"] == []
     assert report["axe_violations"] == {}, report["axe_violations"]
+    return report
+
+
+def test_in_chromium(site, tmp_path):
+    trove, vault, start = site
+    run_browser(start(), tmp_path)
 
 
 # ---- dates and frontmatter fields (issue 18's filters on the page) -----------
@@ -425,3 +432,17 @@ def test_bad_dates_and_conditions_are_clear_errors(meta_site, params, status, ms
     assert st == status and msg in doc["error"], (st, doc)
     page = srv.get("/?q=crane&" + params)   # the page says it where the results go
     assert '<p class="error" role="alert">' in page and msg in page
+
+
+def test_dates_and_where_in_chromium(trove, tmp_path):
+    """The date and --where filters typed into the page (results follow,
+    the URL holds them), the same URL with JavaScript off, a bad date said
+    on the page, dark and phone screenshots, axe on the filtered page."""
+    from test_cli_meta import index_meta
+    index_meta(trove, tmp_path)
+    srv = WebServer(trove)
+    try:
+        report = run_browser(srv, tmp_path, "--flow", "dates")
+        assert any(s.endswith("dates-laptop-light.png") for s in report["shots"])
+    finally:
+        srv.stop()
