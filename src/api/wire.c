@@ -741,7 +741,7 @@ static const wire_field query_args_rows[] = {
     W(api_query_opts, candidates, WIRE_SIZE),
     W(api_query_opts, window_tokens, WIRE_SIZE),
     W(api_query_opts, reranker, WIRE_STR, .path = 1),
-    W(api_query_opts, expand_model, WIRE_STR),
+    W(api_query_opts, expand_model, WIRE_STR, .path = 1),
 };
 static void query_args_init(void *o)
 {
