@@ -116,22 +116,7 @@ static void add_split(const web_args *a, const char *key, const char *seps, char
 /* Every value of `key`, split at commas and blanks, appended to list. */
 static void add_all(const web_args *a, const char *key, char ***list, size_t *n)
 {
-    size_t cap = *n;
-    for (size_t i = 0; i < a->n; i++) {
-        if (strcmp(a->items[i].key, key) != 0)
-            continue;
-        const char *p = a->items[i].value;
-        while (*p) {
-            size_t len = strcspn(p, ", ");
-            if (len) {
-                xgrow(list, &cap, *n + 1, sizeof **list);
-                (*list)[(*n)++] = xstrndup(p, len);
-            }
-            p += len;
-            while (*p == ',' || *p == ' ')
-                p++;
-        }
-    }
+    add_split(a, key, ", ", list, n);
 }
 
 int web_search_req_parse(const web_args *a, web_search_req *r, char *err, size_t err_size)
