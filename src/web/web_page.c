@@ -268,7 +268,7 @@ static void search_form(web_srv *s, tbuf *b, const web_search_req *q)
     tbuf wh = {0};
     for (size_t i = 0; i < q->n_where; i++)
         tbuf_printf(&wh, "%s%s", i ? "; " : "", q->where[i]);
-    text_input(b, "where", "Where", wh.len ? wh.data : "", "status=done; priority>=2");
+    text_input(b, "where", "Where", wh.len ? wh.data : "", "status=done");
     tbuf_free(&wh);
     tbuf_printf(b, "<label class=\"check\"><input type=\"checkbox\" name=\"recent\" "
                    "value=\"1\"%s> Favour newer notes</label>\n", q->recent ? " checked" : "");
