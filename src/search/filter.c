@@ -1,5 +1,5 @@
 /* filter — the user's filters (collections, folder, languages, path
- * prefix, notes, heading, tags) as SQL conditions on docs `d` that every
+ * prefix, notes, heading, tags) and the agent boundary's as SQL conditions on docs `d` that every
  * channel appends to its own query, or as a bitmap of allowed notes for
  * the vector scan (search_int.h). */
 #include <stdlib.h>
@@ -58,6 +58,16 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
 {
     if (mf)
         meta_filter_sql(mf, &f->sql, bind_cb, f);
+    /* the agent boundary first: every list, bitmap and translation reads it */
+    if (o->hide_globs && *o->hide_globs) {
+        tbuf_puts(&f->sql, " AND NOT " STORE_HIDE_PATH_SQL("(SELECT name FROM collections WHERE"
+                           " id = d.collection_id)", "d.path"));
+        add_bind(f, o->hide_globs);
+    }
+    if (o->hide_key && *o->hide_key) {
+        tbuf_puts(&f->sql, " AND NOT " STORE_PRIVATE_SQL("d.id"));
+        add_bind(f, o->hide_key);
+    }
     if (o->n_collections) {
         tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
         for (size_t i = 0; i < o->n_collections; i++) {
