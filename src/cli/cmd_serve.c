@@ -141,6 +141,11 @@ int cmd_serve(cli *c, int argc, char **argv)
         api_close(a);
         return EXIT_USAGE;
     }
+    /* Whoever reaches the page from another machine is not the owner at
+     * this one: the agent boundary (api.h) keeps config `mcp: exclude` and
+     * private notes out of every page and API answer, as for MCP. */
+    if (allow_remote)
+        api_set_boundary(a, 1);
     signal(SIGPIPE, SIG_IGN);
     api_models *models = api_models_new();
     api_use_models(a, models);

@@ -304,12 +304,15 @@ def test_prompts_and_completion(served, client2_dir, tmp_path, mode):
         {"op": "complete", "ref": tpl, "argument": {"name": "path", "value": "programming/c"}},
         {"op": "complete", "ref": {"type": "ref/prompt", "name": "note"},
          "argument": {"name": "path", "value": COLLECTION + "/programming/"}},
+        {"op": "getPrompt", "name": "note_links", "arguments": {"path": uri("Home.md")}},
+        {"op": "callTool", "name": "links", "arguments": {"path": uri("Home.md")}},
+        {"op": "getPrompt", "name": "note_links", "arguments": {"path": "/etc/passwd"}},
     ]
     out = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio",
                       env={"TROVE_NO_DAEMON": "1"})
     st = out["steps"]
     assert [p["name"] for p in st[0]["result"]["prompts"]] == ["search_notes", "ask_notes",
-                                                              "note"]
+                                                              "note", "note_links"]
     # the answer prompt brings the best passages as resources, to cite
     msgs = st[1]["result"]["messages"]
     assert "Cite every claim" in msgs[0]["content"]["text"]
@@ -326,6 +329,16 @@ def test_prompts_and_completion(served, client2_dir, tmp_path, mode):
         p.startswith("programming/c") for p in paths)
     qual = st[7]["result"]["completion"]["values"]
     assert COLLECTION + "/programming/c-pointers.md" in qual
+    # note_links: the note, then every backlink as URI:LINE with its line
+    nl = st[8]["result"]["messages"]
+    assert nl[1]["content"]["resource"]["text"] == (vault / "Home.md").read_text()
+    listed = nl[2]["content"]["text"]
+    back = st[9]["result"]["structuredContent"]["backlinks"]
+    assert back, st[9]
+    for b in back:
+        assert "%s:%d (" % (b["doc_uri"], b["line"]) in listed, (b, listed)
+        assert b["text"] in listed
+    assert st[10]["error"]["code"] == -32602
     # the instructions say what the index holds
     assert "notes in 1 collection: %s (" % COLLECTION in out["instructions"]
 
