@@ -58,16 +58,19 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
 {
     if (mf)
         meta_filter_sql(mf, &f->sql, bind_cb, f);
-    /* the agent boundary first: every list, bitmap and translation reads it */
+    /* the agent boundary: every list, bitmap and translation reads it */
     if (o->hide_globs && *o->hide_globs) {
-        tbuf_puts(&f->sql, " AND NOT " STORE_HIDE_PATH_SQL("(SELECT name FROM collections WHERE"
-                           " id = d.collection_id)", "d.path"));
-        add_bind(f, o->hide_globs);
+        tbuf_puts(&f->hide, " AND NOT " STORE_HIDE_PATH_SQL("(SELECT name FROM collections WHERE"
+                            " id = d.collection_id)", "d.path"));
+        f->hide_binds[f->n_hide_binds++] = o->hide_globs;
     }
     if (o->hide_key && *o->hide_key) {
-        tbuf_puts(&f->sql, " AND NOT " STORE_PRIVATE_SQL("d.id"));
-        add_bind(f, o->hide_key);
+        tbuf_puts(&f->hide, " AND NOT " STORE_PRIVATE_SQL("d.id"));
+        f->hide_binds[f->n_hide_binds++] = o->hide_key;
     }
+    tbuf_puts(&f->sql, tbuf_cstr(&f->hide));
+    for (size_t i = 0; i < f->n_hide_binds; i++)
+        add_bind(f, f->hide_binds[i]);
     if (o->n_collections) {
         tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
         for (size_t i = 0; i < o->n_collections; i++) {
@@ -138,6 +141,7 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
 void search_filter_free(search_filter *f)
 {
     tbuf_free(&f->sql);
+    tbuf_free(&f->hide);
     free(f->binds);
     for (size_t i = 0; i < f->n_owned; i++)
         free(f->owned[i]);
