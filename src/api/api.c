@@ -427,24 +427,14 @@ static trove_err hide_counts(api *a, store *st, store_collection_row *cols, size
         return TROVE_OK;
     store_doc *docs;
     size_t n;
-    api_hide h;
-    trove_err rc = api_hide_begin(a, st, &h);
-    if (rc == TROVE_OK)
-        rc = store_docs_list(st, NULL, NULL, &docs, &n);
-    if (rc) {
-        api_hide_end(&h);
-        return rc;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!api_hide_note(&h, docs[i].id, docs[i].collection, docs[i].path))
-            continue;
+    trove_err rc = api_hidden_docs(a, st, &docs, &n);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++)
         for (size_t k = 0; k < n_cols; k++)
             if (strcmp(cols[k].name, docs[i].collection) == 0)
                 cols[k].n_docs--;
-    }
-    store_docs_free(docs, n);
-    api_hide_end(&h);
-    return TROVE_OK;
+    if (rc == TROVE_OK)
+        store_docs_free(docs, n);
+    return rc;
 }
 
 /* With the agent boundary on, a located note must be indexed and not
@@ -949,19 +939,12 @@ static trove_err hide_status_counts(api *a, store *st, api_status *out)
 {
     store_doc *docs;
     size_t n;
-    api_hide h;
-    trove_err rc = api_hide_begin(a, st, &h);
-    if (rc == TROVE_OK)
-        rc = store_docs_list(st, NULL, NULL, &docs, &n);
-    if (rc) {
-        api_hide_end(&h);
+    trove_err rc = api_hidden_docs(a, st, &docs, &n);
+    if (rc)
         return rc;
-    }
     store_counts *c = &out->counts;
     for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
         store_counts one;
-        if (!api_hide_note(&h, docs[i].id, docs[i].collection, docs[i].path))
-            continue;
         rc = store_counts_of_doc(st, docs[i].id, &one);
         c->docs -= one.docs;
         c->chunks -= one.chunks;
@@ -970,7 +953,6 @@ static trove_err hide_status_counts(api *a, store *st, api_status *out)
         c->to_files -= one.to_files;
     }
     store_docs_free(docs, n);
-    api_hide_end(&h);
     store_snapshot *sn = &out->snapshot;
     sn->docs = c->docs;
     sn->chunks = c->chunks;

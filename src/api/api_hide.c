@@ -96,3 +96,30 @@ size_t api_hide_docs(api_hide *h, store_doc *docs, size_t n)
     }
     return kept;
 }
+
+trove_err api_hidden_docs(api *a, store *st, store_doc **docs, size_t *n)
+{
+    *docs = NULL;
+    *n = 0;
+    api_hide h;
+    trove_err rc = api_hide_begin(a, st, &h);
+    store_doc *all = NULL;
+    size_t n_all = 0;
+    if (rc == TROVE_OK && h.on)
+        rc = store_docs_list(st, NULL, NULL, &all, &n_all);
+    size_t kept = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < n_all; i++) {
+        if (api_hide_note(&h, all[i].id, all[i].collection, all[i].path))
+            all[kept++] = all[i];
+        else
+            store_doc_clear(&all[i]);
+    }
+    api_hide_end(&h);
+    if (rc) {
+        store_docs_free(all, n_all);
+        return rc;
+    }
+    *docs = all;
+    *n = kept;
+    return TROVE_OK;
+}

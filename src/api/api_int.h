@@ -79,6 +79,9 @@ void api_hide_end(api_hide *h);
 int api_hide_note(api_hide *h, int64_t id, const char *collection, const char *path);
 /* Drop the hidden notes of docs[] (cleared); the count kept. */
 size_t api_hide_docs(api_hide *h, store_doc *docs, size_t n);
+/* The notes the boundary hides (none when it is off), with their
+ * collection and path; free with store_docs_free(*docs, *n). */
+trove_err api_hidden_docs(api *a, store *st, store_doc **docs, size_t *n);
 /* search_opts.hide_globs/hide_key for this handle (NULL, NULL when off). */
 void api_hide_search(api *a, const char **globs, const char **key);
 
