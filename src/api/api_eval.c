@@ -160,6 +160,8 @@ static trove_err has_vectors(store *st, int *any)
 trove_err api_eval(api *a, const api_eval_opts *o, api_eval_result *out)
 {
     memset(out, 0, sizeof *out);
+    if (a->boundary)   /* its test set is read from every note */
+        return trove_fail(TROVE_EACCES, "eval is not offered past the agent boundary");
     trove_err krc = api_collections_known(a, o->collections, o->n_collections);
     if (krc)
         return krc;

@@ -62,7 +62,31 @@ struct api {
     api_own_model gm;   /* expansion model (api_expand.c), opened by api_query() */
     api_models *models; /* lent by api_use_models(), NULL: em/rm/gm above */
     api_model_slot *em_slot, *rm_slot, *gm_slot;   /* held in `models` */
+    int boundary;       /* the agent boundary is on (api_set_boundary) */
+    char *hide_text;    /* config `mcp: exclude:` one a line (api_hide.c) */
 };
+
+/* ---- the agent boundary, per request (api_hide.c) ---- */
+typedef struct api_hide {
+    int on;                     /* 0: the boundary is off, nothing is hidden */
+    store_hide_globs *globs;
+    int64_t *priv;              /* notes flagged private, ascending ids */
+    size_t n_priv;
+} api_hide;
+
+/* The rule read from the handle's config and st (NULL: globs only); with
+ * the boundary off h hides nothing. Free with api_hide_end. */
+trove_err api_hide_begin(api *a, store *st, api_hide *h);
+void api_hide_end(api_hide *h);
+/* 1 when the note (id 0: not indexed; then only the globs decide) is hidden. */
+int api_hide_note(api_hide *h, int64_t id, const char *collection, const char *path);
+/* Drop the hidden notes of docs[] (cleared); the count kept. */
+size_t api_hide_docs(api_hide *h, store_doc *docs, size_t n);
+/* The notes the boundary hides (none when it is off), with their
+ * collection and path; free with store_docs_free(*docs, *n). */
+trove_err api_hidden_docs(api *a, store *st, store_doc **docs, size_t *n);
+/* search_opts.hide_globs/hide_key for this handle (NULL, NULL when off). */
+void api_hide_search(api *a, const char **globs, const char **key);
 
 /* Generative expansion (api_expand.c): the model at path (a's own, or
  * shared through its api_models, used under its lock) turns query into

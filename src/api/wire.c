@@ -724,6 +724,8 @@ static const wire_field search_args_rows[] = {
     /* the daemon's own: its languages from its config, its model, locks and cache */
     SLOCAL(prefer_langs), SLOCAL(n_prefer_langs), SLOCAL(model), SLOCAL(model_lock),
     SLOCAL(vec_cache),
+    /* the agent boundary: the daemon's own config, when the request asks for it */
+    SLOCAL(hide_globs), SLOCAL(hide_key),
     /* similar's own query vector (api_similar fills them) */
     SLOCAL(query_vec), SLOCAL(vec_model_id), SLOCAL(vec_dim),
 };
@@ -1073,6 +1075,12 @@ static const wire_field status_collection_rows[] = {
 };
 static TYPE(api_status_collection, status_collection_type, "a collection", status_collection_rows);
 
+static const wire_field lang_count_rows[] = {
+    W(store_lang_count, lang, WIRE_FIXED),
+    W(store_lang_count, notes, WIRE_I64),
+};
+static TYPE(store_lang_count, lang_count_type, "a language", lang_count_rows);
+
 static const wire_field status_rows[] = {
     W(api_status, config_file, WIRE_STR, .required = 1),
     W(api_status, index_path, WIRE_STR, .required = 1),
@@ -1083,6 +1091,7 @@ static const wire_field status_rows[] = {
     W(api_status, snapshot, WIRE_OBJ, .sub = &wire_snapshot_type),
     W(api_status, collections, WIRE_ARRAY, COUNT(api_status, n_collections),
       .sub = &status_collection_type),
+    W(api_status, langs, WIRE_ARRAY, COUNT(api_status, n_langs), .sub = &lang_count_type),
 };
 OWN_FREE(api_status_free)
 static TYPE(api_status, wire_status_type, "status", status_rows, .free = own_api_status_free);
@@ -1400,7 +1409,8 @@ const wire_type *const wire_types[] = {
     &fusion_type, &wire_results_type, &variant_type, &list_type, &cand_type,
     &wire_query_info_type, &wire_note_type, &wire_notes_type, &collection_row_type, &doc_type,
     &wire_listing_type, &wire_snapshot_type, &counts_type, &freshness_type,
-    &status_collection_type, &wire_status_type, &stats_type, &update_collection_type,
+    &status_collection_type, &lang_count_type, &wire_status_type, &stats_type,
+    &update_collection_type,
     &wire_update_result_type, &wire_query_answer_type, &wire_similar_args_type,
     &wire_links_args_type, &graph_note_type, &similar_why_type, &wire_similar_info_type,
     &wire_similar_answer_type, &link_type, &wire_link_set_type, &wire_dupes_args_type,

@@ -1657,6 +1657,12 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, const tool_def 
                          "links", (json_int_t)st.snapshot.links, "added",
                          (json_int_t)st.snapshot.added, "removed", (json_int_t)st.snapshot.removed,
                          "modified", (json_int_t)st.snapshot.modified);
+        /* past the agent boundary what a snapshot changed is not told (-1) */
+        if (st.snapshot.added < 0) {
+            json_object_del(snap, "added");
+            json_object_del(snap, "removed");
+            json_object_del(snap, "modified");
+        }
     }
     json_t *watcher = daemon ? json_incref(json_object_get(daemon, "watcher")) : NULL;
     json_decref(daemon);

@@ -131,6 +131,12 @@ typedef struct search_filter {
     size_t n_binds, cap_binds;
     char **owned;
     size_t n_owned;
+    /* The agent boundary's part of sql alone (search_opts hide_globs,
+     * hide_key), with its values: a note's other-language copies are
+     * listed whatever the user's filters, but never past the boundary. */
+    tbuf hide;
+    const char *hide_binds[2];
+    size_t n_hide_binds;
 } search_filter;
 
 /* With the --where/--since/--until conditions of mf (search/meta.h). */
