@@ -132,6 +132,7 @@ typedef enum search_xlate_state {
     SEARCH_XLATE_USED,     /* ran: xlate holds the translated words */
     SEARCH_XLATE_OTHER,    /* the query is in another language than Chinese or English */
     SEARCH_XLATE_TRANSLATED, /* the vault holds translations of its notes (group.h) */
+    SEARCH_XLATE_NO_TARGET, /* no note is in the language the query would become */
 } search_xlate_state;
 
 extern const char *const search_xlate_state_names[];

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ static struct {
     pthread_once_t once;
     xlate_warn_fn warn;
     xdict *d;
-} g = {.once = PTHREAD_ONCE_INIT};
+    atomic_flag damage_told;
+} g = {.once = PTHREAD_ONCE_INIT, .damage_told = ATOMIC_FLAG_INIT};
 
 void xlate_set_warn(xlate_warn_fn warn)
 {
@@ -64,23 +66,39 @@ char *xlate_default_dict_path(void)
     return tbuf_detach(&b);
 }
 
+static void tell(const char *why)
+{
+    if (!g.warn)
+        return;
+    tbuf m = {0};
+    tbuf_printf(&m, "%s; searching without translation (set TROVE_XL_DICT or rebuild trove)",
+                why);
+    g.warn(tbuf_cstr(&m));
+    tbuf_free(&m);
+}
+
 static void load_once(void)
 {
     char *path = xlate_default_dict_path();
-    if (xdict_open(path, &g.d) != TROVE_OK && g.warn) {
-        tbuf m = {0};
-        tbuf_printf(&m, "%s; searching without translation (set TROVE_XL_DICT or "
-                    "rebuild trove)", trove_errmsg());
-        g.warn(tbuf_cstr(&m));
-        tbuf_free(&m);
-    }
+    if (xdict_open(path, &g.d) != TROVE_OK)
+        tell(trove_errmsg());
     free(path);
+}
+
+/* A block found damaged by a lookup (xdict_damage) is told once, like a
+ * damaged file at open; the dictionary is off from then on. */
+static int damaged(const xdict *d)
+{
+    const char *why = xdict_damage(d);
+    if (why && d == g.d && !atomic_flag_test_and_set(&g.damage_told))
+        tell(why);
+    return why != NULL;
 }
 
 const xdict *xlate_dict(void)
 {
     pthread_once(&g.once, load_once);
-    return g.d;
+    return g.d && !damaged(g.d) ? g.d : NULL;
 }
 
 /* ---- English keys ------------------------------------------------------- */
@@ -297,6 +315,8 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
     tbuf_free(&key);
     tbuf_free(&pair);
     toks_free(&ts);
+    if (d && damaged(d))
+        xlate_out_free(out);   /* what a damaged block gave is not trusted */
     tbuf text = {0};
     for (size_t i = 0; i < out->n; i++) {
         if (i)

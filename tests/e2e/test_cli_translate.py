@@ -7,6 +7,7 @@ one warning and the channel off; the reader's-language rule holds in a
 vault of translations. Cold and through the daemon alike.
 """
 import shutil
+import struct
 
 import pytest
 
@@ -97,15 +98,27 @@ def test_missing_or_damaged_dictionary_is_one_note(mixed, tmp_path):
     want = mixed.search("遗忘曲线", "-n", "5", "--no-translate", both=False, env=cold)
     bad = tmp_path / "trove-xl.dict"
     data = dictionary().read_bytes()
+    # xdict_hdr (src/xlate/xdict.h): the block table's and the zh table's
+    # offsets; a lookup's first probe reads the zh table's middle entry
+    n_zh = struct.unpack_from("<I", data, 32)[0]
+    off_blocks, off_zh = struct.unpack_from("<QQ", data, 48)
+    middle = off_zh + (n_zh // 2) * 16
+
+    def flipped(at):
+        return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+
     cases = [("/nonexistent/trove-xl.dict", "No such file"),
-             (bad, "size does not match"), (bad, "checksum mismatch"), (bad, "bad magic")]
+             (bad, "size does not match"), (bad, "checksum mismatch"), (bad, "bad magic"),
+             (bad, "checksum mismatch")]
     for i, (path, why) in enumerate(cases):
         if i == 1:
             bad.write_bytes(data[: len(data) // 2])
         elif i == 2:
-            bad.write_bytes(data[:-9] + bytes([data[-9] ^ 0x55]) + data[-8:])
+            bad.write_bytes(flipped(off_blocks + 8))   # the block table: refused at open
         elif i == 3:
             bad.write_bytes(b"NOTADICT" + data[8:])
+        elif i == 4:
+            bad.write_bytes(flipped(middle))   # a block: found by the lookup that reads it
         r = mixed("search", "遗忘曲线", "--json", "-n", "5", "--no-translate", both=False,
                   env=dict(cold, TROVE_XL_DICT=str(path)))
         assert r.rc == 0 and r.err == "", r   # switched off: not even opened
