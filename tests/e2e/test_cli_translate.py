@@ -6,12 +6,14 @@ and `translate: false` switch it off; a missing or damaged dictionary is
 one warning and the channel off; the reader's-language rule holds in a
 vault of translations. Cold and through the daemon alike.
 """
+import json
 import shutil
 import struct
 
 import pytest
 
 from conftest import REPO, SHARED, Trove, daemon_both_ways, trove_bin
+from test_mcp import init_msg, stdio_exchange
 
 DAEMON_BOTH_WAYS = True
 XLANG = REPO / "fixtures" / "xlang-vault"
@@ -71,6 +73,40 @@ def test_explain_names_the_translated_words(mixed):
     assert "translation: off (--no-translate or translate: false)" in r.out, r
     r = mixed.ok("search", "的了吗", "--explain")
     assert "translation: none" in r.out or "no results" in r.out, r
+
+
+def test_mcp_marks_and_switches_the_channel(mixed):
+    def call(id, **args):
+        return {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "search", "arguments": dict(query="遗忘曲线", top_k=5, **args)}}
+    replies = stdio_exchange(mixed, [init_msg("2025-06-18"), call(2), call(3, translate=False),
+                                     call(4, translate="no")])
+    on = replies[1]["result"]["structuredContent"]["results"]
+    assert on[0]["path"] == "learning/forgetting-curve.md" and on[0]["via"] == "translation", on
+    off = replies[2]["result"]["structuredContent"]["results"]
+    assert not by_path(off, "learning/forgetting-curve.md"), off
+    assert all("via" not in r for r in off), off
+    assert "translate" in json.dumps(replies[3]) and "error" in json.dumps(replies[3])
+    # the argument is in the tool's schema
+    tools = stdio_exchange(mixed, [init_msg("2025-06-18"),
+                                   {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    search = next(t for t in tools[1]["result"]["tools"] if t["name"] == "search")
+    assert search["inputSchema"]["properties"]["translate"]["type"] == "boolean"
+
+
+def test_one_language_vault_does_not_translate(trove, tmp_path, trove_mode):
+    dictionary()
+    vault = tmp_path / "en-only"
+    (vault / "learning").mkdir(parents=True)
+    shutil.copy(XLANG / "learning" / "forgetting-curve.md", vault / "learning")
+    trove.ok("collection", "add", vault, "--name", "en")
+    trove.ok("update")
+    for _ in daemon_both_ways(trove, trove_mode):
+        r = trove.ok("search", "forgetting curve", "--explain")
+        assert "translation: none (no note is in the language the query would be " \
+               "translated into)" in r.out, r
+        doc = trove.ok("search", "forgetting curve", "--json", "--explain").json()
+        assert doc["translation"]["state"] == "no-target", doc
 
 
 def test_every_format_and_the_marker(mixed):
