@@ -21,11 +21,6 @@ const char *const search_xlate_state_names[] = {"off", "no-dictionary", "none", 
                                                 "other-language", "translated-vault",
                                                 "no-target"};
 
-/* The translation channel's weight falls by this share of itself times
- * the square of the original query's coverage (query_coverage): a chunk
- * holding every word of the query is strong evidence, one holding a few of
- * them (English words in the code of a Chinese note) barely any. */
-#define XLATE_FALL 0.8
 
 static int cmp_xlate(const void *a, const void *b)
 {
@@ -152,7 +147,7 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
         return TROVE_OK;
     trove_err rc = query_coverage(c->st, c->q, cs, &c->out->xlate_coverage);
     double cov = c->out->xlate_coverage;
-    *factor = hits ? 1.0 - XLATE_FALL * cov * cov : 0.0;
+    *factor = hits ? (1.0 - cov) * (1.0 - cov) : 0.0;
     return rc;
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -219,9 +220,12 @@ static int all_han(const char *s, uint32_t *cps, size_t *n_cps, size_t max)
     return n > 0;
 }
 
+#define ENTRY_TERMS 8   /* clean terms read per entry */
+#define EN_TERMS 6      /* of them, the ones an English key may come from */
+
 typedef struct terms {
-    char t[XDICT_ZH_VALS * 2][XDICT_TERM_MAX];
-    size_t len[XDICT_ZH_VALS * 2];
+    char t[ENTRY_TERMS][XDICT_TERM_MAX];
+    size_t len[ENTRY_TERMS];
     size_t n;
 } terms;
 
@@ -251,6 +255,44 @@ static void entry_terms(json_t *gloss, terms *ts)
             xdict_gloss_terms(json_string_value(g), json_string_length(g), ts, on_term);
 }
 
+/* How good a translation of English term `term` Chinese word `simp` is
+ * (higher better): common words first (jieba's frequency, log scale), then
+ * the term's place among the entry's glosses (the first sense is the
+ * word's meaning, the fifth a stretch), single characters (bound forms,
+ * many senses) and terms with a word dropped ("open up" is no "open")
+ * after words, proper names last. */
+static double en_score(size_t term_idx, size_t n_cps, uint32_t f, int dropped, int proper)
+{
+    return log((double)f + 1.0) - 1.0 * (double)term_idx - 2.5 * (n_cps == 1) -
+           2.0 * dropped - 8.0 * proper;
+}
+
+/* One en record: key = the term's stemmed content words (one or two of
+ * them), value = "SIMP\x1fterm" (the term folded, for the query side's
+ * check that the query's word is the gloss's word and not a stem collision:
+ * "important" and "import" share a stem). */
+static void add_en(recs *en, const char *term, size_t len, const char *simp, size_t idx,
+                   size_t n_cps, uint32_t f, int proper)
+{
+    tbuf key = {0};
+    size_t words = xlate_en_key(term, len, &key);
+    size_t term_words = 1;
+    for (size_t k = 0; k < len; k++)
+        term_words += term[k] == ' ';
+    if (words >= 1 && words <= 2) {
+        double score = en_score(idx, n_cps, f, words != term_words, proper);
+        double r = 1e6 - score * 1e4;
+        uint64_t rank = r < 0 ? 0 : (uint64_t)r;
+        tbuf val = {0};
+        tbuf_printf(&val, "%s%c", simp, XDICT_SURFACE_SEP);
+        for (size_t k = 0; k < len; k++)
+            tbuf_putc(&val, (char)(term[k] >= 'A' && term[k] <= 'Z' ? term[k] + 32 : term[k]));
+        recs_add(en, key.data, key.len, val.data, val.len, rank);
+        tbuf_free(&val);
+    }
+    tbuf_free(&key);
+}
+
 /* One entry into the zh records (both spellings) and the en records. */
 static void add_entry(json_t *e, size_t idx, const seg_dict *freq, recs *zh, recs *en)
 {
@@ -276,22 +318,16 @@ static void add_entry(json_t *e, size_t idx, const seg_dict *freq, recs *zh, rec
             recs_add(zh, trad, strlen(trad), ts.t[i], ts.len[i], rank);
     }
     uint32_t f = freq ? seg_dict_freq(freq, cps, n_cps) : 1;
-    for (size_t i = 0; i < ts.n && i < 3; i++) {
-        tbuf key = {0};
-        size_t words = xlate_en_key(ts.t[i], ts.len[i], &key);
-        size_t term_words = 1;
+    for (size_t i = 0; i < ts.n && i < EN_TERMS; i++) {
+        add_en(en, ts.t[i], ts.len[i], simp, i, n_cps, f, proper);
+        /* "plug-in" is also "plugin", "e-mail" "email" */
+        char joined[XDICT_TERM_MAX];
+        size_t n = 0;
         for (size_t k = 0; k < ts.len[i]; k++)
-            term_words += ts.t[i][k] == ' ';
-        if (words >= 1 && words <= 2) {
-            /* The words whose gloss the key heads (first term, no word of it
-             * dropped: "open up" is no "open"), words jieba cuts out whole,
-             * of two or more characters; then the most frequent. */
-            uint64_t cls = (i > 0) + (words != term_words) + (n_cps == 1) * 2 +
-                           (f == 0 ? 4 : 0) + proper * 8;
-            uint64_t rank = cls << 32 | (uint64_t)(UINT32_MAX - f);
-            recs_add(en, key.data, key.len, simp, strlen(simp), rank);
-        }
-        tbuf_free(&key);
+            if (ts.t[i][k] != '-')
+                joined[n++] = ts.t[i][k];
+        if (n < ts.len[i] && !memchr(joined, ' ', n))
+            add_en(en, joined, n, simp, i, n_cps, f, proper);
     }
 }
 
@@ -357,9 +393,12 @@ static void emit_table(recs *rs, size_t cap, pool *pool, xdict_entry **ents, siz
         e->val_first = (uint32_t)*n_vals;
         e->val_n = 0;
         for (size_t k = i; k < j && e->val_n < cap; k++) {
+            /* one Chinese word once (en values: the part before its term) */
             int dup = 0;
+            size_t kl = strcspn(rs->r[k].val, "\x1f");
             for (size_t m = i; m < k && !dup; m++)
-                dup = strcmp(rs->r[m].val, rs->r[k].val) == 0;
+                dup = strcspn(rs->r[m].val, "\x1f") == kl &&
+                      memcmp(rs->r[m].val, rs->r[k].val, kl) == 0;
             if (dup)
                 continue;
             xgrow(vals, cap_vals, *n_vals + 1, sizeof **vals);

@@ -14,8 +14,10 @@
  *       terms, first senses first (at most XDICT_ZH_VALS);
  *   en  an English word or two-word phrase, folded and stemmed as the
  *       tokenizer stems it ("forgetting curve" -> "forget curv") -> the
- *       Chinese words one of whose first glosses it is, most specific and
- *       most frequent (jieba's frequency) first (at most XDICT_EN_VALS).
+ *       Chinese words one of whose first six glosses it is, best first
+ *       (common words, early senses; at most XDICT_EN_VALS), each as
+ *       "SIMP\x1fterm": the gloss term it came from, folded, so the query
+ *       side can tell "important" from "import" (one stem).
  * Erhua entries (pinyin "r5") and entries that are not all Han are left out.
  *
  * File layout (native little-endian, sections 8-byte aligned):
@@ -52,7 +54,8 @@
 #define XDICT_BLOCK 4096u   /* bytes per checked block */
 #define XDICT_FILE "trove-xl.dict"
 #define XDICT_ZH_VALS 3   /* English terms kept per Chinese word */
-#define XDICT_EN_VALS 4   /* Chinese words kept per English key */
+#define XDICT_EN_VALS 10  /* Chinese words kept per English key */
+#define XDICT_SURFACE_SEP '\x1f'   /* en values: "SIMP\x1fgloss term" */
 
 typedef struct xdict_hdr {
     char magic[8];

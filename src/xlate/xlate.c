@@ -197,6 +197,91 @@ static size_t add_kept(xq *x, const char *from, const xdict_val *v, size_t n)
     return kept;
 }
 
+/* ---- English words: the gloss's word, not only its stem ------------------ */
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Whether `form` is `base` inflected: +s, +es, +ed, +d, +ing, a final e
+ * dropped (store -> storing), y -> ies/ied, a doubled final consonant
+ * (set -> setting). Derivations are not: "important" is no form of
+ * "import", "developer" none of "develop". */
+static int inflected(const char *base, size_t bn, const char *form, size_t fn)
+{
+    if (fn <= bn || memcmp(form, base, bn) != 0) {
+        if (bn > 1 && base[bn - 1] == 'e' && fn >= bn && memcmp(form, base, bn - 1) == 0)
+            return (fn == bn + 2 && ends_with(form, fn, "ed")) ||
+                   (fn == bn + 2 && ends_with(form, fn, "ing"));
+        if (bn > 1 && base[bn - 1] == 'y' && fn == bn + 2 && memcmp(form, base, bn - 1) == 0)
+            return ends_with(form, fn, "ies") || ends_with(form, fn, "ied");
+        return 0;
+    }
+    const char *rest = form + bn;
+    size_t rn = fn - bn;
+    static const char *const plain[] = {"s", "es", "ed", "d", "ing"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (rn == strlen(plain[i]) && memcmp(rest, plain[i], rn) == 0)
+            return plain[i][0] != 'd' || base[bn - 1] == 'e';
+    return rn >= 3 && rest[0] == base[bn - 1] &&
+           ((rn == 3 && memcmp(rest + 1, "ed", 2) == 0) ||
+            (rn == 4 && memcmp(rest + 1, "ing", 3) == 0));
+}
+
+static int same_word(const char *a, size_t an, const char *b, size_t bn)
+{
+    return (an == bn && memcmp(a, b, an) == 0) || inflected(a, an, b, bn) ||
+           inflected(b, bn, a, an);
+}
+
+/* Whether gloss term `term` (folded) is the query's words `w[0..n)`: the
+ * same content words, each the same or an inflection of the other. */
+static int is_the_term(const char *const *w, size_t n, const char *term, size_t len)
+{
+    size_t i = 0, at = 0;
+    while (at < len) {
+        size_t e = at;
+        while (e < len && term[e] != ' ')
+            e++;
+        char word[XDICT_TERM_MAX];
+        size_t wl = e - at < sizeof word - 1 ? e - at : sizeof word - 1;
+        memcpy(word, term + at, wl);
+        word[wl] = '\0';
+        /* "plug-in" stands for "plugin" (its key was made without '-') */
+        size_t k = 0;
+        for (size_t j = 0; j < wl; j++)
+            if (word[j] != '-')
+                word[k++] = word[j];
+        word[k] = '\0';
+        if (k && !query_is_stopword(word, k)) {
+            if (i >= n || !same_word(w[i], strlen(w[i]), word, k))
+                return 0;
+            i++;
+        }
+        at = e + 1;
+    }
+    return i == n;
+}
+
+/* The en values of v[0..n) whose gloss term is the query's words, as
+ * Chinese words (the term cut off), in place; returns how many. */
+static size_t en_matches(const char *const *w, size_t n_w, xdict_val *v, size_t n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *sep = memchr(v[k].s, XDICT_SURFACE_SEP, v[k].len);
+        if (!sep || sep == v[k].s)
+            continue;
+        const char *term = sep + 1;
+        size_t tl = v[k].len - (size_t)(term - v[k].s);
+        if (is_the_term(w, n_w, term, tl))
+            v[kept++] = (xdict_val){v[k].s, (size_t)(sep - v[k].s)};
+    }
+    return kept;
+}
+
 /* A Chinese word: its own entry, else the longest entries it is made of
  * (遗忘曲线 is one word to the segmenter, 遗忘 + 曲线 to the dictionary).
  * Returns the number of pieces translated. */
@@ -299,8 +384,9 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
         if (j < ts.n && latin_word(&ts, j)) {
             tbuf_reset(&pair);
             tbuf_printf(&pair, "%s %s", w, ts.t[j]);
+            const char *both[2] = {w, ts.t[j]};
             if (xlate_en_key(pair.data, pair.len, &key) == 2)
-                got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
+                got = en_matches(both, 2, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
             if (got && add_kept(&x, pair.data, v, got)) {
                 done++;
                 i = j;
@@ -309,7 +395,7 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
             got = 0;
         }
         if (xlate_en_key(w, strlen(w), &key) == 1)
-            got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
+            got = en_matches(&w, 1, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
         done += got && add_kept(&x, w, v, got);
     }
     tbuf_free(&key);
