@@ -312,7 +312,10 @@ static void add_entry(json_t *e, size_t idx, const seg_dict *freq, recs *zh, rec
     /* Proper names (capitalised pinyin) after the common word's senses. */
     uint64_t proper = pinyin[0] >= 'A' && pinyin[0] <= 'Z';
     for (size_t i = 0; i < ts.n; i++) {
-        uint64_t rank = proper << 40 | (uint64_t)idx << 8 | i;
+        /* an entry's one-word terms before its phrases: "take down" for
+         * 笔记 is its first sense, but its words are in every English note */
+        uint64_t phrase = memchr(ts.t[i], ' ', ts.len[i]) != NULL;
+        uint64_t rank = proper << 40 | (uint64_t)idx << 9 | phrase << 8 | i;
         recs_add(zh, simp, strlen(simp), ts.t[i], ts.len[i], rank);
         if (strcmp(trad, simp) != 0)
             recs_add(zh, trad, strlen(trad), ts.t[i], ts.len[i], rank);

@@ -168,6 +168,7 @@ typedef struct xq {
     void *keep_ctx;
     xlate_out *o;
     size_t cap;
+    int words;   /* the query has Chinese words of two or more characters */
 } xq;
 
 static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
@@ -282,6 +283,55 @@ static size_t en_matches(const char *const *w, size_t n_w, xdict_val *v, size_t 
     return kept;
 }
 
+/* The Chinese words v[0..n) of an English source word, added as add_kept
+ * does, but single characters only when no word of two or more is held:
+ * a character is a bound form of many senses (记 for "notes", 将 for
+ * "commands", 以 for "using") and matches nearly every Chinese note. */
+static size_t add_kept_zh(xq *x, const char *from, const xdict_val *v, size_t n)
+{
+    xdict_val words[XDICT_EN_VALS], chars[XDICT_EN_VALS];
+    size_t nw = 0, nc = 0;
+    for (size_t k = 0; k < n && k < XDICT_EN_VALS; k++) {
+        size_t i = 0;
+        tok_utf8_next(v[k].s, v[k].len, &i);
+        if (i < v[k].len)
+            words[nw++] = v[k];
+        else
+            chars[nc++] = v[k];
+    }
+    size_t kept = add_kept(x, from, words, nw);
+    return kept ? kept : add_kept(x, from, chars, nc > 0);
+}
+
+/* Chinese words of every kind of text that the query's function-word list
+ * (text/query.h) keeps, as they ask nothing of the notes: translated, they
+ * become English words of every note ("can may", "within among", 中的
+ * "hit the target"). */
+static const char *const general_zh[] = {
+    "一种", "上", "下", "不", "中", "中的", "也就是", "以及", "使用", "关于", "其他", "到", "可",
+    "可以", "可能", "有", "来", "比如", "每个", "没有", "能够", "进行", "通过", "需要", "用", "用于",
+    "所有", "时", "会", "当", "这里", "那里", "或者",
+};
+
+static int general_word(const char *w, size_t len)
+{
+    for (size_t i = 0; i < sizeof general_zh / sizeof *general_zh; i++)
+        if (strlen(general_zh[i]) == len && memcmp(general_zh[i], w, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether Chinese text w[0..len) is worth translating: no function or
+ * general word, and no single character when the query has words (a
+ * character alone is a bound form with a dozen senses: 本 "root origin",
+ * 更 "change or replace"). */
+static int zh_translatable(const xq *x, const char *w, size_t len)
+{
+    size_t i = 0;
+    tok_utf8_next(w, len, &i);
+    return !query_zh_function_word(w, len) && !general_word(w, len) && (i < len || !x->words);
+}
+
 /* A Chinese word: its own entry, else the longest entries it is made of
  * (遗忘曲线 is one word to the segmenter, 遗忘 + 曲线 to the dictionary).
  * Returns the number of pieces translated. */
@@ -290,7 +340,7 @@ static size_t translate_zh(xq *x, const char *w)
     size_t len = strlen(w), pieces = 0;
     xdict_val v[XDICT_ZH_VALS];
     const xdict *d = x->d;
-    if (query_zh_function_word(w, len))
+    if (!zh_translatable(x, w, len))
         return 0;
     size_t got = xdict_zh(d, w, len, v, XDICT_ZH_VALS);
     if (got)
@@ -304,7 +354,7 @@ static size_t translate_zh(xq *x, const char *w)
         size_t take = 0;
         for (size_t k = n_ends; k >= 1 && !take; k--) {
             size_t plen = ends[k] - at;
-            if (query_zh_function_word(w + at, plen))
+            if (!zh_translatable(x, w + at, plen))
                 continue;
             got = xdict_zh(d, w + at, plen, v, XDICT_ZH_VALS);
             if (got) {
@@ -354,11 +404,16 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
                  xlate_out *out)
 {
     memset(out, 0, sizeof *out);
-    xq x = {d, keep, keep_ctx, out, 0};
+    xq x = {d, keep, keep_ctx, out, 0, 0};
     toks ts = {0};
     tok_opts o = {.query = 1};
     if (d && query)
         tok_run(&o, query, strlen(query), &ts, collect);
+    for (size_t i = 0; i < ts.n && !x.words; i++) {
+        size_t at = 0, len = strlen(ts.t[i]);
+        tok_utf8_next(ts.t[i], len, &at);
+        x.words = ts.cjk[i] && at < len;
+    }
     size_t done = 0;
     tbuf key = {0}, pair = {0};
     for (size_t i = 0; i < ts.n && done < XLATE_MAX_WORDS; i++) {
@@ -387,7 +442,7 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
             const char *both[2] = {w, ts.t[j]};
             if (xlate_en_key(pair.data, pair.len, &key) == 2)
                 got = en_matches(both, 2, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
-            if (got && add_kept(&x, pair.data, v, got)) {
+            if (got && add_kept_zh(&x, pair.data, v, got)) {
                 done++;
                 i = j;
                 continue;
@@ -396,7 +451,7 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
         }
         if (xlate_en_key(w, strlen(w), &key) == 1)
             got = en_matches(&w, 1, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
-        done += got && add_kept(&x, w, v, got);
+        done += got && add_kept_zh(&x, w, v, got);
     }
     tbuf_free(&key);
     tbuf_free(&pair);
