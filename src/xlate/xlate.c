@@ -186,11 +186,13 @@ static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
 }
 
 /* The candidates v[0..n) of source word `from` that the index holds, at
- * most XLATE_PER_WORD of them; returns how many were added. */
+ * most XLATE_PER_WORD of them, from its first XLATE_TRIES (each is a look
+ * in the index; the later ones are rarely the word's meaning); returns how
+ * many were added. */
 static size_t add_kept(xq *x, const char *from, const xdict_val *v, size_t n)
 {
     size_t kept = 0;
-    for (size_t k = 0; k < n && kept < XLATE_PER_WORD; k++)
+    for (size_t k = 0; k < n && k < XLATE_TRIES && kept < XLATE_PER_WORD; k++)
         if (!x->keep || x->keep(x->keep_ctx, v[k].s, v[k].len)) {
             add(x->o, &x->cap, from, &v[k]);
             kept++;
