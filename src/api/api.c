@@ -48,6 +48,9 @@ void api_close(api *a)
     store_close(a->rd);
     apim_release(a->models, &a->em_slot);
     apim_release(a->models, &a->rm_slot);
+    apim_release(a->models, &a->gm_slot);
+    embed_close(a->gm.m);
+    free(a->gm.path);
     embed_close(a->em.m);
     free(a->em.path);
     embed_close(a->rm.m);
@@ -260,15 +263,20 @@ pthread_mutex_t *api_rm_lock(api *a)
     return a->rm_slot ? &a->rm_slot->use : NULL;
 }
 
+pthread_mutex_t *api_gm_lock(api *a)
+{
+    return a->gm_slot ? &a->gm_slot->use : NULL;
+}
+
 trove_err api_model_get(api *a, int kind, const char *path, int key_param, int open_param,
                         apim_open_fn open, embed_model **out)
 {
     *out = NULL;
-    int rerank = kind == APIM_RERANK;
+    api_model_slot **slot = kind == APIM_RERANK ? &a->rm_slot
+                            : kind == APIM_GENERATE ? &a->gm_slot : &a->em_slot;
     if (a->models)
-        return apim_get(a->models, kind, path, key_param, open_param, open,
-                        rerank ? &a->rm_slot : &a->em_slot, out);
-    api_own_model *own = rerank ? &a->rm : &a->em;
+        return apim_get(a->models, kind, path, key_param, open_param, open, slot, out);
+    api_own_model *own = kind == APIM_RERANK ? &a->rm : kind == APIM_GENERATE ? &a->gm : &a->em;
     if (own->m && strcmp(own->path, path) == 0 && own->key == key_param) {
         *out = own->m;
         return TROVE_OK;

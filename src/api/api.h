@@ -582,7 +582,10 @@ trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out);
 
 /* ---- eval: how well search works on this vault (api_eval.c) ---- */
 
-enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_N_MIXES };
+/* QUERY: the query pipeline (api_query: expansion, fusion, the lexical
+ * re-scorer, no reranker model) under the current settings. */
+enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_QUERY,
+       API_EVAL_N_MIXES };
 extern const char *const api_eval_mix_names[API_EVAL_N_MIXES + 1];   /* NULL-terminated */
 
 typedef struct api_eval_opts {
@@ -614,7 +617,8 @@ typedef struct api_eval_result {
 
 /* Build the test set from the index (search/evalset.h), run each query
  * through api_search (limit 10) under each channel mix (the vector mix only
- * with a model and vectors) or each compared setting, and average nDCG@10,
+ * with a model and vectors) and through api_query, or under each compared
+ * setting, and average nDCG@10,
  * Recall@10 and MRR per kind and over all. Reads only: never writes the
  * index. TROVE_EINVAL for a setting that does not parse or is out of
  * bounds, TROVE_ENOENT for an unknown collection or no index. */

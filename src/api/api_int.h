@@ -11,7 +11,7 @@
 
 /* One model inside an api_models: opened once, used under `use`. */
 typedef struct api_model_slot {
-    int kind;                 /* APIM_EMBED, APIM_RERANK */
+    int kind;                 /* APIM_EMBED, APIM_RERANK, APIM_GENERATE */
     char *path;               /* as first opened */
     char *key;                /* its real path (else the path itself) */
     int param;                /* rerank: max_tokens; embed: 0 */
@@ -22,7 +22,9 @@ typedef struct api_model_slot {
     struct api_model_slot *next;
 } api_model_slot;
 
-enum { APIM_EMBED, APIM_RERANK };
+/* GENERATE: a decoder that writes text (query --expand-model's). */
+enum { APIM_EMBED, APIM_RERANK, APIM_GENERATE };
+extern const char *const apim_kind_names[];   /* "embed", "rerank", "generate" */
 
 /* Opens a model (path, param) or fails with a trove_fail detail. */
 typedef trove_err (*apim_open_fn)(const char *path, int param, embed_model **out);
@@ -57,16 +59,18 @@ struct api {
     api_own_model em;   /* embedding model, opened by api_embedder() */
     api_own_model rm;   /* reranker model, opened by api_query(); key: its
                            max_tokens (the reranker window) */
-    api_models *models; /* lent by api_use_models(), NULL: em/rm above */
-    api_model_slot *em_slot, *rm_slot;   /* held in `models` */
+    api_own_model gm;   /* expansion model (api_expand.c), opened by api_query() */
+    api_models *models; /* lent by api_use_models(), NULL: em/rm/gm above */
+    api_model_slot *em_slot, *rm_slot, *gm_slot;   /* held in `models` */
 };
 
-/* Generative expansion (api_expand.c): the model at path turns query into
+/* Generative expansion (api_expand.c): the model at path (a's own, or
+ * shared through its api_models, used under its lock) turns query into
  * lex:/vec:/hyde: lines, parsed into *out (freed by the caller with
  * qx_result_free). 1 when they are usable; 0 when not (out empty). Either
  * way info->expand_note says what happened (for --explain). */
 struct qx_result;
-int api_expand_model(const char *path, const char *query, api_query_info *info,
+int api_expand_model(api *a, const char *path, const char *query, api_query_info *info,
                      struct qx_result *out);
 
 /* The indexed note REF names (as api_get takes it, without ":LINE"; a
@@ -82,5 +86,6 @@ trove_err api_collections_known(const api *a, const char *const *names, size_t n
 /* The lock to hold while a's embedding model computes (NULL: its own). */
 pthread_mutex_t *api_em_lock(api *a);
 pthread_mutex_t *api_rm_lock(api *a);
+pthread_mutex_t *api_gm_lock(api *a);
 
 #endif

@@ -731,7 +731,7 @@ static void search_args_init(void *o)
 {
     api_search_opts_init(o);
 }
-static TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
+TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
 
 static const wire_field query_args_rows[] = {
     {.key = NULL, .off = offsetof(api_query_opts, base), .kind = WIRE_OBJ,
@@ -741,7 +741,7 @@ static const wire_field query_args_rows[] = {
     W(api_query_opts, candidates, WIRE_SIZE),
     W(api_query_opts, window_tokens, WIRE_SIZE),
     W(api_query_opts, reranker, WIRE_STR, .path = 1),
-    W(api_query_opts, expand_model, WIRE_STR),
+    W(api_query_opts, expand_model, WIRE_STR, .path = 1),
 };
 static void query_args_init(void *o)
 {
@@ -813,7 +813,7 @@ static const wire_field passage_rows[] = {
     W(search_passage, score, WIRE_DOUBLE),
     W(search_passage, snippet, WIRE_STR),
 };
-static TYPE(search_passage, passage_type, "a passage", passage_rows);
+TYPE(search_passage, wire_passage_type, "a passage", passage_rows);
 
 static const wire_field result_rows[] = {
     W(search_result, doc_id, WIRE_I64),
@@ -840,7 +840,7 @@ static const wire_field result_rows[] = {
     W(search_result, date, WIRE_DOUBLE),
     W(search_result, date_source, WIRE_STR),
     W(search_result, recency, WIRE_DOUBLE),
-    W(search_result, passages, WIRE_ARRAY, COUNT(search_result, n_passages), .sub = &passage_type),
+    W(search_result, passages, WIRE_ARRAY, COUNT(search_result, n_passages), .sub = &wire_passage_type),
     W(search_result, body, WIRE_BYTES, COUNT(search_result, body_len)),
 };
 TYPE(search_result, wire_result_type, "a result", result_rows);
@@ -1437,6 +1437,23 @@ json_t *wire_skipped(const index_freshness *f)
 json_t *wire_search_opts(const api_search_opts *o)
 {
     return wire_emit(&wire_search_args_type, o);
+}
+
+const wire_field *wire_search_row(const char *row)
+{
+    const wire_field *f = row_named(&wire_search_args_type, row);
+    if (!f) {   /* a front end naming a row the table lacks: a bug, seen at once */
+        fprintf(stderr, "trove: wire: the search request has no row '%s'\n", row);
+        abort();
+    }
+    return f;
+}
+
+trove_err wire_search_row_parse(const char *row, const json_t *v, api_search_opts *o,
+                                wire_args *hold)
+{
+    const wire_field *f = wire_search_row(row);
+    return f->n ? parse_fixed_array(f, v, o, hold) : parse_one(f, v, o, AT(o, f->off, char), hold);
 }
 
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold)
