@@ -27,9 +27,12 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
              " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
     trove_err rc = search_keep_best(st, plain, joined, fts, f, f->heading, &top);
     sqlite3_stmt *s = NULL;
+    /* The note's language only where it decides (the translated query);
+     * the keyword channel's lookups stay in the chunks table. */
     if (rc == TROVE_OK && top.n)
-        rc = prepare(st, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
-                         " WHERE c.id = ?", &s);
+        rc = prepare(st, skip_zh >= 0 ? "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d"
+                                        " ON d.id = c.doc_id WHERE c.id = ?"
+                                      : "SELECT doc_id FROM chunks WHERE id = ?", &s);
     /* Notes are ranked by rank_bm25() once their link priors are known. */
     size_t notes = 0;
     for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
