@@ -109,7 +109,7 @@ _trove()
         context/add|context/rm|context/remove)
             _trove_reply "$(_trove_collections "$trove")" ;;
         collection/add) COMPREPLY=($(compgen -d -- "$cur")) ;;
-        search/|vsearch/|query/|tokenize/|daemon/*|snapshot/*|collection/*|context/*|\
+        search/|vsearch/|query/|tokenize/|daemon/*|snapshot/*|collection/*|context/*|publish/*|\
         status/|check/|mcp/|serve/|embed/|model/list|model/pull|dupes/|eval/)
             COMPREPLY=() ;;   # query words, ids, names: nothing to complete from
         *) COMPREPLY=($(compgen -f -- "$cur")) ;;

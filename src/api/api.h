@@ -31,6 +31,7 @@
 #define TROVE_API_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -397,6 +398,55 @@ void api_update_opts_init(api_update_opts *o);
  * open, sees the result on its next read). TROVE_ENOENT when the config has
  * no collections or a named one is not configured. */
 trove_err api_update(api *a, const api_update_opts *o, index_update_result *out);
+
+/* ---- publish (api_publish.c; docs/scaling.md) ----
+ * The index as OpenSearch documents, sent to one endpoint (or written to a
+ * folder): the first publish sends every chunk, the next ones what the
+ * snapshots since the recorded one changed (from the undo log), recorded
+ * in our meta ("publish:URL/INDEX") and in the index's mapping _meta. */
+typedef struct api_publish_opts {
+    const char *url;          /* http(s)://host:port; NULL with dry_run */
+    const char *index;        /* NULL: "trove" */
+    const char *dry_run;      /* folder: write the bodies there, send and record nothing */
+    int full;                 /* send everything, then delete what this did not send */
+    size_t batch_bytes, batch_actions;   /* 0: PUB_BULK_MAX_* */
+    int retries;              /* < 0: default */
+    long timeout_s;           /* <= 0: default */
+    int progress, tty;
+    const volatile sig_atomic_t *stop;
+} api_publish_opts;
+
+typedef struct api_publish_result {
+    int full;                 /* everything was sent */
+    const char *why_full;     /* static: why (first publish, --full, ...) */
+    int64_t from, to;         /* snapshots: recorded before (0: none), published now */
+    int created;              /* the index was created */
+    int dim;                  /* vector width published (0: none) */
+    char *model;              /* its name, NULL: none */
+    size_t notes, upserts, deletes, batches, retried, failed;
+    size_t no_vector;         /* chunks sent without a vector (not embedded yet) */
+    char *first_error;        /* the first refused item, NULL: none */
+    char *url;                /* the endpoint without credentials, or the folder */
+    char *index;
+} api_publish_result;
+
+/* TROVE_EIO when items were refused for good (nothing recorded then). */
+trove_err api_publish(api *a, const api_publish_opts *o, api_publish_result *out);
+void api_publish_result_free(api_publish_result *r);
+/* An OpenSearch index name trove accepts: lower case, none of the
+ * characters \ / * ? " < > | , # : or a space, not starting with - _ +,
+ * not . or ..; TROVE_EUSAGE otherwise. */
+trove_err api_publish_index_check(const char *name);
+
+/* The search `o` asks for, against the index `trove publish opensearch`
+ * made at REMOTE ("http://host:9200/INDEX", no INDEX: "trove";
+ * api_remote.c): the query's terms from trove's tokenizer, its vector from
+ * o->model when the index has vectors of that model (checked by
+ * fingerprint: another model is TROVE_EUNSUPPORTED), a hybrid query
+ * through the index's RRF pipeline with the filters mapped, one result per
+ * note. with_body is refused (the notes may not be on this machine). */
+trove_err api_search_remote(api *a, const api_search_opts *o, const char *remote,
+                            search_results *out);
 
 /* ---- snapshots ---- */
 

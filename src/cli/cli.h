@@ -78,6 +78,7 @@ int cmd_serve(cli *c, int argc, char **argv);
 int cmd_tokenize(cli *c, int argc, char **argv);
 int cmd_embed(cli *c, int argc, char **argv);
 int cmd_snapshot(cli *c, int argc, char **argv);
+int cmd_publish(cli *c, int argc, char **argv);
 int cmd_vsearch(cli *c, int argc, char **argv);
 int cmd_query(cli *c, int argc, char **argv);
 /* The reranker for `query`: flag, else $TROVE_RERANK_MODEL, else the

@@ -46,6 +46,8 @@ static const char search_help[] =
     "  --vector-weight F     weight of the vector channel (default {vector_weight})\n"
     "  --no-vector           keywords and titles only\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
+    "  --remote URL          search the index `trove publish opensearch` made at\n"
+    "                        URL/INDEX (http://host:9200/notes) instead of this one\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
@@ -62,6 +64,7 @@ static const char vsearch_help[] =
     "  -n N, --all, -c NAME, --folder P, --tags T, --lang L, --where EXPR,\n"
     "  --since D, --until D, --recent, --heading T, --passages N as for `trove search`\n"
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
+    "  --remote URL          the published index at URL/INDEX (`trove search --help`)\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
 static const char query_help[] =
@@ -95,6 +98,7 @@ typedef struct search_args {
     out_opts oo;
     int vector_only, no_vector;
     const char *model_flag;
+    const char *remote;      /* --remote URL: a published index, NULL: this one */
     tbuf query;
     const char **collections;
     char *attached;          /* per collection: given as "-cNAME" */
@@ -233,6 +237,10 @@ static int parse_args(search_args *a, int argc, char **argv)
             a->oo.explain = 1;
         } else if (strcmp(arg, "--no-vector") == 0 && !a->vector_only) {
             a->no_vector = 1;
+        } else if (!a->is_query && cli_opt_value(argc, argv, &i, "--remote", &v)) {
+            if (!v || !*v)
+                return cli_usage(cmd, "--remote needs a URL (http://host:9200/INDEX)");
+            a->remote = v;
         } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
             if (!v || !*v)
                 return cli_usage(cmd, "--model needs a path");
@@ -554,9 +562,15 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     }
     search_results res;
     trove_err err;
-    if ((rc = cli_answer(c, &api, a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH, &a.ao,
-                         &res, &err)) != EXIT_OK)
+    if (a.remote) {
+        /* The published index answers: no daemon, no local index needed. */
+        if ((rc = cli_open_api(c, &api)) != EXIT_OK)
+            goto out;
+        err = api_search_remote(api, &a.ao, a.remote, &res);
+    } else if ((rc = cli_answer(c, &api, a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH,
+                                &a.ao, &res, &err)) != EXIT_OK) {
         goto out;
+    }
     if (err) {
         const char *cut = attached_unknown(&a, err);
         rc = cli_error(err);

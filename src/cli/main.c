@@ -41,6 +41,7 @@ static const command commands[] = {
     {"status", cmd_status, "collections, counts, index size and freshness"},
     {"check", cmd_check, "check the index for damage and broken invariants"},
     {"snapshot", cmd_snapshot, "list|rollback numbered snapshots of the index (one per change)"},
+    {"publish", cmd_publish, "send the index to OpenSearch, incrementally (docs/scaling.md)"},
     {"mcp", cmd_mcp, "serve the Model Context Protocol (stdio or --http) for AI agents"},
     {"serve", cmd_serve, "a local web page for searching and reading notes (docs/web.md)"},
     {"tokenize", cmd_tokenize, "show the terms the index (or --query) makes of a text"},

@@ -32,6 +32,8 @@ static struct {
     CURLcode (*getinfo)(CURL *, CURLINFO, ...);
     void (*cleanup)(CURL *);
     const char *(*strerror)(CURLcode);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
 } cu;
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static int cu_ok;
@@ -52,8 +54,11 @@ static void cu_load(void)
         cu.getinfo = (__typeof__(cu.getinfo))dlsym(h, "curl_easy_getinfo");
         cu.cleanup = (__typeof__(cu.cleanup))dlsym(h, "curl_easy_cleanup");
         cu.strerror = (__typeof__(cu.strerror))dlsym(h, "curl_easy_strerror");
+        cu.slist_append = (__typeof__(cu.slist_append))dlsym(h, "curl_slist_append");
+        cu.slist_free_all = (__typeof__(cu.slist_free_all))dlsym(h, "curl_slist_free_all");
         if (cu.global_init && cu.easy_init && cu.setopt && cu.perform && cu.getinfo &&
-            cu.cleanup && cu.strerror && cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+            cu.cleanup && cu.strerror && cu.slist_append && cu.slist_free_all &&
+            cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
             cu_ok = 1;
         else
             dlclose(h);
@@ -263,20 +268,24 @@ static void draw(xfer *x, int final)
     x->last_draw = t;
 }
 
-/* End a redrawn bar before printing a message under it. */
+void fetch_vnote(int *drawn, const char *fmt, va_list ap)
+{
+    if (*drawn)
+        fputc('\n', stderr);
+    *drawn = 0;
+    fputs("trove: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 static void note(xfer *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(xfer *x, const char *fmt, ...)
 {
     if (!x->o->progress)
         return;
-    if (x->drawn)
-        fputc('\n', stderr);
-    x->drawn = 0;
     va_list ap;
     va_start(ap, fmt);
-    fputs("trove: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fetch_vnote(&x->drawn, fmt, ap);
     va_end(ap);
 }
 
@@ -680,4 +689,127 @@ trove_err fetch_file(const char *url, const char *dest, const fetch_opts *o)
     close(x.fd);
     tbuf_free(&part);
     return rc;
+}
+
+/* ---- requests with a body in memory ---------------------------------- */
+
+struct fetch_http {
+    CURL *h;
+};
+
+fetch_http *fetch_http_open(void)
+{
+    if (fetch_load())
+        return NULL;
+    CURL *h = cu.easy_init();
+    if (!h) {
+        trove_fail(TROVE_ENOMEM, "cannot start an HTTP session (curl_easy_init)");
+        return NULL;
+    }
+    fetch_http *s = xcalloc(1, sizeof *s);
+    s->h = h;
+    return s;
+}
+
+void fetch_http_close(fetch_http *s)
+{
+    if (!s)
+        return;
+    cu.cleanup(s->h);
+    free(s);
+}
+
+long fetch_parse_retry_after(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    int64_t v;
+    if (parse_i64(s, len, &i, &v) < 0 || v > 86400 * 365)
+        return -1;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+        i++;
+    return i == len ? (long)v : -1;
+}
+
+typedef struct http_xfer {
+    fetch_http_resp *rs;
+    int too_big;
+} http_xfer;
+
+static size_t http_on_header(char *buf, size_t size, size_t n, void *ud)
+{
+    http_xfer *x = ud;
+    size_t len = size * n;
+    if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0)
+        x->rs->retry_after = -1;   /* a new response: forget the previous one's */
+    else if (len > 12 && strncasecmp(buf, "retry-after:", 12) == 0)
+        x->rs->retry_after = fetch_parse_retry_after(buf + 12, len - 12);
+    return len;
+}
+
+static size_t http_on_body(char *buf, size_t size, size_t n, void *ud)
+{
+    http_xfer *x = ud;
+    size_t len = size * n;
+    if (x->rs->body.len + len > FETCH_HTTP_MAX) {
+        x->too_big = 1;
+        return 0;
+    }
+    tbuf_append(&x->rs->body, buf, len);
+    return len;
+}
+
+trove_err fetch_http_send(fetch_http *s, const fetch_http_req *rq, fetch_http_resp *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->retry_after = -1;
+    CURL *h = s->h;
+    http_xfer x = {.rs = rs};
+    struct curl_slist *hdrs = NULL;
+    if (rq->content_type) {
+        char line[128];
+        snprintf(line, sizeof line, "Content-Type: %s", rq->content_type);
+        hdrs = cu.slist_append(hdrs, line);
+    }
+    hdrs = cu.slist_append(hdrs, "Expect:");   /* no 100-continue round trip per batch */
+    cu.setopt(h, CURLOPT_URL, rq->url);
+    cu.setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    cu.setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    cu.setopt(h, CURLOPT_NOSIGNAL, 1L);
+    cu.setopt(h, CURLOPT_USERAGENT, "trove/0.1 (publish)");
+    cu.setopt(h, CURLOPT_CONNECTTIMEOUT, rq->connect_s > 0 ? rq->connect_s : 10L);
+    cu.setopt(h, CURLOPT_TIMEOUT, rq->timeout_s > 0 ? rq->timeout_s : 60L);
+    cu.setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    cu.setopt(h, CURLOPT_HEADERFUNCTION, http_on_header);
+    cu.setopt(h, CURLOPT_HEADERDATA, &x);
+    cu.setopt(h, CURLOPT_WRITEFUNCTION, http_on_body);
+    cu.setopt(h, CURLOPT_WRITEDATA, &x);
+    cu.setopt(h, CURLOPT_NOBODY, strcmp(rq->method, "HEAD") == 0 ? 1L : 0L);
+    if (strcmp(rq->method, "GET") == 0) {
+        cu.setopt(h, CURLOPT_HTTPGET, 1L);
+        cu.setopt(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
+    } else if (strcmp(rq->method, "HEAD") != 0) {
+        cu.setopt(h, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
+        cu.setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(rq->body ? rq->len : 0));
+        cu.setopt(h, CURLOPT_CUSTOMREQUEST, strcmp(rq->method, "POST") == 0 ? NULL : rq->method);
+    }
+    CURLcode c = cu.perform(h);
+    cu.setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    cu.slist_free_all(hdrs);
+    cu.getinfo(h, CURLINFO_RESPONSE_CODE, &rs->status);
+    if (x.too_big)
+        return trove_fail(TROVE_ERANGE, "%s %s: the answer is larger than %u MiB", rq->method,
+                          rq->url, FETCH_HTTP_MAX >> 20);
+    if (c != CURLE_OK) {
+        rs->timed_out = c == CURLE_OPERATION_TIMEDOUT;
+        rs->no_connection = c == CURLE_COULDNT_CONNECT || c == CURLE_COULDNT_RESOLVE_HOST;
+        return trove_fail(TROVE_EIO, "%s %s: %s", rq->method, rq->url, cu.strerror(c));
+    }
+    return TROVE_OK;
+}
+
+void fetch_http_resp_free(fetch_http_resp *rs)
+{
+    tbuf_free(&rs->body);
 }

@@ -30,9 +30,11 @@
 #define TROVE_FETCH_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 typedef struct fetch_opts {
@@ -64,5 +66,49 @@ int fetch_parse_content_range(const char *s, size_t len, int64_t *start, int64_t
  * percent, rate and ETA. total < 0: unknown; rate in bytes/s. */
 void fetch_format_progress(char *buf, size_t cap, const char *label, int64_t done,
                            int64_t total, double rate);
+
+/* "trove: MESSAGE" on stderr under a redrawn progress line (*drawn: one
+ * is on screen; it is ended first and *drawn cleared). */
+void fetch_vnote(int *drawn, const char *fmt, va_list ap);
+
+/* ---- requests with a body in memory (publish's calls to OpenSearch) ----
+ * A session keeps one connection open across requests (keep-alive). A
+ * request is sent once: retries are the caller's (it knows what may be
+ * sent again). Every HTTP status is TROVE_OK, the caller reads it; a
+ * transport failure (refused, DNS, TLS, timeout) is TROVE_EIO naming the
+ * URL with curl's words, *timed_out set for a timeout. The answer's body is
+ * kept up to FETCH_HTTP_MAX bytes (TROVE_ERANGE past it). The URL may carry
+ * user:password@ (basic authentication). */
+#define FETCH_HTTP_MAX (64u << 20)
+
+typedef struct fetch_http fetch_http;
+
+typedef struct fetch_http_req {
+    const char *method;        /* GET, PUT, POST, DELETE, HEAD */
+    const char *url;
+    const char *content_type;  /* NULL: none (no body) */
+    const char *body;          /* may be NULL */
+    size_t len;
+    long timeout_s;            /* whole request; <= 0: 60 */
+    long connect_s;            /* <= 0: 10 */
+} fetch_http_req;
+
+typedef struct fetch_http_resp {
+    long status;
+    tbuf body;
+    long retry_after;          /* seconds from a Retry-After header; -1: none */
+    int timed_out;
+    int no_connection;         /* refused or no such host: nothing was sent */
+} fetch_http_resp;
+
+/* NULL (with trove_fail) when libcurl cannot be loaded. */
+fetch_http *fetch_http_open(void);
+void fetch_http_close(fetch_http *h);
+trove_err fetch_http_send(fetch_http *h, const fetch_http_req *rq, fetch_http_resp *rs);
+void fetch_http_resp_free(fetch_http_resp *rs);
+/* The delay-seconds form of a Retry-After value ("120"); -1 for anything
+ * else (an HTTP date is not read: the caller's backoff applies). Reads at
+ * most len bytes of s. */
+long fetch_parse_retry_after(const char *s, size_t len);
 
 #endif

@@ -31,6 +31,7 @@ COMMAND_LINES = [
     ("check",),
     ("snapshot", "list"),
     ("snapshot", "rollback", "1"),
+    ("publish", "opensearch", "http://127.0.0.1:1"),
     ("mcp",),
     ("serve",),
     ("tokenize", "word"),
