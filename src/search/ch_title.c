@@ -24,6 +24,7 @@ typedef struct token_set {
     char **items;
     size_t n, cap;
     int skip_function_words;   /* leave out Chinese function words */
+    int has_cjk;               /* the query's set: a token holds a CJK character */
     store *st;                 /* the query's set: where its notes are */
     trove_err rc;              /* ... and the first error reading them */
 } token_set;
@@ -61,6 +62,29 @@ static void tokenize_into(token_set *ts, const char *text, size_t len)
 {
     static const tok_opts opts = {.stem = 1, .query = 1};
     tok_run(&opts, text, len, ts, collect_token);
+}
+
+/* A name's tokens and which query tokens it holds (is_hit); returns how
+ * many. A query without CJK tokens cannot match the words of a name's CJK
+ * text (every token cut from CJK text holds a CJK character), so those are
+ * cut only for a name that matched otherwise, where their number counts
+ * (precision). Segmenting them for every candidate name loaded the Chinese
+ * dictionary at every cold English search of a multilingual vault. */
+static size_t name_tokens(const token_set *q, const char *name, size_t len, token_set *nt,
+                          unsigned char *is_hit)
+{
+    int skip = !q->has_cjk && tok_has_cjk(name, len);
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = skip};
+    tok_run(&opts, name, len, nt, collect_token);
+    size_t hit = 0;
+    for (size_t i = 0; i < q->n; i++)
+        if (token_set_has(nt, q->items[i], strlen(q->items[i])))
+            hit++, is_hit[i] = 1;
+    if (hit && skip) {
+        token_set_free(nt);
+        tokenize_into(nt, name, len);
+    }
+    return hit;
 }
 
 /* Whether the text of note doc_id (its first SEARCH_NOTE_CHUNKS chunks) holds
@@ -113,12 +137,8 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
                          int64_t doc_id)
 {
     token_set nt = {0};
-    tokenize_into(&nt, name, len);
-    size_t hit = 0;
     unsigned char *is_hit = xcalloc(q->n ? q->n : 1, 1);
-    for (size_t i = 0; i < q->n; i++)
-        if (token_set_has(&nt, q->items[i], strlen(q->items[i])))
-            hit++, is_hit[i] = 1;
+    size_t hit = name_tokens(q, name, len, &nt, is_hit);
     double score = 0;
     if (hit && nt.n) {
         double coverage = (double)hit / (double)q->n;
@@ -200,6 +220,8 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     qt.skip_function_words = 0;
     if (qt.n == 0)
         return TROVE_OK;
+    for (size_t i = 0; i < qt.n && !qt.has_cjk; i++)
+        qt.has_cjk = tok_has_cjk(qt.items[i], strlen(qt.items[i]));
     /* The best names by BM25 are re-scored by query coverage; an exact or
      * near-exact name is always among them. */
     topk top = {.cap = TITLE_CANDIDATES};

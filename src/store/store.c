@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -70,51 +71,27 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
     "  coalesce(json_group_object(lang, n), '{}') FROM" \
     "  (SELECT lang, count(*) AS n FROM docs WHERE lang != '' GROUP BY lang)));"
 
-/* Frontmatter fields, typed (schema version 6): the --where filters and
- * note dates read them (search/where.h, docs/schema.md). Kept by triggers
- * on docs, so every path that writes notes (update, rollback, upgrade,
- * rebuild) keeps them: one row per top-level scalar of docs.meta and per
- * scalar element of a top-level list; key '' is the date in the file name.
- * type: store_field_type (store.h). txt: the value as text, every type. */
-#define FIELD_TYPE(T, A) \
-    "CASE WHEN " T " IN ('integer', 'real') THEN 2 WHEN " T " IN ('true', 'false') THEN 3" \
-    " WHEN " T " = 'null' THEN 5 WHEN " T " = 'text' AND " A \
-    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday(" A ") IS NOT NULL" \
-    " THEN 4 ELSE 1 END"
-#define FIELD_NUM(T, A) \
-    "CASE WHEN " T " IN ('integer', 'real') THEN " A " WHEN " T " = 'true' THEN 1" \
-    " WHEN " T " = 'false' THEN 0 WHEN " T " = 'text' AND " A \
-    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN julianday(" A ") - 2440587.5 END"
-#define FIELD_TXT(T, A) \
-    "CASE WHEN " T " = 'true' THEN 'true' WHEN " T " = 'false' THEN 'false' ELSE " A " END"
-/* The rows of one note (FROM "": the trigger's new row) or of every note
- * (FROM "docs d,"). */
-#define FIELDS_OF(FROM, ID, META) \
-    "SELECT " ID ", lower(e.key), " FIELD_TYPE("e.type", "e.atom") ", " \
-    FIELD_NUM("e.type", "e.atom") ", " FIELD_TXT("e.type", "e.atom") \
-    " FROM " FROM " json_each(" META ") e" \
-    " WHERE e.type NOT IN ('array', 'object') AND e.key != ''" \
-    " UNION ALL SELECT " ID ", lower(e.key), " FIELD_TYPE("l.type", "l.atom") ", " \
-    FIELD_NUM("l.type", "l.atom") ", " FIELD_TXT("l.type", "l.atom") \
-    " FROM " FROM " json_each(" META ") e, json_each(e.value) l" \
-    " WHERE e.type = 'array' AND l.type NOT IN ('array', 'object') AND e.key != ''"
-#define META_OR_EMPTY(M) "CASE WHEN json_valid(" M ") THEN " M " ELSE '{}' END"
-#define NAME_DATE_OF(FROM, ID, PATH) \
-    "SELECT " ID ", '', 4, trove_name_date(" PATH "), NULL" FROM \
-    " WHERE trove_name_date(" PATH ") IS NOT NULL"
+/* The fields table (schema version 6, docs/schema.md; its rows:
+ * STORE_FIELDS_OF in store_int.h). Kept by the store's own writes, not by
+ * triggers on docs: a trigger makes every docs insert a statement with a
+ * statement journal, and each statement savepoint makes FTS5 flush its
+ * pending terms into a new segment, one segment per note instead of one
+ * per transaction. Those segments merge unevenly, and the tombstones of
+ * deleted notes then stay unmerged (the index did not shrink after mass
+ * deletions). Indexes made by a version that had the triggers lose them
+ * at their next writable open. */
 #define FIELDS_SCHEMA_SQL \
     "CREATE TABLE IF NOT EXISTS fields(doc_id INTEGER NOT NULL, key TEXT NOT NULL," \
     "  type INTEGER NOT NULL, num REAL, txt TEXT);" \
     "CREATE INDEX IF NOT EXISTS fields_doc ON fields(doc_id, key, type, num, txt);" \
     "CREATE INDEX IF NOT EXISTS fields_key ON fields(key);" \
-    "CREATE TRIGGER IF NOT EXISTS docs_fields_add AFTER INSERT ON docs BEGIN" \
-    "  INSERT INTO fields(doc_id, key, type, num, txt)" \
-    "   " FIELDS_OF("", "new.id", META_OR_EMPTY("new.meta")) ";" \
-    "  INSERT INTO fields(doc_id, key, type, num, txt) " NAME_DATE_OF("", "new.id", "new.path") ";" \
-    " END;" \
-    "CREATE TRIGGER IF NOT EXISTS docs_fields_del AFTER DELETE ON docs BEGIN" \
-    "  DELETE FROM fields WHERE doc_id = old.id;" \
-    " END;"
+    "DROP TRIGGER IF EXISTS docs_fields_add;" \
+    "DROP TRIGGER IF EXISTS docs_fields_del;"
+/* One note's fields rows, read and then written one row at a time: a
+ * multi-row INSERT ... SELECT would open a statement journal (see above). */
+static const char doc_fields_sql[] = STORE_FIELDS_OF("d.id = ?1");
+static const char field_insert_sql[] =
+    "INSERT INTO fields(doc_id, key, type, num, txt) VALUES (?,?,?,?,?)";
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
@@ -399,16 +376,13 @@ static trove_err upgrade_schema(store *st, int version)
     }
     if (version == 5 && rc == TROVE_OK) {
         /* v6: frontmatter values typed (numbers, booleans, null), and the
-         * fields table with its triggers, filled from every note's meta. */
+         * fields table, filled from every note's meta and file name. */
         rc = store_exec(st, "UPDATE docs SET meta = coalesce(trove_meta_retype(meta), meta)"
                             " WHERE meta IS NOT NULL");
         if (rc == TROVE_OK)
             rc = store_exec(st, FIELDS_SCHEMA_SQL
                             "DELETE FROM fields;"   /* a hand-made table: filled once, here */
-                            "INSERT INTO fields(doc_id, key, type, num, txt) "
-                            FIELDS_OF("docs d,", "d.id", META_OR_EMPTY("d.meta")) ";"
-                            "INSERT INTO fields(doc_id, key, type, num, txt) "
-                            NAME_DATE_OF(" FROM docs d", "d.id", "d.path") ";");
+                            STORE_FIELDS_INSERT("1") ";");
         version = 6;
     }
     if (rc == TROVE_OK) {
@@ -631,8 +605,19 @@ void store_reclaim(store *st, int force)
         sqlite3_exec(st->db, "VACUUM", NULL, NULL, NULL);
 }
 
+/* SQLite counts every allocation under a global mutex for
+ * sqlite3_memory_used() and heap limits, which trove never uses: off,
+ * before the first connection initialises the library (a mutex pair per
+ * allocation was ~5% of a cold keyword search's instructions). */
+static void sqlite_setup(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 trove_err store_open(const char *path, int flags_in, store **out)
 {
+    static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+    pthread_once(&setup_once, sqlite_setup);
     *out = NULL;
     int readonly = flags_in & STORE_READONLY;
     struct stat sb;
@@ -1198,6 +1183,29 @@ static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
     return TROVE_OK;
 }
 
+/* The note's typed frontmatter fields (store_int.h), one single-row
+ * insert each (doc_fields_sql says why). */
+static trove_err insert_fields(store *st, int64_t doc_id)
+{
+    sqlite3_stmt *q = store_stmt_get(st, doc_fields_sql);
+    if (!q)
+        return store_fail(st, "preparing the note's fields");
+    sqlite3_bind_int64(q, 1, doc_id);
+    trove_err rc = TROVE_OK;
+    while (rc == TROVE_OK && store_step(st, q, "reading the note's fields", &rc) > 0) {
+        sqlite3_stmt *s = store_stmt_get(st, field_insert_sql);
+        if (!s) {
+            rc = store_fail(st, "preparing field insert");
+            break;
+        }
+        for (int i = 0; i < 5; i++)
+            sqlite3_bind_value(s, i + 1, sqlite3_column_value(q, i));
+        rc = step_done(st, s, "inserting field");
+    }
+    store_stmt_put(st, q);
+    return rc;
+}
+
 /* Link key relative to the linking note: markdown links are relative paths
  * ("../b.md"), wikilinks are names or vault paths. */
 static char *link_key(const char *src_path, const md_link *l)
@@ -1300,7 +1308,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);
-    if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK)
+    if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK ||
+        (rc = insert_fields(st, *doc_id)) != TROVE_OK)
         goto done;
     if ((rc = insert_chunks(st, *doc_id, note, title)) == TROVE_OK &&
         (rc = insert_names(st, *doc_id, note, title, filename)) == TROVE_OK &&
@@ -1330,6 +1339,7 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         "DELETE FROM tags WHERE doc_id = ?1",
         "DELETE FROM links WHERE src_doc = ?1",
         "UPDATE links SET dst_doc = NULL WHERE dst_doc = ?1",
+        "DELETE FROM fields WHERE doc_id = ?1",
         "DELETE FROM docs WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {

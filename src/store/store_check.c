@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/store_int.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -99,6 +100,12 @@ static const struct {
     {"SELECT count(*) FROM docs WHERE tkey IS NOT trove_tkey(path, CASE WHEN json_valid(meta)"
      " THEN json_extract(meta, '$.permalink') END)",
      "notes have a translation key that does not match their path and permalink"},
+    /* rows missing, rows extra, and rows repeated (EXCEPT compares sets) */
+    {"SELECT (SELECT count(*) FROM (" STORE_FIELDS_OF("1") " EXCEPT SELECT doc_id, key, type, num,"
+     " txt FROM fields)) + (SELECT count(*) FROM (SELECT doc_id, key, type, num, txt FROM fields"
+     " EXCEPT SELECT * FROM (" STORE_FIELDS_OF("1") "))) + abs((SELECT count(*) FROM fields)"
+     " - (SELECT count(*) FROM (" STORE_FIELDS_OF("1") ")))",
+     "frontmatter fields do not match their notes' frontmatter"},
     {"SELECT count(*) FROM chunks c JOIN docs d ON d.id = c.doc_id WHERE c.start_byte < 0"
      " OR c.end_byte < c.start_byte OR c.end_byte > d.size OR c.line_start < 1"
      " OR c.line_end < c.line_start OR c.line_end > max(d.n_lines, 1)",

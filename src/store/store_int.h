@@ -111,6 +111,42 @@ trove_err snap_upgrade(store *st);
     "  conf TEXT NOT NULL, PRIMARY KEY(snap, coll_id)) WITHOUT ROWID;"
 
 
+/* Frontmatter fields, typed (schema version 6): the --where filters and
+ * note dates read them (search/where.h, docs/schema.md). The rows of the
+ * notes (docs d) that COND selects: one per top-level scalar of d.meta and
+ * per scalar element of a top-level list, and key '' for the date in the
+ * file name. type: store_field_type (store.h); txt: the value as text,
+ * every type, both cast as the table stores them (`trove check` compares).
+ * Written by store_doc_insert (one note), the rollback and the v6 upgrade
+ * (many); store_doc_delete removes them. */
+#define STORE_FIELD_TYPE(T, A) \
+    "CASE WHEN " T " IN ('integer', 'real') THEN 2 WHEN " T " IN ('true', 'false') THEN 3" \
+    " WHEN " T " = 'null' THEN 5 WHEN " T " = 'text' AND " A \
+    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND julianday(" A ") IS NOT NULL" \
+    " THEN 4 ELSE 1 END"
+#define STORE_FIELD_NUM(T, A) \
+    "CAST(CASE WHEN " T " IN ('integer', 'real') THEN " A " WHEN " T " = 'true' THEN 1" \
+    " WHEN " T " = 'false' THEN 0 WHEN " T " = 'text' AND " A \
+    " GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN julianday(" A ") - 2440587.5 END" \
+    " AS REAL)"
+#define STORE_FIELD_TXT(T, A) \
+    "CAST(CASE WHEN " T " = 'true' THEN 'true' WHEN " T " = 'false' THEN 'false' ELSE " A " END" \
+    " AS TEXT)"
+#define STORE_FIELD_COLS(E) \
+    "d.id, lower(e.key), " STORE_FIELD_TYPE(E ".type", E ".atom") ", " \
+    STORE_FIELD_NUM(E ".type", E ".atom") ", " STORE_FIELD_TXT(E ".type", E ".atom")
+#define STORE_FIELDS_META "json_each(CASE WHEN json_valid(d.meta) THEN d.meta ELSE '{}' END) e"
+#define STORE_FIELDS_OF(COND) \
+    "SELECT " STORE_FIELD_COLS("e") " FROM docs d, " STORE_FIELDS_META \
+    " WHERE (" COND ") AND e.type NOT IN ('array', 'object') AND e.key != ''" \
+    " UNION ALL SELECT " STORE_FIELD_COLS("l") " FROM docs d, " STORE_FIELDS_META \
+    ", json_each(e.value) l WHERE (" COND ") AND e.type = 'array'" \
+    " AND l.type NOT IN ('array', 'object') AND e.key != ''" \
+    " UNION ALL SELECT d.id, '', 4, trove_name_date(d.path), NULL FROM docs d" \
+    " WHERE (" COND ") AND trove_name_date(d.path) IS NOT NULL"
+#define STORE_FIELDS_INSERT(COND) \
+    "INSERT INTO fields(doc_id, key, type, num, txt) " STORE_FIELDS_OF(COND)
+
 /* A note's columns (id, docid, collection, root, path, title, size,
  * mtime_ns, n_lines, in_degree: store_read.c's doc query) into d; the
  * strings are malloc'd into d (store_doc_free). */

@@ -874,6 +874,7 @@ static trove_err undo_one(store *st, int64_t k)
         " trove_tkey(path, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.permalink') END)"
         " FROM undo_docs"
         " WHERE snap = ?1 AND kind = 1",
+        STORE_FIELDS_INSERT("d.id IN (SELECT doc_id FROM undo_docs WHERE snap = ?1 AND kind = 1)"),
         "INSERT OR IGNORE INTO undo_docs(snap, doc_id, kind) SELECT ?2, doc_id, 0 FROM undo_docs"
         " WHERE snap = ?1 AND kind = 1",
         "INSERT INTO titles_fts(rowid, title, aliases, filename) SELECT doc_id, t_title, t_aliases,"

@@ -212,6 +212,32 @@ def test_missing_dictionary_is_a_clear_warning(trove, zh_vault):
     assert r.err == ""
 
 
+@needs_dict
+def test_english_title_search_leaves_chinese_names_unsegmented(trove, tmp_path):
+    """The title channel cuts a name's Chinese words only when they can
+    count: for an English query, in a name that matched otherwise (its
+    precision), never in one that holds no query word (that loaded the
+    dictionary at every cold English search of a multilingual vault)."""
+    v = tmp_path / "mixed"
+    v.mkdir()
+    (v / "cli.md").write_text("---\ntitle: 命令行工具\naliases: [CLI tools]\n---\n# 命令行工具\n\n"
+                              "用 CLI tools 工作。\n", encoding="utf-8")
+    (v / "plug.md").write_text("# Obsidian 插件\n\n插件 for Obsidian users.\n", encoding="utf-8")
+    (v / "CLI tools.md").write_text("# CLI tools\n\nTools for the command line.\n")
+    trove.ok("collection", "add", v, "--name", "mixed")
+    trove.ok("update")
+    # 命令行工具 is a candidate of the title channel (its alias matched), but
+    # only the English note's snippet is made (-n 1): nothing needs the
+    # dictionary, so a missing one is not even noticed
+    env = {"TROVE_ZH_DICT": "/nonexistent/trove-zh.dict"}
+    r = trove.ok("search", "cli tools", "-n", "1", "--no-translate", env=env)
+    assert r.err == "" and "CLI tools.md" in r.out, r
+    # a matching name still counts its Chinese words: obsidian + 插件, half
+    # of the name is the query (0.75, not the 1.0 of a name all query)
+    got = {x["path"]: x["explain"]["title"] for x in trove.search("obsidian", "--explain")}
+    assert got["plug.md"]["score"] == pytest.approx(0.75), got
+
+
 def test_corrupt_dictionary_is_a_clear_warning(trove, tmp_path):
     bad = tmp_path / "bad.dict"
     bad.write_bytes(b"TROVEZH1" + b"\0" * 300)

@@ -209,8 +209,6 @@ def test_schema_5_is_upgraded_in_place(cold_meta):
     import sqlite3
     meta, _ = cold_meta
     db = sqlite3.connect(str(meta.index))
-    db.execute("DROP TRIGGER docs_fields_add")
-    db.execute("DROP TRIGGER docs_fields_del")
     db.execute("DROP TABLE fields")
     # what trove 5 stored: every scalar as text
     db.execute("UPDATE docs SET meta = '{\"status\":\"done\",\"priority\":\"3\",\"author\":\"ana\","

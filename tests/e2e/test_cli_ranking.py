@@ -175,8 +175,6 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     # Turn the index into one of schema version 1: no docs.lang, no vectors.
     db = sqlite3.connect(str(t.index))
     db.execute("DROP INDEX docs_tkey")
-    db.execute("DROP TRIGGER docs_fields_add")
-    db.execute("DROP TRIGGER docs_fields_del")
     db.execute("DROP TABLE fields")
     db.execute("ALTER TABLE docs DROP COLUMN tkey")
     db.execute("ALTER TABLE docs DROP COLUMN lang")

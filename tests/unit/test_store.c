@@ -372,6 +372,98 @@ static void test_docs_after_pages(void **state)
     store_docs_free(d, n);
 }
 
+/* How many leaf pages chunks_fts has flushed in its life (FTS5's write
+ * counter; merges do not count). Its structure record, row 10 of
+ * chunks_fts_data, is a 4-byte cookie, a 4-byte marker in its second
+ * version, then SQLite varints: levels, segments, the write counter. */
+static int64_t fts_pages_flushed(void)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT block FROM chunks_fts_data"
+                                        " WHERE id = 10", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const unsigned char *b = sqlite3_column_blob(q, 0);
+    int n = sqlite3_column_bytes(q, 0), at = 4;
+    if (n >= 8 && memcmp(b + 4, "\xff\x00\x00\x01", 4) == 0)
+        at = 8;
+    int64_t v[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 9; i++) {
+            assert_true(at < n);
+            unsigned char c = b[at++];
+            v[k] = i == 8 ? (v[k] << 8) | c : (v[k] << 7) | (c & 0x7f);
+            if (i == 8 || !(c & 0x80))
+                break;
+        }
+    sqlite3_finalize(q);
+    return v[2];
+}
+
+static void assert_checks_clean(void)
+{
+    char **problems;
+    size_t n;
+    assert_int_equal(store_check(st, &problems, &n), TROVE_OK);
+    for (size_t i = 0; i < n; i++) {
+        print_message("check: %s\n", problems[i]);
+        free(problems[i]);
+    }
+    free(problems);
+    assert_int_equal(n, 0);
+}
+
+/* One transaction of many notes is one full-text flush. FTS5 flushes its
+ * pending terms into a new segment at every statement savepoint: when the
+ * fields table was kept by triggers on docs, each note's insert opened one,
+ * so a transaction left a segment per note; merges never folded them back
+ * fully and the tombstones of deleted notes stayed (the index did not
+ * shrink after mass deletions, schema 6 before the fix).
+ * The fields are still written and removed with their notes, and an index
+ * that has those triggers loses them at its next writable open. */
+static void test_one_fts_flush_per_transaction(void **state)
+{
+    (void)state;
+    int64_t before = fts_pages_flushed();
+    int64_t ids[12];
+    char path[32], text[128];
+    assert_int_equal(store_begin(st), TROVE_OK);
+    for (int i = 0; i < 12; i++) {
+        snprintf(path, sizeof path, "batch/2024-05-%02d.md", i + 1);
+        snprintf(text, sizeof text, "---\nstatus: s%d\nkeys: [k1, 3]\n---\n# Batch %d\nbatchword%d\n",
+                 i, i, i);
+        ids[i] = add(coll_a, path, text);
+    }
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_true(fts_pages_flushed() - before <= 2);   /* 12 tiny notes: a page, not 12 */
+    /* status, two list elements, the file-name date */
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id >= ?", ids[0]), 12 * 4);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ? AND key = 'keys'"
+                             " AND type = 2 AND num = 3", ids[5]), 1);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ? AND key = ''"
+                             " AND type = 4", ids[5]), 1);
+    assert_checks_clean();
+
+    /* what a schema-6 trove before the fix made: a trigger on docs */
+    assert_int_equal(store_exec(st, "CREATE TRIGGER docs_fields_add AFTER INSERT ON docs BEGIN"
+                                    " INSERT INTO fields VALUES (new.id, 'x', 1, NULL, 'x'); END"),
+                     TROVE_OK);
+    char db_path[128];
+    snprintf(db_path, sizeof db_path, "%s/sub/index.db", dir);
+    store_close(st);
+    assert_int_equal(store_open(db_path, 0, &st), TROVE_OK);
+    assert_int_equal(one_int("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'", 0), 0);
+
+    assert_int_equal(store_begin(st), TROVE_OK);
+    for (int i = 0; i < 12; i += 2)
+        assert_int_equal(store_doc_delete(st, ids[i]), TROVE_OK);
+    int64_t again = add(coll_a, "batch/again.md", "---\nstatus: back\n---\n# Again\n");
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id >= ?", ids[0]), 6 * 4 + 1);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ? AND txt = 'back'", again),
+                     1);
+    assert_checks_clean();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_index_lock),
         cmocka_unit_test(test_docs_after_pages),
         cmocka_unit_test(test_hide_globs),
+        cmocka_unit_test(test_one_fts_flush_per_transaction),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
