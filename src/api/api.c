@@ -163,7 +163,8 @@ trove_err api_collections_known(const api *a, const char *const *names, size_t n
     return TROVE_OK;
 }
 
-trove_err api_search(api *a, const api_search_opts *o, search_results *out)
+/* api_search against this machine's index. */
+static trove_err search_local(api *a, const api_search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
     trove_err krc = api_collections_known(a, o->search.collections, o->search.n_collections);
@@ -229,6 +230,15 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         }
     }
     return rc;
+}
+
+trove_err api_search(api *a, const api_search_opts *o, search_results *out)
+{
+    /* The one place the `remote:` setting is decided; libcurl stays
+     * unloaded unless it is set (api_remote.c). */
+    if (a->cfg.remote && !o->local)
+        return api_search_remote(a, o, a->cfg.remote, out);
+    return search_local(a, o, out);
 }
 
 /* ---- embeddings ---- */
