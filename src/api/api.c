@@ -220,16 +220,23 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
         out->vec_error = vec_error;
     else
         free(vec_error);
-    for (size_t i = 0; rc == TROVE_OK && o->with_body && i < out->n; i++) {
+    if (rc == TROVE_OK && o->with_body)
+        api_read_bodies(out);
+    return rc;
+}
+
+void api_read_bodies(search_results *out)
+{
+    for (size_t i = 0; i < out->n; i++) {
         search_result *r = &out->items[i];
-        /* A note that went away or now leads outside its collection has no
-         * body; the result itself still stands. */
-        if (fs_read_inside(r->root, r->path, 0, &r->body, &r->body_len) != TROVE_OK) {
+        /* A note that went away, now leads outside its collection, or (a
+         * remote result) is in no collection of this machine has no body;
+         * the result itself still stands. */
+        if (!*r->root || fs_read_inside(r->root, r->path, 0, &r->body, &r->body_len) != TROVE_OK) {
             r->body = NULL;
             r->body_len = 0;
         }
     }
-    return rc;
 }
 
 trove_err api_search(api *a, const api_search_opts *o, search_results *out)
