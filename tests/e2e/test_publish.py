@@ -683,6 +683,9 @@ def test_config_remote_answers_the_cli_and_local_forces_this_index(env):
     n = len(fake.requests)
     assert t.search("coffee", "-n", "2", "--local") == local != []
     assert searches(fake, n) == []
+    # a local search never loads libcurl
+    r = t.ok("search", "coffee", "--local", env={"LD_DEBUG": "libs"})
+    assert "calling init:" in r.err and "libcurl" not in r.err
     r = t("search", "coffee", "--local", "--remote", fake.url + "/notes")
     assert r.rc == 2 and "--remote and --local" in r.err, r
     r = t("query", "coffee", "--local")
