@@ -690,6 +690,14 @@ def test_config_remote_answers_the_cli_and_local_forces_this_index(env):
     assert r.rc == 2 and "--remote and --local" in r.err, r
     r = t("query", "coffee", "--local")
     assert r.rc == 2 and "unknown option --local" in r.err, r
+    # a command that rewrites config.yaml keeps the setting
+    other = tmp / "other"
+    other.mkdir()
+    t.ok("collection", "add", other, "--name", "w")
+    assert "remote: " in (t.config / "config.yaml").read_text()
+    n = len(fake.requests)
+    t.ok("search", "coffee")
+    assert len(searches(fake, n)) == 1
     # what the published index cannot filter is refused, not dropped
     r = t("search", "soil", "--where", "priority>2")
     assert r.rc != 0 and "no remote filter" in r.err, r
