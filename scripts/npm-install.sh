@@ -23,6 +23,13 @@ if [ -f "$dest/.complete" ]; then
 fi
 command -v npm >/dev/null 2>&1 || { echo "npm-install: npm is not installed" >&2; exit 3; }
 mkdir -p "$cache"
+# One install at a time per package (parallel test workers wait, then reuse).
+exec 9>"$cache/.lock.$key"
+flock 9
+if [ -f "$dest/.complete" ]; then
+  echo "$dest"
+  exit 0
+fi
 tmp=$(mktemp -d "$cache/.install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo '{"name":"trove-test-client","private":true}' >"$tmp/package.json"

@@ -21,7 +21,7 @@ E2E = {
     'config': 'test_cli_config, test_cli_collections',
     'daemon': 'test_daemon, test_daemon_locks, test_daemon_vcache',
     'embed': 'test_model_engine, test_model_qwen3, test_model_minilm, test_model_static, '
-             'test_gemma3_tokenizer, test_qwen3_tokcache, test_generate',
+             'test_gemma3_tokenizer, test_qwen3_tokcache, test_model_default_shape, test_generate',
     'fetch': 'test_model_pull',
     'fs': 'test_cli_inside, test_safety, test_cli_update',
     'index': 'test_cli_update, test_cli_vectors, test_day_in_life',

@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
 # Set up and run every test: install Debian packages, check that the
-# optimised build compiles without warnings, build under AddressSanitizer +
-# UBSan, run the unit tests and fuzz targets (ctest), then the end-to-end CLI
-# tests (pytest) against the sanitized binary.
+# optimised binary compiles without warnings, build everything under
+# AddressSanitizer + UBSan (warnings are errors there too), run the unit
+# tests and fuzz targets (ctest), then the end-to-end CLI tests (pytest)
+# against the sanitized binary. Independent tests run in parallel, one job
+# per core ($TROVE_TEST_JOBS overrides); each phase prints its wall and CPU
+# time (docs/performance.md, "CI").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh build
-bash scripts/build.sh build-asan -DTROVE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+jobs=${TROVE_TEST_JOBS:-$(nproc)}
+
+phase() {
+  local name=$1
+  shift
+  local TIMEFORMAT="test.sh: $name: %R s wall, %U s user, %S s sys"
+  time "$@"
+}
+
+phase deps bash scripts/install-deps.sh
+# The optimised build is only checked for warnings (its -O3 and static
+# libraries differ from the sanitized tree): the binary alone. The unit
+# tests and fuzz targets compile with -Werror in build-asan, where they run.
+phase build env TARGET=trove bash scripts/build.sh build
+phase build-asan bash scripts/build.sh build-asan -DTROVE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TROVE_FUZZ_ITERS=${TROVE_FUZZ_ITERS:-3000}
-(cd build-asan && ctest --output-on-failure -j"$(nproc)")
-TROVE_BIN="$PWD/build-asan/trove" /usr/bin/python3 -m pytest -q tests/e2e
+phase ctest bash -c 'cd build-asan && ctest --output-on-failure -j"$1"' _ "$jobs"
+# One worker per core; a test file stays on one worker (--dist loadfile), so
+# a module's shared fixtures (indexed corpora, generated models) are built
+# once.
+phase pytest env TROVE_BIN="$PWD/build-asan/trove" \
+  /usr/bin/python3 -m pytest -q -n "$jobs" --dist loadfile tests/e2e

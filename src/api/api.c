@@ -48,12 +48,16 @@ void api_close(api *a)
     store_close(a->rd);
     apim_release(a->models, &a->em_slot);
     apim_release(a->models, &a->rm_slot);
+    apim_release(a->models, &a->gm_slot);
+    embed_close(a->gm.m);
+    free(a->gm.path);
     embed_close(a->em.m);
     free(a->em.path);
     embed_close(a->rm.m);
     free(a->rm.path);
     config_free(&a->cfg);
     free(a->index_path);
+    free(a->hide_text);
     free(a);
 }
 
@@ -176,6 +180,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
         return orc;
     search_opts so = r.search;
     so.model = NULL;
+    api_hide_search(a, &so.hide_globs, &so.hide_key);
     char codes[API_MAX_LANGS][16];
     const char *code_ptrs[API_MAX_LANGS];
     trove_err lrc = normalise_langs(&so, codes, code_ptrs);
@@ -277,15 +282,20 @@ pthread_mutex_t *api_rm_lock(api *a)
     return a->rm_slot ? &a->rm_slot->use : NULL;
 }
 
+pthread_mutex_t *api_gm_lock(api *a)
+{
+    return a->gm_slot ? &a->gm_slot->use : NULL;
+}
+
 trove_err api_model_get(api *a, int kind, const char *path, int key_param, int open_param,
                         apim_open_fn open, embed_model **out)
 {
     *out = NULL;
-    int rerank = kind == APIM_RERANK;
+    api_model_slot **slot = kind == APIM_RERANK ? &a->rm_slot
+                            : kind == APIM_GENERATE ? &a->gm_slot : &a->em_slot;
     if (a->models)
-        return apim_get(a->models, kind, path, key_param, open_param, open,
-                        rerank ? &a->rm_slot : &a->em_slot, out);
-    api_own_model *own = rerank ? &a->rm : &a->em;
+        return apim_get(a->models, kind, path, key_param, open_param, open, slot, out);
+    api_own_model *own = kind == APIM_RERANK ? &a->rm : kind == APIM_GENERATE ? &a->gm : &a->em;
     if (own->m && strcmp(own->path, path) == 0 && own->key == key_param) {
         *out = own->m;
         return TROVE_OK;
@@ -423,6 +433,62 @@ static void note_from_doc(api_note *n, const store_doc *d)
     n->title = xstrdup(d->title);
 }
 
+/* docs[] less the notes the agent boundary hides (all of them when it is
+ * off); *rc an error reading the rule. */
+static size_t hide_docs(api *a, store *st, store_doc *docs, size_t n, trove_err *rc)
+{
+    api_hide h;
+    *rc = api_hide_begin(a, st, &h);
+    if (*rc == TROVE_OK)
+        n = api_hide_docs(&h, docs, n);
+    api_hide_end(&h);
+    return n;
+}
+
+/* Each collection's note count less its hidden notes (boundary on). */
+static trove_err hide_counts(api *a, store *st, store_collection_row *cols, size_t n_cols)
+{
+    if (!a->boundary)
+        return TROVE_OK;
+    store_doc *docs;
+    size_t n;
+    trove_err rc = api_hidden_docs(a, st, &docs, &n);
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++)
+        for (size_t k = 0; k < n_cols; k++)
+            if (strcmp(cols[k].name, docs[i].collection) == 0)
+                cols[k].n_docs--;
+    if (rc == TROVE_OK)
+        store_docs_free(docs, n);
+    return rc;
+}
+
+/* With the agent boundary on, a located note must be indexed and not
+ * hidden; else it is "not found", worded as for a note that is not there. */
+static trove_err boundary_check(api *a, store *st, const char *ref, api_note *out)
+{
+    if (!a->boundary)
+        return TROVE_OK;
+    api_hide h;
+    store_doc d;
+    memset(&d, 0, sizeof d);
+    trove_err rc = api_hide_begin(a, st, &h);
+    int found = rc == TROVE_OK && st && store_doc_find(st, out->collection, out->path, &d) == TROVE_OK;
+    int hidden = !found || api_hide_note(&h, d.id, out->collection, out->path);
+    store_doc_clear(&d);
+    api_hide_end(&h);
+    if (rc)
+        return rc;
+    trove_errclear();
+    if (!hidden)
+        return TROVE_OK;
+    api_note_free(out);
+    if (ref[0] == '#')
+        return trove_fail(TROVE_ENOENT, "no note with docid #%s (ids are shown by `trove search`)",
+                          ref + 1);
+    return trove_fail(TROVE_ENOENT, "%s: not found in any collection (use COLLECTION/PATH, "
+                      "a path inside a collection folder, or #DOCID)", ref);
+}
+
 static trove_err locate_docid(api *a, const char *prefix, api_note *out)
 {
     size_t len = strlen(prefix);
@@ -443,6 +509,11 @@ static trove_err locate_docid(api *a, const char *prefix, api_note *out)
         rc = store_docs_by_docid(st, low, 5, &docs, &n);
     if (rc)
         return rc;
+    n = hide_docs(a, st, docs, n, &rc);
+    if (rc) {
+        store_docs_free(docs, n);
+        return rc;
+    }
     if (n == 1) {
         note_from_doc(out, &docs[0]);
     } else if (n == 0) {
@@ -525,17 +596,24 @@ static trove_err add_index_facts(store *st, api_note *out)
 
 static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
 {
-    if (ref[0] == '#')
-        return locate_docid(a, ref + 1, out);
     store *st;
     trove_err rc = reader_if_any(a, &st);
     if (rc)
         return rc;
+    if (ref[0] == '#') {
+        rc = locate_docid(a, ref + 1, out);
+        return rc ? rc : boundary_check(a, st, ref, out);
+    }
     if (!locate_named(&a->cfg, ref, out)) {
         store_doc *docs = NULL;
         size_t n = 0;
         if (st && (rc = store_docs_by_path(st, ref, 2, &docs, &n)) != TROVE_OK)
             return rc;
+        n = hide_docs(a, st, docs, n, &rc);
+        if (rc) {
+            store_docs_free(docs, n);
+            return rc;
+        }
         if (n == 1)
             set_location(out, docs[0].collection, docs[0].root, docs[0].path);
         store_docs_free(docs, n);
@@ -543,7 +621,8 @@ static trove_err locate(api *a, const char *cwd, const char *ref, api_note *out)
             return trove_fail(TROVE_ENOENT, "%s: not found in any collection (use COLLECTION/PATH, "
                               "a path inside a collection folder, or #DOCID)", ref);
     }
-    return st ? add_index_facts(st, out) : TROVE_OK;
+    rc = boundary_check(a, st, ref, out);
+    return rc == TROVE_OK && st ? add_index_facts(st, out) : rc;
 }
 
 trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, store_doc *doc)
@@ -666,6 +745,11 @@ trove_err api_multi_get(api *a, const char *glob, size_t max_bytes, api_notes *o
         rc = store_docs_list(st, NULL, NULL, &docs, &n);
     if (rc)
         return rc;
+    n = hide_docs(a, st, docs, n, &rc);
+    if (rc) {
+        store_docs_free(docs, n);
+        return rc;
+    }
     size_t cap = 0;
     tbuf name = {0};
     for (size_t i = 0; i < n; i++) {
@@ -737,8 +821,10 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
     trove_err rc = api_reader(a, &st);
     if (rc)
         return rc;
-    if (!target)
-        return store_collections(st, &out->collections, &out->n_collections);
+    if (!target) {
+        rc = store_collections(st, &out->collections, &out->n_collections);
+        return rc ? rc : hide_counts(a, st, out->collections, out->n_collections);
+    }
     char *coll = xstrdup(target);
     char *slash = strchr(coll, '/');
     tbuf prefix = {0};
@@ -756,6 +842,8 @@ trove_err api_ls(api *a, const char *target, api_listing *out)
         rc = trove_fail(TROVE_ENOENT, "no collection named '%s' in the index (see `trove ls`)", coll);
     if (rc == TROVE_OK)
         rc = store_docs_list(st, coll, tbuf_cstr(&prefix), &out->docs, &out->n_docs);
+    if (rc == TROVE_OK)
+        out->n_docs = hide_docs(a, st, out->docs, out->n_docs, &rc);
     if (rc == TROVE_OK)
         keep_inside(out);
     /* A folder with no note is nothing to list: say so, as for a missing
@@ -790,10 +878,13 @@ trove_err api_ls_page(api *a, const char *after_collection, const char *after_pa
         out->last_path = xstrdup(l.docs[l.n_docs - 1].path);
     }
     out->more = limit > 0 && l.n_docs == limit;
+    l.n_docs = hide_docs(a, st, l.docs, l.n_docs, &rc);
     keep_inside(&l);
     out->docs = l.docs;
     out->n_docs = l.n_docs;
-    return TROVE_OK;
+    if (rc)
+        api_page_free(out);
+    return rc;
 }
 
 void api_page_free(api_page *p)
@@ -822,13 +913,15 @@ void api_status_free(api_status *s)
         free(s->collections[i].problem);
     }
     free(s->collections);
+    free(s->langs);
     store_snapshot_clear(&s->snapshot);
     memset(s, 0, sizeof *s);
 }
 
-static trove_err status_collection(store *st, const config *cfg, const config_collection *col,
+static trove_err status_collection(api *a, store *st, const config_collection *col,
                                    api_status_collection *sc)
 {
+    const config *cfg = &a->cfg;
     sc->name = xstrdup(col->name);
     sc->path = xstrdup(col->path);
     if (!st)
@@ -838,6 +931,11 @@ static trove_err status_collection(store *st, const config *cfg, const config_co
     trove_err rc = store_docs_list(st, col->name, NULL, &docs, &n);
     if (rc)
         return rc;
+    n = hide_docs(a, st, docs, n, &rc);
+    if (rc) {
+        store_docs_free(docs, n);
+        return rc;
+    }
     sc->notes = (int64_t)n;
     store_docs_free(docs, n);
     /* a second name for another collection's folder: indexed there */
@@ -856,6 +954,35 @@ static trove_err status_collection(store *st, const config *cfg, const config_co
         return TROVE_OK;
     }
     sc->fresh_known = rc == TROVE_OK;
+    return rc;
+}
+
+/* The totals less the hidden notes' own (boundary on); the snapshot's
+ * totals are then the same, and what it changed (which may be hidden
+ * notes) is not told: -1. */
+static trove_err hide_status_counts(api *a, store *st, api_status *out)
+{
+    store_doc *docs;
+    size_t n;
+    trove_err rc = api_hidden_docs(a, st, &docs, &n);
+    if (rc)
+        return rc;
+    store_counts *c = &out->counts;
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        store_counts one;
+        rc = store_counts_of_doc(st, docs[i].id, &one);
+        c->docs -= one.docs;
+        c->chunks -= one.chunks;
+        c->links -= one.links;
+        c->dangling -= one.dangling;
+        c->to_files -= one.to_files;
+    }
+    store_docs_free(docs, n);
+    store_snapshot *sn = &out->snapshot;
+    sn->docs = c->docs;
+    sn->chunks = c->chunks;
+    sn->links = c->links;
+    sn->added = sn->removed = sn->modified = -1;
     return rc;
 }
 
@@ -879,11 +1006,17 @@ trove_err api_status_get(api *a, api_status *out)
             rc = store_counts_get(st, &out->counts);
         if (rc == TROVE_OK)
             rc = store_snapshot_current(st, &out->snapshot);
+        if (rc == TROVE_OK && a->boundary)
+            rc = hide_status_counts(a, st, out);
+        const char *hg, *hk;
+        api_hide_search(a, &hg, &hk);
+        if (rc == TROVE_OK)
+            rc = store_lang_counts(st, hg, hk, &out->langs, &out->n_langs);
     }
     out->collections = xcalloc(a->cfg.n_collections ? a->cfg.n_collections : 1,
                                sizeof *out->collections);
     for (size_t i = 0; rc == TROVE_OK && i < a->cfg.n_collections; i++) {
-        rc = status_collection(st, &a->cfg, &a->cfg.collections[i], &out->collections[i]);
+        rc = status_collection(a, st, &a->cfg.collections[i], &out->collections[i]);
         out->n_collections++;
     }
     if (st)

@@ -58,6 +58,28 @@ trove_err api_open(const char *index_path, api **out);
 trove_err api_open_config(const char *index_path, config *cfg, api **out);
 void api_close(api *a);
 
+/* ---- the agent boundary: notes kept from agents ----
+ *
+ * Some notes must never reach a model: config.yaml `mcp: {exclude: [GLOB],
+ * private_key: KEY}` names them (store/store.h says the rule: a glob over
+ * COLLECTION/PATH, PATH or a folder of either, or frontmatter KEY, default
+ * `private`, set to anything but false/no/off/0). With the boundary on,
+ * every call of the handle answers as if those notes were not indexed:
+ * search, vsearch, query and similar never rank them (nor show them as
+ * another language's copy); get, multi-get, links, similar and ls do not
+ * find them by path, glob or #docid (the same "not found" as for a note
+ * that does not exist, and unindexed files are not read at all); backlinks,
+ * outlinks and unlinked mentions leave them out; counts (ls, status) count
+ * only the others; dupes and eval refuse. The boundary follows the index:
+ * a note made private is hidden from the update that sees it (the daemon's
+ * watcher: within a second).
+ * Who turns it on: every front end that answers someone other than the
+ * owner at this machine — the MCP server (all transports, cold and through
+ * the daemon, whose request then says so: daemon/client.h
+ * dcl_set_boundary), and `trove serve --allow-remote`. The CLI never does. */
+void api_set_boundary(api *a, int on);
+int api_boundary(const api *a);
+
 /* ---- models shared between handles ---- */
 
 typedef struct api_models api_models;
@@ -383,6 +405,8 @@ typedef struct api_status {
     store_snapshot snapshot;  /* the current snapshot (id 0: none, or no index) */
     api_status_collection *collections;   /* in config order */
     size_t n_collections;
+    store_lang_count *langs;  /* the notes' languages, most notes first */
+    size_t n_langs;
 } api_status;
 
 trove_err api_status_get(api *a, api_status *out);
@@ -588,7 +612,10 @@ trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out);
 
 /* ---- eval: how well search works on this vault (api_eval.c) ---- */
 
-enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_N_MIXES };
+/* QUERY: the query pipeline (api_query: expansion, fusion, the lexical
+ * re-scorer, no reranker model) under the current settings. */
+enum { API_EVAL_HYBRID, API_EVAL_BM25, API_EVAL_TITLE, API_EVAL_VECTOR, API_EVAL_QUERY,
+       API_EVAL_N_MIXES };
 extern const char *const api_eval_mix_names[API_EVAL_N_MIXES + 1];   /* NULL-terminated */
 
 typedef struct api_eval_opts {
@@ -620,7 +647,8 @@ typedef struct api_eval_result {
 
 /* Build the test set from the index (search/evalset.h), run each query
  * through api_search (limit 10) under each channel mix (the vector mix only
- * with a model and vectors) or each compared setting, and average nDCG@10,
+ * with a model and vectors) and through api_query, or under each compared
+ * setting, and average nDCG@10,
  * Recall@10 and MRR per kind and over all. Reads only: never writes the
  * index. TROVE_EINVAL for a setting that does not parse or is out of
  * bounds, TROVE_ENOENT for an unknown collection or no index. */

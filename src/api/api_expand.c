@@ -56,18 +56,32 @@ static int run_model(embed_model *m, const char *query, api_query_info *info, qx
     return ok;
 }
 
-int api_expand_model(const char *path, const char *query, api_query_info *info, qx_result *out)
+static trove_err open_generator(const char *path, int param, embed_model **out)
+{
+    (void)param;
+    trove_err err = TROVE_OK;
+    *out = embed_open(path, NULL, &err);
+    return *out ? TROVE_OK : err ? err : TROVE_EIO;
+}
+
+int api_expand_model(api *a, const char *path, const char *query, api_query_info *info,
+                     qx_result *out)
 {
     memset(out, 0, sizeof *out);
-    trove_err err = TROVE_OK;
-    embed_model *m = embed_open(path, NULL, &err);
-    if (!m) {
+    /* Kept open with the handle (a daemon's handles share one copy): the
+     * file is opened once, not for every query. */
+    embed_model *m;
+    if (api_model_get(a, APIM_GENERATE, path, 0, 0, open_generator, &m) != TROVE_OK) {
         note(info, "the expansion model could not be opened (%s)%s; deterministic expansion only",
              trove_errmsg(), "");
         return 0;
     }
+    pthread_mutex_t *lock = api_gm_lock(a);
+    if (lock)
+        pthread_mutex_lock(lock);
     int ok = run_model(m, query, info, out);
-    embed_close(m);
+    if (lock)
+        pthread_mutex_unlock(lock);
     if (ok) {
         tbuf t = {0};
         tbuf_printf(&t, "model variants:");

@@ -122,8 +122,8 @@ static void link_from_row(api_link *l, const store_link_row *r)
 
 /* ---- links ---- */
 
-static trove_err fill_back(store *st, const store_doc *doc, api_link_set *out, int64_t **linkers,
-                           size_t *n_linkers)
+static trove_err fill_back(store *st, api_hide *h, const store_doc *doc, api_link_set *out,
+                           int64_t **linkers, size_t *n_linkers)
 {
     store_link_row *rows;
     size_t n;
@@ -135,6 +135,8 @@ static trove_err fill_back(store *st, const store_doc *doc, api_link_set *out, i
     (*linkers)[(*n_linkers)++] = doc->id;
     file_cache fc = {0};
     for (size_t i = 0; i < n; i++) {
+        if (api_hide_note(h, rows[i].doc_id, rows[i].collection, rows[i].path))
+            continue;   /* a hidden note's link: its line is its text */
         api_link *l = &out->back[out->n_back++];
         link_from_row(l, &rows[i]);
         l->text = line_of(&fc, rows[i].root, rows[i].path, rows[i].line);
@@ -146,7 +148,7 @@ static trove_err fill_back(store *st, const store_doc *doc, api_link_set *out, i
     return TROVE_OK;
 }
 
-static trove_err fill_out(store *st, const store_doc *doc, api_link_set *out)
+static trove_err fill_out(store *st, api_hide *h, const store_doc *doc, api_link_set *out)
 {
     store_link_row *rows;
     size_t n;
@@ -157,6 +159,9 @@ static trove_err fill_out(store *st, const store_doc *doc, api_link_set *out)
     out->unresolved = xcalloc(n ? n : 1, sizeof *out->unresolved);
     file_cache fc = {0};
     for (size_t i = 0; i < n; i++) {
+        /* a link to a hidden note leads to no note the reader may see */
+        if (rows[i].doc_id && api_hide_note(h, rows[i].doc_id, rows[i].collection, rows[i].path))
+            rows[i].doc_id = 0;
         api_link *l = rows[i].doc_id ? &out->out[out->n_out++]
                                      : &out->unresolved[out->n_unresolved++];
         link_from_row(l, &rows[i]);
@@ -167,7 +172,8 @@ static trove_err fill_out(store *st, const store_doc *doc, api_link_set *out)
     return TROVE_OK;
 }
 
-static trove_err fill_mentions(store *st, const int64_t *skip, size_t n_skip, api_link_set *out)
+static trove_err fill_mentions(store *st, api_hide *h, const int64_t *skip, size_t n_skip,
+                               api_link_set *out)
 {
     mention_row *rows;
     size_t n;
@@ -177,6 +183,8 @@ static trove_err fill_mentions(store *st, const int64_t *skip, size_t n_skip, ap
         return rc;
     out->mentions = xcalloc(n ? n : 1, sizeof *out->mentions);
     for (size_t i = 0; i < n; i++) {
+        if (api_hide_note(h, rows[i].doc_id, rows[i].collection, rows[i].path))
+            continue;
         api_link *l = &out->mentions[out->n_mentions++];
         graph_note_set(&l->note, rows[i].docid, rows[i].collection, rows[i].root, rows[i].path,
                        rows[i].title);
@@ -200,13 +208,17 @@ trove_err api_links(api *a, const char *cwd, const char *ref, api_link_set *out)
     graph_note_set(&out->note, doc.docid, doc.collection, doc.root, doc.path, doc.title);
     int64_t *linkers = NULL;
     size_t n_linkers = 0;
-    rc = store_doc_names(st, doc.id, &out->names, &out->n_names);
+    api_hide h;
+    rc = api_hide_begin(a, st, &h);
     if (rc == TROVE_OK)
-        rc = fill_back(st, &doc, out, &linkers, &n_linkers);
+        rc = store_doc_names(st, doc.id, &out->names, &out->n_names);
     if (rc == TROVE_OK)
-        rc = fill_out(st, &doc, out);
+        rc = fill_back(st, &h, &doc, out, &linkers, &n_linkers);
     if (rc == TROVE_OK)
-        rc = fill_mentions(st, linkers, n_linkers, out);
+        rc = fill_out(st, &h, &doc, out);
+    if (rc == TROVE_OK)
+        rc = fill_mentions(st, &h, linkers, n_linkers, out);
+    api_hide_end(&h);
     free(linkers);
     store_doc_clear(&doc);
     if (rc)
@@ -253,6 +265,7 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
     so.bm25_weight = o->bm25_weight;
     so.vector_weight = o->vector_weight;
     so.vec_cache = a->models ? apim_vcache(a->models) : NULL;
+    api_hide_search(a, &so.hide_globs, &so.hide_key);
     char *fingerprint = NULL;
     if (o->model) {
         embed_model *m;
@@ -285,6 +298,8 @@ trove_err api_dupes(api *a, const api_dupes_opts *o, dupes_result *out)
     if (!(o->threshold >= 0 && o->threshold <= 1))
         return trove_fail(TROVE_EINVAL, "the threshold is an estimated Jaccard similarity in "
                           "(0, 1], not %g", o->threshold);
+    if (a->boundary)
+        return trove_fail(TROVE_EACCES, "duplicates are not offered past the agent boundary");
     trove_err krc = api_collections_known(a, o->collections, o->n_collections);
     if (krc)
         return krc;

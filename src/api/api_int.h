@@ -11,7 +11,7 @@
 
 /* One model inside an api_models: opened once, used under `use`. */
 typedef struct api_model_slot {
-    int kind;                 /* APIM_EMBED, APIM_RERANK */
+    int kind;                 /* APIM_EMBED, APIM_RERANK, APIM_GENERATE */
     char *path;               /* as first opened */
     char *key;                /* its real path (else the path itself) */
     int param;                /* rerank: max_tokens; embed: 0 */
@@ -22,7 +22,9 @@ typedef struct api_model_slot {
     struct api_model_slot *next;
 } api_model_slot;
 
-enum { APIM_EMBED, APIM_RERANK };
+/* GENERATE: a decoder that writes text (query --expand-model's). */
+enum { APIM_EMBED, APIM_RERANK, APIM_GENERATE };
+extern const char *const apim_kind_names[];   /* "embed", "rerank", "generate" */
 
 /* Opens a model (path, param) or fails with a trove_fail detail. */
 typedef trove_err (*apim_open_fn)(const char *path, int param, embed_model **out);
@@ -57,16 +59,42 @@ struct api {
     api_own_model em;   /* embedding model, opened by api_embedder() */
     api_own_model rm;   /* reranker model, opened by api_query(); key: its
                            max_tokens (the reranker window) */
-    api_models *models; /* lent by api_use_models(), NULL: em/rm above */
-    api_model_slot *em_slot, *rm_slot;   /* held in `models` */
+    api_own_model gm;   /* expansion model (api_expand.c), opened by api_query() */
+    api_models *models; /* lent by api_use_models(), NULL: em/rm/gm above */
+    api_model_slot *em_slot, *rm_slot, *gm_slot;   /* held in `models` */
+    int boundary;       /* the agent boundary is on (api_set_boundary) */
+    char *hide_text;    /* config `mcp: exclude:` one a line (api_hide.c) */
 };
 
-/* Generative expansion (api_expand.c): the model at path turns query into
+/* ---- the agent boundary, per request (api_hide.c) ---- */
+typedef struct api_hide {
+    int on;                     /* 0: the boundary is off, nothing is hidden */
+    store_hide_globs *globs;
+    int64_t *priv;              /* notes flagged private, ascending ids */
+    size_t n_priv;
+} api_hide;
+
+/* The rule read from the handle's config and st (NULL: globs only); with
+ * the boundary off h hides nothing. Free with api_hide_end. */
+trove_err api_hide_begin(api *a, store *st, api_hide *h);
+void api_hide_end(api_hide *h);
+/* 1 when the note (id 0: not indexed; then only the globs decide) is hidden. */
+int api_hide_note(api_hide *h, int64_t id, const char *collection, const char *path);
+/* Drop the hidden notes of docs[] (cleared); the count kept. */
+size_t api_hide_docs(api_hide *h, store_doc *docs, size_t n);
+/* The notes the boundary hides (none when it is off), with their
+ * collection and path; free with store_docs_free(*docs, *n). */
+trove_err api_hidden_docs(api *a, store *st, store_doc **docs, size_t *n);
+/* search_opts.hide_globs/hide_key for this handle (NULL, NULL when off). */
+void api_hide_search(api *a, const char **globs, const char **key);
+
+/* Generative expansion (api_expand.c): the model at path (a's own, or
+ * shared through its api_models, used under its lock) turns query into
  * lex:/vec:/hyde: lines, parsed into *out (freed by the caller with
  * qx_result_free). 1 when they are usable; 0 when not (out empty). Either
  * way info->expand_note says what happened (for --explain). */
 struct qx_result;
-int api_expand_model(const char *path, const char *query, api_query_info *info,
+int api_expand_model(api *a, const char *path, const char *query, api_query_info *info,
                      struct qx_result *out);
 
 /* The indexed note REF names (as api_get takes it, without ":LINE"; a
@@ -86,5 +114,6 @@ pthread_mutex_t *api_em_lock(api *a);
  * and of a remote search alike. */
 void api_read_bodies(search_results *out);
 pthread_mutex_t *api_rm_lock(api *a);
+pthread_mutex_t *api_gm_lock(api *a);
 
 #endif

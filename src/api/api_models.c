@@ -21,6 +21,9 @@
 #include "search/vcache.h"
 #include "util/mem.h"
 
+const char *const apim_kind_names[] = {[APIM_EMBED] = "embed", [APIM_RERANK] = "rerank",
+                                       [APIM_GENERATE] = "generate"};
+
 struct api_models {
     pthread_mutex_t mu;       /* the slot list, users, loads */
     pthread_cond_t loaded;    /* a loading slot finished (under mu) */
@@ -198,7 +201,7 @@ void api_models_stats_get(api_models *m, api_models_stats *out)
         if (s->loading)
             continue;   /* open once loaded */
         out->models[i].path = xstrdup(s->path);
-        out->models[i].kind = s->kind == APIM_EMBED ? "embed" : "rerank";
+        out->models[i].kind = apim_kind_names[s->kind];
         out->models[i].users = s->users;
         i++;
     }

@@ -167,11 +167,12 @@ static char *prf_variant(const char *query, search_results *orig)
 
 /* The generative model's lines as variants (a variant per line type);
  * nothing when its output is unusable (info->expand_note says why). */
-static void add_model_variants(const char *path, const char *query, api_query_info *info)
+static void add_model_variants(api *a, const char *path, const char *query,
+                               api_query_info *info)
 {
     static const qp_variant_kind kinds[QX_KINDS] = {QP_VAR_LEX, QP_VAR_VEC, QP_VAR_HYDE};
     qx_result x;
-    if (!api_expand_model(path, query, info, &x))
+    if (!api_expand_model(a, path, query, info, &x))
         return;
     for (int k = 0; k < QX_KINDS; k++) {
         add_variant(info, kinds[k], x.first[k], 1.0);
@@ -412,7 +413,7 @@ trove_err api_query(api *a, const api_query_opts *opts, search_results *out,
         add_variant(info, QP_VAR_KEYWORDS, qp_keyword_form(query), 1.0);
         add_variant(info, QP_VAR_PRF, prf_variant(query, &res[0]), 1.0);
         if (o->expand_model)
-            add_model_variants(o->expand_model, query, info);
+            add_model_variants(a, o->expand_model, query, info);
     }
     for (size_t v = 1; rc == TROVE_OK && v < info->n_variants; v++)
         rc = variant_search(a, o, info->variants[v].text, 0, &res[v]);

@@ -237,6 +237,19 @@ trove_err wire_call(api *a, int op, void *args, void *out);
 json_t *wire_search_opts(const api_search_opts *o);
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold);
 
+/* One search option by its row: front ends whose keys are their own (the
+ * MCP tools' arguments) take an option as the row of the search request
+ * it fills. The row's kind is the value's type (WIRE_STR text, WIRE_STRS
+ * a list, WIRE_INT/WIRE_SIZE a number whose bounds are the row of
+ * api_search_opt_table by the same name); wire_search_row aborts on a row
+ * the table lacks (a front end's typo, seen at once). _parse reads v into
+ * that member of o alone (strings borrowed from hold; TROVE_EPARSE naming
+ * the row on a type error). */
+extern const wire_type wire_search_args_type;
+const wire_field *wire_search_row(const char *row);
+trove_err wire_search_row_parse(const char *row, const json_t *v, api_search_opts *o,
+                                wire_args *hold);
+
 /* The query op's arguments: the search arguments plus no_expand,
  * no_rerank, candidates, window_tokens, reranker, expand_model. */
 json_t *wire_query_opts(const api_query_opts *o);
@@ -247,6 +260,8 @@ trove_err wire_query_opts_parse(const json_t *args, api_query_opts *o, wire_args
 /* A search_result, for the front ends' views; every other table is
  * reached through wire_requests[] or wire_types[]. */
 extern const wire_type wire_result_type;
+/* One of a result's passages (--passages), for views that show them. */
+extern const wire_type wire_passage_type;
 
 json_t *wire_search_results(const search_results *r);
 trove_err wire_search_results_parse(const json_t *v, search_results *out);

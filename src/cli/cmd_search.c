@@ -482,16 +482,16 @@ static int run_query(cli *c, search_args *a, api **api)
     if (rc != EXIT_OK)
         return rc;
     qo.expand_model = expand;
-    /* With an expansion model the query is answered here: a daemon has no
-     * slot to keep a generator model and would open it for every query
-     * (a follow-up: an APIM_GENERATE kind in api_models). */
-    dcl *d = expand ? NULL : cli_daemon(c);
+    /* A daemon keeps the expansion model open like its reranker
+     * (api_models' APIM_GENERATE slot): the warm path for it too. */
+    dcl *d = cli_daemon(c);
     if (d) {
         qo.reranker = reranker_path(a);
-        /* Reranking with a decoder can take a minute on a slow machine:
-         * giving up at the usual 60 s would make the CLI do it all again
-         * cold. A daemon that dies still closes the socket at once. */
-        if (qo.reranker)
+        /* Reranking with a decoder, or generating the expansion, can take
+         * a minute on a slow machine: giving up at the usual 60 s would
+         * make the CLI do it all again cold. A daemon that dies still
+         * closes the socket at once. */
+        if (qo.reranker || expand)
             dcl_set_timeout(d, 900.0);
     }
     if (!dcl_try(d, WIRE_OP_QUERY, &qo, &ans, &err)) {

@@ -24,7 +24,8 @@ static const char serve_help[] =
     "  --host HOST      a numeric address or localhost (default 127.0.0.1)\n"
     "  --open           open the page in the desktop's browser (xdg-open)\n"
     "  --allow-remote   allow a HOST that is not a loopback address; every client\n"
-    "                   then needs mcp.token of config.yaml (open /?token=TOKEN once)\n"
+    "                   then needs mcp.token of config.yaml (open /?token=TOKEN once),\n"
+    "                   and notes kept from agents (mcp.exclude, private: true) are hidden\n"
     "  --model PATH     embedding model (default: $TROVE_EMBED_MODEL, the configured one)\n"
     "  --reranker PATH  reranker of the \"best answer\" mode (default: $TROVE_RERANK_MODEL,\n"
     "                   config `rerank_model:`; none: the lexical re-scorer)\n";
@@ -141,6 +142,11 @@ int cmd_serve(cli *c, int argc, char **argv)
         api_close(a);
         return EXIT_USAGE;
     }
+    /* Whoever reaches the page from another machine is not the owner at
+     * this one: the agent boundary (api.h) keeps config `mcp: exclude` and
+     * private notes out of every page and API answer, as for MCP. */
+    if (allow_remote)
+        api_set_boundary(a, 1);
     signal(SIGPIPE, SIG_IGN);
     api_models *models = api_models_new();
     api_use_models(a, models);

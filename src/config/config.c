@@ -338,13 +338,29 @@ static trove_err load_languages(config *cfg, yaml_document_t *doc, yaml_node_t *
     return TROVE_OK;
 }
 
-/* A mapping section whose only key is `known`: anything else is a typo. */
+/* 1 when k is one of `known` ("a, b, c"). */
+static int key_known(const char *known, const char *k)
+{
+    size_t kl = strlen(k);
+    for (const char *p = known; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == kl && strncmp(p, k, kl) == 0)
+            return 1;
+        p += len;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+/* A mapping section whose only keys are `known` ("a, b"): anything else is
+ * a typo. */
 static trove_err only_key(config *cfg, yaml_document_t *doc, yaml_node_t *n, const char *section,
                           const char *known)
 {
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         const char *k = scalar(doc, yaml_document_get_node(doc, p->key));
-        if (!k || strcmp(k, known) != 0)
+        if (!k || !key_known(known, k))
             return trove_fail(TROVE_EPARSE, "%s: unknown key '%s' under '%s' (known: %s)",
                               cfg->file, k ? k : "?", section, known);
     }
@@ -399,7 +415,12 @@ static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
     if (is_empty(doc, m))
         return TROVE_OK;
     if (m->type != YAML_MAPPING_NODE)
-        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins)", cfg->file);
+        return trove_fail(TROVE_EPARSE, "%s: 'mcp' must be a mapping (token, origins, exclude, "
+                          "private_key)", cfg->file);
+    /* a misspelt `exclude` must not quietly show an agent what it was to hide */
+    trove_err krc = only_key(cfg, doc, m, "mcp", "token, origins, exclude, private_key");
+    if (krc)
+        return krc;
     yaml_node_t *tok = map_get(doc, m, "token");
     if (!is_empty(doc, tok)) {
         const char *t = scalar(doc, tok);
@@ -408,6 +429,23 @@ static trove_err load_mcp(config *cfg, yaml_document_t *doc, yaml_node_t *m)
         cfg->mcp.token = xstrdup(t);
     }
     cfg->mcp.origins = string_list(doc, map_get(doc, m, "origins"), &cfg->mcp.n_origins);
+    cfg->mcp.exclude = string_list(doc, map_get(doc, m, "exclude"), &cfg->mcp.n_exclude);
+    for (size_t i = 0; i < cfg->mcp.n_exclude; i++)
+        if (!cfg->mcp.exclude[i][0] || strchr(cfg->mcp.exclude[i], '\n'))
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.exclude' entries must be globs on one line",
+                              cfg->file);
+    yaml_node_t *pk = map_get(doc, m, "private_key");
+    if (!is_empty(doc, pk)) {
+        const char *k = scalar(doc, pk);
+        if (!k)
+            return trove_fail(TROVE_EPARSE, "%s: 'mcp.private_key' must be a frontmatter key",
+                              cfg->file);
+        char *low = xstrdup(k);
+        for (char *c = low; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        cfg->mcp.private_key = low;
+    }
     return TROVE_OK;
 }
 
@@ -679,7 +717,7 @@ trove_err config_save(const config *cfg)
         put_quoted(&b, cfg->recency_text);
         tbuf_putc(&b, '\n');
     }
-    if (cfg->mcp.token || cfg->mcp.n_origins) {
+    if (cfg->mcp.token || cfg->mcp.n_origins || cfg->mcp.n_exclude || cfg->mcp.private_key) {
         tbuf_puts(&b, "mcp:\n");
         if (cfg->mcp.token) {
             tbuf_puts(&b, "  token: ");
@@ -689,6 +727,15 @@ trove_err config_save(const config *cfg)
         if (cfg->mcp.n_origins) {
             tbuf_puts(&b, "  origins: ");
             put_list(&b, cfg->mcp.origins, cfg->mcp.n_origins);
+        }
+        if (cfg->mcp.n_exclude) {
+            tbuf_puts(&b, "  exclude: ");
+            put_list(&b, cfg->mcp.exclude, cfg->mcp.n_exclude);
+        }
+        if (cfg->mcp.private_key) {
+            tbuf_puts(&b, "  private_key: ");
+            put_quoted(&b, cfg->mcp.private_key);
+            tbuf_putc(&b, '\n');
         }
     }
     if (cfg->zh_dict || cfg->zh_user_dict) {
@@ -781,6 +828,8 @@ void config_free(config *cfg)
     free(cfg->embed_model);
     free(cfg->mcp.token);
     free_list(cfg->mcp.origins, cfg->mcp.n_origins);
+    free_list(cfg->mcp.exclude, cfg->mcp.n_exclude);
+    free(cfg->mcp.private_key);
     free_list(cfg->languages, cfg->n_languages);
     free_list(cfg->date_keys, cfg->n_date_keys);
     free(cfg->recency_text);

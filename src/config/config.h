@@ -27,12 +27,19 @@ typedef struct config_context {
     char *text;
 } config_context;
 
-/* `mcp:` — the MCP server's HTTP transport (src/mcp/). */
+/* `mcp:` — the MCP server's HTTP transport (src/mcp/) and the agent
+ * boundary (api.h, api_set_boundary): notes no agent may see. */
 typedef struct config_mcp {
     char *token;       /* bearer token HTTP clients must send; NULL: none */
     char **origins;    /* Origin values allowed besides loopback ones */
     size_t n_origins;
+    char **exclude;    /* globs over COLLECTION/PATH, PATH and their folders */
+    size_t n_exclude;
+    char *private_key; /* `private_key:` the frontmatter flag (lower case);
+                          NULL: CONFIG_PRIVATE_KEY */
 } config_mcp;
+
+#define CONFIG_PRIVATE_KEY "private"
 
 /* Search channel weights from `weights:` (bm25, title, graph, vector);
  * a channel not listed keeps its default. */

@@ -26,7 +26,14 @@ struct dcl {
     int failed;        /* last failure: the daemon could not be used */
     long next_id;
     tbuf in;           /* bytes received past the last answer */
+    int boundary;      /* requests ask for the agent boundary (dcl_set_boundary) */
 };
+
+void dcl_set_boundary(dcl *c, int on)
+{
+    if (c)
+        c->boundary = on != 0;
+}
 
 char *dcl_socket_dir(void)
 {
@@ -304,6 +311,8 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
     if (!req)
         return broken(c, "daemon: %s", "request not encodable");
     json_object_set_new(req, "index", wire_str(c->index_path));
+    if (c->boundary)
+        json_object_set_new(req, "boundary", json_true());
     if (c->config_file)
         json_object_set_new(req, "config", wire_str(c->config_file));
     char *text = json_dumps(req, JSON_COMPACT);
@@ -329,6 +338,13 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
         json_integer_value(rid) != id) {
         json_decref(resp);
         return broken(c, "daemon: %s", "malformed answer");
+    }
+    if (c->boundary && !json_is_true(json_object_get(resp, "boundary"))) {
+        /* a daemon older than the boundary answered without it: never use
+         * that answer; the cold path keeps the boundary */
+        json_decref(resp);
+        c->failed = 1;
+        return trove_fail(TROVE_EIO, "daemon: it does not keep the agent boundary");
     }
     if (json_is_true(ok)) {
         *result = json_incref(json_object_get(resp, "result"));

@@ -48,6 +48,11 @@ void dcl_close(dcl *c);
 /* A new bound for the later sends and receives on c: for a request the
  * daemon may legitimately compute on for long (a reranked `query`). */
 void dcl_set_timeout(dcl *c, double timeout_s);
+/* on: every later request asks the daemon to answer past the agent
+ * boundary (api.h api_set_boundary; the daemon applies its own config's
+ * rule to that request), and an answer that does not say it did counts as
+ * "the daemon could not answer" (a daemon older than the boundary). */
+void dcl_set_boundary(dcl *c, int on);
 /* 1 when the last failure means "the daemon could not answer". */
 int dcl_failed(const dcl *c);
 

@@ -8,7 +8,9 @@
 
 static dcl *daemon_of(const front *f)
 {
-    return f->use_daemon ? dcl_find(api_index_path(f->a), api_config(f->a), 60.0) : NULL;
+    dcl *d = f->use_daemon ? dcl_find(api_index_path(f->a), api_config(f->a), 60.0) : NULL;
+    dcl_set_boundary(d, api_boundary(f->a));   /* the daemon keeps the handle's boundary */
+    return d;
 }
 
 trove_err front_search(const front *f, const api_search_opts *o, search_results *out)

@@ -2,6 +2,8 @@
  * running daemon of the handle's index when one answers, else from the
  * handle itself (client.h's fallback rule, dcl_or_cold). The web server
  * uses it; the MCP server has the same calls of its own (mcp.c).
+ * The daemon answers with the handle's agent boundary (api.h): on when
+ * api_set_boundary(a, 1) was called, as `trove serve --allow-remote` does.
  * Results are the api's structs, freed with the api's *_free(). */
 #ifndef TROVE_DAEMON_FRONT_H
 #define TROVE_DAEMON_FRONT_H

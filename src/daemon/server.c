@@ -197,6 +197,8 @@ typedef struct reply {
     int failed;               /* 1: an error: code and message */
     int code;                 /* a trove_err or WIRE_E* (api/wire.h) */
     char *message;
+    int boundary;             /* the request asked for the agent boundary (api.h): the
+                                 call ran with it, and the answer says so */
 } reply;
 
 static void fail_proto(reply *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -356,8 +358,11 @@ static void call_op(srv *s, int which, void *args, reply *r)
     trove_errclear();
     void *out = xcalloc(1, q->result->size);
     trove_err rc = refresh(s, &h->a, &h->s);
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
+        api_set_boundary(h->a, r->boundary);   /* for this request only */
         rc = wire_call(h->a, which, args, out);
+        api_set_boundary(h->a, 0);
+    }
     release(s, h);
     if (ops[which].writer)
         pthread_mutex_unlock(&s->write_mu);
@@ -400,6 +405,10 @@ static void dispatch(srv *s, const json_t *req, reply *r)
         return fail_proto(r, WIRE_EPROTO, "request needs 'op' (a string)");
     if (args && !json_is_object(args))
         return fail_proto(r, WIRE_EPROTO, "'args' must be an object");
+    const json_t *boundary = json_object_get(req, "boundary");
+    if (boundary && !json_is_boolean(boundary))
+        return fail_proto(r, WIRE_EPROTO, "'boundary' must be true or false");
+    r->boundary = json_is_true(boundary);
     const char *idx = json_string_value(json_object_get(req, "index"));
     const char *cfg = json_string_value(json_object_get(req, "config"));
     if ((idx && strcmp(idx, s->index_path)) || (cfg && strcmp(cfg, s->config_file)))
@@ -440,6 +449,8 @@ static char *answer(srv *s, const char *line, size_t len)
     json_t *resp = json_object();
     json_object_set(resp, "id", id ? id : json_null());
     json_object_set_new(resp, "ok", json_boolean(!r.failed));
+    if (r.boundary)
+        json_object_set_new(resp, "boundary", json_true());
     if (r.failed)
         json_object_set_new(resp, "error", json_pack("{s:s, s:o}", "code", wire_code_name(r.code), "message",
                                                      wire_str(r.message)));

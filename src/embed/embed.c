@@ -261,10 +261,11 @@ static trove_err gpt2_tokenizer(const gguf_file *f, const char *path, tokjson **
     size_t len;
     tokcache *c = tokcache_load(path, GPT2_CACHE_KIND, GPT2_CACHE_VERSION, &payload, &len);
     if (c) {
-        trove_err e = tokjson_from_buffer(payload, len, out);
-        tokcache_release(c);
+        /* the tables stay in the mapped entry, which *out releases */
+        trove_err e = tokjson_borrow(payload, len, tokcache_release_cb, c, out);
         if (e == TROVE_OK)
             return TROVE_OK;
+        tokcache_release(c);
         *out = NULL;
     }
     trove_err e = tokjson_from_gguf(f, out);

@@ -41,8 +41,21 @@ static const char instructions_base[] =
     "collections exist and whether the index is up to date. Every note is also a resource "
     "trove://COLLECTION/PATH. Cite notes by doc_uri and line numbers.";
 
+/* The languages the notes are written in, most notes first (the index's
+ * detection: a query in one of them finds them best). */
+static void languages(tbuf *b, const api_status *st)
+{
+    if (!st->n_langs)
+        return;
+    tbuf_puts(b, " Languages of the notes:");
+    for (size_t i = 0; i < st->n_langs && i < 8; i++)
+        tbuf_printf(b, "%s %s (%lld)", i ? "," : "", st->langs[i].lang,
+                    (long long)st->langs[i].notes);
+    tbuf_puts(b, st->n_langs > 8 ? ", and others." : ".");
+}
+
 /* The instructions: how to use the tools, then what this index holds (its
- * collections with note counts and contexts, whether meaning search is
+ * collections with note counts, contexts and languages, whether meaning search is
  * there), read at each initialize/discover so a model knows what it is
  * searching before it searches. Caller frees. */
 static char *instructions(mcp_server *s)
@@ -72,6 +85,7 @@ static char *instructions(mcp_server *s)
             tbuf_puts(&b, ")");
         }
         tbuf_puts(&b, ".");
+        languages(&b, &st);
     }
     tbuf_puts(&b, s->model ? " Meaning search is on: `vsearch` finds notes that say the same "
                              "thing in other words."
@@ -165,6 +179,9 @@ mcp_server *mcp_server_new(api *a, const char *model)
     mcp_server *s = xcalloc(1, sizeof *s);
     s->a = a;
     s->model = model;
+    /* every answer of this server is an agent's: the notes config `mcp:`
+     * keeps from agents are not there for it (api.h, the agent boundary) */
+    api_set_boundary(a, 1);
     s->tools[0] = mcp_tools_build(0, model != NULL);
     s->tools[1] = mcp_tools_build(1, model != NULL);
     return s;
@@ -177,7 +194,9 @@ void mcp_server_use_daemon(mcp_server *s, int on)
 
 static dcl *daemon_of(mcp_server *s)
 {
-    return s->use_daemon ? dcl_find(api_index_path(s->a), api_config(s->a), 60.0) : NULL;
+    dcl *d = s->use_daemon ? dcl_find(api_index_path(s->a), api_config(s->a), 60.0) : NULL;
+    dcl_set_boundary(d, api_boundary(s->a));
+    return d;
 }
 
 /* Each request through dcl_or_cold: the daemon's answer when one can

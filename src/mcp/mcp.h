@@ -64,7 +64,10 @@ int mcp_version_supported(const char *v);
 /* 1 when `v` is a stateless (2026-07-28 or later) version. */
 int mcp_version_modern(const char *v);
 
-/* model: the embedding model (GGUF file or model2vec folder) for the
+/* The server turns the agent boundary on in `a` (api.h api_set_boundary):
+ * notes config `mcp: {exclude, private_key}` keeps from agents are in no
+ * answer, through the daemon too.
+ * model: the embedding model (GGUF file or model2vec folder) for the
  * vector channel of `search` and for `vsearch`, which is offered only with
  * one; NULL: keywords, titles and links only. Borrowed. */
 mcp_server *mcp_server_new(api *a, const char *model);

@@ -16,8 +16,10 @@
 /* Passages the answer prompt brings, and how much of each. */
 #define ASK_RESULTS 5
 #define ASK_EXCERPT 1500
-/* The note prompt's budget (characters of note text). */
+/* The note prompts' budget (characters of note text), and the links the
+ * note_links prompt lists of each kind at most. */
 #define NOTE_BUDGET 20000
+#define NOTE_LINKS 50
 /* completion/complete: at most this many values (the protocol's limit). */
 #define COMPLETE_MAX 100
 
@@ -129,7 +131,9 @@ static json_t *p_ask(mcp_server *s, const char *question, mcp_error *err)
                      "messages", msgs);
 }
 
-static json_t *p_note(mcp_server *s, const char *path, mcp_error *err)
+/* The indexed note the prompt argument `path` names, into *n; 0 with *err
+ * set when there is none (or the argument is not a note reference). */
+static int note_arg(mcp_server *s, const char *path, api_note *n, mcp_error *err)
 {
     char *ref = str_starts_with(path, "trove://") ? mcp_doc_ref_from_uri(path) : xstrdup(path);
     const char *why = !ref ? "not a trove://COLLECTION/PATH URI"
@@ -137,41 +141,111 @@ static json_t *p_note(mcp_server *s, const char *path, mcp_error *err)
     if (why) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "prompts/get: 'path' %.200s: %s", path, why);
         free(ref);
-        return NULL;
+        return 0;
     }
-    api_note n;
-    trove_err rc = mcp_get(s, ref, 0, 0, &n);
+    trove_err rc = mcp_get(s, ref, 0, 0, n);
     free(ref);
-    if (rc || !n.docid[0]) {
+    if (rc || !n->docid[0]) {
         char *t = mcp_agent_text(rc ? trove_errmsg() : "not an indexed note");
         mcp_err_set(err, MCP_INVALID_PARAMS, "prompts/get: no note '%.200s': %s", path, t);
         free(t);
         if (!rc)
-            api_note_free(&n);
-        return NULL;
+            api_note_free(n);
+        return 0;
     }
-    char *uri = mcp_doc_uri(n.collection, n.path);
-    size_t keep = n.len;
+    return 1;
+}
+
+/* The note as two messages, what it is and its text (cut at NOTE_BUDGET),
+ * appended to msgs; `also`: what else follows, for the first message. */
+static void note_messages(const api_note *n, const char *also, json_t *msgs)
+{
+    char *uri = mcp_doc_uri(n->collection, n->path);
+    size_t keep = n->len;
     int cut = keep > NOTE_BUDGET;
     if (cut) {
         keep = NOTE_BUDGET;
-        while (keep > 0 && n.text[keep - 1] != '\n')
+        while (keep > 0 && n->text[keep - 1] != '\n')
             keep--;
     }
     tbuf t = {0};
-    tbuf_append(&t, n.text, keep);
+    tbuf_append(&t, n->text, keep);
     tbuf_puts(&t, "");
     tbuf b = {0};
-    tbuf_printf(&b, "Here is my note %s (%s, %ld lines)%s. Use it as context for what I ask "
-                "next, and cite it as %s:LINE.", uri, n.title ? n.title : n.path, n.n_lines,
+    tbuf_printf(&b, "Here is my note %s (%s, %ld lines)%s%s. Use it as context for what I ask "
+                "next, and cite it as %s:LINE.", uri, n->title ? n->title : n->path, n->n_lines,
                 cut ? "; it was cut at 20000 characters: read the rest with the `get` tool"
-                    : "", uri);
-    json_t *msgs = json_pack("[o, o]", user_text(b.data), user_resource(uri, t.data));
+                    : "", also ? also : "", uri);
+    json_array_append_new(msgs, user_text(b.data));
+    json_array_append_new(msgs, user_resource(uri, t.data));
     tbuf_free(&b);
     tbuf_free(&t);
     free(uri);
+}
+
+static json_t *p_note(mcp_server *s, const char *path, mcp_error *err)
+{
+    api_note n;
+    if (!note_arg(s, path, &n, err))
+        return NULL;
+    json_t *msgs = json_array();
+    note_messages(&n, NULL, msgs);
     api_note_free(&n);
     return json_pack("{s:s, s:o}", "description", "one note, whole", "messages", msgs);
+}
+
+/* One link as the model reads it: where it stands and the line. */
+static void link_line(tbuf *b, const api_link *l, int from_note)
+{
+    if (l->note.collection && l->note.path) {
+        char *uri = mcp_doc_uri(l->note.collection, l->note.path);
+        tbuf_printf(b, "- %s%s%d (%s)", uri, from_note ? ":" : " via line ", l->line,
+                    l->note.title ? l->note.title : l->note.path);
+        free(uri);
+    } else {
+        tbuf_printf(b, "- [[%s]] (no note) via line %d", l->target, l->line);
+    }
+    tbuf_printf(b, ": %s\n", l->text ? l->text : "");
+}
+
+static json_t *p_note_links(mcp_server *s, const char *path, mcp_error *err)
+{
+    api_note n;
+    if (!note_arg(s, path, &n, err))
+        return NULL;
+    tbuf ref = {0};
+    tbuf_printf(&ref, "%s/%s", n.collection, n.path);
+    api_link_set ls;
+    trove_err rc = mcp_links(s, ref.data, &ls);
+    tbuf_free(&ref);
+    json_t *msgs = json_array();
+    note_messages(&n, ", then the notes that link to it, each with the line that links", msgs);
+    tbuf b = {0};
+    if (rc) {
+        char *why = mcp_agent_text(trove_errmsg());
+        tbuf_printf(&b, "(Its links could not be read: %s.)", why);
+        free(why);
+    } else {
+        size_t shown = ls.n_back < NOTE_LINKS ? ls.n_back : NOTE_LINKS;
+        tbuf_printf(&b, "Notes linking to it (%zu%s), as URI:LINE (title): the line:\n",
+                    ls.n_back, shown < ls.n_back ? ", the first shown: the `links` tool "
+                    "lists all" : "");
+        for (size_t i = 0; i < shown; i++)
+            link_line(&b, &ls.back[i], 1);
+        if (!ls.n_back)
+            tbuf_puts(&b, "(none)\n");
+        shown = ls.n_out < NOTE_LINKS ? ls.n_out : NOTE_LINKS;
+        tbuf_printf(&b, "\nNotes it links to (%zu):\n", ls.n_out);
+        for (size_t i = 0; i < shown; i++)
+            link_line(&b, &ls.out[i], 0);
+        tbuf_puts(&b, "\nRead any of them with the `get` tool.");
+        api_link_set_free(&ls);
+    }
+    json_array_append_new(msgs, user_text(b.data));
+    tbuf_free(&b);
+    api_note_free(&n);
+    return json_pack("{s:s, s:o}", "description", "one note with its backlinks",
+                     "messages", msgs);
 }
 
 static const prompt_def prompts[] = {
@@ -181,6 +255,9 @@ static const prompt_def prompts[] = {
      "passages, to answer from with citations", {"question", "the question", 1}, p_ask},
     {"note", "Bring a note", "Bring one note into the conversation",
      {"path", "trove://COLLECTION/PATH, COLLECTION/PATH or #DOCID", 1}, p_note},
+    {"note_links", "Bring a note with its backlinks", "Bring one note into the conversation "
+     "with the notes that link to it (each with its linking line) and those it links to",
+     {"path", "trove://COLLECTION/PATH, COLLECTION/PATH or #DOCID", 1}, p_note_links},
 };
 #define N_PROMPTS (sizeof prompts / sizeof *prompts)
 
@@ -210,7 +287,7 @@ json_t *mcp_prompts_get(mcp_server *s, json_t *params, mcp_error *err)
     const prompt_def *p = prompt_find(json_string_value(json_object_get(params, "name")));
     if (!p) {
         mcp_err_set(err, MCP_INVALID_PARAMS, "prompts/get: no such prompt (prompts: "
-                    "search_notes, ask_notes, note)");
+                    "search_notes, ask_notes, note, note_links)");
         return NULL;
     }
     json_t *args = json_object_get(params, "arguments");
@@ -309,7 +386,7 @@ json_t *mcp_complete(mcp_server *s, json_t *params, mcp_error *err)
             mcp_err_set(err, MCP_INVALID_PARAMS, "completion/complete: no such prompt");
             return NULL;
         }
-        if (p->fn == p_note && strcmp(name, "path") == 0)
+        if ((p->fn == p_note || p->fn == p_note_links) && strcmp(name, "path") == 0)
             offer_paths(s, NULL, 1, prefix, &v);
     } else {
         json_decref(v.arr);

@@ -14,6 +14,7 @@
 
 #include "api/wire.h"
 #include "search/query_pipe.h"
+#include "text/date.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -80,6 +81,15 @@ static const char search_out[] =
     "(one result for all its translations)\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"lang\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
     "\"doc_uri\":{\"type\":\"string\"}}}},"
+    "\"date\":{\"type\":\"string\",\"description\":\"the note's date, YYYY-MM-DD\"},"
+    "\"date_source\":{\"type\":\"string\",\"description\":\"where the date came from: "
+    "frontmatter:KEY, filename or mtime\"},"
+    "\"passages\":{\"type\":\"array\",\"description\":\"with passages: the note's best "
+    "passages, best first\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"heading_path\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},"
+    "\"start_byte\":{\"type\":\"integer\"},\"end_byte\":{\"type\":\"integer\"},"
+    "\"score\":{\"type\":\"number\"},\"excerpt\":{\"type\":\"string\"}}}},"
     "\"scores\":{\"type\":\"object\"}},"
     "\"required\":[\"doc_uri\",\"docid\",\"collection\",\"path\",\"title\",\"heading_path\","
     "\"start_line\",\"end_line\",\"start_byte\",\"end_byte\",\"excerpt\",\"score\"]}},"
@@ -288,6 +298,9 @@ typedef enum {
     ARG_LIST,          /* a list of non-empty strings, at most max items */
     ARG_ONE_OR_LIST,   /* a string, or a list as ARG_LIST */
     ARG_OBJECT,        /* an object with the properties in `fields` */
+    ARG_OPT,           /* a search option: its type and bounds are those of the search
+                          request's row `row` (api/wire.h wire_search_row) and of
+                          api_search_opt_table; it fills that member of api_search_opts */
 } arg_type;
 
 #define NO_DEFAULT LONG_MIN
@@ -300,8 +313,15 @@ typedef struct arg_def {
     long def;                 /* ARG_INT/ARG_BOOL default, NO_DEFAULT: none */
     int required;
     const char *desc;
-    const struct arg_def *fields;   /* ARG_OBJECT */
+    /* ARG_OBJECT: its properties; ARG_OPT: one definition whose key is
+     * the search request's row (OPT_ARG) */
+    const struct arg_def *fields;
 } arg_def;
+
+/* A search option under the key `key`; no default (unset: the api's and
+ * the config's). */
+#define OPT_ARG(key_, row_, desc_) \
+    {key_, ARG_OPT, 0, 0, NO_DEFAULT, 0, desc_, (const arg_def[]){{.key = row_}, {0}}}
 
 static const arg_def filter_args[] = {
     {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
@@ -311,9 +331,19 @@ static const arg_def filter_args[] = {
      "prefix (projects/) applies in every collection", NULL},
     {"doc_uris", ARG_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
      "only these notes (trove://COLLECTION/PATH)", NULL},
-    {"heading_path_contains", ARG_STRING, 0, 0, NO_DEFAULT, 0,
-     "only notes with a passage whose heading_path (as in results, joined) contains this "
-     "text (ASCII case-insensitive)", NULL},
+    OPT_ARG("heading_path_contains", "heading_contains",
+            "only notes with a passage whose heading_path (as in results, joined) contains "
+            "this text (ASCII case-insensitive); their passages are chosen under it"),
+    OPT_ARG("where", "where",
+            "frontmatter conditions, all must hold: status=done, status!=draft, priority>=2, "
+            "tags~=proj/*, author in (ana, li), due<2026-01-01, exists(due), !exists(due); "
+            "values keep their YAML type, a list matches when one element does"),
+    OPT_ARG("since", "since",
+            "only notes dated on or after this: 2024-05-01, 2024-05, 2026-W14, 20240501, 7d, "
+            "3w, 2m, 1y, last-week, this-year. A note's date is its frontmatter date:/created:, "
+            "else a date in its file name, else its mtime (results carry date and "
+            "date_source)"),
+    OPT_ARG("until", "until", "only notes dated up to this day (inclusive); forms as since"),
     {"tags", ARG_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
      "only notes carrying all these tags (a tag also matches its nested tags)", NULL},
     {"lang", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
@@ -334,7 +364,14 @@ static const arg_def filter_args[] = {
     {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL},     \
     {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,                      \
      "budget for the whole answer, in characters of JSON: results that do not fit are left " \
-     "out (truncated: true, omitted: how many)", NULL}
+     "out (truncated: true, omitted: how many)", NULL},                                    \
+    OPT_ARG("recent", "recent",                                                            \
+            "favour newer notes: the score times a recency prior (half-life from the "     \
+            "server's config, 90 days unless set); false: not even when the config turns " \
+            "it on"),                                                                       \
+    OPT_ARG("passages", "passages",                                                        \
+            "up to this many passages per note, best first, each with heading_path, lines, " \
+            "bytes and excerpt (the note keeps its rank)")
 
 static const arg_def search_args[] = {SEARCH_ARGS, {0}};
 
@@ -439,10 +476,42 @@ static json_t *list_schema(const arg_def *d)
 
 static json_t *object_schema(const arg_def *fields);
 
+/* An ARG_OPT as the plain definition its row makes it: a text, a string or
+ * a list of them, a boolean (an option bounded 0..1) or a bounded integer. */
+static arg_def opt_resolved(const arg_def *d)
+{
+    arg_def r = *d;
+    const wire_field *f = wire_search_row(d->fields->key);
+    const api_opt *o = api_search_opt(d->fields->key);
+    r.def = NO_DEFAULT;
+    if (f->kind == WIRE_STR) {
+        r.type = ARG_STRING;
+        r.min = 1;
+    } else if (f->kind == WIRE_STRS) {
+        r.type = ARG_ONE_OR_LIST;
+        r.max = FILTER_MAX_ITEMS;
+    } else if (o && o->kind != API_OPT_REAL && (f->kind == WIRE_INT || f->kind == WIRE_SIZE)) {
+        r.type = o->min == 0 && o->max == 1 ? ARG_BOOL : ARG_INT;
+        r.min = (long)o->min;
+        r.max = o->max < (double)LONG_MAX ? (long)o->max : LONG_MAX;
+    } else {   /* a row no MCP type stands for: a bug in the table below, seen at once */
+        fprintf(stderr, "trove mcp: search option '%s' has no argument type\n", d->fields->key);
+        abort();
+    }
+    return r;
+}
+
 static json_t *arg_schema(const arg_def *d)
 {
     json_t *s = NULL;
+    arg_def opt;
+    if (d->type == ARG_OPT) {
+        opt = opt_resolved(d);
+        d = &opt;
+    }
     switch (d->type) {
+    case ARG_OPT:
+        break;
     case ARG_STRING:
         s = string_schema(d->min);
         break;
@@ -453,7 +522,9 @@ static json_t *arg_schema(const arg_def *d)
             json_object_set_new(s, "default", json_integer(d->def));
         break;
     case ARG_BOOL:
-        s = json_pack("{s:s, s:b}", "type", "boolean", "default", d->def == 1);
+        s = json_pack("{s:s}", "type", "boolean");
+        if (d->def != NO_DEFAULT)
+            json_object_set_new(s, "default", json_boolean(d->def == 1));
         break;
     case ARG_LIST:
         s = list_schema(d);
@@ -534,7 +605,14 @@ static int check_value(const char *tool, const char *key, const arg_def *d, json
                        mcp_error *err)
 {
     json_int_t n;
+    arg_def opt;
+    if (d->type == ARG_OPT) {
+        opt = opt_resolved(d);
+        d = &opt;
+    }
     switch (d->type) {
+    case ARG_OPT:
+        return 0;
     case ARG_STRING:
         if (!json_is_string(v) || (long)json_string_length(v) < d->min) {
             mcp_err_set(err, MCP_INVALID_PARAMS, "%s: '%s' must be a%s string", tool, key,
@@ -664,6 +742,7 @@ typedef struct search_call {
     char *prefix_path;
     int no_match;         /* the filters contradict each other */
     char *problem;        /* a filter the index cannot answer: a tool error (owned) */
+    wire_args hold;       /* the search options' strings (opts_apply) */
 } search_call;
 
 static void search_call_free(search_call *c)
@@ -677,6 +756,7 @@ static void search_call_free(search_call *c)
     free(c->prefix_coll);
     free(c->prefix_path);
     free(c->problem);
+    wire_args_free(&c->hold);
 }
 
 static void search_problem(search_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -689,6 +769,23 @@ static void search_problem(search_call *c, const char *fmt, ...)
     va_end(ap);
     free(c->problem);
     c->problem = xstrdup(buf);
+}
+
+/* The ARG_OPT arguments of defs given in args onto c->o, each by its row
+ * (a single string for a list row is a list of one). Their schema was
+ * checked: a failure here is a value the api refuses, a tool error. */
+static void opts_apply(search_call *c, const arg_def *defs, json_t *args)
+{
+    for (const arg_def *d = defs; d->key && !c->problem; d++) {
+        json_t *v = json_object_get(args, d->key);
+        if (d->type != ARG_OPT || !v || json_is_null(v))
+            continue;
+        json_t *one = json_is_string(v) && wire_search_row(d->fields->key)->kind == WIRE_STRS
+                          ? json_pack("[O]", v) : NULL;
+        if (wire_search_row_parse(d->fields->key, one ? one : v, &c->o, &c->hold) != TROVE_OK)
+            search_problem(c, "'%s': %s", d->key, trove_errmsg());
+        json_decref(one);
+    }
 }
 
 /* doc_uri_prefix: "trove://COLLECTION[/PATH-PREFIX]", or a bare PATH-PREFIX
@@ -755,7 +852,6 @@ static int search_filters(mcp_server *s, const char *tool, search_call *c, json_
 {
     if (!json_is_object(filters))
         return 1;
-    const char *heading = arg_str(filters, "heading_path_contains");
     const char *prefix = arg_str(filters, "doc_uri_prefix");
     const char **uris = NULL;
     size_t n_uris = 0;
@@ -810,21 +906,22 @@ static int search_filters(mcp_server *s, const char *tool, search_call *c, json_
     c->o.search.n_collections = c->n_collections;
     c->o.search.tags = c->tags;
     c->o.search.n_tags = c->n_tags;
-    c->o.search.heading_contains = heading;
+    opts_apply(c, filter_args, filters);
     if (!c->problem)
         check_collections(s, c);
     return 1;
 }
 
-/* The anchoring chunk's bytes from the note read at search time, cut to
- * max_chars characters on a character boundary. */
-static json_t *excerpt(const search_result *r, long max_chars, int *truncated)
+/* Bytes [from, to) of the note read at search time (the anchoring chunk, or
+ * a passage), cut to max_chars characters on a character boundary. */
+static json_t *excerpt(const search_result *r, int64_t from, int64_t to, long max_chars,
+                       int *truncated)
 {
     *truncated = 0;
     if (!r->body || max_chars <= 0)
         return json_string("");
-    size_t start = r->start_byte > 0 ? (size_t)r->start_byte : 0;
-    size_t end = r->end_byte > 0 ? (size_t)r->end_byte : r->body_len;
+    size_t start = from > 0 ? (size_t)from : 0;
+    size_t end = to > 0 ? (size_t)to : r->body_len;
     if (end > r->body_len)
         end = r->body_len;   /* the file shrank since the last update */
     if (start > end)
@@ -867,11 +964,20 @@ typedef struct result_ctx {
     int with_scores, cut;
 } result_ctx;
 
+static json_t *passages_json(result_ctx *c);
+
 static json_t *result_own(const void *obj, const char *key, void *ctx)
 {
     result_ctx *c = ctx;
     if (strcmp(key, "excerpt") == 0)
-        return excerpt(c->r, c->max_chars, &c->cut);
+        return excerpt(c->r, c->r->start_byte, c->r->end_byte, c->max_chars, &c->cut);
+    if (strcmp(key, "date") == 0) {
+        char day[11];
+        date_format(c->r->date, day);
+        return json_string(day);
+    }
+    if (strcmp(key, "passages") == 0)
+        return c->r->n_passages ? passages_json(c) : NULL;
     if (strcmp(key, "excerpt_truncated") == 0)
         return json_boolean(c->cut);
     if (strcmp(key, "scores") == 0)
@@ -887,6 +993,36 @@ static json_t *result_own(const void *obj, const char *key, void *ctx)
 static const wire_pick alt_picks[] = {
     WIRE_PICK("lang"), WIRE_PICK("docid", .prefix = "#"), WIRE_OWN("doc_uri"),
 };
+
+/* A passage's excerpt (the only key of its own), within the same budget
+ * per passage as the result's. */
+static json_t *passage_own(const void *obj, const char *key, void *ctx)
+{
+    const search_passage *p = obj;
+    result_ctx *c = ctx;
+    int cut;
+    (void)key;
+    return excerpt(c->r, p->start_byte, p->end_byte, c->max_chars, &cut);
+}
+
+static const wire_pick passage_picks[] = {
+    WIRE_PICK("heading_path"), WIRE_AS("start_line", "line_start"),
+    WIRE_AS("end_line", "line_end"), WIRE_PICK("start_byte"), WIRE_PICK("end_byte"),
+    WIRE_PICK("score"), WIRE_OWN("excerpt"),
+};
+static const wire_view passage_view = {passage_picks, sizeof passage_picks / sizeof *passage_picks,
+                                       js_text, passage_own};
+
+/* --passages' list: each passage by passage_view (the result's first
+ * included: it is the best). */
+static json_t *passages_json(result_ctx *c)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; k < c->r->n_passages; k++)
+        json_array_append_new(a, wire_emit_view(&wire_passage_type, &c->r->passages[k],
+                                                &passage_view, c));
+    return a;
+}
 static const wire_view alt_view = {alt_picks, sizeof alt_picks / sizeof *alt_picks, js_text,
                                    result_own};
 
@@ -897,7 +1033,7 @@ static const wire_pick result_picks[] = {
     WIRE_AS("start_line", "line_start"), WIRE_AS("end_line", "line_end"), WIRE_PICK("start_byte"),
     WIRE_PICK("end_byte"), WIRE_OWN("excerpt"), WIRE_OWN("excerpt_truncated"), WIRE_PICK("score"),
     WIRE_PICK("tags"), WIRE_PICK("context"), WIRE_PICK("also_in", .sub = &alt_view),
-    WIRE_OWN("scores"),
+    WIRE_OWN("date"), WIRE_PICK("date_source"), WIRE_OWN("passages"), WIRE_OWN("scores"),
 };
 static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
                                       js_text, result_own};
@@ -967,6 +1103,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
         search_call_free(&c);
         return NULL;
     }
+    opts_apply(&c, t->args, args);
     c.o.search.query = query;
     if (top_k)   /* else the api's default */
         c.o.search.limit = (size_t)top_k;
@@ -1520,6 +1657,12 @@ static json_t *tool_status(mcp_server *s, const mcp_session *ss, const tool_def 
                          "links", (json_int_t)st.snapshot.links, "added",
                          (json_int_t)st.snapshot.added, "removed", (json_int_t)st.snapshot.removed,
                          "modified", (json_int_t)st.snapshot.modified);
+        /* past the agent boundary what a snapshot changed is not told (-1) */
+        if (st.snapshot.added < 0) {
+            json_object_del(snap, "added");
+            json_object_del(snap, "removed");
+            json_object_del(snap, "modified");
+        }
     }
     json_t *watcher = daemon ? json_incref(json_object_get(daemon, "watcher")) : NULL;
     json_decref(daemon);

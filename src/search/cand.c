@@ -89,31 +89,92 @@ static int cmp_scored_desc(const void *a, const void *b)
     return scored_below(x, y) ? 1 : scored_below(y, x) ? -1 : 0;
 }
 
-/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows in
- * C: cheaper than FTS5's ORDER BY rank, which sorts every match. Without
- * filters the FTS table is queried alone (`plain`), so no row of a common
- * word pays for a join; with filters `joined` is completed by them. */
-trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
-                           const search_filter *f, const char *heading, topk *top)
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" (its filter values from
+ * ?2 on, then the heading's) and keep the best rows in C: cheaper than
+ * FTS5's ORDER BY rank, which sorts every match. *matches: how many rows
+ * the query gave. */
+static trove_err run_best(store *st, const char *sql, const char *fts, const search_filter *f,
+                          const char *heading, topk *top, size_t *matches)
+{
+    sqlite3_stmt *s;
+    trove_err rc = prepare(st, sql, &s);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+    if (f)
+        search_filter_bind(s, 2, f);
+    if (heading)
+        sqlite3_bind_text(s, 2 + (int)(f ? f->n_binds : 0), heading, -1, SQLITE_STATIC);
+    *matches = 0;
+    while (step_row(st, s, "keyword search", &rc) > 0) {
+        search_topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
+        ++*matches;
+    }
+    store_stmt_put(st, s);
+    if (rc == TROVE_OK && top->n > 1)
+        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
+    return rc;
+}
+
+/* The rows of `wide` (best first) that the filters allow, in order, into
+ * top until it holds top->cap: one `check` lookup per row read. */
+static trove_err keep_allowed(store *st, const char *check, const search_filter *f,
+                              const char *heading, const topk *wide, topk *top)
 {
     tbuf sql = {0};
-    if (f->sql.len == 0 && !heading)
-        tbuf_puts(&sql, plain);
-    else
-        tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
+    tbuf_printf(&sql, "%s%s%s", check, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
     if (rc)
         return rc;
-    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     search_filter_bind(s, 2, f);
     if (heading)
         sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
-    while (step_row(st, s, "keyword search", &rc) > 0)
-        search_topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
+    for (size_t i = 0; rc == TROVE_OK && i < wide->n && top->n < top->cap; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, wide->h[i].chunk_id);
+        if (step_row(st, s, "filtering", &rc) > 0) {
+            xgrow(&top->h, &top->alloc, top->n + 1, sizeof *top->h);
+            top->h[top->n++] = wide->h[i];
+        }
+    }
     store_stmt_put(st, s);
-    if (rc == TROVE_OK && top->n > 1)
-        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
+    return rc;
+}
+
+trove_err search_keep_best_plain(store *st, const char *plain, const char *fts, topk *top,
+                                 size_t *matches)
+{
+    return run_best(st, plain, fts, NULL, NULL, top, matches);
+}
+
+trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *check,
+                           const char *fts, const search_filter *f, const char *heading,
+                           topk *top)
+{
+    size_t matches;
+    if (f->sql.len == 0 && !heading)
+        return run_best(st, plain, fts, NULL, NULL, top, &matches);
+    if (top->cap && check) {
+        /* Filters checked on the best rows only: the unfiltered match
+         * keeps KEEP_BEST_MARGIN times as many rows as wanted, read best
+         * first until `cap` pass. The filters then cost a lookup per row
+         * read, not a join for every matching row (docs/performance.md,
+         * --where). Exact: when fewer pass, either every match was kept
+         * (the answer is complete) or the joined query runs after all. */
+        topk wide = {.cap = top->cap * KEEP_BEST_MARGIN};
+        trove_err rc = run_best(st, plain, fts, NULL, NULL, &wide, &matches);
+        if (rc == TROVE_OK)
+            rc = keep_allowed(st, check, f, heading, &wide, top);
+        free(wide.h);
+        if (rc || top->n == top->cap || matches <= wide.cap)
+            return rc;
+        top->n = 0;
+    }
+    tbuf sql = {0};
+    tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
+    trove_err rc = run_best(st, sql.data, fts, f, heading, top, &matches);
+    tbuf_free(&sql);
     return rc;
 }

@@ -14,29 +14,22 @@
 #include "text/lang.h"
 #include "util/mem.h"
 
-trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, size_t depth,
-                           cand_set *cs, int ch, int skip_zh)
+/* The rows of top, best first, into cs as list ch until depth notes (0:
+ * all) or `most` rows that pass: `s` gives a row's note and language, or no
+ * row when the filters refuse it. *notes counts on; returns the rows that
+ * passed. */
+static size_t walk_rows(store *st, sqlite3_stmt *s, const topk *top, size_t most, size_t depth,
+                        cand_set *cs, int ch, int skip_zh, size_t *notes, trove_err *rc)
 {
-    /* Several chunks of one note may be among the best, hence the margin. */
-    topk top = {.cap = depth * 4};
-    char plain[160], joined[256];
-    snprintf(plain, sizeof plain, "SELECT rowid, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
-             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
-    snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
-             " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
-             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
-    trove_err rc = search_keep_best(st, plain, joined, fts, f, f->heading, &top);
-    sqlite3_stmt *s = NULL;
-    if (rc == TROVE_OK && top.n)
-        rc = prepare(st, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
-                         " WHERE c.id = ?", &s);
-    /* Notes are ranked by rank_bm25() once their link priors are known. */
-    size_t notes = 0;
-    for (size_t i = 0; rc == TROVE_OK && i < top.n; i++) {
+    size_t passed = 0;
+    for (size_t i = 0; *rc == TROVE_OK && i < top->n && (!most || passed < most); i++) {
+        if (depth && *notes >= depth)
+            break;
         sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, top.h[i].chunk_id);
-        if (step_row(st, s, "keyword search", &rc) <= 0)
+        sqlite3_bind_int64(s, 1, top->h[i].chunk_id);
+        if (step_row(st, s, "keyword search", rc) <= 0)
             continue;
+        passed++;
         if (skip_zh >= 0) {
             /* the translation's evidence is in the other language only: a
              * Chinese note holding the English words of a Chinese query's
@@ -50,13 +43,65 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
         if (*has)
             continue;   /* a better chunk of this note came first */
         *has = 1;
-        c->ch[ch].score = top.h[i].score;
+        c->ch[ch].score = top->h[i].score;
         if (ch == SEARCH_CH_BM25 || !c->chunk_id)
-            c->chunk_id = top.h[i].chunk_id;
-        if (depth && ++notes >= depth)
-            break;
+            c->chunk_id = top->h[i].chunk_id;
+        ++*notes;
     }
-    store_stmt_put(st, s);
+    return passed;
+}
+
+trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, size_t depth,
+                           cand_set *cs, int ch, int skip_zh)
+{
+    /* Several chunks of one note may be among the best, hence the margin. */
+    size_t cap = depth * 4;
+    char plain[160], joined[256];
+    snprintf(plain, sizeof plain, "SELECT rowid, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
+    snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
+             " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
+             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
+    /* With filters, they are checked on the rows read (the row's lookup of
+     * its note, which the walk does anyway), best first, among the
+     * KEEP_BEST_MARGIN times as many best rows of the unfiltered match: a
+     * common word's thousands of matching chunks are then not each joined
+     * with its note and the filters (docs/performance.md, --where). The
+     * same rows as the joined match: at most `cap` that pass; when they
+     * run out first and the match had more rows than were kept, the
+     * joined match goes on where the walk stopped. */
+    int late = depth && (f->sql.len || f->heading);
+    topk top = {.cap = late ? cap * KEEP_BEST_MARGIN : cap};
+    size_t matches = 0;
+    trove_err rc = late ? search_keep_best_plain(st, plain, fts, &top, &matches)
+                        : search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
+    tbuf sql = {0};
+    tbuf_puts(&sql, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
+                    " WHERE c.id = ?1");
+    if (late)
+        tbuf_printf(&sql, "%s%s", tbuf_cstr(&f->sql), f->heading ? SEARCH_HEADING_COND : "");
+    sqlite3_stmt *s = NULL;
+    if (rc == TROVE_OK && top.n)
+        rc = prepare(st, sql.data, &s);
+    tbuf_free(&sql);
+    if (s && late) {
+        search_filter_bind(s, 2, f);
+        if (f->heading)
+            sqlite3_bind_text(s, 2 + (int)f->n_binds, f->heading, -1, SQLITE_STATIC);
+    }
+    /* Notes are ranked by rank_bm25() once their link priors are known. */
+    size_t notes = 0, passed = 0;
+    if (s)
+        passed = walk_rows(st, s, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+    if (rc == TROVE_OK && late && notes < depth && passed < cap && matches > top.cap) {
+        top.n = 0;
+        top.cap = cap;
+        rc = search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
+        if (rc == TROVE_OK && s)
+            walk_rows(st, s, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+    }
+    if (s)
+        store_stmt_put(st, s);
     free(top.h);
     return rc;
 }

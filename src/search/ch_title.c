@@ -206,7 +206,8 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     trove_err rc = search_keep_best(st,
         "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts WHERE titles_fts MATCH ?1",
         "SELECT t.rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts t"
-        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1", q->fts, f, NULL, &top);
+        " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1",
+        "SELECT 1 FROM docs d WHERE d.id = ?1", q->fts, f, NULL, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);

@@ -1,5 +1,5 @@
 /* filter — the user's filters (collections, folder, languages, path
- * prefix, notes, heading, tags) as SQL conditions on docs `d` that every
+ * prefix, notes, heading, tags) and the agent boundary's as SQL conditions on docs `d` that every
  * channel appends to its own query, or as a bitmap of allowed notes for
  * the vector scan (search_int.h). */
 #include <stdlib.h>
@@ -58,6 +58,19 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
 {
     if (mf)
         meta_filter_sql(mf, &f->sql, bind_cb, f);
+    /* the agent boundary: every list, bitmap and translation reads it */
+    if (o->hide_globs && *o->hide_globs) {
+        tbuf_puts(&f->hide, " AND NOT " STORE_HIDE_PATH_SQL("(SELECT name FROM collections WHERE"
+                            " id = d.collection_id)", "d.path"));
+        f->hide_binds[f->n_hide_binds++] = o->hide_globs;
+    }
+    if (o->hide_key && *o->hide_key) {
+        tbuf_puts(&f->hide, " AND NOT " STORE_PRIVATE_SQL("d.id"));
+        f->hide_binds[f->n_hide_binds++] = o->hide_key;
+    }
+    tbuf_puts(&f->sql, tbuf_cstr(&f->hide));
+    for (size_t i = 0; i < f->n_hide_binds; i++)
+        add_bind(f, f->hide_binds[i]);
     if (o->n_collections) {
         tbuf_puts(&f->sql, " AND d.collection_id IN (SELECT id FROM collections WHERE name IN (");
         for (size_t i = 0; i < o->n_collections; i++) {
@@ -128,6 +141,7 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
 void search_filter_free(search_filter *f)
 {
     tbuf_free(&f->sql);
+    tbuf_free(&f->hide);
     free(f->binds);
     for (size_t i = 0; i < f->n_owned; i++)
         free(f->owned[i]);

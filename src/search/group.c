@@ -212,6 +212,7 @@ typedef struct stmts {
     sqlite3_stmt *copies;    /* every note of that key */
     sqlite3_stmt *one;       /* one note's language, path, docid */
     sqlite3_stmt *allowed;   /* whether a note passes the filters */
+    sqlite3_stmt *visible;   /* whether a note lies inside the agent boundary */
 } stmts;
 
 static void add_note(stmts *q, members *m, int64_t doc_id, size_t cand)
@@ -305,11 +306,20 @@ static int cmp_alt(const void *a, const void *b)
     return c ? c : strcmp(x->path, y->path);
 }
 
-static void take_alts(members *m, size_t shown, group_out *o)
+static int is_visible(stmts *q, int64_t doc_id)
+{
+    if (!q->visible)
+        return 1;
+    sqlite3_reset(q->visible);
+    sqlite3_bind_int64(q->visible, 1, doc_id);
+    return sqlite3_step(q->visible) == SQLITE_ROW;
+}
+
+static void take_alts(stmts *q, members *m, size_t shown, group_out *o)
 {
     o->alts = xcalloc(m->n, sizeof *o->alts);
     for (size_t i = 0; i < m->n; i++) {
-        if (i == shown)
+        if (i == shown || !is_visible(q, m->items[i].doc_id))
             continue;
         search_alt *a = &o->alts[o->n_alts++];
         snprintf(a->lang, sizeof a->lang, "%s", m->items[i].label);
@@ -338,6 +348,16 @@ static trove_err stmts_prepare(store *st, const group_prefs *p, stmts *q)
         if (!q->allowed)
             return store_fail(st, "filtering translations");
     }
+    if (p->hide_sql && *p->hide_sql) {
+        tbuf sql = {0};
+        tbuf_printf(&sql, "SELECT 1 FROM docs d WHERE d.id = ?%s", p->hide_sql);
+        q->visible = store_stmt_get(st, tbuf_cstr(&sql));
+        tbuf_free(&sql);
+        for (size_t i = 0; q->visible && i < p->n_hide_binds; i++)
+            sqlite3_bind_text(q->visible, 2 + (int)i, p->hide_binds[i], -1, SQLITE_STATIC);
+        if (!q->visible)
+            return store_fail(st, "filtering translations");
+    }
     if (!q->key || !q->copies || !q->one)
         return store_fail(st, "reading translations");
     return TROVE_OK;
@@ -345,7 +365,7 @@ static trove_err stmts_prepare(store *st, const group_prefs *p, stmts *q)
 
 static void stmts_put(store *st, stmts *q)
 {
-    sqlite3_stmt *all[] = {q->key, q->copies, q->one, q->allowed};
+    sqlite3_stmt *all[] = {q->key, q->copies, q->one, q->allowed, q->visible};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i]) {
             sqlite3_clear_bindings(all[i]);
@@ -421,7 +441,7 @@ trove_err group_collapse(store *st, const group_in *in, size_t n, size_t limit,
             size_t shown = pick_shown(&q, &m, p);
             o->shown = m.items[shown].cand;
             o->shown_doc = m.items[shown].doc_id;
-            take_alts(&m, shown, o);
+            take_alts(&q, &m, shown, o);
         }
     }
     members_reset(&m);

@@ -49,6 +49,10 @@ typedef struct group_prefs {
     const char *filter_sql;
     const char *const *binds;
     size_t n_binds;
+    /* the agent boundary's tail alone: copies it hides are not listed */
+    const char *hide_sql;
+    const char *const *hide_binds;
+    size_t n_hide_binds;
 } group_prefs;
 
 /* How many times deeper the channels should look so that `limit` groups

@@ -187,7 +187,7 @@ static trove_err collapse_translations(store *st, cand_set *cs, const search_opt
     for (size_t i = 0; i < cs->n; i++)
         in[i] = (group_in){cs->items[i].doc_id, cs->items[i].lang};
     group_prefs p = {qlang, o->prefer_langs, o->n_prefer_langs, tbuf_cstr(&f->sql), f->binds,
-                     f->n_binds};
+                     f->n_binds, tbuf_cstr(&f->hide), f->hide_binds, f->n_hide_binds};
     group_out *g;
     size_t n;
     trove_err rc = group_collapse(st, in, cs->n, o->limit, &p, &g, &n);

@@ -73,6 +73,11 @@ typedef struct search_opts {
     const char *path_prefix;         /* raw string prefix of the path (not a folder) */
     const char *const *doc_refs;     /* only these notes, each "COLLECTION/PATH" (OR) */
     size_t n_doc_refs;
+    /* The agent boundary (store/store.h, api.h api_set_boundary): notes
+     * these hide are left out of every channel, translation and passage.
+     * hide_globs: config `mcp: exclude:` one a line; hide_key: the private
+     * flag (lower case); NULL: none. */
+    const char *hide_globs, *hide_key;
     const char *heading_contains;    /* passages whose heading path contains this (ASCII
                                         case-insensitive): notes with such a section,
                                         each anchored (and its passages chosen) there */

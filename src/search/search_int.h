@@ -131,6 +131,12 @@ typedef struct search_filter {
     size_t n_binds, cap_binds;
     char **owned;
     size_t n_owned;
+    /* The agent boundary's part of sql alone (search_opts hide_globs,
+     * hide_key), with its values: a note's other-language copies are
+     * listed whatever the user's filters, but never past the boundary. */
+    tbuf hide;
+    const char *hide_binds[2];
+    size_t n_hide_binds;
 } search_filter;
 
 /* With the --where/--since/--until conditions of mf (search/meta.h). */
@@ -162,12 +168,23 @@ typedef struct topk {
 
 void search_topk_push(topk *t, int64_t chunk_id, double score);
 /* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows,
- * sorted best first. Without filters `plain` runs alone; with filters
- * `joined` (which joins docs as d) is completed by them. heading: the
- * --heading filter on chunk `c` too (a `joined` that joins chunks as c),
- * or NULL. */
-trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *fts,
-                           const search_filter *f, const char *heading, topk *top);
+ * sorted best first. Without filters `plain` runs alone. With filters and
+ * a cap, `plain` keeps KEEP_BEST_MARGIN times as many rows, and `check`
+ * ("SELECT 1 FROM ... d ... WHERE <id> = ?1", completed by the filters)
+ * keeps the best that pass; only when too few pass of a match with more
+ * rows than it kept does `joined` (the match joined with docs as d,
+ * completed by the filters) run, as it does with no cap. heading: the
+ * --heading filter on chunk `c` too (`check` and `joined` join chunks as
+ * c), or NULL. */
+#define KEEP_BEST_MARGIN 8
+/* check NULL: straight to `joined` with filters. */
+trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *check,
+                           const char *fts, const search_filter *f, const char *heading,
+                           topk *top);
+/* `plain` alone, unfiltered; *matches: the rows it gave (more than
+ * top->cap: some were dropped). */
+trove_err search_keep_best_plain(store *st, const char *plain, const char *fts, topk *top,
+                                 size_t *matches);
 
 /* ---- BM25 lists (ch_bm25.c) ------------------------------------------- */
 

@@ -386,6 +386,8 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
         }
         so.vec_cache = o->vec_cache;
         so.vec_threads = o->vec_threads;
+        so.hide_globs = o->hide_globs;
+        so.hide_key = o->hide_key;
         rc = search_run(st, cfg, &so, out);
     }
     if (rc == TROVE_OK) {

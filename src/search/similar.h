@@ -42,6 +42,7 @@ typedef struct similar_opts {
     struct vcache *vec_cache;        /* as search_opts.vec_cache */
     int vec_threads;
     int rrf_k;                       /* k of the fusion (the api's default) */
+    const char *hide_globs, *hide_key;   /* the agent boundary, as search_opts' */
 } similar_opts;
 
 void similar_opts_init(similar_opts *o);

@@ -666,6 +666,8 @@ trove_err store_open(const char *path, int flags_in, store **out)
                             sql_tkey, NULL, NULL);
     sqlite3_create_function(st->db, "trove_lang_in", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_lang_in, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_hide_path", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            store_sql_hide_path, NULL, NULL);
     sqlite3_create_function(st->db, "trove_name_date", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                             sql_name_date, NULL, NULL);
     sqlite3_create_function(st->db, "trove_meta_retype", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,

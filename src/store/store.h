@@ -190,6 +190,42 @@ typedef struct store_doc {
     int in_degree;
 } store_doc;
 
+/* ---- the agent boundary's rule (api.h: api_set_boundary; store_hide.c) ----
+ * A note is kept from agents when a glob of config `mcp: exclude:` matches
+ * its "COLLECTION/PATH", its PATH or a folder of either ("journal" hides
+ * journal/2024/x.md), or when its frontmatter's private key (config
+ * `mcp: private_key:`, default "private") holds anything but false, no,
+ * off, 0, null or nothing. */
+typedef struct store_hide_globs store_hide_globs;
+/* NULL when n is 0. One object is used by one thread at a time. */
+store_hide_globs *store_hide_globs_new(const char *const *globs, size_t n);
+void store_hide_globs_free(store_hide_globs *h);
+/* 1 when the globs hide the note (h NULL: 0). */
+int store_hide_globs_match(store_hide_globs *h, const char *collection, const char *path);
+/* The ids of the notes whose `key` flag hides them, ascending (caller
+ * frees *ids; key NULL or "": none). */
+trove_err store_private_ids(store *st, const char *key, int64_t **ids, size_t *n);
+/* SQL: "note ID is flagged private by the key bound here (lower case)";
+ * search's filters append it, store_private_ids reads it. With the SQL
+ * function trove_hide_path(GLOBS, COLLECTION, PATH) (GLOBS one a line):
+ * the same rule as store_hide_globs_match. */
+/* SQL: "the globs bound here hide the note (COLL: its collection's name,
+ * PATH its path)" (one rule with store_hide_globs_match). */
+#define STORE_HIDE_PATH_SQL(COLL, PATH) "trove_hide_path(?, " COLL ", " PATH ")"
+/* The languages of the indexed notes with their counts, most notes first
+ * (caller frees *out with free()), the notes the rule hides left out
+ * (globs one a line and key, NULL: none). */
+typedef struct store_lang_count {
+    char lang[16];
+    int64_t notes;
+} store_lang_count;
+trove_err store_lang_counts(store *st, const char *hide_globs, const char *hide_key,
+                            store_lang_count **out, size_t *n);
+#define STORE_PRIVATE_SQL(ID) \
+    "EXISTS (SELECT 1 FROM fields hf WHERE hf.doc_id = " ID " AND hf.key = ? AND NOT" \
+    " (hf.type = 5 OR (hf.type IN (2, 3) AND hf.num = 0) OR" \
+    " lower(trim(coalesce(hf.txt, ''))) IN ('', 'false', 'no', 'off', '0')))"
+
 /* Notes whose docid starts with `prefix` (at most `limit`). */
 trove_err store_docs_by_docid(store *st, const char *prefix, size_t limit, store_doc **out,
                               size_t *n);
@@ -215,6 +251,8 @@ typedef struct store_counts {
 } store_counts;
 
 trove_err store_counts_get(store *st, store_counts *out);
+/* The same for one note: 1 (0: no such note), its chunks, its links out. */
+trove_err store_counts_of_doc(store *st, int64_t doc_id, store_counts *out);
 
 /* meta key/value: *value is NULL when the key is absent (caller frees). */
 trove_err store_meta_get(store *st, const char *key, char **value);

@@ -116,4 +116,7 @@ trove_err snap_upgrade(store *st);
  * strings are malloc'd into d (store_doc_free). */
 void store_doc_from_row(sqlite3_stmt *s, store_doc *d);
 
+/* The SQL function trove_hide_path (store_hide.c), registered by store_open. */
+void store_sql_hide_path(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
 #endif

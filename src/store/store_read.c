@@ -261,6 +261,36 @@ trove_err store_counts_get(store *st, store_counts *out)
                       "counting notes", NULL, row_counts, out);
 }
 
+typedef struct doc_counts {
+    int64_t id;
+    store_counts counts;
+} doc_counts;
+
+static void bind_doc_counts(void *ctx, sqlite3_stmt *s)
+{
+    sqlite3_bind_int64(s, 1, ((doc_counts *)ctx)->id);
+}
+
+static trove_err row_doc_counts(void *ctx, sqlite3_stmt *s)
+{
+    return row_counts(&((doc_counts *)ctx)->counts, s);
+}
+
+trove_err store_counts_of_doc(store *st, int64_t doc_id, store_counts *out)
+{
+    doc_counts c = {.id = doc_id};
+    trove_err rc = store_each(st, "SELECT (SELECT count(*) FROM docs WHERE id = ?1),"
+                              " (SELECT count(*) FROM chunks WHERE doc_id = ?1),"
+                              " (SELECT count(*) FROM links WHERE src_doc = ?1),"
+                              " (SELECT count(*) FROM links WHERE src_doc = ?1 AND dst_doc IS NULL"
+                              " AND NOT (" LINK_TO_FILE ")),"
+                              " (SELECT count(*) FROM links WHERE src_doc = ?1 AND dst_doc IS NULL"
+                              " AND (" LINK_TO_FILE "))",
+                              "counting a note", bind_doc_counts, row_doc_counts, &c);
+    *out = c.counts;
+    return rc;
+}
+
 static trove_err row_value(void *ctx, sqlite3_stmt *s)
 {
     char **value = ctx;

@@ -39,6 +39,12 @@ trove_err web_run_search(web_srv *s, const web_search_req *q, search_results *re
     ao->search.n_tags = q->n_tags;
     ao->search.langs = (const char *const *)q->langs;
     ao->search.n_langs = q->n_langs;
+    ao->search.since = q->since;
+    ao->search.until = q->until;
+    ao->search.where = (const char *const *)q->where;
+    ao->search.n_where = q->n_where;
+    if (q->recent)
+        ao->search.recent = 1;
     ao->search.limit = (size_t)q->limit;
     ao->search.vector_only = q->mode == WEB_VSEARCH;
     ao->model = s->o->model;
@@ -106,7 +112,8 @@ static json_t *jstr(const char *s)
 
 static unsigned err_status(trove_err e)
 {
-    return e == TROVE_ENOENT ? 404 : e == TROVE_EINVAL ? 400 : e == TROVE_EACCES ? 403 : 500;
+    return e == TROVE_ENOENT ? 404 : e == TROVE_EINVAL || e == TROVE_EUSAGE ? 400
+           : e == TROVE_EACCES ? 403 : 500;
 }
 
 static void json_error(web_resp *r, unsigned status, const char *msg)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "text/date.h"
 #include "util/clock.h"
 #include "util/mem.h"
 #include "web/web_int.h"
@@ -151,6 +152,13 @@ static void result_html(tbuf *b, const web_search_req *q, const search_result *i
         esc(b, it->lang);
         tbuf_puts(b, "</span>");
     }
+    if (it->date_source) {   /* the date --since/--until compare */
+        char day[11];
+        date_format(it->date, day);
+        tbuf_puts(b, "<span class=\"date\" title=\"date from ");
+        esc(b, it->date_source);
+        tbuf_printf(b, "\"><time datetime=\"%s\">%s</time></span>", day, day);
+    }
     explain_html(b, it);
     tbuf_puts(b, "</div></li>\n");
     tbuf_free(&href);
@@ -233,7 +241,8 @@ static void search_form(web_srv *s, tbuf *b, const web_search_req *q)
                     web_mode_names[m], (int)q->mode == m ? " checked" : "", labels[m]);
     }
     tbuf_puts(b, "</fieldset>\n");
-    int any = q->n_collections || q->folder || q->n_tags || q->n_langs;
+    int any = q->n_collections || q->folder || q->n_tags || q->n_langs || q->since || q->until ||
+              q->n_where || q->recent;
     tbuf_printf(b, "<details class=\"filters\"%s><summary>Filters</summary><div class=\"grid\">\n",
                 any ? " open" : "");
     const config *cfg = api_config(s->a);
@@ -254,6 +263,15 @@ static void search_form(web_srv *s, tbuf *b, const web_search_req *q)
     text_input(b, "lang", "Language", langs, "en, de, zh");
     free(tags);
     free(langs);
+    text_input(b, "since", "Since", q->since ? q->since : "", "2024-05-01, 7d");
+    text_input(b, "until", "Until", q->until ? q->until : "", "2024-12-31");
+    tbuf wh = {0};
+    for (size_t i = 0; i < q->n_where; i++)
+        tbuf_printf(&wh, "%s%s", i ? "; " : "", q->where[i]);
+    text_input(b, "where", "Where", wh.len ? wh.data : "", "status=done");
+    tbuf_free(&wh);
+    tbuf_printf(b, "<label class=\"check\"><input type=\"checkbox\" name=\"recent\" "
+                   "value=\"1\"%s> Favour newer notes</label>\n", q->recent ? " checked" : "");
     tbuf_puts(b, "</div></details></div>\n</form>\n");
 }
 

@@ -85,8 +85,10 @@ void web_args_free(web_args *a)
     a->n = 0;
 }
 
-/* Every value of `key`, split at commas and blanks, appended to list. */
-static void add_all(const web_args *a, const char *key, char ***list, size_t *n)
+/* Every value of `key`, split at any of the bytes in `seps` (leading and
+ * trailing blanks of each piece dropped), appended to list. */
+static void add_split(const web_args *a, const char *key, const char *seps, char ***list,
+                      size_t *n)
 {
     size_t cap = *n;
     for (size_t i = 0; i < a->n; i++) {
@@ -94,16 +96,27 @@ static void add_all(const web_args *a, const char *key, char ***list, size_t *n)
             continue;
         const char *p = a->items[i].value;
         while (*p) {
-            size_t len = strcspn(p, ", ");
-            if (len) {
+            while (*p == ' ')
+                p++;
+            size_t len = strcspn(p, seps);
+            size_t trim = len;
+            while (trim > 0 && p[trim - 1] == ' ')
+                trim--;
+            if (trim) {
                 xgrow(list, &cap, *n + 1, sizeof **list);
-                (*list)[(*n)++] = xstrndup(p, len);
+                (*list)[(*n)++] = xstrndup(p, trim);
             }
             p += len;
-            while (*p == ',' || *p == ' ')
+            if (*p)
                 p++;
         }
     }
+}
+
+/* Every value of `key`, split at commas and blanks, appended to list. */
+static void add_all(const web_args *a, const char *key, char ***list, size_t *n)
+{
+    add_split(a, key, ", ", list, n);
 }
 
 int web_search_req_parse(const web_args *a, web_search_req *r, char *err, size_t err_size)
@@ -128,6 +141,14 @@ int web_search_req_parse(const web_args *a, web_search_req *r, char *err, size_t
     }
     if ((v = web_arg(a, "folder")) && *v)
         r->folder = xstrdup(v);
+    if ((v = web_arg(a, "since")) && *v)
+        r->since = xstrdup(v);
+    if ((v = web_arg(a, "until")) && *v)
+        r->until = xstrdup(v);
+    /* a condition holds commas and blanks (author in (ana, li)): ';' parts them */
+    add_split(a, "where", ";", &r->where, &r->n_where);
+    v = web_arg(a, "recent");
+    r->recent = v && *v && strcmp(v, "0") != 0;
     v = web_arg(a, "explain");
     r->explain = v && strcmp(v, "0") != 0;
     add_all(a, "c", &r->collections, &r->n_collections);
@@ -154,6 +175,9 @@ void web_search_req_free(web_search_req *r)
 {
     free(r->q);
     free(r->folder);
+    free(r->since);
+    free(r->until);
+    free_list(r->where, r->n_where);
     free_list(r->collections, r->n_collections);
     free_list(r->tags, r->n_tags);
     free_list(r->langs, r->n_langs);

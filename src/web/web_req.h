@@ -47,6 +47,11 @@ typedef struct web_search_req {
     size_t n_tags;
     char **langs;              /* lang=en,de */
     size_t n_langs;
+    char *since, *until;       /* since=2024-05-01, until=7d (as --since/--until); NULL: none */
+    char **where;              /* where=status=done (repeatable; one value may hold several
+                                  conditions separated by ';'), as --where */
+    size_t n_where;
+    int recent;                /* recent=1: the recency prior (--recent); 0: as configured */
     long limit;                /* n=N (1..1000), default 20 */
     int explain;               /* explain=1 */
 } web_search_req;

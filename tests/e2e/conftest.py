@@ -472,3 +472,32 @@ def forget_floors(index, trove=None):
     finally:
         db.close()
     return stay_cold
+
+
+# ---- per-test cost ------------------------------------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With TROVE_TEST_TIMES=FILE, append one line per test to FILE:
+    wall seconds, CPU seconds of the test's child processes (the trove runs;
+    a detached daemon is not a child), CPU seconds of pytest itself, node id.
+    Wall times swell on a loaded machine; CPU times say what a test costs
+    (docs/performance.md, CI)."""
+    log = os.environ.get("TROVE_TEST_TIMES")
+    if not log:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu(who):
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+    t0 = time.monotonic()
+    c0, s0 = cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF)
+    yield
+    line = "%.3f\t%.3f\t%.3f\t%s\n" % (
+        time.monotonic() - t0, cpu(resource.RUSAGE_CHILDREN) - c0,
+        cpu(resource.RUSAGE_SELF) - s0, item.nodeid)
+    with open(log, "a") as f:    # one short append per line: workers may share FILE
+        f.write(line)

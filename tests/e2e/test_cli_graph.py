@@ -268,7 +268,11 @@ def test_eval_builds_its_set_from_the_vault(graph):
     # the standup's two resolved links (not the unresolved one), the review's
     # one, Project Alpha's one
     assert sets["link"]["queries"] == 4
-    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title"}   # no vectors
+    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title", "query"}  # no vectors
+    # query keeps search's top 10 (its search floor): it finds every answer hybrid does
+    for h in rows_of(doc, mix="hybrid"):
+        [qr] = rows_of(doc, kind=h["kind"], mix="query")
+        assert qr["queries"] == h["queries"] and qr["recall@10"] >= h["recall@10"], (qr, h)
     [title] = rows_of(doc, kind="title", mix="title")
     assert title["queries"] == 13 and title["recall@10"] == 1.0
     [link] = rows_of(doc, kind="link", mix="title")
@@ -299,7 +303,7 @@ def test_eval_with_vectors(graph, glove):
     t, _ = graph
     t.ok("embed", "--model", glove, both=False)
     doc = t.ok("eval", "--model", glove, "--json").json()
-    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title", "vector"}
+    assert {r["mix"] for r in doc["results"]} == {"hybrid", "bm25", "title", "vector", "query"}
     doc = t.ok("eval", "--compare", "vector_weight=0.3", "vector_weight=0.7", "--model", glove,
                "--json").json()
     assert {r["setting"] for r in doc["results"]} == {"vector_weight=0.3", "vector_weight=0.7"}

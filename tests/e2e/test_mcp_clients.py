@@ -13,6 +13,7 @@ cases (headers that disagree with the body, a version we lack) need only
 Python. Tests with node skip, saying why, without node or the registry.
 """
 import json
+import re
 import subprocess
 
 import pytest
@@ -304,12 +305,15 @@ def test_prompts_and_completion(served, client2_dir, tmp_path, mode):
         {"op": "complete", "ref": tpl, "argument": {"name": "path", "value": "programming/c"}},
         {"op": "complete", "ref": {"type": "ref/prompt", "name": "note"},
          "argument": {"name": "path", "value": COLLECTION + "/programming/"}},
+        {"op": "getPrompt", "name": "note_links", "arguments": {"path": uri("Home.md")}},
+        {"op": "callTool", "name": "links", "arguments": {"path": uri("Home.md")}},
+        {"op": "getPrompt", "name": "note_links", "arguments": {"path": "/etc/passwd"}},
     ]
     out = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio",
                       env={"TROVE_NO_DAEMON": "1"})
     st = out["steps"]
     assert [p["name"] for p in st[0]["result"]["prompts"]] == ["search_notes", "ask_notes",
-                                                              "note"]
+                                                              "note", "note_links"]
     # the answer prompt brings the best passages as resources, to cite
     msgs = st[1]["result"]["messages"]
     assert "Cite every claim" in msgs[0]["content"]["text"]
@@ -326,6 +330,16 @@ def test_prompts_and_completion(served, client2_dir, tmp_path, mode):
         p.startswith("programming/c") for p in paths)
     qual = st[7]["result"]["completion"]["values"]
     assert COLLECTION + "/programming/c-pointers.md" in qual
+    # note_links: the note, then every backlink as URI:LINE with its line
+    nl = st[8]["result"]["messages"]
+    assert nl[1]["content"]["resource"]["text"] == (vault / "Home.md").read_text()
+    listed = nl[2]["content"]["text"]
+    back = st[9]["result"]["structuredContent"]["backlinks"]
+    assert back, st[9]
+    for b in back:
+        assert "%s:%d (" % (b["doc_uri"], b["line"]) in listed, (b, listed)
+        assert b["text"] in listed
+    assert st[10]["error"]["code"] == -32602
     # the instructions say what the index holds
     assert "notes in 1 collection: %s (" % COLLECTION in out["instructions"]
 
@@ -403,3 +417,21 @@ def test_links_and_similar(served, daemon_mode, client2_dir, tmp_path, mode):
         cold = run_client2(client2_dir, trove, tmp_path, plan, mode, "stdio",
                            env={"TROVE_NO_DAEMON": "1"})
         assert comparable(out["steps"]) == comparable(cold["steps"])
+
+
+def test_conformance_suite(served, tmp_path):
+    """The official conformance suite, server mode over HTTP (through
+    scripts/mcp-conformance.sh, on Node 20 with its globSync preload): every
+    scenario that applies passes, and exactly the baseline of those that
+    call the suite's own fixtures fails (docs/mcp.md)."""
+    trove, _ = served
+    r = subprocess.run(["bash", str(REPO / "scripts" / "mcp-conformance.sh"), str(trove_bin()),
+                        str(tmp_path / "results")], env=dict(trove.env, TROVE_NO_DAEMON="1"),
+                       capture_output=True, text=True, timeout=600, cwd=str(trove.home))
+    if r.returncode == 3:
+        pytest.skip("conformance suite unavailable: " + r.stderr.strip()[-300:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Baseline check passed" in r.stdout
+    for name in ("server-initialize", "ping", "tools-list", "resources-list", "prompts-list",
+                 "dns-rebinding-protection"):
+        assert re.search(r"✓ %s: [1-9]\d* passed, 0 failed" % name, r.stdout), name

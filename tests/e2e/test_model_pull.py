@@ -339,14 +339,21 @@ def test_404_fails_at_once_and_says_what_to_fetch(trove, hub):
     assert not dest.exists() and not Path(str(dest) + ".part").exists()
 
 
-def test_offline_fails_at_once(trove):
+def unused_port():
+    """A loopback port where nothing listens, and the socket holding it
+    (bound, never listening: a connection is refused, and no parallel test
+    can take the port until the caller closes it)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()   # nothing listens there now
+    return s.getsockname()[1], s
+
+
+def test_offline_fails_at_once(trove):
+    port, s = unused_port()
     t = time.monotonic()
     r = trove("model", "pull", "bge-small-en-v1.5",
               env={"TROVE_HF_ENDPOINT": "http://127.0.0.1:%d" % port})
+    s.close()
     assert r.rc == 1
     assert "offline?" in r.err and "bge-small-en-v1.5-q8_0.gguf" in r.err, r
     assert "retrying" not in r.err
@@ -552,12 +559,10 @@ def test_a_wrong_sha256_downloads_once_even_after_a_resume(trove, hub):
 
 
 def test_offline_names_every_file_and_leaves_no_folder(trove):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port, s = unused_port()
     endpoint = "http://127.0.0.1:%d" % port
     r = trove("model", "pull", "hf:org/potion-x", env={"TROVE_HF_ENDPOINT": endpoint, **STALL})
+    s.close()
     assert r.rc == 1 and "offline?" in r.err, r
     folder = models_dir(trove) / "potion-x"
     for name in ("config.json", "tokenizer.json", "model.safetensors"):

@@ -12,6 +12,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,8 @@ import pytest
 from conftest import npm_pkg
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+from big_m2v_model import unigram_tokenizer_json  # noqa: E402
 
 
 # ---- writing model2vec folders ----
@@ -327,31 +330,7 @@ def unigram_json():
         if t and t not in seen:
             seen.add(t)
             toks.append(t)
-    wts = np.array([len(t) + int(t.startswith("\u2581")) for t in toks], np.float64)
-    logp = np.log(wts / wts.sum())
-    punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-    norms = [{"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-              "strip_accents": None, "lowercase": True}]
-    norms += [{"type": "Replace", "pattern": {"String": c}, "content": " %s " % c} for c in punct]
-    norms += [{"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
-              {"type": "Strip", "strip_left": False, "strip_right": True}]
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": toks.index(t), "content": t, "single_word": False,
-                              "lstrip": False, "rstrip": False, "normalized": False,
-                              "special": True} for t in ("[PAD]", "[UNK]")],
-            "normalizer": {"type": "Sequence", "normalizers": norms},
-            # add_prefix_space: the legacy key, redundant for HF (prepend_scheme
-            # decides), which transformers.js needs to prepend at all
-            "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True,
-                              "prepend_scheme": "always", "split": False},
-            "post_processor": {"type": "TemplateProcessing",
-                               "single": [{"Sequence": {"id": "A", "type_id": 0}}],
-                               "pair": [{"Sequence": {"id": "A", "type_id": 0}},
-                                        {"Sequence": {"id": "B", "type_id": 0}}],
-                               "special_tokens": {}},
-            "decoder": None,
-            "model": {"type": "Unigram", "unk_id": toks.index("[UNK]"), "byte_fallback": False,
-                      "vocab": [[t, float(p)] for t, p in zip(toks, logp)]}}
+    return unigram_tokenizer_json(toks)
 
 
 class M2VRef:

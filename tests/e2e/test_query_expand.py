@@ -88,3 +88,27 @@ def test_model_that_resolves_to_nothing_is_an_error(indexed):
     r = indexed("query", Q, "--expand-model", "")
     assert r.rc == 2
     assert indexed("search", Q, "--expand-model", "x").rc == 2   # query's flag only
+
+
+def test_expansion_model_through_the_daemon(indexed, models):
+    """A running daemon answers query --expand-model (no cold fallback): the
+    model opened once in its shared models (kind generate) for several
+    queries, the answers byte for byte the cold ones."""
+    model = str(models / "qwen3_chat.gguf")
+    indexed.start_daemon("--no-watch", "--idle", "300")
+    try:
+        before = indexed.daemon_requests()
+        warm = [indexed("query", Q, "--json", "--explain", "--expand-model", model, both=False)
+                for _ in range(2)]
+        assert indexed.daemon_requests() - before == 3   # the two queries and this status
+        st = indexed("daemon", "status", both=False)
+        assert st.rc == 0, st
+        assert st.out.count("generate: %s" % model) == 1, st.out
+        assert "models loaded: 1 " in st.out, st.out
+        cold = indexed("query", Q, "--json", "--explain", "--expand-model", model,
+                       env={"TROVE_NO_DAEMON": "1"}, both=False)
+        for w in warm:
+            assert w.rc == 0 and w.out == cold.out
+        assert "deterministic expansion only" in json.loads(cold.out)["pipeline"]["expansion"]
+    finally:
+        indexed.stop_daemon()

@@ -327,15 +327,16 @@ def browser_tools():
     return chromium, dirs
 
 
-def test_in_chromium(site, tmp_path):
+def run_browser(srv, tmp_path, *extra):
+    """tests/tools/web_browser.mjs against srv: its report, checked (every
+    step passed, no request off 127.0.0.1, no dialog or console error, no
+    axe violation). Screenshots go to $TROVE_WEB_SHOTS or tmp_path/shots."""
     chromium, (puppeteer, axe) = browser_tools()
-    trove, vault, start = site
-    srv = start()
     shots = Path(os.environ.get("TROVE_WEB_SHOTS", tmp_path / "shots"))
     shots.mkdir(parents=True, exist_ok=True)
     p = subprocess.run(["node", str(REPO / "tests" / "tools" / "web_browser.mjs"),
                         "--chromium", chromium, "--url", srv.url, "--shots", str(shots),
-                        "--modules", puppeteer, "--axe", axe],
+                        "--modules", puppeteer, "--axe", axe, *extra],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
     report = json.loads(p.stdout.strip().splitlines()[-1])
@@ -343,3 +344,105 @@ def test_in_chromium(site, tmp_path):
     assert report["outside_requests"] == []
     assert report["dialogs"] == [] and report["console_errors"] == []
     assert report["axe_violations"] == {}, report["axe_violations"]
+    return report
+
+
+def test_in_chromium(site, tmp_path):
+    trove, vault, start = site
+    run_browser(start(), tmp_path)
+
+
+# ---- dates and frontmatter fields (issue 18's filters on the page) -----------
+
+META_QUERY = "crane"
+
+
+@pytest.fixture(params=["cold", "daemon"])
+def meta_site(trove, tmp_path, request):
+    """fixtures/meta (typed frontmatter, notes dated by file name, TROVE_NOW
+    fixed) served cold and through a daemon."""
+    from test_cli_meta import index_meta
+    index_meta(trove, tmp_path)
+    if request.param == "daemon":
+        trove.start_daemon("--no-watch", "--idle", "300")
+    srv = WebServer(trove)
+    yield trove, srv
+    srv.stop()
+    if request.param == "daemon":
+        assert trove.daemon_requests() > 0
+        trove.stop_daemon()
+
+
+@pytest.mark.parametrize("params,flags", [
+    ("since=2025-01-01&until=2025-12-31", ["--since", "2025-01-01", "--until", "2025-12-31"]),
+    ("since=2w", ["--since", "2w"]),
+    ("where=status%3Ddone", ["--where", "status=done"]),
+    # several conditions in one field, ';' between them, and a repeated key
+    ("where=status%3Ddone%3B+priority%3E%3D3", ["--where", "status=done", "--where",
+                                                  "priority>=3"]),
+    ("where=author+in+(ana,+li)&where=exists(due)", ["--where", "author in (ana, li)",
+                                                     "--where", "exists(due)"]),
+    ("recent=1", ["--recent"]),
+    ("where=status%3Ddone&since=2025-01-01&c=m&explain=1",
+     ["--where", "status=done", "--since", "2025-01-01", "-c", "m", "--explain"]),
+])
+def test_api_search_dates_and_where_as_the_cli(meta_site, params, flags):
+    trove, srv = meta_site
+    cli = trove.ok("search", META_QUERY, "--json", "-n", "20", *flags,
+                   env={"TROVE_NO_DAEMON": "1"})
+    st, got = srv.json("/api/search?q=%s&%s" % (META_QUERY, params))
+    assert st == 200, got
+    want = json.loads(cli.out)
+    for doc in (want, got):
+        doc.pop("fusion", None)
+    assert got == want
+    assert got["results"], got
+
+
+def test_page_filters_dates_and_where_without_javascript(meta_site):
+    _, srv = meta_site
+    page = srv.get("/?q=crane&since=2025-01-01&until=2025-12-31&where=status%3Ddone&recent=1")
+    # the form keeps what the URL asked, the filters stay open
+    assert '<details class="filters" open>' in page
+    assert 'name="since" value="2025-01-01"' in page
+    assert 'name="until" value="2025-12-31"' in page
+    assert 'name="where" value="status=done"' in page
+    assert 'name="recent" value="1" checked' in page
+    paths = re.findall(r'<span class="path">m/([^<:]*):', page)
+    assert sorted(paths) == ["meetings/2025-06-02 Planning.md", "projects/alpha.md"]
+    dates = re.findall(r'<span class="date" title="date from ([^"]*)"><time '
+                       r'datetime="([0-9-]{10})">', page)
+    assert sorted(dates) == [("filename", "2025-06-02"), ("frontmatter:date", "2025-03-10")]
+    # the date of every result, also unfiltered, and where it came from
+    page = srv.get("/?q=crane")
+    assert '<details class="filters">' in page
+    assert 'title="date from mtime"><time datetime="2026-05-18">' in page
+
+
+@pytest.mark.parametrize("params,status,msg", [
+    ("since=someday", 400, "someday"),
+    ("until=2024-02-30", 400, "not a date"),
+    ("where=priority%3E%3Dhigh", 400, "compares numbers and dates"),
+    ("where=status", 400, "no operator"),
+    ("where=nosuch%3D1", 404, "no note has a field"),
+])
+def test_bad_dates_and_conditions_are_clear_errors(meta_site, params, status, msg):
+    _, srv = meta_site
+    st, doc = srv.json("/api/search?q=crane&" + params)
+    assert st == status and msg in doc["error"], (st, doc)
+    page = srv.get("/?q=crane&" + params)   # the page says it where the results go
+    assert '<p class="error" role="alert">' in page and msg in page
+
+
+def test_dates_and_where_in_chromium(trove, tmp_path):
+    """The date and --where filters typed into the page (results follow,
+    the URL holds them), the same URL with JavaScript off, a bad date said
+    on the page, dark and phone screenshots, axe on the filtered page."""
+    from test_cli_meta import index_meta
+    index_meta(trove, tmp_path)
+    srv = WebServer(trove)
+    try:
+        report = run_browser(srv, tmp_path, "--flow", "dates")
+        assert any(s.endswith("dates-laptop-light.png") for s in report["shots"])
+    finally:
+        srv.stop()

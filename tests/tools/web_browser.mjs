@@ -4,7 +4,11 @@
 // outside_requests, axe_violations, shots}.
 //
 //   node web_browser.mjs --chromium PATH --url http://127.0.0.1:PORT/ --shots DIR
-//        --modules PUPPETEER_NODE_MODULES --axe AXE_NODE_MODULES
+//        --modules PUPPETEER_NODE_MODULES --axe AXE_NODE_MODULES [--flow dates]
+//
+// --flow dates: the date and frontmatter filters on fixtures/meta
+// (test_web.py::test_dates_and_where_in_chromium) instead of the sample
+// vault's flow.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -182,8 +186,63 @@ async function looks(browser) {
   }
 }
 
-async function axe(browser) {
-  const pages = { search: '?q=pointers', note: 'note?ref=' + encodeURIComponent('vault/Home.md') + '&hl=55-300',
+// Result paths and dates as the page shows them.
+const shown = (page) => page.$$eval('.result', (rs) => rs.map((r) => ({
+  path: r.querySelector('.path').textContent.replace(/^m\//, '').replace(/:\d+$/, ''),
+  date: (r.querySelector('.date time') || {}).textContent || null })));
+
+async function dates(browser) {
+  const page = await newPage(browser);
+  await page.goto(base + '?q=crane', { waitUntil: 'networkidle0' });
+  let r = await shown(page);
+  check(r.length >= 8 && r.every((x) => /^\d{4}-\d{2}-\d{2}$/.test(x.date)), 'every result shows its date: ' + JSON.stringify(r));
+  // since: the field, then Tab (the change event)
+  await page.click('details.filters summary');
+  let changed = answered(page, 'since', '2025-01-01');
+  await page.type('input[name=since]', '2025-01-01');
+  await page.keyboard.press('Tab');
+  await changed;
+  r = await shown(page);
+  check(r.length > 0 && r.every((x) => x.date >= '2025-01-01'), 'since 2025-01-01: every date from then on: ' + JSON.stringify(r));
+  // where, with the date filter still on
+  changed = answered(page, 'where', 'status=done');
+  await page.type('input[name=where]', 'status=done');
+  await page.keyboard.press('Tab');
+  await changed;
+  r = await shown(page);
+  const paths = r.map((x) => x.path).sort();
+  check(JSON.stringify(paths) === JSON.stringify(['meetings/2025-06-02 Planning.md', 'projects/alpha.md', 'projects/gamma.md']),
+        'where status=done since 2025: ' + JSON.stringify(paths));
+  const u = new URL(page.url());
+  check(u.searchParams.get('since') === '2025-01-01' && u.searchParams.get('where') === 'status=done',
+        'the filters are in the URL: ' + page.url());
+  await shot(page, 'dates-laptop-light');
+  // the URL opened with JavaScript off renders the same results, the form filled
+  const nojs = await newPage(browser, { js: false });
+  await nojs.goto(page.url(), { waitUntil: 'networkidle0' });
+  const again = (await shown(nojs)).map((x) => x.path).sort();
+  check(JSON.stringify(again) === JSON.stringify(paths), 'with JavaScript off the URL gives the same results: ' + JSON.stringify(again));
+  check(await nojs.$eval('input[name=where]', (el) => el.value) === 'status=done', 'the form shows the where condition');
+  await shot(nojs, 'dates-nojs-laptop-light');
+  await nojs.close();
+  // a date that is none: the sentence where the results go
+  const bad = answered(page, 'until', 'someday');
+  await page.type('input[name=until]', 'someday');
+  await page.keyboard.press('Tab');
+  await bad;
+  check(/not a date/.test(await page.$eval('#results', (el) => el.textContent)), 'a bad date is said on the page');
+  await shot(page, 'dates-error-laptop-light');
+  await page.close();
+  for (const [view, scheme] of [['phone', 'dark'], ['laptop', 'dark']]) {
+    const p = await newPage(browser, { view, scheme });
+    await p.goto(base + '?q=crane&since=2024-01-01&where=status%3Ddone&recent=1', { waitUntil: 'networkidle0' });
+    await shot(p, `dates-${view}-${scheme}`);
+    await p.close();
+  }
+}
+
+async function axe(browser, only) {
+  const pages = only ? { dates: only } : { search: '?q=pointers', note: 'note?ref=' + encodeURIComponent('vault/Home.md') + '&hl=55-300',
                   status: 'status', rollback: 'rollback?id=1', home: '' };
   for (const scheme of ['light', 'dark']) {
     for (const [name, rel] of Object.entries(pages)) {
@@ -205,9 +264,14 @@ const browser = await puppeteer.launch({
          '--disable-component-update', '--disable-sync', '--metrics-recording-only', '--disable-default-apps'],
 });
 try {
-  await flow(browser);
-  await looks(browser);
-  await axe(browser);
+  if (arg('flow') === 'dates') {
+    await dates(browser);
+    await axe(browser, '?q=crane&since=2024-01-01&where=status%3Ddone&recent=1');
+  } else {
+    await flow(browser);
+    await looks(browser);
+    await axe(browser);
+  }
 } catch (e) {
   fail('exception: ' + (e && e.stack || e));
 } finally {

@@ -297,6 +297,25 @@ static void test_mcp_section_round_trip(void **state)
     fclose(f);
     assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
     config_free(&cfg);
+    /* the agent boundary's keys survive a save; a misspelt key is an error */
+    f = fopen(path, "w");
+    fputs("mcp:\n  exclude: [journal, \"v/**/pw-*\"]\n  private_key: Secret\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.mcp.n_exclude, 2);
+    assert_string_equal(cfg.mcp.private_key, "secret");
+    assert_int_equal(config_save(&cfg), TROVE_OK);
+    config_free(&cfg);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_OK);
+    assert_int_equal(cfg.mcp.n_exclude, 2);
+    assert_string_equal(cfg.mcp.exclude[1], "v/**/pw-*");
+    assert_string_equal(cfg.mcp.private_key, "secret");
+    config_free(&cfg);
+    f = fopen(path, "w");
+    fputs("mcp:\n  exclud: [journal]\n", f);
+    fclose(f);
+    assert_int_equal(config_load_file(&cfg, path), TROVE_EPARSE);
+    config_free(&cfg);
 }
 
 /* `rerank_model:` is resolved against the config's folder, survives a

@@ -298,6 +298,26 @@ static void test_index_lock(void **state)
 /* Keyset pages: every note once, in (collection, path) order, across the
  * collection boundary, whatever the page size; a key between rows or past
  * a removed note starts at the next one. */
+/* The agent boundary's globs: COLLECTION/PATH, PATH, and every folder of
+ * either. */
+static void test_hide_globs(void **state)
+{
+    (void)state;
+    assert_null(store_hide_globs_new(NULL, 0));
+    assert_int_equal(store_hide_globs_match(NULL, "v", "a.md"), 0);
+    const char *globs[] = {"journal/", "v/clients/**", "**/pw-*.md", "w"};
+    store_hide_globs *h = store_hide_globs_new(globs, 4);
+    assert_true(store_hide_globs_match(h, "v", "journal/2024/x.md"));
+    assert_true(store_hide_globs_match(h, "v", "a/journal/x.md") == 0);
+    assert_true(store_hide_globs_match(h, "v", "clients/acme/notes.md"));
+    assert_false(store_hide_globs_match(h, "u", "clients/acme/notes.md"));
+    assert_true(store_hide_globs_match(h, "u", "deep/down/pw-bank.md"));
+    assert_true(store_hide_globs_match(h, "w", "anything.md"));   /* the whole collection */
+    assert_false(store_hide_globs_match(h, "v", "journalism.md"));
+    assert_false(store_hide_globs_match(h, "v", "public/a.md"));
+    store_hide_globs_free(h);
+}
+
 static void test_docs_after_pages(void **state)
 {
     (void)state;
@@ -364,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_private_and_shrinking),
         cmocka_unit_test(test_index_lock),
         cmocka_unit_test(test_docs_after_pages),
+        cmocka_unit_test(test_hide_globs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

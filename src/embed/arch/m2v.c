@@ -180,10 +180,12 @@ static trove_err load_tokenizer(m2v *m, const char *path)
         uint64_t median = 0;
         if (len >= 8)
             memcpy(&median, payload, 8);
-        tokjson *t = NULL;
+        tokjson *t = NULL; /* the tables stay in the mapped entry, which t releases */
         bool ok = len >= 8 && median < 4096 &&
-                  tokjson_from_buffer((const char *)payload + 8, len - 8, &t) == TROVE_OK;
-        tokcache_release(c);
+                  tokjson_borrow((const char *)payload + 8, len - 8, tokcache_release_cb, c,
+                                 &t) == TROVE_OK;
+        if (!ok)
+            tokcache_release(c);
         if (ok) {
             m->tok = t;
             tok_ready(m, (size_t)median);

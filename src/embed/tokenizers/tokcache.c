@@ -5,9 +5,16 @@
  *   8  u32 version, u32 kind length
  *   16 u64 source size, i64 mtime seconds, i64 mtime nanoseconds,
  *      u64 inode, u64 device
- *   56 u64 payload length, u64 XXH3-64 of the payload
+ *   56 u64 payload length, u64 XXH3-64 of the payload's ends (ends_hash)
  *   72 kind bytes, zero padding to a multiple of 8
- *   .. payload */
+ *   .. payload
+ *
+ * The hash covers the payload's first and last 4 KiB, not all of it: a
+ * load must not read the whole entry (22 MB for a 500k-piece vocabulary,
+ * whose pages a query barely touches). It catches a truncated entry or
+ * another file's bytes; entries are written whole and renamed into place,
+ * and the readers bounds-check every table access (tokjson_bin.c), so a
+ * damaged middle can give wrong ids but never an unsafe read. */
 #include "embed/tokenizers/tokcache.h"
 
 #include <errno.h>
@@ -26,7 +33,8 @@
 #include "util/fsutil.h"
 #include "util/mem.h"
 
-#define MAGIC "TRVTOKC1"
+#define MAGIC "TRVTOKC2"
+#define ENDS 4096
 #define HDR 72
 
 struct tokcache {
@@ -78,6 +86,23 @@ static char *entry_path(const char *src, const char *kind, ident *id)
     return tbuf_detach(&b);
 }
 
+/* XXH3-64 of p's first and last ENDS bytes (all of it when shorter). */
+static uint64_t ends_hash(const void *p, size_t n)
+{
+    if (n <= 2 * ENDS)
+        return XXH3_64bits(p, n);
+    XXH3_state_t *h = XXH3_createState();
+    if (!h)
+        return 0;
+    XXH3_64bits_reset(h);
+    XXH3_64bits_update(h, p, ENDS);
+    XXH3_64bits_update(h, (const char *)p + n - ENDS, ENDS);
+    XXH3_64bits_update(h, &n, sizeof n);
+    uint64_t d = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    return d;
+}
+
 static size_t kind_room(size_t klen)
 {
     return (klen + 7) & ~(size_t)7;
@@ -115,7 +140,7 @@ tokcache *tokcache_load(const char *src, const char *kind, uint32_t version, con
     bool ok = memcmp(p, MAGIC, 8) == 0 && ver == version && klen == strlen(kind) &&
               memcmp(&got, &id, sizeof id) == 0 && size >= HDR + kr &&
               memcmp(p + HDR, kind, klen) == 0 && plen == size - HDR - kr &&
-              XXH3_64bits(p + HDR + kr, (size_t)plen) == phash;
+              ends_hash(p + HDR + kr, (size_t)plen) == phash;
     if (!ok) {
         munmap(map, size);
         return NULL;
@@ -136,6 +161,11 @@ void tokcache_release(tokcache *c)
     free(c);
 }
 
+void tokcache_release_cb(void *c)
+{
+    tokcache_release(c);
+}
+
 void tokcache_store(const char *src, const char *kind, uint32_t version, const void *payload,
                     size_t len)
 {
@@ -152,7 +182,7 @@ void tokcache_store(const char *src, const char *kind, uint32_t version, const v
     if (fd >= 0) {
         unsigned char hdr[HDR] = {0};
         uint32_t klen = (uint32_t)strlen(kind);
-        uint64_t plen = len, phash = XXH3_64bits(payload, len);
+        uint64_t plen = len, phash = ends_hash(payload, len);
         memcpy(hdr, MAGIC, 8);
         memcpy(hdr + 8, &version, 4);
         memcpy(hdr + 12, &klen, 4);

@@ -273,13 +273,25 @@ trove_err tj_from_json(json_t *root, tokjson **out) {
 
 trove_err tokjson_from_buffer(const void *buf, size_t len, tokjson **out) {
     *out = NULL;
-    if (tj_bin_is(buf, len)) return tj_bin_load(buf, len, out);
+    if (tj_bin_is(buf, len)) return tj_bin_load(buf, len, false, out);
     json_error_t je;
     json_t *root = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
     if (!root)
         return trove_fail(TROVE_EPARSE, "tokenizer.json: line %d column %d: %s", je.line, je.column, je.text);
     trove_err e = tj_from_json(root, out);
     json_decref(root);
+    return e;
+}
+
+trove_err tokjson_borrow(const void *buf, size_t len, void (*release)(void *), void *owner,
+                         tokjson **out) {
+    *out = NULL;
+    trove_err e = tj_bin_is(buf, len) ? tj_bin_load(buf, len, true, out)
+                                      : tokjson_from_buffer(buf, len, out);
+    if (!e) {
+        (*out)->release = release;
+        (*out)->owner = owner;
+    }
     return e;
 }
 
@@ -301,6 +313,7 @@ trove_err tokjson_open(const char *path, tokjson **out) {
 
 void tokjson_free(tokjson *t) {
     if (!t) return;
+    if (t->release) t->release(t->owner);
     json_decref(t->config);
     tj_norm_free(t->norm);
     free(t->norm);
@@ -352,8 +365,9 @@ size_t tokjson_median_token_chars(const tokjson *t) {
     size_t hist[NB] = {0}, total = 0, len;
     const tj_strtab *v = &t->model.vocab;
     for (uint32_t id = 0; id < v->n; id++) {
-        if (v->len[id] == UINT32_MAX) continue;
-        size_t c = utf8_chars(v->pieces + v->off[id], v->len[id]);
+        const char *s = tj_strtab_get(v, (int32_t)id, &len);
+        if (!s) continue;
+        size_t c = utf8_chars(s, len);
         hist[c < NB ? c : NB - 1]++;
         total++;
     }

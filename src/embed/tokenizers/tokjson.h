@@ -32,7 +32,7 @@
  * tokjson_from_buffer() recognise by its magic and load with no parse.
  *
  * Memory: a tokjson owns copies of everything (the buffer it was read from
- * may be freed). It is immutable after loading: any number of threads may
+ * may be freed), except after tokjson_borrow(), which keeps the buffer. It is immutable after loading: any number of threads may
  * encode with one tokjson at once, each with its own tokjson_enc, which
  * holds the ids and the reusable scratch of its caller.
  *
@@ -54,6 +54,13 @@ typedef struct tokjson tokjson;
 trove_err tokjson_open(const char *path, tokjson **out);
 /* The same from bytes in memory (not kept). */
 trove_err tokjson_from_buffer(const void *buf, size_t len, tokjson **out);
+/* The same, keeping buf: the binary form's tables (vocabulary, hash slots,
+ * merges, scores) are used in place, not copied, so a mapped cache entry
+ * of a 500k-piece vocabulary loads without reading it. buf must stay
+ * mapped and unchanged while the tokjson lives; tokjson_free() then calls
+ * release(owner) (release may be NULL). On failure the caller keeps buf. */
+trove_err tokjson_borrow(const void *buf, size_t len, void (*release)(void *), void *owner,
+                         tokjson **out);
 /* Build from a GGUF file's GPT-2-style byte-level BPE tokenizer
  * (tokenizer.ggml.model "gpt2", pre "qwen2": Qwen2/Qwen3 models as
  * llama.cpp's converter writes them): the tokenizer.json they came from,
@@ -66,7 +73,7 @@ trove_err tokjson_save(const tokjson *t, const char *path);
 void *tokjson_serialize(const tokjson *t, size_t *len);
 /* Layout version of the binary form: part of any cache key built on it
  * (a loader also rejects other layouts by their magic). */
-#define TOKJSON_BIN_VERSION 1u
+#define TOKJSON_BIN_VERSION 2u
 void tokjson_free(tokjson *t); /* NULL is fine */
 
 /* "WordPiece", "WordLevel", "BPE" or "Unigram". */

@@ -6,11 +6,14 @@
  * as u64 byte length + bytes (padded to 8):
  *   config JSON (tokenizer.json less model vocab/merges), vocab arena,
  *   vocab off[n], vocab len[n], vocab hash slots, merge keys, merge ranks,
- *   merge new ids, unigram scores (f64, may be empty).
- * Everything is validated on load (sizes, offsets, ids, a free slot in
- * every hash table), so a corrupt file fails cleanly. */
+ *   merge new ids, unigram scores (f64, may be empty), bin_stats.
+ * Section sizes are checked on load; the tables' contents on each lookup
+ * (load_model says why), so a damaged file never reads out of bounds.
+ * tj_bin_load(borrow) uses the tables in place in the caller's buffer
+ * (a mapped cache entry) instead of copying them. */
 #include "embed/tokenizers/tokjson_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,16 @@
 #include "util/buf.h"
 #include "util/mem.h"
 
-static const char MAGIC[8] = {'T', 'J', 'B', 'I', 'N', 0, 0, 1};
+static const char MAGIC[8] = {'T', 'J', 'B', 'I', 'N', 0, 0, (char)TOKJSON_BIN_VERSION};
+
+/* What a load would otherwise compute with a pass over every piece or
+ * score (the last section). */
+typedef struct bin_stats {
+    uint32_t max_len, nmerges; /* longest piece in bytes; merges */
+    double min_score;          /* Unigram: the lowest score (unknown pieces' base) */
+    int32_t unk, byte_id[256]; /* resolved ids (257 lookups = 257 scattered pages) */
+    int32_t pad;
+} bin_stats;
 
 bool tj_bin_is(const void *buf, size_t len) { return len >= 8 && memcmp(buf, MAGIC, 8) == 0; }
 
@@ -50,6 +62,9 @@ void *tokjson_serialize(const tokjson *t, size_t *len) {
     put_sec(&o, m->mrank, mc * 4);
     put_sec(&o, m->mnew, mc * 4);
     put_sec(&o, m->score, m->score ? (size_t)v->n * 8 : 0);
+    bin_stats st = {v->max_len, m->nmerges, m->min_score, m->unk, {0}, 0};
+    memcpy(st.byte_id, m->byte_id, sizeof st.byte_id);
+    put_sec(&o, &st, sizeof st);
     *len = o.len;
     return o.data;
 }
@@ -93,74 +108,68 @@ static void *dup_sec(const void *p, size_t n) {
     return d;
 }
 
-static bool pow2(size_t x) { return x && !(x & (x - 1)); }
-
-static bool has_empty64(const uint64_t *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!s[i]) return true;
-    return false;
+/* A section's bytes: in place when borrowing, else a copy. */
+static void *take_sec(const void *p, size_t n, bool borrow) {
+    return borrow ? (void *)(uintptr_t)p : dup_sec(p, n);
 }
 
-static trove_err load_model(rd *r, tj_model *m) {
-    const void *p[8];
-    size_t n[8];
-    for (int i = 0; i < 8; i++)
+static bool pow2(size_t x) { return x && !(x & (x - 1)); }
+
+/* The tables are taken as they are, in place or copied, with no pass over
+ * them: every lookup checks what it reads (tj_strtab_find_h, tj_strtab_get,
+ * merge_get bound their probes and check ids, offsets and lengths), so a
+ * damaged entry can give wrong ids but never a read out of bounds, and a
+ * 500k-piece vocabulary loads without touching its pages. */
+static trove_err load_model(rd *r, tj_model *m, bool borrow) {
+    const void *p[9];
+    size_t n[9];
+    for (int i = 0; i < 9; i++)
         if (!get_sec(r, &p[i], &n[i])) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: truncated");
     tj_strtab *v = &m->vocab;
     size_t nv = n[1] / 4;
     if (n[1] % 4 || n[2] != n[1] || nv >= (1u << 24) || n[0] >= UINT32_MAX || n[3] % 8 ||
         !pow2(n[3] / 8) || n[4] % 8 || (n[4] && !pow2(n[4] / 8)) || n[5] != n[4] / 2 ||
-        n[6] != n[4] / 2 || (n[7] && n[7] != nv * 8))
+        n[6] != n[4] / 2 || (n[7] && n[7] != nv * 8) || n[8] != sizeof(bin_stats))
         return trove_fail(TROVE_ECORRUPT, "tokenizer cache: inconsistent section sizes");
-    v->pieces = arena_alloc(&v->mem, n[0]);
-    if (n[0])
-        memcpy(v->pieces, p[0], n[0]);
+    bin_stats st;
+    memcpy(&st, p[8], sizeof st);
+    if (borrow) {
+        v->pieces = (char *)(uintptr_t)p[0];
+    } else {
+        v->pieces = arena_alloc(&v->mem, n[0]);
+        if (n[0]) memcpy(v->pieces, p[0], n[0]);
+    }
+    v->borrowed = m->borrowed = borrow;
     v->pieces_len = n[0];
-    v->off = dup_sec(p[1], n[1]);
-    v->len = dup_sec(p[2], n[2]);
+    v->off = take_sec(p[1], n[1], borrow);
+    v->len = take_sec(p[2], n[2], borrow);
     v->n = (uint32_t)nv;
-    v->slots = dup_sec(p[3], n[3]);
+    v->slots = take_sec(p[3], n[3], borrow);
     v->mask = (uint32_t)(n[3] / 8 - 1);
+    v->max_len = st.max_len;
     if (n[4]) {
-        m->mkey = dup_sec(p[4], n[4]);
-        m->mrank = dup_sec(p[5], n[5]);
-        m->mnew = dup_sec(p[6], n[6]);
+        m->mkey = take_sec(p[4], n[4], borrow);
+        m->mrank = take_sec(p[5], n[5], borrow);
+        m->mnew = take_sec(p[6], n[6], borrow);
         m->mmask = (uint32_t)(n[4] / 8 - 1);
+        m->nmerges = st.nmerges;
     }
-    if (n[7]) m->score = dup_sec(p[7], n[7]);
-    /* validate everything a lookup will touch */
-    for (uint32_t i = 0; i < v->n; i++) {
-        if (v->len[i] == UINT32_MAX) continue;
-        if (v->off[i] > v->pieces_len || v->len[i] > v->pieces_len - v->off[i])
-            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: token %u out of bounds", i);
-        if (v->len[i] > v->max_len) v->max_len = v->len[i];
+    if (m->kind == TJM_UNIGRAM) {
+        if (!n[7]) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: Unigram model without scores");
+        m->score = take_sec(p[7], n[7], borrow);
     }
-    for (size_t i = 0; i <= v->mask; i++) {
-        uint32_t id = (uint32_t)v->slots[i];
-        if (v->slots[i] && (id == 0 || id - 1 >= v->n || v->len[id - 1] == UINT32_MAX))
-            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: bad vocab slot %zu", i);
-    }
-    if (!has_empty64(v->slots, (size_t)v->mask + 1) || (m->mkey && !has_empty64(m->mkey, (size_t)m->mmask + 1)))
-        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: full hash table");
-    for (size_t i = 0; m->mkey && i <= m->mmask; i++) {
-        uint64_t k = m->mkey[i];
-        if (k && (m->mnew[i] < 0 || (uint32_t)m->mnew[i] >= v->n || (uint32_t)(k >> 32) > v->n ||
-                  (uint32_t)k > v->n))
-            return trove_fail(TROVE_ECORRUPT, "tokenizer cache: bad merge slot %zu", i);
-        if (k) m->nmerges++;
-    }
-    if (m->kind == TJM_UNIGRAM && !m->score)
-        return trove_fail(TROVE_ECORRUPT, "tokenizer cache: Unigram model without scores");
-    if (m->kind != TJM_UNIGRAM && m->score) {
-        free(m->score);
-        m->score = NULL;
-    }
-    tj_model_finish(m);
+    /* the ids tj_model_finish() would look up, checked like a lookup's */
+    size_t len;
+    m->unk = st.unk >= 0 && tj_strtab_get(v, st.unk, &len) ? st.unk : -1;
+    for (int b = 0; b < 256; b++)
+        m->byte_id[b] = st.byte_id[b] >= 0 && (uint32_t)st.byte_id[b] < v->n ? st.byte_id[b] : -1;
+    m->min_score = st.min_score;
     return TROVE_OK;
 }
 
-trove_err tj_bin_load(const void *buf, size_t len, tokjson **out) {
+trove_err tj_bin_load(const void *buf, size_t len, bool borrow, tokjson **out) {
     *out = NULL;
+    borrow = borrow && (uintptr_t)buf % 8 == 0; /* tables are read as u32/u64/f64 */
     rd r = {buf, len, 8};
     uint32_t hdr[2];
     if (len < 16) return trove_fail(TROVE_ECORRUPT, "tokenizer cache: truncated");
@@ -181,7 +190,7 @@ trove_err tj_bin_load(const void *buf, size_t len, tokjson **out) {
     trove_err e = tj_model_parse(json_object_get(root, "model"), &t->model, false);
     if (!e && (uint32_t)t->model.kind != hdr[1])
         e = trove_fail(TROVE_ECORRUPT, "tokenizer cache: model kind mismatch");
-    if (!e) e = load_model(&r, &t->model);
+    if (!e) e = load_model(&r, &t->model, borrow);
     if (!e) e = tj_finish_config(t);
     if (e) {
         tokjson_free(t);

@@ -82,6 +82,9 @@ typedef struct tj_strtab {
     uint64_t *slots;     /* hash << 32 | (id + 1); 0 empty */
     uint32_t mask;
     uint32_t max_len;
+    bool borrowed;       /* pieces/off/len/slots point into a mapped cache entry:
+                            not freed, and trusted only through the bounds checks
+                            of every lookup (tj_strtab_find_h, tj_strtab_get) */
 } tj_strtab;
 
 #define TJ_HASH_INIT 2166136261u
@@ -183,12 +186,14 @@ typedef struct tj_model {
     /* Unigram */
     double *score;
     double min_score;
+    bool borrowed; /* mkey/mrank/mnew/score point into a mapped cache entry */
 } tj_model;
 
 /* Fill the model from its JSON object; with_vocab: vocab and merges
  * too (else the caller fills them, then calls tj_model_finish()). */
 trove_err tj_model_parse(json_t *j, tj_model *m, bool with_vocab);
-/* Finish a model whose vocab (and merges, scores) are in place. */
+/* Finish a model whose vocab (and merges, scores) are in place (the
+ * binary form stores what this computes: tokjson_bin.c's bin_stats). */
 void tj_model_finish(tj_model *m);
 /* BPE merges filled one by one (tokenizer.json or GGUF): room for n, then
  * merge `rank` of pieces a + b (both and their concatenation must be in the
@@ -222,6 +227,8 @@ struct tokjson {
     int32_t *post_pre, *post_post; /* ids around the sequence */
     size_t n_post_pre, n_post_post;
     size_t n_ids;
+    void (*release)(void *); /* a borrowed load: frees what the tables point into */
+    void *owner;
 };
 
 /* Scratch of one encoder (in tokjson_enc). */
@@ -250,6 +257,9 @@ trove_err tj_from_json(json_t *root, tokjson **out);
 trove_err tj_finish_config(tokjson *t);
 /* Binary form. */
 bool tj_bin_is(const void *buf, size_t len);
-trove_err tj_bin_load(const void *buf, size_t len, tokjson **out);
+/* borrow: the vocabulary, merge and score tables point into buf (8-byte
+ * aligned, kept unchanged while the tokjson lives) instead of copies, and
+ * are checked on each lookup rather than all at load. */
+trove_err tj_bin_load(const void *buf, size_t len, bool borrow, tokjson **out);
 
 #endif

@@ -93,14 +93,17 @@ static void merge_put(tj_model *m, int32_t a, int32_t b, uint32_t rank, int32_t 
 static bool merge_get(const tj_model *m, int32_t a, int32_t b, uint32_t *rank, int32_t *nid) {
     if (!m->mkey) return false;
     uint64_t key = (uint64_t)(uint32_t)(a + 1) << 32 | (uint32_t)(b + 1);
-    for (uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & m->mmask;; s = (s + 1) & m->mmask) {
+    uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & m->mmask;
+    for (uint32_t probes = 0; probes <= m->mmask; probes++, s = (s + 1) & m->mmask) {
         if (!m->mkey[s]) return false;
         if (m->mkey[s] == key) {
             *rank = m->mrank[s];
             *nid = m->mnew[s];
-            return true;
+            /* checked here, not at load: the table may be a mapped cache entry */
+            return *nid >= 0 && (uint32_t)*nid < m->vocab.n;
         }
     }
+    return false;
 }
 
 void tj_model_alloc_merges(tj_model *m, size_t n) {
@@ -237,8 +240,9 @@ trove_err tj_model_parse(json_t *j, tj_model *m, bool with_vocab) {
 
 void tj_model_finish(tj_model *m) {
     char name[8];
+    size_t len;
     if (m->unk_text) m->unk = tj_strtab_find(&m->vocab, m->unk_text, m->unk_len);
-    if (m->unk >= (int32_t)m->vocab.n || (m->unk >= 0 && m->vocab.len[m->unk] == UINT32_MAX)) m->unk = -1;
+    if (m->unk >= 0 && !tj_strtab_get(&m->vocab, m->unk, &len)) m->unk = -1;
     for (int b = 0; b < 256; b++) {
         snprintf(name, sizeof name, "<0x%02X>", b);
         m->byte_id[b] = tj_strtab_find(&m->vocab, name, 6);
@@ -254,10 +258,12 @@ void tj_model_free(tj_model *m) {
     free(m->prefix);
     free(m->suffix);
     free(m->unk_text);
-    free(m->mkey);
-    free(m->mrank);
-    free(m->mnew);
-    free(m->score);
+    if (!m->borrowed) {
+        free(m->mkey);
+        free(m->mrank);
+        free(m->mnew);
+        free(m->score);
+    }
     memset(m, 0, sizeof *m);
 }
 

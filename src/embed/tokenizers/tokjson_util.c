@@ -212,28 +212,45 @@ trove_err tj_strtab_build(tj_strtab *t, const char *const *text, const size_t *l
     return TROVE_OK;
 }
 
+/* Where token id's text lies, checked against the table (a borrowed
+ * table is trusted no further than this); false for no token. */
+static inline bool piece_at(const tj_strtab *t, uint32_t id, const char **s, size_t *n) {
+    if (id >= t->n || t->len[id] == UINT32_MAX || t->off[id] > t->pieces_len ||
+        t->len[id] > t->pieces_len - t->off[id])
+        return false;
+    *s = t->pieces + t->off[id];
+    *n = t->len[id];
+    return true;
+}
+
 int32_t tj_strtab_find_h(const tj_strtab *t, const char *s, size_t n, uint32_t h) {
     if (n > t->max_len || !t->slots) return -1;
-    for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
+    uint32_t i = h & t->mask;
+    for (uint32_t probes = 0; probes <= t->mask; probes++, i = (i + 1) & t->mask) {
         uint64_t v = t->slots[i];
         if (!v) return -1;
         if ((uint32_t)(v >> 32) != h) continue;
+        const char *p;
+        size_t pn;
         uint32_t id = (uint32_t)v - 1;
-        if (t->len[id] == n && memcmp(t->pieces + t->off[id], s, n) == 0) return (int32_t)id;
+        if (piece_at(t, id, &p, &pn) && pn == n && memcmp(p, s, n) == 0) return (int32_t)id;
     }
+    return -1; /* a full table (only a damaged cache entry has one) */
 }
 
 const char *tj_strtab_get(const tj_strtab *t, int32_t id, size_t *len) {
-    if (id < 0 || (uint32_t)id >= t->n || t->len[id] == UINT32_MAX) return NULL;
-    *len = t->len[id];
-    return t->pieces + t->off[id];
+    const char *p;
+    if (id < 0 || !piece_at(t, (uint32_t)id, &p, len)) return NULL;
+    return p;
 }
 
 void tj_strtab_free(tj_strtab *t) {
     arena_free(&t->mem);
-    free(t->off);
-    free(t->len);
-    free(t->slots);
+    if (!t->borrowed) {
+        free(t->off);
+        free(t->len);
+        free(t->slots);
+    }
     memset(t, 0, sizeof *t);
 }
 
