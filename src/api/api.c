@@ -244,13 +244,49 @@ void api_read_bodies(search_results *out)
     }
 }
 
+/* With the agent boundary on, a remote result stands only for a note this
+ * index has and does not hide (the published index knows no boundary):
+ * fail closed, as boundary_check does for a located note. */
+static trove_err remote_boundary(api *a, search_results *out)
+{
+    if (!a->boundary)
+        return TROVE_OK;
+    store *st;
+    api_hide h;
+    trove_err rc = api_reader(a, &st);
+    if (rc == TROVE_OK)
+        rc = api_hide_begin(a, st, &h);
+    if (rc) {
+        search_results_free(out);
+        return rc;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        search_result *r = &out->items[i];
+        store_doc d;
+        memset(&d, 0, sizeof d);
+        int found = store_doc_find(st, r->collection, r->path, &d) == TROVE_OK;
+        int hidden = !found || api_hide_note(&h, d.id, r->collection, r->path);
+        store_doc_clear(&d);
+        if (hidden)
+            search_result_clear(r);
+        else
+            out->items[kept++] = *r;
+    }
+    trove_errclear();   /* a note not found here is no error */
+    out->n = kept;
+    api_hide_end(&h);
+    return TROVE_OK;
+}
+
 trove_err api_search(api *a, const api_search_opts *o, search_results *out)
 {
     /* The one place the `remote:` setting is decided; libcurl stays
      * unloaded unless it is set (api_remote.c). */
-    if (a->cfg.remote && !o->local)
-        return api_search_remote(a, o, a->cfg.remote, out);
-    return search_local(a, o, out);
+    if (!a->cfg.remote || o->local)
+        return search_local(a, o, out);
+    trove_err rc = api_search_remote(a, o, a->cfg.remote, out);
+    return rc ? rc : remote_boundary(a, out);
 }
 
 /* ---- embeddings ---- */

@@ -712,8 +712,12 @@ def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
     from test_mcp import SDK, npm_install, run_sdk
     from test_web import WebServer
     t, vault, fake, tmp = env
+    (vault / "secret.md").write_text("---\nprivate: true\n---\n# Secret\n\ncoffee secret\n")
+    update(t)
     assert publish(t, fake)[0].rc == 0
     set_remote(t, fake.url + "/notes")
+    # the owner sees the private note remotely too; agents (MCP) must not
+    assert "secret.md" in [r["path"] for r in t.search("coffee secret", "-n", "5")]
     # the daemon: started after the setting, it asks the published index
     warm = {"TROVE_NO_DAEMON": None}
     t.start_daemon(env=warm)
@@ -721,7 +725,7 @@ def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
         before = t.daemon_requests()
         n = len(fake.requests)
         got = t.search("coffee", "-n", "2", env=warm)
-        assert [r["path"] for r in got] == ["delta.md"]
+        assert sorted(r["path"] for r in got) == ["delta.md", "secret.md"]
         assert t.daemon_requests() > before and len(searches(fake, n)) == 1
         r = t("search", "soil", "--where", "priority>2", env=warm)
         assert r.rc != 0 and "no remote filter" in r.err, r
@@ -732,7 +736,8 @@ def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
     try:
         n = len(fake.requests)
         st, doc = w.json("/api/search?q=coffee&n=2")
-        assert st == 200 and [r["path"] for r in doc["results"]] == ["delta.md"], doc
+        assert st == 200 and sorted(r["path"] for r in doc["results"]) == [
+            "delta.md", "secret.md"], doc
         assert "delta.md" in w.get("/?q=coffee")
         assert len(searches(fake, n)) == 2
     finally:
@@ -745,6 +750,7 @@ def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
         S("search", query="coffee", top_k=2),
         S("vsearch", query="coffee", top_k=2),
         S("search", query="soil", filters={"heading_path_contains": "Soil"}),
+        S("search", query="coffee secret", top_k=5),
     ], "stdio")
     st = out["steps"]
     hits = st[0]["result"]["structuredContent"]["results"]
@@ -755,5 +761,8 @@ def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
     assert not st[1]["result"].get("isError"), st[1]
     assert st[2]["result"]["isError"] is True
     assert "no remote filter" in st[2]["result"]["content"][0]["text"]
+    # the agent boundary holds for remote results: the private note is left out
+    kept = [r["path"] for r in st[3]["result"]["structuredContent"]["results"]]
+    assert "delta.md" in kept and "secret.md" not in kept, st[3]
     body = [b for _, b in searches(fake, n)]
-    assert len(body) == 2 and set(body[1]["query"]) == {"knn"}
+    assert len(body) == 3 and set(body[1]["query"]) == {"knn"}
