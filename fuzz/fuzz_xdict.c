@@ -5,9 +5,10 @@
  *     XDICT_TERM_WORDS words;
  *   - the input is written as a dictionary file twice: as it is (the
  *     loader must refuse it cleanly or accept it), and with a valid header
- *     laid over it (magic, version, size and checksum made right, so the
- *     section checks and every lookup's bounds checks see arbitrary
- *     tables); lookups of a few keys must stay inside the mapping. */
+ *     laid over it (magic, version, size, block table and checksum made
+ *     right where the input's offsets leave room for them, so the section
+ *     checks and every lookup's bounds checks see arbitrary tables);
+ *     lookups of a few keys must stay inside the mapping. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         h.byte_order = 0x01020304u;
         h.version = XDICT_VERSION;
         h.file_size = size;
-        h.payload_hash = XXH3_64bits(buf + sizeof h, size - sizeof h);
+        if (h.off_zh <= size && h.off_blocks >= sizeof h && h.off_blocks % 8 == 0) {
+            uint64_t n = (size - h.off_zh + XDICT_BLOCK - 1) / XDICT_BLOCK;
+            if (h.off_blocks <= h.off_zh && n * 8 <= h.off_zh - h.off_blocks) {
+                h.n_blocks = (uint32_t)n;
+                for (uint64_t b = 0; b < n; b++) {
+                    uint64_t at = h.off_zh + b * XDICT_BLOCK;
+                    uint64_t len = size - at < XDICT_BLOCK ? size - at : XDICT_BLOCK;
+                    uint64_t hash = XXH3_64bits(buf + at, len);
+                    memcpy(buf + h.off_blocks + b * 8, &hash, 8);
+                }
+            }
+        }
+        h.payload_hash = h.off_blocks <= size && h.n_blocks <= (size - h.off_blocks) / 8
+                             ? XXH3_64bits(buf + h.off_blocks, (size_t)h.n_blocks * 8)
+                             : 0;
         memcpy(buf, &h, sizeof h);
         f = fopen(path, "wb");
         if (f) {

@@ -877,7 +877,7 @@ static const wire_field results_rows[] = {
     W(search_results, vec_floor_known, WIRE_INT),
     W(search_results, vec_floor, WIRE_DOUBLE),
     W(search_results, vec_strength, WIRE_DOUBLE),
-    W(search_results, xlate_state, WIRE_INT, .lo = SEARCH_XLATE_OFF, .hi = SEARCH_XLATE_TRANSLATED),
+    W(search_results, xlate_state, WIRE_INT, .lo = SEARCH_XLATE_OFF, .hi = SEARCH_XLATE_NO_TARGET),
     W(search_results, xlate, WIRE_STR),
     W(search_results, xlate_coverage, WIRE_DOUBLE),
     W(search_results, fusion, WIRE_OBJ, .sub = &fusion_type),

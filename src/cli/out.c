@@ -214,6 +214,10 @@ static void explain_xlate(FILE *f, const search_results *res)
     case SEARCH_XLATE_OTHER:
         fputs("translation: none (the query is neither Chinese nor English)\n", f);
         break;
+    case SEARCH_XLATE_NO_TARGET:
+        fputs("translation: none (no note is in the language the query would be translated "
+              "into)\n", f);
+        break;
     case SEARCH_XLATE_TRANSLATED:
         fputs("translation: none (the vault holds translations of its notes)\n", f);
         break;

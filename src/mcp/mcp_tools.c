@@ -81,6 +81,8 @@ static const char search_out[] =
     "(one result for all its translations)\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"lang\":{\"type\":\"string\"},\"docid\":{\"type\":\"string\"},"
     "\"doc_uri\":{\"type\":\"string\"}}}},"
+    "\"via\":{\"type\":\"string\",\"description\":\"translation: found only through the "
+    "query translated with the Chinese-English dictionary\"},"
     "\"date\":{\"type\":\"string\",\"description\":\"the note's date, YYYY-MM-DD\"},"
     "\"date_source\":{\"type\":\"string\",\"description\":\"where the date came from: "
     "frontmatter:KEY, filename or mtime\"},"
@@ -362,6 +364,8 @@ static const arg_def filter_args[] = {
     {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0, "narrow the search (all must hold)",      \
      filter_args},                                                                         \
     {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL},     \
+    {"translate", ARG_BOOL, 0, 0, 1, 0, "also search the query translated with the "       \
+     "Chinese-English dictionary (false: only its own words)", NULL},                     \
     {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,                      \
      "budget for the whole answer, in characters of JSON: results that do not fit are left " \
      "out (truncated: true, omitted: how many)", NULL},                                    \
@@ -982,6 +986,8 @@ static json_t *result_own(const void *obj, const char *key, void *ctx)
         return json_boolean(c->cut);
     if (strcmp(key, "scores") == 0)
         return c->with_scores ? scores_json(c->r) : NULL;
+    if (strcmp(key, "via") == 0)   /* found only through the translated query */
+        return c->r->via_translation ? json_string("translation") : NULL;
     /* doc_uri: of the result, or of one of its translations (obj) */
     const char *path = obj == c->r ? c->r->path : ((const search_alt *)obj)->path;
     char *uri = mcp_doc_uri(c->r->collection, path);
@@ -1033,7 +1039,8 @@ static const wire_pick result_picks[] = {
     WIRE_AS("start_line", "line_start"), WIRE_AS("end_line", "line_end"), WIRE_PICK("start_byte"),
     WIRE_PICK("end_byte"), WIRE_OWN("excerpt"), WIRE_OWN("excerpt_truncated"), WIRE_PICK("score"),
     WIRE_PICK("tags"), WIRE_PICK("context"), WIRE_PICK("also_in", .sub = &alt_view),
-    WIRE_OWN("date"), WIRE_PICK("date_source"), WIRE_OWN("passages"), WIRE_OWN("scores"),
+    WIRE_OWN("date"), WIRE_PICK("date_source"), WIRE_OWN("passages"), WIRE_OWN("via"),
+    WIRE_OWN("scores"),
 };
 static const wire_view result_view = {result_picks, sizeof result_picks / sizeof *result_picks,
                                       js_text, result_own};
@@ -1109,6 +1116,7 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
         c.o.search.limit = (size_t)top_k;
     c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
     c.o.search.vector_only = vector_only;
+    c.o.search.no_translate = !arg_long(t->args, args, "translate");
     c.o.model = s->model;
     c.o.with_body = max_chars > 0;
     search_results res = {0};

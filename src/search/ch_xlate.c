@@ -18,13 +18,9 @@
 #include "xlate/xlate.h"
 
 const char *const search_xlate_state_names[] = {"off", "no-dictionary", "none", "used",
-                                                "other-language", "translated-vault"};
+                                                "other-language", "translated-vault",
+                                                "no-target"};
 
-/* The translation channel's weight falls by this share of itself times
- * the square of the original query's coverage (query_coverage): a chunk
- * holding every word of the query is strong evidence, one holding a few of
- * them (English words in the code of a Chinese note) barely any. */
-#define XLATE_FALL 0.8
 
 static int cmp_xlate(const void *a, const void *b)
 {
@@ -151,7 +147,7 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
         return TROVE_OK;
     trove_err rc = query_coverage(c->st, c->q, cs, &c->out->xlate_coverage);
     double cov = c->out->xlate_coverage;
-    *factor = hits ? 1.0 - XLATE_FALL * cov * cov : 0.0;
+    *factor = hits ? (1.0 - cov) * (1.0 - cov) : 0.0;
     return rc;
 }
 
@@ -194,6 +190,24 @@ static char *xlate_display(const xlate_out *xo)
     return tbuf_detach(&b);
 }
 
+/* Whether the vault has notes the translation could find (meta.lang_counts,
+ * kept by every update): Chinese ones for a query without Chinese, others
+ * for one with Chinese. A one-language vault then pays nothing for the
+ * channel: no dictionary, no segmenter for the translated words. */
+static int has_target_notes(store *st, int zh_query)
+{
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT key, value FROM json_each((SELECT value FROM"
+                                         " meta WHERE key = 'lang_counts'))");
+    if (!s)
+        return 1;   /* unknown: let the channel look */
+    int found = 0;
+    while (!found && sqlite3_step(s) == SQLITE_ROW)
+        found = sqlite3_column_int64(s, 1) > 0 &&
+                (strcmp((const char *)sqlite3_column_text(s, 0), "zh") == 0) != zh_query;
+    store_stmt_put(st, s);
+    return found;
+}
+
 /* Why the channel does not run for this query (out->xlate_state), or
  * SEARCH_XLATE_USED when it may. */
 static search_xlate_state xlate_applies(const search_ctx *c)
@@ -213,6 +227,8 @@ static search_xlate_state xlate_applies(const search_ctx *c)
      * 0.847 -> 0.794 for English) */
     if (!o->each_translation && group_depth_factor(c->st) > 1)
         return SEARCH_XLATE_TRANSLATED;
+    if (!has_target_notes(c->st, tok_has_cjk(o->query, strlen(o->query)) != 0))
+        return SEARCH_XLATE_NO_TARGET;
     return SEARCH_XLATE_USED;
 }
 
@@ -243,6 +259,8 @@ static trove_err xlate_run(search_ctx *c, cand_set *cs)
     xlate_out xo;
     xlate_query(d, c->o->query, index_holds, &held, &xo);
     store_stmt_put(c->st, held.s);
+    if (xdict_damage(d))
+        out->xlate_state = SEARCH_XLATE_NODICT;   /* told once by xlate */
     trove_err rc = held.rc;
     if (rc == TROVE_OK && xo.n) {
         query_parse(xo.text, c->xq);

@@ -30,13 +30,14 @@
  *   translation  the query translated with the Chinese-English dictionary
  *          (xlate/xlate.h: Chinese words -> English terms, English words
  *          and two-word phrases -> Chinese words) run as a BM25 list of its
- *          own. Its weight is lower than bm25's and falls as the original
- *          query's best chunk covers more of the query's words (strong
- *          same-language evidence): w * (1 - XLATE_FALL * coverage^2). A note
- *          that only this channel found (no bm25, no title rank) is marked
- *          via_translation. Off with opts.no_translate, or when the
- *          dictionary is missing or damaged (one warning, xlate_state);
- *          search/ch_xlate.c.
+ *          own. Its weight w (5) falls as the original query's best chunk
+ *          in the query's own script covers more of the query's words
+ *          (strong same-language evidence): w * (1 - coverage)^2, below
+ *          bm25's from a coverage of 0.55 on, 0 at 1. A note that only this
+ *          channel found (no bm25, no title rank) is marked via_translation.
+ *          Off with opts.no_translate, when the dictionary is missing or
+ *          damaged (one warning), or when no note is in the language the
+ *          query would become (xlate_state); search/ch_xlate.c.
  * With vector_only (vsearch) the score is the cosine similarity.
  *
  * Each channel is a file of its own (search/ch_*.c) behind one interface,
@@ -137,6 +138,7 @@ typedef enum search_xlate_state {
     SEARCH_XLATE_USED,     /* ran: xlate holds the translated words */
     SEARCH_XLATE_OTHER,    /* the query is in another language than Chinese or English */
     SEARCH_XLATE_TRANSLATED, /* the vault holds translations of its notes (group.h) */
+    SEARCH_XLATE_NO_TARGET, /* no note is in the language the query would become */
 } search_xlate_state;
 
 extern const char *const search_xlate_state_names[];

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdatomic.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,10 @@ struct xdict {
     const unsigned char *map;
     size_t map_len;
     const xdict_hdr *hdr;
+    const uint64_t *blocks;     /* each block's hash, in the mapping */
+    _Atomic uint64_t *checked;  /* bit b: block b passed its check */
+    _Atomic int damaged;
+    char *why;                  /* xdict_damage's message */
 };
 
 /* ---- the gloss parser ---------------------------------------------------- */
@@ -214,9 +220,12 @@ static int all_han(const char *s, uint32_t *cps, size_t *n_cps, size_t max)
     return n > 0;
 }
 
+#define ENTRY_TERMS 8   /* clean terms read per entry */
+#define EN_TERMS 6      /* of them, the ones an English key may come from */
+
 typedef struct terms {
-    char t[XDICT_ZH_VALS * 2][XDICT_TERM_MAX];
-    size_t len[XDICT_ZH_VALS * 2];
+    char t[ENTRY_TERMS][XDICT_TERM_MAX];
+    size_t len[ENTRY_TERMS];
     size_t n;
 } terms;
 
@@ -246,6 +255,44 @@ static void entry_terms(json_t *gloss, terms *ts)
             xdict_gloss_terms(json_string_value(g), json_string_length(g), ts, on_term);
 }
 
+/* How good a translation of English term `term` Chinese word `simp` is
+ * (higher better): common words first (jieba's frequency, log scale), then
+ * the term's place among the entry's glosses (the first sense is the
+ * word's meaning, the fifth a stretch), single characters (bound forms,
+ * many senses) and terms with a word dropped ("open up" is no "open")
+ * after words, proper names last. */
+static double en_score(size_t term_idx, size_t n_cps, uint32_t f, int dropped, int proper)
+{
+    return log((double)f + 1.0) - 1.0 * (double)term_idx - 2.5 * (n_cps == 1) -
+           2.0 * dropped - 8.0 * proper;
+}
+
+/* One en record: key = the term's stemmed content words (one or two of
+ * them), value = "SIMP\x1fterm" (the term folded, for the query side's
+ * check that the query's word is the gloss's word and not a stem collision:
+ * "important" and "import" share a stem). */
+static void add_en(recs *en, const char *term, size_t len, const char *simp, size_t idx,
+                   size_t n_cps, uint32_t f, int proper)
+{
+    tbuf key = {0};
+    size_t words = xlate_en_key(term, len, &key);
+    size_t term_words = 1;
+    for (size_t k = 0; k < len; k++)
+        term_words += term[k] == ' ';
+    if (words >= 1 && words <= 2) {
+        double score = en_score(idx, n_cps, f, words != term_words, proper);
+        double r = 1e6 - score * 1e4;
+        uint64_t rank = r < 0 ? 0 : (uint64_t)r;
+        tbuf val = {0};
+        tbuf_printf(&val, "%s%c", simp, XDICT_SURFACE_SEP);
+        for (size_t k = 0; k < len; k++)
+            tbuf_putc(&val, (char)(term[k] >= 'A' && term[k] <= 'Z' ? term[k] + 32 : term[k]));
+        recs_add(en, key.data, key.len, val.data, val.len, rank);
+        tbuf_free(&val);
+    }
+    tbuf_free(&key);
+}
+
 /* One entry into the zh records (both spellings) and the en records. */
 static void add_entry(json_t *e, size_t idx, const seg_dict *freq, recs *zh, recs *en)
 {
@@ -265,28 +312,25 @@ static void add_entry(json_t *e, size_t idx, const seg_dict *freq, recs *zh, rec
     /* Proper names (capitalised pinyin) after the common word's senses. */
     uint64_t proper = pinyin[0] >= 'A' && pinyin[0] <= 'Z';
     for (size_t i = 0; i < ts.n; i++) {
-        uint64_t rank = proper << 40 | (uint64_t)idx << 8 | i;
+        /* an entry's one-word terms before its phrases: "take down" for
+         * 笔记 is its first sense, but its words are in every English note */
+        uint64_t phrase = memchr(ts.t[i], ' ', ts.len[i]) != NULL;
+        uint64_t rank = proper << 40 | (uint64_t)idx << 9 | phrase << 8 | i;
         recs_add(zh, simp, strlen(simp), ts.t[i], ts.len[i], rank);
         if (strcmp(trad, simp) != 0)
             recs_add(zh, trad, strlen(trad), ts.t[i], ts.len[i], rank);
     }
     uint32_t f = freq ? seg_dict_freq(freq, cps, n_cps) : 1;
-    for (size_t i = 0; i < ts.n && i < 3; i++) {
-        tbuf key = {0};
-        size_t words = xlate_en_key(ts.t[i], ts.len[i], &key);
-        size_t term_words = 1;
+    for (size_t i = 0; i < ts.n && i < EN_TERMS; i++) {
+        add_en(en, ts.t[i], ts.len[i], simp, i, n_cps, f, proper);
+        /* "plug-in" is also "plugin", "e-mail" "email" */
+        char joined[XDICT_TERM_MAX];
+        size_t n = 0;
         for (size_t k = 0; k < ts.len[i]; k++)
-            term_words += ts.t[i][k] == ' ';
-        if (words >= 1 && words <= 2) {
-            /* The words whose gloss the key heads (first term, no word of it
-             * dropped: "open up" is no "open"), words jieba cuts out whole,
-             * of two or more characters; then the most frequent. */
-            uint64_t cls = (i > 0) + (words != term_words) + (n_cps == 1) * 2 +
-                           (f == 0 ? 4 : 0) + proper * 8;
-            uint64_t rank = cls << 32 | (uint64_t)(UINT32_MAX - f);
-            recs_add(en, key.data, key.len, simp, strlen(simp), rank);
-        }
-        tbuf_free(&key);
+            if (ts.t[i][k] != '-')
+                joined[n++] = ts.t[i][k];
+        if (n < ts.len[i] && !memchr(joined, ' ', n))
+            add_en(en, joined, n, simp, i, n_cps, f, proper);
     }
 }
 
@@ -352,9 +396,12 @@ static void emit_table(recs *rs, size_t cap, pool *pool, xdict_entry **ents, siz
         e->val_first = (uint32_t)*n_vals;
         e->val_n = 0;
         for (size_t k = i; k < j && e->val_n < cap; k++) {
+            /* one Chinese word once (en values: the part before its term) */
             int dup = 0;
+            size_t kl = strcspn(rs->r[k].val, "\x1f");
             for (size_t m = i; m < k && !dup; m++)
-                dup = strcmp(rs->r[m].val, rs->r[k].val) == 0;
+                dup = strcspn(rs->r[m].val, "\x1f") == kl &&
+                      memcmp(rs->r[m].val, rs->r[k].val, kl) == 0;
             if (dup)
                 continue;
             xgrow(vals, cap_vals, *n_vals + 1, sizeof **vals);
@@ -369,6 +416,18 @@ static void emit_table(recs *rs, size_t cap, pool *pool, xdict_entry **ents, siz
 static size_t align8(size_t n)
 {
     return (n + 7) & ~(size_t)7;
+}
+
+/* Where the checked data starts, after a block table big enough for it
+ * (the table's own size moves the start, so solve for it once more). */
+static size_t off_after_blocks(size_t off_blocks, size_t n_z, size_t n_e, size_t n_v,
+                               size_t str_len, uint32_t *n_blocks)
+{
+    size_t data_len = align8(n_z * sizeof(xdict_entry)) + align8(n_e * sizeof(xdict_entry)) +
+                      align8(n_v * sizeof(xdict_str)) + align8(str_len);
+    size_t n = (data_len + XDICT_BLOCK - 1) / XDICT_BLOCK;
+    *n_blocks = (uint32_t)n;
+    return align8(off_blocks + n * sizeof(uint64_t));
 }
 
 static trove_err write_atomic(const char *out, const void *buf, size_t len)
@@ -448,6 +507,9 @@ trove_err xdict_compile(const char *all_js, const char *zh_dict, const char *out
     hdr.n_en = (uint32_t)n_e;
     hdr.n_vals = (uint32_t)n_v;
     size_t off = align8(sizeof hdr);
+    hdr.off_blocks = off;
+    size_t data = off_after_blocks(off, n_z, n_e, n_v, pool.b.len, &hdr.n_blocks);
+    off = data;
     hdr.off_zh = off;
     off = align8(off + n_z * sizeof(xdict_entry));
     hdr.off_en = off;
@@ -467,7 +529,13 @@ trove_err xdict_compile(const char *all_js, const char *zh_dict, const char *out
         memcpy(buf + hdr.off_vals, vals, n_v * sizeof *vals);
     if (pool.b.len)
         memcpy(buf + hdr.off_str, pool.b.data, pool.b.len);
-    hdr.payload_hash = XXH3_64bits(buf + sizeof hdr, off - sizeof hdr);
+    uint64_t *blocks = (uint64_t *)(buf + hdr.off_blocks);
+    for (uint32_t b = 0; b < hdr.n_blocks; b++) {
+        size_t at = data + (size_t)b * XDICT_BLOCK;
+        size_t len = off - at < XDICT_BLOCK ? off - at : XDICT_BLOCK;
+        blocks[b] = XXH3_64bits(buf + at, len);
+    }
+    hdr.payload_hash = XXH3_64bits(blocks, hdr.n_blocks * sizeof *blocks);
     memcpy(buf, &hdr, sizeof hdr);
     rc = n_z && n_e ? write_atomic(out, buf, off)
                     : trove_fail(TROVE_EPARSE, "%s: no usable entries", all_js);
@@ -520,12 +588,16 @@ trove_err xdict_open(const char *path, xdict **out)
         why = "built for another trove version or byte order";
     else if (h->file_size != size)
         why = "size does not match its header (truncated?)";
-    else if (!section_ok(h->off_zh, h->n_zh, sizeof(xdict_entry), size) ||
+    else if (!section_ok(h->off_blocks, h->n_blocks, sizeof(uint64_t), size) ||
+             !section_ok(h->off_zh, h->n_zh, sizeof(xdict_entry), size) ||
+             h->off_zh < h->off_blocks + (uint64_t)h->n_blocks * sizeof(uint64_t) ||
+             (size - h->off_zh + XDICT_BLOCK - 1) / XDICT_BLOCK != h->n_blocks ||
              !section_ok(h->off_en, h->n_en, sizeof(xdict_entry), size) ||
              !section_ok(h->off_vals, h->n_vals, sizeof(xdict_str), size) ||
              !section_ok(h->off_str, h->str_len, 1, size) || h->str_len > UINT32_MAX)
         why = "section out of range";
-    else if (XXH3_64bits((const char *)m + sizeof *h, size - sizeof *h) != h->payload_hash)
+    else if (XXH3_64bits((const char *)m + h->off_blocks, h->n_blocks * sizeof(uint64_t)) !=
+             h->payload_hash)
         why = "checksum mismatch (damaged file)";
     if (why) {
         munmap(m, size);
@@ -535,6 +607,11 @@ trove_err xdict_open(const char *path, xdict **out)
     d->map = m;
     d->map_len = size;
     d->hdr = h;
+    d->blocks = (const uint64_t *)(d->map + h->off_blocks);
+    d->checked = xcalloc(h->n_blocks / 64 + 1, sizeof *d->checked);
+    tbuf why_b = {0};
+    tbuf_printf(&why_b, "Chinese-English dictionary %s: checksum mismatch (damaged file)", path);
+    d->why = tbuf_detach(&why_b);
     *out = d;
     return TROVE_OK;
 }
@@ -544,7 +621,44 @@ void xdict_close(xdict *d)
     if (!d)
         return;
     munmap((void *)d->map, d->map_len);
+    free(d->checked);
+    free(d->why);
     free(d);
+}
+
+const char *xdict_damage(const xdict *d)
+{
+    return atomic_load_explicit(&((xdict *)d)->damaged, memory_order_relaxed) ? d->why : NULL;
+}
+
+/* Whether bytes [off, off + len) of the file may be read: inside the
+ * checked data, and every block they touch matches its hash (checked once
+ * per block and process; a mismatch damages the dictionary). */
+static int readable(const xdict *d, uint64_t off, uint64_t len)
+{
+    xdict *m = (xdict *)d;   /* the check bitmap is the only state lookups change */
+    const xdict_hdr *h = d->hdr;
+    if (atomic_load_explicit(&m->damaged, memory_order_relaxed))
+        return 0;
+    if (off < h->off_zh || off > d->map_len || len > d->map_len - off)
+        return 0;
+    if (len == 0)
+        return 1;
+    uint64_t first = (off - h->off_zh) / XDICT_BLOCK;
+    uint64_t last = (off + len - 1 - h->off_zh) / XDICT_BLOCK;
+    for (uint64_t b = first; b <= last; b++) {
+        uint64_t bit = (uint64_t)1 << (b % 64);
+        if (atomic_load_explicit(&m->checked[b / 64], memory_order_acquire) & bit)
+            continue;
+        uint64_t at = h->off_zh + b * XDICT_BLOCK;
+        uint64_t n = d->map_len - at < XDICT_BLOCK ? d->map_len - at : XDICT_BLOCK;
+        if (XXH3_64bits(d->map + at, n) != d->blocks[b]) {
+            atomic_store_explicit(&m->damaged, 1, memory_order_relaxed);
+            return 0;
+        }
+        atomic_fetch_or_explicit(&m->checked[b / 64], bit, memory_order_release);
+    }
+    return 1;
 }
 
 uint64_t xdict_hash(const xdict *d)
@@ -555,7 +669,7 @@ uint64_t xdict_hash(const xdict *d)
 /* A string of the pool, or NULL when its range leaves the pool. */
 static const char *pool_str(const xdict *d, uint32_t off, uint32_t len)
 {
-    if ((uint64_t)off + len > d->hdr->str_len)
+    if ((uint64_t)off + len > d->hdr->str_len || !readable(d, d->hdr->off_str + off, len))
         return NULL;
     return (const char *)d->map + d->hdr->off_str + off;
 }
@@ -568,6 +682,8 @@ static size_t lookup(const xdict *d, uint64_t off_tab, uint32_t n, const char *k
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const xdict_entry *e = &tab[mid];
+        if (!readable(d, off_tab + mid * sizeof *e, sizeof *e))
+            return 0;
         const char *k = pool_str(d, e->key_off, e->key_len);
         if (!k)
             return 0;
@@ -580,7 +696,9 @@ static size_t lookup(const xdict *d, uint64_t off_tab, uint32_t n, const char *k
         } else if (c > 0) {
             hi = mid;
         } else {
-            if ((uint64_t)e->val_first + e->val_n > d->hdr->n_vals)
+            if ((uint64_t)e->val_first + e->val_n > d->hdr->n_vals ||
+                !readable(d, d->hdr->off_vals + (uint64_t)e->val_first * sizeof(xdict_str),
+                          (uint64_t)e->val_n * sizeof(xdict_str)))
                 return 0;
             const xdict_str *v = (const xdict_str *)(d->map + d->hdr->off_vals) + e->val_first;
             size_t got = 0;

@@ -14,19 +14,29 @@
  *       terms, first senses first (at most XDICT_ZH_VALS);
  *   en  an English word or two-word phrase, folded and stemmed as the
  *       tokenizer stems it ("forgetting curve" -> "forget curv") -> the
- *       Chinese words one of whose first glosses it is, most specific and
- *       most frequent (jieba's frequency) first (at most XDICT_EN_VALS).
+ *       Chinese words one of whose first six glosses it is, best first
+ *       (common words, early senses; at most XDICT_EN_VALS), each as
+ *       "SIMP\x1fterm": the gloss term it came from, folded, so the query
+ *       side can tell "important" from "import" (one stem).
  * Erhua entries (pinyin "r5") and entries that are not all Han are left out.
  *
  * File layout (native little-endian, sections 8-byte aligned):
  *   xdict_hdr
+ *   blocks [n_blocks] uint64: XXH3-64 of each XDICT_BLOCK-byte block of
+ *                 the bytes from off_zh to the end (the last one shorter)
  *   zh   [n_zh]   xdict_entry, sorted by key bytes
  *   en   [n_en]   xdict_entry, sorted by key bytes
  *   vals [n_vals] xdict_str: the values of entry e are vals[first, first+n)
  *   str  [str_len] UTF-8 bytes every key and value points into
  * xdict_open() mmaps the file and checks magic, byte order, version, size,
- * every section's range and an XXH3 checksum of the payload; lookups check
- * every offset they follow again, so no byte of the file is trusted.
+ * every section's range and the XXH3 checksum of the block table
+ * (payload_hash); it reads nothing else, so opening costs no parse and
+ * no read of the 8 MB (a cold search pays only for the pages it looks at).
+ * Each block is checked against its hash the first time a lookup reads
+ * it (a bitmap remembers the checked ones), and lookups check every offset
+ * they follow, so no byte of the file is trusted. A block that fails its
+ * check makes the dictionary damaged (xdict_damage): that lookup and every
+ * later one find nothing.
  *
  * Ownership: xdict_open() returns a dictionary owning its mapping;
  * xdict_close() unmaps it. Lookups never allocate; values point into the
@@ -40,19 +50,21 @@
 #include "util/err.h"
 
 #define XDICT_MAGIC "TROVEXL1"
-#define XDICT_VERSION 1u
+#define XDICT_VERSION 2u
+#define XDICT_BLOCK 4096u   /* bytes per checked block */
 #define XDICT_FILE "trove-xl.dict"
 #define XDICT_ZH_VALS 3   /* English terms kept per Chinese word */
-#define XDICT_EN_VALS 4   /* Chinese words kept per English key */
+#define XDICT_EN_VALS 10  /* Chinese words kept per English key */
+#define XDICT_SURFACE_SEP '\x1f'   /* en values: "SIMP\x1fgloss term" */
 
 typedef struct xdict_hdr {
     char magic[8];
     uint32_t byte_order;     /* 0x01020304 as written */
     uint32_t version;
     uint64_t file_size;
-    uint64_t payload_hash;   /* XXH3-64 of the bytes after the header */
-    uint32_t n_zh, n_en, n_vals, pad;
-    uint64_t off_zh, off_en, off_vals, off_str, str_len;
+    uint64_t payload_hash;   /* XXH3-64 of the block table */
+    uint32_t n_zh, n_en, n_vals, n_blocks;
+    uint64_t off_blocks, off_zh, off_en, off_vals, off_str, str_len;
 } xdict_hdr;
 
 typedef struct xdict_entry {
@@ -78,6 +90,11 @@ void xdict_close(xdict *d);
 
 /* The XXH3 payload hash: identifies the dictionary's contents. */
 uint64_t xdict_hash(const xdict *d);
+
+/* NULL while every block read so far passed its check; else why not
+ * ("Chinese-English dictionary PATH: checksum mismatch in block N ...").
+ * Once damaged, lookups find nothing. */
+const char *xdict_damage(const xdict *d);
 
 /* Values of `key` in the zh or en table: up to `max` (pointer, length)
  * pairs into the mapping; returns how many were written (0: no entry). */

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ static struct {
     pthread_once_t once;
     xlate_warn_fn warn;
     xdict *d;
-} g = {.once = PTHREAD_ONCE_INIT};
+    atomic_flag damage_told;
+} g = {.once = PTHREAD_ONCE_INIT, .damage_told = ATOMIC_FLAG_INIT};
 
 void xlate_set_warn(xlate_warn_fn warn)
 {
@@ -64,23 +66,39 @@ char *xlate_default_dict_path(void)
     return tbuf_detach(&b);
 }
 
+static void tell(const char *why)
+{
+    if (!g.warn)
+        return;
+    tbuf m = {0};
+    tbuf_printf(&m, "%s; searching without translation (set TROVE_XL_DICT or rebuild trove)",
+                why);
+    g.warn(tbuf_cstr(&m));
+    tbuf_free(&m);
+}
+
 static void load_once(void)
 {
     char *path = xlate_default_dict_path();
-    if (xdict_open(path, &g.d) != TROVE_OK && g.warn) {
-        tbuf m = {0};
-        tbuf_printf(&m, "%s; searching without translation (set TROVE_XL_DICT or "
-                    "rebuild trove)", trove_errmsg());
-        g.warn(tbuf_cstr(&m));
-        tbuf_free(&m);
-    }
+    if (xdict_open(path, &g.d) != TROVE_OK)
+        tell(trove_errmsg());
     free(path);
+}
+
+/* A block found damaged by a lookup (xdict_damage) is told once, like a
+ * damaged file at open; the dictionary is off from then on. */
+static int damaged(const xdict *d)
+{
+    const char *why = xdict_damage(d);
+    if (why && d == g.d && !atomic_flag_test_and_set(&g.damage_told))
+        tell(why);
+    return why != NULL;
 }
 
 const xdict *xlate_dict(void)
 {
     pthread_once(&g.once, load_once);
-    return g.d;
+    return g.d && !damaged(g.d) ? g.d : NULL;
 }
 
 /* ---- English keys ------------------------------------------------------- */
@@ -150,6 +168,7 @@ typedef struct xq {
     void *keep_ctx;
     xlate_out *o;
     size_t cap;
+    int words;   /* the query has Chinese words of two or more characters */
 } xq;
 
 static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
@@ -167,16 +186,152 @@ static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
 }
 
 /* The candidates v[0..n) of source word `from` that the index holds, at
- * most XLATE_PER_WORD of them; returns how many were added. */
+ * most XLATE_PER_WORD of them, from its first XLATE_TRIES (each is a look
+ * in the index; the later ones are rarely the word's meaning); returns how
+ * many were added. */
 static size_t add_kept(xq *x, const char *from, const xdict_val *v, size_t n)
 {
     size_t kept = 0;
-    for (size_t k = 0; k < n && kept < XLATE_PER_WORD; k++)
+    for (size_t k = 0; k < n && k < XLATE_TRIES && kept < XLATE_PER_WORD; k++)
         if (!x->keep || x->keep(x->keep_ctx, v[k].s, v[k].len)) {
             add(x->o, &x->cap, from, &v[k]);
             kept++;
         }
     return kept;
+}
+
+/* ---- English words: the gloss's word, not only its stem ------------------ */
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Whether `form` is `base` inflected: +s, +es, +ed, +d, +ing, a final e
+ * dropped (store -> storing), y -> ies/ied, a doubled final consonant
+ * (set -> setting). Derivations are not: "important" is no form of
+ * "import", "developer" none of "develop". */
+static int inflected(const char *base, size_t bn, const char *form, size_t fn)
+{
+    if (fn <= bn || memcmp(form, base, bn) != 0) {
+        if (bn > 1 && base[bn - 1] == 'e' && fn >= bn && memcmp(form, base, bn - 1) == 0)
+            return (fn == bn + 2 && ends_with(form, fn, "ed")) ||
+                   (fn == bn + 2 && ends_with(form, fn, "ing"));
+        if (bn > 1 && base[bn - 1] == 'y' && fn == bn + 2 && memcmp(form, base, bn - 1) == 0)
+            return ends_with(form, fn, "ies") || ends_with(form, fn, "ied");
+        return 0;
+    }
+    const char *rest = form + bn;
+    size_t rn = fn - bn;
+    static const char *const plain[] = {"s", "es", "ed", "d", "ing"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (rn == strlen(plain[i]) && memcmp(rest, plain[i], rn) == 0)
+            return plain[i][0] != 'd' || base[bn - 1] == 'e';
+    return rn >= 3 && rest[0] == base[bn - 1] &&
+           ((rn == 3 && memcmp(rest + 1, "ed", 2) == 0) ||
+            (rn == 4 && memcmp(rest + 1, "ing", 3) == 0));
+}
+
+static int same_word(const char *a, size_t an, const char *b, size_t bn)
+{
+    return (an == bn && memcmp(a, b, an) == 0) || inflected(a, an, b, bn) ||
+           inflected(b, bn, a, an);
+}
+
+/* Whether gloss term `term` (folded) is the query's words `w[0..n)`: the
+ * same content words, each the same or an inflection of the other. */
+static int is_the_term(const char *const *w, size_t n, const char *term, size_t len)
+{
+    size_t i = 0, at = 0;
+    while (at < len) {
+        size_t e = at;
+        while (e < len && term[e] != ' ')
+            e++;
+        char word[XDICT_TERM_MAX];
+        size_t wl = e - at < sizeof word - 1 ? e - at : sizeof word - 1;
+        memcpy(word, term + at, wl);
+        word[wl] = '\0';
+        /* "plug-in" stands for "plugin" (its key was made without '-') */
+        size_t k = 0;
+        for (size_t j = 0; j < wl; j++)
+            if (word[j] != '-')
+                word[k++] = word[j];
+        word[k] = '\0';
+        if (k && !query_is_stopword(word, k)) {
+            if (i >= n || !same_word(w[i], strlen(w[i]), word, k))
+                return 0;
+            i++;
+        }
+        at = e + 1;
+    }
+    return i == n;
+}
+
+/* The en values of v[0..n) whose gloss term is the query's words, as
+ * Chinese words (the term cut off), in place; returns how many. */
+static size_t en_matches(const char *const *w, size_t n_w, xdict_val *v, size_t n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *sep = memchr(v[k].s, XDICT_SURFACE_SEP, v[k].len);
+        if (!sep || sep == v[k].s)
+            continue;
+        const char *term = sep + 1;
+        size_t tl = v[k].len - (size_t)(term - v[k].s);
+        if (is_the_term(w, n_w, term, tl))
+            v[kept++] = (xdict_val){v[k].s, (size_t)(sep - v[k].s)};
+    }
+    return kept;
+}
+
+/* The Chinese words v[0..n) of an English source word, added as add_kept
+ * does, but single characters only when no word of two or more is held:
+ * a character is a bound form of many senses (记 for "notes", 将 for
+ * "commands", 以 for "using") and matches nearly every Chinese note. */
+static size_t add_kept_zh(xq *x, const char *from, const xdict_val *v, size_t n)
+{
+    xdict_val words[XDICT_EN_VALS], chars[XDICT_EN_VALS];
+    size_t nw = 0, nc = 0;
+    for (size_t k = 0; k < n && k < XDICT_EN_VALS; k++) {
+        size_t i = 0;
+        tok_utf8_next(v[k].s, v[k].len, &i);
+        if (i < v[k].len)
+            words[nw++] = v[k];
+        else
+            chars[nc++] = v[k];
+    }
+    size_t kept = add_kept(x, from, words, nw);
+    return kept ? kept : add_kept(x, from, chars, nc > 0);
+}
+
+/* Chinese words of every kind of text that the query's function-word list
+ * (text/query.h) keeps, as they ask nothing of the notes: translated, they
+ * become English words of every note ("can may", "within among", 中的
+ * "hit the target"). */
+static const char *const general_zh[] = {
+    "一种", "上", "下", "不", "中", "中的", "也就是", "以及", "使用", "关于", "其他", "到", "可",
+    "可以", "可能", "有", "来", "比如", "每个", "没有", "能够", "进行", "通过", "需要", "用", "用于",
+    "所有", "时", "会", "当", "这里", "那里", "或者",
+};
+
+static int general_word(const char *w, size_t len)
+{
+    for (size_t i = 0; i < sizeof general_zh / sizeof *general_zh; i++)
+        if (strlen(general_zh[i]) == len && memcmp(general_zh[i], w, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether Chinese text w[0..len) is worth translating: no function or
+ * general word, and no single character when the query has words (a
+ * character alone is a bound form with a dozen senses: 本 "root origin",
+ * 更 "change or replace"). */
+static int zh_translatable(const xq *x, const char *w, size_t len)
+{
+    size_t i = 0;
+    tok_utf8_next(w, len, &i);
+    return !query_zh_function_word(w, len) && !general_word(w, len) && (i < len || !x->words);
 }
 
 /* A Chinese word: its own entry, else the longest entries it is made of
@@ -187,7 +342,7 @@ static size_t translate_zh(xq *x, const char *w)
     size_t len = strlen(w), pieces = 0;
     xdict_val v[XDICT_ZH_VALS];
     const xdict *d = x->d;
-    if (query_zh_function_word(w, len))
+    if (!zh_translatable(x, w, len))
         return 0;
     size_t got = xdict_zh(d, w, len, v, XDICT_ZH_VALS);
     if (got)
@@ -201,7 +356,7 @@ static size_t translate_zh(xq *x, const char *w)
         size_t take = 0;
         for (size_t k = n_ends; k >= 1 && !take; k--) {
             size_t plen = ends[k] - at;
-            if (query_zh_function_word(w + at, plen))
+            if (!zh_translatable(x, w + at, plen))
                 continue;
             got = xdict_zh(d, w + at, plen, v, XDICT_ZH_VALS);
             if (got) {
@@ -251,11 +406,16 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
                  xlate_out *out)
 {
     memset(out, 0, sizeof *out);
-    xq x = {d, keep, keep_ctx, out, 0};
+    xq x = {d, keep, keep_ctx, out, 0, 0};
     toks ts = {0};
     tok_opts o = {.query = 1};
     if (d && query)
         tok_run(&o, query, strlen(query), &ts, collect);
+    for (size_t i = 0; i < ts.n && !x.words; i++) {
+        size_t at = 0, len = strlen(ts.t[i]);
+        tok_utf8_next(ts.t[i], len, &at);
+        x.words = ts.cjk[i] && at < len;
+    }
     size_t done = 0;
     tbuf key = {0}, pair = {0};
     for (size_t i = 0; i < ts.n && done < XLATE_MAX_WORDS; i++) {
@@ -281,9 +441,10 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
         if (j < ts.n && latin_word(&ts, j)) {
             tbuf_reset(&pair);
             tbuf_printf(&pair, "%s %s", w, ts.t[j]);
+            const char *both[2] = {w, ts.t[j]};
             if (xlate_en_key(pair.data, pair.len, &key) == 2)
-                got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
-            if (got && add_kept(&x, pair.data, v, got)) {
+                got = en_matches(both, 2, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
+            if (got && add_kept_zh(&x, pair.data, v, got)) {
                 done++;
                 i = j;
                 continue;
@@ -291,12 +452,14 @@ void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *ke
             got = 0;
         }
         if (xlate_en_key(w, strlen(w), &key) == 1)
-            got = xdict_en(d, key.data, key.len, v, XDICT_EN_VALS);
-        done += got && add_kept(&x, w, v, got);
+            got = en_matches(&w, 1, v, xdict_en(d, key.data, key.len, v, XDICT_EN_VALS));
+        done += got && add_kept_zh(&x, w, v, got);
     }
     tbuf_free(&key);
     tbuf_free(&pair);
     toks_free(&ts);
+    if (d && damaged(d))
+        xlate_out_free(out);   /* what a damaged block gave is not trusted */
     tbuf text = {0};
     for (size_t i = 0; i < out->n; i++) {
         if (i)

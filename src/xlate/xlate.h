@@ -29,6 +29,7 @@
 #include "xlate/xdict.h"
 
 #define XLATE_PER_WORD 2
+#define XLATE_TRIES 4      /* candidates looked up in the index per source word */
 #define XLATE_MAX_WORDS 32
 
 typedef struct xlate_out {

@@ -6,11 +6,14 @@ and `translate: false` switch it off; a missing or damaged dictionary is
 one warning and the channel off; the reader's-language rule holds in a
 vault of translations. Cold and through the daemon alike.
 """
+import json
 import shutil
+import struct
 
 import pytest
 
 from conftest import REPO, SHARED, Trove, daemon_both_ways, trove_bin
+from test_mcp import init_msg, stdio_exchange
 
 DAEMON_BOTH_WAYS = True
 XLANG = REPO / "fixtures" / "xlang-vault"
@@ -72,6 +75,40 @@ def test_explain_names_the_translated_words(mixed):
     assert "translation: none" in r.out or "no results" in r.out, r
 
 
+def test_mcp_marks_and_switches_the_channel(mixed):
+    def call(id, **args):
+        return {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "search", "arguments": dict(query="遗忘曲线", top_k=5, **args)}}
+    replies = stdio_exchange(mixed, [init_msg("2025-06-18"), call(2), call(3, translate=False),
+                                     call(4, translate="no")])
+    on = replies[1]["result"]["structuredContent"]["results"]
+    assert on[0]["path"] == "learning/forgetting-curve.md" and on[0]["via"] == "translation", on
+    off = replies[2]["result"]["structuredContent"]["results"]
+    assert not by_path(off, "learning/forgetting-curve.md"), off
+    assert all("via" not in r for r in off), off
+    assert "translate" in json.dumps(replies[3]) and "error" in json.dumps(replies[3])
+    # the argument is in the tool's schema
+    tools = stdio_exchange(mixed, [init_msg("2025-06-18"),
+                                   {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    search = next(t for t in tools[1]["result"]["tools"] if t["name"] == "search")
+    assert search["inputSchema"]["properties"]["translate"]["type"] == "boolean"
+
+
+def test_one_language_vault_does_not_translate(trove, tmp_path, trove_mode):
+    dictionary()
+    vault = tmp_path / "en-only"
+    (vault / "learning").mkdir(parents=True)
+    shutil.copy(XLANG / "learning" / "forgetting-curve.md", vault / "learning")
+    trove.ok("collection", "add", vault, "--name", "en")
+    trove.ok("update")
+    for _ in daemon_both_ways(trove, trove_mode):
+        r = trove.ok("search", "forgetting curve", "--explain")
+        assert "translation: none (no note is in the language the query would be " \
+               "translated into)" in r.out, r
+        doc = trove.ok("search", "forgetting curve", "--json", "--explain").json()
+        assert doc["translation"]["state"] == "no-target", doc
+
+
 def test_every_format_and_the_marker(mixed):
     for fmt in ("--csv", "--md", "--xml", "--files"):
         r = mixed.ok("search", "遗忘曲线", fmt, "-n", "3")
@@ -97,15 +134,27 @@ def test_missing_or_damaged_dictionary_is_one_note(mixed, tmp_path):
     want = mixed.search("遗忘曲线", "-n", "5", "--no-translate", both=False, env=cold)
     bad = tmp_path / "trove-xl.dict"
     data = dictionary().read_bytes()
+    # xdict_hdr (src/xlate/xdict.h): the block table's and the zh table's
+    # offsets; a lookup's first probe reads the zh table's middle entry
+    n_zh = struct.unpack_from("<I", data, 32)[0]
+    off_blocks, off_zh = struct.unpack_from("<QQ", data, 48)
+    middle = off_zh + (n_zh // 2) * 16
+
+    def flipped(at):
+        return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+
     cases = [("/nonexistent/trove-xl.dict", "No such file"),
-             (bad, "size does not match"), (bad, "checksum mismatch"), (bad, "bad magic")]
+             (bad, "size does not match"), (bad, "checksum mismatch"), (bad, "bad magic"),
+             (bad, "checksum mismatch")]
     for i, (path, why) in enumerate(cases):
         if i == 1:
             bad.write_bytes(data[: len(data) // 2])
         elif i == 2:
-            bad.write_bytes(data[:-9] + bytes([data[-9] ^ 0x55]) + data[-8:])
+            bad.write_bytes(flipped(off_blocks + 8))   # the block table: refused at open
         elif i == 3:
             bad.write_bytes(b"NOTADICT" + data[8:])
+        elif i == 4:
+            bad.write_bytes(flipped(middle))   # a block: found by the lookup that reads it
         r = mixed("search", "遗忘曲线", "--json", "-n", "5", "--no-translate", both=False,
                   env=dict(cold, TROVE_XL_DICT=str(path)))
         assert r.rc == 0 and r.err == "", r   # switched off: not even opened

@@ -249,9 +249,30 @@ static void test_damaged(void **state)
     expect_open_fails(bad, TROVE_ECORRUPT, "truncated");
     write_file(bad, buf, len - 8);
     expect_open_fails(bad, TROVE_ECORRUPT, "size does not match");
-    buf[len - 3] ^= 0x5a;
+    /* a damaged block table: refused at open */
+    xdict_hdr h;
+    memcpy(&h, buf, sizeof h);
+    buf[h.off_blocks] ^= 0x5a;
     write_file(bad, buf, len);
     expect_open_fails(bad, TROVE_ECORRUPT, "checksum mismatch");
+    buf[h.off_blocks] ^= 0x5a;
+    /* a damaged byte of the data: opens (nothing is read at open), found
+     * by the first lookup that reads its block, and then nothing is found */
+    buf[len - 3] ^= 0x5a;
+    write_file(bad, buf, len);
+    xdict *d = NULL;
+    assert_int_equal(xdict_open(bad, &d), TROVE_OK);
+    assert_null(xdict_damage(d));
+    xdict_val v[XDICT_ZH_VALS];
+    assert_int_equal(zh_lookup(d, "遗忘", v), 0);
+    assert_non_null(xdict_damage(d));
+    assert_non_null(strstr(xdict_damage(d), "checksum mismatch"));
+    assert_non_null(strstr(xdict_damage(d), bad));
+    xlate_out o;
+    xlate_query(d, "forgetting curve 遗忘", NULL, NULL, &o);
+    assert_int_equal(o.n, 0);
+    xlate_out_free(&o);
+    xdict_close(d);
     buf[len - 3] ^= 0x5a;
     buf[0] = 'X';
     write_file(bad, buf, len);
