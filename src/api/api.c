@@ -167,7 +167,8 @@ trove_err api_collections_known(const api *a, const char *const *names, size_t n
     return TROVE_OK;
 }
 
-trove_err api_search(api *a, const api_search_opts *o, search_results *out)
+/* api_search against this machine's index. */
+static trove_err search_local(api *a, const api_search_opts *o, search_results *out)
 {
     memset(out, 0, sizeof *out);
     trove_err krc = api_collections_known(a, o->search.collections, o->search.n_collections);
@@ -224,16 +225,68 @@ trove_err api_search(api *a, const api_search_opts *o, search_results *out)
         out->vec_error = vec_error;
     else
         free(vec_error);
-    for (size_t i = 0; rc == TROVE_OK && o->with_body && i < out->n; i++) {
+    if (rc == TROVE_OK && o->with_body)
+        api_read_bodies(out);
+    return rc;
+}
+
+void api_read_bodies(search_results *out)
+{
+    for (size_t i = 0; i < out->n; i++) {
         search_result *r = &out->items[i];
-        /* A note that went away or now leads outside its collection has no
-         * body; the result itself still stands. */
-        if (fs_read_inside(r->root, r->path, 0, &r->body, &r->body_len) != TROVE_OK) {
+        /* A note that went away, now leads outside its collection, or (a
+         * remote result) is in no collection of this machine has no body;
+         * the result itself still stands. */
+        if (!*r->root || fs_read_inside(r->root, r->path, 0, &r->body, &r->body_len) != TROVE_OK) {
             r->body = NULL;
             r->body_len = 0;
         }
     }
-    return rc;
+}
+
+/* With the agent boundary on, a remote result stands only for a note this
+ * index has and does not hide (the published index knows no boundary):
+ * fail closed, as boundary_check does for a located note. */
+static trove_err remote_boundary(api *a, search_results *out)
+{
+    if (!a->boundary)
+        return TROVE_OK;
+    store *st;
+    api_hide h;
+    trove_err rc = api_reader(a, &st);
+    if (rc == TROVE_OK)
+        rc = api_hide_begin(a, st, &h);
+    if (rc) {
+        search_results_free(out);
+        return rc;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        search_result *r = &out->items[i];
+        store_doc d;
+        memset(&d, 0, sizeof d);
+        int found = store_doc_find(st, r->collection, r->path, &d) == TROVE_OK;
+        int hidden = !found || api_hide_note(&h, d.id, r->collection, r->path);
+        store_doc_clear(&d);
+        if (hidden)
+            search_result_clear(r);
+        else
+            out->items[kept++] = *r;
+    }
+    trove_errclear();   /* a note not found here is no error */
+    out->n = kept;
+    api_hide_end(&h);
+    return TROVE_OK;
+}
+
+trove_err api_search(api *a, const api_search_opts *o, search_results *out)
+{
+    /* The one place the `remote:` setting is decided; libcurl stays
+     * unloaded unless it is set (api_remote.c). */
+    if (!a->cfg.remote || o->local)
+        return search_local(a, o, out);
+    trove_err rc = api_search_remote(a, o, a->cfg.remote, out);
+    return rc ? rc : remote_boundary(a, out);
 }
 
 /* ---- embeddings ---- */

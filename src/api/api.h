@@ -167,6 +167,9 @@ typedef struct api_search_opts {
      * folder; NULL: none, keyword channels only). search.vector_only is
      * vsearch. search.model is filled in by api_search. */
     const char *model;
+    /* This machine's index even when config.yaml names a `remote:` one
+     * (`--local`; trove query and eval search locally always). */
+    int local;
 } api_search_opts;
 
 /* One tunable of search_opts: its default and bounds. */
@@ -206,7 +209,10 @@ trove_err api_search_opts_resolve(api_search_opts *o, const config *cfg);
  * Vectors: with no vector of any model in the index the model is not even
  * opened (out->vec_state SEARCH_VEC_NONE); a model that cannot be opened
  * fails a vsearch and leaves a search to the other channels with
- * out->vec_error saying why. vsearch without a model is TROVE_EINVAL. */
+ * out->vec_error saying why. vsearch without a model is TROVE_EINVAL.
+ * With `remote:` in config.yaml (and not o->local) the published index
+ * answers instead (api_search_remote): every front end goes through here,
+ * so the daemon, MCP and the web page follow the setting alike. */
 trove_err api_search(api *a, const api_search_opts *o, search_results *out);
 
 /* ---- query: expansion, fusion, reranking, blend (search/query_pipe.h) ---- */

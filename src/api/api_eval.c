@@ -120,6 +120,7 @@ static trove_err run_setting(api *a, const evalset *set, const api_search_opts *
         api_search_opts o = *base;
         o.search.query = set->items[i].query;
         o.search.limit = EVAL_K;
+        o.local = 1;   /* eval measures this index */
         search_results r;
         trove_err rc = run_one(a, &o, pipeline, &r);
         if (rc)

@@ -109,6 +109,10 @@ trove_err api_collections_known(const api *a, const char *const *names, size_t n
 
 /* The lock to hold while a's embedding model computes (NULL: its own). */
 pthread_mutex_t *api_em_lock(api *a);
+/* Each result's whole note into body/body_len when it is on this machine
+ * (under its collection's folder; NULL otherwise): with_body of a local
+ * and of a remote search alike. */
+void api_read_bodies(search_results *out);
 pthread_mutex_t *api_rm_lock(api *a);
 pthread_mutex_t *api_gm_lock(api *a);
 

@@ -109,6 +109,7 @@ static trove_err variant_search(api *a, const api_query_opts *o, const char *tex
     so.search.limit = QP_POOL;
     so.search.min_score = 0;
     so.with_body = 0;
+    so.local = 1;   /* the reranker reads the candidates' chunks from this index */
     if (!original) {
         so.search.weights[SEARCH_CH_TITLE] = 0;
         so.search.graph_weight = 0;

@@ -318,9 +318,14 @@ trove_err api_search_remote(api *a, const api_search_opts *opts, const char *rem
                             search_results *out)
 {
     memset(out, 0, sizeof *out);
-    if (opts->with_body)
-        return trove_fail(TROVE_EUNSUPPORTED, "--full reads notes from this machine's disk; "
-                          "a remote search shows snippets");
+    /* Filters the published documents cannot answer are refused, never
+     * dropped: a narrower search must not come back wider. */
+    if (opts->search.heading_contains)
+        return trove_fail(TROVE_EUNSUPPORTED, "--heading (a heading filter) has no remote "
+                          "filter: the published index is searched by note");
+    if (opts->search.path_prefix || opts->search.n_doc_refs)
+        return trove_fail(TROVE_EUNSUPPORTED, "a filter by path prefix or by note list has no "
+                          "remote filter: use a folder (--folder) or a collection (-c)");
     api_search_opts o = *opts;
     trove_err rc = api_search_opts_resolve(&o, &a->cfg);
     if (rc)
@@ -339,6 +344,8 @@ trove_err api_search_remote(api *a, const api_search_opts *opts, const char *rem
     pub_conn_close(c);
     free(t.base);
     free(t.index);
+    if (rc == TROVE_OK && o.with_body)
+        api_read_bodies(out);   /* the notes this machine has (MCP excerpts, --full) */
     if (rc)
         search_results_free(out);
     return rc;

@@ -721,6 +721,7 @@ static const wire_field search_args_rows[] = {
     WS(no_translate, WIRE_INT),
     WS(vec_threads, WIRE_INT),
     W(api_search_opts, model, WIRE_STR, .path = 1),
+    W(api_search_opts, local, WIRE_INT),
     /* the daemon's own: its languages from its config, its model, locks and cache */
     SLOCAL(prefer_langs), SLOCAL(n_prefer_langs), SLOCAL(model), SLOCAL(model_lock),
     SLOCAL(vec_cache),

@@ -48,6 +48,7 @@ static const char search_help[] =
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --remote URL          search the index `trove publish opensearch` made at\n"
     "                        URL/INDEX (http://host:9200/notes) instead of this one\n"
+    "  --local               this index even when config.yaml sets `remote:`\n"
     "  --json | --csv | --md | --xml | --files   output format (default: text)\n"
     "  --full                whole note instead of a snippet\n"
     "  --line-numbers        number the lines of --full output\n"
@@ -65,6 +66,7 @@ static const char vsearch_help[] =
     "  --since D, --until D, --recent, --heading T, --passages N as for `trove search`\n"
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
     "  --remote URL          the published index at URL/INDEX (`trove search --help`)\n"
+    "  --local               this index even when config.yaml sets `remote:`\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
 
 static const char query_help[] =
@@ -241,6 +243,8 @@ static int parse_args(search_args *a, int argc, char **argv)
             if (!v || !*v)
                 return cli_usage(cmd, "--remote needs a URL (http://host:9200/INDEX)");
             a->remote = v;
+        } else if (!a->is_query && strcmp(arg, "--local") == 0) {
+            a->ao.local = 1;
         } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
             if (!v || !*v)
                 return cli_usage(cmd, "--model needs a path");
@@ -326,6 +330,8 @@ static int parse_args(search_args *a, int argc, char **argv)
             add_query_word(a, arg);   /* "-word" is an exclusion in the query */
         }
     }
+    if (a->remote && a->ao.local)
+        return cli_usage(cmd, "--remote and --local ask for different indexes: give one");
     if (api_search_opts_check(&a->ao) != TROVE_OK)   /* bounds, before anything runs */
         return cli_usage(cmd, "%s", trove_errmsg());
     return -1;

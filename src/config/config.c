@@ -493,6 +493,19 @@ static trove_err load_model_key(config *cfg, yaml_document_t *doc, yaml_node_t *
     return TROVE_OK;
 }
 
+/* `remote:` a URL as written (an http(s) address, checked when used). */
+static trove_err load_remote(config *cfg, yaml_document_t *doc, yaml_node_t *n)
+{
+    if (is_empty(doc, n))
+        return TROVE_OK;
+    const char *v = scalar(doc, n);
+    if (!v || (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0))
+        return trove_fail(TROVE_EPARSE, "%s: 'remote' must be the URL of a published index "
+                          "(http://host:9200/INDEX)", cfg->file);
+    cfg->remote = xstrdup(v);
+    return TROVE_OK;
+}
+
 trove_err config_load_file(config *cfg, const char *file)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -549,6 +562,8 @@ trove_err config_load_file(config *cfg, const char *file)
                 rc = load_dates(cfg, &doc, map_get(&doc, root, "dates"));
             if (rc == TROVE_OK)
                 rc = load_recency(cfg, &doc, map_get(&doc, root, "recency"));
+            if (rc == TROVE_OK)
+                rc = load_remote(cfg, &doc, map_get(&doc, root, "remote"));
             yaml_node_t *em = map_get(&doc, root, "embed_model");
             if (rc == TROVE_OK && em && !is_empty(&doc, em)) {
                 if (!scalar(&doc, em))
@@ -736,12 +751,14 @@ trove_err config_save(const config *cfg)
             tbuf_putc(&b, '\n');
         }
     }
-    const char *const model_keys[2][2] = {{"rerank_model", cfg->rerank_model},
-                                         {"expand_model", cfg->expand_model}};
-    for (int k = 0; k < 2; k++)
-        if (model_keys[k][1]) {
-            tbuf_printf(&b, "%s: ", model_keys[k][0]);
-            put_quoted(&b, model_keys[k][1]);
+    /* keys kept as written: the models and the remote index */
+    const char *const string_keys[3][2] = {{"rerank_model", cfg->rerank_model},
+                                          {"expand_model", cfg->expand_model},
+                                          {"remote", cfg->remote}};
+    for (int k = 0; k < 3; k++)
+        if (string_keys[k][1]) {
+            tbuf_printf(&b, "%s: ", string_keys[k][0]);
+            put_quoted(&b, string_keys[k][1]);
             tbuf_putc(&b, '\n');
         }
     int any_weight = 0;
@@ -819,6 +836,7 @@ void config_free(config *cfg)
     free(cfg->zh_dict);
     free(cfg->rerank_model);
     free(cfg->expand_model);
+    free(cfg->remote);
     free(cfg->zh_user_dict);
     free(cfg->file);
     memset(cfg, 0, sizeof *cfg);

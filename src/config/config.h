@@ -104,6 +104,10 @@ typedef struct config {
      * recency_days 0: unset (`--recent` turns it on with 90 days). */
     double recency_days;
     char *recency_text;          /* as written, for config_save */
+    /* `remote: http://host:9200/INDEX`: search and vsearch, from every
+     * front end, ask the index `trove publish opensearch` made there
+     * instead of this one (api_search; docs/scaling.md); NULL: unset. */
+    char *remote;
 } config;
 
 #define CONFIG_RECENCY_DAYS 90.0

@@ -662,3 +662,107 @@ def test_chunks_sent_before_their_vectors_are_sent_again(env):
     assert "embedding" in fake.indexes["notes"]["docs"][k]
     r, ups, dels = publish(t, fake)
     assert not r.json()["full"] and ups == {}
+
+
+# ---- `remote:` in config.yaml: every front end asks the published index --------
+
+def set_remote(t, url):
+    cfg = t.config / "config.yaml"
+    cfg.write_text(cfg.read_text() + "remote: %s\n" % url)
+
+
+def test_config_remote_answers_the_cli_and_local_forces_this_index(env):
+    t, vault, fake, tmp = env
+    assert publish(t, fake)[0].rc == 0
+    local = t.search("coffee", "-n", "2")
+    set_remote(t, fake.url + "/notes")
+    n = len(fake.requests)
+    got = t.search("coffee", "-n", "2")
+    assert len(searches(fake, n)) == 1, fake.requests[n:]
+    assert [r["path"] for r in got] == ["delta.md"]
+    n = len(fake.requests)
+    assert t.search("coffee", "-n", "2", "--local") == local != []
+    assert searches(fake, n) == []
+    # a local search never loads libcurl
+    r = t.ok("search", "coffee", "--local", env={"LD_DEBUG": "libs"})
+    assert "calling init:" in r.err and "libcurl" not in r.err
+    r = t("search", "coffee", "--local", "--remote", fake.url + "/notes")
+    assert r.rc == 2 and "--remote and --local" in r.err, r
+    r = t("query", "coffee", "--local")
+    assert r.rc == 2 and "unknown option --local" in r.err, r
+    # a command that rewrites config.yaml keeps the setting
+    other = tmp / "other"
+    other.mkdir()
+    t.ok("collection", "add", other, "--name", "w")
+    assert "remote: " in (t.config / "config.yaml").read_text()
+    n = len(fake.requests)
+    t.ok("search", "coffee")
+    assert len(searches(fake, n)) == 1
+    # what the published index cannot filter is refused, not dropped
+    r = t("search", "soil", "--where", "priority>2")
+    assert r.rc != 0 and "no remote filter" in r.err, r
+    r = t("search", "soil", "--heading", "Soil")
+    assert r.rc != 0 and "no remote filter" in r.err, r
+    # --full: the notes this machine has, read from its disk
+    full = t.search("coffee", "-n", "1", "--full")
+    assert full[0]["body"] == (vault / "delta.md").read_text(), full
+
+
+def test_config_remote_answers_the_daemon_the_web_page_and_mcp(env, tmp_path):
+    from test_mcp import SDK, npm_install, run_sdk
+    from test_web import WebServer
+    t, vault, fake, tmp = env
+    (vault / "secret.md").write_text("---\nprivate: true\n---\n# Secret\n\ncoffee secret\n")
+    update(t)
+    assert publish(t, fake)[0].rc == 0
+    set_remote(t, fake.url + "/notes")
+    # the owner sees the private note remotely too; agents (MCP) must not
+    assert "secret.md" in [r["path"] for r in t.search("coffee secret", "-n", "5")]
+    # the daemon: started after the setting, it asks the published index
+    warm = {"TROVE_NO_DAEMON": None}
+    t.start_daemon(env=warm)
+    try:
+        before = t.daemon_requests()
+        n = len(fake.requests)
+        got = t.search("coffee", "-n", "2", env=warm)
+        assert sorted(r["path"] for r in got) == ["delta.md", "secret.md"]
+        assert t.daemon_requests() > before and len(searches(fake, n)) == 1
+        r = t("search", "soil", "--where", "priority>2", env=warm)
+        assert r.rc != 0 and "no remote filter" in r.err, r
+    finally:
+        assert t.stop_daemon().rc == 0
+    # the web page: /api/search and the page itself
+    w = WebServer(t)
+    try:
+        n = len(fake.requests)
+        st, doc = w.json("/api/search?q=coffee&n=2")
+        assert st == 200 and sorted(r["path"] for r in doc["results"]) == [
+            "delta.md", "secret.md"], doc
+        assert "delta.md" in w.get("/?q=coffee")
+        assert len(searches(fake, n)) == 2
+    finally:
+        w.stop()
+    # MCP through the SDK client: search and vsearch; a heading filter is refused
+    sdk = npm_install(SDK, "the MCP TypeScript SDK")
+    S = lambda name, **a: {"op": "callTool", "name": name, "arguments": a}
+    n = len(fake.requests)
+    out = run_sdk(sdk, t, tmp_path, [
+        S("search", query="coffee", top_k=2),
+        S("vsearch", query="coffee", top_k=2),
+        S("search", query="soil", filters={"heading_path_contains": "Soil"}),
+        S("search", query="coffee secret", top_k=5),
+    ], "stdio")
+    st = out["steps"]
+    hits = st[0]["result"]["structuredContent"]["results"]
+    assert [r["path"] for r in hits] == ["delta.md"], st[0]
+    # the excerpt is the chunk, read from the note this machine has
+    assert "coffee" in hits[0]["excerpt"]
+    # the fake answers knn queries with no hits: asked, and no error
+    assert not st[1]["result"].get("isError"), st[1]
+    assert st[2]["result"]["isError"] is True
+    assert "no remote filter" in st[2]["result"]["content"][0]["text"]
+    # the agent boundary holds for remote results: the private note is left out
+    kept = [r["path"] for r in st[3]["result"]["structuredContent"]["results"]]
+    assert "delta.md" in kept and "secret.md" not in kept, st[3]
+    body = [b for _, b in searches(fake, n)]
+    assert len(body) == 3 and set(body[1]["query"]) == {"knn"}
