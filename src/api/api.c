@@ -995,7 +995,8 @@ static trove_err status_collection(api *a, store *st, const config_collection *c
 
 /* The totals less the hidden notes' own (boundary on); the snapshot's
  * totals are then the same, and what it changed (which may be hidden
- * notes) is not told: -1. */
+ * notes) is not told (-1) while any note is hidden: with none hidden the
+ * counts are the whole index's and hide nothing. */
 static trove_err hide_status_counts(api *a, store *st, api_status *out)
 {
     store_doc *docs;
@@ -1014,6 +1015,8 @@ static trove_err hide_status_counts(api *a, store *st, api_status *out)
         c->to_files -= one.to_files;
     }
     store_docs_free(docs, n);
+    if (n == 0)
+        return rc;
     store_snapshot *sn = &out->snapshot;
     sn->docs = c->docs;
     sn->chunks = c->chunks;

@@ -202,7 +202,7 @@ static void explain_xlate(FILE *f, const search_results *res)
     case SEARCH_XLATE_USED:
         fputs("translation: ", f);
         out_put_line(f, res->xlate ? res->xlate : "");
-        fprintf(f, " (its best same-language chunk holds %.0f%% of the query's words)\n",
+        fprintf(f, " (same-language evidence, its best chunk or a title it names, covers %.0f%% of the query)\n",
                 100.0 * res->xlate_coverage);
         break;
     case SEARCH_XLATE_NODICT:

@@ -69,19 +69,27 @@ static int collect_word(void *ctx, const char *token, size_t len, size_t start, 
     return wl->n >= XLATE_MAX_WORDS;
 }
 
+/* A note written in the query's script: for a query in Han characters
+ * any CJK note (a Japanese note holds 開発者 as a Chinese one would), else
+ * a note in no CJK language. */
+static int same_script(const query_parsed *q, const cand *c)
+{
+    int cjk_query = tok_has_cjk(q->plain, strlen(q->plain)) != 0;
+    int cjk_note = c->lang == LANG_ZH || c->lang == LANG_JA || c->lang == LANG_KO;
+    return c->lang != LANG_UND && cjk_note == cjk_query;
+}
+
 /* The anchoring chunk of the best bm25 note in the query's script (0:
  * none): English words in the code of a Chinese note are no evidence for
  * an English reader. */
 static int64_t best_same_language_chunk(const query_parsed *q, const cand_set *cs)
 {
-    int zh = tok_has_cjk(q->plain, strlen(q->plain)) != 0;
     int64_t best = 0;
     int best_rank = 0;
     for (size_t i = 0; i < cs->n; i++) {
         const cand *c = &cs->items[i];
         int r = c->ch[SEARCH_CH_BM25].rank;
-        if (r && (!best_rank || r < best_rank) && c->lang != LANG_UND &&
-            (c->lang == LANG_ZH) == zh) {
+        if (r && (!best_rank || r < best_rank) && same_script(q, c)) {
             best_rank = r;
             best = c->chunk_id;
         }
@@ -146,6 +154,16 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
     if (c->out->xlate_state != SEARCH_XLATE_USED)
         return TROVE_OK;
     trove_err rc = query_coverage(c->st, c->q, cs, &c->out->xlate_coverage);
+    /* a title or alias in the query's script that the query names (the
+     * title channel's score: 1 for the whole name) is evidence as strong
+     * as body text holding the words: "version control cheatsheet" as a
+     * note's alias must not give way to 版本 in a recipe */
+    for (size_t i = 0; i < cs->n; i++) {
+        const cand *t = &cs->items[i];
+        if (t->ch[SEARCH_CH_TITLE].rank && same_script(c->q, t) &&
+            t->ch[SEARCH_CH_TITLE].score > c->out->xlate_coverage)
+            c->out->xlate_coverage = t->ch[SEARCH_CH_TITLE].score;
+    }
     double cov = c->out->xlate_coverage;
     *factor = hits ? (1.0 - cov) * (1.0 - cov) : 0.0;
     return rc;

@@ -247,7 +247,7 @@ typedef struct search_results {
     char lang[8];        /* the query's language as decided, "" undetermined */
     search_xlate_state xlate_state;
     char *xlate;         /* the translated words ("SOURCE=TRANSLATION ..."), or NULL */
-    double xlate_coverage; /* share of the query's words in its best same-language chunk */
+    double xlate_coverage; /* same-language evidence: the share of the query's words in its best same-script chunk, or a same-script title's match if higher */
     search_fusion fusion;
 } search_results;
 
