@@ -144,6 +144,33 @@ static trove_err query_coverage(store *st, const query_parsed *q, const cand_set
     return rc;
 }
 
+/* Share of the query's content words that some translation was made from:
+ * a translation of one word of three ("version" of "version control
+ * cheatsheet", "study" of "how do I remember what I study") is evidence
+ * for a third of the query, and must not weigh as if it were all of it. */
+static double translated_share(const char *query, const xlate_out *xo)
+{
+    static const tok_opts opts = {.stem = 1, .query = 1};
+    word_list qw = {0}, fw = {0};
+    tok_run(&opts, query, strlen(query), &qw, collect_word);
+    for (size_t i = 0; i < xo->n && fw.n < XLATE_MAX_WORDS; i++)
+        tok_run(&opts, xo->from[i], strlen(xo->from[i]), &fw, collect_word);
+    size_t carried = 0;
+    for (size_t i = 0; i < qw.n; i++)
+        for (size_t j = 0; j < fw.n; j++)
+            if (strcmp(qw.w[i], fw.w[j]) == 0) {
+                carried++;
+                break;
+            }
+    double share = qw.n ? (double)carried / (double)qw.n : 1.0;
+    for (size_t i = 0; i < qw.n; i++)
+        free(qw.w[i]);
+    for (size_t i = 0; i < fw.n; i++)
+        free(fw.w[i]);
+    /* a source word the tokenizer splits differently still counts */
+    return carried ? share : 1.0;
+}
+
 trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *factor)
 {
     /* an empty list weighs nothing: scores stay as without the channel */
@@ -165,7 +192,7 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
             c->out->xlate_coverage = t->ch[SEARCH_CH_TITLE].score;
     }
     double cov = c->out->xlate_coverage;
-    *factor = hits ? (1.0 - cov) * (1.0 - cov) : 0.0;
+    *factor = hits ? (1.0 - cov) * (1.0 - cov) * c->xlate_share : 0.0;
     return rc;
 }
 
@@ -284,6 +311,7 @@ static trove_err xlate_run(search_ctx *c, cand_set *cs)
         query_parse(xo.text, c->xq);
         out->xlate = xlate_display(&xo);
         out->xlate_state = SEARCH_XLATE_USED;
+        c->xlate_share = translated_share(c->o->query, &xo);
         /* a query with Chinese words looks for other-language notes, an
          * English one for Chinese notes */
         int zh = tok_has_cjk(c->o->query, strlen(c->o->query)) != 0;

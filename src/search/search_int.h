@@ -216,6 +216,8 @@ typedef struct search_ctx {
     search_results *out;        /* what a channel reports (vec_state, floor, missing) */
     const meta_filter *mf;      /* --where, dates (search/meta.h) */
     double now;                 /* days (text/date.h), for dates and recency */
+    double xlate_share;         /* share of the query's content words that the
+                                   translation carries (ch_xlate.c) */
 } search_ctx;
 
 typedef struct search_channel {
