@@ -60,6 +60,9 @@ def top(trove, query, *flags):
     ("JR tips", RAIL),                           # alias
     ("ekiben", RAIL),                            # deep H3 section
     ("Welcome Suica", RAIL),
+    # one word of it translated (study -> 研究, in a Chengdu travel note)
+    # must not outweigh the English note that answers it
+    ("how do I remember what I study", SRS),
 ])
 def test_clear_right_answer_ranks_first(indexed, query, expected):
     trove, _ = indexed
