@@ -651,26 +651,12 @@ static struct {
     seg *s;
 } g = {.once = PTHREAD_ONCE_INIT};
 
-static char *exe_dir(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0)
-        return NULL;
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0';
-    return xstrdup(buf);
-}
-
 char *seg_default_dict_path(void)
 {
     const char *env = getenv("TROVE_ZH_DICT");
     if (env && *env)
         return xstrdup(env);
-    char *dir = exe_dir();
+    char *dir = fs_exe_dir();
     tbuf b = {0};
     if (!dir)
         return xstrdup(SEG_DICT_FILE);

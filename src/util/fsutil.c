@@ -223,3 +223,17 @@ trove_err fs_read_inside(const char *root, const char *rel, size_t max_bytes, ch
     free(real);
     return rc;
 }
+
+char *fs_exe_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    return xstrdup(buf);
+}

@@ -59,4 +59,9 @@ trove_err fs_read_inside(const char *root, const char *rel, size_t max_bytes, ch
 char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *home_sub,
                   const char *leaf);
 
+/* The folder of this process's executable (where data files installed
+ * beside the binary are looked for), or NULL when it cannot be read.
+ * Caller frees. */
+char *fs_exe_dir(void);
+
 #endif

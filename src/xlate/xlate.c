@@ -12,6 +12,7 @@
 #include "text/query.h"
 #include "text/tok.h"
 #include "text/tok_int.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 /* ---- the process-wide dictionary --------------------------------------- */
@@ -28,26 +29,12 @@ void xlate_set_warn(xlate_warn_fn warn)
     g.warn = warn;
 }
 
-static char *exe_dir(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0)
-        return NULL;
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0';
-    return xstrdup(buf);
-}
-
 char *xlate_default_dict_path(void)
 {
     const char *env = getenv("TROVE_XL_DICT");
     if (env && *env)
         return xstrdup(env);
-    char *dir = exe_dir();
+    char *dir = fs_exe_dir();
     if (!dir)
         return xstrdup(XDICT_FILE);
     tbuf b = {0};
