@@ -68,7 +68,13 @@ echo "# RUNS=$runs SEED=$seed; load average at start $(load)"
 rows=()
 for n in "${sizes[@]}"; do
   work=$(mktemp -d "${TMPDIR:-/tmp}/trove-scale.XXXXXX")
-  cp "$bin" "$work/trove"        # a rebuild during the run is harmless
+  # A private copy, so that a rebuild during the run is harmless, with the
+  # data files trove reads beside its binary (the Chinese dictionary, the
+  # translation dictionary): without them Chinese is indexed as bigrams.
+  cp "$bin" "$work/trove"
+  for f in "$(dirname "$bin")"/*.dict "$(dirname "$bin")"/zh-chars*.txt; do
+    [ -f "$f" ] && cp "$f" "$work/"
+  done
   trove=$work/trove
   export TROVE_INDEX=$work/index.db TROVE_CONFIG_DIR=$work/config
   export XDG_CACHE_HOME=$work/xdg-cache XDG_CONFIG_HOME=$work/xdg-config XDG_RUNTIME_DIR=$work/run
@@ -87,6 +93,9 @@ for n in "${sizes[@]}"; do
   timed "$trove" update
   up_wall=$T_WALL up_cpu=$T_CPU up_rss=$T_RSS_MB
   up_line=$(tail -n 1 "$work/out.txt")
+  if grep -q 'dictionary.*No such file' "$work/out.txt"; then
+    echo "scale_bench: trove misses a dictionary beside $bin:" >&2; cat "$work/out.txt" >&2; exit 1
+  fi
   idx_bytes=$(size_of "$TROVE_INDEX")
   noops=()
   for _ in 1 2 3; do timed "$trove" update; noops+=("$T_WALL/$T_CPU"); done
