@@ -207,6 +207,20 @@ def test_symlinked_file_is_followed(indexed, tmp_path):
     assert trove.paths("snorkelwaffle") == ["inbox/linked.md"]
 
 
+def test_symlink_out_and_back_in_is_followed(indexed):
+    # An absolute link, and a relative one that climbs above the vault and
+    # comes back, both end inside it: followed like any other (the indexer's
+    # fast read refuses them and asks the collection rule, which admits them).
+    trove, vault = indexed
+    (vault / "attachments").mkdir(exist_ok=True)
+    real = vault / "attachments" / "real2.txt"
+    real.write_text("# Linked\n\nquibblegrommet lives inside the vault.\n")
+    os.symlink(real, vault / "inbox" / "absolute.md")
+    os.symlink("../../%s/attachments/real2.txt" % vault.name, vault / "inbox" / "climb.md")
+    update(trove)
+    assert sorted(trove.paths("quibblegrommet")) == ["inbox/absolute.md", "inbox/climb.md"]
+
+
 def test_nothing_written_inside_the_vault(trove, vault):
     def snapshot():
         return sorted((str(p.relative_to(vault)), p.stat().st_size,
