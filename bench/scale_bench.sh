@@ -18,7 +18,9 @@
 #      (`search --no-vector`), hybrid (`search`, the GloVe model) and
 #      `vsearch`: wall p50/p95, CPU p50, peak RSS of one search process
 #   5. the same through `trove daemon --detach --no-watch` (warm: index,
-#      model and vector segments held), and the daemon's peak RSS (VmHWM)
+#      model and vector segments held): the client process's CPU p50 plus
+#      the daemon's mean CPU per request, and the daemon's peak RSS (VmHWM,
+#      which counts the index pages it has mapped)
 # "Cold" is a fresh process; the page cache is warm (the vault and the index
 # were just written), so this measures trove, not the disk. The machine may
 # be shared: wall times move with the load, CPU times much less; the load
@@ -115,9 +117,9 @@ for n in "${sizes[@]}"; do
 
   dout=$("$trove" daemon --detach --no-watch --idle 3600)
   dpid=$(sed -n 's/.*pid \([0-9]*\).*/\1/p' <<<"$dout" | head -n 1)
-  wkw=$($py "$helper" lat "$trove" "$runs" "$work/queries.txt" search --no-vector)
-  why=$(TROVE_EMBED_MODEL=$model $py "$helper" lat "$trove" "$runs" "$work/queries.txt" search)
-  wvs=$(TROVE_EMBED_MODEL=$model $py "$helper" lat "$trove" "$runs" "$work/queries.txt" vsearch)
+  wkw=$(SCALE_DAEMON_PID=$dpid $py "$helper" lat "$trove" "$runs" "$work/queries.txt" search --no-vector)
+  why=$(SCALE_DAEMON_PID=$dpid TROVE_EMBED_MODEL=$model $py "$helper" lat "$trove" "$runs" "$work/queries.txt" search)
+  wvs=$(SCALE_DAEMON_PID=$dpid TROVE_EMBED_MODEL=$model $py "$helper" lat "$trove" "$runs" "$work/queries.txt" vsearch)
   d_rss=$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$dpid/status")
   l1=$(load)
   echo "   daemon: kw $wkw hybrid $why vsearch $wvs; daemon VmHWM ${d_rss}MB (load $l1)"
@@ -153,6 +155,8 @@ import json, sys
 rows = [json.loads(r) for r in sys.argv[1:]]
 def lat(r, k):
     x = r[k]
+    if "daemon_cpu" in x:          # client process + the daemon's share
+        return "%.0f / %.0f (%.0f + %.1f)" % (x["p50"], x["p95"], x["cpu50"], x["daemon_cpu"])
     return "%.0f / %.0f (%.0f)" % (x["p50"], x["p95"], x["cpu50"])
 print("| notes | text MB | update wall s (cpu s) | notes/s (per cpu s) | update RSS MB | index MB (x text) "
       "| no-op update s (cpu) | embed wall s (cpu s) | embed RSS MB | index+vectors MB "
