@@ -35,6 +35,8 @@ trap cleanup EXIT
 
 # A private copy of the binary, so that a rebuild during the run is harmless.
 cp "$bin" "$work/trove"
+# the dictionaries are looked for beside the binary (without them Chinese is indexed as bigrams)
+for d in "$(dirname "$bin")"/trove-*.dict; do [ -f "$d" ] && cp "$d" "$work/"; done
 trove=$work/trove
 export TROVE_INDEX=$work/index.db TROVE_CONFIG_DIR=$work/config
 export XDG_CACHE_HOME=$work/xdg-cache XDG_CONFIG_HOME=$work/xdg-config

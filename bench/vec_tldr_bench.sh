@@ -32,6 +32,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/trove-vtldr.XXXXXX")
 cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi; }
 trap cleanup EXIT
 cp "$bin" "$work/trove"
+# the dictionaries are looked for beside the binary (without them Chinese is indexed as bigrams)
+for d in "$(dirname "$bin")"/trove-*.dict; do [ -f "$d" ] && cp "$d" "$work/"; done
 trove=$work/trove
 export TROVE_CONFIG_DIR=$work/config XDG_CACHE_HOME=$work/xdg-cache NO_COLOR=1
 export TROVE_EMBED_MODEL=$model
