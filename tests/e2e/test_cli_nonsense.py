@@ -62,10 +62,8 @@ def glove_vault(trove, tmp_path, glove, trove_mode):
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models")
-    subprocess.run([PY, str(REPO / "tests" / "tools" / "make_models.py"), str(out)],
-                   check=True, capture_output=True)
-    return str(out / "bert_f32.gguf")
+    from model_util import make_models
+    return str(make_models(tmp_path_factory.mktemp("models")) / "bert_f32.gguf")
 
 
 @pytest.fixture

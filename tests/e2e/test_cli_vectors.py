@@ -27,10 +27,8 @@ PY = "/usr/bin/python3"
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models")
-    subprocess.run([PY, str(REPO / "tests" / "tools" / "make_models.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
+    from model_util import make_models
+    return make_models(tmp_path_factory.mktemp("models"))
 
 
 NOTES = {
