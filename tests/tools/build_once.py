@@ -4,15 +4,15 @@ workers and runs, hand each caller a private copy.
     from build_once import build_once
     build_once("make-models", ["make_models.py", ...], build, outdir)
 
-`build(folder)` fills an empty folder. It runs once per key (the name, the
-named files' bytes under tests/tools, numpy's and sentencepiece's
-versions), under a lock, into
-$TROVE_MODEL_CACHE (else $XDG_CACHE_HOME/trove-dev/models, else
-~/.cache/trove-dev/models, as scripts/glove-model.sh), and the finished
-folder is renamed into place: a parallel worker asking for the same key
-waits for the first and reuses its result, a killed build leaves nothing
-that looks finished. The files are then copied into `outdir` (a caller
-may add or change files there without touching the cache)."""
+`build(folder)` fills an empty folder. It runs once per key (the name,
+the named files' bytes under tests/tools, numpy's and sentencepiece's
+versions), under a lock, into $TROVE_MODEL_CACHE (else
+$XDG_CACHE_HOME/trove-dev/models, else ~/.cache/trove-dev/models, as
+scripts/glove-model.sh), and the finished folder is renamed into place: a
+parallel worker asking for the same key waits for the first and reuses its
+result, a killed build leaves nothing that looks finished. The files are
+then copied into `outdir` (a caller may add or change files there
+without touching the cache)."""
 import fcntl
 import hashlib
 import os
