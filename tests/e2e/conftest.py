@@ -6,7 +6,8 @@ The binary is $TROVE_BIN, or build/trove relative to the repository root.
 Every test gets its own index, config and XDG directories under tmp_path, so
 tests never see each other's state nor the user's real index. `vault` is a
 fresh copy of fixtures/sample-vault; `indexed` has it added as collection
-"vault" and updated.
+"vault" and updated (the index copied from one made once per worker where
+that cannot differ: index_vault below, docs/testing.md).
 """
 import json
 import os
