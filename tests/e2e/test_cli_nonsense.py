@@ -17,11 +17,9 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, daemon_both_ways, forget_floors, trove_bin
+from conftest import daemon_both_ways, forget_floors, trove_bin
 
 DAEMON_BOTH_WAYS = True
-
-PY = "/usr/bin/python3"
 
 NOTES = {
     "cars.md": "# My car\n\nThe car needs new tires and an oil change before the road "

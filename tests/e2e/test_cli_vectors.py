@@ -16,13 +16,11 @@ import time
 
 import pytest
 
-from conftest import REPO, daemon_both_ways, forget_floors
+from conftest import daemon_both_ways, forget_floors
 
 # Every test on `semantic` also runs through a daemon (vsearch and hybrid
 # search compared byte for byte with the cold path).
 DAEMON_BOTH_WAYS = True
-
-PY = "/usr/bin/python3"
 
 
 @pytest.fixture(scope="module")
