@@ -29,6 +29,13 @@ export TROVE_FUZZ_ITERS=${TROVE_FUZZ_ITERS:-3000}
 phase ctest bash -c 'cd build-asan && ctest --output-on-failure -j"$1"' _ "$jobs"
 # One worker per core; a test file stays on one worker (--dist loadfile), so
 # a module's shared fixtures (indexed corpora, generated models) are built
-# once.
-phase pytest env TROVE_BIN="$PWD/build-asan/trove" \
+# once. The `indexed` sample vault is indexed once per worker and copied per
+# test where a copy cannot differ (docs/testing.md); the tally of copies and
+# real builds says when that stops being the case.
+tpl_log=$(mktemp)
+trap 'rm -f "$tpl_log"' EXIT
+phase pytest env TROVE_BIN="$PWD/build-asan/trove" TROVE_TEST_TEMPLATE_LOG="$tpl_log" \
   /usr/bin/python3 -m pytest -q -n "$jobs" --dist loadfile tests/e2e
+echo "test.sh: indexed: $(grep -c '^copy' "$tpl_log" || true) copied from the template," \
+  "$(grep -vc '^copy' "$tpl_log" || true) indexed by the commands"
+grep -v '^copy' "$tpl_log" | cut -f1 | sort | uniq -c | sed 's/^/test.sh:   /' || true

@@ -6,7 +6,8 @@ The binary is $TROVE_BIN, or build/trove relative to the repository root.
 Every test gets its own index, config and XDG directories under tmp_path, so
 tests never see each other's state nor the user's real index. `vault` is a
 fresh copy of fixtures/sample-vault; `indexed` has it added as collection
-"vault" and updated.
+"vault" and updated (the index copied from one made once per worker where
+that cannot differ: index_vault below, docs/testing.md).
 """
 import json
 import os
@@ -283,11 +284,240 @@ def daemon_both_ways(trove, trove_mode):
 
 @pytest.fixture
 def indexed(trove, vault, trove_mode):
-    trove.ok("collection", "add", vault, "--name", COLLECTION)
-    trove.ok("update")
+    index_vault(trove, vault)
     for _ in daemon_both_ways(trove, trove_mode):
         yield trove, vault
 
+
+# ---- the sample vault, indexed once per worker --------------------------------
+#
+# Half the tests start from the sample vault added as collection "vault" and
+# updated: two runs of the sanitized binary (~0.6 s of CPU) before the test
+# does anything. index_vault() runs them once per worker process, on a
+# template (its own vault and home), and gives each test a private copy of
+# what they left: the files of the template's home (index, stamp, config)
+# copied under the test's, the template's folder replaced by the test's in
+# every path, the update's times moved to now, a new index_id, and a
+# "-verified" stamp for the copied file. The test's vault is its own copy of
+# the fixture, as before; only the commands that index it are skipped.
+#
+# It runs the two commands instead whenever a copy could differ from them:
+# TROVE_TEST_TEMPLATE=0; the test's home is not empty (something ran first);
+# its environment is not the plain one of a new Trove; its vault differs
+# from the fixture (names, modes, sizes, times, bytes); the folders are not
+# laid out as tmp_path/env + tmp_path/vault; the template could not be made
+# (a daemon started, the stamp's format changed). A leftover of the
+# template's path anywhere in the copy fails the test.
+# tests/e2e/test_fixture_template.py compares a copy with a fresh build,
+# table by table and command by command. TROVE_TEST_TEMPLATE_LOG=FILE logs
+# each test's path taken ("copy" or "slow: why").
+
+_templates = {}        # binary identity -> _Template, or why none was made
+
+
+class _NoTemplate(Exception):
+    pass
+
+
+def _tree(root):
+    """Everything under `root` and `root` itself, sorted: relative path,
+    mode, size, mtime_ns and the content's hash or the link's target. Two
+    copies of the sample vault index alike when these agree."""
+    import hashlib
+    import stat
+    root = str(root)
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        paths = ([d] if d == root else []) + \
+            [os.path.join(d, n) for n in sorted(dirs + files)]
+        for p in paths:
+            s = os.lstat(p)
+            what, size = "", 0
+            if stat.S_ISLNK(s.st_mode):
+                what = os.readlink(p)
+            elif stat.S_ISREG(s.st_mode):
+                with open(p, "rb") as f:
+                    what = hashlib.sha1(f.read()).hexdigest()
+                size = s.st_size
+            out.append((os.path.relpath(p, root), s.st_mode, size,
+                        s.st_mtime_ns, what))
+    return out
+
+
+def _plain_env(trove):
+    """trove.env with its own folders named generically: equal for two Trove
+    objects made alike under different folders. pytest's own variables
+    (PYTEST_CURRENT_TEST names each test) are left out: trove reads none."""
+    def norm(v):
+        return v.replace(str(trove.run_dir), "<run>").replace(
+            str(trove.home.parent), "<base>")
+    return sorted((k, norm(v)) for k, v in trove.env.items()
+                  if not k.startswith("PYTEST_"))
+
+
+def _files(root):
+    return sorted(p.relative_to(root) for p in Path(root).rglob("*")
+                  if p.is_file() or p.is_symlink())
+
+
+def verified_stamp(index):
+    """The "<index>-verified" line trove writes for `index` as it is now
+    (src/store/store.c, stamp_format); the template checks that it is the
+    line trove wrote before any copy uses it."""
+    s = os.stat(index)
+    return "trove-verified 1 %d %d %d %d.%09d\n" % (
+        s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns // 10**9,
+        s.st_mtime_ns % 10**9)
+
+
+class _Template:
+    """The sample vault indexed once: BASE/vault, and BASE/env the home of
+    the Trove that added and updated it."""
+
+    def __init__(self, base):
+        import time
+        self.base = Path(base)
+        t = Trove(self.base / "env")
+        try:
+            vault = self.base / "vault"
+            shutil.copytree(FIXTURE_VAULT, vault, symlinks=True)
+            if os.path.realpath(self.base) != str(self.base):
+                raise _NoTemplate("%s is not its real path" % self.base)
+            self.t0 = int(time.time())
+            t.ok("collection", "add", vault, "--name", COLLECTION)
+            t.ok("update")
+            self.t1 = int(time.time()) + 1
+            sock_dir = t.socket_dir()
+            if sock_dir.is_dir() and any(sock_dir.glob("*.sock")):
+                t.stop_daemon()
+                raise _NoTemplate("the update started a daemon")
+            stamp = Path(str(t.index) + "-verified")
+            if not stamp.is_file() or stamp.read_text() != verified_stamp(t.index):
+                raise _NoTemplate("the -verified stamp's format changed (update "
+                                  "verified_stamp() in tests/e2e/conftest.py)")
+            self.env = _plain_env(t)
+            self.vault_tree = _tree(vault)
+            self.home = t.home
+            self.index_rel = t.index.relative_to(t.home)
+            self.files = _files(t.home)
+        finally:
+            shutil.rmtree(t.run_dir, ignore_errors=True)
+
+    def refusal(self, trove, vault):
+        """Why a copy could differ from indexing `vault` for `trove`, or None."""
+        base = trove.home.parent
+        if trove.home.name != "env" or Path(vault) != base / "vault":
+            return "not laid out as BASE/env + BASE/vault"
+        if os.path.realpath(base) != str(base):
+            return "%s is not its real path" % base
+        if _files(trove.home) or trove.both_ways:
+            return "the home is not empty"
+        if _plain_env(trove) != self.env:
+            return "the environment is not the plain one"
+        if _tree(vault) != self.vault_tree:
+            return "the vault is not the fixture"
+        return None
+
+    def copy_to(self, trove, now=None):
+        """The template's home copied into `trove`'s, made its own; `now`
+        (seconds) is the time its update is moved to, the clock's if None."""
+        import time
+        old, new = str(self.base), str(trove.home.parent)
+        shutil.copytree(self.home, trove.home, symlinks=True, dirs_exist_ok=True)
+        index = trove.home / self.index_rel
+        now = int(time.time()) if now is None else now
+        _rewrite_index(index, old + "/", new + "/", self.t0, self.t1, now - self.t1)
+        for rel in self.files:
+            p = trove.home / rel
+            if p.is_symlink() or p == index or p.name == index.name + "-verified":
+                continue
+            data = p.read_bytes()
+            if old.encode() in data:
+                with open(p, "r+b") as f:      # in place: its mode stays
+                    f.write(data.replace((old + "/").encode(), (new + "/").encode()))
+                    f.truncate()
+        with open(str(index) + "-verified", "r+") as f:
+            f.write(verified_stamp(index))
+            f.truncate()
+        for rel in _files(trove.home):
+            p = trove.home / rel
+            if not p.is_symlink():
+                assert old.encode() not in p.read_bytes(), \
+                    "%s still names the template's folder %s" % (p, old)
+
+
+def _rewrite_index(db, old, new, t0, t1, delta):
+    """In a copied index: `old` becomes `new` at the start of every text of
+    the ordinary tables (FTS5's own hold note text only), times in [t0, t1]
+    (the template's update; integers, or digits as text) move by `delta`
+    seconds, and meta's index_id is drawn anew, as `collection add` draws
+    one. secure_delete zeroes what the updates replace, so the old paths
+    leave the file; quick_check must pass before the copy is stamped."""
+    con = sqlite3.connect(str(db))
+    try:
+        con.execute("PRAGMA secure_delete=ON")
+        virtual = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_schema WHERE sql LIKE 'CREATE VIRTUAL%'")]
+        tables = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' "
+            "AND sql NOT LIKE 'CREATE VIRTUAL%'")
+            if not any(r[0].startswith(v + "_") for v in virtual)]
+        for t in tables:
+            for c in [r[1] for r in con.execute('PRAGMA table_info("%s")' % t)]:
+                sql = ('UPDATE "{t}" SET "{c}" = ?2 || substr("{c}", length(?1) + 1)'
+                       ' WHERE typeof("{c}") = \'text\' AND substr("{c}", 1, length(?1)) = ?1;'
+                       '|UPDATE "{t}" SET "{c}" = "{c}" + ?3'
+                       ' WHERE typeof("{c}") = \'integer\' AND "{c}" BETWEEN ?1 AND ?2;'
+                       '|UPDATE "{t}" SET "{c}" = CAST(CAST("{c}" AS INTEGER) + ?3 AS TEXT)'
+                       ' WHERE typeof("{c}") = \'text\' AND "{c}" != \'\''
+                       ' AND "{c}" NOT GLOB \'*[^0-9]*\' AND length("{c}") < 12'
+                       ' AND CAST("{c}" AS INTEGER) BETWEEN ?1 AND ?2').format(t=t, c=c)
+                paths, ints, texts = sql.split(";|")
+                con.execute(paths, (old, new))
+                con.execute(ints, (t0, t1, delta))
+                con.execute(texts, (t0, t1, delta))
+        con.execute("UPDATE meta SET value = lower(hex(randomblob(16))) "
+                    "WHERE key = 'index_id'")
+        con.commit()
+        ok = con.execute("PRAGMA quick_check").fetchone()[0]
+        assert ok == "ok", "the copied index fails quick_check: %s" % ok
+    finally:
+        con.close()
+
+
+def _template():
+    b = trove_bin()
+    key = (str(b), os.stat(b).st_mtime_ns)
+    if key not in _templates:
+        import atexit
+        base = Path(tempfile.mkdtemp(prefix="trove-tpl-"))
+        atexit.register(shutil.rmtree, str(base), True)
+        try:
+            _templates[key] = _Template(base)
+        except _NoTemplate as e:
+            _templates[key] = str(e)
+    return _templates[key]
+
+
+def index_vault(trove, vault):
+    """The sample vault `vault` (the `vault` fixture) added to `trove` as
+    collection "vault" and updated: the two commands, or a copy of their
+    result on the worker's template (above)."""
+    why = "TROVE_TEST_TEMPLATE=0"
+    if os.environ.get("TROVE_TEST_TEMPLATE", "1") != "0":
+        tpl = _template()
+        why = tpl if isinstance(tpl, str) else tpl.refusal(trove, vault)
+    log = os.environ.get("TROVE_TEST_TEMPLATE_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write("%s\t%s\n" % ("slow: " + why if why else "copy",
+                                  os.environ.get("PYTEST_CURRENT_TEST", "?")))
+    if why:
+        trove.ok("collection", "add", vault, "--name", COLLECTION)
+        trove.ok("update")
+    else:
+        tpl.copy_to(trove)
 
 # ---- helpers shared by the test modules ------------------------------------
 

@@ -21,9 +21,21 @@ def trove_bin():
     return b
 
 
+MAKE_MODELS_SOURCES = ["make_models.py", "gguf_writer.py", "ref_forward.py", "tok_parity.py"]
+
+
 def make_models(outdir, minilm=False):
-    args = [PY, os.path.join(TOOLS, "make_models.py"), outdir] + (["--minilm"] if minilm else [])
-    subprocess.run(args, check=True)
+    """tests/tools/make_models.py's models in `outdir` (made there if need
+    be): generated once per version of the generator and shared between
+    workers and runs (tests/tools/build_once.py), copied here."""
+    sys.path.insert(0, TOOLS)
+    from build_once import build_once
+    flags = ["--minilm"] if minilm else []
+
+    def build(folder):
+        subprocess.run([PY, os.path.join(TOOLS, "make_models.py"), folder] + flags,
+                       check=True, capture_output=True)
+    build_once("make-models" + "".join(flags), MAKE_MODELS_SOURCES, build, str(outdir))
     return outdir
 
 

@@ -17,11 +17,9 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, daemon_both_ways, forget_floors, trove_bin
+from conftest import daemon_both_ways, forget_floors, trove_bin
 
 DAEMON_BOTH_WAYS = True
-
-PY = "/usr/bin/python3"
 
 NOTES = {
     "cars.md": "# My car\n\nThe car needs new tires and an oil change before the road "
@@ -62,10 +60,8 @@ def glove_vault(trove, tmp_path, glove, trove_mode):
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models")
-    subprocess.run([PY, str(REPO / "tests" / "tools" / "make_models.py"), str(out)],
-                   check=True, capture_output=True)
-    return str(out / "bert_f32.gguf")
+    from model_util import make_models
+    return str(make_models(tmp_path_factory.mktemp("models")) / "bert_f32.gguf")
 
 
 @pytest.fixture

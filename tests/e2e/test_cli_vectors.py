@@ -16,21 +16,17 @@ import time
 
 import pytest
 
-from conftest import REPO, daemon_both_ways, forget_floors
+from conftest import daemon_both_ways, forget_floors
 
 # Every test on `semantic` also runs through a daemon (vsearch and hybrid
 # search compared byte for byte with the cold path).
 DAEMON_BOTH_WAYS = True
 
-PY = "/usr/bin/python3"
-
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models")
-    subprocess.run([PY, str(REPO / "tests" / "tools" / "make_models.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
+    from model_util import make_models
+    return make_models(tmp_path_factory.mktemp("models"))
 
 
 NOTES = {

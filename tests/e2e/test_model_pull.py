@@ -499,11 +499,8 @@ def test_libcurl_is_not_linked_into_every_command():
 
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory):
-    from conftest import REPO
-    out = tmp_path_factory.mktemp("tiny-models")
-    subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "tools" / "make_models.py"),
-                    str(out)], check=True, capture_output=True)
-    return out
+    from model_util import make_models
+    return make_models(tmp_path_factory.mktemp("tiny-models"))
 
 
 def test_embed_and_search_follow_the_configured_model(indexed, tiny_models):

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import COLLECTION, REPO
+from conftest import REPO, index_vault
 
 TOOLS = REPO / "tests" / "tools"
 Q = "how do I handle errors in rust"
@@ -34,8 +34,7 @@ def models(tmp_path_factory):
 
 @pytest.fixture
 def indexed(trove, vault):
-    trove.ok("collection", "add", vault, "--name", COLLECTION)
-    trove.ok("update")
+    index_vault(trove, vault)
     return trove
 
 
