@@ -40,14 +40,16 @@
       }
     }
     // The list (the server's own escaped HTML) for the search `qs`; the
-    // URL and the title name the search the page shows.
+    // URL and the title name the search the page shows. The URL changes
+    // first: a new URL makes Chromium recompute the page's style at once,
+    // which costs little before the new list is in and milliseconds after.
     function show(qs, html) {
-      results.innerHTML = html;
-      results.dataset.for = qs;   // which search the list answers (tests wait on it)
-      selected = -1;
       history.replaceState(null, '', qs ? '/?' + qs : '/');
       const shown = new URLSearchParams(qs).get('q');
       document.title = (shown ? shown + ' — ' : '') + 'trove';
+      results.innerHTML = html;
+      results.dataset.for = qs;   // which search the list answers (tests wait on it)
+      selected = -1;
       results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
     }
     async function send(qs) {
