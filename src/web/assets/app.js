@@ -39,14 +39,17 @@
         q.focus();
       }
     }
-    // The list (the server's own escaped HTML) for the search `qs`; the
-    // URL and the title name the search the page shows. The URL changes
-    // first: a new URL makes Chromium recompute the page's style at once,
-    // which costs little before the new list is in and milliseconds after.
-    function show(qs, html) {
+    // The URL and the title name the newest search asked. They change
+    // while the server works: history.replaceState holds Chromium's main
+    // thread for milliseconds on a busy machine, which between an answer
+    // and its drawing would delay the results.
+    function name(qs) {
       history.replaceState(null, '', qs ? '/?' + qs : '/');
-      const shown = new URLSearchParams(qs).get('q');
-      document.title = (shown ? shown + ' — ' : '') + 'trove';
+      const asked = new URLSearchParams(qs).get('q');
+      document.title = (asked ? asked + ' — ' : '') + 'trove';
+    }
+    // The list (the server's own escaped HTML) for the search `qs`.
+    function show(qs, html) {
       results.innerHTML = html;
       results.dataset.for = qs;   // which search the list answers (tests wait on it)
       selected = -1;
@@ -56,8 +59,9 @@
       inflight = qs;
       let html = null;
       try {
-        const r = await fetch('/?' + (qs ? qs + '&' : '') + 'frag=1');
-        html = await r.text();
+        const answer = fetch('/?' + (qs ? qs + '&' : '') + 'frag=1');
+        name(qs);
+        html = await (await answer).text();
       } catch (e) {
         html = null;
       }
