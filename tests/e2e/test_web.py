@@ -488,7 +488,6 @@ const puppeteer = require('puppeteer-core');
 const browser = await puppeteer.launch({ executablePath: arg('chromium'), headless: true,
   args: ['--no-sandbox', '--disable-gpu'] });
 const page = await browser.newPage();
-let open = 0, most = 0;
 const errors = [];
 page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
 page.on('pageerror', (e) => errors.push(String(e)));
@@ -496,16 +495,13 @@ await page.setRequestInterception(true);
 page.on('request', async (req) => {
   const u = new URL(req.url());
   if (!u.searchParams.get('frag')) return req.continue();
-  open++; most = Math.max(most, open);
   const q = u.searchParams.get('q') || '';
   await new Promise((ok) => setTimeout(ok, Math.max(0, 600 - 60 * q.length)));
-  try { await req.continue(); } catch (e) { open--; }
+  try { await req.continue(); } catch (e) { /* the page went away */ }
 });
-const done = () => { open--; };
-page.on('requestfinished', (r) => { if (new URL(r.url()).searchParams.get('frag')) done(); });
-page.on('requestfailed', (r) => { if (new URL(r.url()).searchParams.get('frag')) done(); });
 await page.goto(arg('url'), { waitUntil: 'networkidle0' });
 await page.evaluate(() => {
+  performance.setResourceTimingBufferSize(10000);
   const r = document.getElementById('results');
   window.__shown = [];
   new MutationObserver(() => window.__shown.push(new URLSearchParams(r.dataset.for || '').get('q')))
@@ -528,6 +524,18 @@ for (const [text, back, delay] of JSON.parse(arg('cases'))) {
     titles: Array.from(document.querySelectorAll('.result .title a')).map((a) => a.textContent),
     title: document.title }), text, want));
 }
+// the most searches outstanding at once, on the page's clock (resource timing)
+const most = await page.evaluate(() => {
+  const edges = [];
+  for (const e of performance.getEntriesByType('resource')) {
+    if (!new URL(e.name).searchParams.get('frag')) continue;
+    edges.push([e.startTime, 1], [e.responseEnd, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0, top = 0;
+  for (const [, d] of edges) { open += d; top = Math.max(top, open); }
+  return top;
+});
 console.log(JSON.stringify({ cases: out, most, errors }));
 await browser.close();
 """
