@@ -458,9 +458,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     int post = strcmp(method, "POST") == 0;
     web_req_state *st = *req_cls;
     if (!st) {
+        /* Answer in a later call, once the request (a POST's body, a GET's
+         * none) has been read: libmicrohttpd closes a connection whose
+         * answer was queued in the first call, and a browser then opens a
+         * new one for each search typed. */
         *req_cls = st = xcalloc(1, sizeof *st);
-        if (post)
-            return MHD_YES;   /* the body comes in the next calls */
+        return MHD_YES;
     }
     if (post && *upload_size) {
         if (st->body.len + *upload_size > WEB_MAX_BODY)

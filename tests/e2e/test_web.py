@@ -2,6 +2,7 @@
 loopback, cold and through a daemon; the page in headless Chromium driven
 by puppeteer-core (tests/tools/web_browser.mjs) when chromium and npm are
 there (skipped, saying why, when they are not)."""
+import html
 import http.client
 import json
 import os
@@ -446,3 +447,131 @@ def test_dates_and_where_in_chromium(trove, tmp_path):
         assert any(s.endswith("dates-laptop-light.png") for s in report["shots"])
     finally:
         srv.stop()
+
+
+# ---- search as you type: keep-alive, no stale list ---------------------------
+
+def test_connections_are_kept_alive(served):
+    """One connection carries many requests (the page's searches do not
+    open a connection each): no `Connection: close`, and a second GET and a
+    POST on the same socket are answered."""
+    _, _, srv = served
+    conn = http.client.HTTPConnection(srv.host, srv.port, timeout=60)
+    try:
+        for path in ("/?q=pointers&frag=1", "/api/search?q=bread", "/static/app.js"):
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            body = resp.read()
+            assert resp.status == 200 and body, (path, resp.status)
+            assert (resp.getheader("Connection") or "").lower() != "close", path
+            assert not resp.will_close, path
+        sock = conn.sock
+        conn.request("POST", "/api/rollback", body="id=1",
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        resp = conn.getresponse()
+        assert resp.status == 403 and b"token" in resp.read()   # answered, on the same socket
+        assert conn.sock is sock or conn.sock is None
+    finally:
+        conn.close()
+
+
+# Types queries into the page while the fragment requests are held back
+# longer the shorter their query (so an older search would answer after a
+# newer one), and reports every list the page showed, the URL, and how many
+# searches were ever outstanding at once.
+TYPING_JS = r"""
+import { createRequire } from 'node:module';
+import path from 'node:path';
+const arg = (n) => process.argv[process.argv.indexOf('--' + n) + 1];
+const require = createRequire(path.join(arg('modules'), 'x.js'));
+const puppeteer = require('puppeteer-core');
+const browser = await puppeteer.launch({ executablePath: arg('chromium'), headless: true,
+  args: ['--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage();
+const errors = [];
+page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+page.on('pageerror', (e) => errors.push(String(e)));
+await page.setRequestInterception(true);
+page.on('request', async (req) => {
+  const u = new URL(req.url());
+  if (!u.searchParams.get('frag')) return req.continue();
+  const q = u.searchParams.get('q') || '';
+  await new Promise((ok) => setTimeout(ok, Math.max(0, 600 - 60 * q.length)));
+  try { await req.continue(); } catch (e) { /* the page went away */ }
+});
+await page.goto(arg('url'), { waitUntil: 'networkidle0' });
+await page.evaluate(() => {
+  performance.setResourceTimingBufferSize(10000);
+  const r = document.getElementById('results');
+  window.__shown = [];
+  new MutationObserver(() => window.__shown.push(new URLSearchParams(r.dataset.for || '').get('q')))
+    .observe(r, { attributes: true, attributeFilter: ['data-for'] });
+});
+const out = [];
+for (const [text, back, delay] of JSON.parse(arg('cases'))) {
+  await page.$eval('#q', (el) => { el.value = ''; el.focus(); });
+  await page.evaluate(() => { window.__shown = []; });
+  await page.type('#q', text, { delay });
+  for (let i = 0; i < back; i++) await page.keyboard.press('Backspace');
+  const want = text.slice(0, text.length - back);
+  await page.waitForFunction((v) => new URLSearchParams(
+    document.getElementById('results').dataset.for || '').get('q') === v, { timeout: 20000 }, want);
+  await new Promise((ok) => setTimeout(ok, 1500));   // any late answer would land by now
+  out.push(await page.evaluate((text, want) => ({
+    text, want, shown: window.__shown, final: new URLSearchParams(
+      document.getElementById('results').dataset.for || '').get('q'),
+    url: new URL(location.href).searchParams.get('q'), input: document.getElementById('q').value,
+    titles: Array.from(document.querySelectorAll('.result .title a')).map((a) => a.textContent),
+    title: document.title }), text, want));
+}
+// the most searches outstanding at once, on the page's clock (resource timing)
+const most = await page.evaluate(() => {
+  const edges = [];
+  for (const e of performance.getEntriesByType('resource')) {
+    if (!new URL(e.name).searchParams.get('frag')) continue;
+    edges.push([e.startTime, 1], [e.responseEnd, -1]);
+  }
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0, top = 0;
+  for (const [, d] of edges) { open += d; top = Math.max(top, open); }
+  return top;
+});
+console.log(JSON.stringify({ cases: out, most, errors }));
+await browser.close();
+"""
+
+
+def test_typing_fast_shows_the_last_query_only(site, tmp_path):
+    """Keys typed fast (and faster than the server answers, which here
+    answers an older search later than a newer one) end on the list of the
+    final query, with its URL and title; no list ever goes back to an older
+    query; the page never has more than one search outstanding."""
+    chromium, (puppeteer, _) = browser_tools()
+    trove, vault, start = site
+    srv = start()
+    script = tmp_path / "typing.mjs"
+    script.write_text(TYPING_JS)
+    cases = [["fermentation", 0, 0], ["fermentation", 0, 40], ["sourdough starter", 5, 25]]
+    p = subprocess.run(["node", str(script), "--chromium", chromium, "--url", srv.url,
+                        "--modules", puppeteer, "--cases", json.dumps(cases)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    assert report["errors"] == [], report
+    assert report["most"] == 1, report
+    for c in report["cases"]:
+        want = c["want"]
+        assert c["final"] == want and c["url"] == want and c["input"] == want, c
+        assert c["title"] == want + " — trove", c
+        # every list shown answered what was typed so far, newest last
+        assert c["shown"] and c["shown"][-1] == want, c
+        typed = [s for s in c["shown"] if s is not None]
+        assert all(c["text"].startswith(s) for s in typed), c
+        order = [len(s) for s in typed]
+        peak = order.index(max(order))
+        assert order[:peak + 1] == sorted(order[:peak + 1]), c   # growing while typing
+        assert order[peak:] == sorted(order[peak:], reverse=True), c   # shrinking on Backspace
+        # the list is the server's list for the final query
+        page = srv.get("/?frag=1&q=" + q(want))
+        titles = [html.unescape(t) for t in re.findall(r'<h2 class="title"><a href="[^"]*">([^<]*)</a>', page)]
+        assert c["titles"] == titles and titles, (c, titles)

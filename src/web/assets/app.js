@@ -4,16 +4,18 @@
 'use strict';
 (function () {
   document.documentElement.classList.add('js');
-  // Keys typed in a burst (less than BURST_MS apart) are coalesced: the
-  // search waits DEBOUNCE_MS after the last; a key after a pause searches at once.
-  const DEBOUNCE_MS = 30, BURST_MS = 120;
-
   function searchPage() {
     const form = document.querySelector('form.search');
     const q = document.getElementById('q');
     const results = document.getElementById('results');
     if (!form || !q || !results) return;
-    let timer = 0, ctl = null, seq = 0, selected = -1, lastKey = 0;
+    // Results follow every key with no debounce: a search is sent at once
+    // unless one is on its way; then only the newest form state waits, sent
+    // as soon as that answer comes back (so the server, which answers one
+    // request at a time, never queues searches nobody will see, and answers
+    // arrive in the order they were asked: an older list never replaces a
+    // newer one). `inflight`/`pending`: query strings, null when none.
+    let inflight = null, pending = null, selected = -1;
 
     function params() {
       const p = new URLSearchParams();
@@ -21,7 +23,7 @@
         if (v === '' || (k === 'mode' && v === 'search')) continue;
         p.append(k, v);
       }
-      return p;
+      return p.toString();
     }
     function items() { return Array.from(results.querySelectorAll('.result')); }
     function select(i) {
@@ -37,38 +39,48 @@
         q.focus();
       }
     }
-    async function run() {
-      const p = params();
-      const mine = ++seq;
-      if (ctl) ctl.abort();
-      ctl = new AbortController();
-      const qs = p.toString();
+    // The URL and the title name the newest search asked. They change
+    // while the server works: history.replaceState holds Chromium's main
+    // thread for milliseconds on a busy machine, which between an answer
+    // and its drawing would delay the results.
+    function name(qs) {
       history.replaceState(null, '', qs ? '/?' + qs : '/');
-      p.set('frag', '1');
-      try {
-        const r = await fetch('/?' + p.toString(), { signal: ctl.signal });
-        const html = await r.text();
-        if (mine !== seq) return;
-        results.innerHTML = html;   // the server's own escaped HTML
-        results.dataset.for = qs;   // which search the list answers
-        selected = -1;
-        document.title = (q.value ? q.value + ' — ' : '') + 'trove';
-        results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
-      } catch (e) {
-        if (e.name !== 'AbortError') results.textContent = 'The server did not answer.';
-      }
+      const asked = new URLSearchParams(qs).get('q');
+      document.title = (asked ? asked + ' — ' : '') + 'trove';
     }
-    function soon(e) {
-      const now = e.timeStamp, burst = now - lastKey < BURST_MS;
-      lastKey = now;
-      clearTimeout(timer);
-      if (burst) timer = setTimeout(run, DEBOUNCE_MS);
-      else run();
+    // The list (the server's own escaped HTML) for the search `qs`.
+    function show(qs, html) {
+      results.innerHTML = html;
+      results.dataset.for = qs;   // which search the list answers (tests wait on it)
+      selected = -1;
+      results.dispatchEvent(new CustomEvent('trove:results', { bubbles: true }));
+    }
+    async function send(qs) {
+      inflight = qs;
+      let html = null;
+      try {
+        const answer = fetch('/?' + (qs ? qs + '&' : '') + 'frag=1');
+        name(qs);
+        html = await (await answer).text();
+      } catch (e) {
+        html = null;
+      }
+      inflight = null;
+      const next = pending;
+      pending = null;
+      if (next !== null) send(next);   // asked before this list is drawn
+      if (html !== null) show(qs, html);
+      else if (next === null) results.textContent = 'The server did not answer.';
+    }
+    function run() {
+      const qs = params();
+      if (inflight === null) send(qs);
+      else pending = qs === inflight ? null : qs;
     }
 
-    q.addEventListener('input', soon);
+    q.addEventListener('input', run);
     form.addEventListener('change', (e) => { if (e.target !== q) run(); });
-    form.addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); run(); });
+    form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'ArrowDown' && !e.altKey) { e.preventDefault(); select(selected + 1); }
       else if (e.key === 'ArrowUp' && !e.altKey && selected >= 0) { e.preventDefault(); select(selected - 1); }
