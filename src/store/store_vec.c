@@ -348,6 +348,8 @@ static trove_err seg_corrupt(store *st, int64_t seg_id, const char *why)
 static trove_err blob_open_head(store *st, int64_t seg_id, int dim, sqlite3_blob **b, size_t *n,
                                 seg_layout *l, uint8_t *head)
 {
+    *n = 0;
+    memset(l, 0, sizeof *l);
     if (sqlite3_blob_open(st->db, "main", "vec_segs", "data", seg_id, 0, b) != SQLITE_OK) {
         *b = NULL;
         return store_fail(st, "opening vector segment");
@@ -677,7 +679,8 @@ static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids,
     for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
         rc = store_vec_segment_load(st, ids[i], dim, &segs[i]);
         const vec_block *b = &segs[i].blk;
-        const uint8_t *m = segs[i].mem;
+        /* the segment's bytes, copied or mapped: its vectors follow the header */
+        const uint8_t *m = rc == TROVE_OK ? (const uint8_t *)b->data - SEG_HEADER : NULL;
         seg_layout l;
         layout(b->n, dim, &l);
         for (size_t j = 0; rc == TROVE_OK && j < b->n; j++) {

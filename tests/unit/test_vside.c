@@ -43,10 +43,27 @@ static char *note_text(int i, int version)
     return tbuf_detach(&b);
 }
 
+static int64_t doc_of(const char *path)
+{
+    int64_t id = 0;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT id FROM docs WHERE path = ?", -1, &s,
+                                        NULL), SQLITE_OK);
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        id = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return id;
+}
+
+/* Index note i as it is at `version` (replacing the one there). */
 static void index_note(int i, int version)
 {
     char path[32];
     snprintf(path, sizeof path, "n%02d.md", i);
+    int64_t old = doc_of(path);
+    if (old)
+        assert_int_equal(store_doc_delete(st, old), TROVE_OK);
     char *text = note_text(i, version);
     chunk_opts co = CHUNK_OPTS_DEFAULT;
     tu_index_note(st, coll, "a", path, text, &co);
@@ -317,7 +334,7 @@ static void test_sidecar_used(void **state)
 static void mangle(int64_t seg, void (*fn)(uint8_t *buf, size_t *len))
 {
     char *p = side_path(seg);
-    size_t len;
+    size_t len = 0;
     char *buf = tu_slurp(p, &len);
     assert_non_null(buf);
     fn((uint8_t *)buf, &len);
@@ -383,8 +400,9 @@ static void test_bad_sidecars_ignored(void **state)
     assert_int_equal(store_vec_segments(st, model, &ids, &n), TROVE_OK);
     assert_true(n > 1);
     char *p0 = side_path(ids[0]), *p1 = side_path(ids[1]);
-    size_t len;
+    size_t len = 0;
     char *buf = tu_slurp(p1, &len);
+    assert_non_null(buf);
     FILE *f = fopen(p0, "wb");
     assert_non_null(f);
     fwrite(buf, 1, len, f);
@@ -462,14 +480,7 @@ static void test_orphans_removed(void **state)
     for (int i = 0; i < NOTES; i += 2) {
         char path[32];
         snprintf(path, sizeof path, "n%02d.md", i);
-        int64_t id = 0;
-        sqlite3_stmt *s;
-        assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT id FROM docs WHERE path = ?", -1,
-                                            &s, NULL), SQLITE_OK);
-        sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            id = sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
+        int64_t id = doc_of(path);
         assert_true(id > 0);
         assert_int_equal(store_doc_delete(st, id), TROVE_OK);
     }
