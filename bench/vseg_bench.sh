@@ -12,7 +12,9 @@
 # sidecars). Reports the CPU time of each process (user + sys, getrusage:
 # the box is shared, wall times are noise) as p50, and wall p50. Then one
 # hybrid search of each kind under callgrind: instructions in all, and the
-# share inside sqlite3_blob_read (inclusive). Prints the load average.
+# share inside sqlite3_blob_read (inclusive; callgrind counts no kernel
+# work, so the page faults are reported beside the CPU times). Prints the
+# load average.
 # Environment: TROVE_BIN, RUNS (default 3), KEEP=1 keeps the work folder,
 # CALLGRIND=0 skips the callgrind part.
 set -euo pipefail
@@ -31,6 +33,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/trove-vseg.XXXXXX")
 cleanup() { if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi; }
 trap cleanup EXIT
 cp "$bin" "$work/trove"
+cp "$(dirname "$bin")"/trove-*.dict "$work/" 2>/dev/null || true   # the dictionaries beside it
 trove=$work/trove
 index=$work/index.db
 export TROVE_CONFIG_DIR=$work/config XDG_CACHE_HOME=$work/xdg-cache NO_COLOR=1
@@ -61,7 +64,7 @@ latency() {   # latency ARGS... -> "cpu p50 X ms, wall p50 Y ms"
 import resource, subprocess, sys, time
 trove, qfile, runs, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 qs = [l.rstrip("\n") for l in open(qfile) if l.strip()]
-t, cpu = [], []
+t, cpu, flt = [], [], []
 for q in qs:
     cmd = [trove] + args + ["--json", "-n", "10", "--", q]
     subprocess.run(cmd, capture_output=True, check=True)
@@ -72,10 +75,12 @@ for q in qs:
         t.append((time.perf_counter() - a) * 1000)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
+        flt.append(r1.ru_minflt - r0.ru_minflt)
 def pct(t, p):
     t = sorted(t); x = (len(t) - 1) * p / 100; lo = int(x); hi = min(lo + 1, len(t) - 1)
     return t[lo] + (t[hi] - t[lo]) * (x - lo)
-print("cpu (user+sys) p50 %.1f ms, wall p50 %.1f ms" % (pct(cpu, 50), pct(t, 50)))
+print("cpu (user+sys) p50 %.1f ms, wall p50 %.1f ms, page faults p50 %d"
+      % (pct(cpu, 50), pct(t, 50), pct(flt, 50)))
 EOF
 }
 
@@ -92,15 +97,15 @@ profile() {
           total ? 100 * blob / total : 0 }'
 }
 
-with_side() {
-  echo "-- $1"
+with_side() {   # with_side TAG TITLE
+  echo "-- $2"
   echo "cold search (hybrid): $(latency search)"
   echo "cold vsearch:         $(latency vsearch)"
   [ "${CALLGRIND:-1}" = 0 ] || echo "callgrind, one hybrid search: $(profile "$1")"
 }
 
-with_side "sidecars (mapped in place)"
+with_side side "sidecars (mapped in place)"
 mv "$index-vec" "$work/away"
-with_side "no sidecars (blob reads)"
+with_side blob "no sidecars (blob reads)"
 mv "$work/away" "$index-vec"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
