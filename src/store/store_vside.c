@@ -172,13 +172,6 @@ static const char *index_id(store *st)
     return st->vside_id;
 }
 
-void store_vside_forget(store *st)
-{
-    free(st->vside_id);
-    st->vside_id = NULL;
-    st->vside_id_read = 0;
-}
-
 /* ---- reading -------------------------------------------------------------- */
 
 /* Is header h the one of segment seg_id of this index, whose blob starts

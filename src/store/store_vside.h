@@ -82,7 +82,4 @@ void store_vside_drop(const char *index_path);
  * replacing those of the index it replaced. */
 void store_vside_move(const char *from, const char *to);
 
-/* Forget the cached identity of the index (after it was set). */
-void store_vside_forget(store *st);
-
 #endif
