@@ -579,6 +579,60 @@ static void test_crash_after_commit(void **state)
     assert_same(&a, &r);
 }
 
+/* `update --rebuild`: the fresh index's sidecars (written beside its
+ * temporary file) replace the old index's when it replaces the index; an
+ * aborted rebuild leaves none behind. */
+static void test_rebuild_moves_them(void **state)
+{
+    (void)state;
+    char *tmp;
+    assert_int_equal(store_rebuild_begin(dbpath, &tmp), TROVE_OK);
+    store_close(st);
+    assert_int_equal(store_open(tmp, 0, &st), TROVE_OK);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_collection_ensure(st, "a", "/vault/a", &coll), TROVE_OK);
+    for (int i = 0; i < NOTES; i++)
+        index_note(i, 3);
+    assert_int_equal(store_vec_model_ensure(st, "fp-side", DIM, "m", &model), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    embed_all();
+    assert_int_equal(store_commit(st), TROVE_OK);
+    hits fresh = search(7);
+    assert_int_equal(fresh.mapped, fresh.segs);
+    store_close(st);
+    assert_int_equal(store_rebuild_finish(tmp, dbpath), TROVE_OK);
+    tbuf b = {0};
+    tbuf_printf(&b, "%s-vec", tmp);
+    struct stat sb;
+    assert_int_not_equal(stat(b.data, &sb), 0);   /* moved */
+    assert_int_equal(store_open(dbpath, 0, &st), TROVE_OK);
+    hits r = search(7);
+    assert_int_equal(r.mapped, r.segs);
+    assert_same(&fresh, &r);
+    size_t others;
+    assert_int_equal(count_files(&others), r.segs);   /* the old index's went */
+    assert_int_equal(others, 0);
+
+    /* an aborted one removes what it wrote */
+    store_close(st);
+    assert_int_equal(store_open(tmp, 0, &st), TROVE_OK);
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_collection_ensure(st, "a", "/vault/a", &coll), TROVE_OK);
+    index_note(0, 1);
+    assert_int_equal(store_vec_model_ensure(st, "fp-side", DIM, "m", &model), TROVE_OK);
+    embed_all();
+    assert_int_equal(store_commit(st), TROVE_OK);
+    store_close(st);
+    assert_int_equal(stat(b.data, &sb), 0);
+    store_rebuild_abort(tmp);
+    assert_int_not_equal(stat(b.data, &sb), 0);
+    tbuf_free(&b);
+    free(tmp);
+    assert_int_equal(store_open(dbpath, 0, &st), TROVE_OK);
+    assert_int_equal(store_vec_model_find(st, "fp-side", &model, NULL), TROVE_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -589,6 +643,7 @@ int main(void)
         cmocka_unit_test_setup(test_orphans_removed, each),
         cmocka_unit_test_setup(test_rollback, each),
         cmocka_unit_test_setup(test_crash_after_commit, each),
+        cmocka_unit_test_setup(test_rebuild_moves_them, each),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
