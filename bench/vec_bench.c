@@ -5,19 +5,27 @@
  *   vec_bench store N DIM THREADS [RUNS]   the same N vectors written to a
  *                                          temporary index, then read back
  *                                          segment by segment and scanned
- *                                          (what `trove vsearch` does)
+ *                                          (what `trove vsearch` does): from
+ *                                          a resident segment cache (the
+ *                                          daemon's), from the segments'
+ *                                          sidecar files (mapped), and from
+ *                                          the blobs (sidecars removed)
  *
- * Prints best and median milliseconds for one top-10 query over RUNS
- * (default 20) random queries, and the kernel in use. */
+ * Prints best and median milliseconds (wall; and the median CPU time, user
+ * + sys of the process) for one top-10 query over RUNS (default 20) random
+ * queries, and the kernel in use. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "search/vcache.h"
 #include "store/store_vec.h"
+#include "store/store_vside.h"
 #include "util/mem.h"
 #include "vec/vec.h"
 
@@ -36,6 +44,14 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -97,6 +113,83 @@ static int bench_mem(size_t n, int dim, int threads, int runs)
     return 0;
 }
 
+/* One top-10 query: every segment read the way a one-shot search reads
+ * it (vc NULL), or through a resident segment cache. *mapped counts the
+ * segments read from sidecars. */
+static int scan_once(store *st, int64_t model, int dim, int threads, const int8_t *qq, float qs,
+                     vcache *vc, size_t *mapped, size_t *segs)
+{
+    sqlite3_exec(store_db(st), "BEGIN", NULL, NULL, NULL);
+    vec_topk *t = vec_topk_new(10, dim, qq, qs, NULL, threads);
+    trove_err rc = TROVE_OK;
+    if (vc) {
+        rc = vcache_scan(vc, st, model, dim, t);
+    } else {
+        int64_t *ids;
+        size_t n_ids;
+        rc = store_vec_segments(st, model, &ids, &n_ids);
+        for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
+            store_vec_seg seg;
+            if ((rc = store_vec_segment_load(st, ids[i], dim, &seg)) != TROVE_OK)
+                break;
+            *mapped += seg.map != NULL;
+            (*segs)++;
+            vec_topk_scan(t, &seg.blk);
+            store_vec_segment_free(&seg);
+        }
+        if (rc == TROVE_OK)
+            free(ids);
+    }
+    size_t k;
+    vec_topk_results(t, &k);
+    vec_topk_free(t);
+    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
+    if (rc)
+        fprintf(stderr, "%s\n", trove_errmsg());
+    return rc != TROVE_OK;
+}
+
+/* RUNS random queries against the index at path. */
+static int scan_runs(const char *what, const char *path, int64_t model, size_t n, int dim,
+                     int threads, int runs, vcache *vc)
+{
+    store *st;
+    if (store_open(path, STORE_READONLY, &st) != TROVE_OK)
+        return 1;
+    double *ms = xmalloc((size_t)runs * sizeof *ms), *cpu = xmalloc((size_t)runs * sizeof *cpu);
+    int8_t *qq = xmalloc((size_t)dim);
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    size_t mapped = 0, segs = 0;
+    float qs;
+    int rc = 0;
+    if (vc) {   /* warm-up: the cache loads (maps) every segment */
+        random_unit(x, dim);
+        vec_quantize(x, dim, qq, &qs);
+        rc = scan_once(st, model, dim, threads, qq, qs, vc, &mapped, &segs);
+    }
+    for (int r = 0; rc == 0 && r < runs; r++) {
+        random_unit(x, dim);
+        vec_quantize(x, dim, qq, &qs);
+        double t0 = now_ms(), c0 = cpu_ms();
+        rc = scan_once(st, model, dim, threads, qq, qs, vc, &mapped, &segs);
+        ms[r] = now_ms() - t0;
+        cpu[r] = cpu_ms() - c0;
+    }
+    if (rc == 0) {
+        char label[96];
+        if (vc)
+            snprintf(label, sizeof label, "%s", what);
+        else
+            snprintf(label, sizeof label, "%s (%zu of %zu segment reads mapped)", what, mapped, segs);
+        report(label, n, dim, threads, ms, runs);
+        qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
+        printf("  cpu (user+sys) median %.2f ms\n", cpu[runs / 2]);
+    }
+    store_close(st);
+    free(ms), free(cpu), free(qq), free(x);
+    return rc;
+}
+
 static int bench_store(size_t n, int dim, int threads, int runs)
 {
     char dir[] = "/tmp/trove-vec-bench.XXXXXX";
@@ -142,42 +235,20 @@ static int bench_store(size_t n, int dim, int threads, int runs)
     free(e);
     free(q);
 
-    if (store_open(path, STORE_READONLY, &st) != TROVE_OK)
-        return 1;
-    double *ms = xmalloc((size_t)runs * sizeof *ms);
-    int8_t *qq = xmalloc((size_t)dim);
-    for (int r = 0; r < runs; r++) {
-        float qs;
-        random_unit(x, dim);
-        vec_quantize(x, dim, qq, &qs);
-        double t0 = now_ms();
-        sqlite3_exec(store_db(st), "BEGIN", NULL, NULL, NULL);
-        int64_t *ids;
-        size_t n_ids;
-        store_vec_segments(st, model, &ids, &n_ids);
-        vec_topk *t = vec_topk_new(10, dim, qq, qs, NULL, threads);
-        for (size_t i = 0; i < n_ids; i++) {
-            store_vec_seg seg;
-            if (store_vec_segment_load(st, ids[i], dim, &seg) != TROVE_OK) {
-                fprintf(stderr, "%s\n", trove_errmsg());
-                return 1;
-            }
-            vec_topk_scan(t, &seg.blk);
-            store_vec_segment_free(&seg);
-        }
-        size_t k;
-        vec_topk_results(t, &k);
-        vec_topk_free(t);
-        free(ids);
-        sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
-        ms[r] = now_ms() - t0;
-    }
-    report("store", n, dim, threads, ms, runs);
-    store_close(st);
-    free(ms), free(qq), free(x);
+    free(x);
+    /* a resident cache first (it keeps the mappings; one warm-up run), then
+     * one-shot reads from the sidecars, then from the blobs alone */
+    vcache *vc = vcache_new((size_t)4 << 30);
+    int rc = scan_runs("resident", path, model, n, dim, threads, runs, vc);
+    vcache_free(vc);
+    if (rc == 0)
+        rc = scan_runs("sidecar", path, model, n, dim, threads, runs, NULL);
+    store_vside_drop(path);
+    if (rc == 0)
+        rc = scan_runs("blob", path, model, n, dim, threads, runs, NULL);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) != 0;
+    return system(cmd) != 0 || rc;
 }
 
 int main(int argc, char **argv)

@@ -14,3 +14,4 @@ b="$build/vec_bench"
 "$b" mem 1000000 384 2 10
 "$b" store 100000 384 1
 "$b" store 1000000 384 2 10
+"$b" store 1000000 256 2 10   # issue 20: 1M x 256 int8

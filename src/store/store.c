@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/store_int.h"
+#include "store/store_vside.h"
 #include "store/store_vec.h"
 #include "md/md.h"
 #include "text/date.h"
@@ -735,6 +736,7 @@ void store_close(store *st)
     }
     free(st->dead);
     free(st->snap_note);
+    free(st->vside_id);
     sqlite3_close_v2(st->db);
     /* After the close (and its checkpoint) the file is as this writer left
      * it: record that, so readers need no check until someone else
@@ -773,6 +775,7 @@ trove_err store_commit(store *st)
         st->snap_committed = st->snap_id;
         snap_abort(st);   /* committed: the next transaction is a new snapshot */
         store_reclaim(st, 0);
+        store_vside_sync(st);   /* the sealed vector segments' sidecars */
     }
     return rc;
 }

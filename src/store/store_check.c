@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/store_vside.h"
 #include "util/buf.h"
 #include "util/mem.h"
 
@@ -45,6 +46,11 @@ static void add(problems *p, const char *fmt, ...)
     }
     xgrow(&p->items, &p->cap, p->n + 1, sizeof *p->items);
     p->items[p->n++] = tbuf_detach(&line);
+}
+
+static void add_line(void *ctx, const char *line)
+{
+    add(ctx, "%s", line);
 }
 
 /* Each row of PRAGMA integrity_check that is not "ok". */
@@ -172,6 +178,7 @@ trove_err store_check(store *st, char ***out, size_t *n)
         return rc;
     integrity(st, &p);
     check_invariants(st, &p);
+    store_vside_check(st, add_line, &p);
     store_read_end(st);
     if (p.n == MAX_PROBLEMS)
         add(&p, "(more problems not listed)");
@@ -253,6 +260,8 @@ trove_err store_rebuild_finish(const char *tmp_path, const char *path)
         return trove_fail(TROVE_EIO, "cannot move the rebuilt index %s to %s: %s", tmp_path, path,
                           strerror(e));
     }
+    /* Its vector sidecars name the rebuilt index's identity: they go with it. */
+    store_vside_move(tmp_path, path);
     /* The stamp describes the same inode, size and mtime under its new name. */
     tbuf from = {0}, to = {0};
     tbuf_printf(&from, "%s-verified", tmp_path);
@@ -271,4 +280,5 @@ void store_rebuild_abort(const char *tmp_path)
     remove_with_suffix(tmp_path, "-shm");
     remove_with_suffix(tmp_path, "-journal");
     remove_with_suffix(tmp_path, "-verified");
+    store_vside_drop(tmp_path);
 }

@@ -47,7 +47,20 @@ struct store {
     store_retention snap_ret;   /* which snapshots stay (store_snapshot_retention) */
     char snap_kind[16];
     char *snap_note;
+    /* Vector sidecars (store_vside.c): the index's identity, read once. */
+    char *vside_id;
+    int vside_id_read;
 };
+
+/* Vector segments (store_vec.c) as their sidecars (store_vside.c) need
+ * them: a segment's blob is a STORE_SEG_HEADER-byte header then arrays,
+ * store_vec_seg_size(n, dim) bytes in all (store_vec.h).
+ * store_vec_blob_open opens one and checks its header against dim: head
+ * gets the header, *total the size; the caller closes *b (NULL on failure)
+ * whatever it returns. */
+#define STORE_SEG_HEADER 32
+trove_err store_vec_blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b,
+                              uint8_t *head, size_t *total);
 
 /* Hooks of store.c into store_snap.c: save the before-image of a note or a
  * collection at its first change in the open snapshot ("created" when it

@@ -8,16 +8,21 @@
 #include <time.h>
 
 #include "store/store_int.h"
+#include "store/store_vside.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 /* ---- segment layout ------------------------------------------------------
  * Little-endian, 32-byte header then arrays at 8-byte aligned offsets:
- *   "TVEC" u32 version(1) u32 dim u32 n, 16 bytes zero
- *   int8 q[n * dim] | f32 scale[n] | i64 chunk_id[n] | i64 doc_id[n] | u64 text_hash[n] */
+ *   "TVEC" u32 version(1) u32 dim u32 n u64 content hash, 8 bytes zero
+ *   int8 q[n * dim] | f32 scale[n] | i64 chunk_id[n] | i64 doc_id[n] | u64 text_hash[n]
+ * The content hash (str_hash of the bytes after the header) tells one
+ * segment's sidecar (store_vside.h) from another's; segments written before
+ * it existed have 0 there. */
 
 #define SEG_MAGIC "TVEC"
 #define SEG_VERSION 1
-#define SEG_HEADER 32
+#define SEG_HEADER STORE_SEG_HEADER
 
 typedef struct seg_layout {
     size_t data, scale, chunk, doc, hash, total;
@@ -36,6 +41,13 @@ static void layout(size_t n, int dim, seg_layout *l)
     l->doc = l->chunk + n * sizeof(int64_t);
     l->hash = l->doc + n * sizeof(int64_t);
     l->total = l->hash + n * sizeof(uint64_t);
+}
+
+size_t store_vec_seg_size(size_t n, int dim)
+{
+    seg_layout l;
+    layout(n, dim, &l);
+    return l.total;
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -72,6 +84,9 @@ static uint8_t *seg_build(const seg_item *items, size_t n, int dim, size_t *size
         memcpy(buf + l.doc + i * 8, &items[i].doc_id, 8);
         memcpy(buf + l.hash + i * 8, &items[i].hash, 8);
     }
+    uint64_t h = str_hash(buf + SEG_HEADER, l.total - SEG_HEADER);
+    put_u32(buf + 16, (uint32_t)h);
+    put_u32(buf + 20, (uint32_t)(h >> 32));
     *size = l.total;
     return buf;
 }
@@ -329,15 +344,17 @@ static trove_err seg_corrupt(store *st, int64_t seg_id, const char *why)
 }
 
 /* Open a segment's blob and check its header against dim; *n gets its
- * entry count. */
-static trove_err blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b, size_t *n,
-                           seg_layout *l)
+ * entry count, head (when not NULL) the header's SEG_HEADER bytes. */
+static trove_err blob_open_head(store *st, int64_t seg_id, int dim, sqlite3_blob **b, size_t *n,
+                                seg_layout *l, uint8_t *head)
 {
+    *n = 0;
+    memset(l, 0, sizeof *l);
     if (sqlite3_blob_open(st->db, "main", "vec_segs", "data", seg_id, 0, b) != SQLITE_OK) {
         *b = NULL;
         return store_fail(st, "opening vector segment");
     }
-    uint8_t h[SEG_HEADER];
+    uint8_t hb[SEG_HEADER], *h = head ? head : hb;
     int len = sqlite3_blob_bytes(*b);
     if (len < SEG_HEADER || sqlite3_blob_read(*b, h, SEG_HEADER, 0) != SQLITE_OK)
         return seg_corrupt(st, seg_id, "short header");
@@ -352,6 +369,22 @@ static trove_err blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b,
     if ((size_t)len != l->total)
         return seg_corrupt(st, seg_id, "size does not match its header");
     return TROVE_OK;
+}
+
+static trove_err blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b, size_t *n,
+                           seg_layout *l)
+{
+    return blob_open_head(st, seg_id, dim, b, n, l, NULL);
+}
+
+trove_err store_vec_blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b,
+                              uint8_t *head, size_t *total)
+{
+    size_t n;
+    seg_layout l;
+    trove_err rc = blob_open_head(st, seg_id, dim, b, &n, &l, head);
+    *total = rc == TROVE_OK ? l.total : 0;
+    return rc;
 }
 
 static trove_err seg_dead(store *st, int64_t seg_id, size_t n, uint8_t **dead)
@@ -456,23 +489,32 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
     sqlite3_blob *b;
     size_t n;
     seg_layout l;
-    trove_err rc = blob_open(st, seg_id, dim, &b, &n, &l);
-    if (rc == TROVE_OK) {
+    uint8_t head[SEG_HEADER];
+    vside_map map;
+    const uint8_t *m = NULL;
+    trove_err rc = blob_open_head(st, seg_id, dim, &b, &n, &l, head);
+    /* The sidecar, read in place when it is this segment's; else one copy
+     * out of the blob. */
+    if (rc == TROVE_OK && store_vside_open(st, seg_id, head, l.total, &map)) {
+        out->map = map.addr;
+        out->map_len = map.len;
+        m = map.base;
+    } else if (rc == TROVE_OK) {
         out->mem = xmalloc(l.total);
         if (sqlite3_blob_read(b, out->mem, (int)l.total, 0) != SQLITE_OK)
             rc = store_fail(st, "reading vector segment");
+        m = out->mem;
     }
     sqlite3_blob_close(b);
     if (rc) {
         store_vec_segment_free(out);
         return rc;
     }
-    uint8_t *m = out->mem;
     out->blk = (vec_block){
         .data = (const int8_t *)(m + l.data),
-        .scale = (const float *)(void *)(m + l.scale),
-        .chunk_id = (const int64_t *)(void *)(m + l.chunk),
-        .doc_id = (const int64_t *)(void *)(m + l.doc),
+        .scale = (const float *)(const void *)(m + l.scale),
+        .chunk_id = (const int64_t *)(const void *)(m + l.chunk),
+        .doc_id = (const int64_t *)(const void *)(m + l.doc),
         .dead = NULL,
         .n = n,
     };
@@ -481,6 +523,8 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
 
 void store_vec_segment_free(store_vec_seg *s)
 {
+    vside_map m = {s->map, s->map_len, NULL};
+    store_vside_close(&m);
     free(s->mem);
     free(s->dead);
     memset(s, 0, sizeof *s);
@@ -635,7 +679,8 @@ static trove_err merge(store *st, int64_t model_id, int dim, const int64_t *ids,
     for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
         rc = store_vec_segment_load(st, ids[i], dim, &segs[i]);
         const vec_block *b = &segs[i].blk;
-        const uint8_t *m = segs[i].mem;
+        /* the segment's bytes, copied or mapped: its vectors follow the header */
+        const uint8_t *m = rc == TROVE_OK ? (const uint8_t *)b->data - SEG_HEADER : NULL;
         seg_layout l;
         layout(b->n, dim, &l);
         for (size_t j = 0; rc == TROVE_OK && j < b->n; j++) {

@@ -104,11 +104,17 @@ trove_err store_vec_read(store *st, int64_t seg_id, uint32_t slot, int dim, int8
 trove_err store_vec_segments(store *st, int64_t model_id, int64_t **ids, size_t *n);
 
 typedef struct store_vec_seg {
-    void *mem;          /* owns the block's arrays */
+    void *mem;          /* owns the block's arrays (copied from the blob) ... */
+    void *map;          /* ... or they lie in this mapped sidecar (store_vside.h) */
+    size_t map_len;
     uint8_t *dead;
     vec_block blk;
 } store_vec_seg;
-/* Load one segment with one blob read; checks its layout. */
+/* The bytes a segment of n vectors of dim components takes (its blob, and
+ * its sidecar's payload). */
+size_t store_vec_seg_size(size_t n, int dim);
+/* Load one segment: its sidecar mapped in place when it has a valid one,
+ * else with one blob read; checks its layout. */
 trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out);
 void store_vec_segment_free(store_vec_seg *s);
 

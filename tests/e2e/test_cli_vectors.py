@@ -430,3 +430,74 @@ def test_full_disk_during_embed(indexed, models, small_disk):
     chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     db.close()
     assert vector_count(index) == chunks
+
+
+# ---- sidecar files of the vector segments (docs/schema.md) --------------------
+
+def sidecars(index):
+    d = index.parent / (index.name + "-vec")
+    return sorted(d.glob("*.seg")) if d.is_dir() else []
+
+
+def segment_ids(index):
+    db = sqlite3.connect(str(index))
+    try:
+        return sorted(r[0] for r in db.execute("SELECT id FROM vec_segs"))
+    finally:
+        db.close()
+
+
+def answers(trove):
+    out = []
+    for q in ("automobile", "how can I stop forgetting what I studied", "bread crust"):
+        out.append(trove.ok("vsearch", q, "--json", "--all").out)
+        out.append(trove.ok("search", q, "--json", "--all").out)
+    return out
+
+
+def test_sidecars_change_no_answer_and_check_keeps_them_true(semantic):
+    trove, vault = semantic
+    files = sidecars(trove.index)
+    assert [int(f.stem) for f in files] == segment_ids(trove.index)
+    with_files = answers(trove)
+    check = trove.ok("check").out
+    side = trove.index.parent / (trove.index.name + "-vec")
+    away = trove.index.parent / "away"
+    side.rename(away)
+    assert answers(trove) == with_files
+    assert trove.ok("check").out == check
+    assert not side.exists()          # readers never write them
+    away.rename(side)
+
+    # A damaged file arrives as a new file (trove never changes one in
+    # place; a process that has it mapped keeps the one it mapped).
+    def replace(f, data):
+        tmp = f.with_name(".damaged")
+        tmp.write_bytes(data)
+        tmp.rename(f)
+
+    # a cut-off file is ignored
+    f = sidecars(trove.index)[0]
+    good = f.read_bytes()
+    replace(f, good[:-3])
+    assert answers(trove) == with_files
+    replace(f, good)
+
+    # a vector changed behind a good header: check says so and removes it
+    b = bytearray(good)
+    b[128 + 32 + 5] ^= 0x55
+    replace(f, bytes(b))
+    r = trove("check")
+    assert r.rc == 1 and "vector sidecar" in r.out, r
+    assert not f.exists()
+    assert trove.ok("check").out == check
+    assert answers(trove) == with_files
+
+    # the next write puts them right; a deleted note's segments lose theirs
+    (vault / "cars.md").unlink()
+    trove.ok("update")
+    assert [int(f.stem) for f in sidecars(trove.index)] == segment_ids(trove.index)
+    trove.ok("check")
+    after = answers(trove)
+    side.rename(away)
+    assert answers(trove) == after

@@ -1,0 +1,85 @@
+/* store_vside — sidecar files of sealed vector segments, read in place.
+ *
+ * A vector segment (store_vec.h) is immutable once its transaction commits.
+ * Reading it out of SQLite copies every byte through sqlite3_blob_read, which
+ * was most of a cold vector search. So each committed segment also gets a
+ * sidecar file, INDEX-vec/SEG.seg beside the index: a 128-byte header then
+ * the segment's bytes exactly as its blob holds them, which a reader maps
+ * and scans in place (zero copies; a resident process keeps the mapping).
+ *
+ * The blobs stay the truth. A sidecar is a cache that is checked before it
+ * is used: its header (own checksum, segment id, the index's identity,
+ * width, count, size) and the segment's 32-byte blob header (which carries a
+ * hash of the segment's content) must match, and the file must be as long as
+ * the header says. Anything else (missing, truncated, stale, another index's,
+ * damaged header) and the reader takes the blob path: results never depend
+ * on a sidecar. Payload damage behind a good header is what `trove check`
+ * finds (it compares every sidecar with its blob, and removes one that
+ * differs); SQLite does not checksum its pages either.
+ *
+ * Writers make sidecars after each commit (store_vside_sync: written to a
+ * temporary file, fsync'd, renamed), and remove those of segments the index
+ * no longer holds. A crash between the commit and the rename leaves a
+ * missing sidecar, which the next commit writes. Read-only opens never
+ * write. See docs/schema.md "Vector sidecars". */
+#ifndef TROVE_STORE_VSIDE_H
+#define TROVE_STORE_VSIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define VSIDE_HEADER 128
+#define VSIDE_ELEM_INT8 1
+
+/* What a sidecar's header says. */
+typedef struct vside_header {
+    int64_t seg_id;
+    char index_id[33];        /* the index's identity (meta 'index_id'), NUL-terminated */
+    uint32_t dim, n, elem;
+    uint64_t payload_len;     /* bytes after the header: the segment's blob */
+    uint64_t payload_hash;    /* str_hash of them */
+} vside_header;
+
+/* Parse the header at p[0..len): 1 and *h when it is well formed (magic,
+ * version, its own checksum, element type, dim and n in range, payload_len
+ * the size a segment of n x dim takes), else 0. Reads no byte past len. */
+int vside_header_parse(const uint8_t *p, size_t len, vside_header *h);
+/* Write h as VSIDE_HEADER bytes (with its checksum) into out. */
+void vside_header_build(const vside_header *h, uint8_t out[VSIDE_HEADER]);
+
+/* A mapped sidecar: base points at the segment's bytes (8-byte aligned). */
+typedef struct vside_map {
+    void *addr;
+    size_t len;
+    const uint8_t *base;
+} vside_map;
+
+/* Map segment seg_id's sidecar when it is valid for this index: its header
+ * checks out against the blob's 32-byte header `blob_head` and the expected
+ * size `payload_len` of the blob. 1 and *m when mapped, 0 (nothing to free)
+ * when the caller must read the blob. */
+int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t payload_len,
+                     vside_map *m);
+void store_vside_close(vside_map *m);
+
+/* After a commit: write the sidecars the index's segments lack, remove
+ * those of segments it no longer holds. Failures cost only speed (readers
+ * fall back to the blobs), so nothing is returned. */
+void store_vside_sync(store *st);
+
+/* For `trove check`: compare every sidecar with its blob, byte for byte;
+ * report(ctx, line) for each that differs behind a valid header, and
+ * remove it (the next commit writes it again). */
+void store_vside_check(store *st, void (*report)(void *ctx, const char *line), void *ctx);
+
+/* The folder of an index's sidecars (caller frees). */
+char *store_vside_dir(const char *index_path);
+/* Remove an index's sidecar folder (its files are trove's only). */
+void store_vside_drop(const char *index_path);
+/* After `from` was renamed to `to` (a rebuild): its sidecars follow it,
+ * replacing those of the index it replaced. */
+void store_vside_move(const char *from, const char *to);
+
+#endif
