@@ -45,6 +45,8 @@ const api_opt api_search_opt_table[] = {
     OPT("recent", API_OPT_INT, recent, 0, 0, 1, -1),
     /* half-life of the recency prior in days; 0: off (search/meta.h) */
     OPT("recency_days", API_OPT_REAL, recency_days, 0, 0, 1e6, -1),
+    /* --no-translate / config `translate: false` / MCP translate (its opposite) */
+    OPT("no_translate", API_OPT_INT, no_translate, 0, 0, 1, -1),
 };
 
 const size_t api_search_n_opts = sizeof api_search_opt_table / sizeof *api_search_opt_table;
@@ -122,8 +124,8 @@ void api_search_opts_merge_config(api_search_opts *o, const config *cfg)
     if (isnan(s->recency_days) && (s->recent == 1 || (s->recent == API_UNSET_INT &&
                                                       cfg->recency_days > 0)))
         s->recency_days = cfg->recency_days > 0 ? cfg->recency_days : CONFIG_RECENCY_DAYS;
-    if (cfg->no_translate)
-        s->no_translate = 1;   /* `translate: false` (--no-translate can only add to it) */
+    if (cfg->no_translate && s->no_translate == API_UNSET_INT)
+        s->no_translate = 1;   /* `translate: false`, unless the request said */
     if (!s->n_prefer_langs) {
         s->prefer_langs = (const char *const *)cfg->languages;
         s->n_prefer_langs = cfg->n_languages;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ typedef struct uwords {
 
 struct seg {
     seg_dict *d;
+    char *path;          /* of d, for seg_verify's message */
     uint64_t total;
     double logtotal;
     uwords user;
@@ -601,15 +603,16 @@ static trove_err load_user(seg *s, const char *path)
     return rc;
 }
 
-trove_err seg_open(const char *dict_path, const char *user_dict, seg **out)
+static trove_err open_seg(const char *dict_path, const char *user_dict, int verify, seg **out)
 {
     *out = NULL;
     seg_dict *d;
-    trove_err rc = seg_dict_open(dict_path, &d);
+    trove_err rc = verify ? seg_dict_open(dict_path, &d) : seg_dict_map(dict_path, &d);
     if (rc)
         return rc;
     seg *s = xcalloc(1, sizeof *s);
     s->d = d;
+    s->path = xstrdup(dict_path);
     s->total = d->hdr->total ? d->hdr->total : 1;
     s->logtotal = log((double)s->total);
     uint64_t uh = 0;
@@ -626,11 +629,22 @@ trove_err seg_open(const char *dict_path, const char *user_dict, seg **out)
     return TROVE_OK;
 }
 
+trove_err seg_open(const char *dict_path, const char *user_dict, seg **out)
+{
+    return open_seg(dict_path, user_dict, 1, out);
+}
+
+trove_err seg_verify(const seg *s)
+{
+    return seg_dict_verify(s->d, s->path);
+}
+
 void seg_free(seg *s)
 {
     if (!s)
         return;
     seg_dict_close(s->d);
+    free(s->path);
     free(s->user.slots);
     free(s->user.pool);
     free(s);
@@ -647,9 +661,10 @@ static struct {
     seg_paths_fn paths;
     void *ud;
     seg_warn_fn warn;
-    pthread_once_t once;
+    pthread_once_t once, verified;
     seg *s;
-} g = {.once = PTHREAD_ONCE_INIT};
+    atomic_int damaged;   /* seg_verify failed: bigrams from then on */
+} g = {.once = PTHREAD_ONCE_INIT, .verified = PTHREAD_ONCE_INIT};
 
 char *seg_default_dict_path(void)
 {
@@ -675,6 +690,19 @@ char *seg_default_dict_path(void)
     return tbuf_detach(&b);
 }
 
+static void warn_bigrams(void)
+{
+    if (!g.warn)
+        return;
+    tbuf m = {0};
+    tbuf_printf(&m, "%s; Chinese text is indexed and searched as character bigrams "
+                "(set TROVE_ZH_DICT or rebuild trove)", trove_errmsg());
+    g.warn(tbuf_cstr(&m));
+    tbuf_free(&m);
+}
+
+/* Mapped without the payload's checksum (seg_dict_map): a cold search
+ * reads the pages of the words it looks up, not 8 MB. */
 static void lazy_load(void)
 {
     char *dict = NULL, *user = NULL;
@@ -682,16 +710,28 @@ static void lazy_load(void)
         g.paths(g.ud, &dict, &user);
     if (!dict)
         dict = seg_default_dict_path();
-    trove_err rc = seg_open(dict, user, &g.s);
-    if (rc && g.warn) {
-        tbuf m = {0};
-        tbuf_printf(&m, "%s; Chinese text is indexed and searched as character bigrams "
-                    "(set TROVE_ZH_DICT or rebuild trove)", trove_errmsg());
-        g.warn(tbuf_cstr(&m));
-        tbuf_free(&m);
-    }
+    if (open_seg(dict, user, 0, &g.s))
+        warn_bigrams();
     free(dict);
     free(user);
+}
+
+/* Before the tokenizer's version is recorded with stored terms (the
+ * indexer asks for it first), the whole dictionary is checked: a damaged
+ * one is told once and bigrams are used from then on, for the index and
+ * for queries alike. */
+static void lazy_verify(void)
+{
+    if (g.s && seg_verify(g.s) != TROVE_OK) {
+        atomic_store(&g.damaged, 1);
+        warn_bigrams();
+    }
+}
+
+static const seg *lazy_seg(void)
+{
+    pthread_once(&g.once, lazy_load);
+    return g.s && !atomic_load(&g.damaged) ? g.s : NULL;
 }
 
 static int has_kana(const char *run, size_t len)
@@ -715,10 +755,10 @@ static int lazy_segment(void *ud, const char *run, size_t len, int flags, void *
             return rc;
         return tok_cjk_bigrams(run, len, emit_ctx, emit);
     }
-    pthread_once(&g.once, lazy_load);
-    if (!g.s)
+    const seg *sg = lazy_seg();
+    if (!sg)
         return tok_cjk_bigrams(run, len, emit_ctx, emit);
-    return seg_cut(g.s, run, len, flags, emit_ctx, emit);
+    return seg_cut(sg, run, len, flags, emit_ctx, emit);
 }
 
 /* Both segmentations in force, Chinese and Japanese: an index built with
@@ -728,8 +768,10 @@ static const char *lazy_version(void *ud)
     (void)ud;
     static _Thread_local char v[160];
     pthread_once(&g.once, lazy_load);
+    pthread_once(&g.verified, lazy_verify);
+    const seg *sg = lazy_seg();
     const char *ja = ja_version();
-    snprintf(v, sizeof v, "%s+ja:%s", g.s ? seg_version(g.s) : "zh:bigram-1",
+    snprintf(v, sizeof v, "%s+ja:%s", sg ? seg_version(sg) : "zh:bigram-1",
              ja ? ja : "bigram-1");
     return v;
 }

@@ -46,6 +46,10 @@ typedef struct seg seg;
  * whole, as jieba's add_word does). Errors name the file (and line). */
 trove_err seg_open(const char *dict_path, const char *user_dict, seg **out);
 void seg_free(seg *s);
+/* The dictionary's payload checksum (seg_dict_verify): seg_open checks it;
+ * the process-wide segmenter (seg_install) maps its dictionary without it
+ * and checks it once, before the tokenizer's version is first asked for. */
+trove_err seg_verify(const seg *s);
 
 /* Cut one CJK run; offsets are relative to `run`. `flags` are tok's
  * TOK_SEG_*: QUERY leaves out the colocated sub-words; ASCII_BEFORE/AFTER

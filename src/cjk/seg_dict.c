@@ -2,17 +2,16 @@
 #include "cjk/seg_dict.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "util/buf.h"
 #include "util/esc.h"
+#include "util/fmap.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -630,28 +629,25 @@ static int section_ok(uint64_t off, uint64_t count, uint64_t size, uint64_t file
            count <= (file - off) / size;
 }
 
-trove_err seg_dict_open(const char *path, seg_dict **out)
+static int payload_ok(const seg_dict_hdr *h, size_t size)
+{
+    return XXH3_64bits((const char *)h + sizeof *h, size - sizeof *h) == h->payload_hash;
+}
+
+static trove_err open_dict(const char *path, int verify, seg_dict **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == ENOENT ? TROVE_ENOENT : TROVE_EIO,
-                          "Chinese dictionary %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return trove_fail(TROVE_EIO, "Chinese dictionary %s: not a regular file", path);
-    }
-    size_t size = (size_t)sb.st_size;
+    fmap fm;
+    trove_err rc = fmap_open(path, "Chinese dictionary", &fm);
+    if (rc)
+        return rc;
+    size_t size = fm.len;
     if (size < sizeof(seg_dict_hdr)) {
-        close(fd);
+        fmap_close(&fm);
         return trove_fail(TROVE_ECORRUPT, "Chinese dictionary %s: truncated (%zu bytes); "
                           "rebuild it with trove-seg-build", path, size);
     }
-    void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return trove_fail(TROVE_EIO, "Chinese dictionary %s: mmap: %s", path, strerror(errno));
+    const void *m = fm.data;
     const seg_dict_hdr *h = m;
     const char *why = NULL;
     if (memcmp(h->magic, SEG_DICT_MAGIC, 8) != 0)
@@ -668,10 +664,10 @@ trove_err seg_dict_open(const char *path, seg_dict **out)
              !section_ok(h->off_emit_p, (uint64_t)h->n_emit * 4, 8, size) ||
              !section_ok(h->off_t2s, SEG_ROOT_N, 4, size))
         why = "section out of range";
-    else if (XXH3_64bits((const char *)m + sizeof *h, size - sizeof *h) != h->payload_hash)
+    else if (verify && !payload_ok(h, size))
         why = "checksum mismatch (damaged file)";
     if (why) {
-        munmap(m, size);
+        fmap_close(&fm);
         return trove_fail(TROVE_ECORRUPT, "Chinese dictionary %s: %s; rebuild it with "
                           "trove-seg-build", path, why);
     }
@@ -692,11 +688,29 @@ trove_err seg_dict_open(const char *path, seg_dict **out)
     return TROVE_OK;
 }
 
+trove_err seg_dict_open(const char *path, seg_dict **out)
+{
+    return open_dict(path, 1, out);
+}
+
+trove_err seg_dict_map(const char *path, seg_dict **out)
+{
+    return open_dict(path, 0, out);
+}
+
+trove_err seg_dict_verify(const seg_dict *d, const char *path)
+{
+    if (payload_ok(d->hdr, d->map_len))
+        return TROVE_OK;
+    return trove_fail(TROVE_ECORRUPT, "Chinese dictionary %s: checksum mismatch (damaged file); "
+                      "rebuild it with trove-seg-build", path);
+}
+
 void seg_dict_close(seg_dict *d)
 {
     if (!d)
         return;
-    munmap((void *)d->map, d->map_len);
+    fmap_close(&(fmap){d->map, d->map_len});
     free(d);
 }
 

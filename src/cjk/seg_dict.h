@@ -89,6 +89,17 @@ trove_err seg_dict_write_chars(const char *out);
 /* Map and verify a compiled dictionary. A missing, truncated, foreign or
  * damaged file is an error whose detail names the file. */
 trove_err seg_dict_open(const char *path, seg_dict **out);
+/* The same without the payload's checksum: every check that reads only
+ * the header (magic, byte order, version, size, each section's range), so
+ * opening reads no page of the 8 MB it does not use (a cold search
+ * segments a few words). Lookups check every offset they follow, so a
+ * damaged payload gives wrong words, never a bad read; seg_dict_verify()
+ * finds it, and must run before segmenting text that is stored (seg.c:
+ * the tokenizer's version, which the indexer asks for first). */
+trove_err seg_dict_map(const char *path, seg_dict **out);
+/* The payload's XXH3 checksum against the header's: TROVE_ECORRUPT naming
+ * `path` when they differ. Reads the whole file. */
+trove_err seg_dict_verify(const seg_dict *d, const char *path);
 void seg_dict_close(seg_dict *d);
 
 /* Node reached from `node` by code point cp, or 0 when there is none

@@ -316,7 +316,8 @@ typedef struct arg_def {
     int required;
     const char *desc;
     /* ARG_OBJECT: its properties; ARG_OPT: one definition whose key is
-     * the search request's row (OPT_ARG) */
+     * the search request's row (OPT_ARG) and whose type is ARG_BOOL when
+     * the argument says the opposite of that 0..1 row (OPT_ARG_NOT) */
     const struct arg_def *fields;
 } arg_def;
 
@@ -324,6 +325,16 @@ typedef struct arg_def {
  * the config's). */
 #define OPT_ARG(key_, row_, desc_) \
     {key_, ARG_OPT, 0, 0, NO_DEFAULT, 0, desc_, (const arg_def[]){{.key = row_}, {0}}}
+/* A boolean argument that says the opposite of its row: `translate`
+ * for the request's no_translate. */
+#define OPT_ARG_NOT(key_, row_, desc_) \
+    {key_, ARG_OPT, 0, 0, NO_DEFAULT, 0, desc_, \
+     (const arg_def[]){{.key = row_, .type = ARG_BOOL}, {0}}}
+
+static int opt_negated(const arg_def *d)
+{
+    return d->type == ARG_OPT && d->fields->type == ARG_BOOL;
+}
 
 static const arg_def filter_args[] = {
     {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
@@ -364,8 +375,9 @@ static const arg_def filter_args[] = {
     {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0, "narrow the search (all must hold)",      \
      filter_args},                                                                         \
     {"include_scores", ARG_BOOL, 0, 0, 0, 0, "add per-channel ranks and scores", NULL},     \
-    {"translate", ARG_BOOL, 0, 0, 1, 0, "also search the query translated with the "       \
-     "Chinese-English dictionary (false: only its own words)", NULL},                     \
+    OPT_ARG_NOT("translate", "no_translate",                                               \
+                "also search the query translated with the Chinese-English dictionary "    \
+                "(false: only its own words; unset: the server's config, `translate:`)"),  \
     {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,                      \
      "budget for the whole answer, in characters of JSON: results that do not fit are left " \
      "out (truncated: true, omitted: how many)", NULL},                                    \
@@ -494,7 +506,8 @@ static arg_def opt_resolved(const arg_def *d)
     } else if (f->kind == WIRE_STRS) {
         r.type = ARG_ONE_OR_LIST;
         r.max = FILTER_MAX_ITEMS;
-    } else if (o && o->kind != API_OPT_REAL && (f->kind == WIRE_INT || f->kind == WIRE_SIZE)) {
+    } else if (o && o->kind != API_OPT_REAL && (f->kind == WIRE_INT || f->kind == WIRE_SIZE) &&
+               (!opt_negated(d) || (o->min == 0 && o->max == 1))) {
         r.type = o->min == 0 && o->max == 1 ? ARG_BOOL : ARG_INT;
         r.min = (long)o->min;
         r.max = o->max < (double)LONG_MAX ? (long)o->max : LONG_MAX;
@@ -785,7 +798,8 @@ static void opts_apply(search_call *c, const arg_def *defs, json_t *args)
         if (d->type != ARG_OPT || !v || json_is_null(v))
             continue;
         json_t *one = json_is_string(v) && wire_search_row(d->fields->key)->kind == WIRE_STRS
-                          ? json_pack("[O]", v) : NULL;
+                          ? json_pack("[O]", v)
+                      : opt_negated(d) ? json_boolean(!json_is_true(v)) : NULL;
         if (wire_search_row_parse(d->fields->key, one ? one : v, &c->o, &c->hold) != TROVE_OK)
             search_problem(c, "'%s': %s", d->key, trove_errmsg());
         json_decref(one);
@@ -1116,7 +1130,6 @@ static json_t *run_search(mcp_server *s, const mcp_session *ss, const tool_def *
         c.o.search.limit = (size_t)top_k;
     c.o.search.with_snippet = 0;   /* the excerpt is the chunk itself */
     c.o.search.vector_only = vector_only;
-    c.o.search.no_translate = !arg_long(t->args, args, "translate");
     c.o.model = s->model;
     c.o.with_body = max_chars > 0;
     search_results res = {0};

@@ -198,15 +198,16 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
 
 /* ---- the translated query ---------------------------------------------- */
 
-/* A translation is kept only when some chunk holds it: a word the vault
- * never uses would take the place of one it does. */
+/* How many chunks hold a translation (up to XLATE_DF_CAP): a word the
+ * vault never uses would take the place of one it does, and of a word's
+ * senses the vault's own is the one it uses most. */
 typedef struct held_ctx {
     store *st;
     sqlite3_stmt *s;
     trove_err rc;
 } held_ctx;
 
-static int index_holds(void *ctx, const char *text, size_t len)
+static size_t index_df(void *ctx, const char *text, size_t len)
 {
     held_ctx *h = ctx;
     if (h->rc)
@@ -216,11 +217,13 @@ static int index_holds(void *ctx, const char *text, size_t len)
     query_parsed q;
     query_parse(t, &q);
     free(t);
-    int found = 0;
+    size_t found = 0;
     if (q.fts) {
         sqlite3_reset(h->s);
         sqlite3_bind_text(h->s, 1, q.fts, -1, SQLITE_TRANSIENT);
-        found = step_row(h->st, h->s, "keyword search", &h->rc) > 0;
+        sqlite3_bind_int(h->s, 2, XLATE_DF_CAP);
+        if (step_row(h->st, h->s, "keyword search", &h->rc) > 0)
+            found = (size_t)sqlite3_column_int64(h->s, 0);
     }
     query_free(&q);
     return found;
@@ -297,12 +300,12 @@ static trove_err xlate_run(search_ctx *c, cand_set *cs)
     if (!d)
         return TROVE_OK;
     held_ctx held = {c->st, NULL, TROVE_OK};
-    held.rc = prepare(c->st, "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT 1",
-                      &held.s);
+    held.rc = prepare(c->st, "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts "
+                      "MATCH ?1 LIMIT ?2)", &held.s);
     if (held.rc)
         return held.rc;
     xlate_out xo;
-    xlate_query(d, c->o->query, index_holds, &held, &xo);
+    xlate_query(d, c->o->query, index_df, &held, &xo);
     store_stmt_put(c->st, held.s);
     if (xdict_damage(d))
         out->xlate_state = SEARCH_XLATE_NODICT;   /* told once by xlate */

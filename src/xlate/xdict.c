@@ -2,14 +2,12 @@
 #include "xlate/xdict.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -19,6 +17,7 @@
 #include "text/tok.h"
 #include "text/tok_int.h"
 #include "util/buf.h"
+#include "util/fmap.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "xlate/xlate.h"
@@ -560,26 +559,17 @@ static int section_ok(uint64_t off, uint64_t count, uint64_t size, uint64_t file
 trove_err xdict_open(const char *path, xdict **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == ENOENT ? TROVE_ENOENT : TROVE_EIO,
-                          "Chinese-English dictionary %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return trove_fail(TROVE_EIO, "Chinese-English dictionary %s: not a regular file", path);
-    }
-    size_t size = (size_t)sb.st_size;
+    fmap fm;
+    trove_err rc = fmap_open(path, "Chinese-English dictionary", &fm);
+    if (rc)
+        return rc;
+    size_t size = fm.len;
     if (size < sizeof(xdict_hdr)) {
-        close(fd);
+        fmap_close(&fm);
         return trove_fail(TROVE_ECORRUPT, "Chinese-English dictionary %s: truncated (%zu bytes)",
                           path, size);
     }
-    void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return trove_fail(TROVE_EIO, "Chinese-English dictionary %s: mmap: %s", path,
-                          strerror(errno));
+    const void *m = fm.data;
     const xdict_hdr *h = m;
     const char *why = NULL;
     if (memcmp(h->magic, XDICT_MAGIC, 8) != 0)
@@ -600,7 +590,7 @@ trove_err xdict_open(const char *path, xdict **out)
              h->payload_hash)
         why = "checksum mismatch (damaged file)";
     if (why) {
-        munmap(m, size);
+        fmap_close(&fm);
         return trove_fail(TROVE_ECORRUPT, "Chinese-English dictionary %s: %s", path, why);
     }
     xdict *d = xcalloc(1, sizeof *d);
@@ -620,7 +610,7 @@ void xdict_close(xdict *d)
 {
     if (!d)
         return;
-    munmap((void *)d->map, d->map_len);
+    fmap_close(&(fmap){d->map, d->map_len});
     free(d->checked);
     free(d->why);
     free(d);

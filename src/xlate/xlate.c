@@ -2,6 +2,7 @@
 #include "xlate/xlate.h"
 
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -151,8 +152,8 @@ size_t xlate_en_key(const char *text, size_t len, tbuf *out)
 
 typedef struct xq {
     const xdict *d;
-    xlate_keep_fn keep;
-    void *keep_ctx;
+    xlate_df_fn df;
+    void *df_ctx;
     xlate_out *o;
     size_t cap;
     int words;   /* the query has Chinese words of two or more characters */
@@ -172,18 +173,43 @@ static void add(xlate_out *o, size_t *cap, const char *from, const xdict_val *v)
     o->to[o->n++] = xstrndup(v->s, v->len);
 }
 
-/* The candidates v[0..n) of source word `from` that the index holds, at
- * most XLATE_PER_WORD of them, from its first XLATE_TRIES (each is a look
- * in the index; the later ones are rarely the word's meaning); returns how
- * many were added. */
+/* The candidates v[0..n) of source word `from` that the index holds: at
+ * most XLATE_PER_WORD of its first XLATE_TRIES (each is a look in the
+ * index; later ones are rarely the word's meaning), best first by
+ *   log(1 + chunks holding it) - XLATE_RANK_COST * its place in the list,
+ * and none held by fewer than 1/XLATE_DF_RATIO of the chunks that hold
+ * the word's most used candidate. Of a word's senses the vault's own is
+ * the one it uses: mobile -> 移动, not 行动; region -> 区域, not 地区;
+ * content -> 内容, and 满足 ("content" as satisfied), in two notes, would
+ * outweigh it as a rare word of the BM25 list. Returns how many were
+ * added. (Tuned on bench/xlang_eval.py --sets dev, docs/performance.md.) */
 static size_t add_kept(xq *x, const char *from, const xdict_val *v, size_t n)
 {
+    if (n > XLATE_TRIES)
+        n = XLATE_TRIES;
+    size_t df[XLATE_TRIES], best = 0;
+    double score[XLATE_TRIES];
+    for (size_t k = 0; k < n; k++) {
+        df[k] = x->df ? x->df(x->df_ctx, v[k].s, v[k].len) : 1;
+        if (df[k] > best)
+            best = df[k];
+    }
+    for (size_t k = 0; k < n; k++)
+        score[k] = df[k] && df[k] * XLATE_DF_RATIO >= best
+                       ? log(1.0 + (double)df[k]) - XLATE_RANK_COST * (double)k
+                       : -INFINITY;
     size_t kept = 0;
-    for (size_t k = 0; k < n && k < XLATE_TRIES && kept < XLATE_PER_WORD; k++)
-        if (!x->keep || x->keep(x->keep_ctx, v[k].s, v[k].len)) {
-            add(x->o, &x->cap, from, &v[k]);
-            kept++;
-        }
+    while (kept < XLATE_PER_WORD) {
+        size_t at = n;
+        for (size_t k = 0; k < n; k++)
+            if (score[k] > -INFINITY && (at == n || score[k] > score[at]))
+                at = k;
+        if (at == n)
+            break;
+        add(x->o, &x->cap, from, &v[at]);
+        score[at] = -INFINITY;
+        kept++;
+    }
     return kept;
 }
 
@@ -389,11 +415,11 @@ static int latin_word(const toks *ts, size_t i)
     return strspn(w, "0123456789") < strlen(w);   /* numbers stay as they are */
 }
 
-void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *keep_ctx,
+void xlate_query(const xdict *d, const char *query, xlate_df_fn df, void *df_ctx,
                  xlate_out *out)
 {
     memset(out, 0, sizeof *out);
-    xq x = {d, keep, keep_ctx, out, 0, 0};
+    xq x = {d, df, df_ctx, out, 0, 0};
     toks ts = {0};
     tok_opts o = {.query = 1};
     if (d && query)

@@ -29,7 +29,9 @@
 #include "xlate/xdict.h"
 
 #define XLATE_PER_WORD 2
-#define XLATE_TRIES 4      /* candidates looked up in the index per source word */
+#define XLATE_TRIES 5      /* candidates looked up in the index per source word */
+#define XLATE_DF_RATIO 16  /* a candidate in 1/16 of the chunks of the word's best: dropped */
+#define XLATE_RANK_COST 1.0   /* a place down the dictionary's list, in log chunks */
 #define XLATE_MAX_WORDS 32
 
 typedef struct xlate_out {
@@ -50,15 +52,18 @@ void xlate_set_warn(xlate_warn_fn warn);
 /* The dictionary path xlate_dict() uses (caller frees). */
 char *xlate_default_dict_path(void);
 
-/* Whether a candidate translation is worth searching for (the search asks
- * the index: a word no note holds finds nothing). NULL keeps every one. */
-typedef int (*xlate_keep_fn)(void *ctx, const char *text, size_t len);
+/* How many chunks of the index hold a candidate translation, counted up
+ * to XLATE_DF_CAP (0: none; the search asks the index: a word no note
+ * holds finds nothing). NULL: every candidate is held, equally often. */
+#define XLATE_DF_CAP 64
+typedef size_t (*xlate_df_fn)(void *ctx, const char *text, size_t len);
 
 /* Translate `query` with `d` (both directions; mixed-script queries get
- * both). Each source word keeps its first XLATE_PER_WORD candidates that
- * `keep` accepts, in the dictionary's order. Never fails; out->n is 0 when
- * no word was found. */
-void xlate_query(const xdict *d, const char *query, xlate_keep_fn keep, void *keep_ctx,
+ * both). Each source word keeps at most XLATE_PER_WORD of its first
+ * XLATE_TRIES candidates that `df` finds in the index, the ones the vault
+ * uses most among the dictionary's first senses (xlate.c, pick). Never
+ * fails; out->n is 0 when no word was found. */
+void xlate_query(const xdict *d, const char *query, xlate_df_fn df, void *df_ctx,
                  xlate_out *out);
 void xlate_out_free(xlate_out *o);
 

@@ -180,7 +180,7 @@ static void test_small_dictionary(void **state)
     free(path);
 }
 
-static int keep_none(void *ctx, const char *text, size_t len)
+static size_t keep_none(void *ctx, const char *text, size_t len)
 {
     (void)text, (void)len;
     (*(int *)ctx)++;

@@ -13,14 +13,12 @@
 #include "embed/formats/gguf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/arena.h"
+#include "util/fmap.h"
 #include "util/mem.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -483,36 +481,20 @@ trove_err gguf_open_memory(const void *data, size_t size, gguf_file **out)
 trove_err gguf_open(const char *path, gguf_file **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int err = errno;
-        return trove_fail(err == ENOENT ? TROVE_ENOENT : err == EACCES ? TROVE_EACCES : TROVE_EIO,
-                          "%s: %s", path, strerror(err));
+    fmap fm;
+    trove_err rc = fmap_open(path, NULL, &fm);
+    if (rc)
+        return rc;
+    if (fm.len < 24) {
+        size_t n = fm.len;
+        fmap_close(&fm);
+        return trove_fail(TROVE_ECORRUPT, "%s: truncated GGUF file: %zu bytes, shorter than "
+                          "the 24-byte header", path, n);
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return trove_fail(TROVE_EIO, "%s: %s", path, strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return trove_fail(TROVE_EIO, "%s: not a regular file", path);
-    }
-    if (st.st_size < 24) {
-        close(fd);
-        return trove_fail(TROVE_ECORRUPT, "%s: truncated GGUF file: %lld bytes, shorter than "
-                          "the 24-byte header", path, (long long)st.st_size);
-    }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return trove_fail(TROVE_EIO, "%s: mmap: %s", path, strerror(err));
     gguf_file *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
-    f->base = map;
-    f->size = (size_t)st.st_size;
+    f->base = fm.data;
+    f->size = fm.len;
     f->mapped = 1;
     return finish_open(f, out);
 }
@@ -522,7 +504,7 @@ void gguf_close(gguf_file *f)
     if (!f)
         return;
     if (f->mapped)
-        munmap((void *)f->base, f->size);
+        fmap_close(&(fmap){f->base, f->size});
     arena_free(&f->arena);
     free(f->keys);
     free(f->vals);

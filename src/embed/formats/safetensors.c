@@ -2,15 +2,13 @@
 #include "embed/formats/safetensors.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "embed/kernels/quant.h"
+#include "util/fmap.h"
 #include "util/mem.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -55,7 +53,7 @@ void st_close(st_file *f)
     if (!f)
         return;
     if (f->mapped)
-        munmap((void *)f->base, f->size);
+        fmap_close(&(fmap){f->base, f->size});
     for (size_t i = 0; i < f->n; i++)
         free((char *)f->t[i].name);
     for (size_t i = 0; i < 2 * f->n_meta; i++)
@@ -208,31 +206,20 @@ trove_err st_open_memory(const void *data, size_t size, const char *name, st_fil
 trove_err st_open(const char *path, st_file **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return trove_fail(errno == ENOENT ? TROVE_ENOENT : TROVE_EIO, "%s: %s", path,
-                          strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int err = errno;
-        close(fd);
-        return trove_fail(TROVE_EIO, "%s: %s", path,
-                          S_ISREG(st.st_mode) ? strerror(err) : "not a regular file");
+    fmap fm;
+    trove_err rc = fmap_open(path, NULL, &fm);
+    if (rc)
+        return rc;
+    if (fm.len < 8) {
+        size_t n = fm.len;
+        fmap_close(&fm);
+        return trove_fail(TROVE_ECORRUPT, "%s: %zu bytes is too short for a safetensors file",
+                          path, n);
     }
-    if (st.st_size < 8) {
-        close(fd);
-        return trove_fail(TROVE_ECORRUPT, "%s: %lld bytes is too short for a safetensors file",
-                          path, (long long)st.st_size);
-    }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    close(fd);
-    if (map == MAP_FAILED)
-        return trove_fail(TROVE_EIO, "%s: mmap: %s", path, strerror(err));
     st_file *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
-    f->base = map;
-    f->size = (size_t)st.st_size;
+    f->base = fm.data;
+    f->size = fm.len;
     f->mapped = true;
     trove_err e = parse(f);
     if (e) {

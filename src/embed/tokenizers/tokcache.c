@@ -24,12 +24,12 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "util/buf.h"
+#include "util/fmap.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
 
@@ -38,8 +38,7 @@
 #define HDR 72
 
 struct tokcache {
-    void *map;
-    size_t size;
+    fmap map;
 };
 
 typedef struct ident {
@@ -115,19 +114,17 @@ tokcache *tokcache_load(const char *src, const char *kind, uint32_t version, con
     char *path = entry_path(src, kind, &id);
     if (!path)
         return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    fmap fm;
+    trove_err rc = fmap_open(path, NULL, &fm);   /* no entry yet: a miss, not an error */
     free(path);
-    if (fd < 0)
+    if (rc)
         return NULL;
-    struct stat st;
-    void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size >= HDR)
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
+    if (fm.len < HDR) {
+        fmap_close(&fm);
         return NULL;
-    size_t size = (size_t)st.st_size;
-    const unsigned char *p = map;
+    }
+    size_t size = fm.len;
+    const unsigned char *p = fm.data;
     uint32_t ver, klen;
     ident got;
     uint64_t plen, phash;
@@ -142,12 +139,11 @@ tokcache *tokcache_load(const char *src, const char *kind, uint32_t version, con
               memcmp(p + HDR, kind, klen) == 0 && plen == size - HDR - kr &&
               ends_hash(p + HDR + kr, (size_t)plen) == phash;
     if (!ok) {
-        munmap(map, size);
+        fmap_close(&fm);
         return NULL;
     }
     tokcache *c = xmalloc(sizeof *c);
-    c->map = map;
-    c->size = size;
+    c->map = fm;
     *payload = p + HDR + kr;
     *len = (size_t)plen;
     return c;
@@ -157,7 +153,7 @@ void tokcache_release(tokcache *c)
 {
     if (!c)
         return;
-    munmap(c->map, c->size);
+    fmap_close(&c->map);
     free(c);
 }
 
