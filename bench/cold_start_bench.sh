@@ -11,6 +11,11 @@
 #   bench/cold_start_bench.sh                    # build/trove against 951423a
 #   TROVE_BIN=build-x/trove BASE=abc1234 ROUNDS=5 RUNS=40 bench/cold_start_bench.sh
 #   QUERY="embed files" VAULT=../shared/corpora/obsidian-help/en bench/cold_start_bench.sh
+#   BASE_BIN=/tmp/base/build/trove bench/cold_start_bench.sh   # BASE built already
+#
+# Then one run of each under callgrind (instructions, the loader included:
+# deterministic, so the box's load does not blur it) when valgrind is
+# installed (CALLGRIND=0 skips it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TROVE_BIN:-$here/build/trove}
@@ -32,14 +37,19 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-git -C "$here" worktree add --detach "$tree" "$base" >/dev/null 2>&1
-(cd "$tree" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-     cmake --build build -j"$(nproc)" --target trove >/dev/null)
 mkdir -p "$work/new" "$work/base"
+if [ -n "${BASE_BIN:-}" ]; then
+    [ -x "$BASE_BIN" ] || { echo "cold_start_bench: no binary at BASE_BIN=$BASE_BIN" >&2; exit 1; }
+    cp "$BASE_BIN" "$work/base/trove"
+else
+    git -C "$here" worktree add --detach "$tree" "$base" >/dev/null 2>&1
+    (cd "$tree" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+         cmake --build build -j"$(nproc)" --target trove >/dev/null)
+    cp "$tree/build/trove" "$work/base/trove"
+fi
 cp "$bin" "$work/new/trove"
 # files trove looks for next to its binary (the Chinese and translation dictionaries)
 for f in "$(dirname "$bin")"/trove-*.dict; do [ -f "$f" ] && cp "$f" "$work/new/"; done
-cp "$tree/build/trove" "$work/base/trove"
 new_rev=$(git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet HEAD -- src || echo "+dirty")
 
 # One environment per binary: its own index, config, runtime and cache
@@ -80,3 +90,13 @@ for name, rs in rows.items():
     print("  %-12s wall %.1f ms  CPU %.1f ms" % (name, statistics.median(x[1] for x in rs),
                                                  statistics.median(x[2] for x in rs)))
 PY
+if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+    echo "instructions of one run (valgrind --tool=callgrind, loader included):"
+    for b in base new; do
+        $(envof $b | sed "s#$work/$b/trove\$##") valgrind --tool=callgrind --dump-instr=no \
+            --callgrind-out-file="$work/cg.$b" "$work/$b/trove" search "$query" \
+            >/dev/null 2>"$work/cg.$b.err"
+        printf "  %-12s %s\n" "$([ $b = base ] && echo "$base" || echo "$new_rev")" \
+            "$(sed -n 's/.*Collected : //p' "$work/cg.$b.err")"
+    done
+fi

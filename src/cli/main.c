@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "cjk/seg.h"
 #include "xlate/xlate.h"
@@ -151,23 +154,14 @@ dcl *cli_daemon(cli *c)
 {
     if (c->no_daemon)
         return NULL;
-    /* Cheap checks first: most cold runs have no daemon, and its socket
-     * file is then missing. */
-    char *sock = dcl_socket_path(c->index_path);
-    struct stat sb;
-    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
-    free(sock);
-    char *held = there ? NULL : dcl_holder_socket(c->index_path);   /* another socket folder */
-    there |= held != NULL;
-    free(held);
     const config *cfg = cli_config_once();
     if (!cfg)
         return NULL;   /* the cold path reports the broken config */
-    int autostart = !there && !cfg->daemon_off && wants_daemon(cfg);
-    if (!there && !autostart)
-        return NULL;
-    if (autostart)
-        start_daemon(c);
+    int there;
+    dcl *d = dcl_probe(c->index_path, cfg, 60.0, &there);
+    if (d || there || cfg->daemon_off || !wants_daemon(cfg))
+        return d;
+    start_daemon(c);
     return dcl_find(c->index_path, cfg, 60.0);
 }
 
@@ -202,8 +196,19 @@ static void seg_warn(const char *message)
     fprintf(stderr, "trove: warning: %s\n", message);
 }
 
+/* jansson seeds its hash tables at the first JSON object by opening and
+ * reading /dev/urandom (three system calls); one getrandom() gives it as
+ * random a seed. Before any JSON object exists, or it has no effect. */
+static void json_seed(void)
+{
+    size_t seed = 0;
+    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed && seed)
+        json_object_seed(seed);
+}
+
 int main(int argc, char **argv)
 {
+    json_seed();
     seg_install(seg_paths, NULL, seg_warn);
     xlate_set_warn(seg_warn);
     cli c = {0};

@@ -72,10 +72,10 @@ char *dcl_abs_path(const char *path)
     return tbuf_detach(&b);
 }
 
-char *dcl_socket_path(const char *index_path)
+/* The socket of the index whose absolute path is abs. */
+static char *socket_of(const char *abs)
 {
     char *dir = dcl_socket_dir();
-    char *abs = dcl_abs_path(index_path);
     char *def_raw = fs_xdg_path(NULL, "XDG_CACHE_HOME", ".cache", "trove/index.db");
     char *def = dcl_abs_path(def_raw);
     tbuf b = {0};
@@ -84,7 +84,6 @@ char *dcl_socket_path(const char *index_path)
     else
         tbuf_printf(&b, "%s/trove-%016llx.sock", dir, (unsigned long long)str_hash(abs, strlen(abs)));
     free(dir);
-    free(abs);
     free(def_raw);
     free(def);
     struct sockaddr_un sa;
@@ -95,6 +94,14 @@ char *dcl_socket_path(const char *index_path)
         return NULL;
     }
     return tbuf_detach(&b);
+}
+
+char *dcl_socket_path(const char *index_path)
+{
+    char *abs = dcl_abs_path(index_path);
+    char *sock = socket_of(abs);
+    free(abs);
+    return sock;
 }
 
 static void set_timeouts(int fd, double secs)
@@ -125,56 +132,20 @@ char *dcl_holder_socket(const char *index_path)
     return sock;
 }
 
-static trove_err connect_at(char *path, const char *index_path, const char *config_file,
-                            double timeout_s, dcl **out);
-
-trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out)
-{
-    *out = NULL;
-    char *path = dcl_socket_path(index_path);
-    if (!path)
-        return TROVE_ERANGE;
-    trove_err rc = connect_at(path, index_path, config_file, timeout_s, out);
-    if (rc != TROVE_ENOENT)
-        return rc;
-    /* No daemon on our socket; one started with another $XDG_RUNTIME_DIR
-     * may still hold the index (its lock names its socket). */
-    char *other = dcl_holder_socket(index_path);
-    char *ours = dcl_socket_path(index_path);
-    if (other && ours && strcmp(other, ours) != 0) {
-        char *detail = xstrdup(trove_errmsg());
-        if (connect_at(other, index_path, config_file, timeout_s, out) == TROVE_OK) {
-            free(detail);
-            free(ours);
-            return TROVE_OK;
-        }
-        trove_fail(rc, "%s", detail);
-        free(detail);
-    } else {
-        free(other);
-    }
-    free(ours);
-    return rc;
-}
-
-/* Connect to the socket at `path` (taken: freed here). */
-static trove_err connect_at(char *path, const char *index_path, const char *config_file,
+/* Connect to the socket at `path`; abs: the index's absolute path. */
+static trove_err connect_at(const char *path, const char *abs, const char *config_file,
                             double timeout_s, dcl **out)
 {
     *out = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     memcpy(sa.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        free(path);
+    if (fd < 0)
         return trove_fail(TROVE_EIO, "socket: %s", strerror(errno));
-    }
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         int e = errno;
         close(fd);
-        trove_err rc = trove_fail(TROVE_ENOENT, "no daemon at %s: %s", path, strerror(e));
-        free(path);
-        return rc;
+        return trove_fail(TROVE_ENOENT, "no daemon at %s: %s", path, strerror(e));
     }
     /* Only a daemon of our own user: one of another user (a socket in a
      * folder someone else made) could answer anything. */
@@ -182,19 +153,60 @@ static trove_err connect_at(char *path, const char *index_path, const char *conf
     socklen_t cl = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != geteuid()) {
         close(fd);
-        trove_err rc = trove_fail(TROVE_EACCES, "the daemon at %s runs as another user", path);
-        free(path);
-        return rc;
+        return trove_fail(TROVE_EACCES, "the daemon at %s runs as another user", path);
     }
-    free(path);
     set_timeouts(fd, timeout_s);
     dcl *c = xcalloc(1, sizeof *c);
     c->fd = fd;
-    c->index_path = dcl_abs_path(index_path);
+    c->index_path = xstrdup(abs);
     c->config_file = config_file ? dcl_abs_path(config_file) : NULL;
     c->timeout = timeout_s;
     *out = c;
     return TROVE_OK;
+}
+
+/* dcl_connect once the index's absolute path (abs) and socket (sock, NULL
+ * when too long: its trove_fail detail is set) are known; holder: the
+ * socket the index's lock names, when the caller looked already. */
+static trove_err connect_known(const char *index_path, const char *abs, const char *sock,
+                               char *holder, int looked, const char *config_file,
+                               double timeout_s, dcl **out)
+{
+    *out = NULL;
+    if (!sock) {
+        free(holder);
+        return TROVE_ERANGE;
+    }
+    trove_err rc = connect_at(sock, abs, config_file, timeout_s, out);
+    if (rc != TROVE_ENOENT) {
+        free(holder);
+        return rc;
+    }
+    /* No daemon on our socket; one started with another $XDG_RUNTIME_DIR
+     * may still hold the index (its lock names its socket). */
+    char *other = looked ? holder : dcl_holder_socket(index_path);
+    if (other && strcmp(other, sock) != 0) {
+        char *detail = xstrdup(trove_errmsg());
+        if (connect_at(other, abs, config_file, timeout_s, out) == TROVE_OK) {
+            free(detail);
+            free(other);
+            return TROVE_OK;
+        }
+        trove_fail(rc, "%s", detail);
+        free(detail);
+    }
+    free(other);
+    return rc;
+}
+
+trove_err dcl_connect(const char *index_path, const char *config_file, double timeout_s, dcl **out)
+{
+    char *abs = dcl_abs_path(index_path);
+    char *sock = socket_of(abs);
+    trove_err rc = connect_known(index_path, abs, sock, NULL, 0, config_file, timeout_s, out);
+    free(sock);
+    free(abs);
+    return rc;
 }
 
 void dcl_close(dcl *c)
@@ -214,27 +226,37 @@ int dcl_failed(const dcl *c)
     return c->failed;
 }
 
-dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s)
+dcl *dcl_probe(const char *index_path, const config *cfg, double timeout_s, int *there)
 {
+    if (there)
+        *there = 0;
     if (cfg->daemon_off)
         return NULL;
     /* Cheap check first: most cold runs have no daemon, and its socket
-     * file is then missing. */
-    char *sock = dcl_socket_path(index_path);
+     * file is then missing. The index's absolute path and socket are
+     * worked out once (each realpath() is a readlink per path component). */
+    char *abs = dcl_abs_path(index_path);
+    char *sock = socket_of(abs);
     struct stat sb;
-    int there = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
-    free(sock);
-    if (!there) {
-        /* a daemon of this index on another socket folder */
-        char *other = dcl_holder_socket(index_path);
-        there = other != NULL;
-        free(other);
-    }
+    int here = sock && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    /* a daemon of this index on another socket folder */
+    char *holder = here ? NULL : dcl_holder_socket(index_path);
+    int found = here || holder;
     dcl *d = NULL;
-    if (!there || dcl_connect(index_path, cfg->file, timeout_s, &d) != TROVE_OK)
+    if (found &&
+        connect_known(index_path, abs, sock, holder, !here, cfg->file, timeout_s, &d) != TROVE_OK)
         d = NULL;
+    if (there)
+        *there = found;
+    free(sock);
+    free(abs);
     trove_errclear();
     return d;
+}
+
+dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s)
+{
+    return dcl_probe(index_path, cfg, timeout_s, NULL);
 }
 
 int dcl_answered(dcl *d)

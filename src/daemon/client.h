@@ -60,6 +60,10 @@ int dcl_failed(const dcl *c);
  * daemon of `index_path` under `cfg`, or NULL (errors cleared) when its
  * socket is missing, cfg says `daemon: off`, or connecting fails. */
 dcl *dcl_find(const char *index_path, const config *cfg, double timeout_s);
+/* dcl_find, and *there (may be NULL) 1 when a daemon's socket was found,
+ * whether or not connecting to it worked (a front end that starts a daemon
+ * when none runs must not start a second one). */
+dcl *dcl_probe(const char *index_path, const config *cfg, double timeout_s, int *there);
 /* After one call on d (from dcl_find): closes d and returns 1 when that
  * call's outcome is the answer (results, or the daemon's own error to
  * show), 0 when the caller must answer cold (the error is then cleared). */

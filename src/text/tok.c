@@ -7,7 +7,11 @@
  * buffer, so no token costs a malloc. */
 #include "text/tok.h"
 
+#if TROVE_STEM_DIRECT
+#include "text/stem_direct.h"
+#else
 #include <libstemmer.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -206,7 +210,51 @@ static size_t fold_unicode(const char *s, size_t len, utf8proc_option_t opts,
 
 /* ---- stemming ----------------------------------------------------------- */
 
-/* sb_stemmer keeps state per instance, so each thread gets its own, with a
+/* The English Snowball stemmer: its own functions where libstemmer's
+ * archive is linked (text/stem_direct.h says why), else the public API. */
+#if TROVE_STEM_DIRECT
+typedef struct SN_env stemmer;
+
+static stemmer *stemmer_new(void)
+{
+    return english_UTF_8_create_env();
+}
+
+static void stemmer_free(stemmer *z)
+{
+    english_UTF_8_close_env(z);
+}
+
+/* sb_stemmer_stem, for one stemmer: the stem and its length, or NULL. */
+static const char *stemmer_run(stemmer *z, const char *w, int len, int *out_len)
+{
+    if (SN_set_current(z, len, (const unsigned char *)w) != 0 || english_UTF_8_stem(z) < 0)
+        return NULL;
+    *out_len = z->l;
+    return (const char *)z->p;
+}
+#else
+typedef struct sb_stemmer stemmer;
+
+static stemmer *stemmer_new(void)
+{
+    return sb_stemmer_new("english", NULL);
+}
+
+static void stemmer_free(stemmer *sb)
+{
+    sb_stemmer_delete(sb);
+}
+
+static const char *stemmer_run(stemmer *sb, const char *w, int len, int *out_len)
+{
+    const sb_symbol *r = sb_stemmer_stem(sb, (const sb_symbol *)w, len);
+    *out_len = r ? sb_stemmer_length(sb) : 0;
+    return (const char *)r;
+}
+#endif
+
+/* A stemmer keeps state per instance, so each thread gets its own, with a
  * small direct-mapped cache of recent stems in front of it: word frequencies
  * are Zipfian, so most lookups hit, at a fraction of a Snowball run. The key
  * destructor frees both when the thread exits. */
@@ -220,7 +268,7 @@ typedef struct stem_slot {
 } stem_slot;
 
 typedef struct stem_state {
-    struct sb_stemmer *sb;
+    stemmer *sb;
     stem_slot slots[STEM_CACHE_SLOTS];
 } stem_state;
 
@@ -232,7 +280,7 @@ static pthread_once_t stem_once = PTHREAD_ONCE_INIT;
 static void stem_state_free(void *p)
 {
     stem_state *s = p;
-    sb_stemmer_delete(s->sb);
+    stemmer_free(s->sb);
     free(s);
 }
 
@@ -245,7 +293,7 @@ static stem_state *stem_get(void)
 {
     if (tl_stem || tl_stem_failed)
         return tl_stem;
-    struct sb_stemmer *sb = sb_stemmer_new("english", NULL);
+    stemmer *sb = stemmer_new();
     if (!sb) {
         tl_stem_failed = 1;
         return NULL;
@@ -304,9 +352,9 @@ static void stem_word(const char **w, size_t *len)
             return;
         }
     }
-    const sb_symbol *r = sb_stemmer_stem(st->sb, (const sb_symbol *)*w, (int)*len);
-    int rl = r ? sb_stemmer_length(st->sb) : 0;
-    if (rl <= 0)
+    int rl = 0;
+    const char *r = stemmer_run(st->sb, *w, (int)*len, &rl);
+    if (!r || rl <= 0)
         return;
     if (slot && rl <= STEM_CACHE_WORD) {
         slot->wlen = (unsigned char)*len;

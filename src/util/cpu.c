@@ -27,6 +27,8 @@ static unsigned detect(void)
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
         if (ymm && (b & bit_AVX2))
             f |= CPU_AVX2;
+        if (zmm && (b & bit_AVX512F))
+            f |= CPU_AVX512F;
         if (zmm && (b & bit_AVX512VL))
             f |= CPU_AVX512VL;
         if (zmm && (c & bit_AVX512VNNI))

@@ -13,6 +13,7 @@ enum {
     CPU_F16C = 1 << 2,
     CPU_AVX512VL = 1 << 3,   /* with the OS saving ZMM/opmask state */
     CPU_AVX512VNNI = 1 << 4,
+    CPU_AVX512F = 1 << 5,    /* with the OS saving ZMM/opmask state */
 };
 
 /* The CPU_* bits this machine has (0 on other architectures). */

@@ -19,17 +19,54 @@
 #include <time.h>
 #include <string.h>
 
+#include "util/cpu.h"
 #include "util/mem.h"
 
-/* Hot element-wise loops get AVX-512 and AVX2 clones picked at load time
- * (ifunc), the baseline build being plain x86-64 (SSE2). The loops are
- * written so that vectorising them reorders nothing (fixed lanes, no
- * reassociation, and ISO C mode leaves fp-contract off), so every clone
- * computes the same floats as the baseline. */
+/* Hot element-wise loops get AVX-512 and AVX2 clones, the baseline build
+ * being plain x86-64 (SSE2). The loops are written so that vectorising them
+ * reorders nothing (fixed lanes, no reassociation, and ISO C mode leaves
+ * fp-contract off), so every clone computes the same floats as the
+ * baseline. Each loop is written once as NAME_body (KERN_BODY, inlined into
+ * each clone, which compiles it for its instruction set); KERN_CLONES then
+ * defines the clones and NAME, which picks one on its first call (util/cpu).
+ * Not gcc's target_clones: its ifunc resolvers run at every process start,
+ * and their libgcc CPU probe is a dozen cpuid instructions, each a trap to
+ * the hypervisor on a virtual machine (30-45 us apiece on the 2-core
+ * development VM), although most commands never embed anything. */
+#define KERN_BODY static inline __attribute__((always_inline))
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define KERN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define KERN_CLONES(linkage, name, params, args)                                      \
+    __attribute__((target("avx512f"))) static void name##_avx512 params             \
+    {                                                                                \
+        name##_body args;                                                            \
+    }                                                                                \
+    __attribute__((target("avx2"))) static void name##_avx2 params                  \
+    {                                                                                \
+        name##_body args;                                                            \
+    }                                                                                \
+    static void name##_base params                                                   \
+    {                                                                                \
+        name##_body args;                                                            \
+    }                                                                                \
+    linkage void name params                                                         \
+    {                                                                                \
+        typedef void name##_fn params;                                               \
+        static name##_fn *_Atomic pick;                                              \
+        name##_fn *f = atomic_load_explicit(&pick, memory_order_relaxed);            \
+        if (!f) {                                                                    \
+            unsigned simd = cpu_simd();                                              \
+            f = simd & CPU_AVX512F ? name##_avx512 : simd & CPU_AVX2 ? name##_avx2   \
+                                                                     : name##_base;  \
+            atomic_store_explicit(&pick, f, memory_order_relaxed);                   \
+        }                                                                            \
+        f args;                                                                      \
+    }
 #else
-#define KERN_CLONES
+#define KERN_CLONES(linkage, name, params, args)                                      \
+    linkage void name params                                                         \
+    {                                                                                \
+        name##_body args;                                                            \
+    }
 #endif
 
 /* Output columns (weight rows) per matmul task. Fixed, so the partition of
@@ -225,7 +262,7 @@ typedef struct linear_job {
     size_t w_row;
 } linear_job;
 
-KERN_CLONES static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
+KERN_BODY void linear_bias_body(const linear_job *j, int64_t o0, int64_t nb)
 {
     if (!j->bias)
         return;
@@ -235,6 +272,7 @@ KERN_CLONES static void linear_bias(const linear_job *j, int64_t o0, int64_t nb)
             y[o] += j->bias[o0 + o];
     }
 }
+KERN_CLONES(static, linear_bias, (const linear_job *j, int64_t o0, int64_t nb), (j, o0, nb))
 
 static void linear_task_float(void *ctx, int task, int tid)
 {
@@ -503,7 +541,7 @@ static inline __attribute__((always_inline)) double lane_sum(const float *x, int
     return s;
 }
 
-KERN_CLONES static void layernorm_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void layernorm_row_body(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     double mean = lane_sum(x, j->n, 0.0, 0) / (double)j->n;
@@ -519,6 +557,7 @@ KERN_CLONES static void layernorm_row(const rows_job *j, float *x, const float *
         x[i] = v;
     }
 }
+KERN_CLONES(static, layernorm_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
                     const float *b, float eps)
@@ -528,7 +567,7 @@ void kern_layernorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, con
     rows_run(p, &j);
 }
 
-KERN_CLONES static void rmsnorm_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void rmsnorm_row_body(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     double ss = lane_sum(x, j->n, 0.0, 1);
@@ -540,6 +579,7 @@ KERN_CLONES static void rmsnorm_row(const rows_job *j, float *x, const float *y)
         for (int64_t i = 0; i < j->n; i++)
             x[i] = x[i] * inv;
 }
+KERN_CLONES(static, rmsnorm_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const float *w,
                   float eps)
@@ -548,11 +588,12 @@ void kern_rmsnorm(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld, const
     rows_run(p, &j);
 }
 
-KERN_CLONES static void add_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void add_row_body(const rows_job *j, float *x, const float *y)
 {
     for (int64_t i = 0; i < j->n; i++)
         x[i] += y[i];
 }
+KERN_CLONES(static, add_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_add(kpool *p, float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
               int64_t n)
@@ -597,12 +638,13 @@ static inline __attribute__((always_inline)) float ftanh(float x)
     return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f);
 }
 
-KERN_CLONES static void gelu_erf_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void gelu_erf_row_body(const rows_job *j, float *x, const float *y)
 {
     (void)y;
     for (int64_t i = 0; i < j->n; i++)
         x[i] = 0.5f * x[i] * (1.0f + ferf(x[i] * 0.70710678118654752f));
 }
+KERN_CLONES(static, gelu_erf_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
 {
@@ -610,7 +652,7 @@ void kern_gelu_erf(kpool *p, float *x, int64_t rows, int64_t n, int64_t ld)
     rows_run(p, &j);
 }
 
-KERN_CLONES static void gelu_tanh_mul_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void gelu_tanh_mul_row_body(const rows_job *j, float *x, const float *y)
 {
     const float c = 0.7978845608028654f; /* sqrt(2 / pi) */
     for (int64_t i = 0; i < j->n; i++) {
@@ -618,6 +660,7 @@ KERN_CLONES static void gelu_tanh_mul_row(const rows_job *j, float *x, const flo
         x[i] = 0.5f * v * (1.0f + ftanh(c * (v + 0.044715f * v * v * v))) * y[i];
     }
 }
+KERN_CLONES(static, gelu_tanh_mul_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
                         int64_t rows, int64_t n)
@@ -627,11 +670,12 @@ void kern_gelu_tanh_mul(kpool *p, float *gate, int64_t ldg, const float *up, int
     rows_run(p, &j);
 }
 
-KERN_CLONES static void silu_mul_row(const rows_job *j, float *x, const float *y)
+KERN_BODY void silu_mul_row_body(const rows_job *j, float *x, const float *y)
 {
     for (int64_t i = 0; i < j->n; i++)
         x[i] = x[i] / (1.0f + fexp(-x[i])) * y[i];
 }
+KERN_CLONES(static, silu_mul_row, (const rows_job *j, float *x, const float *y), (j, x, y))
 
 void kern_silu_mul(kpool *p, float *gate, int64_t ldg, const float *up, int64_t ldu,
                    int64_t rows, int64_t n)
@@ -655,7 +699,7 @@ void kern_scale(float *x, int64_t n, float s)
 
 /* Max and sum use 8 independent lanes combined in a fixed order, so gcc
  * can vectorise them without reassociating anything. */
-KERN_CLONES void kern_softmax(float *x, int64_t n)
+KERN_BODY void kern_softmax_body(float *x, int64_t n)
 {
     if (n <= 0)
         return;
@@ -687,6 +731,7 @@ KERN_CLONES void kern_softmax(float *x, int64_t n)
     for (i = 0; i < n; i++)
         x[i] *= inv;
 }
+KERN_CLONES(, kern_softmax, (float *x, int64_t n), (x, n))
 
 /* ------------------------------------------------------------------ */
 /* RoPE                                                                */
@@ -711,7 +756,7 @@ typedef struct rope_job {
     const float *tab;
 } rope_job;
 
-KERN_CLONES static void rope_task(void *ctx, int task, int tid)
+KERN_BODY void rope_task_body(void *ctx, int task, int tid)
 {
     const rope_job *j = ctx;
     (void)tid;
@@ -731,6 +776,7 @@ KERN_CLONES static void rope_task(void *ctx, int task, int tid)
         }
     }
 }
+KERN_CLONES(static, rope_task, (void *ctx, int task, int tid), (ctx, task, tid))
 
 void kern_rope_neox(kpool *p, float *x, int64_t rows, int64_t ld, int64_t n_heads, int64_t d,
                     const int32_t *pos, const float *tab)
@@ -854,7 +900,7 @@ static int at_fast_ok(const kattn *a)
     static atomic_int cpu = -1;
     int c = atomic_load(&cpu);
     if (c < 0) {
-        c = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        c = cpu_simd() & CPU_AVX512F ? 1 : 0;
         atomic_store(&cpu, c);
     }
     return c && a->causal && a->window == 0 && a->head_dim % 64 == 0 &&
