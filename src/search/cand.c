@@ -130,18 +130,12 @@ int search_topk_get(topk *t, size_t i, scored *out)
     return 1;
 }
 
-static int cmp_scored_desc(const void *a, const void *b)
-{
-    const scored *x = a, *y = b;
-    return scored_below(x, y) ? 1 : scored_below(y, x) ? -1 : 0;
-}
-
 /* Run a "SELECT id, score ... WHERE fts MATCH ?1" (its filter values from
  * ?2 on, then the heading's) and keep the best rows in C: cheaper than
  * FTS5's ORDER BY rank, which sorts every match. *matches: how many rows
  * the query gave. */
 static trove_err run_best(store *st, const char *sql, const char *fts, const search_filter *f,
-                          const char *heading, int lazy, topk *top, size_t *matches)
+                          const char *heading, topk *top, size_t *matches)
 {
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql, &s);
@@ -158,13 +152,7 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
         ++*matches;
     }
     store_stmt_put(st, s);
-    if (lazy) {
-        lazy_order(top);
-        return rc;
-    }
-    if (rc == TROVE_OK && top->n > 1)
-        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
-    top->sorted = top->n;
+    lazy_order(top);
     return rc;
 }
 
@@ -205,7 +193,7 @@ static trove_err keep_allowed(store *st, const char *check, const search_filter 
 trove_err search_keep_best_plain(store *st, const char *plain, const char *fts, topk *top,
                                  size_t *matches)
 {
-    return run_best(st, plain, fts, NULL, NULL, 1, top, matches);
+    return run_best(st, plain, fts, NULL, NULL, top, matches);
 }
 
 trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *check,
@@ -214,7 +202,7 @@ trove_err search_keep_best(store *st, const char *plain, const char *joined, con
 {
     size_t matches;
     if (f->sql.len == 0 && !heading)
-        return run_best(st, plain, fts, NULL, NULL, 0, top, &matches);
+        return run_best(st, plain, fts, NULL, NULL, top, &matches);
     if (top->cap && check) {
         /* Filters checked on the best rows only: the unfiltered match
          * keeps KEEP_BEST_MARGIN times as many rows as wanted, read best
@@ -223,7 +211,7 @@ trove_err search_keep_best(store *st, const char *plain, const char *joined, con
          * --where). Exact: when fewer pass, either every match was kept
          * (the answer is complete) or the joined query runs after all. */
         topk wide = {.cap = top->cap * KEEP_BEST_MARGIN};
-        trove_err rc = run_best(st, plain, fts, NULL, NULL, 1, &wide, &matches);
+        trove_err rc = run_best(st, plain, fts, NULL, NULL, &wide, &matches);
         if (rc == TROVE_OK)
             rc = keep_allowed(st, check, f, heading, &wide, top);
         free(wide.h);
@@ -233,7 +221,7 @@ trove_err search_keep_best(store *st, const char *plain, const char *joined, con
     }
     tbuf sql = {0};
     tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
-    trove_err rc = run_best(st, sql.data, fts, f, heading, 0, top, &matches);
+    trove_err rc = run_best(st, sql.data, fts, f, heading, top, &matches);
     tbuf_free(&sql);
     return rc;
 }

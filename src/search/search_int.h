@@ -178,8 +178,8 @@ void search_topk_push(topk *t, int64_t chunk_id, double score);
  * a few hundred of thousands of kept rows orders only those
  * (docs/performance.md, --where). */
 int search_topk_get(topk *t, size_t i, scored *out);
-/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows,
- * sorted best first. Without filters `plain` runs alone. With filters and
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows
+ * (h[0 .. n) all of them, best first through search_topk_get). Without filters `plain` runs alone. With filters and
  * a cap, `plain` keeps KEEP_BEST_MARGIN times as many rows, and `check`
  * ("SELECT 1 FROM ... d ... WHERE <id> = ?1", completed by the filters)
  * keeps the best that pass; only when too few pass of a match with more
