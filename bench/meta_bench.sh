@@ -10,6 +10,8 @@
 #
 #   bench/meta_bench.sh                # $TROVE_BIN or build/trove
 #   RUNS=20 bench/meta_bench.sh
+#   META_DIR=/tmp/meta bench/meta_bench.sh   # keep the vault and index there,
+#                                            # and reuse them when present
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TROVE_BIN:-$here/build/trove}
@@ -17,12 +19,19 @@ bin=${TROVE_BIN:-$here/build/trove}
 tarball=${TLDR_TARBALL:-$here/../shared/corpora/tldr-pages.tar.gz}
 [ -x "$bin" ] || { echo "meta_bench: no trove binary at $bin" >&2; exit 1; }
 [ -f "$tarball" ] || { echo "meta_bench: $tarball not found" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/trove-meta.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+if [ -n "${META_DIR:-}" ]; then
+    work=$META_DIR
+    mkdir -p "$work"
+else
+    work=$(mktemp -d "${TMPDIR:-/tmp}/trove-meta.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+fi
 cp "$bin" "$work/trove"
 # the Chinese dictionary is looked for next to the binary
 [ -f "$(dirname "$bin")/trove-zh.dict" ] && cp "$(dirname "$bin")/trove-zh.dict" "$work/"
 export TROVE_INDEX=$work/index.db TROVE_CONFIG_DIR=$work/config TROVE_NO_DAEMON=1 NO_COLOR=1
+echo "$(basename "$bin") at $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cpus, $(uptime | sed 's/.*load/load/')"
+if [ ! -f "$work/index.db" ]; then
 mkdir -p "$work/tldr"
 tar -xzf "$tarball" -C "$work/tldr"
 /usr/bin/python3 - "$work/tldr" <<'PY'
@@ -46,6 +55,7 @@ print("frontmatter added to %d pages" % n)
 PY
 "$work/trove" collection add "$work/tldr" --name tldr >/dev/null
 "$work/trove" update | tail -1
+fi
 /usr/bin/python3 - "$work/trove" "${RUNS:-10}" <<'PY'
 import resource, subprocess, sys
 trove, runs = sys.argv[1], int(sys.argv[2])

@@ -83,10 +83,51 @@ void search_topk_push(topk *t, int64_t chunk_id, double score)
     }
 }
 
-static int cmp_scored_desc(const void *a, const void *b)
+/* Lazy order: the rows not yet sorted, h[sorted .. n), are a max-heap
+ * laid out backwards (heap index j at h[n - 1 - j], the best at h[n - 1]),
+ * so that taking its best frees h[sorted], where the best goes. */
+static scored *lazy_at(topk *t, size_t j)
 {
-    const scored *x = a, *y = b;
-    return scored_below(x, y) ? 1 : scored_below(y, x) ? -1 : 0;
+    return &t->h[t->n - 1 - j];
+}
+
+static void lazy_sift_down(topk *t, size_t m, size_t j)
+{
+    for (;;) {
+        size_t l = 2 * j + 1, r = l + 1, best = j;
+        if (l < m && scored_below(lazy_at(t, best), lazy_at(t, l)))
+            best = l;
+        if (r < m && scored_below(lazy_at(t, best), lazy_at(t, r)))
+            best = r;
+        if (best == j)
+            return;
+        scored x = *lazy_at(t, j);
+        *lazy_at(t, j) = *lazy_at(t, best);
+        *lazy_at(t, best) = x;
+        j = best;
+    }
+}
+
+static void lazy_order(topk *t)
+{
+    t->sorted = 0;
+    for (size_t j = t->n / 2; j-- > 0;)
+        lazy_sift_down(t, t->n, j);
+}
+
+int search_topk_get(topk *t, size_t i, scored *out)
+{
+    if (i >= t->n)
+        return 0;
+    while (t->sorted <= i) {
+        size_t m = t->n - t->sorted;   /* rows in the heap */
+        scored best = *lazy_at(t, 0);
+        *lazy_at(t, 0) = *lazy_at(t, m - 1);   /* h[sorted] */
+        lazy_sift_down(t, m - 1, 0);
+        t->h[t->sorted++] = best;
+    }
+    *out = t->h[i];
+    return 1;
 }
 
 /* Run a "SELECT id, score ... WHERE fts MATCH ?1" (its filter values from
@@ -111,18 +152,21 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
         ++*matches;
     }
     store_stmt_put(st, s);
-    if (rc == TROVE_OK && top->n > 1)
-        qsort(top->h, top->n, sizeof *top->h, cmp_scored_desc);
+    lazy_order(top);
     return rc;
 }
 
 /* The rows of `wide` (best first) that the filters allow, in order, into
  * top until it holds top->cap: one `check` lookup per row read. */
 static trove_err keep_allowed(store *st, const char *check, const search_filter *f,
-                              const char *heading, const topk *wide, topk *top)
+                              const char *heading, topk *wide, topk *top)
 {
     tbuf sql = {0};
-    tbuf_printf(&sql, "%s%s%s", check, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
+    if (f->on_note.len)   /* the note id alone: no docs row read */
+        tbuf_printf(&sql, "SELECT 1 WHERE 1%s", tbuf_cstr(&f->on_note));
+    else
+        tbuf_printf(&sql, "%s%s%s", check, tbuf_cstr(&f->sql),
+                    heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s;
     trove_err rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
@@ -131,14 +175,17 @@ static trove_err keep_allowed(store *st, const char *check, const search_filter 
     search_filter_bind(s, 2, f);
     if (heading)
         sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
-    for (size_t i = 0; rc == TROVE_OK && i < wide->n && top->n < top->cap; i++) {
+    scored row;
+    for (size_t i = 0; rc == TROVE_OK && top->n < top->cap && search_topk_get(wide, i, &row);
+         i++) {
         sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, wide->h[i].chunk_id);
+        sqlite3_bind_int64(s, 1, row.chunk_id);
         if (step_row(st, s, "filtering", &rc) > 0) {
             xgrow(&top->h, &top->alloc, top->n + 1, sizeof *top->h);
-            top->h[top->n++] = wide->h[i];
+            top->h[top->n++] = row;
         }
     }
+    top->sorted = top->n;
     store_stmt_put(st, s);
     return rc;
 }
@@ -170,7 +217,7 @@ trove_err search_keep_best(store *st, const char *plain, const char *joined, con
         free(wide.h);
         if (rc || top->n == top->cap || matches <= wide.cap)
             return rc;
-        top->n = 0;
+        top->n = top->sorted = 0;
     }
     tbuf sql = {0};
     tbuf_printf(&sql, "%s%s%s", joined, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");

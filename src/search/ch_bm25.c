@@ -18,15 +18,17 @@
  * all) or `most` rows that pass: `s` gives a row's note and language, or no
  * row when the filters refuse it. *notes counts on; returns the rows that
  * passed. */
-static size_t walk_rows(store *st, sqlite3_stmt *s, const topk *top, size_t most, size_t depth,
+static size_t walk_rows(store *st, sqlite3_stmt *s, topk *top, size_t most, size_t depth,
                         cand_set *cs, int ch, int skip_zh, size_t *notes, trove_err *rc)
 {
     size_t passed = 0;
-    for (size_t i = 0; *rc == TROVE_OK && i < top->n && (!most || passed < most); i++) {
+    scored row;
+    for (size_t i = 0; *rc == TROVE_OK && (!most || passed < most) && search_topk_get(top, i, &row);
+         i++) {
         if (depth && *notes >= depth)
             break;
         sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, top->h[i].chunk_id);
+        sqlite3_bind_int64(s, 1, row.chunk_id);
         if (step_row(st, s, "keyword search", rc) <= 0)
             continue;
         passed++;
@@ -43,9 +45,9 @@ static size_t walk_rows(store *st, sqlite3_stmt *s, const topk *top, size_t most
         if (*has)
             continue;   /* a better chunk of this note came first */
         *has = 1;
-        c->ch[ch].score = top->h[i].score;
+        c->ch[ch].score = row.score;
         if (ch == SEARCH_CH_BM25 || !c->chunk_id)
-            c->chunk_id = top->h[i].chunk_id;
+            c->chunk_id = row.chunk_id;
         ++*notes;
     }
     return passed;
@@ -79,12 +81,15 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
      * translated query, the filters; the keyword channel's plain lookups
      * stay in the chunks table (-8% of a cold search's instructions). */
     tbuf sql = {0};
-    if (late || skip_zh >= 0)
+    if (late && skip_zh < 0 && f->on_chunk.len)   /* --where, dates: no docs row */
+        tbuf_printf(&sql, "SELECT c.doc_id FROM chunks c WHERE c.id = ?1%s",
+                    tbuf_cstr(&f->on_chunk));
+    else if (late || skip_zh >= 0)
         tbuf_puts(&sql, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
                         " WHERE c.id = ?1");
     else
         tbuf_puts(&sql, "SELECT doc_id FROM chunks WHERE id = ?1");
-    if (late)
+    if (late && !(skip_zh < 0 && f->on_chunk.len))
         tbuf_printf(&sql, "%s%s", tbuf_cstr(&f->sql), f->heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
@@ -100,7 +105,7 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
     if (s)
         passed = walk_rows(st, s, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
     if (rc == TROVE_OK && late && notes < depth && passed < cap && matches > top.cap) {
-        top.n = 0;
+        top.n = top.sorted = 0;
         top.cap = cap;
         rc = search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
         if (rc == TROVE_OK && s)

@@ -233,6 +233,8 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
+    /* Every kept name is scored, in the order they lie in top.h (the hits
+     * are sorted below): no need to order them first. */
     char *q_folded = str_fold(q->plain);
     title_hit *hits = xmalloc((top.n ? top.n : 1) * sizeof *hits);
     size_t n = 0;

@@ -186,15 +186,15 @@ static void match_order(const field_source *fs, where_op op, const where_value *
     tbuf_puts(sql, ")");
 }
 
-static void cond_sql(const where_cond *w, tbuf *sql, meta_bind_fn bind, void *ctx)
+static void cond_sql(const where_cond *w, const char *id, tbuf *sql, meta_bind_fn bind, void *ctx)
 {
     const field_source *fs = source_of(w->key);
     int negated = w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
     /* Correlated: a lookup in fields_doc (covering) per candidate note.
      * `d.id IN (SELECT doc_id ...)` materialised every note with the field
      * first and cost twice as much on the tldr pages (docs/performance.md). */
-    tbuf_printf(sql, " AND %sEXISTS (SELECT 1 FROM %s WHERE fw.doc_id = d.id",
-                negated ? "NOT " : "", fs->from);
+    tbuf_printf(sql, " AND %sEXISTS (SELECT 1 FROM %s WHERE fw.doc_id = %s",
+                negated ? "NOT " : "", fs->from, id);
     if (fs->keyed) {
         tbuf_puts(sql, " AND fw.key = ?");
         bind(ctx, w->key);
@@ -223,34 +223,43 @@ static void cond_sql(const where_cond *w, tbuf *sql, meta_bind_fn bind, void *ct
     tbuf_puts(sql, ")");
 }
 
-/* The note's date as an SQL expression on d (meta.h says which). */
-static void date_expr(const meta_filter *mf, tbuf *sql, meta_bind_fn bind, void *ctx)
+/* The note's date as an SQL expression on note `id` (meta.h says which);
+ * mtime: its docs.mtime_ns, NULL: read by id, only when no field dates it. */
+static void date_expr(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
+                      meta_bind_fn bind, void *ctx)
 {
     tbuf_puts(sql, "coalesce(");
     for (size_t i = 0; i < mf->n_date_keys; i++) {
-        tbuf_puts(sql, "(SELECT num FROM fields WHERE doc_id = d.id AND key = ? AND type = 4"
-                       " LIMIT 1), ");
+        tbuf_printf(sql, "(SELECT num FROM fields WHERE doc_id = %s AND key = ? AND type = 4"
+                         " LIMIT 1), ", id);
         bind(ctx, mf->date_keys[i]);
     }
-    tbuf_puts(sql, "(SELECT num FROM fields WHERE doc_id = d.id AND key = '' LIMIT 1),"
-                   " d.mtime_ns / 86400e9)");
+    tbuf_printf(sql, "(SELECT num FROM fields WHERE doc_id = %s AND key = '' LIMIT 1), ", id);
+    if (mtime)
+        tbuf_printf(sql, "%s / 86400e9)", mtime);
+    else
+        tbuf_printf(sql, "(SELECT mtime_ns FROM docs WHERE id = %s) / 86400e9)", id);
 }
 
-void meta_filter_sql(const meta_filter *mf, tbuf *sql, meta_bind_fn bind, void *ctx)
+void meta_filter_sql(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
+                     meta_bind_fn bind, void *ctx)
 {
     for (size_t i = 0; i < mf->n_conds; i++)
-        cond_sql(&mf->conds[i], sql, bind, ctx);
-    if (mf->has_since) {
-        tbuf_puts(sql, " AND ");
-        date_expr(mf, sql, bind, ctx);
-        tbuf_puts(sql, " >= ");
+        cond_sql(&mf->conds[i], id, sql, bind, ctx);
+    if (!mf->has_since && !mf->has_until)
+        return;
+    tbuf_puts(sql, " AND ");
+    date_expr(mf, id, mtime, sql, bind, ctx);
+    if (mf->has_since && mf->has_until) {
+        /* BETWEEN computes the date once; until is exclusive: the double
+         * just below it is the last one in */
+        tbuf_puts(sql, " BETWEEN ");
         num(sql, mf->since);
-    }
-    if (mf->has_until) {
         tbuf_puts(sql, " AND ");
-        date_expr(mf, sql, bind, ctx);
-        tbuf_puts(sql, " < ");
-        num(sql, mf->until);
+        num(sql, nextafter(mf->until, -INFINITY));
+    } else {
+        tbuf_puts(sql, mf->has_since ? " >= " : " < ");
+        num(sql, mf->has_since ? mf->since : mf->until);
     }
 }
 

@@ -44,9 +44,13 @@ void meta_filter_free(meta_filter *mf);
 int meta_filter_active(const meta_filter *mf);
 
 typedef void (*meta_bind_fn)(void *ctx, const char *text);
-/* Append " AND …" conditions on d.id for every condition and bound; each
- * '?' in them is one call of bind, in order. */
-void meta_filter_sql(const meta_filter *mf, tbuf *sql, meta_bind_fn bind, void *ctx);
+/* Append " AND …" conditions on the note whose id is the SQL expression
+ * `id` (e.g. "d.id") for every condition and bound; each '?' in them is
+ * one call of bind, in order. mtime: the expression of its docs.mtime_ns
+ * ("d.mtime_ns"), NULL: read from docs by id, only for a note no field
+ * dates (so a caller without the docs row need not join it). */
+void meta_filter_sql(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
+                     meta_bind_fn bind, void *ctx);
 
 /* The date of note doc_id (days) and where it came from:
  * "frontmatter:KEY", "filename" or "mtime"; *source static or owned by mf. */

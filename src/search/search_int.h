@@ -137,6 +137,10 @@ typedef struct search_filter {
     tbuf hide;
     const char *hide_binds[2];
     size_t n_hide_binds;
+    /* When every filter is a --where/--since/--until one (else empty): the
+     * same conditions, with the same binds, on the note of chunk `c`
+     * (c.doc_id) and on the note id ?1, without docs `d`. */
+    tbuf on_chunk, on_note;
 } search_filter;
 
 /* With the --where/--since/--until conditions of mf (search/meta.h). */
@@ -160,15 +164,22 @@ typedef struct scored {
     double score;
 } scored;
 
-/* Keep the best `cap` rows in a min-heap (cap 0: keep all). */
+/* Keep the best `cap` rows in a min-heap (cap 0: keep all). Once kept,
+ * h[0 .. sorted) are the best rows in order; rows past them are read
+ * through search_topk_get, which sorts only as far as it is asked. */
 typedef struct topk {
     scored *h;
     size_t n, cap, alloc;
+    size_t sorted;
 } topk;
 
 void search_topk_push(topk *t, int64_t chunk_id, double score);
-/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows,
- * sorted best first. Without filters `plain` runs alone. With filters and
+/* Row i of t, best first (1), or 0 past the last: a walk that stops after
+ * a few hundred of thousands of kept rows orders only those
+ * (docs/performance.md, --where). */
+int search_topk_get(topk *t, size_t i, scored *out);
+/* Run a "SELECT id, score ... WHERE fts MATCH ?1" and keep the best rows
+ * (h[0 .. n) all of them, best first through search_topk_get). Without filters `plain` runs alone. With filters and
  * a cap, `plain` keeps KEEP_BEST_MARGIN times as many rows, and `check`
  * ("SELECT 1 FROM ... d ... WHERE <id> = ?1", completed by the filters)
  * keeps the best that pass; only when too few pass of a match with more
@@ -181,8 +192,8 @@ void search_topk_push(topk *t, int64_t chunk_id, double score);
 trove_err search_keep_best(store *st, const char *plain, const char *joined, const char *check,
                            const char *fts, const search_filter *f, const char *heading,
                            topk *top);
-/* `plain` alone, unfiltered; *matches: the rows it gave (more than
- * top->cap: some were dropped). */
+/* `plain` alone, unfiltered, its rows ordered as read (search_topk_get);
+ * *matches: the rows it gave (more than top->cap: some were dropped). */
 trove_err search_keep_best_plain(store *st, const char *plain, const char *fts, topk *top,
                                  size_t *matches);
 
