@@ -186,7 +186,7 @@ static int run_case(const fault_case *fc)
 static const fault_case keyword_cases[] = {
     {"bm25 ranking", "fermentation", "-bm25(chunks_fts", 0, 0, 0},
     {"bm25 chunk owners", "fermentation", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0},
-    {"translation held", "fermentation", "chunks_fts MATCH ?1 LIMIT 1", 0, 0, 0},
+    {"translation held", "fermentation", "MATCH ?1 LIMIT ?2)", 0, 0, 0},
     {"translation coverage", "fermentation", "MATCH ?1 AND rowid = ?2", 0, 0, 0},
     {"title names", "pizza", "FROM titles_fts WHERE rowid = ?", 0, 0, 1},
     {"title rest of query", "pizza dough", "ORDER BY seq LIMIT 8)", 0, 0, 1},
