@@ -694,7 +694,8 @@ _Static_assert(sizeof(search_vec_state) == sizeof(int) && sizeof(search_fusion_m
      .n = SEARCH_N_CHANNELS, __VA_ARGS__}
 #define SLOCAL(m) {.key = #m, .off = S(m), .kind = WIRE_LOCAL, .size = sizeof MEMBER(api_search_opts, search.m)}
 /* A search's filters (search_opts_filters), merged into the search
- * request and into similar's: the one place their keys are written. */
+ * request and into similar's: the one place their keys are written. A view
+ * (offsets in the search_opts it is merged at), not a struct of its own. */
 #define WF(m, K, ...) W(search_opts, m, K, __VA_ARGS__)
 static const wire_field search_filter_rows[] = {
     WF(collections, WIRE_STRS, COUNT(search_opts, n_collections)),
@@ -708,7 +709,7 @@ static const wire_field search_filter_rows[] = {
     WF(since, WIRE_STR),
     WF(until, WIRE_STR),
 };
-static TYPE(search_opts, search_filter_type, "filters", search_filter_rows);
+VIEW(search_filter_type, "filters", search_filter_rows);
 /* The filters of the search_opts at member m of T, merged in T's object. */
 #define WFILTERS(T, m) \
     {.key = NULL, .off = offsetof(T, m), .kind = WIRE_OBJ, .size = sizeof(search_opts), \
@@ -1162,6 +1163,8 @@ static const wire_field similar_args_rows[] = {
     W(api_similar_opts, cwd, WIRE_STR),
     W(api_similar_opts, limit, WIRE_SIZE),
     WFILTERS(api_similar_opts, filter),
+    /* the filter's other members are not read (api.h): none travels */
+    LOCAL(api_similar_opts, filter),
     W(api_similar_opts, bm25_weight, WIRE_DOUBLE),
     W(api_similar_opts, vector_weight, WIRE_DOUBLE),
     W(api_similar_opts, model, WIRE_STR, .path = 1),
@@ -1428,7 +1431,7 @@ const wire_type *const wire_types[] = {
     &wire_links_args_type, &graph_note_type, &similar_why_type, &wire_similar_info_type,
     &wire_similar_answer_type, &link_type, &wire_link_set_type, &wire_dupes_args_type,
     &dupe_item_type, &dupe_group_type, &wire_dupes_type, &wire_eval_args_type, &eval_row_type,
-    &wire_eval_type, &search_filter_type, NULL,
+    &wire_eval_type, NULL,
 };
 
 /* ---- the named encoders and decoders: the generic pair on one table ---- */
