@@ -44,6 +44,7 @@ static const char similar_help[] =
     "  --folder PREFIX, --tags T[,T...], --lang CODE[,CODE...], --where EXPR,\n"
     "  --since DATE, --until DATE, --heading TEXT\n"
     "                        only notes these let through, as for `trove search`\n"
+    "                        (--where repeatable: all must hold)\n"
     "  --bm25-weight F       weight of the terms (default 1)\n"
     "  --vector-weight F     weight of the vectors (default 1)\n"
     "  --model PATH          compare the vectors of this embedding model (default:\n"
