@@ -129,8 +129,8 @@ static trove_err reader_if_any(api *a, store **st)
 /* ---- search ---- */
 
 /* --lang codes checked and normalised ("PT_br" → "pt-BR") into codes[]. */
-static trove_err normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
-                                 const char *ptrs[API_MAX_LANGS])
+trove_err api_normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
+                              const char *ptrs[API_MAX_LANGS])
 {
     if (so->n_langs > API_MAX_LANGS)
         return trove_fail(TROVE_EINVAL, "at most %d languages to filter on, not %zu",
@@ -183,7 +183,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     api_hide_search(a, &so.hide_globs, &so.hide_key);
     char codes[API_MAX_LANGS][16];
     const char *code_ptrs[API_MAX_LANGS];
-    trove_err lrc = normalise_langs(&so, codes, code_ptrs);
+    trove_err lrc = api_normalise_langs(&so, codes, code_ptrs);
     if (lrc)
         return lrc;
     int want_vec = so.vector_only || so.weights[SEARCH_CH_VECTOR] > 0;

@@ -569,8 +569,11 @@ typedef struct api_similar_opts {
     const char *ref;      /* the note, as api_get takes it */
     const char *cwd;      /* as for api_links */
     size_t limit;         /* 0: 10 */
-    const char *const *collections;   /* results only from these (OR) */
-    size_t n_collections;
+    /* Results only from notes these filters let through, as a search's:
+     * its filter fields (search_opts_filters: collections, folder, tags,
+     * langs, where, since, until, heading_contains, path_prefix, doc_refs);
+     * the other fields are not read. Zeroed by init: no filter. */
+    search_opts filter;
     double bm25_weight, vector_weight;   /* < 0: defaults (1, 1) */
     /* The embedding model whose stored vectors to compare (opened only for
      * its fingerprint); NULL: the index's model with the most vectors, and

@@ -246,7 +246,13 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
 {
     memset(out, 0, sizeof *out);
     memset(info, 0, sizeof *info);
-    trove_err krc = api_collections_known(a, o->collections, o->n_collections);
+    trove_err krc = api_collections_known(a, o->filter.collections, o->filter.n_collections);
+    if (krc)
+        return krc;
+    search_opts filter = o->filter;
+    char codes[API_MAX_LANGS][16];
+    const char *code_ptrs[API_MAX_LANGS];
+    krc = api_normalise_langs(&filter, codes, code_ptrs);
     if (krc)
         return krc;
     store *st;
@@ -260,8 +266,7 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
     so.rrf_k = (int)api_search_opt("rrf_k")->def;
     if (o->limit)
         so.limit = o->limit;
-    so.collections = o->collections;
-    so.n_collections = o->n_collections;
+    so.filter = &filter;
     so.bm25_weight = o->bm25_weight;
     so.vector_weight = o->vector_weight;
     so.vec_cache = a->models ? apim_vcache(a->models) : NULL;

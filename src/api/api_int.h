@@ -106,6 +106,11 @@ trove_err api_locate_doc(api *a, const char *cwd, const char *ref, store **st, s
 /* TROVE_ENOENT naming the first of `names` the config has no collection
  * of (a typo must not look like "no results"). */
 trove_err api_collections_known(const api *a, const char *const *names, size_t n);
+/* so->langs checked (at most API_MAX_LANGS, each a language code: TROVE_EINVAL
+ * otherwise) and normalised ("PT_br" -> "pt-BR") into codes, so->langs then
+ * pointing at ptrs (search and similar alike). */
+trove_err api_normalise_langs(search_opts *so, char codes[API_MAX_LANGS][16],
+                              const char *ptrs[API_MAX_LANGS]);
 
 /* The lock to hold while a's embedding model computes (NULL: its own). */
 pthread_mutex_t *api_em_lock(api *a);

@@ -693,18 +693,31 @@ _Static_assert(sizeof(search_vec_state) == sizeof(int) && sizeof(search_fusion_m
     {.key = #m, .off = S(m), .kind = K, .size = sizeof MEMBER(api_search_opts, search.m)[0],  \
      .n = SEARCH_N_CHANNELS, __VA_ARGS__}
 #define SLOCAL(m) {.key = #m, .off = S(m), .kind = WIRE_LOCAL, .size = sizeof MEMBER(api_search_opts, search.m)}
+/* A search's filters (search_opts_filters), merged into the search
+ * request and into similar's: the one place their keys are written. A view
+ * (offsets in the search_opts it is merged at), not a struct of its own. */
+#define WF(m, K, ...) W(search_opts, m, K, __VA_ARGS__)
+static const wire_field search_filter_rows[] = {
+    WF(collections, WIRE_STRS, COUNT(search_opts, n_collections)),
+    WF(folder, WIRE_STR),
+    WF(tags, WIRE_STRS, COUNT(search_opts, n_tags)),
+    WF(langs, WIRE_STRS, COUNT(search_opts, n_langs)),
+    WF(path_prefix, WIRE_STR),
+    WF(doc_refs, WIRE_STRS, COUNT(search_opts, n_doc_refs)),
+    WF(heading_contains, WIRE_STR),
+    WF(where, WIRE_STRS, COUNT(search_opts, n_where)),
+    WF(since, WIRE_STR),
+    WF(until, WIRE_STR),
+};
+VIEW(search_filter_type, "filters", search_filter_rows);
+/* The filters of the search_opts at member m of T, merged in T's object. */
+#define WFILTERS(T, m) \
+    {.key = NULL, .off = offsetof(T, m), .kind = WIRE_OBJ, .size = sizeof(search_opts), \
+     .sub = &search_filter_type}
+
 static const wire_field search_args_rows[] = {
     WS(query, WIRE_STR, .required = 1),
-    WS(collections, WIRE_STRS, .aux = S(n_collections)),
-    WS(folder, WIRE_STR),
-    WS(tags, WIRE_STRS, .aux = S(n_tags)),
-    WS(langs, WIRE_STRS, .aux = S(n_langs)),
-    WS(path_prefix, WIRE_STR),
-    WS(doc_refs, WIRE_STRS, .aux = S(n_doc_refs)),
-    WS(heading_contains, WIRE_STR),
-    WS(where, WIRE_STRS, .aux = S(n_where)),
-    WS(since, WIRE_STR),
-    WS(until, WIRE_STR),
+    WFILTERS(api_search_opts, search),
     WS(recent, WIRE_INT),
     WS(recency_days, WIRE_DOUBLE),
     WS(passages, WIRE_SIZE),
@@ -1149,7 +1162,9 @@ static const wire_field similar_args_rows[] = {
     W(api_similar_opts, ref, WIRE_STR, .required = 1),
     W(api_similar_opts, cwd, WIRE_STR),
     W(api_similar_opts, limit, WIRE_SIZE),
-    W(api_similar_opts, collections, WIRE_STRS, COUNT(api_similar_opts, n_collections)),
+    WFILTERS(api_similar_opts, filter),
+    /* the filter's other members are not read (api.h): none travels */
+    LOCAL(api_similar_opts, filter),
     W(api_similar_opts, bm25_weight, WIRE_DOUBLE),
     W(api_similar_opts, vector_weight, WIRE_DOUBLE),
     W(api_similar_opts, model, WIRE_STR, .path = 1),
@@ -1450,9 +1465,26 @@ json_t *wire_search_opts(const api_search_opts *o)
     return wire_emit(&wire_search_args_type, o);
 }
 
+/* The search request's row `row`, its merged rows (the filters) included;
+ * *base: where the struct its offsets count from lies in api_search_opts. */
+static const wire_field *search_row_find(const char *row, size_t *base)
+{
+    const wire_type *t = &wire_search_args_type;
+    *base = 0;
+    const wire_field *f = row_named(t, row);
+    for (size_t i = 0; !f && i < t->n_fields; i++) {
+        if (t->fields[i].key || t->fields[i].kind != WIRE_OBJ)
+            continue;
+        f = row_named(t->fields[i].sub, row);
+        *base = t->fields[i].off;
+    }
+    return f;
+}
+
 const wire_field *wire_search_row(const char *row)
 {
-    const wire_field *f = row_named(&wire_search_args_type, row);
+    size_t base;
+    const wire_field *f = search_row_find(row, &base);
     if (!f) {   /* a front end naming a row the table lacks: a bug, seen at once */
         fprintf(stderr, "trove: wire: the search request has no row '%s'\n", row);
         abort();
@@ -1463,8 +1495,12 @@ const wire_field *wire_search_row(const char *row)
 trove_err wire_search_row_parse(const char *row, const json_t *v, api_search_opts *o,
                                 wire_args *hold)
 {
-    const wire_field *f = wire_search_row(row);
-    return f->n ? parse_fixed_array(f, v, o, hold) : parse_one(f, v, o, AT(o, f->off, char), hold);
+    size_t base;
+    const wire_field *f = search_row_find(row, &base);
+    if (!f)
+        return trove_fail(TROVE_EINVAL, "the search request has no row '%s'", row);
+    void *obj = AT(o, base, char);
+    return f->n ? parse_fixed_array(f, v, obj, hold) : parse_one(f, v, obj, AT(obj, f->off, char), hold);
 }
 
 trove_err wire_search_opts_parse(const json_t *args, api_search_opts *o, wire_args *hold)

@@ -445,7 +445,10 @@ static const arg_def similar_args[] = {
     {"max_excerpt_chars", ARG_INT, 0, EXCERPT_MAX, 800, 0,
      "longest excerpt per result, in characters (0: none)", NULL},
     {"collection", ARG_ONE_OR_LIST, 0, FILTER_MAX_ITEMS, NO_DEFAULT, 0,
-     "only notes in these collections", NULL},
+     "only notes in these collections (as filters.collection)", NULL},
+    {"filters", ARG_OBJECT, 0, 0, NO_DEFAULT, 0,
+     "only notes these let through, as for `search` (all must hold); the note itself and "
+     "its translations are never results", filter_args},
     {"max_chars", ARG_INT, BUDGET_MIN, BUDGET_MAX, BUDGET_DEFAULT, 0,
      "budget for the whole answer, in characters of JSON", NULL},
     {0},
@@ -1511,28 +1514,41 @@ static json_t *tool_links(mcp_server *s, const mcp_session *ss, const tool_def *
 static json_t *tool_similar(mcp_server *s, const mcp_session *ss, const tool_def *t,
                             json_t *args, mcp_error *err)
 {
-    (void)err;
     const char *path = arg_str(args, "path");
     json_t *refused = NULL;
     char *ref = note_ref_or_error(s, "similar", path, &refused);
     if (!ref)
         return refused;
-    const char **colls;
-    size_t n_colls;
-    arg_list(args, "collection", &colls, &n_colls);
+    /* The filters as search reads them (search_filters); the top-level
+     * collection is filters.collection when that is not given. */
+    search_call c;
+    memset(&c, 0, sizeof c);
+    api_search_opts_init(&c.o);
+    json_t *filters = json_object_get(args, "filters");
+    json_t *merged = json_is_object(filters) ? json_copy(filters) : json_object();
+    json_t *coll = json_object_get(args, "collection");
+    if (coll && !json_object_get(merged, "collection"))
+        json_object_set(merged, "collection", coll);
+    if (!search_filters(s, "similar", &c, merged, err)) {
+        json_decref(merged);
+        search_call_free(&c);
+        free(ref);
+        return NULL;
+    }
     long excerpt_chars = arg_long(t->args, args, "max_excerpt_chars");
     api_similar_opts o;
     api_similar_opts_init(&o);
     o.ref = ref;
     o.limit = (size_t)arg_long(t->args, args, "top_k");
-    o.collections = colls;
-    o.n_collections = n_colls;
+    search_opts_filters(&o.filter, &c.o.search);
     o.with_body = excerpt_chars > 0;
     search_results res = {0};
     api_similar_info info = {0};
-    trove_err rc = mcp_similar(s, &o, &res, &info);
+    trove_err rc = c.problem || c.no_match ? TROVE_OK : mcp_similar(s, &o, &res, &info);
     json_t *out;
-    if (rc) {
+    if (c.problem) {
+        out = tool_error("similar: %s", c.problem);
+    } else if (rc) {
         out = api_error("similar", rc);
     } else {
         char cut[200];
@@ -1543,7 +1559,8 @@ static json_t *tool_similar(mcp_server *s, const mcp_session *ss, const tool_def
     }
     search_results_free(&res);
     api_similar_info_free(&info);
-    free(colls);
+    json_decref(merged);
+    search_call_free(&c);
     free(ref);
     return out;
 }

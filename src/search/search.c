@@ -33,6 +33,25 @@ const char search_vec_blank_why[] =
 
 /* ---- fusion ----------------------------------------------------------- */
 
+void search_opts_filters(search_opts *dst, const search_opts *src)
+{
+    dst->collections = src->collections;
+    dst->n_collections = src->n_collections;
+    dst->folder = src->folder;
+    dst->path_prefix = src->path_prefix;
+    dst->doc_refs = src->doc_refs;
+    dst->n_doc_refs = src->n_doc_refs;
+    dst->heading_contains = src->heading_contains;
+    dst->where = src->where;
+    dst->n_where = src->n_where;
+    dst->since = src->since;
+    dst->until = src->until;
+    dst->tags = src->tags;
+    dst->n_tags = src->n_tags;
+    dst->langs = src->langs;
+    dst->n_langs = src->n_langs;
+}
+
 static int vector_hits(const cand_set *cs)
 {
     for (size_t i = 0; i < cs->n; i++)

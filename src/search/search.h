@@ -127,6 +127,12 @@ typedef struct search_opts {
     struct vcache *vec_cache;
 } search_opts;
 
+/* The filter fields of src (collections, folder, path_prefix, doc_refs,
+ * heading_contains, where, since, until, tags, langs) into dst, borrowed;
+ * dst's other fields are left alone (trove similar filters its candidates
+ * as a search does). */
+void search_opts_filters(search_opts *dst, const search_opts *src);
+
 /* search_run takes every field as given: defaults, the config's values and
  * bounds are the api's (api_search_opt_table in api/api_opts.c). */
 

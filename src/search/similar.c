@@ -369,8 +369,8 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
         memset(&so, 0, sizeof so);
         so.rrf_k = o->rrf_k;
         so.query = tbuf_cstr(&q);
-        so.collections = o->collections;
-        so.n_collections = o->n_collections;
+        if (o->filter)
+            search_opts_filters(&so, o->filter);
         so.limit = limit + n_ids;
         so.each_translation = 1;
         so.graph_weight = 0;

@@ -13,7 +13,7 @@
  *           model asked for, else the one with the most vectors. No model
  *           is opened: the stored vectors are all it needs.
  * The note itself and its translations (same collection and docs.tkey) are
- * never results. The link prior and language preference are off: a hub is
+ * never results; o->filter narrows the rest as it narrows a search. The link prior and language preference are off: a hub is
  * not more like a note than any other.
  *
  * Results are a search_results (owned by the caller, search_results_free);
@@ -33,8 +33,13 @@
 typedef struct similar_opts {
     int64_t doc_id;                  /* the note */
     size_t limit;                    /* results (0: SIMILAR default 10) */
-    const char *const *collections;  /* restrict to these (OR); none: all */
-    size_t n_collections;
+    /* Which notes may be results: the filter fields of a search_opts
+     * (search_opts_filters: collections, folder, path_prefix, doc_refs,
+     * heading_contains, where, since, until, tags, langs; langs normalised),
+     * applied to the candidates as search_run applies them; the note and its
+     * translations stay out whatever they say. Its other fields are not
+     * read. NULL: every note. */
+    const search_opts *filter;
     double bm25_weight, vector_weight;   /* < 0: the defaults (1 and 1) */
     /* The model whose vectors to use, by fingerprint; NULL: the index's model
      * with the most vectors. */

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import REPO, daemon_both_ways
+from test_cli_meta import index_meta
 
 DAEMON_BOTH_WAYS = True
 GRAPH_VAULT = REPO / "fixtures" / "graph-vault"
@@ -168,6 +169,73 @@ def test_similar_unknown_collection(graph):
     t, _ = graph
     r = t("similar", ALPHA, "-c", "nope")
     assert r.rc == 1 and "no collection named 'nope'" in r.err
+
+
+@pytest.fixture
+def meta(trove, tmp_path, trove_mode):
+    """fixtures/meta: frontmatter fields, dates, tags (test_cli_meta.py)."""
+    index_meta(trove, tmp_path)
+    for _ in daemon_both_ways(trove, trove_mode):
+        yield trove
+
+
+META_ALPHA = "m/projects/alpha.md"
+DONE = {"projects/gamma.md", "meetings/2025-06-02 Planning.md"}   # and alpha itself
+PLANNING = {"meetings/2025-06-02 Planning.md"}
+
+
+def similar_paths(t, *args):
+    doc = t.ok("similar", META_ALPHA, "-n", "50", "--json", *args).json()
+    assert doc["query"] == "similar:" + META_ALPHA
+    return {r["path"] for r in doc["results"]}
+
+
+@pytest.mark.parametrize("args,want", [
+    (["--where", "status=done"], DONE),
+    (["--where", "status=done", "--where", "priority>=3"], set()),   # only alpha: excluded
+    (["--where", "status!=draft", "-c", "m"], None),                 # every one but beta
+    (["--since", "2025-01-01", "--until", "2025-12-31"], PLANNING),  # alpha's date too
+    (["--until", "2024-12-31"], {"projects/beta.md"}),
+    (["--folder", "m/meetings"], PLANNING),
+    (["--tags", "meeting"], PLANNING),
+    (["--heading", "risks"], PLANNING),
+])
+def test_similar_filters(meta, args, want):
+    every = similar_paths(meta)
+    assert "projects/alpha.md" not in every and {"projects/beta.md"} | DONE <= every
+    if want is None:
+        want = every - {"projects/beta.md"}
+    got = similar_paths(meta, *args)
+    assert got == want and got <= every
+
+
+def test_similar_filters_every_format(meta):
+    args = ["similar", META_ALPHA, "--where", "status=done", "--since", "2025-01-01",
+            "--tags", "meeting", "--lang", "en"]
+    for fmt in FORMATS:
+        r = meta.ok(*args, *([fmt] if fmt else []))
+        assert "Planning" in r.out and "gamma" not in r.out and "beta" not in r.out
+    doc = meta.ok(*args, "--json").json()
+    (r,) = doc["results"]
+    assert (r["date"], r["date_source"]) == ("2025-06-02", "filename")
+
+
+@pytest.mark.parametrize("args,rc,msg", [
+    (["--where", "priority>=high"], 2, "compares numbers and dates"),
+    (["--where", "status"], 2, "no operator"),
+    (["--where", "nosuch=1"], 1, "no note has a field `nosuch`"),
+    (["--since", "2024-02-30"], 2, "not a date"),
+    (["--until", "yesterdayish"], 2, "not a date"),
+    (["--where"], 2, "--where needs"),
+    (["--since"], 2, "--since needs a date"),
+    (["--lang", "english!"], 2, "is not a language code"),
+    (["--folder"], 2, "--folder needs"),
+    (["-c", "nope"], 1, "no collection named 'nope'"),
+    (["--wehre", "status=done"], 2, "unknown option --wehre"),
+])
+def test_similar_filters_bad_input(meta, args, rc, msg):
+    r = meta("similar", META_ALPHA, *args)
+    assert r.rc == rc and msg in r.err, r
 
 
 @pytest.mark.parametrize("cmd", ["links", "similar"])

@@ -12,6 +12,7 @@ from test_mcp import run_sdk, sdk_dir  # noqa: F401
 S = lambda name, **a: {"op": "callTool", "name": name, "arguments": a}  # noqa: E731
 
 ALL = 50
+ALPHA = "m/projects/alpha.md"
 DONE = {"projects/alpha.md", "projects/gamma.md", "meetings/2025-06-02 Planning.md"}
 
 
@@ -44,6 +45,19 @@ def plan():
         ("bad_passages", S("search", query="crane", passages=0)),
         ("bad_recent", S("search", query="crane", recent="yes")),
         ("bad_since_type", S("search", query="crane", filters={"since": 2024})),
+        # similar: the same filters on the notes like alpha (never alpha itself)
+        ("sim_all", S("similar", path=ALPHA, top_k=ALL)),
+        ("sim_where", S("similar", path=ALPHA, top_k=ALL, filters={"where": "status=done"})),
+        ("sim_where_and", S("similar", path=ALPHA, top_k=ALL,
+                            filters={"where": ["status=done", "priority>=3"]})),
+        ("sim_dates", S("similar", path=ALPHA, top_k=ALL,
+                        filters={"since": "2025-01-01", "until": "2025-12-31"})),
+        ("sim_folder", S("similar", path=ALPHA, top_k=ALL, collection="m",
+                         filters={"doc_uri_prefix": "trove://m/meetings/", "tags": ["meeting"]})),
+        ("sim_bad_date", S("similar", path=ALPHA, filters={"since": "someday"})),
+        ("sim_bad_type", S("similar", path=ALPHA, filters={"where": "priority>=high"})),
+        ("sim_bad_coll", S("similar", path=ALPHA, filters={"collection": "nope"})),
+        ("sim_bad_key", S("similar", path=ALPHA, filters={"wehre": "status=done"})),
     ]
 
 
@@ -100,7 +114,10 @@ def test_mcp_metadata_and_time(meta_mcp, sdk_dir, tmp_path):  # noqa: F811
         assert schema["recent"]["type"] == "boolean" and "default" not in schema["recent"]
         assert (schema["passages"]["type"], schema["passages"]["minimum"],
                 schema["passages"]["maximum"]) == ("integer", 1, 50)
-    assert "where" not in tools["similar"]["inputSchema"]["properties"]
+    sim = tools["similar"]["inputSchema"]["properties"]
+    assert "where" not in sim     # under filters, as search's
+    assert sim["filters"]["properties"] == tools["search"]["inputSchema"]["properties"][
+        "filters"]["properties"]
 
     assert paths(st["where"]) == DONE
     assert paths(st["where_and"]) == {"projects/alpha.md"}
@@ -156,6 +173,21 @@ def test_mcp_metadata_and_time(meta_mcp, sdk_dir, tmp_path):  # noqa: F811
     rpc_error(st["bad_passages"], "passages")
     rpc_error(st["bad_recent"], "recent")
     rpc_error(st["bad_since_type"], "filters.since")
+
+    # similar: the unfiltered answer narrowed, alpha never among them
+    every = paths(st["sim_all"])
+    assert "projects/alpha.md" not in every and len(every) >= 3
+    assert paths(st["sim_where"]) == (DONE & every) - {"projects/alpha.md"} != set()
+    assert paths(st["sim_where_and"]) == set()    # only alpha holds both: excluded
+    assert paths(st["sim_dates"]) == {"meetings/2025-06-02 Planning.md"}
+    assert paths(st["sim_folder"]) == {"meetings/2025-06-02 Planning.md"}
+    cli = {r["path"] for r in trove.ok("similar", ALPHA, "-n", "50", "--json", "--where",
+                                       "status=done").json()["results"]}
+    assert cli == paths(st["sim_where"])
+    tool_error(st["sim_bad_date"], "someday", "not a date")
+    tool_error(st["sim_bad_type"], "priority", "compares numbers and dates")
+    tool_error(st["sim_bad_coll"], "no collection named 'nope'")
+    rpc_error(st["sim_bad_key"], "wehre")
 
     if mode == "daemon":
         # every search that returned data came through the daemon, and the

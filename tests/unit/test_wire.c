@@ -476,6 +476,71 @@ static int by_start(const void *a, const void *b)
  * cover the struct but for alignment padding (a gap shorter than 8 bytes
  * that ends aligned). A member added without a row leaves a larger gap, or
  * one that is not padding, and fails here. */
+/* similar's filters travel as search's (one table, merged in both), and
+ * a search option row found among them reads into the search request. */
+static void test_similar_filters_round_trip(void **state)
+{
+    (void)state;
+    const char *cols[] = {"notes"}, *where[] = {"status=done", "priority>=2"},
+               *tags[] = {"proj/a"}, *langs[] = {"de"};
+    api_similar_opts o;
+    api_similar_opts_init(&o);
+    o.ref = "notes/a.md";
+    o.limit = 7;
+    o.filter.collections = cols;
+    o.filter.n_collections = 1;
+    o.filter.where = where;
+    o.filter.n_where = 2;
+    o.filter.since = "2w";
+    o.filter.until = "2026-01-01";
+    o.filter.tags = tags;
+    o.filter.n_tags = 1;
+    o.filter.langs = langs;
+    o.filter.n_langs = 1;
+    o.filter.folder = "work/";
+    o.filter.heading_contains = "Risks";
+    o.filter.hide_key = "private";   /* not a filter: stays here */
+    const wire_type *t = wire_requests[WIRE_OP_SIMILAR].args;
+    json_t *j = through_text(wire_emit(t, &o));
+    assert_string_equal(json_string_value(json_object_get(j, "since")), "2w");
+    assert_int_equal(json_array_size(json_object_get(j, "where")), 2);
+    assert_null(json_object_get(j, "hide_key"));
+    assert_null(json_object_get(j, "query"));
+    api_similar_opts back;
+    wire_args hold = {0};
+    assert_int_equal(wire_parse(t, j, &back, &hold), TROVE_OK);
+    json_decref(j);
+    assert_string_equal(back.ref, "notes/a.md");
+    assert_int_equal(back.limit, 7);
+    assert_int_equal(back.filter.n_collections, 1);
+    assert_string_equal(back.filter.collections[0], "notes");
+    assert_int_equal(back.filter.n_where, 2);
+    assert_string_equal(back.filter.where[1], "priority>=2");
+    assert_string_equal(back.filter.since, "2w");
+    assert_string_equal(back.filter.until, "2026-01-01");
+    assert_string_equal(back.filter.tags[0], "proj/a");
+    assert_string_equal(back.filter.langs[0], "de");
+    assert_string_equal(back.filter.folder, "work/");
+    assert_string_equal(back.filter.heading_contains, "Risks");
+    assert_null(back.filter.hide_key);
+    assert_null(back.filter.query);
+    wire_args_free(&hold);
+
+    api_search_opts so;
+    api_search_opts_init(&so);
+    json_t *v = json_string("7d");
+    assert_int_equal(wire_search_row("since")->kind, WIRE_STR);
+    assert_int_equal(wire_search_row_parse("since", v, &so, &hold), TROVE_OK);
+    json_decref(v);
+    assert_string_equal(so.search.since, "7d");
+    v = json_pack("[s]", "status=done");
+    assert_int_equal(wire_search_row_parse("where", v, &so, &hold), TROVE_OK);
+    json_decref(v);
+    assert_int_equal(so.search.n_where, 1);
+    assert_string_equal(so.search.where[0], "status=done");
+    wire_args_free(&hold);
+}
+
 static void test_tables_cover_their_structs(void **state)
 {
     (void)state;
@@ -695,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_requests_table),
         cmocka_unit_test(test_search_results_round_trip),
         cmocka_unit_test(test_search_opts_round_trip),
+        cmocka_unit_test(test_similar_filters_round_trip),
         cmocka_unit_test(test_bad_input_is_an_error),
         cmocka_unit_test(test_status_snapshot_round_trip),
         cmocka_unit_test(test_status_skipped_round_trip),
