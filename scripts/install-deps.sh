@@ -8,6 +8,7 @@ PKGS=(
   libsqlite3-dev libjansson-dev libyaml-dev libutf8proc-dev libxxhash-dev
   libopenblas-dev libcmocka-dev libstemmer-dev libmicrohttpd-dev libcurl4-openssl-dev
   libmd4c-dev libmd4c0 chromium
+  fonts-wqy-zenhei  # a CJK font: the browser tests' screenshots of Chinese pages show the text
   python3 python3-numpy python3-pytest python3-pytest-xdist python3-jieba python3-sentencepiece opencc
   libmecab2 mecab-ipadic-utf8
   hyperfine
