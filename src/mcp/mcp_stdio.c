@@ -10,29 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fsutil.h"
 #include "util/mem.h"
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static int send_line(int fd, char *reply)
 {
     if (!reply)
         return 0;
-    int rc = write_all(fd, reply, strlen(reply));
+    int rc = fs_write_all(fd, reply, strlen(reply));
     if (rc == 0)
-        rc = write_all(fd, "\n", 1);
+        rc = fs_write_all(fd, "\n", 1);
     free(reply);
     return rc;
 }

@@ -253,20 +253,6 @@ void store_vside_close(vside_map *m)
 
 /* ---- writing -------------------------------------------------------------- */
 
-/* Write all of buf to fd; 0 on success. */
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
 
 /* Write segment seg_id's sidecar from its blob bytes: a temporary file,
  * fsync'd, renamed over the name (readers see the old file or the new one,
@@ -284,7 +270,7 @@ static void write_sidecar(const char *dir, const char *id, int64_t seg_id, const
     tbuf tmp = {0};
     tbuf_printf(&tmp, "%s/.%" PRId64 ".%ld.tmp", dir, seg_id, (long)getpid());
     int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int ok = fd >= 0 && write_all(fd, raw, sizeof raw) == 0 && write_all(fd, payload, len) == 0 &&
+    int ok = fd >= 0 && fs_write_all(fd, raw, sizeof raw) == 0 && fs_write_all(fd, payload, len) == 0 &&
              fsync(fd) == 0;
     if (fd >= 0)
         ok = close(fd) == 0 && ok;

@@ -237,3 +237,18 @@ char *fs_exe_dir(void)
     *slash = '\0';
     return xstrdup(buf);
 }
+
+int fs_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}

@@ -64,4 +64,8 @@ char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *hom
  * Caller frees. */
 char *fs_exe_dir(void);
 
+/* Write all LEN bytes of BUF to FD, again after EINTR and short writes;
+ * 0 on success, -1 (errno set) otherwise. */
+int fs_write_all(int fd, const void *buf, size_t len);
+
 #endif
