@@ -349,7 +349,7 @@ static trove_err send_note(pub_run *r, int64_t doc_id, int remember)
                        .langs = r->info.langs, .n_langs = r->info.n_langs};
     for (size_t i = 0; rc == TROVE_OK && i < d.n_chunks; i++) {
         char id[32];
-        pub_chunk_id(d.docid, d.chunks[i].seq, id);
+        pub_chunk_id(d.doc.docid, d.chunks[i].seq, id);
         char *json = pub_chunk_source(&src, i);
         rc = pub_bulk_index(&r->w, id, json);
         free(json);

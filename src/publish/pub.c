@@ -284,12 +284,13 @@ char *pub_chunk_source(const pub_doc_src *s, size_t i)
     json_t *j = json_pack(
         "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:i,"
         " s:I, s:o, s:o}",
-        "docid", jstr(d->docid), "collection", jstr(d->collection), "path", jstr(d->path),
-        "folder", folder_of(d->path), "title", jstr(d->title), "aliases", split(d->aliases, '\n'),
+        "docid", jstr(d->doc.docid), "collection", jstr(d->doc.collection), "path",
+        jstr(d->doc.path), "folder", folder_of(d->doc.path), "title", jstr(d->doc.title),
+        "aliases", split(d->aliases, '\n'),
         "heading", split(c->heading, '\x1f'), "seq", c->seq, "line_start", c->line_start,
         "line_end", c->line_end, "start_byte", (json_int_t)c->start_byte, "end_byte",
         (json_int_t)c->end_byte, "tags", tags, "lang", jstr(d->lang), "fm", fm_of(d->meta),
-        "in_degree", d->in_degree, "snapshot", (json_int_t)s->snapshot, "text", jstr(c->body),
+        "in_degree", d->doc.in_degree, "snapshot", (json_int_t)s->snapshot, "text", jstr(c->body),
         "terms", terms_of(c->body));
     if (has_lang_field(s->langs, s->n_langs, d->lang)) {
         char name[32];

@@ -243,6 +243,8 @@ trove_err store_docs_list(store *st, const char *collection, const char *prefix,
 trove_err store_docs_after(store *st, const char *after_collection, const char *after_path,
                            size_t limit, store_doc **out, size_t *n);
 void store_docs_free(store_doc *docs, size_t n);
+/* Frees one store_doc's strings and zeroes it (the struct is the caller's). */
+void store_doc_clear(store_doc *d);
 
 typedef struct store_counts {
     int64_t docs, chunks, links;

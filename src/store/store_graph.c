@@ -59,15 +59,6 @@ trove_err store_doc_find(store *st, const char *collection, const char *path, st
     return rc;
 }
 
-void store_doc_clear(store_doc *d)
-{
-    free(d->collection);
-    free(d->root);
-    free(d->path);
-    free(d->title);
-    memset(d, 0, sizeof *d);
-}
-
 /* ---- links ---- */
 
 typedef struct links_ctx {

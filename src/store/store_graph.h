@@ -15,7 +15,6 @@
 /* The note `path` of `collection`; TROVE_ENOENT (with a sentence) when the
  * index has none. Release with store_doc_clear(). */
 trove_err store_doc_find(store *st, const char *collection, const char *path, store_doc *out);
-void store_doc_clear(store_doc *d);
 
 /* One link of the `links` table seen from a note: the other end (doc_id 0
  * and NULL strings when the link resolves to no note) and where it is

@@ -160,9 +160,15 @@ trove_err snap_upgrade(store *st);
 #define STORE_FIELDS_INSERT(COND) \
     "INSERT INTO fields(doc_id, key, type, num, txt) " STORE_FIELDS_OF(COND)
 
-/* A note's columns (id, docid, collection, root, path, title, size,
- * mtime_ns, n_lines, in_degree: store_read.c's doc query) into d; the
- * strings are malloc'd into d (store_doc_free). */
+/* A note's row: STORE_DOC_COLUMNS selects (id, docid, collection, root,
+ * path, title, size, mtime_ns, n_lines, in_degree) as columns 0..9 from
+ * docs d joined to collections c; a reader may select more after them.
+ * store_doc_from_row copies them into d, the strings malloc'd into d
+ * (store_doc_clear frees them). */
+#define STORE_DOC_COLUMNS                                                                    \
+    "SELECT d.id, d.docid, c.name, c.root, d.path, d.title, d.size, d.mtime_ns, d.n_lines," \
+    " d.in_degree"
+#define STORE_DOC_FROM " FROM docs d JOIN collections c ON c.id = d.collection_id "
 void store_doc_from_row(sqlite3_stmt *s, store_doc *d);
 
 /* The SQL function trove_hide_path (store_hide.c), registered by store_open. */

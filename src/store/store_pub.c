@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/store_int.h"
 #include "util/mem.h"
 
 static char *col_dup(sqlite3_stmt *s, int col)
@@ -73,18 +74,10 @@ static trove_err row_doc(void *ctx, sqlite3_stmt *s)
     doc_ctx *c = ctx;
     store_pub_doc *d = c->d;
     c->found = 1;
-    d->id = c->id;
-    const char *docid = (const char *)sqlite3_column_text(s, 0);
-    snprintf(d->docid, sizeof d->docid, "%s", docid ? docid : "");
-    d->collection = col_dup(s, 1);
-    d->path = col_dup(s, 2);
-    d->title = col_dup(s, 3);
-    d->lang = col_dup(s, 4);
-    d->meta = col_dup(s, 5);
-    d->in_degree = sqlite3_column_int(s, 6);
-    d->size = sqlite3_column_int64(s, 7);
-    d->mtime_ns = sqlite3_column_int64(s, 8);
-    d->aliases = col_dup(s, 9);
+    store_doc_from_row(s, &d->doc);
+    d->lang = col_dup(s, 10);
+    d->meta = col_dup(s, 11);
+    d->aliases = col_dup(s, 12);
     return TROVE_OK;
 }
 
@@ -118,9 +111,8 @@ trove_err store_pub_doc_load(store *st, int64_t doc_id, store_pub_doc *out, int 
     doc_ctx c = {.id = doc_id, .d = out};
     trove_err rc = store_each(
         st,
-        "SELECT d.docid, c.name, d.path, d.title, d.lang, d.meta, d.in_degree, d.size,"
-        " d.mtime_ns, (SELECT aliases FROM titles_fts WHERE rowid = d.id)"
-        " FROM docs d JOIN collections c ON c.id = d.collection_id WHERE d.id = ?",
+        STORE_DOC_COLUMNS ", d.lang, d.meta, (SELECT aliases FROM titles_fts WHERE rowid = d.id)"
+        STORE_DOC_FROM "WHERE d.id = ?",
         "reading a note to publish", bind_first, row_doc, &c);
     if (rc == TROVE_OK && c.found) {
         c.cap = 0;
@@ -143,9 +135,7 @@ trove_err store_pub_doc_load(store *st, int64_t doc_id, store_pub_doc *out, int 
 
 void store_pub_doc_clear(store_pub_doc *d)
 {
-    free(d->collection);
-    free(d->path);
-    free(d->title);
+    store_doc_clear(&d->doc);
     free(d->lang);
     free(d->meta);
     free(d->aliases);

@@ -26,13 +26,10 @@ typedef struct store_pub_chunk {
 } store_pub_chunk;
 
 typedef struct store_pub_doc {
-    int64_t id;
-    char docid[9];
-    char *collection, *path, *title, *lang;
+    store_doc doc;            /* the note's row, as every other reader has it */
+    char *lang;
     char *meta;               /* frontmatter JSON (docs.meta), "" none */
     char *aliases;            /* one per line, as written ("" none) */
-    int in_degree;
-    int64_t size, mtime_ns;
     char **tags;
     size_t n_tags;
     store_pub_chunk *chunks;  /* in seq order */

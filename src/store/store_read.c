@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "store/store_int.h"
 #include "util/mem.h"
 
 /* A text column, "" for NULL (a damaged row must not crash a reader). */
@@ -115,9 +116,7 @@ trove_err store_collection_id(store *st, const char *name, int64_t *id)
 
 /* ---- documents ---- */
 
-#define DOC_COLUMNS                                                                         \
-    "SELECT d.id, d.docid, c.name, c.root, d.path, d.title, d.size, d.mtime_ns, d.n_lines," \
-    " d.in_degree FROM docs d JOIN collections c ON c.id = d.collection_id "
+#define DOC_COLUMNS STORE_DOC_COLUMNS STORE_DOC_FROM
 
 void store_doc_from_row(sqlite3_stmt *s, store_doc *d)
 {
@@ -220,14 +219,19 @@ trove_err store_docs_after(store *st, const char *after_collection, const char *
     return rc;
 }
 
+void store_doc_clear(store_doc *d)
+{
+    free(d->collection);
+    free(d->root);
+    free(d->path);
+    free(d->title);
+    memset(d, 0, sizeof *d);
+}
+
 void store_docs_free(store_doc *docs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(docs[i].collection);
-        free(docs[i].root);
-        free(docs[i].path);
-        free(docs[i].title);
-    }
+    for (size_t i = 0; i < n; i++)
+        store_doc_clear(&docs[i]);
     free(docs);
 }
 
