@@ -158,28 +158,36 @@ trove_err store_fail(store *st, const char *what)
 
 trove_err store_damaged(const char *path, const char *fmt, ...)
 {
-    char raw[512], why[512];
+    char raw[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    /* One line: quick_check answers "*** in database main ***\nPage 24: ..." */
+    char *why = store_one_line(raw);
+    trove_err rc = trove_fail(TROVE_ECORRUPT, "%s: the index is damaged (%s); rebuild it with "
+                              "`trove update --rebuild`, or delete the file and run `trove update`",
+                              path, why);
+    free(why);
+    return rc;
+}
+
+char *store_one_line(const char *raw)
+{
+    /* quick_check and integrity_check answer "*** in database main ***\nPage 24: ..." */
     static const char banner[] = "*** in database main ***";
-    char *b = strstr(raw, banner);
-    if (b)
-        memmove(b, b + sizeof banner - 1, strlen(b + sizeof banner - 1) + 1);
-    size_t o = 0;
-    for (const char *p = raw; *p && o + 3 < sizeof why; p++) {
-        if ((unsigned char)*p < 0x20) {
-            if (o && why[o - 1] != ' ' && p[1])
-                why[o++] = ';', why[o++] = ' ';
+    const char *b = strstr(raw, banner);
+    tbuf line = {0};
+    for (const char *c = raw; *c; c++) {
+        if (c == b) {
+            c += sizeof banner - 2;
             continue;
         }
-        why[o++] = *p;
+        if ((unsigned char)*c >= 0x20)
+            tbuf_putc(&line, *c);
+        else if (line.len && line.data[line.len - 1] != ' ' && c[1])
+            tbuf_puts(&line, "; ");
     }
-    why[o] = '\0';
-    return trove_fail(TROVE_ECORRUPT, "%s: the index is damaged (%s); rebuild it with `trove "
-                      "update --rebuild`, or delete the file and run `trove update`", path, why);
+    return tbuf_detach(&line);
 }
 
 trove_err store_exec(store *st, const char *sql)

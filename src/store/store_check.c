@@ -32,20 +32,8 @@ static void add(problems *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    /* One line each: integrity_check rows may hold "*** in database main ***\n". */
-    static const char banner[] = "*** in database main ***";
-    char *b = strstr(raw, banner);
-    if (b)
-        memmove(b, b + sizeof banner - 1, strlen(b + sizeof banner - 1) + 1);
-    tbuf line = {0};
-    for (const char *c = raw; *c; c++) {
-        if ((unsigned char)*c >= 0x20)
-            tbuf_putc(&line, *c);
-        else if (line.len && line.data[line.len - 1] != ' ' && c[1])
-            tbuf_puts(&line, "; ");
-    }
     xgrow(&p->items, &p->cap, p->n + 1, sizeof *p->items);
-    p->items[p->n++] = tbuf_detach(&line);
+    p->items[p->n++] = store_one_line(raw);
 }
 
 static void add_line(void *ctx, const char *line)

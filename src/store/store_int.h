@@ -171,6 +171,10 @@ trove_err snap_upgrade(store *st);
 #define STORE_DOC_FROM " FROM docs d JOIN collections c ON c.id = d.collection_id "
 void store_doc_from_row(sqlite3_stmt *s, store_doc *d);
 
+/* A message from SQLite's checks as one line (malloc'd): the "*** in
+ * database main ***" banner dropped, line breaks joined with "; ". */
+char *store_one_line(const char *raw);
+
 /* The SQL function trove_hide_path (store_hide.c), registered by store_open. */
 void store_sql_hide_path(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
