@@ -21,7 +21,11 @@ with `trove model embed --ids --timing`, llama.cpp packs them into 2048-
 token batches as its llama-embedding does (--llama-batch). Cross-encoder:
 a query and 20 documents of 256 tokens, `trove model rerank --timing
 --doc-tokens 256` and llama.cpp on the ids `trove model tokenize --pair`
-gives for each pair (the same tokens).
+gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
+(tests/tools/qwen3_gguf.py --reranker, --bench for the 0.6B shape) on
+--qwen3-docs pages of the Obsidian help vault cut to 256 tokens: trove
+`model rerank --doc-tokens 256` with and without its prefix cache,
+llama.cpp on the same ids (rank pooling: P(yes)).
 
 Both sides time only the model calls (not the load), wall and CPU time
 (user + system) of the process during them; each configuration runs
@@ -175,6 +179,68 @@ def bench_rerank(a, exe, lib, names, tmp):
         print(row(n, ntok, t, l, "%.3g" % d), flush=True)
 
 
+def obsidian_docs(n, min_chars=2500):
+    """n pages of the Obsidian help vault long enough for 256 Qwen3 tokens
+    (front matter dropped; a leading '-' would read as an option)."""
+    src = os.path.join(ROOT, "..", "shared", "corpora", "obsidian-help", "en")
+    texts = []
+    for d, _, fs in sorted(os.walk(src)):
+        for f in sorted(fs):
+            if f.endswith(".md"):
+                with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                    t = fh.read()
+                if t.startswith("---\n") and "\n---\n" in t[4:]:
+                    t = t[t.index("\n---\n", 4) + 5:]
+                t = t.lstrip("-\n ")
+                if len(t) >= min_chars:
+                    texts.append(t[:4000])
+    if len(texts) < n:
+        sys.exit("llama_cpp_bench: --qwen3 needs %d long pages of %s" % (n, src))
+    return texts[:n]
+
+
+def bench_qwen3(a, exe, lib, tmp):
+    """A Qwen3 reranker (tests/tools/qwen3_gguf.py --reranker [--bench]):
+    trove with and without its prefix cache, llama.cpp on the same ids (the
+    prompt around each document's first 256 tokens)."""
+    m, q = a.qwen3, "how do I link two notes together"
+    docs = obsidian_docs(a.qwen3_docs)
+    seqs = []
+    for d in docs:
+        full = json.loads(sh([a.trove, "model", "tokenize", m, "--pair", q, d]))["ids"]
+        dt = json.loads(sh([a.trove, "model", "tokenize", m, "--no-special", " " + d]))["ids"]
+        # the pair holds the document's first tokens (tokenize --pair cuts it
+        # to the reranker's default window) between the prompt's two parts
+        k = next(i for i in range(len(full)) if full[i:i + 8] == dt[:8])
+        n = 0
+        while k + n < len(full) and n < len(dt) and full[k + n] == dt[n]:
+            n += 1
+        seqs.append(full[:k] + dt[:256] + full[k + n:])
+    ids_file = os.path.join(tmp, "qwen3.ids")
+    with open(ids_file, "w") as f:
+        for s_ in seqs:
+            f.write(",".join(map(str, s_)) + "\n")
+    ntok = sum(len(s_) for s_ in seqs)
+    print("\nQwen3 reranker %s: 1 query x %d Obsidian pages cut to 256 tokens (%d tokens with "
+          "the prompt), threads %d, best of %d by CPU time\n"
+          % (os.path.basename(m), len(docs), ntok, a.threads, a.iters))
+    print("| run | tokens | trove wall / CPU ms | llama.cpp wall / CPU ms | trove tokens per "
+          "CPU-s | llama.cpp tokens per CPU-s | trove faster (CPU) | (wall) | max P(yes) diff |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    lr = [run_llama(a, exe, lib, m, ids_file, a.llama_batch) for _ in range(a.iters)]
+    l = best(lr)
+    for extra in ([], ["--no-prefix-cache"]):
+        tr = []
+        for _ in range(a.iters):
+            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
+                                 "--timing", "--doc-tokens", "256"] + extra + [q] + docs))
+            tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
+        t = best(tr)
+        d = np.abs(t[2] - l[2][:, 0]).max()
+        print(row("trove " + (" ".join(extra) or "(prefix cache)"), ntok, t, l, "%.3g" % d),
+              flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--trove", default=os.path.join(ROOT, "build", "trove"))
@@ -186,6 +252,9 @@ def main():
     p.add_argument("--only", default=None, help="comma-separated model names")
     p.add_argument("--no-rerank", action="store_true")
     p.add_argument("--rerank-only", action="store_true")
+    p.add_argument("--qwen3", default=None,
+                   help="a Qwen3 reranker GGUF (tests/tools/qwen3_gguf.py --reranker --bench)")
+    p.add_argument("--qwen3-docs", type=int, default=20)
     a = p.parse_args()
     if not os.access(a.trove, os.X_OK):
         sys.exit("llama_cpp_bench: no trove binary at %s (bash scripts/build.sh build)" % a.trove)
@@ -197,8 +266,9 @@ def main():
     names = a.only.split(",") if a.only else llama_cpp_models.MODELS
     emb = [n for n in names if "_rerank_" not in n and not a.rerank_only]
     rr = [n for n in names if "_rerank_" in n and not a.no_rerank]
-    sh(["/usr/bin/python3", os.path.join(ROOT, "bench", "llama_cpp_models.py"), a.models,
-        "--only", ",".join(emb + rr)])
+    if emb or rr:
+        sh(["/usr/bin/python3", os.path.join(ROOT, "bench", "llama_cpp_models.py"), a.models,
+            "--only", ",".join(emb + rr)])
     exe = build_driver(lib, src, tmp)
     with open("/proc/loadavg") as f:
         load0 = " ".join(f.read().split()[:3])
@@ -209,6 +279,8 @@ def main():
         bench_embed(a, exe, lib, emb, tmp)
     if rr:
         bench_rerank(a, exe, lib, rr, tmp)
+    if a.qwen3:
+        bench_qwen3(a, exe, lib, tmp)
     with open("/proc/loadavg") as f:
         print("\nload average after: %s" % " ".join(f.read().split()[:3]))
     subprocess.run(["rm", "-rf", tmp])

@@ -74,7 +74,7 @@ def test_deterministic_across_runs_and_threads(d, name):
 
 
 def test_timing_adds_fields_and_keeps_vectors(d):
-    # bench/llama_cpp_bench.sh reads embed_ms / cpu_ms: the model calls alone
+    # bench/llama_cpp_bench.py reads embed_ms / cpu_ms: the model calls alone
     seqs = load(d, "bert_f32", "req")["seqs"]
     _, plain = embed_ids(gg(d, "bert_f32"), seqs)
     _, timed = embed_ids(gg(d, "bert_f32"), seqs, "--timing")
