@@ -3,7 +3,8 @@
  *   trove model tokenize FILE [--no-special] TEXT
  *   trove model tokenize FILE --pair QUERY DOC
  *   trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]
- *                          [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...
+ *                          [--prompt P] [--no-prompt] [--no-normalize] [--ids] [--timing]
+ *                          TEXT...
  *   trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]
  *                           [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...
  *   trove model generate FILE [--max-new N] [--temperature T] [--top-k K] [--seed S]
@@ -30,7 +31,8 @@ static const char USAGE[] =
     "       trove model tokenize FILE [--no-special] TEXT\n"
     "       trove model tokenize FILE --pair QUERY DOC\n"
     "       trove model embed FILE [--query] [--dim N] [--threads N] [--max-tokens N]\n"
-    "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] TEXT...\n"
+    "                         [--prompt P] [--no-prompt] [--no-normalize] [--ids] [--timing]\n"
+    "                         TEXT...\n"
     "       trove model rerank FILE [--threads N] [--max-tokens N] [--doc-tokens N]\n"
     "                         [--instruction TEXT] [--no-prefix-cache] [--timing] QUERY DOC...\n"
     "       trove model generate FILE [--max-new N] [--temperature T] [--top-k K] [--seed S]\n"
@@ -43,7 +45,7 @@ static const char USAGE[] =
     "\n"
     "embed prints {\"model\", \"dim\", \"vectors\"}; --query embeds with the model's query\n"
     "prompt (default: document prompt); --ids takes comma-separated token ids instead\n"
-    "of text. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits; P(yes)\n"
+    "of text; --timing adds open_ms, embed_ms and cpu_ms. rerank prints {\"model\", \"scores\"} (raw cross-encoder logits; P(yes)\n"
     "for decoder rerankers such as Qwen3-Reranker); --doc-tokens keeps that many tokens\n"
     "of each DOC (default 256; 128 for decoder rerankers); --timing adds open_ms,\n"
     "rerank_ms and cpu_ms.\n"
@@ -265,10 +267,26 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n, size_t *cap)
     return 0;
 }
 
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* CPU time (user + system) of this process so far, ms. */
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
 static int model_embed(int argc, char **argv)
 {
     const char *path = NULL, *prompt = NULL;
-    int query = 0, as_ids = 0, no_prompt = 0, rc;
+    int query = 0, as_ids = 0, no_prompt = 0, timing = 0, rc;
     embed_opts o = {0};
     const char **texts = xcalloc((size_t)argc, sizeof *texts);
     size_t n = 0;
@@ -278,6 +296,8 @@ static int model_embed(int argc, char **argv)
             query = 1;
         } else if (strcmp(argv[i], "--ids") == 0) {
             as_ids = 1;
+        } else if (strcmp(argv[i], "--timing") == 0) {
+            timing = 1;
         } else if (strcmp(argv[i], "--no-prompt") == 0) {
             no_prompt = 1;
         } else if (strcmp(argv[i], "--no-normalize") == 0) {
@@ -317,13 +337,17 @@ static int model_embed(int argc, char **argv)
         o.doc_prompt = prompt;
     }
     trove_err e;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     embed_model *m = open_model(path, &o, &e);
+    double open_ms = ms_since(&t0);
     if (!m) {
         rc = cli_error(e);
         goto out;
     }
     size_t dim = (size_t)embed_dim(m);
     float *vec = xmalloc(n * dim * sizeof *vec);
+    double run_ms = 0, run_cpu = 0; /* the model calls alone (--timing) */
     if (as_ids) {
         int32_t *ids = NULL;
         size_t nid = 0, cap = 0;
@@ -336,13 +360,22 @@ static int model_embed(int argc, char **argv)
                                texts[i]);
             len[i] = (int64_t)nid - start[i];
         }
-        if (!e)
+        if (!e) {
+            double c0 = cpu_ms();
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             e = embed_tokens(m, ids, start, len, n, vec);
+            run_ms = ms_since(&t0);
+            run_cpu = cpu_ms() - c0;
+        }
         free(ids);
         free(start);
         free(len);
     } else {
+        double c0 = cpu_ms();
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         e = embed_texts(m, texts, n, query ? EMBED_QUERY : EMBED_DOCUMENT, vec);
+        run_ms = ms_since(&t0);
+        run_cpu = cpu_ms() - c0;
     }
     if (e) {
         rc = cli_error(e);
@@ -355,7 +388,11 @@ static int model_embed(int argc, char **argv)
                 putchar(',');
             json_floats(stdout, vec + i * dim, dim);
         }
-        printf("]}\n");
+        printf("]");
+        if (timing)
+            printf(",\"open_ms\":%.3f,\"embed_ms\":%.3f,\"cpu_ms\":%.3f", open_ms, run_ms,
+                   run_cpu);
+        printf("}\n");
         rc = EXIT_OK;
     }
     free(vec);
@@ -363,22 +400,6 @@ static int model_embed(int argc, char **argv)
 out:
     free(texts);
     return rc;
-}
-
-static double ms_since(const struct timespec *t0)
-{
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-/* CPU time (user + system) of this process so far, ms. */
-static double cpu_ms(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static int model_rerank(int argc, char **argv)

@@ -73,6 +73,19 @@ def test_deterministic_across_runs_and_threads(d, name):
     assert a == b == c == e
 
 
+def test_timing_adds_fields_and_keeps_vectors(d):
+    # bench/llama_cpp_bench.py reads embed_ms / cpu_ms: the model calls alone
+    seqs = load(d, "bert_f32", "req")["seqs"]
+    _, plain = embed_ids(gg(d, "bert_f32"), seqs)
+    _, timed = embed_ids(gg(d, "bert_f32"), seqs, "--timing")
+    t = json.loads(timed)
+    assert set(t) == set(json.loads(plain)) | {"open_ms", "embed_ms", "cpu_ms"}
+    assert t["vectors"] == json.loads(plain)["vectors"]
+    assert t["open_ms"] > 0 and t["embed_ms"] > 0 and t["cpu_ms"] >= 0
+    t = json.loads(run("embed", gg(d, "bert_f32"), "--timing", "search the vault").stdout)
+    assert t["embed_ms"] > 0 and len(t["vectors"]) == 1
+
+
 def test_matryoshka_truncates_then_renormalizes(d):
     seqs = load(d, "gemma_f32", "req")["seqs"]
     got, _ = embed_ids(gg(d, "gemma_f32"), seqs, "--dim", "16")

@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""llama_cpp_bench -- trove's engine beside llama.cpp on the same GGUF files,
+the same token ids and the same thread count; printed as Markdown tables.
+
+  /usr/bin/python3 bench/llama_cpp_bench.py [--trove BIN] [--models DIR]
+        [--threads N] [--iters K] [--passages N] [--only NAME,...]
+        [--rerank-only] [--no-rerank]
+
+llama.cpp: the prebuilt CPU libraries of npm @node-llama-cpp/linux-x64
+(libllama + libggml, which pick their CPU variant -- AVX2, AVX-512, zen4
+... -- at run time), driven by bench/llama_cpp_embed.c, a small C program
+built here against the headers of the same llama.cpp release (node-llama-
+cpp ships its source as a git bundle). No Node code runs in the timing.
+Set LLAMA_CPP_LIB=DIR (libllama*.so, libggml*.so) and LLAMA_CPP_SRC=DIR (a
+llama.cpp checkout with include/llama.h) to use another build. Exits 3
+with the reason when neither npm nor those are available.
+
+Embedding: 200 passages (bench/llama_cpp_models.py: random ids, 16-256
+tokens each, framed [CLS] ... [SEP]) through each model; trove takes them
+with `trove model embed --ids --timing`, llama.cpp packs them into 2048-
+token batches as its llama-embedding does (--llama-batch). Cross-encoder:
+a query and 20 documents of 256 tokens, `trove model rerank --timing
+--doc-tokens 256` and llama.cpp on the ids `trove model tokenize --pair`
+gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
+(tests/tools/qwen3_gguf.py --reranker, --bench for the 0.6B shape) on
+--qwen3-docs pages of the Obsidian help vault cut to 256 tokens: trove
+`model rerank --doc-tokens 256` with and without its prefix cache,
+llama.cpp on the same ids (rank pooling: P(yes)).
+
+Both sides time only the model calls (not the load), wall and CPU time
+(user + system) of the process during them; each configuration runs
+--iters times in fresh processes, alternating, and the best CPU time of
+each is kept. On a shared machine the CPU time is the steadier measure.
+Parity: cosine of trove's and llama.cpp's vector per passage (min over
+the passages); rerank: the largest difference of the scores (llama.cpp's
+BERT graph adds the token-type row 0 to every token, trove the pair's own
+types, so those differ by design).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NLC = "3.22.1"  # node-llama-cpp release (llama.cpp v0.5.0 of its fork's tags)
+QUERY = "search index vault"
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, **kw).stdout
+
+
+def fetch(spec):
+    r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "npm-fetch.sh"), spec],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        return None
+    return r.stdout.strip()
+
+
+def llama_paths():
+    """(lib dir, source dir with include/llama.h) or exit 3."""
+    lib, src = os.environ.get("LLAMA_CPP_LIB"), os.environ.get("LLAMA_CPP_SRC")
+    if lib and src:
+        return lib, src
+    pkg = fetch("@node-llama-cpp/linux-x64@" + NLC)
+    nlc = fetch("node-llama-cpp@" + NLC)
+    if not pkg or not nlc:
+        print("llama_cpp_bench: SKIP: llama.cpp is absent (npm @node-llama-cpp/linux-x64@%s "
+              "cannot be fetched; or set LLAMA_CPP_LIB and LLAMA_CPP_SRC)" % NLC, file=sys.stderr)
+        sys.exit(3)
+    lib = os.path.join(pkg, "bins", "linux-x64")
+    src = os.path.join(os.path.dirname(os.path.dirname(pkg)), "llama-src-" + NLC)
+    if not os.path.exists(os.path.join(src, "include", "llama.h")):
+        bundle = os.path.join(nlc, "llama", "gitRelease.bundle")
+        tmp = src + ".tmp"
+        subprocess.run(["rm", "-rf", tmp], check=True)
+        sh(["git", "clone", "-q", bundle, tmp], stderr=subprocess.DEVNULL)
+        os.replace(tmp, src)
+    return lib, src
+
+
+def build_driver(lib, src, out):
+    exe = os.path.join(out, "llama_cpp_embed")
+    sh(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I", os.path.join(src, "include"),
+        "-I", os.path.join(src, "ggml", "include"),
+        os.path.join(ROOT, "bench", "llama_cpp_embed.c"), "-o", exe, "-L", lib,
+        "-l:libllama.v0.5.0.so", "-l:libggml.v0.5.0.so", "-l:libggml-base.so",
+        "-Wl,-rpath," + lib])
+    return exe
+
+
+def read_ids(path, n):
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()][:n]
+
+
+def run_trove_embed(a, model, ids):
+    out = json.loads(sh([a.trove, "model", "embed", model, "--ids", "--threads",
+                         str(a.threads), "--timing"] + ids))
+    return out["embed_ms"], out["cpu_ms"], np.array(out["vectors"], np.float64)
+
+
+def run_llama(a, exe, lib, model, ids_file, batch):
+    with tempfile.NamedTemporaryFile("r", suffix=".vec") as vf:
+        out = json.loads(sh([exe, model, ids_file, "--threads", str(a.threads), "--batch",
+                             str(batch), "--backends", lib, "--out", vf.name]))
+        vec = np.loadtxt(vf.name, ndmin=2)
+    return out["run_ms"], out["cpu_ms"], vec
+
+
+def best(runs):
+    return min(runs, key=lambda r: r[1])
+
+
+def cos(x, y):
+    return (x * y).sum(-1) / np.linalg.norm(x, axis=-1) / np.linalg.norm(y, axis=-1)
+
+
+def row(name, ntok, t, l, parity):
+    tw, tc = t[0], t[1]
+    lw, lc = l[0], l[1]
+    return ("| %s | %d | %.0f / %.0f | %.0f / %.0f | %.0f | %.0f | **%.2f×** | %.2f× | %s |" % (
+        name, ntok, tw, tc, lw, lc, ntok / (tc / 1e3), ntok / (lc / 1e3), lc / tc, lw / tw,
+        parity))
+
+
+def bench_embed(a, exe, lib, names, tmp):
+    ids = read_ids(os.path.join(a.models, "passages.ids"), a.passages)
+    ids_file = os.path.join(tmp, "passages.ids")
+    with open(ids_file, "w") as f:
+        f.write("\n".join(ids) + "\n")
+    ntok = sum(s.count(",") + 1 for s in ids)
+    print("\nEmbedding %d passages (%d tokens), threads %d, best of %d by CPU time\n"
+          % (len(ids), ntok, a.threads, a.iters))
+    print("| model | tokens | trove wall / CPU ms | llama.cpp wall / CPU ms | trove tokens per "
+          "CPU-s | llama.cpp tokens per CPU-s | trove faster (CPU) | (wall) | min cosine |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in names:
+        m = os.path.join(a.models, n + ".gguf")
+        tr, lr = [], []
+        for _ in range(a.iters):
+            tr.append(run_trove_embed(a, m, ids))
+            lr.append(run_llama(a, exe, lib, m, ids_file, a.llama_batch))
+        t, l = best(tr), best(lr)
+        c = cos(t[2], l[2])
+        print(row(n, ntok, t, l, "%.6f" % c.min()), flush=True)
+
+
+def bench_rerank(a, exe, lib, names, tmp):
+    with open(os.path.join(a.models, "rerank_docs.txt")) as f:
+        docs = [d.strip() for d in f if d.strip()][:20]
+    print("\nCross-encoder: 1 query x %d documents of 256 tokens, threads %d, best of %d by "
+          "CPU time\n" % (len(docs), a.threads, a.iters))
+    print("| model | tokens | trove wall / CPU ms | llama.cpp wall / CPU ms | trove tokens per "
+          "CPU-s | llama.cpp tokens per CPU-s | trove faster (CPU) | (wall) | max score diff |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in names:
+        m = os.path.join(a.models, n + ".gguf")
+        ids = [json.loads(sh([a.trove, "model", "tokenize", m, "--pair", QUERY, d]))["ids"]
+               for d in docs]
+        ids_file = os.path.join(tmp, "pairs.ids")
+        with open(ids_file, "w") as f:
+            for s in ids:
+                f.write(",".join(map(str, s)) + "\n")
+        ntok = sum(len(s) for s in ids)
+        tr, lr = [], []
+        for _ in range(a.iters):
+            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
+                                 "--timing", "--doc-tokens", "256", QUERY] + docs))
+            tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
+            lr.append(run_llama(a, exe, lib, m, ids_file, a.llama_batch))
+        t, l = best(tr), best(lr)
+        d = np.abs(t[2] - l[2][:, 0]).max()
+        print(row(n, ntok, t, l, "%.3g" % d), flush=True)
+
+
+def obsidian_docs(n, min_chars=2500):
+    """n pages of the Obsidian help vault long enough for 256 Qwen3 tokens
+    (front matter dropped; a leading '-' would read as an option)."""
+    src = os.path.join(ROOT, "..", "shared", "corpora", "obsidian-help", "en")
+    texts = []
+    for d, _, fs in sorted(os.walk(src)):
+        for f in sorted(fs):
+            if f.endswith(".md"):
+                with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                    t = fh.read()
+                if t.startswith("---\n") and "\n---\n" in t[4:]:
+                    t = t[t.index("\n---\n", 4) + 5:]
+                t = t.lstrip("-\n ")
+                if len(t) >= min_chars:
+                    texts.append(t[:4000])
+    if len(texts) < n:
+        sys.exit("llama_cpp_bench: --qwen3 needs %d long pages of %s" % (n, src))
+    return texts[:n]
+
+
+def bench_qwen3(a, exe, lib, tmp):
+    """A Qwen3 reranker (tests/tools/qwen3_gguf.py --reranker [--bench]):
+    trove with and without its prefix cache, llama.cpp on the same ids (the
+    prompt around each document's first 256 tokens)."""
+    m, q = a.qwen3, "how do I link two notes together"
+    docs = obsidian_docs(a.qwen3_docs)
+    seqs = []
+    for d in docs:
+        full = json.loads(sh([a.trove, "model", "tokenize", m, "--pair", q, d]))["ids"]
+        dt = json.loads(sh([a.trove, "model", "tokenize", m, "--no-special", " " + d]))["ids"]
+        # the pair holds the document's first tokens (tokenize --pair cuts it
+        # to the reranker's default window) between the prompt's two parts
+        k = next(i for i in range(len(full)) if full[i:i + 8] == dt[:8])
+        n = 0
+        while k + n < len(full) and n < len(dt) and full[k + n] == dt[n]:
+            n += 1
+        seqs.append(full[:k] + dt[:256] + full[k + n:])
+    ids_file = os.path.join(tmp, "qwen3.ids")
+    with open(ids_file, "w") as f:
+        for s_ in seqs:
+            f.write(",".join(map(str, s_)) + "\n")
+    ntok = sum(len(s_) for s_ in seqs)
+    print("\nQwen3 reranker %s: 1 query x %d Obsidian pages cut to 256 tokens (%d tokens with "
+          "the prompt), threads %d, best of %d by CPU time\n"
+          % (os.path.basename(m), len(docs), ntok, a.threads, a.iters))
+    print("| run | tokens | trove wall / CPU ms | llama.cpp wall / CPU ms | trove tokens per "
+          "CPU-s | llama.cpp tokens per CPU-s | trove faster (CPU) | (wall) | max P(yes) diff |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    lr = [run_llama(a, exe, lib, m, ids_file, a.llama_batch) for _ in range(a.iters)]
+    l = best(lr)
+    for extra in ([], ["--no-prefix-cache"]):
+        tr = []
+        for _ in range(a.iters):
+            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
+                                 "--timing", "--doc-tokens", "256"] + extra + [q] + docs))
+            tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
+        t = best(tr)
+        d = np.abs(t[2] - l[2][:, 0]).max()
+        print(row("trove " + (" ".join(extra) or "(prefix cache)"), ntok, t, l, "%.3g" % d),
+              flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--trove", default=os.path.join(ROOT, "build", "trove"))
+    p.add_argument("--models", default=None, help="model folder (kept; default temporary)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--iters", type=int, default=2)
+    p.add_argument("--passages", type=int, default=200)
+    p.add_argument("--llama-batch", type=int, default=2048)
+    p.add_argument("--only", default=None, help="comma-separated model names")
+    p.add_argument("--no-rerank", action="store_true")
+    p.add_argument("--rerank-only", action="store_true")
+    p.add_argument("--qwen3", default=None,
+                   help="a Qwen3 reranker GGUF (tests/tools/qwen3_gguf.py --reranker --bench)")
+    p.add_argument("--qwen3-docs", type=int, default=20)
+    a = p.parse_args()
+    if not os.access(a.trove, os.X_OK):
+        sys.exit("llama_cpp_bench: no trove binary at %s (bash scripts/build.sh build)" % a.trove)
+    lib, src = llama_paths()
+    tmp = tempfile.mkdtemp(prefix="trove-llama-bench-")
+    a.models = a.models or tmp
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import llama_cpp_models
+    names = a.only.split(",") if a.only else llama_cpp_models.MODELS
+    emb = [n for n in names if "_rerank_" not in n and not a.rerank_only]
+    rr = [n for n in names if "_rerank_" in n and not a.no_rerank]
+    if emb or rr:
+        sh(["/usr/bin/python3", os.path.join(ROOT, "bench", "llama_cpp_models.py"), a.models,
+            "--only", ",".join(emb + rr)])
+    exe = build_driver(lib, src, tmp)
+    with open("/proc/loadavg") as f:
+        load0 = " ".join(f.read().split()[:3])
+    rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+    print("trove %s (%s), llama.cpp: %s; load average before: %s"
+          % (rev, a.trove, lib, load0))
+    if emb:
+        bench_embed(a, exe, lib, emb, tmp)
+    if rr:
+        bench_rerank(a, exe, lib, rr, tmp)
+    if a.qwen3:
+        bench_qwen3(a, exe, lib, tmp)
+    with open("/proc/loadavg") as f:
+        print("\nload average after: %s" % " ".join(f.read().split()[:3]))
+    subprocess.run(["rm", "-rf", tmp])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
