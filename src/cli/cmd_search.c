@@ -1,5 +1,6 @@
 /* trove search QUERY [options] */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli/cli.h"
 #include "models/models.h"
 #include "cli/out.h"
+#include "daemon/client.h"
 #include "search/search.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -345,9 +347,10 @@ typedef struct notices {
     size_t n, cap;
 } notices;
 
-static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
+static void notice(notices *ns, const search_args *a, FILE *err, int on_stderr, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+static void notice(notices *ns, const search_args *a, FILE *err, int on_stderr, const char *fmt,
+                   ...)
 {
     const char *cmd = a->is_query ? "query" : a->vector_only ? "vsearch" : "search";
     char msg[2048];
@@ -356,22 +359,23 @@ static void notice(notices *ns, const search_args *a, int on_stderr, const char 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (on_stderr)
-        fprintf(stderr, "trove: %s: %s\n", cmd, msg);
+        fprintf(err, "trove: %s: %s\n", cmd, msg);
     xgrow(&ns->items, &ns->cap, ns->n + 1, sizeof *ns->items);
     ns->items[ns->n++] = xstrdup(msg);
 }
 
-static void vector_notices(search_args *a, const search_results *res, notices *ns)
+static void vector_notices(search_args *a, const search_results *res, notices *ns, FILE *err)
 {
     const char *rest = a->vector_only ? "" : " (answering by keywords, titles and links)";
     if (res->vec_error)
-        notice(ns, a, 1, "%s%s", res->vec_error, rest);
+        notice(ns, a, err, 1, "%s%s", res->vec_error, rest);
     else if (res->vec_state == SEARCH_VEC_NONE)
-        notice(ns, a, 1, "the index has no embeddings of this model; run `trove embed`%s", rest);
+        notice(ns, a, err, 1, "the index has no embeddings of this model; run `trove embed`%s",
+               rest);
     else if (res->vec_state == SEARCH_VEC_BLANK)
-        notice(ns, a, a->vector_only, "%s%s", search_vec_blank_why, rest);
+        notice(ns, a, err, a->vector_only, "%s%s", search_vec_blank_why, rest);
     for (size_t i = 0; i < res->n_vec_missing; i++)
-        notice(ns, a, 1, "collection '%s' has no embeddings; run `trove embed`%s",
+        notice(ns, a, err, 1, "collection '%s' has no embeddings; run `trove embed`%s",
                res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
     a->oo.warnings = (const char *const *)ns->items;
     a->oo.n_warnings = ns->n;
@@ -382,6 +386,151 @@ static void notices_free(notices *ns)
     for (size_t i = 0; i < ns->n; i++)
         free(ns->items[i]);
     free(ns->items);
+}
+
+static const char *attached_unknown(const search_args *a, trove_err err);
+
+/* A search's answer as the user sees it: the notices on err, the results
+ * on out in a->oo's form; returns the exit code. The cold path and the
+ * daemon (cli_render, for a client) both print through here, so the two
+ * are the same bytes. */
+static int show(search_args *a, const search_results *res, FILE *out, FILE *err)
+{
+    notices ns = {0};
+    vector_notices(a, res, &ns, err);
+    out_results(out, a->ao.search.query, res, &a->oo);
+    notices_free(&ns);
+    a->oo.warnings = NULL;
+    a->oo.n_warnings = 0;
+    /* A blank query vector is a query that matches nothing, not an error. */
+    return a->vector_only && res->vec_state != SEARCH_VEC_USED &&
+                   res->vec_state != SEARCH_VEC_BLANK
+               ? EXIT_ERR : EXIT_OK;
+}
+
+/* The output options a client sends with "render" (what the daemon cannot
+ * know: the format asked for, and whether the client's stdout is a
+ * terminal that takes colour). */
+static const struct { const char *key; size_t off; } how_keys[] = {
+    {"format", offsetof(out_opts, format)},
+    {"color", offsetof(out_opts, color)},
+    {"full", offsetof(out_opts, full)},
+    {"line_numbers", offsetof(out_opts, line_numbers)},
+    {"explain", offsetof(out_opts, explain)},
+};
+_Static_assert(sizeof(out_format) == sizeof(int), "out_opts.format is read as an int");
+
+static json_t *render_how(const out_opts *oo)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; i < sizeof how_keys / sizeof *how_keys; i++)
+        json_object_set_new(j, how_keys[i].key,
+                            json_integer(*(const int *)(const void *)((const char *)oo +
+                                                                      how_keys[i].off)));
+    return j;
+}
+
+/* how into oo; 0 when it is not exactly the object render_how makes. */
+static int render_how_parse(const json_t *how, out_opts *oo)
+{
+    if (!json_is_object(how) || json_object_size(how) != sizeof how_keys / sizeof *how_keys)
+        return 0;
+    for (size_t i = 0; i < sizeof how_keys / sizeof *how_keys; i++) {
+        const json_t *v = json_object_get(how, how_keys[i].key);
+        json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (n < 0 || n > (i == 0 ? OUT_FILES : 1))
+            return 0;
+        *(int *)(void *)((char *)oo + how_keys[i].off) = (int)n;
+    }
+    return 1;
+}
+
+/* A memstream's bytes as a wire string (base64 when not valid UTF-8). */
+static json_t *stream_bytes(FILE *f, char **buf, size_t *len)
+{
+    json_t *j = fclose(f) == 0 ? wire_bytes(*buf ? *buf : "", *len) : NULL;
+    free(*buf);
+    return j;
+}
+
+json_t *cli_render(int op, const void *args, const void *result, const json_t *how)
+{
+    if (op != WIRE_OP_SEARCH && op != WIRE_OP_VSEARCH)
+        return NULL;
+    search_args a = {0};
+    a.ao = *(const api_search_opts *)args;
+    a.vector_only = op == WIRE_OP_VSEARCH;
+    if (!render_how_parse(how, &a.oo))
+        return NULL;
+    char *ob = NULL, *eb = NULL;
+    size_t ol = 0, el = 0;
+    FILE *out = open_memstream(&ob, &ol), *err = open_memstream(&eb, &el);
+    if (!out || !err) {
+        if (out)
+            stream_bytes(out, &ob, &ol);
+        if (err)
+            stream_bytes(err, &eb, &el);
+        return NULL;
+    }
+    int rc = show(&a, result, out, err);
+    json_t *o = stream_bytes(out, &ob, &ol), *e = stream_bytes(err, &eb, &el);
+    if (!o || !e) {
+        json_decref(o);
+        json_decref(e);
+        return NULL;
+    }
+    return json_pack("{s:o, s:o, s:i}", "out", o, "err", e, "rc", rc);
+}
+
+/* The daemon's rendered answer (cli_render) written out: 1 when it was
+ * well-formed, with *rc its exit code. */
+static int put_rendered(const json_t *r, int *rc)
+{
+    const json_t *code = json_object_get(r, "rc");
+    char *out = NULL, *err = NULL;
+    size_t ol = 0, el = 0;
+    int ok = json_is_integer(code) && (json_integer_value(code) == EXIT_OK ||
+                                       json_integer_value(code) == EXIT_ERR) &&
+             wire_get_bytes(json_object_get(r, "out"), &out, &ol) && out &&
+             wire_get_bytes(json_object_get(r, "err"), &err, &el) && err;
+    if (ok) {
+        fwrite(err, 1, el, stderr);
+        fwrite(out, 1, ol, stdout);
+        *rc = (int)json_integer_value(code);
+    }
+    free(out);
+    free(err);
+    return ok;
+}
+
+/* search and vsearch through a running daemon, which renders the answer
+ * (cli_render): the client parses no result struct. 1 when answered (*rc
+ * the exit code, or the daemon's own error shown), 0: answer cold. */
+static int daemon_search(cli *c, search_args *a, int op, int *rc)
+{
+    dcl *d = cli_daemon(c);
+    if (!d)
+        return 0;
+    json_t *how = render_how(&a->oo), *r = NULL;
+    trove_err err = dcl_render(d, op, &a->ao, how, &r);
+    json_decref(how);
+    if (!dcl_answered(d)) {
+        json_decref(r);
+        return 0;
+    }
+    if (err) {
+        const char *cut = attached_unknown(a, err);
+        *rc = cli_error(err);
+        if (cut)
+            fprintf(stderr, "trove: -c%s reads as -c %s; to exclude the word, put it after `--`: "
+                            "trove search ... -- -c%s\n", cut, cut, cut);
+        return 1;
+    }
+    int ok = put_rendered(r, rc);
+    json_decref(r);
+    if (!ok)   /* a daemon that answered nonsense: as if it had not answered */
+        return 0;
+    return 1;
 }
 
 /* The "-cNAME" collection an unknown-collection error names, if any: the
@@ -512,7 +661,7 @@ static int run_query(cli *c, search_args *a, api **api)
             fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n",
                     info.rerank_warning);
         notices ns = {0};
-        vector_notices(a, &res, &ns);
+        vector_notices(a, &res, &ns, stderr);
         a->oo.query_info = &info;
         out_results(stdout, a->query.data, &res, &a->oo);
         notices_free(&ns);
@@ -573,9 +722,13 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
         if ((rc = cli_open_api(c, &api)) != EXIT_OK)
             goto out;
         err = api_search_remote(api, &a.ao, a.remote, &res);
-    } else if ((rc = cli_answer(c, &api, a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH,
-                                &a.ao, &res, &err)) != EXIT_OK) {
-        goto out;
+    } else {
+        int op = a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH;
+        if (daemon_search(c, &a, op, &rc))
+            goto out;
+        if ((rc = cli_open_api(c, &api)) != EXIT_OK)
+            goto out;
+        err = wire_call(api, op, &a.ao, &res);
     }
     if (err) {
         const char *cut = attached_unknown(&a, err);
@@ -585,13 +738,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
                             "trove search ... -- -c%s\n", cut, cut, cut);
         goto out;
     }
-    notices ns = {0};
-    vector_notices(&a, &res, &ns);
-    out_results(stdout, a.query.data, &res, &a.oo);
-    notices_free(&ns);
-    /* A blank query vector is a query that matches nothing, not an error. */
-    rc = vector_only && res.vec_state != SEARCH_VEC_USED && res.vec_state != SEARCH_VEC_BLANK
-             ? EXIT_ERR : EXIT_OK;
+    rc = show(&a, &res, stdout, stderr);
     search_results_free(&res);
 out:
     api_close(api);

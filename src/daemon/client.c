@@ -318,7 +318,8 @@ static trove_err read_line(dcl *c, tbuf *line)
     }
 }
 
-trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
+/* dcl_call, the request carrying "render": how (borrowed) when not NULL. */
+static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, json_t **result)
 {
     *result = NULL;
     c->failed = 0;
@@ -337,6 +338,8 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
         json_object_set_new(req, "boundary", json_true());
     if (c->config_file)
         json_object_set_new(req, "config", wire_str(c->config_file));
+    if (how)
+        json_object_set_new(req, "render", json_deep_copy(how));
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     if (!text)
@@ -392,6 +395,11 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
     return rc;
 }
 
+trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
+{
+    return call(c, op, args, NULL, result);
+}
+
 /* A malformed answer means the daemon is not usable. */
 static trove_err decoded(dcl *c, trove_err rc)
 {
@@ -414,19 +422,49 @@ static void absolute_paths(const wire_type *t, char *obj, char **made, size_t *n
     }
 }
 
+/* The arguments as sent: a copy with relative paths made absolute (the
+ * strings made are in made[], freed by args_sent_free). */
+typedef struct args_sent {
+    char *copy, *made[8];
+    size_t n_made;
+} args_sent;
+
+static json_t *args_json(const wire_request *q, const void *args, args_sent *as)
+{
+    memset(as, 0, sizeof *as);
+    if (!q->args)
+        return NULL;
+    as->copy = xmalloc(q->args->size);
+    memcpy(as->copy, args, q->args->size);
+    absolute_paths(q->args, as->copy, as->made, &as->n_made);
+    return wire_emit(q->args, as->copy);
+}
+
+static void args_sent_free(args_sent *as)
+{
+    free(as->copy);
+    for (size_t i = 0; i < as->n_made; i++)
+        free(as->made[i]);
+}
+
+trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result)
+{
+    args_sent as;
+    json_t *a = args_json(&wire_requests[op], args, &as);
+    trove_err rc = call(c, wire_requests[op].op, a, how, result);
+    args_sent_free(&as);
+    return rc;
+}
+
 trove_err dcl_request(dcl *c, int op, const void *args, void *out)
 {
     const wire_request *q = &wire_requests[op];
     memset(out, 0, q->result->size);
-    char *made[8], *sent = NULL;
-    size_t n_made = 0;
-    if (q->args) {
-        sent = xmalloc(q->args->size);
-        memcpy(sent, args, q->args->size);
-        absolute_paths(q->args, sent, made, &n_made);
-    }
+    args_sent as;
+    json_t *a = args_json(q, args, &as);
+    const char *sent = as.copy;
     json_t *res;
-    trove_err rc = dcl_call(c, q->op, sent ? wire_emit(q->args, sent) : NULL, &res);
+    trove_err rc = dcl_call(c, q->op, a, &res);
     if (rc == TROVE_OK) {
         rc = decoded(c, wire_parse(q->result, res, out, NULL));
         json_decref(res);
@@ -442,9 +480,7 @@ trove_err dcl_request(dcl *c, int op, const void *args, void *out)
         free(info->reranker);
         info->reranker = xstrdup(((const api_query_opts *)args)->reranker);
     }
-    free(sent);
-    for (size_t i = 0; i < n_made; i++)
-        free(made[i]);
+    args_sent_free(&as);
     return rc;
 }
 

@@ -80,6 +80,13 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result);
  * answer's reranker is then the caller's path as given, as cold. */
 trove_err dcl_request(dcl *c, int op, const void *args, void *out);
 
+/* Request op with args (as dcl_request) asking the daemon to answer in the
+ * front end's own output form: the request carries "render": how, which
+ * the daemon's render hook (server.h) reads, and *result is the hook's
+ * object (new reference on success), not the op's answer struct. A daemon
+ * that cannot render it refuses (dcl_failed() is 1: answer cold). */
+trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result);
+
 /* The one fallback rule every front end uses. dcl_try: op asked of d (from
  * dcl_find, may be NULL; closed here); 1 when that is the answer (*err its
  * error, out filled on TROVE_OK), 0 when the caller must answer cold:

@@ -199,6 +199,7 @@ typedef struct reply {
     char *message;
     int boundary;             /* the request asked for the agent boundary (api.h): the
                                  call ran with it, and the answer says so */
+    const json_t *render;     /* the request's "render" (borrowed), else NULL */
 } reply;
 
 static void fail_proto(reply *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -368,6 +369,12 @@ static void call_op(srv *s, int which, void *args, reply *r)
         pthread_mutex_unlock(&s->write_mu);
     if (rc) {
         fail_err(r, rc);
+    } else if (r->render) {
+        /* the front end's own output, made here from the same struct */
+        r->result = s->o->render ? s->o->render(which, args, out, r->render) : NULL;
+        if (!r->result)
+            fail_proto(r, WIRE_EPROTO, "cannot render '%s' in that form", q->op);
+        wire_free(q->result, out);
     } else {
         r->result = wire_emit(q->result, out);
         wire_free(q->result, out);
@@ -409,6 +416,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
     if (boundary && !json_is_boolean(boundary))
         return fail_proto(r, WIRE_EPROTO, "'boundary' must be true or false");
     r->boundary = json_is_true(boundary);
+    r->render = json_object_get(req, "render");
     const char *idx = json_string_value(json_object_get(req, "index"));
     const char *cfg = json_string_value(json_object_get(req, "config"));
     if ((idx && strcmp(idx, s->index_path)) || (cfg && strcmp(cfg, s->config_file)))
