@@ -445,62 +445,51 @@ static int render_how_parse(const json_t *how, out_opts *oo)
     return 1;
 }
 
-/* A memstream's bytes as a wire string (base64 when not valid UTF-8). */
-static json_t *stream_bytes(FILE *f, char **buf, size_t *len)
+/* A memstream's bytes appended to `to`; 0 when the stream failed. */
+static int stream_bytes(FILE *f, char **buf, size_t *len, tbuf *to)
 {
-    json_t *j = fclose(f) == 0 ? wire_bytes(*buf ? *buf : "", *len) : NULL;
+    int ok = fclose(f) == 0;
+    if (ok && *len)
+        tbuf_append(to, *buf, *len);
     free(*buf);
-    return j;
+    return ok;
 }
 
-json_t *cli_render(int op, const void *args, const void *result, const json_t *how)
+int cli_render(int op, const void *args, const void *result, const json_t *how, tbuf *out,
+               tbuf *err)
 {
     if (op != WIRE_OP_SEARCH && op != WIRE_OP_VSEARCH)
-        return NULL;
+        return -1;
     search_args a = {0};
     a.ao = *(const api_search_opts *)args;
     a.vector_only = op == WIRE_OP_VSEARCH;
     if (!render_how_parse(how, &a.oo))
-        return NULL;
+        return -1;
     char *ob = NULL, *eb = NULL;
     size_t ol = 0, el = 0;
-    FILE *out = open_memstream(&ob, &ol), *err = open_memstream(&eb, &el);
-    if (!out || !err) {
-        if (out)
-            stream_bytes(out, &ob, &ol);
-        if (err)
-            stream_bytes(err, &eb, &el);
-        return NULL;
-    }
-    int rc = show(&a, result, out, err);
-    json_t *o = stream_bytes(out, &ob, &ol), *e = stream_bytes(err, &eb, &el);
-    if (!o || !e) {
-        json_decref(o);
-        json_decref(e);
-        return NULL;
-    }
-    return json_pack("{s:o, s:o, s:i}", "out", o, "err", e, "rc", rc);
+    FILE *fo = open_memstream(&ob, &ol), *fe = open_memstream(&eb, &el);
+    int rc = fo && fe ? show(&a, result, fo, fe) : -1;
+    int ok = fo && stream_bytes(fo, &ob, &ol, out);
+    ok = fe && stream_bytes(fe, &eb, &el, err) && ok;
+    return ok ? rc : -1;
 }
 
 /* The daemon's rendered answer (cli_render) written out: 1 when it was
  * well-formed, with *rc its exit code. */
-static int put_rendered(const json_t *r, int *rc)
+static int put_rendered(const json_t *r, const tbuf *payload, int *rc)
 {
     const json_t *code = json_object_get(r, "rc");
-    char *out = NULL, *err = NULL;
-    size_t ol = 0, el = 0;
-    int ok = json_is_integer(code) && (json_integer_value(code) == EXIT_OK ||
-                                       json_integer_value(code) == EXIT_ERR) &&
-             wire_get_bytes(json_object_get(r, "out"), &out, &ol) && out &&
-             wire_get_bytes(json_object_get(r, "err"), &err, &el) && err;
-    if (ok) {
-        fwrite(err, 1, el, stderr);
-        fwrite(out, 1, ol, stdout);
-        *rc = (int)json_integer_value(code);
-    }
-    free(out);
-    free(err);
-    return ok;
+    json_int_t no = json_integer_value(json_object_get(r, "out_bytes"));
+    if (!json_is_integer(code) ||
+        (json_integer_value(code) != EXIT_OK && json_integer_value(code) != EXIT_ERR) ||
+        no < 0 || (size_t)no > payload->len)
+        return 0;
+    if (payload->len > (size_t)no)
+        fwrite(payload->data + no, 1, payload->len - (size_t)no, stderr);
+    if (no)
+        fwrite(payload->data, 1, (size_t)no, stdout);
+    *rc = (int)json_integer_value(code);
+    return 1;
 }
 
 /* search and vsearch through a running daemon, which renders the answer
@@ -512,10 +501,12 @@ static int daemon_search(cli *c, search_args *a, int op, int *rc)
     if (!d)
         return 0;
     json_t *how = render_how(&a->oo), *r = NULL;
-    trove_err err = dcl_render(d, op, &a->ao, how, &r);
+    tbuf payload = {0};
+    trove_err err = dcl_render(d, op, &a->ao, how, &r, &payload);
     json_decref(how);
     if (!dcl_answered(d)) {
         json_decref(r);
+        tbuf_free(&payload);
         return 0;
     }
     if (err) {
@@ -526,8 +517,9 @@ static int daemon_search(cli *c, search_args *a, int op, int *rc)
                             "trove search ... -- -c%s\n", cut, cut, cut);
         return 1;
     }
-    int ok = put_rendered(r, rc);
+    int ok = put_rendered(r, &payload, rc);
     json_decref(r);
+    tbuf_free(&payload);
     if (!ok)   /* a daemon that answered nonsense: as if it had not answered */
         return 0;
     return 1;

@@ -318,8 +318,39 @@ static trove_err read_line(dcl *c, tbuf *line)
     }
 }
 
-/* dcl_call, the request carrying "render": how (borrowed) when not NULL. */
-static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, json_t **result)
+/* n bytes that follow an answer's line into `to`. */
+static trove_err read_bytes(dcl *c, size_t n, tbuf *to)
+{
+    double deadline = clock_seconds() + c->timeout;
+    while (c->in.len < n) {
+        if (clock_seconds() > deadline)
+            return broken(c, "daemon: %s", "no answer in time");
+        char buf[65536];
+        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return broken(c, "daemon: %s", r == 0 ? "connection closed" : strerror(errno));
+        tbuf_append(&c->in, buf, (size_t)r);
+    }
+    tbuf_append(to, c->in.data, n);
+    memmove(c->in.data, c->in.data + n, c->in.len - n);
+    c->in.len -= n;
+    return TROVE_OK;
+}
+
+/* A rendered answer's byte counts, each 0..1 GiB; -1 when malformed. */
+static int64_t rendered_len(const json_t *result, const char *key)
+{
+    const json_t *v = json_object_get(result, key);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    return n >= 0 && n <= (1 << 30) ? (int64_t)n : -1;
+}
+
+/* dcl_call, the request carrying "render": how (borrowed) when not NULL;
+ * then the rendered bytes that follow the answer into *payload. */
+static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, json_t **result,
+                      tbuf *payload)
 {
     *result = NULL;
     c->failed = 0;
@@ -376,7 +407,16 @@ static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, j
         json_decref(resp);
         if (!*result)
             return broken(c, "daemon: %s", "answer without result");
-        return TROVE_OK;
+        if (!how)
+            return TROVE_OK;
+        int64_t no = rendered_len(*result, "out_bytes"), ne = rendered_len(*result, "err_bytes");
+        rc = no < 0 || ne < 0 ? broken(c, "daemon: %s", "malformed answer")
+                              : read_bytes(c, (size_t)(no + ne), payload);
+        if (rc) {
+            json_decref(*result);
+            *result = NULL;
+        }
+        return rc;
     }
     const json_t *err = json_object_get(resp, "error");
     const char *code = json_string_value(json_object_get(err, "code"));
@@ -397,7 +437,7 @@ static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, j
 
 trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
 {
-    return call(c, op, args, NULL, result);
+    return call(c, op, args, NULL, result, NULL);
 }
 
 /* A malformed answer means the daemon is not usable. */
@@ -447,11 +487,12 @@ static void args_sent_free(args_sent *as)
         free(as->made[i]);
 }
 
-trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result)
+trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result,
+                     tbuf *payload)
 {
     args_sent as;
     json_t *a = args_json(&wire_requests[op], args, &as);
-    trove_err rc = call(c, wire_requests[op].op, a, how, result);
+    trove_err rc = call(c, wire_requests[op].op, a, how, result, payload);
     args_sent_free(&as);
     return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 #define DMN_MAX_CONNS 64
@@ -31,12 +32,13 @@ typedef struct dmn_opts {
     /* Optional: the answer in the asking front end's own output form, for
      * a request that carries "render" (docs/daemon.md): op (WIRE_OP_*), its
      * decoded arguments and its answer struct, and the request's "render"
-     * value. Returns the result object (new reference; the CLI's is
-     * {"out", "err", "rc"}: its stdout, stderr and exit code), or NULL when
+     * value. Appends what the front end would print to out and err
+     * (the CLI's stdout and stderr) and returns its exit code, or -1 when
      * it cannot render that op or form: the request is then refused
      * (EPROTO) and the client answers cold. Without it every such request
      * is refused. Runs on a request thread: it must be thread-safe. */
-    json_t *(*render)(int op, const void *args, const void *result, const json_t *how);
+    int (*render)(int op, const void *args, const void *result, const json_t *how, tbuf *out,
+                  tbuf *err);
     /* Called once the socket listens (the --detach parent waits for it). */
     void (*on_ready)(void *ctx, const char *socket_path);
     void *ready_ctx;

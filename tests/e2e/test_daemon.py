@@ -308,8 +308,14 @@ def test_rendered_answers_equal_cold_output(served):
     c = Client(path)
     how = {"format": 0, "color": 0, "full": 0, "line_numbers": 0, "explain": 0}
     r = c.call("search", {"query": "carbonara", "limit": 3}, render=how)
-    assert r["ok"] and r["result"]["rc"] == 0 and r["result"]["err"] == "", r
-    assert "carbonara" in r["result"]["out"].lower()
+    res = r["result"]
+    assert r["ok"] and res["rc"] == 0 and res["err_bytes"] == 0 and res["out_bytes"] > 0, r
+    # the rendered bytes follow the answer's line
+    while len(c.buf) < res["out_bytes"]:
+        c.buf += c.s.recv(65536)
+    out, c.buf = c.buf[:res["out_bytes"]], c.buf[res["out_bytes"]:]
+    assert b"carbonara" in out.lower() and out.endswith(b"\n")
+    assert c.call("hello")["ok"]                 # and the stream goes on after them
     # a form it does not know, or an op it does not render: refused, so
     # the client answers cold
     for bad, op in (({**how, "format": 99}, "search"), ({**how, "extra": 1}, "search"),
