@@ -59,6 +59,12 @@ int cmd_collection(cli *c, int argc, char **argv);
 int cmd_context(cli *c, int argc, char **argv);
 int cmd_update(cli *c, int argc, char **argv);
 int cmd_search(cli *c, int argc, char **argv);
+/* The daemon's render hook (daemon/server.h dmn_opts.render): a search or
+ * vsearch answer as this CLI prints it (stdout to out, stderr to err; the
+ * exit code returned), for a client that sent its output options
+ * (cmd_search.c); -1 for other ops or a malformed form. */
+int cli_render(int op, const void *args, const void *result, const json_t *how, tbuf *out,
+               tbuf *err);
 int cmd_get(cli *c, int argc, char **argv);
 int cmd_multi_get(cli *c, int argc, char **argv);
 int cmd_ls(cli *c, int argc, char **argv);

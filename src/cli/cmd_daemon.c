@@ -251,7 +251,7 @@ static int daemon_status(cli *c, int json)
 
 int cmd_daemon(cli *c, int argc, char **argv)
 {
-    dmn_opts o = {.idle_secs = -1, .watch = 1};
+    dmn_opts o = {.idle_secs = -1, .watch = 1, .render = cli_render};
     int detach = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;

@@ -1,5 +1,6 @@
 /* trove search QUERY [options] */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli/cli.h"
 #include "models/models.h"
 #include "cli/out.h"
+#include "daemon/client.h"
 #include "search/search.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -345,9 +347,10 @@ typedef struct notices {
     size_t n, cap;
 } notices;
 
-static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void notice(notices *ns, const search_args *a, int on_stderr, const char *fmt, ...)
+static void notice(notices *ns, const search_args *a, FILE *err, int on_stderr, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+static void notice(notices *ns, const search_args *a, FILE *err, int on_stderr, const char *fmt,
+                   ...)
 {
     const char *cmd = a->is_query ? "query" : a->vector_only ? "vsearch" : "search";
     char msg[2048];
@@ -356,22 +359,23 @@ static void notice(notices *ns, const search_args *a, int on_stderr, const char 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (on_stderr)
-        fprintf(stderr, "trove: %s: %s\n", cmd, msg);
+        fprintf(err, "trove: %s: %s\n", cmd, msg);
     xgrow(&ns->items, &ns->cap, ns->n + 1, sizeof *ns->items);
     ns->items[ns->n++] = xstrdup(msg);
 }
 
-static void vector_notices(search_args *a, const search_results *res, notices *ns)
+static void vector_notices(search_args *a, const search_results *res, notices *ns, FILE *err)
 {
     const char *rest = a->vector_only ? "" : " (answering by keywords, titles and links)";
     if (res->vec_error)
-        notice(ns, a, 1, "%s%s", res->vec_error, rest);
+        notice(ns, a, err, 1, "%s%s", res->vec_error, rest);
     else if (res->vec_state == SEARCH_VEC_NONE)
-        notice(ns, a, 1, "the index has no embeddings of this model; run `trove embed`%s", rest);
+        notice(ns, a, err, 1, "the index has no embeddings of this model; run `trove embed`%s",
+               rest);
     else if (res->vec_state == SEARCH_VEC_BLANK)
-        notice(ns, a, a->vector_only, "%s%s", search_vec_blank_why, rest);
+        notice(ns, a, err, a->vector_only, "%s%s", search_vec_blank_why, rest);
     for (size_t i = 0; i < res->n_vec_missing; i++)
-        notice(ns, a, 1, "collection '%s' has no embeddings; run `trove embed`%s",
+        notice(ns, a, err, 1, "collection '%s' has no embeddings; run `trove embed`%s",
                res->vec_missing[i], a->vector_only ? "" : " (answered from the other channels)");
     a->oo.warnings = (const char *const *)ns->items;
     a->oo.n_warnings = ns->n;
@@ -382,6 +386,143 @@ static void notices_free(notices *ns)
     for (size_t i = 0; i < ns->n; i++)
         free(ns->items[i]);
     free(ns->items);
+}
+
+static const char *attached_unknown(const search_args *a, trove_err err);
+
+/* A search's answer as the user sees it: the notices on err, the results
+ * on out in a->oo's form; returns the exit code. The cold path and the
+ * daemon (cli_render, for a client) both print through here, so the two
+ * are the same bytes. */
+static int show(search_args *a, const search_results *res, FILE *out, FILE *err)
+{
+    notices ns = {0};
+    vector_notices(a, res, &ns, err);
+    out_results(out, a->ao.search.query, res, &a->oo);
+    notices_free(&ns);
+    a->oo.warnings = NULL;
+    a->oo.n_warnings = 0;
+    /* A blank query vector is a query that matches nothing, not an error. */
+    return a->vector_only && res->vec_state != SEARCH_VEC_USED &&
+                   res->vec_state != SEARCH_VEC_BLANK
+               ? EXIT_ERR : EXIT_OK;
+}
+
+/* The output options a client sends with "render" (what the daemon cannot
+ * know: the format asked for, and whether the client's stdout is a
+ * terminal that takes colour). */
+static const struct { const char *key; size_t off; } how_keys[] = {
+    {"format", offsetof(out_opts, format)},
+    {"color", offsetof(out_opts, color)},
+    {"full", offsetof(out_opts, full)},
+    {"line_numbers", offsetof(out_opts, line_numbers)},
+    {"explain", offsetof(out_opts, explain)},
+};
+_Static_assert(sizeof(out_format) == sizeof(int), "out_opts.format is read as an int");
+
+static json_t *render_how(const out_opts *oo)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; i < sizeof how_keys / sizeof *how_keys; i++)
+        json_object_set_new(j, how_keys[i].key,
+                            json_integer(*(const int *)(const void *)((const char *)oo +
+                                                                      how_keys[i].off)));
+    return j;
+}
+
+/* how into oo; 0 when it is not exactly the object render_how makes. */
+static int render_how_parse(const json_t *how, out_opts *oo)
+{
+    if (!json_is_object(how) || json_object_size(how) != sizeof how_keys / sizeof *how_keys)
+        return 0;
+    for (size_t i = 0; i < sizeof how_keys / sizeof *how_keys; i++) {
+        const json_t *v = json_object_get(how, how_keys[i].key);
+        json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (n < 0 || n > (i == 0 ? OUT_FILES : 1))
+            return 0;
+        *(int *)(void *)((char *)oo + how_keys[i].off) = (int)n;
+    }
+    return 1;
+}
+
+/* A memstream's bytes appended to `to`; 0 when the stream failed. */
+static int stream_bytes(FILE *f, char **buf, size_t *len, tbuf *to)
+{
+    int ok = fclose(f) == 0;
+    if (ok && *len)
+        tbuf_append(to, *buf, *len);
+    free(*buf);
+    return ok;
+}
+
+int cli_render(int op, const void *args, const void *result, const json_t *how, tbuf *out,
+               tbuf *err)
+{
+    if (op != WIRE_OP_SEARCH && op != WIRE_OP_VSEARCH)
+        return -1;
+    search_args a = {0};
+    a.ao = *(const api_search_opts *)args;
+    a.vector_only = op == WIRE_OP_VSEARCH;
+    if (!render_how_parse(how, &a.oo))
+        return -1;
+    char *ob = NULL, *eb = NULL;
+    size_t ol = 0, el = 0;
+    FILE *fo = open_memstream(&ob, &ol), *fe = open_memstream(&eb, &el);
+    int rc = fo && fe ? show(&a, result, fo, fe) : -1;
+    int ok = fo && stream_bytes(fo, &ob, &ol, out);
+    ok = fe && stream_bytes(fe, &eb, &el, err) && ok;
+    return ok ? rc : -1;
+}
+
+/* The daemon's rendered answer (cli_render) written out: 1 when it was
+ * well-formed, with *rc its exit code. */
+static int put_rendered(const json_t *r, const tbuf *payload, int *rc)
+{
+    const json_t *code = json_object_get(r, "rc");
+    json_int_t no = json_integer_value(json_object_get(r, "out_bytes"));
+    if (!json_is_integer(code) ||
+        (json_integer_value(code) != EXIT_OK && json_integer_value(code) != EXIT_ERR) ||
+        no < 0 || (size_t)no > payload->len)
+        return 0;
+    if (payload->len > (size_t)no)
+        fwrite(payload->data + no, 1, payload->len - (size_t)no, stderr);
+    if (no)
+        fwrite(payload->data, 1, (size_t)no, stdout);
+    *rc = (int)json_integer_value(code);
+    return 1;
+}
+
+/* search and vsearch through a running daemon, which renders the answer
+ * (cli_render): the client parses no result struct. 1 when answered (*rc
+ * the exit code, or the daemon's own error shown), 0: answer cold. */
+static int daemon_search(cli *c, search_args *a, int op, int *rc)
+{
+    dcl *d = cli_daemon(c);
+    if (!d)
+        return 0;
+    json_t *how = render_how(&a->oo), *r = NULL;
+    tbuf payload = {0};
+    trove_err err = dcl_render(d, op, &a->ao, how, &r, &payload);
+    json_decref(how);
+    if (!dcl_answered(d)) {
+        json_decref(r);
+        tbuf_free(&payload);
+        return 0;
+    }
+    if (err) {
+        const char *cut = attached_unknown(a, err);
+        *rc = cli_error(err);
+        if (cut)
+            fprintf(stderr, "trove: -c%s reads as -c %s; to exclude the word, put it after `--`: "
+                            "trove search ... -- -c%s\n", cut, cut, cut);
+        return 1;
+    }
+    int ok = put_rendered(r, &payload, rc);
+    json_decref(r);
+    tbuf_free(&payload);
+    if (!ok)   /* a daemon that answered nonsense: as if it had not answered */
+        return 0;
+    return 1;
 }
 
 /* The "-cNAME" collection an unknown-collection error names, if any: the
@@ -512,7 +653,7 @@ static int run_query(cli *c, search_args *a, api **api)
             fprintf(stderr, "trove: query: %s; re-scoring lexically instead\n",
                     info.rerank_warning);
         notices ns = {0};
-        vector_notices(a, &res, &ns);
+        vector_notices(a, &res, &ns, stderr);
         a->oo.query_info = &info;
         out_results(stdout, a->query.data, &res, &a->oo);
         notices_free(&ns);
@@ -573,9 +714,13 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
         if ((rc = cli_open_api(c, &api)) != EXIT_OK)
             goto out;
         err = api_search_remote(api, &a.ao, a.remote, &res);
-    } else if ((rc = cli_answer(c, &api, a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH,
-                                &a.ao, &res, &err)) != EXIT_OK) {
-        goto out;
+    } else {
+        int op = a.ao.search.vector_only ? WIRE_OP_VSEARCH : WIRE_OP_SEARCH;
+        if (daemon_search(c, &a, op, &rc))
+            goto out;
+        if ((rc = cli_open_api(c, &api)) != EXIT_OK)
+            goto out;
+        err = wire_call(api, op, &a.ao, &res);
     }
     if (err) {
         const char *cut = attached_unknown(&a, err);
@@ -585,13 +730,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
                             "trove search ... -- -c%s\n", cut, cut, cut);
         goto out;
     }
-    notices ns = {0};
-    vector_notices(&a, &res, &ns);
-    out_results(stdout, a.query.data, &res, &a.oo);
-    notices_free(&ns);
-    /* A blank query vector is a query that matches nothing, not an error. */
-    rc = vector_only && res.vec_state != SEARCH_VEC_USED && res.vec_state != SEARCH_VEC_BLANK
-             ? EXIT_ERR : EXIT_OK;
+    rc = show(&a, &res, stdout, stderr);
     search_results_free(&res);
 out:
     api_close(api);

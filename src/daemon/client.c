@@ -318,7 +318,39 @@ static trove_err read_line(dcl *c, tbuf *line)
     }
 }
 
-trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
+/* n bytes that follow an answer's line into `to`. */
+static trove_err read_bytes(dcl *c, size_t n, tbuf *to)
+{
+    double deadline = clock_seconds() + c->timeout;
+    while (c->in.len < n) {
+        if (clock_seconds() > deadline)
+            return broken(c, "daemon: %s", "no answer in time");
+        char buf[65536];
+        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return broken(c, "daemon: %s", r == 0 ? "connection closed" : strerror(errno));
+        tbuf_append(&c->in, buf, (size_t)r);
+    }
+    tbuf_append(to, c->in.data, n);
+    memmove(c->in.data, c->in.data + n, c->in.len - n);
+    c->in.len -= n;
+    return TROVE_OK;
+}
+
+/* A rendered answer's byte counts, each 0..1 GiB; -1 when malformed. */
+static int64_t rendered_len(const json_t *result, const char *key)
+{
+    const json_t *v = json_object_get(result, key);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    return n >= 0 && n <= (1 << 30) ? (int64_t)n : -1;
+}
+
+/* dcl_call, the request carrying "render": how (borrowed) when not NULL;
+ * then the rendered bytes that follow the answer into *payload. */
+static trove_err call(dcl *c, const char *op, json_t *args, const json_t *how, json_t **result,
+                      tbuf *payload)
 {
     *result = NULL;
     c->failed = 0;
@@ -337,6 +369,8 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
         json_object_set_new(req, "boundary", json_true());
     if (c->config_file)
         json_object_set_new(req, "config", wire_str(c->config_file));
+    if (how)
+        json_object_set_new(req, "render", json_deep_copy(how));
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     if (!text)
@@ -373,7 +407,16 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
         json_decref(resp);
         if (!*result)
             return broken(c, "daemon: %s", "answer without result");
-        return TROVE_OK;
+        if (!how)
+            return TROVE_OK;
+        int64_t no = rendered_len(*result, "out_bytes"), ne = rendered_len(*result, "err_bytes");
+        rc = no < 0 || ne < 0 ? broken(c, "daemon: %s", "malformed answer")
+                              : read_bytes(c, (size_t)(no + ne), payload);
+        if (rc) {
+            json_decref(*result);
+            *result = NULL;
+        }
+        return rc;
     }
     const json_t *err = json_object_get(resp, "error");
     const char *code = json_string_value(json_object_get(err, "code"));
@@ -390,6 +433,11 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
     }
     json_decref(resp);
     return rc;
+}
+
+trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result)
+{
+    return call(c, op, args, NULL, result, NULL);
 }
 
 /* A malformed answer means the daemon is not usable. */
@@ -414,19 +462,50 @@ static void absolute_paths(const wire_type *t, char *obj, char **made, size_t *n
     }
 }
 
+/* The arguments as sent: a copy with relative paths made absolute (the
+ * strings made are in made[], freed by args_sent_free). */
+typedef struct args_sent {
+    char *copy, *made[8];
+    size_t n_made;
+} args_sent;
+
+static json_t *args_json(const wire_request *q, const void *args, args_sent *as)
+{
+    memset(as, 0, sizeof *as);
+    if (!q->args)
+        return NULL;
+    as->copy = xmalloc(q->args->size);
+    memcpy(as->copy, args, q->args->size);
+    absolute_paths(q->args, as->copy, as->made, &as->n_made);
+    return wire_emit(q->args, as->copy);
+}
+
+static void args_sent_free(args_sent *as)
+{
+    free(as->copy);
+    for (size_t i = 0; i < as->n_made; i++)
+        free(as->made[i]);
+}
+
+trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result,
+                     tbuf *payload)
+{
+    args_sent as;
+    json_t *a = args_json(&wire_requests[op], args, &as);
+    trove_err rc = call(c, wire_requests[op].op, a, how, result, payload);
+    args_sent_free(&as);
+    return rc;
+}
+
 trove_err dcl_request(dcl *c, int op, const void *args, void *out)
 {
     const wire_request *q = &wire_requests[op];
     memset(out, 0, q->result->size);
-    char *made[8], *sent = NULL;
-    size_t n_made = 0;
-    if (q->args) {
-        sent = xmalloc(q->args->size);
-        memcpy(sent, args, q->args->size);
-        absolute_paths(q->args, sent, made, &n_made);
-    }
+    args_sent as;
+    json_t *a = args_json(q, args, &as);
+    const char *sent = as.copy;
     json_t *res;
-    trove_err rc = dcl_call(c, q->op, sent ? wire_emit(q->args, sent) : NULL, &res);
+    trove_err rc = dcl_call(c, q->op, a, &res);
     if (rc == TROVE_OK) {
         rc = decoded(c, wire_parse(q->result, res, out, NULL));
         json_decref(res);
@@ -442,9 +521,7 @@ trove_err dcl_request(dcl *c, int op, const void *args, void *out)
         free(info->reranker);
         info->reranker = xstrdup(((const api_query_opts *)args)->reranker);
     }
-    free(sent);
-    for (size_t i = 0; i < n_made; i++)
-        free(made[i]);
+    args_sent_free(&as);
     return rc;
 }
 

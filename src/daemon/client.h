@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "api/wire.h"
 #include "config/config.h"
+#include "util/buf.h"
 
 typedef struct dcl dcl;
 
@@ -79,6 +80,16 @@ trove_err dcl_call(dcl *c, const char *op, json_t *args, json_t **result);
  * TROVE_OK). Relative model and reranker paths are sent absolute; the
  * answer's reranker is then the caller's path as given, as cold. */
 trove_err dcl_request(dcl *c, int op, const void *args, void *out);
+
+/* Request op with args (as dcl_request) asking the daemon to answer in the
+ * front end's own output form: the request carries "render": how, which
+ * the daemon's render hook (server.h) reads. *result is the answer's
+ * {"rc", "out_bytes", "err_bytes"} (new reference on success) and
+ * *payload receives the bytes that follow the answer's line (out_bytes of
+ * stdout, then err_bytes of stderr). A daemon that cannot render it
+ * refuses (dcl_failed() is 1: answer cold). */
+trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t **result,
+                     tbuf *payload);
 
 /* The one fallback rule every front end uses. dcl_try: op asked of d (from
  * dcl_find, may be NULL; closed here); 1 when that is the answer (*err its

@@ -199,6 +199,8 @@ typedef struct reply {
     char *message;
     int boundary;             /* the request asked for the agent boundary (api.h): the
                                  call ran with it, and the answer says so */
+    const json_t *render;     /* the request's "render" (borrowed), else NULL */
+    tbuf payload;             /* rendered: the bytes sent after the answer's line */
 } reply;
 
 static void fail_proto(reply *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -368,6 +370,23 @@ static void call_op(srv *s, int which, void *args, reply *r)
         pthread_mutex_unlock(&s->write_mu);
     if (rc) {
         fail_err(r, rc);
+    } else if (r->render) {
+        /* the front end's own output, made here from the same struct */
+        tbuf o = {0}, e = {0};
+        int code = s->o->render ? s->o->render(which, args, out, r->render, &o, &e) : -1;
+        if (code < 0) {
+            fail_proto(r, WIRE_EPROTO, "cannot render '%s' in that form", q->op);
+        } else {
+            r->result = json_pack("{s:i, s:I, s:I}", "rc", code, "out_bytes", (json_int_t)o.len,
+                                  "err_bytes", (json_int_t)e.len);
+            if (e.len)
+                tbuf_append(&o, e.data, e.len);
+            r->payload = o;
+            o = (tbuf){0};
+        }
+        tbuf_free(&o);
+        tbuf_free(&e);
+        wire_free(q->result, out);
     } else {
         r->result = wire_emit(q->result, out);
         wire_free(q->result, out);
@@ -409,6 +428,7 @@ static void dispatch(srv *s, const json_t *req, reply *r)
     if (boundary && !json_is_boolean(boundary))
         return fail_proto(r, WIRE_EPROTO, "'boundary' must be true or false");
     r->boundary = json_is_true(boundary);
+    r->render = json_object_get(req, "render");
     const char *idx = json_string_value(json_object_get(req, "index"));
     const char *cfg = json_string_value(json_object_get(req, "config"));
     if ((idx && strcmp(idx, s->index_path)) || (cfg && strcmp(cfg, s->config_file)))
@@ -431,8 +451,9 @@ static void dispatch(srv *s, const json_t *req, reply *r)
 }
 
 
-/* One request line → one answer line (with its '\n'); caller frees. */
-static char *answer(srv *s, const char *line, size_t len)
+/* One request line → one answer line (with its '\n'), then a rendered
+ * answer's bytes; caller frees. */
+static tbuf answer(srv *s, const char *line, size_t len)
 {
     reply r = {0};
     json_error_t jerr;
@@ -462,9 +483,12 @@ static char *answer(srv *s, const char *line, size_t len)
     free(r.message);
     tbuf b = {0};
     tbuf_puts(&b, text ? text : "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EIO\",\"message\":\"answer not encodable\"}}");
-    free(text);
     tbuf_putc(&b, '\n');
-    return tbuf_detach(&b);
+    if (text && !r.failed && r.payload.len)
+        tbuf_append(&b, r.payload.data, r.payload.len);
+    free(text);
+    tbuf_free(&r.payload);
+    return b;
 }
 
 static int send_all(int fd, const char *p, size_t n)
@@ -556,9 +580,9 @@ static void *conn_main(void *arg)
                 closing = 1;
                 break;
             }
-            char *out = answer(s, in.data, n);
-            int w = send_all(c->fd, out, strlen(out));
-            free(out);
+            tbuf out = answer(s, in.data, n);
+            int w = send_all(c->fd, out.data, out.len);
+            tbuf_free(&out);
             memmove(in.data, nl + 1, in.len - n - 1);
             in.len -= n + 1;
             touch(s, 0);

@@ -13,6 +13,9 @@
 #ifndef TROVE_DAEMON_SERVER_H
 #define TROVE_DAEMON_SERVER_H
 
+#include <jansson.h>
+
+#include "util/buf.h"
 #include "util/err.h"
 
 #define DMN_MAX_CONNS 64
@@ -26,6 +29,16 @@ typedef struct dmn_opts {
      * watcher embeds what each of its updates changed, as `trove update`
      * does with a model. */
     const char *model;
+    /* Optional: the answer in the asking front end's own output form, for
+     * a request that carries "render" (docs/daemon.md): op (WIRE_OP_*), its
+     * decoded arguments and its answer struct, and the request's "render"
+     * value. Appends what the front end would print to out and err
+     * (the CLI's stdout and stderr) and returns its exit code, or -1 when
+     * it cannot render that op or form: the request is then refused
+     * (EPROTO) and the client answers cold. Without it every such request
+     * is refused. Runs on a request thread: it must be thread-safe. */
+    int (*render)(int op, const void *args, const void *result, const json_t *how, tbuf *out,
+                  tbuf *err);
     /* Called once the socket listens (the --detach parent waits for it). */
     void (*on_ready)(void *ctx, const char *socket_path);
     void *ready_ctx;

@@ -160,8 +160,7 @@ static trove_err finish_open(embed_model *em, const embed_opts *o, const char *c
     efp_add_i64(fp, em->max_tokens);
     efp_add_i64(fp, em->normalize);
     efp_add_i64(fp, (int64_t)em->pool_type);
-    em->fingerprint = efp_finish(fp, kind, em->dim);
-    return TROVE_OK;
+    return efp_finish(fp, kind, em->dim, &em->fingerprint);
 }
 
 /* Ids of text (no framing) from the GPT-2-style tokenizer into e. */

@@ -300,6 +300,47 @@ def test_cli_uses_daemon_unless_told_not_to(served):
     assert "daemon: off" in cfg.read_text()
 
 
+def test_rendered_answers_equal_cold_output(served):
+    """search and vsearch through the daemon come back rendered in the
+    client's form (docs/daemon.md "render"): the same stdout, stderr and
+    exit code as cold, in every format."""
+    trove, vault, path = served
+    c = Client(path)
+    how = {"format": 0, "color": 0, "full": 0, "line_numbers": 0, "explain": 0}
+    r = c.call("search", {"query": "carbonara", "limit": 3}, render=how)
+    res = r["result"]
+    assert r["ok"] and res["rc"] == 0 and res["err_bytes"] == 0 and res["out_bytes"] > 0, r
+    # the rendered bytes follow the answer's line
+    while len(c.buf) < res["out_bytes"]:
+        c.buf += c.s.recv(65536)
+    out, c.buf = c.buf[:res["out_bytes"]], c.buf[res["out_bytes"]:]
+    assert b"carbonara" in out.lower() and out.endswith(b"\n")
+    assert c.call("hello")["ok"]                 # and the stream goes on after them
+    # a form it does not know, or an op it does not render: refused, so
+    # the client answers cold
+    for bad, op in (({**how, "format": 99}, "search"), ({**how, "extra": 1}, "search"),
+                    ({"format": 0}, "search"), (how, "ls")):
+        e = c.call(op, {"query": "carbonara"} if op == "search" else {"target": None},
+                   render=bad)
+        assert not e["ok"] and e["error"]["code"] == "EPROTO", e
+    c.close()
+    flags = [(), ("--json",), ("--csv",), ("--md",), ("--xml",), ("--files",),
+             ("--explain",), ("--json", "--explain"), ("--full", "-n", "2"),
+             ("--json", "--full", "--line-numbers")]
+    for cmd, q in (("search", "pasta sauce"), ("search", "no-such-word-anywhere"),
+                   ("vsearch", "pasta")):
+        for f in flags:
+            before = trove.daemon_requests()
+            warm = trove(cmd, q, *f)
+            assert trove.daemon_requests() == before + 2, (cmd, f)   # + this status
+            cold = trove("--no-daemon", cmd, q, *f)
+            assert (warm.rc, warm.out, warm.err) == (cold.rc, cold.out, cold.err), (cmd, f)
+    # the daemon's own error is the cold path's, hint included
+    warm = trove("search", "pasta", "-cnosuch")
+    cold = trove("--no-daemon", "search", "pasta", "-cnosuch")
+    assert warm.rc == cold.rc != 0 and warm.err == cold.err and "-c nosuch" in warm.err
+
+
 def test_status_through_daemon_reports_watcher(served):
     trove, vault, path = served
     r = trove.ok("status")

@@ -13,6 +13,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +149,44 @@ def test_fingerprint_is_content_identity(trove, tmp_path):
     assert info(trove, e)["fingerprint"] != fp
     v1, doc1 = vectors(trove, d, "alpha", flags=("--dim", "6"))
     assert doc1["dim"] == 6 and abs(np.linalg.norm(v1[0]) - 1) < 1e-6
+
+
+def test_fingerprint_memo_follows_edits(trove, tmp_path):
+    """The fingerprint is memoised by the files' identity: an unchanged
+    model is not read again, and any write to a file (which moves its
+    ctime, even with the mtime put back) is noticed."""
+    d, _ = write_model(str(tmp_path / "m"))
+    memo = Path(trove.env["XDG_CACHE_HOME"]) / "trove" / "fingerprints"
+    fp = info(trove, d)["fingerprint"]
+    # Files written within a second of the hashing are hashed again each
+    # time (their ctime could hide a write in the same clock tick): no
+    # event to wait for, only the clock.
+    time.sleep(1.2)
+    assert info(trove, d)["fingerprint"] == fp
+    entries = list(memo.glob("*.fp"))
+    assert len(entries) == 1
+    # the memo is what answers now: a forged value in it is believed
+    raw = entries[0].read_bytes()
+    forged = fp[:-4] + ("0000" if fp[-4:] != "0000" else "1111")
+    entries[0].write_bytes(raw[:-len(fp)] + forged.encode())
+    assert info(trove, d)["fingerprint"] == forged
+    # one byte of the weights changed in place, size and mtime kept
+    st = os.path.join(d, "model.safetensors")
+    s = os.stat(st)
+    b = bytearray(Path(st).read_bytes())
+    b[-1] ^= 0x01
+    Path(st).write_bytes(bytes(b))
+    os.utime(st, ns=(s.st_atime_ns, s.st_mtime_ns))
+    changed = info(trove, d)["fingerprint"]
+    assert changed not in (fp, forged)
+    b[-1] ^= 0x01                                          # put back: the first value
+    Path(st).write_bytes(bytes(b))
+    os.utime(st, ns=(s.st_atime_ns, s.st_mtime_ns))
+    assert info(trove, d)["fingerprint"] == fp
+    # an unwritable memo folder only costs the reads
+    shutil.rmtree(memo)
+    memo.write_text("not a folder")
+    assert info(trove, d)["fingerprint"] == fp
 
 
 def test_tokenizer_cache_follows_edits(trove, tmp_path):
