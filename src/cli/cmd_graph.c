@@ -7,9 +7,9 @@
 
 #include "api/wire.h"
 #include "cli/cli.h"
+#include "cli/filter_args.h"
 #include "cli/out.h"
 #include "daemon/client.h"
-#include "text/transl.h"
 #include "util/buf.h"
 #include "util/esc.h"
 #include "util/mem.h"
@@ -54,108 +54,13 @@ static const char similar_help[] =
     "  --line-numbers        number the lines of --full output\n"
     "  --explain             the terms used, each result's shared terms and ranks\n";
 
-/* The filters' lists: comma-separated --tags and --lang values split
- * (owned), --collection and --where as given (borrowed). */
-typedef struct filter_lists {
-    const char **collections, **where;
-    size_t n_collections, n_where;
-    char **tags, **langs;
-    size_t n_tags, cap_tags, n_langs, cap_langs;
-} filter_lists;
-
-static void add_split(char ***list, size_t *n, size_t *cap, const char *v)
-{
-    for (const char *p = v; *p;) {
-        size_t len = strcspn(p, ", ");
-        if (len) {
-            xgrow(list, cap, *n + 1, sizeof **list);
-            (*list)[(*n)++] = xstrndup(p, len);
-        }
-        p += len;
-        p += strspn(p, ", ");
-    }
-}
-
-static void filter_lists_free(filter_lists *l)
-{
-    for (size_t i = 0; i < l->n_tags; i++)
-        free(l->tags[i]);
-    for (size_t i = 0; i < l->n_langs; i++)
-        free(l->langs[i]);
-    free(l->tags);
-    free(l->langs);
-    free(l->collections);
-    free(l->where);
-}
-
-/* One of search's filter flags at argv[*i] onto f (the lists in l, each
- * with room for argc items): 1 taken, 0 not a filter flag, -1 a usage
- * error (said). The messages are search's. */
-static int filter_flag(const char *cmd, int argc, char **argv, int *i, search_opts *f,
-                       filter_lists *l)
-{
-    const char *v;
-    if (cli_opt_value(argc, argv, i, "-c", &v) || cli_opt_value(argc, argv, i, "--collection", &v)) {
-        if (!v)
-            return cli_usage(cmd, "--collection needs a name"), -1;
-        l->collections[l->n_collections++] = v;
-    } else if (cli_opt_value(argc, argv, i, "--folder", &v)) {
-        if (!v)
-            return cli_usage(cmd, "--folder needs a path prefix"), -1;
-        f->folder = v;
-    } else if (cli_opt_value(argc, argv, i, "--tags", &v) ||
-               cli_opt_value(argc, argv, i, "--tag", &v)) {
-        if (!v)
-            return cli_usage(cmd, "--tags needs a tag"), -1;
-        add_split(&l->tags, &l->n_tags, &l->cap_tags, v);
-    } else if (cli_opt_value(argc, argv, i, "--lang", &v)) {
-        if (!v || !*v)
-            return cli_usage(cmd, "--lang needs a language code (en, de, pt-BR, ...)"), -1;
-        size_t first = l->n_langs;
-        add_split(&l->langs, &l->n_langs, &l->cap_langs, v);
-        char code[16];
-        for (size_t k = first; k < l->n_langs; k++)
-            if (!transl_code_normalise(l->langs[k], code, sizeof code))
-                return cli_usage(cmd, "--lang: '%s' is not a language code (ISO 639-1: en, "
-                                 "de, pt-BR, ...)", l->langs[k]), -1;
-    } else if (cli_opt_value(argc, argv, i, "--where", &v)) {
-        if (!v || !*v)
-            return cli_usage(cmd, "--where needs a condition: KEY=VALUE, KEY>=VALUE, "
-                             "KEY in (A, B), exists(KEY)"), -1;
-        l->where[l->n_where++] = v;
-    } else if (cli_opt_value(argc, argv, i, "--since", &v)) {
-        if (!v || !*v)
-            return cli_usage(cmd, "--since needs a date (2024-05-01, 7d, last-week, ...)"), -1;
-        f->since = v;
-    } else if (cli_opt_value(argc, argv, i, "--until", &v)) {
-        if (!v || !*v)
-            return cli_usage(cmd, "--until needs a date (2024-05-01, 7d, last-week, ...)"), -1;
-        f->until = v;
-    } else if (cli_opt_value(argc, argv, i, "--heading", &v)) {
-        if (!v || !*v)
-            return cli_usage(cmd, "--heading needs text to find in headings"), -1;
-        f->heading_contains = v;
-    } else {
-        return 0;
-    }
-    f->collections = l->collections;
-    f->n_collections = l->n_collections;
-    f->where = l->where;
-    f->n_where = l->n_where;
-    f->tags = (const char *const *)l->tags;
-    f->n_tags = l->n_tags;
-    f->langs = (const char *const *)l->langs;
-    f->n_langs = l->n_langs;
-    return 1;
-}
-
 int cmd_similar(cli *c, int argc, char **argv)
 {
     api_similar_opts so;
     api_similar_opts_init(&so);
     out_opts oo = {.color = c->color};
-    filter_lists fl = {.collections = xcalloc((size_t)argc, sizeof(char *)),
-                       .where = xcalloc((size_t)argc, sizeof(char *))};
+    cli_filters fl;
+    cli_filters_init(&fl, argc);
     int rc = -1;
     for (int i = 1; i < argc && rc < 0; i++) {
         const char *arg = argv[i], *v;
@@ -165,7 +70,7 @@ int cmd_similar(cli *c, int argc, char **argv)
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(similar_help, stdout);
             rc = EXIT_OK;
-        } else if ((took = filter_flag("similar", argc, argv, &i, &so.filter, &fl)) != 0) {
+        } else if ((took = cli_filter_flag("similar", argc, argv, &i, &so.filter, &fl)) != 0) {
             if (took < 0)
                 rc = EXIT_USAGE;
         } else if (format_flag(arg, &oo.format)) {
@@ -207,11 +112,11 @@ int cmd_similar(cli *c, int argc, char **argv)
     if (rc < 0 && !so.ref)
         rc = cli_usage("similar", "needs a NOTE (COLLECTION/PATH or #DOCID)");
     if (rc >= 0) {
-        filter_lists_free(&fl);
+        cli_filters_free(&fl);
         return rc;
     }
     if (so.model && !(so.model = cli_model_path(so.model))) {
-        filter_lists_free(&fl);
+        cli_filters_free(&fl);
         return cli_error(cli_model_error(NULL));
     }
     so.with_body = oo.full;
@@ -221,7 +126,7 @@ int cmd_similar(cli *c, int argc, char **argv)
     wire_similar_answer ans;
     trove_err err;
     if ((rc = cli_answer(c, &a, WIRE_OP_SIMILAR, &so, &ans, &err)) != EXIT_OK) {
-        filter_lists_free(&fl);
+        cli_filters_free(&fl);
         return rc;
     }
     if (err) {
@@ -239,7 +144,7 @@ int cmd_similar(cli *c, int argc, char **argv)
         rc = EXIT_OK;
     }
     api_close(a);
-    filter_lists_free(&fl);
+    cli_filters_free(&fl);
     return rc;
 }
 

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/filter_args.h"
 #include "models/models.h"
 #include "cli/out.h"
 #include "daemon/client.h"
 #include "search/search.h"
-#include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -104,41 +104,12 @@ typedef struct search_args {
     const char *model_flag;
     const char *remote;      /* --remote URL: a published index, NULL: this one */
     tbuf query;
-    const char **collections;
-    char *attached;          /* per collection: given as "-cNAME" */
-    size_t n_collections;
-    char **tags;
-    size_t n_tags, cap_tags;
-    char **langs;
-    size_t n_langs, cap_langs;
-    const char **where;      /* argv strings; as many slots as argv */
-    size_t n_where;
+    cli_filters filters;     /* -c, --folder, --tags, --lang, --where, ... */
 } search_args;
 
 static int parse_double(const char *v, double *out)
 {
     return str_to_double(v, out);
-}
-
-/* "a,b c" → a, b, c appended to list. */
-static void add_list(char ***list, size_t *n, size_t *cap, const char *v)
-{
-    const char *p = v;
-    while (*p) {
-        size_t len = strcspn(p, ", ");
-        if (len) {
-            xgrow(list, cap, *n + 1, sizeof **list);
-            (*list)[(*n)++] = xstrndup(p, len);
-        }
-        p += len;
-        while (*p == ',' || *p == ' ')
-            p++;
-    }
-}
-
-static void add_tags(search_args *a, const char *v)
-{
-    add_list(&a->tags, &a->n_tags, &a->cap_tags, v);
 }
 
 static void add_query_word(search_args *a, const char *w)
@@ -188,6 +159,7 @@ static int parse_args(search_args *a, int argc, char **argv)
     int only_query = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
+        int took;
         if (only_query || arg[0] != '-' || arg[1] == '\0') {
             add_query_word(a, arg);
             continue;
@@ -260,52 +232,13 @@ static int parse_args(search_args *a, int argc, char **argv)
                 return cli_usage(cmd, "-n needs a positive number");
             }
             a->ao.search.limit = (size_t)n;
-        } else if (cli_opt_value(argc, argv, &i, "-c", &v) ||
-                   cli_opt_value(argc, argv, &i, "--collection", &v)) {
-            if (!v)
-                return cli_usage(cmd, "--collection needs a name");
-            a->attached[a->n_collections] = v == arg + 2;
-            a->collections[a->n_collections++] = v;
-        } else if (cli_opt_value(argc, argv, &i, "--folder", &v)) {
-            if (!v)
-                return cli_usage(cmd, "--folder needs a path prefix");
-            a->ao.search.folder = v;
-        } else if (cli_opt_value(argc, argv, &i, "--tags", &v) ||
-                   cli_opt_value(argc, argv, &i, "--tag", &v)) {
-            if (!v)
-                return cli_usage(cmd, "--tags needs a tag");
-            add_tags(a, v);
-        } else if (cli_opt_value(argc, argv, &i, "--lang", &v)) {
-            if (!v || !*v)
-                return cli_usage(cmd, "--lang needs a language code (en, de, pt-BR, ...)");
-            size_t first = a->n_langs;
-            add_list(&a->langs, &a->n_langs, &a->cap_langs, v);
-            char code[16];
-            for (size_t k = first; k < a->n_langs; k++)
-                if (!transl_code_normalise(a->langs[k], code, sizeof code))
-                    return cli_usage(cmd, "--lang: '%s' is not a language code (ISO 639-1: "
-                                     "en, de, pt-BR, ...)", a->langs[k]);
-        } else if (cli_opt_value(argc, argv, &i, "--where", &v)) {
-            if (!v || !*v)
-                return cli_usage(cmd, "--where needs a condition: KEY=VALUE, KEY>=VALUE, "
-                                 "KEY in (A, B), exists(KEY)");
-            a->where[a->n_where++] = v;
-        } else if (cli_opt_value(argc, argv, &i, "--since", &v)) {
-            if (!v || !*v)
-                return cli_usage(cmd, "--since needs a date (2024-05-01, 7d, last-week, ...)");
-            a->ao.search.since = v;
-        } else if (cli_opt_value(argc, argv, &i, "--until", &v)) {
-            if (!v || !*v)
-                return cli_usage(cmd, "--until needs a date (2024-05-01, 7d, last-week, ...)");
-            a->ao.search.until = v;
+        } else if ((took = cli_filter_flag(cmd, argc, argv, &i, &a->ao.search, &a->filters))) {
+            if (took < 0)
+                return EXIT_USAGE;
         } else if (strcmp(arg, "--recent") == 0) {
             a->ao.search.recent = 1;
         } else if (strcmp(arg, "--no-recent") == 0) {
             a->ao.search.recent = 0;
-        } else if (cli_opt_value(argc, argv, &i, "--heading", &v)) {
-            if (!v || !*v)
-                return cli_usage(cmd, "--heading needs text to find in headings");
-            a->ao.search.heading_contains = v;
         } else if (cli_opt_value(argc, argv, &i, "--passages", &v)) {
             long n;
             if (!v || !str_to_long(v, 1, API_MAX_PASSAGES, &n))
@@ -532,15 +465,16 @@ static const char *attached_unknown(const search_args *a, trove_err err)
     const char *msg = trove_errmsg();
     if (err != TROVE_ENOENT || !msg)
         return NULL;
-    for (size_t i = 0; i < a->n_collections; i++) {
-        if (!a->attached[i])
+    const cli_filters *l = &a->filters;
+    for (size_t i = 0; i < l->n_collections; i++) {
+        if (!l->attached[i])
             continue;
         tbuf want = {0};
-        tbuf_printf(&want, "no collection named '%s'", a->collections[i]);
+        tbuf_printf(&want, "no collection named '%s'", l->collections[i]);
         int hit = strstr(msg, want.data) != NULL;
         tbuf_free(&want);
         if (hit)
-            return a->collections[i];
+            return l->collections[i];
     }
     return NULL;
 }
@@ -671,9 +605,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     a.vector_only = vector_only;
     a.is_query = is_query;
     a.oo.color = c->color;
-    a.collections = xcalloc((size_t)argc, sizeof *a.collections);
-    a.attached = xcalloc((size_t)argc, 1);
-    a.where = xcalloc((size_t)argc, sizeof *a.where);
+    cli_filters_init(&a.filters, argc);
     int rc = parse_args(&a, argc, argv);
     api *api = NULL;
     if (rc >= 0)
@@ -683,14 +615,6 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
         goto out;
     }
     a.ao.search.query = a.query.data;
-    a.ao.search.collections = a.collections;
-    a.ao.search.n_collections = a.n_collections;
-    a.ao.search.tags = (const char *const *)a.tags;
-    a.ao.search.n_tags = a.n_tags;
-    a.ao.search.langs = (const char *const *)a.langs;
-    a.ao.search.n_langs = a.n_langs;
-    a.ao.search.where = a.where;
-    a.ao.search.n_where = a.n_where;
     a.ao.with_body = a.oo.full;
     a.ao.search.vector_only = vector_only;
     a.ao.model = a.no_vector ? NULL : cli_model_path(a.model_flag);
@@ -734,15 +658,7 @@ static int run(cli *c, int argc, char **argv, int vector_only, int is_query)
     search_results_free(&res);
 out:
     api_close(api);
-    for (size_t i = 0; i < a.n_tags; i++)
-        free(a.tags[i]);
-    free(a.tags);
-    for (size_t i = 0; i < a.n_langs; i++)
-        free(a.langs[i]);
-    free(a.langs);
-    free(a.collections);
-    free(a.attached);
-    free(a.where);
+    cli_filters_free(&a.filters);
     tbuf_free(&a.query);
     return rc;
 }

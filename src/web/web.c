@@ -59,6 +59,25 @@ trove_err web_run_search(web_srv *s, const web_search_req *q, search_results *re
     return rc;
 }
 
+trove_err web_run_similar(web_srv *s, const web_args *args, api_similar_opts *so,
+                          search_results *res, api_similar_info *info)
+{
+    web_search_req q;
+    char msg[256];
+    if (!web_search_req_parse(args, &q, msg, sizeof msg))
+        return trove_fail(TROVE_EUSAGE, "%s", msg);
+    so->filter.since = q.since;
+    so->filter.until = q.until;
+    so->filter.where = (const char *const *)q.where;
+    so->filter.n_where = q.n_where;
+    trove_err e = front_similar(&s->f, so, res, info);
+    web_search_req_free(&q);
+    so->filter.since = so->filter.until = NULL;
+    so->filter.where = NULL;
+    so->filter.n_where = 0;
+    return e;
+}
+
 /* ---- responses ---- */
 
 static enum MHD_Result send_resp(struct MHD_Connection *c, web_resp *r)
@@ -329,7 +348,7 @@ static void api_similar_json(web_srv *s, const web_args *args, web_resp *r)
     so.model = s->o->model;
     search_results res;
     api_similar_info info;
-    trove_err e = front_similar(&s->f, &so, &res, &info);
+    trove_err e = web_run_similar(s, args, &so, &res, &info);
     if (e)
         return json_fail(r, e);
     char *text = s->o->results_json(ref, &res, NULL, 0, NULL, 0);

@@ -30,6 +30,13 @@ typedef struct web_resp {
 trove_err web_run_search(web_srv *s, const web_search_req *q, search_results *res,
                          api_query_info *info, int *has_info);
 
+/* Notes like so->ref (so filled but for its filters), with the date and
+ * frontmatter filters the request asks (since=, until=, where=, as the
+ * search page reads them: web_search_req), through the daemon or the
+ * handle; TROVE_EUSAGE with the sentence when an argument is malformed. */
+trove_err web_run_similar(web_srv *s, const web_args *args, api_similar_opts *so,
+                          search_results *res, api_similar_info *info);
+
 /* HTML pages (web_page.c). `fragment`: the result list alone, which the
  * page's script swaps in as the user types. */
 void web_page_search(web_srv *s, const web_args *args, int fragment, web_resp *r);

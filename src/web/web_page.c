@@ -353,7 +353,9 @@ static void backlinks_html(tbuf *b, const api_link_set *links)
     tbuf_puts(b, "</section>\n");
 }
 
-static void similar_html(web_srv *s, tbuf *b, const char *ref)
+/* Notes like ref, with the page's since=, until=, where= (as the search
+ * page's); a malformed one is said in the panel. */
+static void similar_html(web_srv *s, tbuf *b, const char *ref, const web_args *args)
 {
     api_similar_opts so;
     api_similar_opts_init(&so);
@@ -362,7 +364,15 @@ static void similar_html(web_srv *s, tbuf *b, const char *ref)
     so.model = s->o->model;
     search_results res;
     api_similar_info info;
-    if (front_similar(&s->f, &so, &res, &info) != TROVE_OK) {
+    trove_err e = web_run_similar(s, args, &so, &res, &info);
+    if (e == TROVE_EUSAGE || e == TROVE_ENOENT) {   /* the filters: said, as search says them */
+        const char *m = trove_errmsg();
+        tbuf_puts(b, "<section class=\"panel similar\" aria-labelledby=\"sim\"><h2 id=\"sim\">"
+                     "Similar notes</h2><p class=\"error\" role=\"alert\">");
+        esc(b, m && *m ? m : trove_strerror(e));
+        tbuf_puts(b, "</p></section>\n");
+    }
+    if (e) {
         trove_errclear();
         return;
     }
@@ -488,7 +498,7 @@ void web_page_note(web_srv *s, const web_args *args, web_resp *r)
         tbuf_printf(b, "<section class=\"panel graph\" aria-labelledby=\"gr\"><h2 id=\"gr\">"
                        "Neighbourhood</h2><div id=\"graph\" data-ref=\"#%s\"></div></section>\n",
                     n.docid);
-        similar_html(s, b, ref);
+        similar_html(s, b, ref, args);
         api_link_set_free(&links);
     }
     tbuf_puts(b, "</aside></article>\n");

@@ -435,6 +435,52 @@ def test_bad_dates_and_conditions_are_clear_errors(meta_site, params, status, ms
     assert '<p class="error" role="alert">' in page and msg in page
 
 
+META_ALPHA = "m/projects/alpha.md"
+
+
+@pytest.mark.parametrize("params,flags", [
+    ("", []),
+    ("where=status%3Ddone", ["--where", "status=done"]),
+    ("where=status%3Ddone%3B+priority%3E%3D2", ["--where", "status=done", "--where",
+                                                 "priority>=2"]),
+    ("since=2025-01-01&until=2025-12-31", ["--since", "2025-01-01", "--until", "2025-12-31"]),
+    ("until=2025-01-01", ["--until", "2025-01-01"]),
+])
+def test_similar_dates_and_where_as_the_cli(meta_site, params, flags):
+    """/api/similar and the note page's similar panel take the search page's
+    since=, until=, where= and answer as `trove similar` with the flags."""
+    trove, srv = meta_site
+    cli = trove.ok("similar", META_ALPHA, "--json", "-n", "5", *flags,
+                   env={"TROVE_NO_DAEMON": "1"}).json()
+    want = [r["path"] for r in cli["results"]]
+    st, got = srv.json("/api/similar?ref=%s&n=5&%s" % (q(META_ALPHA), params))
+    assert st == 200, got
+    assert [r["path"] for r in got["results"]] == want
+    assert [(r["date"], r["date_source"]) for r in got["results"]] == \
+        [(r["date"], r["date_source"]) for r in cli["results"]]
+    page = srv.get("/note?ref=%s&%s" % (q(META_ALPHA), params))
+    panel = page.split('<section class="panel similar"', 1)[1].split("</section>", 1)[0]
+    assert re.findall(r'<span class="path">([^<]*)</span>', panel) == want, panel
+    if flags:   # the filters change the answer in this vault
+        every = trove.ok("similar", META_ALPHA, "--json", "-n", "5",
+                         env={"TROVE_NO_DAEMON": "1"}).json()
+        assert want != [r["path"] for r in every["results"]]
+
+
+@pytest.mark.parametrize("params,status,msg", [
+    ("since=someday", 400, "someday"),
+    ("where=priority%3E%3Dhigh", 400, "compares numbers and dates"),
+    ("where=nosuch%3D1", 404, "no note has a field"),
+])
+def test_similar_bad_dates_and_conditions_are_clear_errors(meta_site, params, status, msg):
+    _, srv = meta_site
+    st, doc = srv.json("/api/similar?ref=%s&%s" % (q(META_ALPHA), params))
+    assert st == status and msg in doc["error"], (st, doc)
+    page = srv.get("/note?ref=%s&%s" % (q(META_ALPHA), params))   # the note still shows
+    panel = page.split('<section class="panel similar"', 1)[1].split("</section>", 1)[0]
+    assert '<p class="error" role="alert">' in panel and msg in panel, panel
+
+
 def test_dates_and_where_in_chromium(trove, tmp_path):
     """The date and --where filters typed into the page (results follow,
     the URL holds them), the same URL with JavaScript off, a bad date said
