@@ -207,25 +207,47 @@ typedef struct held_ctx {
     trove_err rc;
 } held_ctx;
 
+/* Text of CJK characters only (no ASCII: no quote, space or Latin word). */
+static int all_cjk(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x80)
+            return 0;
+    return tok_has_cjk(text, len) != 0;
+}
+
 static size_t index_df(void *ctx, const char *text, size_t len)
 {
     held_ctx *h = ctx;
     if (h->rc)
         return 0;
-    /* any content word of it: "suffer from insomnia" is kept for "insomnia" */
-    char *t = xstrndup(text, len);
-    query_parsed q;
-    query_parse(t, &q);
-    free(t);
+    query_parsed q = {0};
+    tbuf phrase = {0};
+    const char *fts;
+    if (all_cjk(text, len)) {
+        /* a Chinese word as one phrase: the index's tokenizer cuts it as it
+         * cut the notes (no parse of our own first), and a word the
+         * segmenter splits (什么样) counts where its pieces stand together,
+         * not wherever one of them does */
+        tbuf_printf(&phrase, "\"%.*s\"", (int)len, text);
+        fts = phrase.data;
+    } else {
+        /* any content word of it: "suffer from insomnia" is kept for "insomnia" */
+        char *t = xstrndup(text, len);
+        query_parse(t, &q);
+        free(t);
+        fts = q.fts;
+    }
     size_t found = 0;
-    if (q.fts) {
+    if (fts) {
         sqlite3_reset(h->s);
-        sqlite3_bind_text(h->s, 1, q.fts, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(h->s, 1, fts, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(h->s, 2, XLATE_DF_CAP);
         if (step_row(h->st, h->s, "keyword search", &h->rc) > 0)
             found = (size_t)sqlite3_column_int64(h->s, 0);
     }
     query_free(&q);
+    tbuf_free(&phrase);
     return found;
 }
 
