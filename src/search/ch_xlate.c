@@ -12,6 +12,7 @@
 #include "text/lang.h"
 #include "text/query.h"
 #include "text/tok.h"
+#include "text/tok_int.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -207,13 +208,16 @@ typedef struct held_ctx {
     trove_err rc;
 } held_ctx;
 
-/* Text of CJK characters only (no ASCII: no quote, space or Latin word). */
-static int all_cjk(const char *text, size_t len)
+/* A word of two or more CJK characters and nothing else (no ASCII: no
+ * quote, space or Latin word). */
+static int cjk_word(const char *text, size_t len)
 {
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)text[i] < 0x80)
             return 0;
-    return tok_has_cjk(text, len) != 0;
+    size_t first = 0;
+    tok_utf8_next(text, len, &first);
+    return first < len && tok_has_cjk(text, len) != 0;
 }
 
 static size_t index_df(void *ctx, const char *text, size_t len)
@@ -224,11 +228,13 @@ static size_t index_df(void *ctx, const char *text, size_t len)
     query_parsed q = {0};
     tbuf phrase = {0};
     const char *fts;
-    if (all_cjk(text, len)) {
+    if (cjk_word(text, len)) {
         /* a Chinese word as one phrase: the index's tokenizer cuts it as it
          * cut the notes (no parse of our own first), and a word the
          * segmenter splits (什么样) counts where its pieces stand together,
-         * not wherever one of them does */
+         * not wherever one of them does. A single character stays the
+         * parsed query's prefix: it heads the words it is part of (丑 of
+         * 丑数 for "ugly numbers") */
         tbuf_printf(&phrase, "\"%.*s\"", (int)len, text);
         fts = phrase.data;
     } else {

@@ -78,8 +78,9 @@ static int setup(void **state)
     add(a, "notes", "pizza.md", "---\ntags: [baking]\n---\n# Pizza\n\n"
         "A cold fermentation of the pizza dough makes a better crust. See [[bread]].\n");
     add(a, "notes", "menu.md", "# Menu\n\nFriday: [[pizza]] and fresh bread.\n");
-    /* a Chinese note the translation channel finds for "bread" (面包; for
-     * "fermentation" the dictionary has only 酵, a character no token is) */
+    /* a Chinese note the translation channel finds for "bread" (面包, a
+     * word: "fermentation" has only the character 酵, found as a prefix of
+     * the bigrams of a test run without the segmenter's dictionary) */
     add(a, "notes", "mianbao.md", "# 面包\n\n做面包的面团需要长时间发酵，发酵让面包更香。\n");
     if (store_links_resolve(st) || store_commit(st))
         return -1;
