@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """CPU cost of the translation channel in a cold `trove search` process.
 
-    /usr/bin/python3 bench/xlang_speed.py VAULT [--trove build/trove] [--n 40]
+    /usr/bin/python3 bench/xlang_speed.py VAULT [--trove build/trove] [--n 40] [--callgrind]
 
 Indexes VAULT into a temporary index, then runs, alternating so that load
 changes hit both alike, N cold searches (TROVE_NO_DAEMON=1, --no-vector)
@@ -11,6 +11,10 @@ The dictionary is mapped and checked only by a search that translates, so
 the difference is the whole cost: load, lookups, the translated query's
 BM25 list. Queries: a Chinese and an English one, and a Chinese one on
 an index with no English (nothing to find) is the same path.
+
+--callgrind: instead, one cold search per query and setting under
+`valgrind --tool=callgrind`, and its instruction count (Ir): the same
+every run and under any load, where CPU times on a shared box are not.
 """
 import argparse
 import os
@@ -31,11 +35,23 @@ def cpu_of(args, env):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def instructions(args, env, work):
+    out = work / "cg.out"
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=%s" % out] + args,
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       check=True)
+    for line in r.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1].strip())
+    raise SystemExit("callgrind printed no instruction count:\n" + r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vault", type=Path)
     ap.add_argument("--trove", default=os.environ.get("TROVE_BIN", str(REPO / "build" / "trove")))
     ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--callgrind", action="store_true")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="trove-xlspeed-"))
     env = dict(os.environ, TROVE_CONFIG_DIR=str(work / "cfg"), TROVE_INDEX=str(work / "index.db"),
@@ -47,6 +63,12 @@ def main():
     print("load average %s" % " ".join("%.2f" % x for x in os.getloadavg()))
     for q in QUERIES:
         base = [a.trove, "search", q, "-n", "10", "--no-vector"]
+        if a.callgrind:
+            on = instructions(base, env, work)
+            off = instructions(base + ["--no-translate"], env, work)
+            print("%-40s on %d  off %d  difference %+d instructions (%+.1f%%)" % (
+                q, on, off, on - off, 100.0 * (on - off) / off))
+            continue
         on = off = 0.0
         for _ in range(a.n):
             on += cpu_of(base, env)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cjk/seg.h"
 #include "fs/walk.h"
 #include "store/store_graph.h"
 #include "text/transl.h"
@@ -17,6 +18,8 @@
 #include "util/mem.h"
 #include "util/str.h"
 #include "util/testhold.h"
+#include "xlate/xdict.h"
+#include "xlate/xlate.h"
 
 
 /* ---- handle ---- */
@@ -1247,6 +1250,44 @@ void api_check_result_free(api_check_result *r)
 {
     store_problems_free(r->problems, r->n);
     memset(r, 0, sizeof *r);
+}
+
+static void dict_state(api_dict_check *d, trove_err rc)
+{
+    d->state = rc == TROVE_OK ? API_DICT_OK : rc == TROVE_ENOENT ? API_DICT_MISSING
+                                                                  : API_DICT_DAMAGED;
+    d->detail = rc == TROVE_OK ? NULL : xstrdup(trove_errmsg());
+}
+
+void api_check_dicts(api *a, api_dict_check out[API_N_DICTS])
+{
+    memset(out, 0, API_N_DICTS * sizeof *out);
+    /* the path the segmenter loads (cjk/seg.c, lazy_load) */
+    out[0].what = "Chinese segmenter";
+    out[0].without = "Chinese text is indexed and searched as character bigrams";
+    out[0].path = a->cfg.zh_dict ? xstrdup(a->cfg.zh_dict) : seg_default_dict_path();
+    seg *sg = NULL;
+    trove_err rc = seg_open(out[0].path, a->cfg.zh_user_dict, &sg);   /* checks it whole */
+    seg_free(sg);
+    dict_state(&out[0], rc);
+    out[1].what = "Chinese-English translation";
+    out[1].without = "search does not translate between Chinese and English";
+    out[1].path = xlate_default_dict_path();
+    xdict *xd = NULL;
+    rc = xdict_open(out[1].path, &xd);
+    if (rc == TROVE_OK)
+        rc = xdict_verify(xd);
+    xdict_close(xd);
+    dict_state(&out[1], rc);
+}
+
+void api_dict_checks_free(api_dict_check d[API_N_DICTS])
+{
+    for (size_t i = 0; i < API_N_DICTS; i++) {
+        free(d[i].path);
+        free(d[i].detail);
+    }
+    memset(d, 0, API_N_DICTS * sizeof *d);
 }
 
 trove_err api_check(api *a, api_check_result *out)

@@ -672,4 +672,23 @@ typedef struct api_check_result {
 trove_err api_check(api *a, api_check_result *out);
 void api_check_result_free(api_check_result *r);
 
+/* The dictionaries trove reads beside the index (files of the install, not
+ * of the index): the Chinese segmenter's trove-zh.dict (the config's
+ * chinese.dictionary, else the default path) and the translation
+ * channel's trove-xl.dict, each read whole against its checksums. A
+ * missing one is no damage (what it gives is off); a damaged one is. */
+typedef enum { API_DICT_OK, API_DICT_MISSING, API_DICT_DAMAGED } api_dict_state;
+#define API_N_DICTS 2
+typedef struct api_dict_check {
+    const char *what;     /* "Chinese segmenter", static */
+    const char *without;  /* what runs without it, static */
+    char *path;
+    api_dict_state state;
+    char *detail;         /* why, for MISSING and DAMAGED (NULL when OK) */
+} api_dict_check;
+
+/* Fills out[API_N_DICTS]; never fails. Free with api_dict_checks_free. */
+void api_check_dicts(api *a, api_dict_check out[API_N_DICTS]);
+void api_dict_checks_free(api_dict_check d[API_N_DICTS]);
+
 #endif

@@ -176,12 +176,36 @@ int cmd_update(cli *c, int argc, char **argv)
     return missing ? EXIT_ERR : EXIT_OK;
 }
 
+/* One line per dictionary; a damaged one is a problem (and says the
+ * fix), a missing one a note of what runs without it. Returns the number
+ * damaged; frees `d`. */
+static size_t print_dict_checks(api_dict_check d[API_N_DICTS])
+{
+    size_t damaged = 0;
+    for (size_t i = 0; i < API_N_DICTS; i++) {
+        if (d[i].state == API_DICT_OK) {
+            printf("%s: ok (%s dictionary)\n", d[i].path, d[i].what);
+        } else {
+            /* the detail names the file and why */
+            int bad = d[i].state == API_DICT_DAMAGED;
+            printf("%s: %s; %s\n", bad ? "problem" : "note", d[i].detail, d[i].without);
+            damaged += bad;
+        }
+    }
+    if (damaged)
+        fprintf(stderr, "trove: %zu damaged dictionary file(s); reinstall trove (`make install`) "
+                        "or rebuild them (cmake --build BUILD)\n", damaged);
+    api_dict_checks_free(d);
+    return damaged;
+}
+
 int cmd_check(cli *c, int argc, char **argv)
 {
     size_t n;
     int rc = cli_positionals("check", "usage: trove check\n"
-                             "SQLite's integrity check and trove's own invariants on the index; "
-                             "exit 1\nwith one line per problem.\n", argc, argv, 1, NULL, NULL, 0, &n);
+                             "SQLite's integrity check and trove's own invariants on the index, "
+                             "and the\nChinese and translation dictionaries read whole; "
+                             "exit 1 with one line per problem.\n", argc, argv, 1, NULL, NULL, 0, &n);
     if (rc >= 0)
         return rc;
     api *a;
@@ -190,6 +214,9 @@ int cmd_check(cli *c, int argc, char **argv)
         return rc;
     api_check_result res;
     trove_err err = api_check(a, &res);
+    api_dict_check dicts[API_N_DICTS];
+    if (err == TROVE_OK)
+        api_check_dicts(a, dicts);
     api_close(a);
     if (err)
         return cli_error(err);
@@ -205,5 +232,5 @@ int cmd_check(cli *c, int argc, char **argv)
                (long long)res.counts.links);
     }
     api_check_result_free(&res);
-    return rc;
+    return print_dict_checks(dicts) ? EXIT_ERR : rc;
 }

@@ -12,6 +12,7 @@
 #include "text/lang.h"
 #include "text/query.h"
 #include "text/tok.h"
+#include "text/tok_int.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -207,25 +208,52 @@ typedef struct held_ctx {
     trove_err rc;
 } held_ctx;
 
+/* A word of two or more CJK characters and nothing else (no ASCII: no
+ * quote, space or Latin word). */
+static int cjk_word(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x80)
+            return 0;
+    size_t first = 0;
+    tok_utf8_next(text, len, &first);
+    return first < len && tok_has_cjk(text, len) != 0;
+}
+
 static size_t index_df(void *ctx, const char *text, size_t len)
 {
     held_ctx *h = ctx;
     if (h->rc)
         return 0;
-    /* any content word of it: "suffer from insomnia" is kept for "insomnia" */
-    char *t = xstrndup(text, len);
-    query_parsed q;
-    query_parse(t, &q);
-    free(t);
+    query_parsed q = {0};
+    tbuf phrase = {0};
+    const char *fts;
+    if (cjk_word(text, len)) {
+        /* a Chinese word as one phrase: the index's tokenizer cuts it as it
+         * cut the notes (no parse of our own first), and a word the
+         * segmenter splits (什么样) counts where its pieces stand together,
+         * not wherever one of them does. A single character stays the
+         * parsed query's prefix: it heads the words it is part of (丑 of
+         * 丑数 for "ugly numbers") */
+        tbuf_printf(&phrase, "\"%.*s\"", (int)len, text);
+        fts = phrase.data;
+    } else {
+        /* any content word of it: "suffer from insomnia" is kept for "insomnia" */
+        char *t = xstrndup(text, len);
+        query_parse(t, &q);
+        free(t);
+        fts = q.fts;
+    }
     size_t found = 0;
-    if (q.fts) {
+    if (fts) {
         sqlite3_reset(h->s);
-        sqlite3_bind_text(h->s, 1, q.fts, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(h->s, 1, fts, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(h->s, 2, XLATE_DF_CAP);
         if (step_row(h->st, h->s, "keyword search", &h->rc) > 0)
             found = (size_t)sqlite3_column_int64(h->s, 0);
     }
     query_free(&q);
+    tbuf_free(&phrase);
     return found;
 }
 

@@ -70,6 +70,20 @@ static int vector_only_noise(const cand *c)
            !c->ch[SEARCH_CH_TITLE].rank && c->fused <= 0;
 }
 
+/* A note that the translated query found and the original's keywords and
+ * titles did not, and that weighs next to nothing: at most XLATE_NOISE_SHARE
+ * of the best result. When the query's own language already answers it, the
+ * translation's weight falls towards 0 and what it alone found would fill
+ * the list at score 0.00 ("动态规划 递归" on the sample vault listed Home
+ * and Sourdough Bread under the one note that holds both words). */
+#define XLATE_NOISE_SHARE 0.05
+static int translation_only_noise(const cand *c, double best)
+{
+    if (!c->has_xlate || c->ch[SEARCH_CH_BM25].rank || c->ch[SEARCH_CH_TITLE].rank)
+        return 0;
+    return c->fused <= XLATE_NOISE_SHARE * best;
+}
+
 /* How far the vector channel's best note stands above the noise floor, as
  * a share of VEC_STRENGTH_SPAN of the room above it, at most 1: the vector
  * weight is scaled by it, so notes the vector barely prefers to noise
@@ -567,21 +581,28 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
         rc = collapse_translations(st, cs, o, c->f, lang_from_code(out->lang));
     if (rc)
         return rc;
-    size_t keep = 0;
-    while (keep < cs->n && (!o->limit || keep < o->limit) && cs->items[keep].fused >= o->min_score &&
-           !(vector_ran && !o->vector_only && vector_only_noise(&cs->items[keep])))
-        keep++;
+    size_t keep = 0, *pick = xmalloc((cs->n ? cs->n : 1) * sizeof *pick);
+    double best = cs->n ? cs->items[0].fused : 0;
+    for (size_t i = 0; i < cs->n && (!o->limit || keep < o->limit); i++) {
+        const cand *ci = &cs->items[i];
+        if (ci->fused < o->min_score || (vector_ran && !o->vector_only && vector_only_noise(ci)))
+            break;
+        if (!translation_only_noise(ci, best))
+            pick[keep++] = i;
+    }
     out->items = xcalloc(keep ? keep : 1, sizeof *out->items);
     snip_terms terms = {0};
     snip_terms_build(&terms, c->q);
     snip_terms_build(&terms, c->xq);
-    for (size_t i = 0; i < keep && rc == TROVE_OK; i++) {
+    for (size_t k = 0; k < keep && rc == TROVE_OK; k++) {
+        cand *ci = &cs->items[pick[k]];
         /* counted even when it failed part way: freed with the rest */
-        rc = fill_result(c, cfg, &cs->items[i], &terms, &out->items[i]);
+        rc = fill_result(c, cfg, ci, &terms, &out->items[k]);
         out->n++;
-        cs->items[i].alts = NULL;   /* the result's now (fill_result takes them first) */
-        cs->items[i].n_alts = 0;
+        ci->alts = NULL;   /* the result's now (fill_result takes them first) */
+        ci->n_alts = 0;
     }
+    free(pick);
     snip_terms_free(&terms);
     return rc;
 }

@@ -651,6 +651,14 @@ static int readable(const xdict *d, uint64_t off, uint64_t len)
     return 1;
 }
 
+trove_err xdict_verify(const xdict *d)
+{
+    const xdict_hdr *h = d->hdr;
+    if (!readable(d, h->off_zh, d->map_len - h->off_zh))
+        return trove_fail(TROVE_ECORRUPT, "%s", d->why);
+    return TROVE_OK;
+}
+
 uint64_t xdict_hash(const xdict *d)
 {
     return d->hdr->payload_hash;

@@ -50,8 +50,8 @@
 #include "util/err.h"
 
 #define XDICT_MAGIC "TROVEXL1"
-#define XDICT_VERSION 2u
-#define XDICT_BLOCK 4096u   /* bytes per checked block */
+#define XDICT_VERSION 3u
+#define XDICT_BLOCK 1024u   /* bytes per checked block: a lookup hashes the blocks it reads */
 #define XDICT_FILE "trove-xl.dict"
 #define XDICT_ZH_VALS 3   /* English terms kept per Chinese word */
 #define XDICT_EN_VALS 10  /* Chinese words kept per English key */
@@ -87,6 +87,11 @@ trove_err xdict_compile(const char *all_js, const char *zh_dict, const char *out
  * damaged file is an error whose detail names the file and says why. */
 trove_err xdict_open(const char *path, xdict **out);
 void xdict_close(xdict *d);
+
+/* Every block against its hash (what lookups check block by block, all
+ * at once: `trove check`). TROVE_ECORRUPT naming the file when one fails;
+ * the dictionary is damaged from then on. */
+trove_err xdict_verify(const xdict *d);
 
 /* The XXH3 payload hash: identifies the dictionary's contents. */
 uint64_t xdict_hash(const xdict *d);

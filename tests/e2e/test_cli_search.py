@@ -69,6 +69,29 @@ def test_clear_right_answer_ranks_first(indexed, query, expected):
     assert top(trove, query) == expected
 
 
+@pytest.mark.parametrize("query,answer", [
+    # both words in the one Chinese note; the translation (动态 motion,
+    # 规划 plan) weighs 0 and what only it found listed notes at 0.00
+    ("动态规划 递归", FIB),
+    ("动态规划", FIB),
+])
+def test_translation_adds_no_weightless_notes(indexed, query, answer):
+    trove, _ = indexed
+    res = trove.search(query)
+    assert res and res[0]["path"] == answer, res
+    best = res[0]["score"]
+    for r in res:
+        assert r.get("via") != "translation" or r["score"] > 0.05 * best, res
+
+
+def test_one_translated_word_stays_below_the_notes_that_hold_the_others(indexed):
+    trove, _ = indexed
+    # study -> 研究 (in a Chengdu note's 大熊猫繁育研究基地); "remember" is in
+    # the two English notes
+    paths = trove.paths("how do I remember what I study")
+    assert paths[:2] == [SRS, GIT], paths
+
+
 def test_diacritics_fold_both_ways(indexed):
     trove, _ = indexed
     assert find(trove.search("cafe"), LISBON) is not None

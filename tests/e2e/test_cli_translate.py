@@ -166,6 +166,34 @@ def test_missing_or_damaged_dictionary_is_one_note(mixed, tmp_path):
         assert r.json()["results"] == want
 
 
+def test_check_reads_both_dictionaries(mixed, tmp_path):
+    cold = {"TROVE_NO_DAEMON": "1"}
+    r = mixed("check", both=False, env=cold)
+    assert r.rc == 0, r
+    assert "trove-zh.dict: ok (Chinese segmenter dictionary)" in r.out, r
+    assert "trove-xl.dict: ok (Chinese-English translation dictionary)" in r.out, r
+    data = dictionary().read_bytes()
+    # the last block: no search reads it, the check reads every one
+    bad = tmp_path / "trove-xl.dict"
+    bad.write_bytes(data[:-10] + bytes(b ^ 0x55 for b in data[-10:]))
+    r = mixed("check", both=False, env=dict(cold, TROVE_XL_DICT=str(bad)))
+    assert r.rc == 1, r
+    lines = [line for line in r.out.splitlines() if line.startswith("problem:")]
+    assert len(lines) == 1 and str(bad) in lines[0] and "checksum mismatch" in lines[0], r
+    assert "does not translate" in lines[0] and "reinstall trove" in r.err, r
+    # missing: a note of what runs without it, not a problem
+    r = mixed("check", both=False, env=dict(cold, TROVE_XL_DICT="/nonexistent/trove-xl.dict"))
+    assert r.rc == 0, r
+    assert "note: Chinese-English dictionary /nonexistent/trove-xl.dict: No such file" in r.out, r
+    # the segmenter's dictionary, truncated
+    zh = trove_bin().parent / "trove-zh.dict"
+    bad_zh = tmp_path / "trove-zh.dict"
+    bad_zh.write_bytes(zh.read_bytes()[:4096])
+    r = mixed("check", both=False, env=dict(cold, TROVE_ZH_DICT=str(bad_zh)))
+    assert r.rc == 1 and "problem: Chinese dictionary %s" % bad_zh in r.out, r
+    assert "character bigrams" in r.out, r
+
+
 def test_bad_queries(mixed):
     # only dictionary stop-entries, mixed scripts, a long query
     for q in ("的了吗", "the of 的", "Zettelkasten 卡片盒 ノート 메모", "遗忘 " * 4000 + "curve " * 4000):

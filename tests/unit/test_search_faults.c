@@ -78,7 +78,9 @@ static int setup(void **state)
     add(a, "notes", "pizza.md", "---\ntags: [baking]\n---\n# Pizza\n\n"
         "A cold fermentation of the pizza dough makes a better crust. See [[bread]].\n");
     add(a, "notes", "menu.md", "# Menu\n\nFriday: [[pizza]] and fresh bread.\n");
-    /* a Chinese note the translation channel finds for "fermentation" (发酵) */
+    /* a Chinese note the translation channel finds for "bread" (面包, a
+     * word: "fermentation" has only the character 酵, found as a prefix of
+     * the bigrams of a test run without the segmenter's dictionary) */
     add(a, "notes", "mianbao.md", "# 面包\n\n做面包的面团需要长时间发酵，发酵让面包更香。\n");
     if (store_links_resolve(st) || store_commit(st))
         return -1;
@@ -185,9 +187,9 @@ static int run_case(const fault_case *fc)
 
 static const fault_case keyword_cases[] = {
     {"bm25 ranking", "fermentation", "-bm25(chunks_fts", 0, 0, 0},
-    {"bm25 chunk owners", "fermentation", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0},
-    {"translation held", "fermentation", "MATCH ?1 LIMIT ?2)", 0, 0, 0},
-    {"translation coverage", "fermentation", "MATCH ?1 AND rowid = ?2", 0, 0, 0},
+    {"bm25 chunk owners", "bread", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0},
+    {"translation held", "bread", "MATCH ?1 LIMIT ?2)", 0, 0, 0},
+    {"translation coverage", "bread", "MATCH ?1 AND rowid = ?2", 0, 0, 0},
     {"title names", "pizza", "FROM titles_fts WHERE rowid = ?", 0, 0, 1},
     {"title rest of query", "pizza dough", "ORDER BY seq LIMIT 8)", 0, 0, 1},
     {"link prior", "fermentation", "SELECT in_degree, lang FROM docs", 0, 0, 0},
