@@ -23,7 +23,9 @@ phase deps bash scripts/install-deps.sh
 # tests and fuzz targets compile with -Werror in build-asan, where they run.
 phase build env TARGET=trove bash scripts/build.sh build
 phase build-asan bash scripts/build.sh build-asan -DTROVE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+# The sanitized tree traps on undefined behaviour (CMakeLists.txt,
+# TROVE_SANITIZE_LEAN); handle_sigill=1 has ASan report the trap's stack.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_sigill=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TROVE_FUZZ_ITERS=${TROVE_FUZZ_ITERS:-3000}
 phase ctest bash -c 'cd build-asan && ctest --output-on-failure -j"$1"' _ "$jobs"
