@@ -73,23 +73,7 @@ for r in $(seq "$rounds"); do
         -n "$new_rev" "$(envof new) search '$query'" >/dev/null 2>&1
 done
 echo "after:  $(uptime)"
-/usr/bin/python3 - "$work" "$rounds" <<'PY'
-import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-rows = {}
-for r in range(1, rounds + 1):
-    for res in json.load(open("%s/round%d.json" % (work, r)))["results"]:
-        rows.setdefault(res["command"], []).append(
-            (res["mean"] * 1e3, res["median"] * 1e3, (res["user"] + res["system"]) * 1e3))
-print("%-12s %s" % ("binary", " | ".join("round %d: mean/median wall, CPU ms" % (i + 1)
-                                         for i in range(rounds))))
-for name, rs in rows.items():
-    print("%-12s %s" % (name, " | ".join("%.1f/%.1f, %.1f" % x for x in rs)))
-print("median of rounds (wall median, CPU):")
-for name, rs in rows.items():
-    print("  %-12s wall %.1f ms  CPU %.1f ms" % (name, statistics.median(x[1] for x in rs),
-                                                 statistics.median(x[2] for x in rs)))
-PY
+/usr/bin/python3 "$here/bench/hyperfine_rounds.py" "$work" "$rounds"
 if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
     echo "instructions of one run (valgrind --tool=callgrind, loader included):"
     for b in base new; do

@@ -72,22 +72,4 @@ for r in $(seq "$rounds"); do
         -n qmd "$qenv $node_dir/node $qmd_pkg/bin/qmd search '$query'" >/dev/null 2>&1
 done
 echo "after:  $(uptime)"
-/usr/bin/python3 - "$work" "$rounds" <<'PY'
-import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-rows = {}
-for r in range(1, rounds + 1):
-    for res in json.load(open("%s/round%d.json" % (work, r)))["results"]:
-        rows.setdefault(res["command"], []).append(
-            (res["mean"] * 1e3, res["median"] * 1e3, (res["user"] + res["system"]) * 1e3))
-print("%-13s %s" % ("", " | ".join("round %d: mean/median wall, CPU ms" % (i + 1)
-                                   for i in range(rounds))))
-for name, rs in rows.items():
-    print("%-13s %s" % (name, " | ".join("%.1f/%.1f, %.1f" % x for x in rs)))
-med = {n: (statistics.median(x[1] for x in rs), statistics.median(x[2] for x in rs))
-       for n, rs in rows.items()}
-print("median of rounds (wall median, CPU), and qmd / trove:")
-for n, (w, c) in med.items():
-    tw, tc = med["trove"]
-    print("  %-13s wall %7.1f ms  CPU %7.1f ms   x%.1f wall, x%.1f CPU" % (n, w, c, w / tw, c / tc))
-PY
+/usr/bin/python3 "$here/bench/hyperfine_rounds.py" "$work" "$rounds" trove

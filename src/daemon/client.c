@@ -291,6 +291,24 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* One recv more into c->in: TROVE_OK with at least a byte added, or the
+ * connection is broken (closed, an error, or nothing by the deadline). */
+static trove_err fill(dcl *c, double deadline)
+{
+    for (;;) {
+        if (clock_seconds() > deadline)
+            return broken(c, "daemon: %s", "no answer in time");
+        char buf[65536];
+        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return broken(c, "daemon: %s", r == 0 ? "connection closed" : strerror(errno));
+        tbuf_append(&c->in, buf, (size_t)r);
+        return TROVE_OK;
+    }
+}
+
 /* One line from the daemon (without its '\n') into `line`. */
 static trove_err read_line(dcl *c, tbuf *line)
 {
@@ -306,15 +324,9 @@ static trove_err read_line(dcl *c, tbuf *line)
             c->in.data[c->in.len] = '\0';
             return TROVE_OK;
         }
-        if (clock_seconds() > deadline)
-            return broken(c, "daemon: %s", "no answer in time");
-        char buf[65536];
-        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return broken(c, "daemon: %s", r == 0 ? "connection closed" : strerror(errno));
-        tbuf_append(&c->in, buf, (size_t)r);
+        trove_err rc = fill(c, deadline);
+        if (rc)
+            return rc;
     }
 }
 
@@ -323,15 +335,9 @@ static trove_err read_bytes(dcl *c, size_t n, tbuf *to)
 {
     double deadline = clock_seconds() + c->timeout;
     while (c->in.len < n) {
-        if (clock_seconds() > deadline)
-            return broken(c, "daemon: %s", "no answer in time");
-        char buf[65536];
-        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return broken(c, "daemon: %s", r == 0 ? "connection closed" : strerror(errno));
-        tbuf_append(&c->in, buf, (size_t)r);
+        trove_err rc = fill(c, deadline);
+        if (rc)
+            return rc;
     }
     tbuf_append(to, c->in.data, n);
     memmove(c->in.data, c->in.data + n, c->in.len - n);
