@@ -31,20 +31,7 @@
 #include "ggml-backend.h"
 #include "llama.h"
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
+#include "bench_clock.h"
 
 /* errors only, unless LLAMA_CPP_EMBED_VERBOSE is set (then everything,
  * e.g. which CPU variant of the backend was loaded) */
