@@ -78,6 +78,19 @@ static void check_linear(ggml_type type, int64_t T, int64_t n_in, int64_t n_out,
         fail_msg("%s T=%lld %lldx%lld: max error %g (scale %g)", quant_type_name(type),
                  (long long)T, (long long)n_in, (long long)n_out, err, scale);
     assert_memory_equal(y1, y3, (size_t)(T * n_out) * sizeof *y1);
+    /* the packed path, where the matrix packs: int8 activations, any T */
+    q8pack *pk = q8pack_new(type, q, n_in, n_out);
+    if (pk) {
+        m.pack = pk;
+        kern_linear(p1, &m, b, X, n_in, T, y1, n_out);
+        kern_linear(p3, &m, b, X, n_in, T, y3, n_out);
+        for (int64_t i = 0; i < T * n_out; i++)
+            if (fabs(y1[i] - want[i]) > 2e-2 * (1 + scale))
+                fail_msg("%s packed T=%lld: element %lld %g, want %g", quant_type_name(type),
+                         (long long)T, (long long)i, (double)y1[i], want[i]);
+        assert_memory_equal(y1, y3, (size_t)(T * n_out) * sizeof *y1);
+        q8pack_free(pk);
+    }
     kpool_free(p1);
     kpool_free(p3);
     free(W), free(X), free(b), free(q), free(Wd), free(want), free(y1), free(y3);
@@ -105,6 +118,8 @@ static void test_linear(void **state)
     kern_set_quant_path(KERN_QUANT_AUTO);
     check_linear(GGML_TYPE_Q8_0, 2, 64, 100, 2e-2); /* int8 */
     check_linear(GGML_TYPE_Q8_0, 40, 64, 100, 1e-5); /* sgemm */
+    check_linear(GGML_TYPE_Q4_K, 37, 512, 48, 1e-5); /* packed (and sgemm, unpacked) */
+    check_linear(GGML_TYPE_Q6_K, 70, 256, 32, 1e-5);
 }
 
 static void test_rowops(void **state)
@@ -327,14 +342,16 @@ static void test_causal_prefix_attention(void **state)
     kern_set_attn_sgemm(0);
 }
 
-/* kern_linear_n (Q8_0 products of one input sharing the quantised
- * activations) gives kern_linear's bits, packed or not, with biases, for
- * odd row counts and 1 or 2 threads. */
+/* kern_linear_n (Q8_0, Q4_K and Q6_K products of one input sharing the
+ * quantised activations, as a Q4_K_M file mixes them) gives kern_linear's
+ * bits, packed or not, with biases, for odd row counts and 1 or 2
+ * threads. */
 static void test_linear_n(void **state)
 {
     (void)state;
-    enum { NI = 96, NA = 48, NB = 80, NC = 16 };
+    enum { NI = 256, NA = 48, NB = 80, NC = 16 };
     int64_t outs[3] = {NA, NB, NC};
+    ggml_type types[3] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
     float *wf[3];
     void *wq[3];
     q8pack *pk[3];
@@ -343,13 +360,13 @@ static void test_linear_n(void **state)
     for (int i = 0; i < 3; i++) {
         wf[i] = malloc((size_t)(NI * outs[i]) * 4);
         fill(wf[i], (size_t)(NI * outs[i]), 0.2f);
-        wq[i] = malloc(quant_row_size(GGML_TYPE_Q8_0, NI) * (size_t)outs[i]);
+        wq[i] = malloc(quant_row_size(types[i], NI) * (size_t)outs[i]);
         for (int64_t r = 0; r < outs[i]; r++)
-            quant_quantize_row(GGML_TYPE_Q8_0, wf[i] + r * NI,
-                               (uint8_t *)wq[i] + r * quant_row_size(GGML_TYPE_Q8_0, NI), NI);
-        pk[i] = q8pack_new(wq[i], NI, outs[i]);
+            quant_quantize_row(types[i], wf[i] + r * NI,
+                               (uint8_t *)wq[i] + r * quant_row_size(types[i], NI), NI);
+        pk[i] = q8pack_new(types[i], wq[i], NI, outs[i]);
         assert_non_null(pk[i]);
-        m[i] = (kmat){.type = GGML_TYPE_Q8_0, .n_in = NI, .n_out = outs[i], .data = wq[i],
+        m[i] = (kmat){.type = types[i], .n_in = NI, .n_out = outs[i], .data = wq[i],
                       .name = "w", .pack = pk[i]};
         bias[i] = malloc((size_t)outs[i] * 4);
         fill(bias[i], (size_t)outs[i], 0.5f);

@@ -1,6 +1,7 @@
-/* Tests for q8pack: the packed Q8_0 products against quant.c's row-by-row
- * int8 dot (the same quantised integers, another float order) and a
- * double-precision float dot; the AVX2 and AVX512-VNNI kernels and the
+/* Tests for q8pack: the packed Q8_0, Q4_K and Q6_K products against a
+ * double-precision dot of the dequantised weights with the int8
+ * activations (the same quantised values), quant.c's row-by-row int8 dot
+ * (Q8_0: the same integers, another float order) and a float dot; the AVX2 and AVX512-VNNI kernels and the
  * SIMD activation quantiser bit for bit against the portable C; products
  * split over output-row ranges (as threads split them) bit for bit
  * against one call; odd row counts (every micro-tile remainder, more than
@@ -41,6 +42,36 @@ static uint8_t *random_q8(int64_t rows, int64_t n)
     return w;
 }
 
+static void put_f16(uint8_t *p, float f)
+{
+    uint16_t h = quant_f32_to_f16(f);
+    memcpy(p, &h, 2);
+}
+
+/* Random rows of `type`: Q8_0 as above; K-quants with every byte of the
+ * quants and the packed 6-bit (Q4_K) or int8 (Q6_K) scales random, and
+ * f16 super-block scales of a few magnitudes (one in 7 zero). */
+static uint8_t *random_w(ggml_type type, int64_t rows, int64_t n)
+{
+    if (type == GGML_TYPE_Q8_0)
+        return random_q8(rows, n);
+    size_t ts = quant_type_size(type), nb = (size_t)rows * (size_t)(n / 256);
+    uint8_t *w = xmalloc(ts * nb);
+    for (size_t i = 0; i < ts * nb; i++)
+        w[i] = (uint8_t)tu_rng_u32(&rng);
+    for (size_t i = 0; i < nb; i++) {
+        uint8_t *b = w + ts * i;
+        float d = i % 7 == 3 ? 0.0f : (float)(tu_rng_u32(&rng) % 1000 + 1) * (i % 2 ? 1e-5f : 1e-3f);
+        if (type == GGML_TYPE_Q6_K) {
+            put_f16(b + 208, d);
+        } else {
+            put_f16(b, d);
+            put_f16(b + 2, (float)(tu_rng_u32(&rng) % 1000) * 1e-5f);
+        }
+    }
+    return w;
+}
+
 static float *random_act(int64_t T, int64_t n)
 {
     float *x = xmalloc((size_t)(T * n) * sizeof *x);
@@ -70,11 +101,11 @@ static void run(quant_impl impl, const q8pack *p, const float *x, int64_t T, int
     quant_set_impl(QUANT_IMPL_AUTO);
 }
 
-static void check_shape(int64_t n, int64_t n_out, int64_t T)
+static void check_shape(ggml_type type, int64_t n, int64_t n_out, int64_t T)
 {
-    uint8_t *w = random_q8(n_out, n);
+    uint8_t *w = random_w(type, n_out, n);
     float *x = random_act(T, n);
-    q8pack *p = q8pack_new(w, n, n_out);
+    q8pack *p = q8pack_new(type, w, n, n_out);
     assert_non_null(p);
     int64_t ldo = n_out + 3;
     size_t as = q8pack_act_size(n, T);
@@ -85,28 +116,39 @@ static void check_shape(int64_t n, int64_t n_out, int64_t T)
     memset(ref, 0x7f, osz);
     run(QUANT_IMPL_PORTABLE, p, x, T, n, n_out, n_out, ref, ldo, act);
 
-    /* against quant.c's row dot (same integers) and a float dot */
-    size_t rs = quant_row_size(GGML_TYPE_Q8_0, n), qs = quant_act_row_size(GGML_TYPE_Q8_0, n);
+    /* against the dequantised weights times the int8 activations of
+     * quant.c's Q8_0 form (the same values), quant.c's row dot (Q8_0: the
+     * same integers) and a float dot */
+    size_t rs = quant_row_size(type, n), qs = quant_act_row_size(GGML_TYPE_Q8_0, n);
     uint8_t *qa = aligned_alloc(32, qs);
     float *wd = xmalloc((size_t)n * sizeof *wd);
     quant_set_impl(QUANT_IMPL_PORTABLE);
     for (int64_t t = 0; t < T; t++) {
         quant_quantize_act(GGML_TYPE_Q8_0, x + t * n, qa, n);
+        const float *dx = (const float *)(const void *)qa;
+        /* quant.c's Q8_0 form: f32 d[nb], f32 s[nb], then the quants 32-aligned */
+        const int8_t *qx = (const int8_t *)(qa + (8 * (size_t)(n / 32) + 31) / 32 * 32);
         for (int64_t o = 0; o < n_out; o++) {
-            float d = quant_vec_dot(GGML_TYPE_Q8_0, w + o * rs, qa, n);
-            quant_dequantize_row(GGML_TYPE_Q8_0, w + o * rs, wd, n);
-            double s = 0, mag = 0;
+            quant_dequantize_row(type, w + o * rs, wd, n);
+            double s = 0, sq = 0, mag = 0;
             for (int64_t i = 0; i < n; i++) {
                 s += (double)wd[i] * x[t * n + i];
+                sq += (double)wd[i] * dx[i / 32] * qx[i];
                 mag += fabs((double)wd[i] * x[t * n + i]);
             }
             float g = ref[t * ldo + o];
-            if (fabs((double)g - d) > 1e-5 * mag + 1e-30)
-                fail_msg("row %lld act %lld: packed %g, quant_vec_dot %g (|.| %g)",
-                         (long long)o, (long long)t, (double)g, (double)d, mag);
+            if (fabs((double)g - sq) > 1e-5 * mag + 1e-30)
+                fail_msg("%s row %lld act %lld: packed %g, dequantised x int8 %g (|.| %g)",
+                         quant_type_name(type), (long long)o, (long long)t, (double)g, sq, mag);
+            if (type == GGML_TYPE_Q8_0) {
+                float d = quant_vec_dot(GGML_TYPE_Q8_0, w + o * rs, qa, n);
+                if (fabs((double)g - d) > 1e-5 * mag + 1e-30)
+                    fail_msg("row %lld act %lld: packed %g, quant_vec_dot %g (|.| %g)",
+                             (long long)o, (long long)t, (double)g, (double)d, mag);
+            }
             if (fabs((double)g - s) > 3e-2 * mag + 1e-30) /* int8 activations */
-                fail_msg("row %lld act %lld: packed %g, float dot %g (|.| %g)", (long long)o,
-                         (long long)t, (double)g, s, mag);
+                fail_msg("%s row %lld act %lld: packed %g, float dot %g (|.| %g)",
+                         quant_type_name(type), (long long)o, (long long)t, (double)g, s, mag);
         }
         for (int64_t o = n_out; o < ldo; o++) /* the ldo gap is not written */
             assert_true(memcmp(&ref[t * ldo + o], "\x7f\x7f\x7f\x7f", 4) == 0);
@@ -144,22 +186,38 @@ static void test_small_shapes(void **state)
 {
     (void)state;
     for (int64_t T = 1; T <= 19; T++)
-        check_shape(96, 48, T);
+        check_shape(GGML_TYPE_Q8_0, 96, 48, T);
 }
 
 static void test_tiles(void **state)
 {
     (void)state;
-    check_shape(1024, 64, 70); /* two activation tiles, a remainder of 6 */
-    check_shape(384, 32, 129);
+    check_shape(GGML_TYPE_Q8_0, 1024, 64, 70); /* two activation tiles, a remainder of 6 */
+    check_shape(GGML_TYPE_Q8_0, 384, 32, 129);
+}
+
+/* K-quants: every micro-tile remainder (T 1..13), one and several
+ * super-blocks per row, more than one activation tile. */
+static void test_kquants(void **state)
+{
+    (void)state;
+    ggml_type types[2] = {GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
+    for (int i = 0; i < 2; i++) {
+        for (int64_t T = 1; T <= 13; T++)
+            check_shape(types[i], 256, 32, T);
+        check_shape(types[i], 768, 48, 70);
+    }
 }
 
 static void test_unpackable(void **state)
 {
     (void)state;
     uint8_t *w = random_q8(24, 64);
-    assert_null(q8pack_new(w, 64, 24)); /* 24 rows: not groups of 16 */
-    assert_null(q8pack_new(w, 48, 16)); /* 48 elements: not blocks of 32 */
+    assert_null(q8pack_new(GGML_TYPE_Q8_0, w, 64, 24)); /* 24 rows: not groups of 16 */
+    assert_null(q8pack_new(GGML_TYPE_Q8_0, w, 48, 16)); /* 48 elements: not blocks of 32 */
+    assert_null(q8pack_new(GGML_TYPE_Q4_K, w, 64, 16)); /* not super-blocks of 256 */
+    assert_null(q8pack_new(GGML_TYPE_Q4_0, w, 64, 16)); /* a type it does not pack */
+    assert_false(q8pack_type_ok(GGML_TYPE_Q5_K));
     q8pack_free(NULL);
     free(w);
 }
@@ -169,6 +227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_shapes),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_kquants),
         cmocka_unit_test(test_unpackable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

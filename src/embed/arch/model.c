@@ -113,12 +113,13 @@ trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, b
     out->n_out = n_out;
     out->data = t->data;
     out->name = t->name;
-    /* Layer matrices multiply a row per token: repack Q8_0 ones for the
-     * int8 kernels (not token_embd or an LM head, read a row at a time).
+    /* Layer matrices multiply a row per token: repack Q8_0, Q4_K and Q6_K
+     * ones for the int8 kernels (not token_embd or an LM head, read a row
+     * at a time).
      * Only reserved here: emodel_pack fills them on the pool's threads
      * when the first forward pass needs them (out->pack is set then). */
-    if (t->type == GGML_TYPE_Q8_0 && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
-        q8pack *pk = q8pack_alloc(n_in, n_out);
+    if (q8pack_type_ok(t->type) && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
+        q8pack *pk = q8pack_alloc(t->type, n_in, n_out);
         if (pk) {
             xgrow(&m->packs, &m->cap_packs, m->n_packs + 1, sizeof *m->packs);
             xgrow(&m->pack_mats, &m->cap_pack_mats, m->n_packs + 1, sizeof *m->pack_mats);
@@ -538,7 +539,7 @@ static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
 static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
                              float *out);
 
-/* ---- Q8_0 repacking, once, on the pool ---- */
+/* ---- repacking (Q8_0, Q4_K, Q6_K), once, on the pool ---- */
 
 #define PACK_CHUNK 4 /* groups of 16 rows per task */
 
@@ -562,7 +563,7 @@ static void pack_task(void *ctx, int task, int tid)
 }
 
 /* Fill every reserved pack and attach it to its matrix: the work of the
- * whole file's Q8_0 layers (a few hundred ms for 0.6B weights), spread
+ * whole file's packable layers (a few hundred ms for 0.6B weights), spread
  * over the pool instead of serialised in emodel_load. */
 static void pack_all(emodel *m, kpool *p)
 {

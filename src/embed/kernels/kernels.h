@@ -60,8 +60,8 @@ typedef struct kmat {
     int64_t n_in, n_out;
     const void *data;
     const char *name; /* for messages */
-    /* Q8_0 only, optional: the same matrix repacked for many-row products
-     * (q8pack.h), owned by whoever loaded the matrix. */
+    /* Q8_0, Q4_K, Q6_K only, optional: the same matrix repacked for
+     * many-row products (q8pack.h), owned by whoever loaded the matrix. */
     const q8pack *pack;
 } kmat;
 
@@ -81,7 +81,7 @@ void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int
 void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bias,
                    const float *X, int64_t ldx, int64_t T, float *const *Y, const int64_t *ldy);
 
-/* How quantised weights are multiplied. AUTO (default): a Q8_0 matrix
+/* How quantised weights are multiplied. AUTO (default): a matrix
  * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
  * any number of rows. Otherwise the int8 kernels
  * (activations quantised to 8 bits, integer dot products) for products of

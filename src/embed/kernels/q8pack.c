@@ -14,59 +14,133 @@
 #include <immintrin.h>
 #endif
 
-#define GB 576           /* bytes per group and block: 512 quants + 16 f32 scales */
-#define TILE_T 64        /* activation rows per cache tile (a multiple of AR) */
+#define TILE_T 64 /* activation rows per cache tile (a multiple of AR) */
+
+/* Kinds of packed block (the kernels' compile-time switch). */
+enum { K_Q8, K_Q6K, K_Q4K };
+
+/* Bytes per group and 32-element block, and the offset of its scales. */
+static size_t kind_gb(int kind)
+{
+    return kind == K_Q8 ? 576 : kind == K_Q6K ? 640 : 384;
+}
+
+static int kind_of(int type)
+{
+    switch (type) {
+    case GGML_TYPE_Q8_0: return K_Q8;
+    case GGML_TYPE_Q6_K: return K_Q6K;
+    case GGML_TYPE_Q4_K: return K_Q4K;
+    default: return -1;
+    }
+}
 
 struct q8pack {
-    int64_t n_in, n_out, nb;
-    uint8_t *data; /* n_out / 16 groups of nb * GB bytes */
+    int type, kind;
+    int64_t n_in, n_out, nb; /* nb: 32-element blocks per row */
+    size_t gsz;              /* bytes per group of 16 rows */
+    uint8_t *data;           /* n_out / 16 groups of gsz bytes */
 };
 
-q8pack *q8pack_alloc(int64_t n_in, int64_t n_out)
+bool q8pack_type_ok(int type)
 {
-    if (n_in <= 0 || n_out <= 0 || n_in % 32 || n_out % Q8PACK_NR)
+    return kind_of(type) >= 0;
+}
+
+q8pack *q8pack_alloc(int type, int64_t n_in, int64_t n_out)
+{
+    int kind = kind_of(type);
+    int64_t bs = kind == K_Q8 ? 32 : QUANT_QK_K;
+    if (kind < 0 || n_in <= 0 || n_out <= 0 || n_in % bs || n_out % Q8PACK_NR)
         return NULL;
     q8pack *p = xcalloc(1, sizeof *p);
+    p->type = type;
+    p->kind = kind;
     p->n_in = n_in;
     p->n_out = n_out;
     p->nb = n_in / 32;
-    p->data = xmalloc((size_t)p->nb * GB * (size_t)(n_out / Q8PACK_NR));
+    p->gsz = (size_t)p->nb * kind_gb(kind);
+    p->data = xmalloc(p->gsz * (size_t)(n_out / Q8PACK_NR));
     return p;
 }
 
-void q8pack_fill(q8pack *p, const void *q8_0, int64_t g0, int64_t g1)
+size_t q8pack_size(const q8pack *p)
 {
-    size_t gsz = (size_t)p->nb * GB, row = (size_t)p->nb * 34;
-    const uint8_t *src = q8_0;
+    return p ? p->gsz * (size_t)(p->n_out / Q8PACK_NR) : 0;
+}
+
+static void fill_q8(q8pack *p, const uint8_t *src, int64_t g)
+{
+    size_t row = (size_t)p->nb * 34;
+    uint8_t *dg = p->data + (size_t)g * p->gsz;
     /* word-wise: element group s (4 bytes) of a row moves as one uint32,
      * the xor turning each signed quant into quant + 128 */
-    for (int64_t g = g0; g < g1; g++) {
-        uint8_t *dg = p->data + (size_t)g * gsz;
-        for (int r = 0; r < Q8PACK_NR; r++) {
-            const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
-            for (int64_t b = 0; b < p->nb; b++) {
-                const uint8_t *sb = sr + 34 * b;
-                uint8_t *db = dg + (size_t)b * GB;
-                uint16_t h;
-                memcpy(&h, sb, 2);
-                float d = quant_f16_to_f32(h);
-                memcpy(db + 512 + 4 * r, &d, 4);
-                for (int s4 = 0; s4 < 8; s4++) {
-                    uint32_t w;
-                    memcpy(&w, sb + 2 + 4 * s4, 4);
-                    w ^= 0x80808080u;
-                    memcpy(db + 64 * s4 + 4 * r, &w, 4);
+    for (int r = 0; r < Q8PACK_NR; r++) {
+        const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
+        for (int64_t b = 0; b < p->nb; b++) {
+            const uint8_t *sb = sr + 34 * b;
+            uint8_t *db = dg + (size_t)b * 576;
+            uint16_t h;
+            memcpy(&h, sb, 2);
+            float d = quant_f16_to_f32(h);
+            memcpy(db + 512 + 4 * r, &d, 4);
+            for (int s4 = 0; s4 < 8; s4++) {
+                uint32_t w;
+                memcpy(&w, sb + 2 + 4 * s4, 4);
+                w ^= 0x80808080u;
+                memcpy(db + 64 * s4 + 4 * r, &w, 4);
+            }
+        }
+    }
+}
+
+/* K-quants: each 256-element block through quant_kblock_int, its eight
+ * 32-element blocks placed as the header describes. */
+static void fill_k(q8pack *p, const uint8_t *src, int64_t g)
+{
+    size_t row = quant_row_size((ggml_type)p->type, p->n_in), ts = quant_type_size(p->type);
+    size_t gb = kind_gb(p->kind);
+    uint8_t *dg = p->data + (size_t)g * p->gsz;
+    for (int r = 0; r < Q8PACK_NR; r++) {
+        const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
+        for (int64_t sb = 0; sb < p->nb / 8; sb++) {
+            uint8_t q[256];
+            float sc[16], mn[16];
+            quant_kblock_int((ggml_type)p->type, sr + (size_t)sb * ts, q, sc, mn);
+            for (int j = 0; j < 8; j++) {
+                uint8_t *db = dg + (size_t)(8 * sb + j) * gb;
+                const uint8_t *qj = q + 32 * j;
+                if (p->kind == K_Q6K) {
+                    for (int e = 0; e < 32; e++)
+                        db[64 * (e / 4) + 4 * r + e % 4] = (uint8_t)(qj[e] + 96);
+                    memcpy(db + 512 + 4 * r, &sc[2 * j], 4);
+                    memcpy(db + 576 + 4 * r, &sc[2 * j + 1], 4);
+                } else {
+                    for (int e = 0; e < 16; e++)
+                        db[64 * (e / 4) + 4 * r + e % 4] = (uint8_t)(qj[e] | qj[e + 16] << 4);
+                    memcpy(db + 256 + 4 * r, &sc[2 * j], 4);
+                    memcpy(db + 320 + 4 * r, &mn[2 * j], 4);
                 }
             }
         }
     }
 }
 
-q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out)
+void q8pack_fill(q8pack *p, const void *w, int64_t g0, int64_t g1)
 {
-    q8pack *p = q8pack_alloc(n_in, n_out);
+    for (int64_t g = g0; g < g1; g++) {
+        if (p->kind == K_Q8)
+            fill_q8(p, w, g);
+        else
+            fill_k(p, w, g);
+    }
+}
+
+q8pack *q8pack_new(int type, const void *w, int64_t n_in, int64_t n_out)
+{
+    q8pack *p = q8pack_alloc(type, n_in, n_out);
     if (p)
-        q8pack_fill(p, q8_0, 0, n_out / Q8PACK_NR);
+        q8pack_fill(p, w, 0, n_out / Q8PACK_NR);
     return p;
 }
 
@@ -83,11 +157,14 @@ void q8pack_free(q8pack *p)
  * Activations are stored in tiles of 8 rows, so that a kernel reaches
  * everything of a block through one pointer and constant offsets (8 rows
  * x 3 pointers would not fit the general registers). Per tile, per
- * block: the 8 rows' f32 scales, their int32 -128 * sum(q), then the
- * quants, byte 64 + 32 * (k / 4) + 4 * row + k % 4 holding element k of
- * the tile's row `row` (320 bytes). Slots past the last row are zero. */
+ * block: the 8 rows' f32 scales d (byte 0), their int32 -128 * sum(q) over
+ * elements 0..15 (byte 32) and 16..31 (byte 64), their f32 -d * sum(q)
+ * (byte 96), then the quants, byte 128 + 32 * (k / 4) + 4 * row + k % 4
+ * holding element k of the tile's row `row` (384 bytes). Slots past the
+ * last row are zero. */
 
-#define AB 320 /* bytes per tile and block */
+#define AB 384 /* bytes per tile and block */
+#define AQ 128 /* offset of the quants */
 #define AR 8   /* rows per tile */
 
 size_t q8pack_act_size(int64_t n_in, int64_t rows)
@@ -97,27 +174,35 @@ size_t q8pack_act_size(int64_t n_in, int64_t rows)
 
 /* Must match the SIMD form exactly: fmaxf/fminf give the non-NaN operand
  * like maxps/minps with the constant second, and nearbyintf rounds to
- * nearest even like cvtps2dq under the default rounding mode. */
-static void quant_block_c(const float *x, int8_t *q, float *d_out, int32_t *corr)
+ * nearest even like cvtps2dq under the default rounding mode. sums[0] and
+ * sums[1]: sum(q) of the two halves. */
+static void quant_block_c(const float *x, int8_t *q, float *d_out, int32_t *sums)
 {
     float amax = 0;
     for (int j = 0; j < 32; j++)
         amax = fmaxf(fabsf(x[j]), amax);
     float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    int32_t sum = 0;
+    sums[0] = sums[1] = 0;
     for (int j = 0; j < 32; j++) {
         float v = fminf(fmaxf(x[j] * id, -127.0f), 127.0f);
         int iv = (int)nearbyintf(v);
         q[j] = (int8_t)iv;
-        sum += iv;
+        sums[j / 16] += iv;
     }
     *d_out = d;
-    *corr = -128 * sum;
 }
 
 #ifdef Q8P_X86
+__attribute__((target("avx2"))) static int32_t hsum8(__m256i s)
+{
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+    return _mm_cvtsi128_si32(t);
+}
+
 __attribute__((target("avx2,fma"))) static void quant_block_avx2(const float *x, int8_t *q,
-                                                                   float *d_out, int32_t *corr)
+                                                                   float *d_out, int32_t *sums)
 {
     const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 v[4];
@@ -134,22 +219,18 @@ __attribute__((target("avx2,fma"))) static void quant_block_avx2(const float *x,
     const __m256 vid = _mm256_set1_ps(id), lo = _mm256_set1_ps(-127.0f),
                  hi = _mm256_set1_ps(127.0f);
     __m256i iv[4];
-    __m256i s = _mm256_setzero_si256();
     for (int i = 0; i < 4; i++) {
         __m256 t = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[i], vid), lo), hi);
         iv[i] = _mm256_cvtps_epi32(t);
-        s = _mm256_add_epi32(s, iv[i]);
     }
     /* int32 -> int8 with the lanes back in order */
     __m256i p01 = _mm256_packs_epi32(iv[0], iv[1]), p23 = _mm256_packs_epi32(iv[2], iv[3]);
     __m256i b = _mm256_packs_epi16(p01, p23);
     b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256((__m256i *)q, b);
-    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+    sums[0] = hsum8(_mm256_add_epi32(iv[0], iv[1]));
+    sums[1] = hsum8(_mm256_add_epi32(iv[2], iv[3]));
     *d_out = d;
-    *corr = -128 * _mm_cvtsi128_si32(t);
 }
 #endif
 
@@ -169,55 +250,30 @@ void q8pack_quantize_act(const float *x, int64_t ldx, int64_t t0, int64_t rows, 
             for (int64_t b = 0; b < nb; b++) {
                 uint8_t *ab = tp + (size_t)b * AB;
                 float d = 0;
-                int32_t corr = 0;
+                int32_t sums[2] = {0, 0};
                 int8_t q[32] = {0};
                 if (have) {
 #ifdef Q8P_X86
                     if (simd)
-                        quant_block_avx2(xr + 32 * b, q, &d, &corr);
+                        quant_block_avx2(xr + 32 * b, q, &d, sums);
                     else
 #endif
-                        quant_block_c(xr + 32 * b, q, &d, &corr);
+                        quant_block_c(xr + 32 * b, q, &d, sums);
                 }
+                int32_t clo = -128 * sums[0], chi = -128 * sums[1];
+                float cs = -d * (float)(sums[0] + sums[1]);
                 memcpy(ab + 4 * slot, &d, 4);
-                memcpy(ab + 32 + 4 * slot, &corr, 4);
+                memcpy(ab + 32 + 4 * slot, &clo, 4);
+                memcpy(ab + 64 + 4 * slot, &chi, 4);
+                memcpy(ab + 96 + 4 * slot, &cs, 4);
                 for (int s4 = 0; s4 < 8; s4++)
-                    memcpy(ab + 64 + 32 * s4 + 4 * slot, q + 4 * s4, 4);
+                    memcpy(ab + AQ + 32 * s4 + 4 * slot, q + 4 * s4, 4);
             }
         }
     }
 }
 
 /* ---- products ---- */
-
-/* The reference: the same integers and float operations as the SIMD
- * kernels, one (row, activation) pair at a time. fmaf is exact-rounded
- * like vfmadd. */
-static void group_c(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
-                    int64_t ldo)
-{
-    for (int k = 0; k < r; k++) {
-        for (int o = 0; o < Q8PACK_NR; o++) {
-            float acc = 0.0f;
-            for (int64_t b = 0; b < nb; b++) {
-                const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
-                int32_t is;
-                float dw, dx;
-                memcpy(&is, ab + 32 + 4 * k, 4);
-                for (int e = 0; e < 32; e++)
-                    is += (int32_t)gb[64 * (e / 4) + 4 * o + e % 4] *
-                          (int8_t)ab[64 + 32 * (e / 4) + 4 * k + e % 4];
-                memcpy(&dw, gb + 512 + 4 * o, 4);
-                memcpy(&dx, ab + 4 * k, 4);
-                acc = fmaf((float)is, dw * dx, acc);
-            }
-            out[k * ldo + o] = acc;
-        }
-    }
-}
-
-#ifdef Q8P_X86
-#define KINL __attribute__((always_inline)) inline
 
 static inline int32_t ld32(const uint8_t *p)
 {
@@ -233,141 +289,299 @@ static inline float ldf(const uint8_t *p)
     return v;
 }
 
-/* 16 weight rows x r activation rows (r <= 8, a constant after inlining). */
-__attribute__((target("avx512f,avx512vnni,fma"))) static KINL void
-group_vnni_r(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
+/* Weight element e (0..31) of row o of a packed block, as the signed
+ * integer the block's scale multiplies (Q4_K: before its min). */
+static int wq(int kind, const uint8_t *gb, int o, int e)
 {
+    if (kind == K_Q4K) {
+        uint8_t v = gb[64 * (e % 16 / 4) + 4 * o + e % 4];
+        return e < 16 ? v & 0xF : v >> 4;
+    }
+    return (int)gb[64 * (e / 4) + 4 * o + e % 4] - 128;
+}
+
+/* The reference: the same integers and float operations as the SIMD
+ * kernels, one (row, activation) pair at a time. fmaf is exact-rounded
+ * like vfmadd. */
+static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r,
+                    float *out, int64_t ldo)
+{
+    size_t gbs = kind_gb(kind);
+    for (int k = 0; k < r; k++) {
+        for (int o = 0; o < Q8PACK_NR; o++) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *gb = g + (size_t)b * gbs, *ab = a + (size_t)b * AB;
+                float dx = ldf(ab + 4 * k);
+                int32_t is[2] = {0, 0};
+                for (int e = 0; e < 32; e++)
+                    is[e / 16] += wq(kind, gb, o, e) *
+                                  (int8_t)ab[AQ + 32 * (e / 4) + 4 * k + e % 4];
+                if (kind == K_Q6K) {
+                    acc = fmaf((float)is[0], ldf(gb + 512 + 4 * o) * dx, acc);
+                    acc = fmaf((float)is[1], ldf(gb + 576 + 4 * o) * dx, acc);
+                } else if (kind == K_Q8) {
+                    acc = fmaf((float)(is[0] + is[1]), ldf(gb + 512 + 4 * o) * dx, acc);
+                } else {
+                    acc = fmaf((float)(is[0] + is[1]), ldf(gb + 256 + 4 * o) * dx, acc);
+                    acc = fmaf(ldf(gb + 320 + 4 * o), ldf(ab + 96 + 4 * k), acc);
+                }
+            }
+            out[k * ldo + o] = acc;
+        }
+    }
+}
+
+#ifdef Q8P_X86
+#define KINL __attribute__((always_inline)) inline
+
+/* 16 weight rows x r activation rows (r <= 8; kind and r constants after
+ * inlining). The unsigned weights' +128 offset (Q8_0, Q6_K) is taken off
+ * by starting the sums at the activations' -128 * sum(q); Q4_K's nibbles
+ * need none. */
+__attribute__((target("avx512f,avx512vnni,fma"))) static KINL void
+group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
+             int64_t ldo)
+{
+    size_t gbs = kind_gb(kind);
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
     __m512 acc[8];
     _Pragma("GCC unroll 8")
     for (int k = 0; k < r; k++)
         acc[k] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
+        const uint8_t *gb = g + (size_t)b * gbs, *ab = a + (size_t)b * AB;
         __m512i is[8];
+        if (kind == K_Q6K) {
+            _Pragma("GCC unroll 2")
+            for (int h = 0; h < 2; h++) {
+                _Pragma("GCC unroll 8")
+                for (int k = 0; k < r; k++)
+                    is[k] = _mm512_set1_epi32(ld32(ab + 32 + 32 * h + 4 * k));
+                _Pragma("GCC unroll 4")
+                for (int s = 4 * h; s < 4 * h + 4; s++) {
+                    __m512i w = _mm512_loadu_si512((const void *)(gb + 64 * s));
+                    _Pragma("GCC unroll 8")
+                    for (int k = 0; k < r; k++)
+                        is[k] = _mm512_dpbusd_epi32(
+                            is[k], w, _mm512_set1_epi32(ld32(ab + AQ + 32 * s + 4 * k)));
+                }
+                __m512 dw = _mm512_loadu_ps((const float *)(gb + 512 + 64 * h));
+                _Pragma("GCC unroll 8")
+                for (int k = 0; k < r; k++)
+                    acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[k]),
+                                             _mm512_mul_ps(dw, _mm512_set1_ps(ldf(ab + 4 * k))),
+                                             acc[k]);
+            }
+            continue;
+        }
         _Pragma("GCC unroll 8")
         for (int k = 0; k < r; k++)
-            is[k] = _mm512_set1_epi32(ld32(ab + 32 + 4 * k));
-        _Pragma("GCC unroll 8")
-        for (int s = 0; s < 8; s++) {
-            __m512i w = _mm512_loadu_si512((const void *)(gb + 64 * s));
+            is[k] = kind == K_Q8 ? _mm512_set1_epi32(ld32(ab + 32 + 4 * k) + ld32(ab + 64 + 4 * k))
+                                 : _mm512_setzero_si512();
+        if (kind == K_Q8) {
             _Pragma("GCC unroll 8")
-            for (int k = 0; k < r; k++)
-                is[k] = _mm512_dpbusd_epi32(is[k], w,
-                                            _mm512_set1_epi32(ld32(ab + 64 + 32 * s + 4 * k)));
+            for (int s = 0; s < 8; s++) {
+                __m512i w = _mm512_loadu_si512((const void *)(gb + 64 * s));
+                _Pragma("GCC unroll 8")
+                for (int k = 0; k < r; k++)
+                    is[k] = _mm512_dpbusd_epi32(is[k], w,
+                                                _mm512_set1_epi32(ld32(ab + AQ + 32 * s + 4 * k)));
+            }
+        } else {
+            _Pragma("GCC unroll 4")
+            for (int v = 0; v < 4; v++) {
+                __m512i x = _mm512_loadu_si512((const void *)(gb + 64 * v));
+                __m512i wl = _mm512_and_si512(x, low4);
+                __m512i wh = _mm512_and_si512(_mm512_srli_epi32(x, 4), low4);
+                _Pragma("GCC unroll 8")
+                for (int k = 0; k < r; k++) {
+                    is[k] = _mm512_dpbusd_epi32(is[k], wl,
+                                                _mm512_set1_epi32(ld32(ab + AQ + 32 * v + 4 * k)));
+                    is[k] = _mm512_dpbusd_epi32(
+                        is[k], wh, _mm512_set1_epi32(ld32(ab + AQ + 32 * (v + 4) + 4 * k)));
+                }
+            }
         }
-        __m512 dw = _mm512_loadu_ps((const float *)(gb + 512));
+        __m512 dw = _mm512_loadu_ps((const float *)(gb + (kind == K_Q8 ? 512 : 256)));
         _Pragma("GCC unroll 8")
         for (int k = 0; k < r; k++)
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[k]),
                                      _mm512_mul_ps(dw, _mm512_set1_ps(ldf(ab + 4 * k))), acc[k]);
+        if (kind == K_Q4K) {
+            __m512 mw = _mm512_loadu_ps((const float *)(gb + 320));
+            _Pragma("GCC unroll 8")
+            for (int k = 0; k < r; k++)
+                acc[k] = _mm512_fmadd_ps(mw, _mm512_set1_ps(ldf(ab + 96 + 4 * k)), acc[k]);
+        }
     }
     _Pragma("GCC unroll 8")
     for (int k = 0; k < r; k++)
         _mm512_storeu_ps(out + k * ldo, acc[k]);
 }
 
-__attribute__((target("avx512f,avx512vnni,fma"))) static void
-group_vnni(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
-{
-    switch (r) {
-    case 8: group_vnni_r(g, nb, a, 8, out, ldo); break;
-    case 7: group_vnni_r(g, nb, a, 7, out, ldo); break;
-    case 6: group_vnni_r(g, nb, a, 6, out, ldo); break;
-    case 5: group_vnni_r(g, nb, a, 5, out, ldo); break;
-    case 4: group_vnni_r(g, nb, a, 4, out, ldo); break;
-    case 3: group_vnni_r(g, nb, a, 3, out, ldo); break;
-    case 2: group_vnni_r(g, nb, a, 2, out, ldo); break;
-    default: group_vnni_r(g, nb, a, 1, out, ldo); break;
+#define VNNI_KIND(NAME, KIND)                                                                 \
+    __attribute__((target("avx512f,avx512vnni,fma"))) static void NAME(                      \
+        const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)      \
+    {                                                                                         \
+        switch (r) {                                                                          \
+        case 8: group_vnni_r(KIND, g, nb, a, 8, out, ldo); break;                             \
+        case 7: group_vnni_r(KIND, g, nb, a, 7, out, ldo); break;                             \
+        case 6: group_vnni_r(KIND, g, nb, a, 6, out, ldo); break;                             \
+        case 5: group_vnni_r(KIND, g, nb, a, 5, out, ldo); break;                             \
+        case 4: group_vnni_r(KIND, g, nb, a, 4, out, ldo); break;                             \
+        case 3: group_vnni_r(KIND, g, nb, a, 3, out, ldo); break;                             \
+        case 2: group_vnni_r(KIND, g, nb, a, 2, out, ldo); break;                             \
+        default: group_vnni_r(KIND, g, nb, a, 1, out, ldo); break;                            \
+        }                                                                                     \
     }
+VNNI_KIND(group_vnni_q8, K_Q8)
+VNNI_KIND(group_vnni_q6k, K_Q6K)
+VNNI_KIND(group_vnni_q4k, K_Q4K)
+
+/* The signed products of 32 bytes of weights w (Q8_0, Q6_K: stored
+ * unsigned with +128) and activations x, summed per 4 into int32. AVX2
+ * has no unsigned-by-signed 4-way dot without int16 saturation for
+ * unsigned bytes up to 255, so it multiplies |w| by x with w's sign (pair
+ * sums within 2 * 128 * 127) and needs no offset correction: the same
+ * exact integers. Q4_K's nibbles (at most 15) multiply directly. */
+__attribute__((target("avx2,fma"))) static KINL __m256i dot4_avx2(__m256i ws, __m256i wa,
+                                                                  __m256i x, bool nib)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i p = nib ? _mm256_maddubs_epi16(ws, x) : _mm256_maddubs_epi16(wa, _mm256_sign_epi8(x, ws));
+    return _mm256_madd_epi16(p, ones);
 }
 
-/* 8 weight rows (half h of the group) x r activation rows (r <= 4). AVX2
- * has no unsigned-by-signed 4-way dot without int16 saturation for
- * unsigned bytes up to 255, so it multiplies |w| by x with w's sign
- * (pair sums within 2 * 128 * 127) and needs no offset correction: the
- * same exact integers. */
+/* 8 weight rows (half h of the group) x r activation rows (r <= 4). */
 __attribute__((target("avx2,fma"))) static KINL void
-half_avx2_r(const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h, float *out,
+half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h, float *out,
             int64_t ldo)
 {
+    size_t gbs = kind_gb(kind);
     __m256 acc[4];
-    const __m256i flip = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi16(1);
+    const __m256i flip = _mm256_set1_epi8((char)0x80), low4 = _mm256_set1_epi8(0x0F);
     _Pragma("GCC unroll 4")
     for (int k = 0; k < r; k++)
         acc[k] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *gb = g + (size_t)b * GB, *ab = a + (size_t)b * AB;
+        const uint8_t *gb = g + (size_t)b * gbs, *ab = a + (size_t)b * AB;
         __m256i is[4];
-        _Pragma("GCC unroll 4")
-        for (int k = 0; k < r; k++)
-            is[k] = _mm256_setzero_si256();
-        _Pragma("GCC unroll 8")
-        for (int s = 0; s < 8; s++) {
-            __m256i w = _mm256_xor_si256(
-                _mm256_loadu_si256((const __m256i *)(gb + 64 * s + 32 * h)), flip);
-            __m256i wa = _mm256_abs_epi8(w);
+        if (kind == K_Q4K) {
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                is[k] = _mm256_setzero_si256();
+            _Pragma("GCC unroll 4")
+            for (int v = 0; v < 4; v++) {
+                __m256i x = _mm256_loadu_si256((const __m256i *)(gb + 64 * v + 32 * h));
+                __m256i wl = _mm256_and_si256(x, low4);
+                __m256i wh = _mm256_and_si256(_mm256_srli_epi16(x, 4), low4);
+                _Pragma("GCC unroll 4")
+                for (int k = 0; k < r; k++) {
+                    __m256i xl = _mm256_set1_epi32(ld32(ab + AQ + 32 * v + 4 * k));
+                    __m256i xh = _mm256_set1_epi32(ld32(ab + AQ + 32 * (v + 4) + 4 * k));
+                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wl, wl, xl, true));
+                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wh, wh, xh, true));
+                }
+            }
+            __m256 dw = _mm256_loadu_ps((const float *)(gb + 256 + 32 * h));
+            __m256 mw = _mm256_loadu_ps((const float *)(gb + 320 + 32 * h));
             _Pragma("GCC unroll 4")
             for (int k = 0; k < r; k++) {
-                __m256i x = _mm256_set1_epi32(ld32(ab + 64 + 32 * s + 4 * k));
-                __m256i p = _mm256_maddubs_epi16(wa, _mm256_sign_epi8(x, w));
-                is[k] = _mm256_add_epi32(is[k], _mm256_madd_epi16(p, ones));
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k]),
+                                         _mm256_mul_ps(dw, _mm256_set1_ps(ldf(ab + 4 * k))),
+                                         acc[k]);
+                acc[k] = _mm256_fmadd_ps(mw, _mm256_set1_ps(ldf(ab + 96 + 4 * k)), acc[k]);
             }
+            continue;
         }
-        __m256 dw = _mm256_loadu_ps((const float *)(gb + 512 + 32 * h));
-        _Pragma("GCC unroll 4")
-        for (int k = 0; k < r; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k]),
-                                     _mm256_mul_ps(dw, _mm256_set1_ps(ldf(ab + 4 * k))), acc[k]);
+        /* Q8_0: one sum over the block; Q6_K: one per half block */
+        int parts = kind == K_Q6K ? 2 : 1;
+        for (int part = 0; part < parts; part++) {
+            int s0 = part * 8 / parts, s1 = (part + 1) * 8 / parts;
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                is[k] = _mm256_setzero_si256();
+            _Pragma("GCC unroll 8")
+            for (int s = s0; s < s1; s++) {
+                __m256i w = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(gb + 64 * s + 32 * h)), flip);
+                __m256i wa = _mm256_abs_epi8(w);
+                _Pragma("GCC unroll 4")
+                for (int k = 0; k < r; k++) {
+                    __m256i x = _mm256_set1_epi32(ld32(ab + AQ + 32 * s + 4 * k));
+                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(w, wa, x, false));
+                }
+            }
+            __m256 dw = _mm256_loadu_ps((const float *)(gb + 512 + 64 * part + 32 * h));
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k]),
+                                         _mm256_mul_ps(dw, _mm256_set1_ps(ldf(ab + 4 * k))),
+                                         acc[k]);
+        }
     }
     _Pragma("GCC unroll 4")
     for (int k = 0; k < r; k++)
         _mm256_storeu_ps(out + k * ldo + 8 * h, acc[k]);
 }
 
-__attribute__((target("avx2,fma"))) static void
-group_avx2(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)
-{
-    /* rows k0.. of the tile: their bytes sit 4 * k0 further in each block */
-    for (int k0 = 0; k0 < r; k0 += 4) {
-        int rr = r - k0 < 4 ? r - k0 : 4;
-        for (int h = 0; h < 2; h++) {
-            switch (rr) {
-            case 4: half_avx2_r(g, nb, a + 4 * k0, 4, h, out + k0 * ldo, ldo); break;
-            case 3: half_avx2_r(g, nb, a + 4 * k0, 3, h, out + k0 * ldo, ldo); break;
-            case 2: half_avx2_r(g, nb, a + 4 * k0, 2, h, out + k0 * ldo, ldo); break;
-            default: half_avx2_r(g, nb, a + 4 * k0, 1, h, out + k0 * ldo, ldo); break;
-            }
-        }
+#define AVX2_KIND(NAME, KIND)                                                                 \
+    __attribute__((target("avx2,fma"))) static void NAME(                                     \
+        const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)      \
+    {                                                                                         \
+        /* rows k0.. of the tile: their bytes sit 4 * k0 further in each block */             \
+        for (int k0 = 0; k0 < r; k0 += 4) {                                                   \
+            int rr = r - k0 < 4 ? r - k0 : 4;                                                 \
+            for (int h = 0; h < 2; h++) {                                                     \
+                const uint8_t *ak = a + 4 * k0;                                               \
+                float *ok = out + k0 * ldo;                                                   \
+                switch (rr) {                                                                 \
+                case 4: half_avx2_r(KIND, g, nb, ak, 4, h, ok, ldo); break;                   \
+                case 3: half_avx2_r(KIND, g, nb, ak, 3, h, ok, ldo); break;                   \
+                case 2: half_avx2_r(KIND, g, nb, ak, 2, h, ok, ldo); break;                   \
+                default: half_avx2_r(KIND, g, nb, ak, 1, h, ok, ldo); break;                  \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
     }
-}
+AVX2_KIND(group_avx2_q8, K_Q8)
+AVX2_KIND(group_avx2_q6k, K_Q6K)
+AVX2_KIND(group_avx2_q4k, K_Q4K)
 #endif /* Q8P_X86 */
-
-typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
-                         int64_t ldo);
 
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
                    float *out, int64_t ldo)
 {
-    group_fn fn = group_c;
+    typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
+                             int64_t ldo);
+    group_fn fn = NULL;
 #ifdef Q8P_X86
+    static const group_fn vnni[3] = {group_vnni_q8, group_vnni_q6k, group_vnni_q4k};
+    static const group_fn avx2[3] = {group_avx2_q8, group_avx2_q6k, group_avx2_q4k};
     switch (quant_impl_active()) {
-    case QUANT_IMPL_VNNI: fn = group_vnni; break;
-    case QUANT_IMPL_AVX2: fn = group_avx2; break;
+    case QUANT_IMPL_VNNI: fn = vnni[p->kind]; break;
+    case QUANT_IMPL_AVX2: fn = avx2[p->kind]; break;
     default: break;
     }
 #endif
     int64_t nb = p->nb;
-    size_t gsz = (size_t)nb * GB, tsz = (size_t)nb * AB;
+    size_t tsz = (size_t)nb * AB;
     const uint8_t *ap = act;
     /* A tile of activation rows stays in L1/L2 while the task's weight
      * groups (at most 4 x 60 KB for 3072-wide rows) stream from L2. */
     for (int64_t t0 = 0; t0 < T; t0 += TILE_T) {
         int64_t t1 = t0 + TILE_T < T ? t0 + TILE_T : T;
         for (int64_t o = o0; o < o0 + no; o += Q8PACK_NR) {
-            const uint8_t *g = p->data + (size_t)(o / Q8PACK_NR) * gsz;
+            const uint8_t *g = p->data + (size_t)(o / Q8PACK_NR) * p->gsz;
             for (int64_t t = t0; t < t1; t += AR) {
                 int r = t1 - t < AR ? (int)(t1 - t) : AR;
-                fn(g, nb, ap + (size_t)(t / AR) * tsz, r, out + t * ldo + o, ldo);
+                const uint8_t *at = ap + (size_t)(t / AR) * tsz;
+                float *ot = out + t * ldo + o;
+                if (fn)
+                    fn(g, nb, at, r, ot, ldo);
+                else
+                    group_c(p->kind, g, nb, at, r, ot, ldo);
             }
         }
     }

@@ -1,34 +1,46 @@
-/* q8pack — Q8_0 weight matrices repacked for products with many activation
- * rows (a batch of tokens: reranking candidates, passages), multiplied in
- * int8 with AVX512-VNNI's vpdpbusd, AVX2's vpmaddubsw, or portable C.
+/* q8pack — quantised weight matrices (Q8_0, Q4_K, Q6_K) repacked for
+ * products with many activation rows (a batch of tokens: reranking
+ * candidates, passages), multiplied in int8 with AVX512-VNNI's vpdpbusd,
+ * AVX2's vpmaddubsw, or portable C.
  *
- * Why: a GGUF Q8_0 row keeps each 32-element block's quants next to its
- * f16 scale, so a dot product per (weight row, activation row) pays a
- * horizontal sum and a scale broadcast per block, which makes the row-by-
- * row int8 kernels of quant.c slower than dequantising to f32 and calling
- * sgemm once a product has more than a few rows. Here the weights of 16
- * output rows are interleaved, 4 consecutive elements of each row in one
- * 32-bit lane, so one vpdpbusd multiplies 4 elements of 16 rows by one
- * broadcast group of 4 activation bytes; a block's 8 such steps give 16
- * exact int32 block sums with no horizontal work, then one conversion and
- * one fused multiply-add per 16 rows apply both scales.
+ * Why: a GGUF row keeps each block's quants next to its scales, so a dot
+ * product per (weight row, activation row) pays a horizontal sum and a
+ * scale broadcast per block, which makes the row-by-row int8 kernels of
+ * quant.c slower than dequantising to f32 and calling sgemm once a product
+ * has more than a few rows. Here the weights of 16 output rows are
+ * interleaved, 4 consecutive elements of each row in one 32-bit lane, so
+ * one vpdpbusd multiplies 4 elements of 16 rows by one broadcast group of
+ * 4 activation bytes; a 32-element block's 8 such steps give 16 exact
+ * int32 block sums with no horizontal work, then one conversion and one
+ * fused multiply-add per 16 rows apply the scales.
  *
  * Layout of a packed matrix: groups of 16 weight rows; per group, per
- * 32-element block, 512 bytes of quants, byte 64 * (k / 4) + 4 * row +
- * k % 4 holding element k of the group's row `row` as an unsigned byte
- * (q + 128), then the 16 rows' block scales as f32 (576 bytes per group
- * and block). Activation rows are quantised per 32-element block like
+ * 32-element block, the quants, step s (elements 4s .. 4s + 3) of the
+ * group's row `row` at byte 64 * s + 4 * row + e % 4, then the 16 rows'
+ * scales as f32. By weight type:
+ *   Q8_0: one unsigned byte per element (q + 128), then d      (576 B)
+ *   Q6_K: one unsigned byte per element (q + 96, i.e. the file's q - 32
+ *         offset by 128), then the scales of elements 0..15 and 16..31
+ *         (d * sc, two per row: the K-quant's sub-blocks are 16 long)  (640 B)
+ *   Q4_K: nibbles, 64 * v + 4 * row + e % 4 holding step v in its low and
+ *         step v + 4 in its high nibble (v < 4), then d * sc and the
+ *         min dmin * m of the 32-element sub-block            (384 B)
+ * so 1.125, 1.25 and 0.75 bytes per weight (the files: 1.0625, 0.82,
+ * 0.5625). Activation rows are quantised per 32-element block like
  * quant_quantize_act does for Q8_0 (scale max|x| / 127, round to nearest
- * even, quants in -127..127), with each block's -128 * sum(q) stored so
- * that the unsigned weights' +128 offset cancels exactly.
+ * even, quants in -127..127), with -128 * sum(q) of each half block (for
+ * the unsigned weights' +128 offset) and -d * sum(q) (for Q4_K's mins)
+ * stored beside them.
  *
  * Results: every path computes, per (weight row, activation row), the
- * same exact int32 block sums and then acc = fma((float)isum, dw * dx,
- * acc) block after block, so VNNI, AVX2 and portable results are
- * bit-identical, and so are products split differently over threads.
+ * same exact int32 block (or half-block) sums and then the same chain of
+ * float fused multiply-adds block after block, so VNNI, AVX2 and portable
+ * results are bit-identical, and so are products split differently over
+ * threads. Each product equals the dot of the dequantised weights with
+ * the int8-quantised activations, up to float rounding.
  *
- * Memory: a q8pack owns its packed copy (1.125 bytes per weight);
- * callers own activation and output buffers. Thread-safe once built.
+ * Memory: a q8pack owns its packed copy (above); callers own activation
+ * and output buffers. Thread-safe once built.
  *
  * Internal to src/embed/: the rest of trove reaches the engine only through
  * embed/embed.h (the engine's unit tests and fuzz targets may include it).
@@ -36,6 +48,7 @@
 #ifndef TROVE_Q8PACK_H
 #define TROVE_Q8PACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,10 +56,14 @@
 
 typedef struct q8pack q8pack;
 
-/* Pack a Q8_0 matrix of n_out rows of n_in elements (GGUF layout, rows
- * consecutive). NULL when it cannot be packed: n_in not a multiple of 32
- * or n_out not a multiple of Q8PACK_NR. */
-q8pack *q8pack_new(const void *q8_0, int64_t n_in, int64_t n_out);
+/* True for the weight types that can be packed: Q8_0, Q4_K, Q6_K. */
+bool q8pack_type_ok(int type);
+
+/* Pack a matrix of `type` of n_out rows of n_in elements (GGUF layout,
+ * rows consecutive). NULL when it cannot be packed: another type, n_in not
+ * a multiple of the type's block size (32 or 256) or n_out not a multiple
+ * of Q8PACK_NR. */
+q8pack *q8pack_new(int type, const void *w, int64_t n_in, int64_t n_out);
 void q8pack_free(q8pack *p); /* NULL is fine */
 
 /* The same in two steps, so that several threads can fill one matrix:
@@ -54,8 +71,11 @@ void q8pack_free(q8pack *p); /* NULL is fine */
  * q8pack_fill packs groups [g0, g1) (of n_out / Q8PACK_NR) from the GGUF
  * rows; calls on disjoint ranges may run concurrently, and the matrix may
  * be multiplied once every group has been filled. */
-q8pack *q8pack_alloc(int64_t n_in, int64_t n_out);
-void q8pack_fill(q8pack *p, const void *q8_0, int64_t g0, int64_t g1);
+q8pack *q8pack_alloc(int type, int64_t n_in, int64_t n_out);
+void q8pack_fill(q8pack *p, const void *w, int64_t g0, int64_t g1);
+
+/* Bytes of the packed copy. */
+size_t q8pack_size(const q8pack *p);
 
 /* Bytes of the prepared form of `rows` activation rows of n_in elements
  * (a multiple of 64). */

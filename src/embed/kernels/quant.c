@@ -238,6 +238,38 @@ static void q6_unpack(const uint8_t *b, uint8_t *q)
     }
 }
 
+void quant_kblock_int(ggml_type type, const void *block, uint8_t *q, float *scale, float *min)
+{
+    const uint8_t *b = block;
+    if (type == GGML_TYPE_Q6_K) {
+        float d = rd_f16(b + 208);
+        const int8_t *sc = (const int8_t *)(b + 192);
+        q6_unpack(b, q);
+        for (int i = 0; i < 16; i++) {
+            scale[i] = d * (float)sc[i];
+            min[i] = 32.0f * scale[i];
+        }
+        return;
+    }
+    int five = type == GGML_TYPE_Q5_K;
+    float d = rd_f16(b), dmin = rd_f16(b + 2);
+    const uint8_t *qh = b + 16, *qs = five ? b + 48 : b + 16;
+    for (int c = 0; c < 4; c++) {
+        for (int h = 0; h < 2; h++) {
+            int j = 2 * c + h, sc, m;
+            kscale(b + 4, j, &sc, &m);
+            scale[2 * j] = scale[2 * j + 1] = d * (float)sc;
+            min[2 * j] = min[2 * j + 1] = dmin * (float)m;
+            for (int l = 0; l < 32; l++) {
+                int v = h ? qs[32 * c + l] >> 4 : qs[32 * c + l] & 0xF;
+                if (five)
+                    v += ((qh[l] >> j) & 1) << 4;
+                q[32 * j + l] = (uint8_t)v;
+            }
+        }
+    }
+}
+
 static void dq_q6_k(const uint8_t *b, float *y)
 {
     float d = rd_f16(b + 208);

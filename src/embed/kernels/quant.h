@@ -66,6 +66,14 @@ size_t quant_row_size(int type, int64_t n);
  * src need not be aligned. */
 void quant_dequantize_row(ggml_type type, const void *src, float *dst, int64_t n);
 
+/* One 256-element block of a K-quant (Q4_K, Q5_K, Q6_K) as integers:
+ * element e is scale[e / 16] * q[e] - min[e / 16], q unsigned (below 16,
+ * 32 or 64). The Q4_K/Q5_K scale and min repeat over the two halves of
+ * each 32-element sub-block; for Q6_K min is 32 * scale (q - 32 in the
+ * file's terms). scale and min are exact products of the file's f16 and
+ * integer scales. q: 256 entries, scale and min: 16. */
+void quant_kblock_int(ggml_type type, const void *block, uint8_t *q, float *scale, float *min);
+
 /* Quantise a row of n floats into `type` (F32, F16, BF16, Q8_0, Q4_0 and
  * the K-quants); dst holds quant_row_size(type, n) bytes. Round-to-nearest,
  * simple per-block scales: good for tests, not llama.cpp's optimising
