@@ -99,8 +99,8 @@ def read_ids(path, n):
         return [line.strip() for line in f if line.strip()][:n]
 
 
-def run_trove_embed(a, model, ids):
-    out = json.loads(sh([a.trove, "model", "embed", model, "--ids", "--threads",
+def run_trove_embed(a, model, ids, trove=None):
+    out = json.loads(sh([trove or a.trove, "model", "embed", model, "--ids", "--threads",
                          str(a.threads), "--timing"] + ids))
     return out["embed_ms"], out["cpu_ms"], np.array(out["vectors"], np.float64)
 
@@ -142,13 +142,19 @@ def bench_embed(a, exe, lib, names, tmp):
     print("|---|---|---|---|---|---|---|---|---|")
     for n in names:
         m = os.path.join(a.models, n + ".gguf")
-        tr, lr = [], []
+        tr, lr, br = [], [], []
         for _ in range(a.iters):
             tr.append(run_trove_embed(a, m, ids))
+            if a.trove_base:  # alternating with the other trove, same load
+                br.append(run_trove_embed(a, m, ids, a.trove_base))
             lr.append(run_llama(a, exe, lib, m, ids_file, a.llama_batch))
         t, l = best(tr), best(lr)
         c = cos(t[2], l[2])
         print(row(n, ntok, t, l, "%.6f" % c.min()), flush=True)
+        if br:
+            b = best(br)
+            print(row(n + " (--trove-base)", ntok, b, l, "%.6f" % cos(b[2], l[2]).min()),
+                  flush=True)
 
 
 def bench_rerank(a, exe, lib, names, tmp):
@@ -245,6 +251,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--trove", default=os.path.join(ROOT, "build", "trove"))
     p.add_argument("--models", default=None, help="model folder (kept; default temporary)")
+    p.add_argument("--trove-base", default=None,
+                   help="a second trove binary (e.g. main's) run alternately, embedding only")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--iters", type=int, default=2)
     p.add_argument("--passages", type=int, default=200)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "embed/kernels/quant.h"
 #include "util/mem.h"
@@ -40,7 +41,28 @@ struct q8pack {
     int64_t n_in, n_out, nb; /* nb: 32-element blocks per row */
     size_t gsz;              /* bytes per group of 16 rows */
     uint8_t *data;           /* n_out / 16 groups of gsz bytes */
+    bool mapped;             /* data from pack_map (munmap), else xmalloc */
 };
+
+/* Large packs in anonymous memory advised to huge pages: filling 100 MB
+ * of 4 KB pages faulted a third of the packing time here (26k faults);
+ * 2 MB pages take a few dozen. NULL when mmap fails (then xmalloc). */
+#define PACK_HUGE ((size_t)2 << 20)
+static void *pack_map(size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    if (n < PACK_HUGE)
+        return NULL;
+    void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    (void)madvise(m, n, MADV_HUGEPAGE); /* advice only: fine if refused */
+    return m;
+#else
+    (void)n;
+    return NULL;
+#endif
+}
 
 bool q8pack_type_ok(int type)
 {
@@ -60,7 +82,11 @@ q8pack *q8pack_alloc(int type, int64_t n_in, int64_t n_out)
     p->n_out = n_out;
     p->nb = n_in / 32;
     p->gsz = (size_t)p->nb * kind_gb(kind);
-    p->data = xmalloc(p->gsz * (size_t)(n_out / Q8PACK_NR));
+    size_t n = p->gsz * (size_t)(n_out / Q8PACK_NR);
+    p->data = pack_map(n);
+    p->mapped = p->data != NULL;
+    if (!p->mapped)
+        p->data = xmalloc(n);
     return p;
 }
 
@@ -101,23 +127,36 @@ static void fill_k(q8pack *p, const uint8_t *src, int64_t g)
     size_t row = quant_row_size((ggml_type)p->type, p->n_in), ts = quant_type_size(p->type);
     size_t gb = kind_gb(p->kind);
     uint8_t *dg = p->data + (size_t)g * p->gsz;
-    for (int r = 0; r < Q8PACK_NR; r++) {
-        const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
-        for (int64_t sb = 0; sb < p->nb / 8; sb++) {
+    /* super-block outermost: the 16 rows fill the same 8 blocks (5 KB)
+     * while they are in L1 */
+    for (int64_t sb = 0; sb < p->nb / 8; sb++) {
+        for (int r = 0; r < Q8PACK_NR; r++) {
+            const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
             uint8_t q[256];
             float sc[16], mn[16];
             quant_kblock_int((ggml_type)p->type, sr + (size_t)sb * ts, q, sc, mn);
             for (int j = 0; j < 8; j++) {
                 uint8_t *db = dg + (size_t)(8 * sb + j) * gb;
                 const uint8_t *qj = q + 32 * j;
+                /* word-wise, 4 elements at once: every byte stays below
+                 * 256 (q + 96 < 160; a nibble shifted by 4), no carries */
                 if (p->kind == K_Q6K) {
-                    for (int e = 0; e < 32; e++)
-                        db[64 * (e / 4) + 4 * r + e % 4] = (uint8_t)(qj[e] + 96);
+                    for (int s4 = 0; s4 < 8; s4++) {
+                        uint32_t w;
+                        memcpy(&w, qj + 4 * s4, 4);
+                        w += 0x60606060u;
+                        memcpy(db + 64 * s4 + 4 * r, &w, 4);
+                    }
                     memcpy(db + 512 + 4 * r, &sc[2 * j], 4);
                     memcpy(db + 576 + 4 * r, &sc[2 * j + 1], 4);
                 } else {
-                    for (int e = 0; e < 16; e++)
-                        db[64 * (e / 4) + 4 * r + e % 4] = (uint8_t)(qj[e] | qj[e + 16] << 4);
+                    for (int v = 0; v < 4; v++) {
+                        uint32_t lo, hi;
+                        memcpy(&lo, qj + 4 * v, 4);
+                        memcpy(&hi, qj + 16 + 4 * v, 4);
+                        lo |= hi << 4;
+                        memcpy(db + 64 * v + 4 * r, &lo, 4);
+                    }
                     memcpy(db + 256 + 4 * r, &sc[2 * j], 4);
                     memcpy(db + 320 + 4 * r, &mn[2 * j], 4);
                 }
@@ -148,7 +187,10 @@ void q8pack_free(q8pack *p)
 {
     if (!p)
         return;
-    free(p->data);
+    if (p->mapped)
+        munmap(p->data, q8pack_size(p));
+    else
+        free(p->data);
     free(p);
 }
 
