@@ -590,6 +590,8 @@ trove_err api_publish(api *a, const api_publish_opts *o, api_publish_result *out
         out->to = r.info.snapshot;
         if (rc == TROVE_OK)
             rc = plan_and_send(&r, exists, since, missing);
+        if (r.have_mf)
+            meta_filter_close(&r.mf);   /* its blob handle, before the read ends */
         store_read_end(r.st);
         pub_meta_free(&t);
     }

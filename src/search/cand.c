@@ -161,32 +161,40 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
 static trove_err keep_allowed(store *st, const char *check, const search_filter *f,
                               const char *heading, topk *wide, topk *top)
 {
-    tbuf sql = {0};
-    if (f->on_note.len)   /* the note id alone: no docs row read */
-        tbuf_printf(&sql, "SELECT 1 WHERE 1%s", tbuf_cstr(&f->on_note));
-    else
-        tbuf_printf(&sql, "%s%s%s", check, tbuf_cstr(&f->sql),
-                    heading ? SEARCH_HEADING_COND : "");
-    sqlite3_stmt *s;
-    trove_err rc = prepare(st, sql.data, &s);
-    tbuf_free(&sql);
-    if (rc)
-        return rc;
-    search_filter_bind(s, 2, f);
-    if (heading)
-        sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
+    /* --where, dates alone: decided in C on the note id, no SQL per row */
+    const meta_filter *mf = f->meta_only;
+    sqlite3_stmt *s = NULL;
+    trove_err rc = TROVE_OK;
+    if (!mf) {
+        tbuf sql = {0};
+        tbuf_printf(&sql, "%s%s%s", check, tbuf_cstr(&f->sql), heading ? SEARCH_HEADING_COND : "");
+        rc = prepare(st, sql.data, &s);
+        tbuf_free(&sql);
+        if (rc)
+            return rc;
+        search_filter_bind(s, 2, f);
+        if (heading)
+            sqlite3_bind_text(s, 2 + (int)f->n_binds, heading, -1, SQLITE_STATIC);
+    }
     scored row;
     for (size_t i = 0; rc == TROVE_OK && top->n < top->cap && search_topk_get(wide, i, &row);
          i++) {
-        sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, row.chunk_id);
-        if (step_row(st, s, "filtering", &rc) > 0) {
+        int ok;
+        if (mf) {
+            ok = meta_note_ok(st, mf, row.chunk_id, &rc) > 0;
+        } else {
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, row.chunk_id);
+            ok = step_row(st, s, "filtering", &rc) > 0;
+        }
+        if (ok) {
             xgrow(&top->h, &top->alloc, top->n + 1, sizeof *top->h);
             top->h[top->n++] = row;
         }
     }
     top->sorted = top->n;
-    store_stmt_put(st, s);
+    if (s)
+        store_stmt_put(st, s);
     return rc;
 }
 

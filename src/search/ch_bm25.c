@@ -16,10 +16,11 @@
 
 /* The rows of top, best first, into cs as list ch until depth notes (0:
  * all) or `most` rows that pass: `s` gives a row's note and language, or no
- * row when the filters refuse it. *notes counts on; returns the rows that
- * passed. */
-static size_t walk_rows(store *st, sqlite3_stmt *s, topk *top, size_t most, size_t depth,
-                        cand_set *cs, int ch, int skip_zh, size_t *notes, trove_err *rc)
+ * row when the filters refuse it; mf (or NULL) then decides on the note.
+ * *notes counts on; returns the rows that passed. */
+static size_t walk_rows(store *st, sqlite3_stmt *s, const meta_filter *mf, topk *top,
+                        size_t most, size_t depth, cand_set *cs, int ch, int skip_zh,
+                        size_t *notes, trove_err *rc)
 {
     size_t passed = 0;
     scored row;
@@ -31,6 +32,9 @@ static size_t walk_rows(store *st, sqlite3_stmt *s, topk *top, size_t most, size
         sqlite3_bind_int64(s, 1, row.chunk_id);
         if (step_row(st, s, "keyword search", rc) <= 0)
             continue;
+        int64_t doc_id = sqlite3_column_int64(s, 0);
+        if (mf && meta_note_ok(st, mf, doc_id, rc) <= 0)
+            continue;
         passed++;
         if (skip_zh >= 0) {
             /* the translation's evidence is in the other language only: a
@@ -40,7 +44,7 @@ static size_t walk_rows(store *st, sqlite3_stmt *s, topk *top, size_t most, size
             if (lang != LANG_UND && (lang == LANG_ZH) == (skip_zh == 1))
                 continue;
         }
-        cand *c = search_cand_get(cs, sqlite3_column_int64(s, 0), 1);
+        cand *c = search_cand_get(cs, doc_id, 1);
         int *has = ch == SEARCH_CH_BM25 ? &c->has_bm25 : &c->has_xlate;
         if (*has)
             continue;   /* a better chunk of this note came first */
@@ -81,21 +85,22 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
      * translated query, the filters; the keyword channel's plain lookups
      * stay in the chunks table (-8% of a cold search's instructions). */
     tbuf sql = {0};
-    if (late && skip_zh < 0 && f->on_chunk.len)   /* --where, dates: no docs row */
-        tbuf_printf(&sql, "SELECT c.doc_id FROM chunks c WHERE c.id = ?1%s",
-                    tbuf_cstr(&f->on_chunk));
+    /* --where, dates: decided in C on the note id (meta_note_ok) */
+    const meta_filter *mf = late && skip_zh < 0 ? f->meta_only : NULL;
+    if (mf)
+        tbuf_puts(&sql, "SELECT doc_id FROM chunks WHERE id = ?1");
     else if (late || skip_zh >= 0)
         tbuf_puts(&sql, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
                         " WHERE c.id = ?1");
     else
         tbuf_puts(&sql, "SELECT doc_id FROM chunks WHERE id = ?1");
-    if (late && !(skip_zh < 0 && f->on_chunk.len))
+    if (late && !mf)
         tbuf_printf(&sql, "%s%s", tbuf_cstr(&f->sql), f->heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
         rc = prepare(st, sql.data, &s);
     tbuf_free(&sql);
-    if (s && late) {
+    if (s && late && !mf) {
         search_filter_bind(s, 2, f);
         if (f->heading)
             sqlite3_bind_text(s, 2 + (int)f->n_binds, f->heading, -1, SQLITE_STATIC);
@@ -103,13 +108,13 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
     /* Notes are ranked by rank_bm25() once their link priors are known. */
     size_t notes = 0, passed = 0;
     if (s)
-        passed = walk_rows(st, s, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+        passed = walk_rows(st, s, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
     if (rc == TROVE_OK && late && notes < depth && passed < cap && matches > top.cap) {
         top.n = top.sorted = 0;
         top.cap = cap;
         rc = search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
         if (rc == TROVE_OK && s)
-            walk_rows(st, s, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+            walk_rows(st, s, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
     }
     if (s)
         store_stmt_put(st, s);

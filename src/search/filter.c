@@ -49,20 +49,10 @@ static void folder_filter(search_filter *f, const char *start, size_t len)
     tbuf_puts(&f->sql, "))");
 }
 
-static void bind_cb(void *ctx, const char *value)
-{
-    add_bind(ctx, value);
-}
-
-static void no_bind(void *ctx, const char *value)
-{
-    (void)ctx, (void)value;
-}
-
 void search_filter_build(search_filter *f, const search_opts *o, const meta_filter *mf)
 {
     if (mf)
-        meta_filter_sql(mf, "d.id", "d.mtime_ns", &f->sql, bind_cb, f);
+        meta_filter_sql(mf, "d.id", &f->sql);
     size_t meta_len = f->sql.len;
     /* the agent boundary: every list, bitmap and translation reads it */
     if (o->hide_globs && *o->hide_globs) {
@@ -142,21 +132,17 @@ void search_filter_build(search_filter *f, const search_opts *o, const meta_filt
         add_bind(f, tag);
         add_bind(f, filter_own(f, tbuf_detach(&tagprefix)));
     }
-    /* Only --where/--since/--until: the same conditions on a note id alone,
-     * for the per-row checks that need no docs row (docs/performance.md,
-     * --where: a cold process then reads no docs page for them). */
-    if (mf && meta_len && f->sql.len == meta_len && !f->heading) {
-        meta_filter_sql(mf, "c.doc_id", NULL, &f->on_chunk, no_bind, NULL);
-        meta_filter_sql(mf, "?1", NULL, &f->on_note, no_bind, NULL);
-    }
+    /* Only --where/--since/--until: the per-row checks ask meta_note_ok()
+     * in C on the note id, with no docs row and no SQL per row
+     * (docs/performance.md, --where). */
+    if (mf && meta_len && f->sql.len == meta_len && !f->heading)
+        f->meta_only = mf;
 }
 
 void search_filter_free(search_filter *f)
 {
     tbuf_free(&f->sql);
     tbuf_free(&f->hide);
-    tbuf_free(&f->on_chunk);
-    tbuf_free(&f->on_note);
     free(f->binds);
     for (size_t i = 0; i < f->n_owned; i++)
         free(f->owned[i]);

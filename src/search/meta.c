@@ -5,32 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/noterec.h"
+#include "store/store_nrec.h"
 #include "text/date.h"
 #include "util/mem.h"
 
 static const char *const default_date_keys[] = {"date", "created"};
 
 /* Where a condition's key is read: frontmatter fields, or the tags and
- * aliases the index keeps in tables of their own. T, N, X: the columns of
- * type, number and text. */
-typedef struct field_source {
-    const char *from;    /* "FROM … WHERE fw.doc_id = d.id", then " AND fw.key = ?" when keyed */
-    int keyed;
-    const char *t, *n, *x;
-} field_source;
+ * aliases the index keeps in tables of their own. */
+enum { SRC_FIELDS = 1, SRC_TAGS, SRC_ALIASES };
 
-static const field_source src_fields = {"fields fw", 1, "fw.type", "fw.num", "fw.txt"};
-static const field_source src_tags = {"tags fw", 0, "1", "NULL", "fw.tag"};
-static const field_source src_aliases = {"names fw", 0, "1", "NULL", "fw.name"};
-
-static const field_source *source_of(const char *key)
+static int source_id(const char *key)
 {
     if (!strcmp(key, "tags") || !strcmp(key, "tag"))
-        return &src_tags;
+        return SRC_TAGS;
     if (!strcmp(key, "aliases") || !strcmp(key, "alias"))
-        return &src_aliases;
-    return &src_fields;
+        return SRC_ALIASES;
+    return SRC_FIELDS;
 }
+
+/* A row of fields (or a tag, an alias as a text row) of the note being
+ * decided; key and txt are offsets into meta_memo.strs (SIZE_MAX: NULL). */
+typedef struct meta_row {
+    int src, type, has_num;
+    int64_t ord;         /* fields rowid: the order the note lists its values in */
+    double num;
+    size_t key, txt;
+} meta_row;
+
+/* What a search knows of the notes it has decided: known and ok bitmaps by
+ * note id, and the rows of the note being read. */
+struct meta_memo {
+    uint8_t *known, *ok;
+    size_t n_bytes;
+    int need_tags, need_aliases;
+    meta_row *rows;
+    size_t n_rows, cap_rows;
+    tbuf strs;
+    int has_mtime;             /* the loaded note's record gave its file time */
+    int64_t mtime_ns;
+    store_nrec_reader *reader; /* note_meta's records (store_nrec.h) */
+};
+
+static int note_ok_sql(void *ctx, int64_t id);
 
 static int step(store *st, sqlite3_stmt *s, const char *what, trove_err *rc)
 {
@@ -53,7 +71,7 @@ static char *known_fields(store *st)
 
 static trove_err check_key(store *st, const char *expr, const char *key)
 {
-    if (source_of(key) != &src_fields)
+    if (source_id(key) != SRC_FIELDS)
         return TROVE_OK;
     sqlite3_stmt *s = store_stmt_get(st, "SELECT 1 FROM fields WHERE key = ? LIMIT 1");
     if (!s)
@@ -94,6 +112,8 @@ trove_err meta_filter_prepare(store *st, const config *cfg, const char *const *w
                               meta_filter *mf)
 {
     memset(mf, 0, sizeof *mf);
+    mf->st = st;
+    mf->memo = xcalloc(1, sizeof *mf->memo);
     date_keys_init(mf, cfg);
     trove_err rc = TROVE_OK;
     if (since && *since) {
@@ -111,15 +131,23 @@ trove_err meta_filter_prepare(store *st, const config *cfg, const char *const *w
         if (rc == TROVE_OK)
             mf->n_conds++;
     }
-    for (size_t i = 0; rc == TROVE_OK && i < mf->n_conds; i++)
+    for (size_t i = 0; rc == TROVE_OK && i < mf->n_conds; i++) {
         rc = check_key(st, where[i], mf->conds[i].key);
+        int src = source_id(mf->conds[i].key);
+        mf->memo->need_tags |= src == SRC_TAGS;
+        mf->memo->need_aliases |= src == SRC_ALIASES;
+    }
     if (rc)
         meta_filter_free(mf);
+    else if (meta_filter_active(mf))   /* the filters' SQL asks trove_note_ok() */
+        store_set_note_filter(st, note_ok_sql, mf);
     return rc;
 }
 
 void meta_filter_free(meta_filter *mf)
 {
+    if (mf->st && meta_filter_active(mf))
+        store_set_note_filter(mf->st, NULL, NULL);
     for (size_t i = 0; i < mf->n_conds; i++)
         where_cond_free(&mf->conds[i]);
     free(mf->conds);
@@ -129,7 +157,23 @@ void meta_filter_free(meta_filter *mf)
     }
     free(mf->date_keys);
     free(mf->date_sources);
+    if (mf->memo) {
+        free(mf->memo->known);
+        free(mf->memo->ok);
+        free(mf->memo->rows);
+        store_nrec_reader_free(mf->memo->reader);
+        tbuf_free(&mf->memo->strs);
+        free(mf->memo);
+    }
     memset(mf, 0, sizeof *mf);
+}
+
+void meta_filter_close(const meta_filter *mf)
+{
+    if (mf->memo) {
+        store_nrec_reader_free(mf->memo->reader);
+        mf->memo->reader = NULL;
+    }
 }
 
 int meta_filter_active(const meta_filter *mf)
@@ -137,173 +181,317 @@ int meta_filter_active(const meta_filter *mf)
     return mf->n_conds || mf->has_since || mf->has_until;
 }
 
-/* Numbers go into the SQL as literals: they are doubles this process made,
- * never the user's bytes. */
-static void num(tbuf *sql, double v)
+/* ---- one note's metadata, read once per note and search ------------------ */
+
+static size_t memo_str(struct meta_memo *m, sqlite3_stmt *s, int col)
 {
-    tbuf_printf(sql, "%.17g", v);
+    const unsigned char *t = sqlite3_column_text(s, col);
+    if (!t)
+        return SIZE_MAX;
+    size_t at = m->strs.len;
+    tbuf_append(&m->strs, (const char *)t, (size_t)sqlite3_column_bytes(s, col));
+    tbuf_putc(&m->strs, '\0');
+    return at;
 }
 
-/* "value v matches": the same text (any case), or the same number, day or
- * boolean. */
-static void match_equal(const field_source *fs, const where_value *v, tbuf *sql, meta_bind_fn bind,
-                        void *ctx)
+static const char *row_str(const struct meta_memo *m, size_t at)
 {
-    tbuf_printf(sql, "(%s = ? COLLATE NOCASE", fs->x);
-    bind(ctx, v->text);
-    if (v->is_number) {
-        tbuf_printf(sql, " OR (%s = 2 AND %s = ", fs->t, fs->n);
-        num(sql, v->number);
-        tbuf_puts(sql, ")");
+    return at == SIZE_MAX ? NULL : m->strs.data + at;
+}
+
+static int cmp_ord(const void *a, const void *b)
+{
+    const meta_row *x = a, *y = b;
+    return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* The rows of `sql` (columns ord, key, type, num, txt, by note ?1) as src. */
+static trove_err load_rows(store *st, struct meta_memo *m, const char *sql, int src, int64_t id)
+{
+    sqlite3_stmt *s = store_stmt_get(st, sql);
+    if (!s)
+        return store_fail(st, "reading a note's metadata");
+    sqlite3_bind_int64(s, 1, id);
+    trove_err rc = TROVE_OK;
+    while (step(st, s, "reading a note's metadata", &rc) > 0) {
+        xgrow(&m->rows, &m->cap_rows, m->n_rows + 1, sizeof *m->rows);
+        meta_row *r = &m->rows[m->n_rows++];
+        r->src = src;
+        r->ord = sqlite3_column_int64(s, 0);
+        r->key = memo_str(m, s, 1);
+        r->type = sqlite3_column_int(s, 2);
+        r->has_num = sqlite3_column_type(s, 3) != SQLITE_NULL;
+        r->num = sqlite3_column_double(s, 3);
+        r->txt = memo_str(m, s, 4);
     }
-    if (v->is_date) {
-        tbuf_printf(sql, " OR (%s = 4 AND %s >= ", fs->t, fs->n);
-        num(sql, v->date);
-        tbuf_printf(sql, " AND %s < ", fs->n);
-        num(sql, v->date_end);
-        tbuf_puts(sql, ")");
+    store_stmt_put(st, s);
+    return rc;
+}
+
+static size_t memo_bytes(struct meta_memo *m, const char *p, size_t len)
+{
+    if (!p)
+        return SIZE_MAX;
+    size_t at = m->strs.len;
+    tbuf_append(&m->strs, p, len);
+    tbuf_putc(&m->strs, '\0');
+    return at;
+}
+
+/* The rows of the note's record (noterec.h): 1, 0 when it has none, -1
+ * with *rc on an error or a malformed record. */
+static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc)
+{
+    if (!m->reader)
+        m->reader = store_nrec_reader_new(st);
+    const uint8_t *data;
+    size_t len;
+    int got = store_nrec_read(m->reader, id, &data, &len, rc);
+    if (got <= 0)
+        return got;
+    noterec_iter it;
+    noterec_entry e;
+    int more = noterec_open(data, len, &m->mtime_ns, &it);
+    while (more == 0 && (more = noterec_next(&it, &e)) == 1) {
+        more = 0;
+        if ((e.src == NOTEREC_TAG && !m->need_tags) || (e.src == NOTEREC_ALIAS && !m->need_aliases))
+            continue;
+        xgrow(&m->rows, &m->cap_rows, m->n_rows + 1, sizeof *m->rows);
+        size_t key = memo_bytes(m, e.key, e.key_len), txt = memo_bytes(m, e.txt, e.txt_len);
+        m->rows[m->n_rows] = (meta_row){e.src, e.type, e.has_num, (int64_t)m->n_rows, e.num,
+                                        key, txt};
+        m->n_rows++;
     }
-    if (v->is_bool)
-        tbuf_printf(sql, " OR (%s = 3 AND %s = %d)", fs->t, fs->n, v->boolean);
-    tbuf_puts(sql, ")");
+    if (more < 0) {
+        *rc = store_damaged(store_path(st), "note %lld has a malformed metadata record"
+                            " (note_meta); `trove check` lists them", (long long)id);
+        return -1;
+    }
+    m->has_mtime = 1;
+    return 1;
+}
+
+/* The rows of note id: its fields in the order it lists them, then its
+ * tags and aliases when a condition reads them; from its record, else
+ * (an index without one for it) from the tables. */
+static trove_err load_note(store *st, struct meta_memo *m, int64_t id)
+{
+    m->n_rows = 0;
+    m->strs.len = 0;
+    m->has_mtime = 0;
+    trove_err rc = TROVE_OK;
+    int got = load_record(st, m, id, &rc);
+    if (got != 0)
+        return rc;
+    rc = load_rows(st, m, "SELECT rowid, key, type, num, txt FROM fields"
+                          " WHERE doc_id = ?1", SRC_FIELDS, id);
+    if (m->n_rows > 1)
+        qsort(m->rows, m->n_rows, sizeof *m->rows, cmp_ord);
+    if (rc == TROVE_OK && m->need_tags)
+        rc = load_rows(st, m, "SELECT 0, NULL, 1, NULL, tag FROM tags WHERE doc_id = ?1",
+                       SRC_TAGS, id);
+    if (rc == TROVE_OK && m->need_aliases)
+        rc = load_rows(st, m, "SELECT 0, NULL, 1, NULL, name FROM names WHERE doc_id = ?1",
+                       SRC_ALIASES, id);
+    return rc;
+}
+
+/* "value v matches" (as the index types values, docs/schema.md): the same
+ * text in any ASCII case (SQLite's NOCASE), or the same number, day or
+ * boolean. */
+static int row_equal(const struct meta_memo *m, const meta_row *r, const where_value *v)
+{
+    const char *txt = row_str(m, r->txt);
+    if (txt && sqlite3_stricmp(txt, v->text) == 0)
+        return 1;
+    if (!r->has_num)
+        return 0;
+    if (v->is_number && r->type == STORE_FIELD_NUMBER && r->num == v->number)
+        return 1;
+    if (v->is_date && r->type == STORE_FIELD_DATE && r->num >= v->date && r->num < v->date_end)
+        return 1;
+    return v->is_bool && r->type == STORE_FIELD_BOOL && r->num == v->boolean;
 }
 
 /* <, <=, >, >=: numbers against numbers, dates against whole days. */
-static void match_order(const field_source *fs, where_op op, const where_value *v, tbuf *sql)
+static int row_order(const meta_row *r, where_op op, const where_value *v)
 {
-    static const char *const cmp[] = {[WHERE_LT] = "<", [WHERE_LE] = "<=", [WHERE_GT] = ">",
-                                      [WHERE_GE] = ">="};
+    if (!r->has_num)
+        return 0;
     if (v->is_number) {
-        tbuf_printf(sql, "(%s = 2 AND %s %s ", fs->t, fs->n, cmp[op]);
-        num(sql, v->number);
-    } else {
-        /* a date is its day: <= D is before D's end, > D from its end on */
-        int after = op == WHERE_GT || op == WHERE_GE;
-        double edge = op == WHERE_LE || op == WHERE_GT ? v->date_end : v->date;
-        tbuf_printf(sql, "(%s = 4 AND %s %s ", fs->t, fs->n, after ? ">=" : "<");
-        num(sql, edge);
-    }
-    tbuf_puts(sql, ")");
-}
-
-static void cond_sql(const where_cond *w, const char *id, tbuf *sql, meta_bind_fn bind, void *ctx)
-{
-    const field_source *fs = source_of(w->key);
-    int negated = w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
-    /* Correlated: a lookup in fields_doc (covering) per candidate note.
-     * `d.id IN (SELECT doc_id ...)` materialised every note with the field
-     * first and cost twice as much on the tldr pages (docs/performance.md). */
-    tbuf_printf(sql, " AND %sEXISTS (SELECT 1 FROM %s WHERE fw.doc_id = %s",
-                negated ? "NOT " : "", fs->from, id);
-    if (fs->keyed) {
-        tbuf_puts(sql, " AND fw.key = ?");
-        bind(ctx, w->key);
-    }
-    switch (w->op) {
-    case WHERE_EXISTS:
-    case WHERE_MISSING:
-        break;
-    case WHERE_GLOB:
-        tbuf_printf(sql, " AND lower(%s) GLOB lower(?)", fs->x);
-        bind(ctx, w->values[0].text);
-        break;
-    case WHERE_LT: case WHERE_LE: case WHERE_GT: case WHERE_GE:
-        tbuf_puts(sql, " AND ");
-        match_order(fs, w->op, &w->values[0], sql);
-        break;
-    default:   /* =, !=, in, not in */
-        tbuf_puts(sql, " AND (0");
-        for (size_t i = 0; i < w->n_values; i++) {
-            tbuf_puts(sql, " OR ");
-            match_equal(fs, &w->values[i], sql, bind, ctx);
+        if (r->type != STORE_FIELD_NUMBER)
+            return 0;
+        switch (op) {
+        case WHERE_LT: return r->num < v->number;
+        case WHERE_LE: return r->num <= v->number;
+        case WHERE_GT: return r->num > v->number;
+        default: return r->num >= v->number;
         }
-        tbuf_puts(sql, ")");
-        break;
     }
-    tbuf_puts(sql, ")");
+    if (r->type != STORE_FIELD_DATE)
+        return 0;
+    /* a date is its day: <= D is before D's end, > D from its end on */
+    double edge = op == WHERE_LE || op == WHERE_GT ? v->date_end : v->date;
+    return op == WHERE_GT || op == WHERE_GE ? r->num >= edge : r->num < edge;
 }
 
-/* The note's date as an SQL expression on note `id` (meta.h says which);
- * mtime: its docs.mtime_ns, NULL: read by id, only when no field dates it. */
-static void date_expr(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
-                      meta_bind_fn bind, void *ctx)
+/* ASCII lower case, as SQLite's lower(), into a NUL-terminated copy. */
+static void ascii_lower(tbuf *out, const char *s)
 {
-    tbuf_puts(sql, "coalesce(");
-    for (size_t i = 0; i < mf->n_date_keys; i++) {
-        tbuf_printf(sql, "(SELECT num FROM fields WHERE doc_id = %s AND key = ? AND type = 4"
-                         " LIMIT 1), ", id);
-        bind(ctx, mf->date_keys[i]);
-    }
-    tbuf_printf(sql, "(SELECT num FROM fields WHERE doc_id = %s AND key = '' LIMIT 1), ", id);
-    if (mtime)
-        tbuf_printf(sql, "%s / 86400e9)", mtime);
-    else
-        tbuf_printf(sql, "(SELECT mtime_ns FROM docs WHERE id = %s) / 86400e9)", id);
+    out->len = 0;
+    for (; *s; s++)
+        tbuf_putc(out, *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s);
+    tbuf_putc(out, '\0');
 }
 
-void meta_filter_sql(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
-                     meta_bind_fn bind, void *ctx)
+static int row_glob(const struct meta_memo *m, const meta_row *r, const char *pattern)
 {
-    for (size_t i = 0; i < mf->n_conds; i++)
-        cond_sql(&mf->conds[i], id, sql, bind, ctx);
-    if (!mf->has_since && !mf->has_until)
+    const char *txt = row_str(m, r->txt);
+    if (!txt)
+        return 0;
+    tbuf a = {0}, b = {0};
+    ascii_lower(&a, pattern);
+    ascii_lower(&b, txt);
+    int match = sqlite3_strglob(a.data, b.data) == 0;
+    tbuf_free(&a);
+    tbuf_free(&b);
+    return match;
+}
+
+/* Condition w on the loaded note: some row of its key matches (none, for
+ * !=, not in, !exists); a list matches when any element does. */
+static int cond_holds(const struct meta_memo *m, const where_cond *w)
+{
+    int src = source_id(w->key), any = 0;
+    for (size_t i = 0; i < m->n_rows && !any; i++) {
+        const meta_row *r = &m->rows[i];
+        if (r->src != src || (src == SRC_FIELDS && strcmp(row_str(m, r->key), w->key)))
+            continue;
+        switch (w->op) {
+        case WHERE_EXISTS:
+        case WHERE_MISSING:
+            any = 1;
+            break;
+        case WHERE_GLOB:
+            any = row_glob(m, r, w->values[0].text);
+            break;
+        case WHERE_LT: case WHERE_LE: case WHERE_GT: case WHERE_GE:
+            any = row_order(r, w->op, &w->values[0]);
+            break;
+        default:   /* =, !=, in, not in */
+            for (size_t k = 0; k < w->n_values && !any; k++)
+                any = row_equal(m, r, &w->values[k]);
+            break;
+        }
+    }
+    int negated = w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
+    return negated ? !any : any;
+}
+
+/* The loaded note's date (meta.h): the first date key it has as a date, in
+ * the order of the keys, the first value of a list; else the file name's;
+ * else its file time (read here). */
+static trove_err loaded_date(store *st, const meta_filter *mf, int64_t id, double *days,
+                             const char **source)
+{
+    const struct meta_memo *m = mf->memo;
+    for (size_t k = 0; k < mf->n_date_keys; k++)
+        for (size_t i = 0; i < m->n_rows; i++) {
+            const meta_row *r = &m->rows[i];
+            if (r->src == SRC_FIELDS && r->type == STORE_FIELD_DATE && r->has_num &&
+                !strcmp(row_str(m, r->key), mf->date_keys[k])) {
+                *days = r->num;
+                *source = mf->date_sources[k];
+                return TROVE_OK;
+            }
+        }
+    for (size_t i = 0; i < m->n_rows; i++) {
+        const meta_row *r = &m->rows[i];
+        if (r->src == SRC_FIELDS && !*row_str(m, r->key)) {
+            *days = r->num;
+            *source = "filename";
+            return TROVE_OK;
+        }
+    }
+    *source = "mtime";
+    if (m->has_mtime) {
+        *days = (double)m->mtime_ns / 86400e9;
+        return TROVE_OK;
+    }
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT mtime_ns FROM docs WHERE id = ?1");
+    if (!s)
+        return store_fail(st, "reading a note's date");
+    sqlite3_bind_int64(s, 1, id);
+    trove_err rc = TROVE_OK;
+    *days = step(st, s, "reading a note's date", &rc) > 0
+                ? (double)sqlite3_column_int64(s, 0) / 86400e9 : 0;
+    store_stmt_put(st, s);
+    return rc;
+}
+
+static void memo_grow(struct meta_memo *m, int64_t id)
+{
+    size_t need = (size_t)(id >> 3) + 1;
+    if (need <= m->n_bytes)
         return;
-    tbuf_puts(sql, " AND ");
-    date_expr(mf, id, mtime, sql, bind, ctx);
-    if (mf->has_since && mf->has_until) {
-        /* BETWEEN computes the date once; until is exclusive: the double
-         * just below it is the last one in */
-        tbuf_puts(sql, " BETWEEN ");
-        num(sql, mf->since);
-        tbuf_puts(sql, " AND ");
-        num(sql, nextafter(mf->until, -INFINITY));
-    } else {
-        tbuf_puts(sql, mf->has_since ? " >= " : " < ");
-        num(sql, mf->has_since ? mf->since : mf->until);
+    size_t n = m->n_bytes ? m->n_bytes : 1024;
+    while (n < need)
+        n *= 2;
+    m->known = xrealloc(m->known, n);
+    m->ok = xrealloc(m->ok, n);
+    memset(m->known + m->n_bytes, 0, n - m->n_bytes);
+    memset(m->ok + m->n_bytes, 0, n - m->n_bytes);
+    m->n_bytes = n;
+}
+
+int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc)
+{
+    struct meta_memo *m = mf->memo;
+    if (!m || id < 0)
+        return 1;
+    memo_grow(m, id);
+    uint8_t bit = (uint8_t)(1u << (id & 7));
+    if (m->known[id >> 3] & bit)
+        return (m->ok[id >> 3] & bit) != 0;
+    trove_err lrc = load_note(st, m, id);
+    int ok = 1;
+    for (size_t i = 0; lrc == TROVE_OK && ok && i < mf->n_conds; i++)
+        ok = cond_holds(m, &mf->conds[i]);
+    if (lrc == TROVE_OK && ok && (mf->has_since || mf->has_until)) {
+        double days;
+        const char *source;
+        lrc = loaded_date(st, mf, id, &days, &source);
+        ok = (!mf->has_since || days >= mf->since) && (!mf->has_until || days < mf->until);
     }
+    if (lrc) {
+        *rc = lrc;
+        return -1;
+    }
+    m->known[id >> 3] |= bit;
+    if (ok)
+        m->ok[id >> 3] |= bit;
+    return ok;
+}
+
+/* store_set_note_filter's fn: the SQL trove_note_ok(id). */
+static int note_ok_sql(void *ctx, int64_t id)
+{
+    const meta_filter *mf = ctx;
+    trove_err rc = TROVE_OK;
+    return meta_note_ok(mf->st, mf, id, &rc);
+}
+
+void meta_filter_sql(const meta_filter *mf, const char *id, tbuf *sql)
+{
+    if (meta_filter_active(mf))
+        tbuf_printf(sql, " AND trove_note_ok(%s)", id);
 }
 
 trove_err meta_note_date(store *st, const meta_filter *mf, int64_t doc_id, double *days,
                          const char **source)
 {
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT key, num FROM fields WHERE doc_id = ?1"
-                                         " AND (type = 4 OR key = '') ORDER BY rowid");
-    if (!s)
-        return store_fail(st, "reading a note's date");
-    sqlite3_bind_int64(s, 1, doc_id);
-    size_t best = (size_t)-1;   /* index into date_keys; n_date_keys: the file name */
-    double best_days = 0;
-    trove_err rc = TROVE_OK;
-    while (step(st, s, "reading a note's date", &rc) > 0) {
-        const char *key = (const char *)sqlite3_column_text(s, 0);
-        size_t rank = mf->n_date_keys + 1;
-        if (key && !*key)
-            rank = mf->n_date_keys;
-        for (size_t i = 0; key && i < mf->n_date_keys; i++)
-            if (!strcmp(key, mf->date_keys[i]))
-                rank = i;
-        if (rank <= mf->n_date_keys && (best == (size_t)-1 || rank < best)) {
-            best = rank;
-            best_days = sqlite3_column_double(s, 1);
-        }
-    }
-    store_stmt_put(st, s);
-    if (rc)
-        return rc;
-    if (best != (size_t)-1) {
-        *days = best_days;
-        *source = best < mf->n_date_keys ? mf->date_sources[best] : "filename";
-        return TROVE_OK;
-    }
-    s = store_stmt_get(st, "SELECT mtime_ns FROM docs WHERE id = ?1");
-    if (!s)
-        return store_fail(st, "reading a note's date");
-    sqlite3_bind_int64(s, 1, doc_id);
-    *days = step(st, s, "reading a note's date", &rc) > 0
-                ? (double)sqlite3_column_int64(s, 0) / 86400e9 : 0;
-    store_stmt_put(st, s);
-    *source = "mtime";
-    return rc;
+    trove_err rc = load_note(st, mf->memo, doc_id);
+    return rc ? rc : loaded_date(st, mf, doc_id, days, source);
 }
 
 double meta_recency(double age, double half_life)

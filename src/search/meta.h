@@ -1,15 +1,16 @@
-/* meta — what search asks of a note's metadata: the --where conditions and
- * the --since/--until bounds as SQL on `d` (docs), a note's date and where
- * it came from, and the recency prior. Reads the `fields` table
- * (docs/schema.md); used by search.c only.
+/* meta — what search asks of a note's metadata: whether a note passes the
+ * --where conditions and the --since/--until bounds, a note's date and
+ * where it came from, and the recency prior. Reads the `fields`, `tags` and
+ * `names` tables (docs/schema.md) one note at a time and decides in C, once
+ * per note and search (remembered by note id); the filters' SQL asks the
+ * same decision through trove_note_ok(id) (store_set_note_filter). Used by
+ * search/ and api_publish.c.
  *
  * A note's date: the first of the date keys (config `dates: {keys: …}`,
  * default date, created) its frontmatter holds as a date, else the date in
  * its file name (fields key ''), else its file time.
  *
- * meta_filter owns its parsed conditions; strings handed to the bind
- * callback point into it and into the config, valid until
- * meta_filter_free(). */
+ * meta_filter owns its parsed conditions and its memo. */
 #ifndef TROVE_SEARCH_META_H
 #define TROVE_SEARCH_META_H
 
@@ -22,6 +23,8 @@
 #include "util/buf.h"
 #include "util/err.h"
 
+struct meta_memo;
+
 typedef struct meta_filter {
     where_cond *conds;
     size_t n_conds;
@@ -30,6 +33,8 @@ typedef struct meta_filter {
     char **date_keys;                /* lower-cased, the config's or the defaults */
     char **date_sources;             /* "frontmatter:KEY" for each */
     size_t n_date_keys;
+    store *st;
+    struct meta_memo *memo;          /* the notes decided so far (meta.c) */
 } meta_filter;
 
 /* Parse the conditions and bounds (TROVE_EUSAGE naming the bad one) and
@@ -40,17 +45,20 @@ trove_err meta_filter_prepare(store *st, const config *cfg, const char *const *w
                               size_t n_where, const char *since, const char *until, double now,
                               meta_filter *mf);
 void meta_filter_free(meta_filter *mf);
+/* Close its handle on the index (a blob handle), before the read
+ * transaction ends; the next read opens another. */
+void meta_filter_close(const meta_filter *mf);
 /* 1 when it restricts anything. */
 int meta_filter_active(const meta_filter *mf);
 
-typedef void (*meta_bind_fn)(void *ctx, const char *text);
-/* Append " AND …" conditions on the note whose id is the SQL expression
- * `id` (e.g. "d.id") for every condition and bound; each '?' in them is
- * one call of bind, in order. mtime: the expression of its docs.mtime_ns
- * ("d.mtime_ns"), NULL: read from docs by id, only for a note no field
- * dates (so a caller without the docs row need not join it). */
-void meta_filter_sql(const meta_filter *mf, const char *id, const char *mtime, tbuf *sql,
-                     meta_bind_fn bind, void *ctx);
+/* Whether note id passes the conditions and bounds: 1, 0, or -1 with *rc
+ * set when reading it failed. Decided once per note (mf's memo). */
+int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc);
+/* Append " AND trove_note_ok(ID)" when mf restricts anything: the same
+ * decision in SQL on the note whose id is the expression `id` ("d.id").
+ * The SQL function answers for mf from meta_filter_prepare() until
+ * meta_filter_free(). */
+void meta_filter_sql(const meta_filter *mf, const char *id, tbuf *sql);
 
 /* The date of note doc_id (days) and where it came from:
  * "frontmatter:KEY", "filename" or "mtime"; *source static or owned by mf. */

@@ -630,6 +630,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
         rc = run_channels(&c, &cs);
     if (rc == TROVE_OK)
         rc = fuse_and_fill(&c, cfg, &cs);
+    meta_filter_close(&mf);
     store_read_end(st);
     free(c.qvec);
     for (size_t i = 0; i < cs.n; i++)

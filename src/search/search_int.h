@@ -137,10 +137,9 @@ typedef struct search_filter {
     tbuf hide;
     const char *hide_binds[2];
     size_t n_hide_binds;
-    /* When every filter is a --where/--since/--until one (else empty): the
-     * same conditions, with the same binds, on the note of chunk `c`
-     * (c.doc_id) and on the note id ?1, without docs `d`. */
-    tbuf on_chunk, on_note;
+    /* When every filter is a --where/--since/--until one (else NULL): the
+     * same decision in C by note id (meta_note_ok), no SQL per row. */
+    const meta_filter *meta_only;
 } search_filter;
 
 /* With the --where/--since/--until conditions of mf (search/meta.h). */

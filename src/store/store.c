@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/store_int.h"
+#include "store/store_nrec.h"
 #include "store/store_vside.h"
 #include "store/store_vec.h"
 #include "md/md.h"
@@ -132,7 +133,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS links_unresolved ON links(target_key) WHERE dst_doc IS NULL;"
     VEC_SCHEMA_SQL
     SNAP_SCHEMA_SQL
-    FIELDS_SCHEMA_SQL;
+    FIELDS_SCHEMA_SQL
+    STORE_NREC_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -297,6 +299,25 @@ static void sql_name_date(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_null(ctx);
 }
 
+/* SQL trove_note_ok(id): store_set_note_filter() says. */
+static void sql_note_ok(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    store *st = sqlite3_user_data(ctx);
+    int ok = st->note_filter ? st->note_filter(st->note_filter_ctx, sqlite3_value_int64(argv[0]))
+                             : 1;
+    if (ok < 0)
+        sqlite3_result_error(ctx, "reading a note's metadata failed", -1);
+    else
+        sqlite3_result_int(ctx, ok);
+}
+
+void store_set_note_filter(store *st, store_note_filter_fn fn, void *ctx)
+{
+    st->note_filter = fn;
+    st->note_filter_ctx = ctx;
+}
+
 /* SQL trove_meta_retype(meta): md_meta_retype(), for the v6 upgrade. */
 static void sql_meta_retype(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -393,6 +414,14 @@ static trove_err upgrade_schema(store *st, int version)
                             "DELETE FROM fields;"   /* a hand-made table: filled once, here */
                             STORE_FIELDS_INSERT("1") ";");
         version = 6;
+    }
+    if (version == 6 && rc == TROVE_OK) {
+        /* v7: note_meta, one packed metadata record per note (store_nrec.h),
+         * from the fields, tags and aliases the index holds. */
+        rc = store_exec(st, STORE_NREC_SCHEMA_SQL);
+        if (rc == TROVE_OK)
+            rc = store_nrec_write_each(st, "SELECT id FROM docs", 0);
+        version = 7;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -666,6 +695,7 @@ trove_err store_open(const char *path, int flags_in, store **out)
                             sql_name_date, NULL, NULL);
     sqlite3_create_function(st->db, "trove_meta_retype", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                             NULL, sql_meta_retype, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_note_ok", 1, SQLITE_UTF8, st, sql_note_ok, NULL, NULL);
     if (!readonly) {
         /* before the first table: a file that can shrink (store_reclaim) */
         if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
@@ -1324,7 +1354,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
         goto done;
     if ((rc = insert_chunks(st, *doc_id, note, title)) == TROVE_OK &&
         (rc = insert_names(st, *doc_id, note, title, filename)) == TROVE_OK &&
-        (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK)
+        (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK &&
+        (rc = store_nrec_write(st, *doc_id)) == TROVE_OK)
         rc = insert_links(st, *doc_id, note);
 done:
     free(title);
@@ -1351,6 +1382,7 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         "DELETE FROM links WHERE src_doc = ?1",
         "UPDATE links SET dst_doc = NULL WHERE dst_doc = ?1",
         "DELETE FROM fields WHERE doc_id = ?1",
+        "DELETE FROM note_meta WHERE doc_id = ?1",
         "DELETE FROM docs WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof *sqls; i++) {
@@ -1377,7 +1409,8 @@ trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime
     sqlite3_bind_int64(s, 1, size);
     sqlite3_bind_int64(s, 2, mtime_ns);
     sqlite3_bind_int64(s, 3, doc_id);
-    return step_done(st, s, "updating file times");
+    trove_err rc = step_done(st, s, "updating file times");
+    return rc ? rc : store_nrec_write(st, doc_id);   /* the record holds the file time */
 }
 
 trove_err store_links_resolve(store *st)

@@ -25,10 +25,11 @@ struct sqlite3;
 
 /* Version 2 added docs.lang, version 3 the vector tables (store_vec.h),
  * version 4 the snapshot tables, version 5 docs.tkey (translation keys,
- * text/transl.h), version 6 the typed frontmatter fields; an older index
+ * text/transl.h), version 6 the typed frontmatter fields, version 7 the
+ * notes' packed metadata records (store_nrec.h); an older index
  * is upgraded in place by the first writable store_open() (see
  * docs/schema.md). */
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* fields.type: what a frontmatter value is (docs/schema.md). num holds the
  * number, 0/1, or the date in days since 1970-01-01 UTC; txt the text. */
@@ -88,6 +89,12 @@ typedef trove_err (*store_row_fn)(void *ctx, struct sqlite3_stmt *s);
 trove_err store_each(store *st, const char *sql, const char *what, store_bind_fn bind,
                      store_row_fn row, void *ctx);
 const char *store_path(const store *st);
+/* SQL trove_note_ok(id), for search/: 1 when fn(ctx, id) says the note
+ * passes (1), 0 when not (0), an SQL error when fn fails (-1); 1 for every
+ * note while no fn is set. Registered once per connection, so a search
+ * setting its own fn expires no compiled statement. fn NULL: unset. */
+typedef int (*store_note_filter_fn)(void *ctx, int64_t doc_id);
+void store_set_note_filter(store *st, store_note_filter_fn fn, void *ctx);
 
 trove_err store_begin(store *st);     /* BEGIN IMMEDIATE */
 trove_err store_commit(store *st);

@@ -50,6 +50,9 @@ struct store {
     /* Vector sidecars (store_vside.c): the index's identity, read once. */
     char *vside_id;
     int vside_id_read;
+    /* SQL trove_note_ok(id): the search's note filter (store_set_note_filter) */
+    store_note_filter_fn note_filter;
+    void *note_filter_ctx;
 };
 
 /* Vector segments (store_vec.c) as their sidecars (store_vside.c) need

@@ -18,6 +18,7 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/store_nrec.h"
 #include "store/store_vec.h"
 #include "util/buf.h"
 #include "util/mem.h"
@@ -905,6 +906,10 @@ static trove_err undo_one(store *st, int64_t k)
     };
     for (size_t i = 0; rc == TROVE_OK && i < sizeof restore / sizeof *restore; i++)
         rc = exec_ab(st, restore[i], k, n);
+    /* the restored notes' metadata records, from the rows just restored */
+    if (rc == TROVE_OK)
+        rc = store_nrec_write_each(st, "SELECT doc_id FROM undo_docs WHERE snap = ?1 AND kind = 1",
+                                   k);
     /* 6. Vectors, 7. links that dangle again re-resolve (only as state k-1
      * had them: a link left unresolved in a committed state has no
      * candidate in it) and in-degrees. */
