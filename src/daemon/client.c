@@ -461,8 +461,8 @@ static void absolute_paths(const wire_type *t, char *obj, char **made, size_t *n
     for (size_t i = 0; i < t->n_fields; i++) {
         const wire_field *f = &t->fields[i];
         const char **p = (const char **)(void *)(obj + f->off);
-        if (!f->key && f->kind == WIRE_OBJ)
-            absolute_paths(f->sub, obj + f->off, made, n_made);
+        if (!f->key[0] && f->kind == WIRE_OBJ)
+            absolute_paths(wire_sub(f), obj + f->off, made, n_made);
         else if (f->path && *p && (*p)[0] != '/' && *n_made < 8)
             *p = made[(*n_made)++] = dcl_abs_path(*p);
     }
