@@ -208,12 +208,12 @@ static json_t *emit_one(const wire_field *f, const void *obj, const void *p)
     case WIRE_I64: return json_integer((json_int_t)*(const int64_t *)p);
     case WIRE_SIZE: return json_integer((json_int_t)*(const size_t *)p);
     case WIRE_DOUBLE: return real(*(const double *)p);
-    case WIRE_OBJ: return wire_emit(f->sub, p);
+    case WIRE_OBJ: return wire_emit(wire_sub(f), p);
     case WIRE_ARRAY: {
         json_t *a = json_array();
         const char *items = *(const char *const *)p;
         for (size_t i = 0; i < *CAT(obj, f->aux, size_t); i++)
-            json_array_append_new(a, wire_emit(f->sub, items + i * f->sub->size));
+            json_array_append_new(a, wire_emit(wire_sub(f), items + i * wire_sub(f)->size));
         return a;
     }
     case WIRE_LOCAL: break;
@@ -240,12 +240,12 @@ static json_t *emit_field(const wire_field *f, const void *obj)
     size_t n = f->has_count ? *CAT(obj, f->aux, size_t) : f->n;
     if (n > f->n)
         n = f->n;
-    json_t *j = f->names ? json_object() : json_array();
+    json_t *j = wire_names(f) ? json_object() : json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *v = f->soa ? emit_soa(f->sub, p, i)
-                           : emit_one(f, obj, CAT(p, i * (f->kind == WIRE_OBJ ? f->sub->size : kind_size(f)), char));
-        if (f->names)
-            json_object_set_new(j, f->names[i], v);
+        json_t *v = f->soa ? emit_soa(wire_sub(f), p, i)
+                           : emit_one(f, obj, CAT(p, i * (f->kind == WIRE_OBJ ? wire_sub(f)->size : kind_size(f)), char));
+        if (wire_names(f))
+            json_object_set_new(j, wire_names(f)[i], v);
         else
             json_array_append_new(j, v);
     }
@@ -258,8 +258,8 @@ static json_t *emit_fields(const wire_type *t, const void *obj, json_t *j)
         const wire_field *f = &t->fields[i];
         if (f->kind == WIRE_LOCAL)
             continue;
-        if (!f->key)   /* merged: the sub struct's keys in this object */
-            emit_fields(f->sub, CAT(obj, f->off, char), j);
+        if (!f->key[0])   /* merged: the sub struct's keys in this object */
+            emit_fields(wire_sub(f), CAT(obj, f->off, char), j);
         else if (f->kind == WIRE_SIZE && !f->n && *CAT(obj, f->off, size_t) == SIZE_MAX)
             continue;   /* unset (API_UNSET_SIZE): absent, and read back so */
         else
@@ -280,7 +280,7 @@ json_t *wire_emit(const wire_type *t, const void *obj)
 static const wire_field *row_named(const wire_type *t, const char *key)
 {
     for (size_t i = 0; i < t->n_fields; i++)
-        if (t->fields[i].key && strcmp(t->fields[i].key, key) == 0)
+        if (t->fields[i].key[0] && strcmp(t->fields[i].key, key) == 0)
             return &t->fields[i];
     return NULL;
 }
@@ -322,7 +322,7 @@ static json_t *view_value(const wire_field *f, const void *obj, const wire_pick 
         json_t *a = json_array();
         const char *items = *(const char *const *)m;
         for (size_t i = 0; i < *CAT(obj, f->aux, size_t); i++)
-            json_array_append_new(a, wire_emit_view(f->sub, items + i * f->sub->size, p->sub, ctx));
+            json_array_append_new(a, wire_emit_view(wire_sub(f), items + i * wire_sub(f)->size, p->sub, ctx));
         return a;
     }
     default: return emit_field(f, obj);
@@ -407,7 +407,7 @@ static trove_err parse_strs(const wire_field *f, const json_t *v, void *obj, voi
 /* v (present, not null unless a double) into the member at p. */
 static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void *p, wire_args *w)
 {
-    int64_t x;
+    int64_t x = 0;   /* set by parse_int on TROVE_OK */
     trove_err rc = TROVE_OK;
     switch (f->kind) {
     case WIRE_STR:
@@ -441,8 +441,8 @@ static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void
     case WIRE_NAME: {
         if (!json_is_string(v))
             return bad(f->key, "a string");
-        const char *const *name = f->names;   /* a known one, else names[0] */
-        for (const char *const *k = f->names + 1; *k; k++)
+        const char *const *name = wire_names(f);   /* a known one, else names[0] */
+        for (const char *const *k = wire_names(f) + 1; *k; k++)
             if (strcmp(*k, json_string_value(v)) == 0)
                 name = k;
         *(const char **)p = *name;
@@ -491,17 +491,17 @@ static trove_err parse_one(const wire_field *f, const json_t *v, void *obj, void
         else
             return bad(f->key, "a number");
         return TROVE_OK;
-    case WIRE_OBJ: return wire_parse(f->sub, v, p, w);
+    case WIRE_OBJ: return wire_parse(wire_sub(f), v, p, w);
     case WIRE_ARRAY: {
         if (!json_is_array(v))
             return bad(f->key, "an array");
         size_t n = json_array_size(v), *count = AT(obj, f->aux, size_t);
-        char *items = xcalloc(n ? n : 1, f->sub->size);
+        char *items = xcalloc(n ? n : 1, wire_sub(f)->size);
         *(char **)p = items;
         *count = 0;
         for (size_t i = 0; i < n; i++) {
             (*count)++;   /* counted first: a half-decoded item is freed with the rest */
-            TRY(wire_parse(f->sub, json_array_get(v, i), items + i * f->sub->size, w));
+            TRY(wire_parse(wire_sub(f), json_array_get(v, i), items + i * wire_sub(f)->size, w));
         }
         return TROVE_OK;
     }
@@ -525,16 +525,16 @@ static trove_err parse_soa(const wire_type *t, const json_t *v, void *base, size
 }
 
 /* A fixed array of f->n: a JSON array of at most n, or an object keyed by
- * f->names. */
+ * wire_names(f). */
 static trove_err parse_fixed_array(const wire_field *f, const json_t *v, void *obj, wire_args *w)
 {
     char *p = AT(obj, f->off, char);
-    size_t stride = f->kind == WIRE_OBJ && !f->soa ? f->sub->size : kind_size(f);
-    if (f->names) {
+    size_t stride = f->kind == WIRE_OBJ && !f->soa ? wire_sub(f)->size : kind_size(f);
+    if (wire_names(f)) {
         if (!json_is_object(v))
             return bad(f->key, "an object");
         for (size_t i = 0; i < f->n; i++) {
-            const json_t *x = json_object_get(v, f->names[i]);
+            const json_t *x = json_object_get(v, wire_names(f)[i]);
             if (x && (!json_is_null(x) || f->kind == WIRE_DOUBLE))
                 TRY(parse_one(f, x, obj, p + i * stride, w));
         }
@@ -555,7 +555,7 @@ static trove_err parse_fixed_array(const wire_field *f, const json_t *v, void *o
         if (count)
             (*count)++;   /* counted first: freed with the rest */
         if (f->soa)
-            TRY(parse_soa(f->sub, x, p, i, w));
+            TRY(parse_soa(wire_sub(f), x, p, i, w));
         else if (!json_is_null(x) || f->kind == WIRE_DOUBLE)
             TRY(parse_one(f, x, obj, p + i * stride, w));
         else
@@ -570,8 +570,8 @@ static trove_err parse_fields(const wire_type *t, const json_t *v, void *obj, wi
         const wire_field *f = &t->fields[i];
         if (f->kind == WIRE_LOCAL)
             continue;
-        if (!f->key) {
-            TRY(parse_fields(f->sub, v, AT(obj, f->off, char), w));
+        if (!f->key[0]) {
+            TRY(parse_fields(wire_sub(f), v, AT(obj, f->off, char), w));
             continue;
         }
         const json_t *x = json_object_get(v, f->key);
@@ -579,7 +579,7 @@ static trove_err parse_fields(const wire_type *t, const json_t *v, void *obj, wi
         if (absent && f->required)
             return trove_fail(TROVE_EPARSE, "%s needs '%s'", t->what, f->key);
         /* a struct that may be null (a snapshot) reads a missing one as null */
-        if (absent && !(f->kind == WIRE_OBJ && !f->n && f->sub->is_null))
+        if (absent && !(f->kind == WIRE_OBJ && !f->n && wire_sub(f)->is_null))
             continue;
         if (f->n)
             TRY(parse_fixed_array(f, x, obj, w));
@@ -621,17 +621,17 @@ static void free_field(const wire_field *f, void *obj)
         break;
     case WIRE_ARRAY:
         for (size_t i = 0; *(char **)p && i < *AT(obj, f->aux, size_t); i++)
-            free_fields(f->sub, *(char **)p + i * f->sub->size);
+            free_fields(wire_sub(f), *(char **)p + i * wire_sub(f)->size);
         free(*(char **)p);
         break;
     case WIRE_OBJ:
         if (f->soa)
             break;   /* arrays of numbers */
-        if (!f->n || !f->key)
-            wire_free(f->sub, p);
+        if (!f->n || !f->key[0])
+            wire_free(wire_sub(f), p);
         else
             for (size_t i = 0; i < (f->has_count ? *AT(obj, f->aux, size_t) : f->n); i++)
-                free_fields(f->sub, AT(p, i * f->sub->size, char));
+                free_fields(wire_sub(f), AT(p, i * wire_sub(f)->size, char));
         break;
     default: break;
     }
@@ -655,6 +655,28 @@ void wire_free(const wire_type *t, void *obj)
  * One row per member, in the order the keys go on the wire. W: the key is
  * the member's name; WK: another key; WN: a fixed array of the member's
  * elements; LOCAL: a member that stays in this process. */
+
+/* The tables a row names as its sub (WT) and the names lists (WNAMES),
+ * by number: the rows stay free of pointers (wire.h). */
+#define SUB_TYPES(X) \
+    X(alt_type) X(cand_type) X(collection_row_type) X(counts_type) X(doc_type) \
+    X(dupe_group_type) X(dupe_item_type) X(eval_row_type) X(freshness_type) \
+    X(fusion_channel_type) X(fusion_type) X(graph_note_type) X(hit_type) X(lang_count_type) \
+    X(link_type) X(list_type) X(search_filter_type) X(similar_why_type) X(skipped_type) \
+    X(stats_type) X(status_collection_type) X(update_collection_type) X(variant_type) \
+    X(wire_note_type) X(wire_passage_type) X(wire_query_info_type) X(wire_result_type) \
+    X(wire_results_type) X(wire_search_args_type) X(wire_similar_info_type) \
+    X(wire_snapshot_type)
+#define NAME_LISTS(X) \
+    X(search_channel_names) X(skipped_reasons) X(eval_row_kinds) X(api_eval_mix_names)
+#define X(n) WT_##n,
+enum { WT_NONE, SUB_TYPES(X) WT_COUNT };
+#undef X
+#define X(n) WN_##n,
+enum { WN_NONE, NAME_LISTS(X) WN_COUNT };
+#undef X
+#define WT(n) WT_##n
+#define WNAMES(n) WN_##n
 
 #define MEMBER(T, m) (((T *)0)->m)
 #define WK(T, k, m, K, ...) \
@@ -712,8 +734,8 @@ static const wire_field search_filter_rows[] = {
 VIEW(search_filter_type, "filters", search_filter_rows);
 /* The filters of the search_opts at member m of T, merged in T's object. */
 #define WFILTERS(T, m) \
-    {.key = NULL, .off = offsetof(T, m), .kind = WIRE_OBJ, .size = sizeof(search_opts), \
-     .sub = &search_filter_type}
+    {.key = "", .off = offsetof(T, m), .kind = WIRE_OBJ, .size = sizeof(search_opts), \
+     .sub = WT(search_filter_type)}
 
 static const wire_field search_args_rows[] = {
     WS(query, WIRE_STR, .required = 1),
@@ -723,7 +745,7 @@ static const wire_field search_args_rows[] = {
     WS(passages, WIRE_SIZE),
     WS(min_score, WIRE_DOUBLE),
     WS(limit, WIRE_SIZE),
-    WSN(weights, WIRE_DOUBLE, .names = search_channel_names),
+    WSN(weights, WIRE_DOUBLE, .names = WNAMES(search_channel_names)),
     WS(graph_weight, WIRE_DOUBLE),
     WS(lang_bonus, WIRE_DOUBLE),
     WS(rrf_k, WIRE_INT),
@@ -750,8 +772,8 @@ static void search_args_init(void *o)
 TYPE(api_search_opts, wire_search_args_type, "search", search_args_rows, .init = search_args_init);
 
 static const wire_field query_args_rows[] = {
-    {.key = NULL, .off = offsetof(api_query_opts, base), .kind = WIRE_OBJ,
-     .size = sizeof(api_search_opts), .sub = &wire_search_args_type},
+    {.key = "", .off = offsetof(api_query_opts, base), .kind = WIRE_OBJ,
+     .size = sizeof(api_search_opts), .sub = WT(wire_search_args_type)},
     W(api_query_opts, no_expand, WIRE_INT),
     W(api_query_opts, no_rerank, WIRE_INT),
     W(api_query_opts, candidates, WIRE_SIZE),
@@ -851,12 +873,12 @@ static const wire_field result_rows[] = {
     W(search_result, prior, WIRE_DOUBLE),
     W(search_result, lang, WIRE_FIXED),
     W(search_result, via_translation, WIRE_INT),
-    W(search_result, also_in, WIRE_ARRAY, COUNT(search_result, n_also_in), .sub = &alt_type),
-    WNK(search_result, "channels", channel, WIRE_OBJ, .sub = &hit_type),
+    W(search_result, also_in, WIRE_ARRAY, COUNT(search_result, n_also_in), .sub = WT(alt_type)),
+    WNK(search_result, "channels", channel, WIRE_OBJ, .sub = WT(hit_type)),
     W(search_result, date, WIRE_DOUBLE),
     W(search_result, date_source, WIRE_STR),
     W(search_result, recency, WIRE_DOUBLE),
-    W(search_result, passages, WIRE_ARRAY, COUNT(search_result, n_passages), .sub = &wire_passage_type),
+    W(search_result, passages, WIRE_ARRAY, COUNT(search_result, n_passages), .sub = WT(wire_passage_type)),
     W(search_result, body, WIRE_BYTES, COUNT(search_result, body_len)),
 };
 TYPE(search_result, wire_result_type, "a result", result_rows);
@@ -876,14 +898,14 @@ static const wire_field fusion_rows[] = {
     W(search_fusion, agreement, WIRE_DOUBLE),
     W(search_fusion, vector_confidence, WIRE_DOUBLE),
     {.key = "channels", .kind = WIRE_OBJ, .n = SEARCH_N_CHANNELS, .soa = 1,
-     .sub = &fusion_channel_type},
+     .sub = WT(fusion_channel_type)},
 };
 static TYPE(search_fusion, fusion_type, "fusion", fusion_rows);
 
 static const wire_field results_rows[] = {
     W(search_results, fts, WIRE_STR),
     W(search_results, lang, WIRE_FIXED),
-    W(search_results, items, WIRE_ARRAY, COUNT(search_results, n), .sub = &wire_result_type),
+    W(search_results, items, WIRE_ARRAY, COUNT(search_results, n), .sub = WT(wire_result_type)),
     W(search_results, vec_state, WIRE_INT, .lo = SEARCH_VEC_OFF, .hi = SEARCH_VEC_BLANK),
     W(search_results, vec_missing, WIRE_STRS, COUNT(search_results, n_vec_missing)),
     W(search_results, vec_error, WIRE_STR),
@@ -893,7 +915,7 @@ static const wire_field results_rows[] = {
     W(search_results, xlate_state, WIRE_INT, .lo = SEARCH_XLATE_OFF, .hi = SEARCH_XLATE_NO_TARGET),
     W(search_results, xlate, WIRE_STR),
     W(search_results, xlate_coverage, WIRE_DOUBLE),
-    W(search_results, fusion, WIRE_OBJ, .sub = &fusion_type),
+    W(search_results, fusion, WIRE_OBJ, .sub = WT(fusion_type)),
 };
 OWN_FREE(search_results_free)
 static TYPE(search_results, wire_results_type, "search result", results_rows,
@@ -948,16 +970,16 @@ static trove_err query_info_check(const void *obj)
 
 static const wire_field query_info_rows[] = {
     WN(api_query_info, variants, WIRE_OBJ, .required = 1, .has_count = 1,
-       COUNT(api_query_info, n_variants), .sub = &variant_type),
+       COUNT(api_query_info, n_variants), .sub = WT(variant_type)),
     WN(api_query_info, lists, WIRE_OBJ, .has_count = 1, COUNT(api_query_info, n_lists),
-       .sub = &list_type),
+       .sub = WT(list_type)),
     W(api_query_info, reranker, WIRE_STR),
     W(api_query_info, rerank_warning, WIRE_STR),
     W(api_query_info, expand_note, WIRE_STR),
     W(api_query_info, n_fused, WIRE_SIZE),
     W(api_query_info, n_reranked, WIRE_SIZE),
     W(api_query_info, rerank_trust, WIRE_DOUBLE),
-    W(api_query_info, items, WIRE_ARRAY, COUNT(api_query_info, n), .sub = &cand_type),
+    W(api_query_info, items, WIRE_ARRAY, COUNT(api_query_info, n), .sub = WT(cand_type)),
 };
 OWN_FREE(api_query_info_free)
 static TYPE(api_query_info, wire_query_info_type, "pipeline", query_info_rows, .check = query_info_check,
@@ -980,13 +1002,13 @@ static const wire_field note_rows[] = {
     W(api_note, line_start, WIRE_LONG),
     W(api_note, line_end, WIRE_LONG),
     W(api_note, n_lines, WIRE_LONG),
-    W(api_note, skipped, WIRE_NAME, .names = skipped_reasons),
+    W(api_note, skipped, WIRE_NAME, .names = WNAMES(skipped_reasons)),
 };
 OWN_FREE(api_note_free)
 static TYPE(api_note, wire_note_type, "a note", note_rows, .free = own_api_note_free);
 
 static const wire_field notes_rows[] = {
-    W(api_notes, items, WIRE_ARRAY, COUNT(api_notes, n), .sub = &wire_note_type),
+    W(api_notes, items, WIRE_ARRAY, COUNT(api_notes, n), .sub = WT(wire_note_type)),
 };
 OWN_FREE(api_notes_free)
 static TYPE(api_notes, wire_notes_type, "notes", notes_rows, .free = own_api_notes_free);
@@ -1017,8 +1039,8 @@ static TYPE(store_doc, doc_type, "a doc", doc_rows);
 
 static const wire_field listing_rows[] = {
     W(api_listing, collections, WIRE_ARRAY, COUNT(api_listing, n_collections),
-      .sub = &collection_row_type),
-    W(api_listing, docs, WIRE_ARRAY, COUNT(api_listing, n_docs), .sub = &doc_type),
+      .sub = WT(collection_row_type)),
+    W(api_listing, docs, WIRE_ARRAY, COUNT(api_listing, n_docs), .sub = WT(doc_type)),
 };
 OWN_FREE(api_listing_free)
 static TYPE(api_listing, wire_listing_type, "listing", listing_rows, .free = own_api_listing_free);
@@ -1075,7 +1097,7 @@ static const wire_field freshness_rows[] = {
     W(index_freshness, added, WIRE_SIZE),
     W(index_freshness, changed, WIRE_SIZE),
     W(index_freshness, deleted, WIRE_SIZE),
-    {.key = "skipped", .kind = WIRE_OBJ, .sub = &skipped_type},
+    {.key = "skipped", .kind = WIRE_OBJ, .sub = WT(skipped_type)},
 };
 static TYPE(index_freshness, freshness_type, "fresh", freshness_rows);
 
@@ -1084,7 +1106,7 @@ static const wire_field status_collection_rows[] = {
     W(api_status_collection, path, WIRE_STR, .required = 1),
     W(api_status_collection, notes, WIRE_I64),
     W(api_status_collection, fresh_known, WIRE_INT),
-    W(api_status_collection, fresh, WIRE_OBJ, .sub = &freshness_type),
+    W(api_status_collection, fresh, WIRE_OBJ, .sub = WT(freshness_type)),
     W(api_status_collection, problem, WIRE_STR),
 };
 static TYPE(api_status_collection, status_collection_type, "a collection", status_collection_rows);
@@ -1101,11 +1123,11 @@ static const wire_field status_rows[] = {
     W(api_status, index_exists, WIRE_INT),
     W(api_status, index_bytes, WIRE_I64),
     W(api_status, last_update, WIRE_I64),
-    W(api_status, counts, WIRE_OBJ, .sub = &counts_type),
-    W(api_status, snapshot, WIRE_OBJ, .sub = &wire_snapshot_type),
+    W(api_status, counts, WIRE_OBJ, .sub = WT(counts_type)),
+    W(api_status, snapshot, WIRE_OBJ, .sub = WT(wire_snapshot_type)),
     W(api_status, collections, WIRE_ARRAY, COUNT(api_status, n_collections),
-      .sub = &status_collection_type),
-    W(api_status, langs, WIRE_ARRAY, COUNT(api_status, n_langs), .sub = &lang_count_type),
+      .sub = WT(status_collection_type)),
+    W(api_status, langs, WIRE_ARRAY, COUNT(api_status, n_langs), .sub = WT(lang_count_type)),
 };
 OWN_FREE(api_status_free)
 static TYPE(api_status, wire_status_type, "status", status_rows, .free = own_api_status_free);
@@ -1127,13 +1149,13 @@ static const wire_field update_collection_rows[] = {
     W(index_update_collection, name, WIRE_STR),
     W(index_update_collection, seconds, WIRE_DOUBLE),
     W(index_update_collection, missing, WIRE_STR),
-    W(index_update_collection, stats, WIRE_OBJ, .sub = &stats_type),
+    W(index_update_collection, stats, WIRE_OBJ, .sub = WT(stats_type)),
 };
 static TYPE(index_update_collection, update_collection_type, "a collection", update_collection_rows);
 
 static const wire_field update_result_rows[] = {
     W(index_update_result, collections, WIRE_ARRAY, COUNT(index_update_result, n_collections),
-      .sub = &update_collection_type),
+      .sub = WT(update_collection_type)),
     W(index_update_result, dropped, WIRE_SIZE),
     W(index_update_result, changed, WIRE_INT),
     W(index_update_result, retokenized, WIRE_INT),
@@ -1200,22 +1222,22 @@ static TYPE(similar_info, similar_why_type, "similar", similar_why_rows);
 OWN_FREE(api_similar_info_free)
 
 static const wire_field similar_info_rows[] = {
-    W(api_similar_info, note, WIRE_OBJ, .sub = &graph_note_type),
-    {.key = NULL, .off = offsetof(api_similar_info, why), .kind = WIRE_OBJ,
-     .size = sizeof(similar_info), .sub = &similar_why_type},
+    W(api_similar_info, note, WIRE_OBJ, .sub = WT(graph_note_type)),
+    {.key = "", .off = offsetof(api_similar_info, why), .kind = WIRE_OBJ,
+     .size = sizeof(similar_info), .sub = WT(similar_why_type)},
 };
 static TYPE(api_similar_info, wire_similar_info_type, "similar", similar_info_rows,
      .free = own_api_similar_info_free);
 
 static const wire_field similar_answer_rows[] = {
-    {.key = NULL, .off = offsetof(wire_similar_answer, results), .kind = WIRE_OBJ,
-     .size = sizeof(search_results), .sub = &wire_results_type},
-    WK(wire_similar_answer, "similar", info, WIRE_OBJ, .required = 1, .sub = &wire_similar_info_type),
+    {.key = "", .off = offsetof(wire_similar_answer, results), .kind = WIRE_OBJ,
+     .size = sizeof(search_results), .sub = WT(wire_results_type)},
+    WK(wire_similar_answer, "similar", info, WIRE_OBJ, .required = 1, .sub = WT(wire_similar_info_type)),
 };
 static TYPE(wire_similar_answer, wire_similar_answer_type, "similar result", similar_answer_rows);
 
 static const wire_field link_rows[] = {
-    W(api_link, note, WIRE_OBJ, .sub = &graph_note_type),
+    W(api_link, note, WIRE_OBJ, .sub = WT(graph_note_type)),
     W(api_link, target, WIRE_STR, .required = 1),
     W(api_link, fragment, WIRE_STR),
     W(api_link, kind, WIRE_INT, .lo = API_LINK_MENTION, .hi = 2),
@@ -1227,12 +1249,12 @@ static TYPE(api_link, link_type, "a link", link_rows);
 OWN_FREE(api_link_set_free)
 
 static const wire_field link_set_rows[] = {
-    W(api_link_set, note, WIRE_OBJ, .sub = &graph_note_type),
+    W(api_link_set, note, WIRE_OBJ, .sub = WT(graph_note_type)),
     W(api_link_set, names, WIRE_STRS, COUNT(api_link_set, n_names)),
-    W(api_link_set, back, WIRE_ARRAY, COUNT(api_link_set, n_back), .sub = &link_type),
-    W(api_link_set, out, WIRE_ARRAY, COUNT(api_link_set, n_out), .sub = &link_type),
-    W(api_link_set, unresolved, WIRE_ARRAY, COUNT(api_link_set, n_unresolved), .sub = &link_type),
-    W(api_link_set, mentions, WIRE_ARRAY, COUNT(api_link_set, n_mentions), .sub = &link_type),
+    W(api_link_set, back, WIRE_ARRAY, COUNT(api_link_set, n_back), .sub = WT(link_type)),
+    W(api_link_set, out, WIRE_ARRAY, COUNT(api_link_set, n_out), .sub = WT(link_type)),
+    W(api_link_set, unresolved, WIRE_ARRAY, COUNT(api_link_set, n_unresolved), .sub = WT(link_type)),
+    W(api_link_set, mentions, WIRE_ARRAY, COUNT(api_link_set, n_mentions), .sub = WT(link_type)),
 };
 static TYPE(api_link_set, wire_link_set_type, "links", link_set_rows, .free = own_api_link_set_free);
 
@@ -1258,7 +1280,7 @@ static const wire_field dupe_item_rows[] = {
 static TYPE(dupe_item, dupe_item_type, "a duplicate", dupe_item_rows);
 
 static const wire_field dupe_group_rows[] = {
-    W(dupe_group, items, WIRE_ARRAY, COUNT(dupe_group, n), .sub = &dupe_item_type),
+    W(dupe_group, items, WIRE_ARRAY, COUNT(dupe_group, n), .sub = WT(dupe_item_type)),
     W(dupe_group, similarity, WIRE_DOUBLE),
     W(dupe_group, cosine, WIRE_DOUBLE),
 };
@@ -1271,7 +1293,7 @@ static void free_dupes(void *obj)
 }
 
 static const wire_field dupes_rows[] = {
-    W(dupes_result, groups, WIRE_ARRAY, COUNT(dupes_result, n), .sub = &dupe_group_type),
+    W(dupes_result, groups, WIRE_ARRAY, COUNT(dupes_result, n), .sub = WT(dupe_group_type)),
     W(dupes_result, units, WIRE_SIZE),
     W(dupes_result, candidates, WIRE_SIZE),
     W(dupes_result, rejected, WIRE_SIZE),
@@ -1294,8 +1316,8 @@ static const char *const eval_row_kinds[] = {"title", "alias", "link", "descript
 _Static_assert(EVAL_N_KINDS == 5, "eval_row_kinds lists evalset_kind_names and \"all\"");
 
 static const wire_field eval_row_rows[] = {
-    W(api_eval_row, kind, WIRE_NAME, .names = eval_row_kinds),
-    W(api_eval_row, mix, WIRE_NAME, .names = api_eval_mix_names),
+    W(api_eval_row, kind, WIRE_NAME, .names = WNAMES(eval_row_kinds)),
+    W(api_eval_row, mix, WIRE_NAME, .names = WNAMES(api_eval_mix_names)),
     W(api_eval_row, setting, WIRE_STR),
     W(api_eval_row, n, WIRE_SIZE),
     W(api_eval_row, ndcg10, WIRE_DOUBLE),
@@ -1310,7 +1332,7 @@ static void free_eval(void *obj)
 }
 
 static const wire_field eval_rows[] = {
-    W(api_eval_result, rows, WIRE_ARRAY, COUNT(api_eval_result, n), .sub = &eval_row_type),
+    W(api_eval_result, rows, WIRE_ARRAY, COUNT(api_eval_result, n), .sub = WT(eval_row_type)),
     WN(api_eval_result, queries, WIRE_SIZE),
     WN(api_eval_result, found, WIRE_SIZE),
 };
@@ -1319,9 +1341,9 @@ TYPE(api_eval_result, wire_eval_type, "eval", eval_rows, .free = free_eval);
 /* -- the query answer: the results' keys, and the pipeline -- */
 
 static const wire_field query_answer_rows[] = {
-    {.key = NULL, .off = offsetof(wire_query_answer, results), .kind = WIRE_OBJ,
-     .size = sizeof(search_results), .sub = &wire_results_type},
-    WK(wire_query_answer, "pipeline", info, WIRE_OBJ, .required = 1, .sub = &wire_query_info_type),
+    {.key = "", .off = offsetof(wire_query_answer, results), .kind = WIRE_OBJ,
+     .size = sizeof(search_results), .sub = WT(wire_results_type)},
+    WK(wire_query_answer, "pipeline", info, WIRE_OBJ, .required = 1, .sub = WT(wire_query_info_type)),
 };
 static TYPE(wire_query_answer, wire_query_answer_type, "query result", query_answer_rows);
 
@@ -1434,6 +1456,24 @@ const wire_type *const wire_types[] = {
     &wire_eval_type, NULL,
 };
 
+/* Declared static or in headers above, so defined by now. */
+#define X(n) [WT_##n] = &n,
+static const wire_type *const sub_types[WT_COUNT] = {SUB_TYPES(X)};
+#undef X
+#define X(n) [WN_##n] = n,
+static const char *const *const name_lists[WN_COUNT] = {NAME_LISTS(X)};
+#undef X
+
+const wire_type *wire_sub(const wire_field *f)
+{
+    return f->sub < WT_COUNT ? sub_types[f->sub] : NULL;
+}
+
+const char *const *wire_names(const wire_field *f)
+{
+    return f->names < WN_COUNT ? name_lists[f->names] : NULL;
+}
+
 /* ---- the named encoders and decoders: the generic pair on one table ---- */
 
 #define PAIR(name, T, type)                                        \
@@ -1473,9 +1513,9 @@ static const wire_field *search_row_find(const char *row, size_t *base)
     *base = 0;
     const wire_field *f = row_named(t, row);
     for (size_t i = 0; !f && i < t->n_fields; i++) {
-        if (t->fields[i].key || t->fields[i].kind != WIRE_OBJ)
+        if (t->fields[i].key[0] || t->fields[i].kind != WIRE_OBJ)
             continue;
-        f = row_named(t->fields[i].sub, row);
+        f = row_named(wire_sub(&t->fields[i]), row);
         *base = t->fields[i].off;
     }
     return f;

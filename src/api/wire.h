@@ -90,7 +90,7 @@ typedef enum wire_kind {
     WIRE_I64,
     WIRE_SIZE,     /* size_t, >= 0 on the wire */
     WIRE_DOUBLE,
-    WIRE_OBJ,      /* a struct inline (sub); key NULL: its keys merge into
+    WIRE_OBJ,      /* a struct inline (sub); key "": its keys merge into
                       this object */
     WIRE_ARRAY,    /* a pointer to sub structs with their size_t count at aux */
     WIRE_LOCAL,    /* a member that stays in this process (coverage only) */
@@ -98,8 +98,15 @@ typedef enum wire_kind {
 
 typedef struct wire_type wire_type;
 
+/* The rows hold no pointers: a pointer in a static table is a relocation
+ * the dynamic loader writes at every process start, which costs the page it
+ * lies on a copy (~36 KB of these tables were 9 of the pages every `trove`
+ * process copied, docs/performance.md "session 28"). So the key is inline
+ * and a sub table or a names list is a number: wire_sub(), wire_names(). */
+#define WIRE_KEY_MAX 24      /* a key's bytes, its NUL included */
+
 typedef struct wire_field {
-    const char *key;
+    char key[WIRE_KEY_MAX];  /* "": an OBJ whose keys merge into this object */
     size_t off;              /* of the member in its struct */
     wire_kind kind;
     int required;            /* decoding fails when missing or null */
@@ -112,11 +119,11 @@ typedef struct wire_field {
     size_t n;                /* > 0: a fixed array of n of this kind: a JSON
                                 array (at most n long), or an object keyed
                                 by names[] when names */
-    const char *const *names;
+    unsigned short names;    /* a names list (NULL-terminated) for wire_names(); 0: none */
     int soa;                 /* OBJ with n: each sub member is itself an
                                 array of n (a struct of arrays) */
     long lo, hi;             /* INT: the accepted range when lo < hi */
-    const wire_type *sub;    /* OBJ, ARRAY */
+    unsigned short sub;      /* OBJ, ARRAY: the table, for wire_sub() */
 } wire_field;
 
 struct wire_type {
@@ -131,6 +138,10 @@ struct wire_type {
     trove_err (*check)(const void *obj);
     void (*free)(void *obj);   /* the struct's own *_free(), else wire_free walks the rows */
 };
+
+/* A row's sub table (OBJ, ARRAY) and names list (NULL: none). */
+const wire_type *wire_sub(const wire_field *f);
+const char *const *wire_names(const wire_field *f);
 
 /* The struct at obj as a JSON object (new reference). */
 json_t *wire_emit(const wire_type *t, const void *obj);

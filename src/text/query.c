@@ -34,7 +34,10 @@
 
 /* A common English stopword list, sorted for bsearch. Compared with the
  * tokens of a word (folded, unstemmed), so "What's" is "what" + "s". */
-static const char *const stopwords[] = {
+/* Inline strings, not pointers: a table of pointers is relocated (copied)
+ * by the dynamic loader at every process start. */
+#define STOP_MAX 16   /* the longest word's bytes and its NUL */
+static const char stopwords[][STOP_MAX] = {
     "a", "about", "above", "after", "again", "against", "all", "am", "an",
     "and", "any", "are", "as", "at", "be", "because", "been", "before",
     "being", "below", "between", "both", "but", "by", "can", "could", "did",
@@ -60,7 +63,7 @@ static const char *const stopwords[] = {
  * Dropped from a CJK word's OR-ed units when other units remain: they match
  * nearly every Chinese note (的 is in almost every paragraph), so they only
  * add noise to the ranking and cost a walk over huge posting lists. */
-static const char *const zh_stopwords[] = {
+static const char zh_stopwords[][STOP_MAX] = {
     "一个", "一些", "与", "且", "个", "为", "为什么", "为何", "么", "之", "也", "了", "于",
     "什么", "什么时候", "什么样", "从", "他", "他们", "以", "任何", "但", "何", "何为", "何事",
     "何人", "何以", "何在", "何地", "何处", "何年", "何故", "何方", "何日", "何时", "何物", "何种",
@@ -78,7 +81,7 @@ typedef struct key { const char *s; size_t len; } key;
 static int cmp_stop(const void *k, const void *e)
 {
     const key *a = k;
-    const char *b = *(const char *const *)e;
+    const char *b = e;
     size_t bl = strlen(b);
     int c = memcmp(a->s, b, a->len < bl ? a->len : bl);
     if (c)

@@ -23,6 +23,18 @@ void tbuf_append(tbuf *b, const void *data, size_t len)
     b->data[b->len] = '\0';
 }
 
+char *tbuf_room(tbuf *b, size_t extra)
+{
+    reserve(b, extra);
+    return b->data + b->len;
+}
+
+void tbuf_grew(tbuf *b, size_t n)
+{
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
 void tbuf_puts(tbuf *b, const char *s)
 {
     tbuf_append(b, s, strlen(s));

@@ -454,12 +454,12 @@ static void cover_rows(spans *c, const wire_type *t, size_t base)
             f->kind == WIRE_ARRAY || f->has_count)
             cover(c, base + f->aux, sizeof(size_t));
         if (f->kind == WIRE_OBJ && f->soa) {
-            for (size_t k = 0; k < f->sub->n_fields; k++)
-                cover(c, off + f->sub->fields[k].off, n * f->sub->fields[k].size);
-        } else if (f->kind == WIRE_OBJ && !f->sub->size) {
-            cover_rows(c, f->sub, off);   /* a view of this struct's members */
+            for (size_t k = 0; k < wire_sub(f)->n_fields; k++)
+                cover(c, off + wire_sub(f)->fields[k].off, n * wire_sub(f)->fields[k].size);
+        } else if (f->kind == WIRE_OBJ && !wire_sub(f)->size) {
+            cover_rows(c, wire_sub(f), off);   /* a view of this struct's members */
         } else if (f->kind == WIRE_OBJ) {
-            cover(c, off, n * f->sub->size);
+            cover(c, off, n * wire_sub(f)->size);
         } else {
             cover(c, off, n * f->size);
         }
@@ -563,14 +563,43 @@ static void test_tables_cover_their_structs(void **state)
     }
 }
 
+/* The rows' keys are inline arrays (wire.h): a key of exactly
+ * WIRE_KEY_MAX characters would compile without its NUL. Every OBJ and
+ * ARRAY row names a table, every WIRE_NAME row a names list. */
+static void check_rows(const wire_type *t)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const wire_field *f = &t->fields[i];
+        if (memchr(f->key, '\0', sizeof f->key) == NULL) {
+            print_error("%s: a key of %d bytes or more\n", t->what, WIRE_KEY_MAX);
+            fail();
+        }
+        if (f->kind == WIRE_OBJ || f->kind == WIRE_ARRAY) {
+            assert_non_null(wire_sub(f));
+            check_rows(wire_sub(f));
+        } else {
+            assert_null(wire_sub(f));
+        }
+        if (f->kind == WIRE_NAME)
+            assert_non_null(wire_names(f));
+    }
+}
+
+static void test_rows_are_well_formed(void **state)
+{
+    (void)state;
+    for (const wire_type *const *t = wire_types; *t; t++)
+        check_rows(*t);
+}
+
 /* A value in every row of t at obj (strings malloc'd: wire_free frees them). */
 static void fill(const wire_type *t, void *obj, int *seed);
 
 static void fill_one(const wire_field *f, void *obj, char *p, int *seed)
 {
     int k = ++*seed;
-    char text[32];
-    snprintf(text, sizeof text, "%s \xff%d", f->key ? f->key : "", k);   /* not UTF-8 either */
+    char text[WIRE_KEY_MAX + 16];
+    snprintf(text, sizeof text, "%s \xff%d", f->key, k);   /* not UTF-8 either */
     switch (f->kind) {
     case WIRE_STR: *(char **)p = xstrdup(text); break;
     case WIRE_BYTES:
@@ -595,17 +624,17 @@ static void fill_one(const wire_field *f, void *obj, char *p, int *seed)
         *(double **)p = d;
         break;
     }
-    case WIRE_NAME: *(const char **)p = f->names[1] ? f->names[1] : f->names[0]; break;
+    case WIRE_NAME: *(const char **)p = wire_names(f)[1] ? wire_names(f)[1] : wire_names(f)[0]; break;
     case WIRE_INT: *(int *)p = f->lo < f->hi ? (int)f->hi : k; break;
     case WIRE_LONG: *(long *)p = -k; break;
     case WIRE_I64: *(int64_t *)p = 5000000000LL + k; break;
     case WIRE_SIZE: *(size_t *)p = (size_t)k; break;
     case WIRE_DOUBLE: *(double *)p = k + 1.0 / 3; break;
-    case WIRE_OBJ: fill(f->sub, p, seed); break;
+    case WIRE_OBJ: fill(wire_sub(f), p, seed); break;
     case WIRE_ARRAY: {
-        char *items = xcalloc(2, f->sub->size);
-        fill(f->sub, items, seed);
-        fill(f->sub, items + f->sub->size, seed);
+        char *items = xcalloc(2, wire_sub(f)->size);
+        fill(wire_sub(f), items, seed);
+        fill(wire_sub(f), items + wire_sub(f)->size, seed);
         *(char **)p = items;
         *(size_t *)((char *)obj + f->aux) = 2;
         break;
@@ -625,11 +654,11 @@ static void fill(const wire_type *t, void *obj, int *seed)
         }
         for (size_t e = 0; e < f->n; e++) {
             if (f->soa)
-                for (size_t k = 0; k < f->sub->n_fields; k++)
-                    fill_one(&f->sub->fields[k], obj,
-                             p + f->sub->fields[k].off + e * f->sub->fields[k].size, seed);
+                for (size_t k = 0; k < wire_sub(f)->n_fields; k++)
+                    fill_one(&wire_sub(f)->fields[k], obj,
+                             p + wire_sub(f)->fields[k].off + e * wire_sub(f)->fields[k].size, seed);
             else
-                fill_one(f, obj, p + e * (f->kind == WIRE_OBJ ? f->sub->size : f->size), seed);
+                fill_one(f, obj, p + e * (f->kind == WIRE_OBJ ? wire_sub(f)->size : f->size), seed);
         }
         if (f->has_count)
             *(size_t *)((char *)obj + f->aux) = f->n;
@@ -755,6 +784,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_cover_their_structs),
+        cmocka_unit_test(test_rows_are_well_formed),
         cmocka_unit_test(test_every_row_round_trips),
         cmocka_unit_test(test_view_picks_rows),
         cmocka_unit_test(test_requests_table),

@@ -256,7 +256,9 @@ typedef enum emodel_dim {
 #define EMODEL_AT(type, member) (offsetof(type, member) + 1)
 
 typedef struct emodel_tensor {
-    const char *name;  /* "attn_q.weight": read as "blk.<il>.attn_q.weight" */
+    char name[32];     /* "attn_q.weight": read as "blk.<il>.attn_q.weight"; inline,
+                          so the tables hold no pointer for the loader to
+                          relocate at every process start */
     emodel_dim in, out; /* ggml order {in, out}; out NONE: a vector */
     bool required;
     size_t field;      /* EMODEL_AT the kmat (matrix) or float * (vector) */
