@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             g = NULL;
         }
         if (g) {
-            tok_segmenter ts = {g, segment, NULL};
+            tok_segmenter ts = {g, segment, NULL, NULL};
             tok_set_cjk_segmenter(&ts);
         }
     }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 typedef struct mecab_t mecab_t;   /* opaque: only pointers cross */
@@ -53,10 +55,15 @@ static tagger *tagger_get(void)
     return tl->m ? tl : NULL;
 }
 
-static void load(void)
+static int mecab_off(void)
 {
     const char *off = getenv("TROVE_NO_MECAB");
-    if (off && *off && strcmp(off, "0") != 0)
+    return off && *off && strcmp(off, "0") != 0;
+}
+
+static void load(void)
+{
+    if (mecab_off())
         return;
     void *h = dlopen("libmecab.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -86,6 +93,40 @@ const char *ja_version(void)
 {
     pthread_once(&once, load);
     return M.ok ? M.ver : NULL;
+}
+
+void ja_stamp(tbuf *b)
+{
+    if (mecab_off()) {
+        tbuf_puts(b, "mecab=off;");
+        return;
+    }
+    const char *lp = getenv("LD_LIBRARY_PATH");
+    tbuf_printf(b, "LD_LIBRARY_PATH=%s;", lp ? lp : "");
+    /* a library dropped into one of its folders changes the folder */
+    for (const char *p = lp; p && *p;) {
+        size_t n = strcspn(p, ":;");
+        char dir[4096];
+        if (n && n < sizeof dir) {
+            memcpy(dir, p, n);
+            dir[n] = '\0';
+            fs_stamp_append(b, dir);
+        }
+        p += n + (p[n] != '\0');
+    }
+    fs_stamp_append(b, "/etc/ld.so.cache");
+    fs_stamp_append(b, JA_IPADIC_DIR "/sys.dic");
+    fs_stamp_append(b, "/etc/mecabrc");
+    const char *rc = getenv("MECABRC");
+    if (rc)
+        fs_stamp_append(b, rc);
+    const char *home = getenv("HOME");
+    if (home) {
+        tbuf h = {0};
+        tbuf_printf(&h, "%s/.mecabrc", home);
+        fs_stamp_append(b, h.data);
+        tbuf_free(&h);
+    }
 }
 
 /* Find MeCab's space-separated words back in the run, in order, covering

@@ -30,6 +30,13 @@
  * NULL when Japanese falls back to bigrams. Loads MeCab on first call. */
 const char *ja_version(void);
 
+/* Append to b what ja_version() depends on, without loading MeCab:
+ * TROVE_NO_MECAB, where the dynamic loader looks (LD_LIBRARY_PATH and its
+ * folders, /etc/ld.so.cache, which ldconfig rewrites when a library is
+ * installed or removed), the dictionary and the mecabrc files. */
+struct tbuf;
+void ja_stamp(struct tbuf *b);
+
 /* Cut the Japanese run into MeCab's words, reported through emit with
  * offsets relative to run (flags 0). Returns 1 and sets *rc to the first
  * non-zero emit() result when MeCab cut the run; returns 0 (nothing

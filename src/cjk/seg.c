@@ -661,10 +661,11 @@ static struct {
     seg_paths_fn paths;
     void *ud;
     seg_warn_fn warn;
-    pthread_once_t once, verified;
+    pthread_once_t once, verified, found;
+    char *dict, *user;    /* the paths, found once (lazy_paths); kept */
     seg *s;
     atomic_int damaged;   /* seg_verify failed: bigrams from then on */
-} g = {.once = PTHREAD_ONCE_INIT, .verified = PTHREAD_ONCE_INIT};
+} g = {.once = PTHREAD_ONCE_INIT, .verified = PTHREAD_ONCE_INIT, .found = PTHREAD_ONCE_INIT};
 
 char *seg_default_dict_path(void)
 {
@@ -703,17 +704,19 @@ static void warn_bigrams(void)
 
 /* Mapped without the payload's checksum (seg_dict_map): a cold search
  * reads the pages of the words it looks up, not 8 MB. */
+static void lazy_paths(void)
+{
+    if (g.paths)
+        g.paths(g.ud, &g.dict, &g.user);
+    if (!g.dict)
+        g.dict = seg_default_dict_path();
+}
+
 static void lazy_load(void)
 {
-    char *dict = NULL, *user = NULL;
-    if (g.paths)
-        g.paths(g.ud, &dict, &user);
-    if (!dict)
-        dict = seg_default_dict_path();
-    if (open_seg(dict, user, 0, &g.s))
+    pthread_once(&g.found, lazy_paths);
+    if (open_seg(g.dict, g.user, 0, &g.s))
         warn_bigrams();
-    free(dict);
-    free(user);
 }
 
 /* Before the tokenizer's version is recorded with stored terms (the
@@ -776,11 +779,33 @@ static const char *lazy_version(void *ud)
     return v;
 }
 
+/* What lazy_version depends on, hashed, with no dictionary opened: the
+ * dictionary's and user words' files (path, inode, size, time) and
+ * MeCab's (ja_stamp). A dictionary rewritten in place keeps no time and
+ * size by chance: a changed file reads as a changed version. */
+static const char *lazy_stamp(void *ud)
+{
+    (void)ud;
+    static _Thread_local char v[64];
+    pthread_once(&g.found, lazy_paths);
+    tbuf b = {0};
+    fs_stamp_append(&b, g.dict);
+    tbuf_puts(&b, "user:");
+    if (g.user && *g.user)
+        fs_stamp_append(&b, g.user);
+    tbuf_puts(&b, "ja:");
+    ja_stamp(&b);
+    snprintf(v, sizeof v, "stamp-1:%016llx",
+             (unsigned long long)XXH3_64bits(b.data ? b.data : "", b.len));
+    tbuf_free(&b);
+    return v;
+}
+
 void seg_install(seg_paths_fn paths, void *ud, seg_warn_fn warn)
 {
     g.paths = paths;
     g.ud = ud;
     g.warn = warn;
-    tok_segmenter ts = {NULL, lazy_segment, lazy_version};
+    tok_segmenter ts = {NULL, lazy_segment, lazy_version, lazy_stamp};
     tok_set_cjk_segmenter(&ts);
 }

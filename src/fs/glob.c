@@ -33,6 +33,12 @@ struct tglob {
     int fast;
     char *lit;       /* the literal part of a FAST_ shape */
     size_t litlen;
+    /* An NFA pattern's literal head (up to its first special byte): a path
+     * that does not start with it cannot match, and is refused before the
+     * NFA runs (a .gitignore rule "scripts/pdf/STAR.html" against every
+     * note). */
+    char *head;
+    size_t headlen;
     ginst *code;
     size_t n;
     uint8_t (*cls)[32];
@@ -287,6 +293,9 @@ tglob *tglob_compile(const char *pat, size_t len, int flags)
     tglob *g = xcalloc(1, sizeof *g);
     if (!(flags & GLOB_NOFAST))
         detect_fast(g, pat, len);
+    while (g->headlen < len && !strchr("*?[{\\", pat[g->headlen]) && pat[g->headlen])
+        g->headlen++;
+    g->head = xstrndup(pat, g->headlen);
     gcomp gc = {.p = pat, .n = len, .flags = flags, .g = g};
     /* Offsets are kept in int32_t; longer patterns cannot be paths anyway
      * and are matched as far as their first 1 GiB goes. */
@@ -311,6 +320,7 @@ void tglob_free(tglob *g)
     if (!g)
         return;
     free(g->lit);
+    free(g->head);
     free(g->code);
     free(g->cls);
     free(g->clist);
@@ -368,6 +378,8 @@ int tglob_match(tglob *g, const char *s, size_t len)
 {
     if (g->fast)
         return match_fast(g, s, len);
+    if (len < g->headlen || memcmp(s, g->head, g->headlen) != 0)
+        return 0;
     uint32_t *cl = g->clist, *nl = g->nlist;
     size_t nc = 0;
     add_state(g, cl, &nc, 0, next_gen(g));

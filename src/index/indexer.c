@@ -43,8 +43,14 @@ typedef struct run {
     index_stats *stats;
     int64_t collection_id;
     int root_fd;                /* the collection's folder (-1: none; read_note's slow path) */
+    /* The walk's files that need a look: new ones and those whose (size,
+     * mtime) differ from the index's; the unchanged ones are only counted
+     * (n_fresh), their rows marked seen, so a no-op update copies no path. */
     found *files;
     size_t n_files, cap_files;
+    size_t n_walked;    /* every file the walk reported */
+    size_t n_known;     /* ... of which the index has a row for */
+    size_t n_fresh;     /* ... unchanged by (size, mtime) */
     /* Indexed documents of the collection and an open-addressing table of
      * their paths, so each walked file finds its row in O(1). */
     store_file *old;
@@ -74,14 +80,26 @@ static void on_walk_warning(void *ctx, const char *message)
     warnf(ctx, "%s", message);
 }
 
+static store_file *lookup_old(run *r, const char *path);
+
 static int on_walk_file(void *ctx, const char *relpath, const struct stat *sb)
 {
     run *r = ctx;
-    xgrow(&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files);
-    found *f = &r->files[r->n_files++];
-    f->path = xstrdup(relpath);
-    f->size = (int64_t)sb->st_size;
-    f->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    int64_t size = (int64_t)sb->st_size;
+    int64_t mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    r->n_walked++;
+    store_file *old = lookup_old(r, relpath);
+    r->n_known += old != NULL;
+    if (old && old->size == size && old->mtime_ns == mtime_ns) {
+        old->seen = 1;
+        r->n_fresh++;
+    } else {
+        xgrow(&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files);
+        found *f = &r->files[r->n_files++];
+        f->path = xstrdup(relpath);
+        f->size = size;
+        f->mtime_ns = mtime_ns;
+    }
     return r->opts->interrupted && *r->opts->interrupted;
 }
 
@@ -217,12 +235,9 @@ static trove_err read_note(const run *r, const found *f, char **text, size_t *le
  * the file itself are warnings. */
 static trove_err process_file(run *r, const found *f)
 {
+    /* (size, mtime) differ from the index's, or the file is new: the walk
+     * counted the unchanged ones (on_walk_file) */
     store_file *old = lookup_old(r, f->path);
-    if (old && old->size == f->size && old->mtime_ns == f->mtime_ns) {
-        old->seen = 1;
-        r->stats->unchanged++;
-        return TROVE_OK;
-    }
     tbuf_reset(&r->msg);
     tbuf_printf(&r->msg, "%s/%s", r->coll->path, f->path);
     const char *full = r->msg.data;
@@ -397,7 +412,7 @@ static trove_err indexed_root(store *st, const char *name, char **root)
     *root = NULL;
     store_collection_row *rows;
     size_t n;
-    trove_err rc = store_collections(st, &rows, &n);
+    trove_err rc = store_collections_uncounted(st, &rows, &n);
     for (size_t i = 0; rc == TROVE_OK && i < n && !*root; i++)
         if (strcmp(rows[i].name, name) == 0)
             *root = xstrdup(rows[i].root);
@@ -415,11 +430,9 @@ static trove_err guard_mass_delete(run *r, const char *old_root)
 {
     if (r->n_old == 0)
         return TROVE_OK;
-    size_t kept = 0;
-    for (size_t i = 0; i < r->n_files; i++)
-        kept += lookup_old(r, r->files[i].path) != NULL;
+    size_t kept = r->n_known;
     const config_collection *c = r->coll;
-    if (r->n_files == 0)
+    if (r->n_walked == 0)
         return trove_fail(TROVE_ENOENT, "collection '%s': folder %s holds no notes now; its %zu "
                           "indexed notes are kept (if they are gone for good, run `trove "
                           "collection remove %s`)", c->name, c->path, r->n_old, c->name);
@@ -457,7 +470,8 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
     if (rc == TROVE_OK)
         rc = store_collection_ensure(st, coll->name, coll->path, &r.collection_id);
     free(old_root);
-    stats->files = r.n_files;
+    stats->files = r.n_walked;
+    stats->unchanged = r.n_fresh;
     if (rc == TROVE_OK)
         r.root_fd = open(coll->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
@@ -466,7 +480,7 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
         else
             rc = process_file(&r, &r.files[i]);
         if (opts->progress)
-            opts->progress(opts->progress_ctx, coll->name, i + 1, r.n_files);
+            opts->progress(opts->progress_ctx, coll->name, r.n_fresh + i + 1, r.n_walked);
     }
     if (rc == TROVE_OK && opts->interrupted && *opts->interrupted)
         rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
@@ -527,6 +541,7 @@ trove_err index_check_freshness(store *st, const config *cfg, const config_colle
     }
     if (rc == TROVE_OK)
         rc = scan(&r, 0);
+    out->fresh = r.n_fresh;
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
         const found *f = &r.files[i];
         store_file *old = lookup_old(&r, f->path);
@@ -539,14 +554,11 @@ trove_err index_check_freshness(store *st, const config *cfg, const config_colle
             continue;
         }
         old->seen = 1;
-        if (old->size == f->size && old->mtime_ns == f->mtime_ns)
-            out->fresh++;
-        else
-            out->changed++;
+        out->changed++;
     }
     for (size_t i = 0; i < r.n_old; i++)
         out->deleted += !r.old[i].seen;
-    out->files = r.n_files;
+    out->files = r.n_walked;
     run_free(&r);
     return rc;
 }
@@ -558,7 +570,7 @@ static trove_err drop_orphans(store *st, const config *cfg, size_t *dropped)
 {
     store_collection_row *rows;
     size_t n;
-    trove_err rc = store_collections(st, &rows, &n);
+    trove_err rc = store_collections_uncounted(st, &rows, &n);
     for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
         if (config_find_collection(cfg, rows[i].name))
             continue;
@@ -658,9 +670,10 @@ trove_err index_update(store *st, const config *cfg, const char *const *names, s
      * dictionary, another user dictionary) re-tokenizes the stored text
      * first, so every note ends up with the same terms. */
     if (rc == TROVE_OK)
-        rc = store_tokenizer_sync(st, tok_version(), &out->retokenized);
+        rc = store_tokenizer_sync(st);
     if (rc == TROVE_OK)
         rc = update_all(st, cfg, names, n_names, opts, out);
+    out->retokenized = store_tokenizer_rebuilt(st);
     if (rc == TROVE_OK)
         rc = store_commit(st);
     if (rc) {

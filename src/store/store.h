@@ -121,13 +121,21 @@ trove_err store_fail(store *st, const char *what);
 trove_err store_damaged(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- tokenizer version ---- */
-/* Make the full-text tables match the tokenizer `version` (tok_version()):
+/* Make the full-text tables match the running tokenizer (tok_version()):
  * when the meta key 'tokenizer' differs (an index built by an older trove,
  * with CJK bigrams, or another dictionary), both FTS5 tables are rebuilt
- * from their stored text with the current tokenizer and the key is updated;
- * *rebuilt tells whether that happened. Call inside store_begin(). A key
- * separate from schema_version: re-tokenizing needs no schema change. */
-trove_err store_tokenizer_sync(store *st, const char *version, int *rebuilt);
+ * from their stored text with the current tokenizer and the key is
+ * updated. Asking for the version loads the segmenters (the Chinese
+ * dictionary, checked whole, and MeCab), so beside it the index records
+ * tok_stamp() ('tokenizer_stamp'): while the stamp is unchanged the check
+ * is put off until the transaction's first write of full-text rows
+ * (store_doc_insert, store_doc_delete), and a transaction that writes none
+ * (an update that finds nothing changed) loads no segmenter and writes
+ * nothing here. Call inside store_begin(). A key separate from
+ * schema_version: re-tokenizing needs no schema change. */
+trove_err store_tokenizer_sync(store *st);
+/* 1 when the open (or last) transaction rebuilt the full-text tables. */
+int store_tokenizer_rebuilt(const store *st);
 
 /* ---- collections ---- */
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id);
@@ -143,7 +151,8 @@ typedef struct store_file {
     int seen;           /* scratch flag for the indexer */
 } store_file;
 
-/* All documents of a collection (path, size, mtime, hash), sorted by path. */
+/* All documents of a collection (path, size, mtime, hash), by id:
+ * one allocation, the paths inside it (free with store_files_free). */
 trove_err store_files(store *st, int64_t collection_id, store_file **out, size_t *n);
 void store_files_free(store_file *files, size_t n);
 
@@ -180,6 +189,8 @@ typedef struct store_collection_row {
 
 /* Every collection in the index with its number of notes, sorted by name. */
 trove_err store_collections(store *st, store_collection_row **out, size_t *n);
+/* The same without counting the notes (n_docs -1): no scan of `docs`. */
+trove_err store_collections_uncounted(store *st, store_collection_row **out, size_t *n);
 void store_collections_free(store_collection_row *rows, size_t n);
 /* Id of the collection `name`; TROVE_ENOENT when the index has none. */
 trove_err store_collection_id(store *st, const char *name, int64_t *id);
@@ -266,9 +277,13 @@ trove_err store_counts_of_doc(store *st, int64_t doc_id, store_counts *out);
 /* meta key/value: *value is NULL when the key is absent (caller frees). */
 trove_err store_meta_get(store *st, const char *key, char **value);
 trove_err store_meta_set(store *st, const char *key, const char *value);
-/* Record now (Unix seconds) as the time of the last update. */
+/* Record now (Unix seconds) as the time of the last update: in meta
+ * 'last_update' when the open transaction changed anything, else (an
+ * update that found nothing to do) in the "<index>-verified" stamp when
+ * the store closes, so that such an update writes no page of the index. */
 trove_err store_mark_updated(store *st);
-/* Unix seconds of the last update, 0 if never. */
+/* Unix seconds of the last update, 0 if never: the newer of meta
+ * 'last_update' and the stamp's time of an update that changed nothing. */
 trove_err store_last_update(store *st, int64_t *when);
 
 /* ---- whole-index operations ---- */

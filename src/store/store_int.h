@@ -47,6 +47,14 @@ struct store {
     store_retention snap_ret;   /* which snapshots stay (store_snapshot_retention) */
     char snap_kind[16];
     char *snap_note;
+    /* The tokenizer check (store_tokenizer_sync): put off until the open
+     * transaction's first full-text write; whether it rebuilt the tables. */
+    int tok_pending, tok_rebuilt;
+    /* store_mark_updated: rows changed before the open transaction began,
+     * and the stamp's "updated" line of an update that changed none
+     * ("" when none), written at close. */
+    int64_t changes_at_begin;
+    char noop_update[128];
     /* Vector sidecars (store_vside.c): the index's identity, read once. */
     char *vside_id;
     int vside_id_read;

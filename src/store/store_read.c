@@ -57,20 +57,31 @@ static trove_err row_collection(void *ctx, sqlite3_stmt *s)
     return TROVE_OK;
 }
 
-trove_err store_collections(store *st, store_collection_row **out, size_t *n)
+static trove_err list_collections(store *st, const char *sql, store_collection_row **out,
+                                  size_t *n)
 {
     *out = NULL;
     *n = 0;
     read_args a = {.out = out, .n = n};
-    trove_err rc = store_each(st, "SELECT c.id, c.name, c.root, (SELECT count(*) FROM docs d"
-                              " WHERE d.collection_id = c.id) FROM collections c ORDER BY c.name",
-                              "listing collections", bind_args, row_collection, &a);
+    trove_err rc = store_each(st, sql, "listing collections", bind_args, row_collection, &a);
     if (rc) {
         store_collections_free(*out, *n);
         *out = NULL;
         *n = 0;
     }
     return rc;
+}
+
+trove_err store_collections(store *st, store_collection_row **out, size_t *n)
+{
+    return list_collections(st, "SELECT c.id, c.name, c.root, (SELECT count(*) FROM docs d"
+                                " WHERE d.collection_id = c.id) FROM collections c ORDER BY c.name",
+                            out, n);
+}
+
+trove_err store_collections_uncounted(store *st, store_collection_row **out, size_t *n)
+{
+    return list_collections(st, "SELECT id, name, root, -1 FROM collections ORDER BY name", out, n);
 }
 
 void store_collections_free(store_collection_row *rows, size_t n)
@@ -335,17 +346,3 @@ trove_err store_meta_set(store *st, const char *key, const char *value)
                       "writing index metadata", bind_meta, NULL, kv);
 }
 
-trove_err store_mark_updated(store *st)
-{
-    return store_exec(st, "INSERT OR REPLACE INTO meta(key, value)"
-                          " VALUES ('last_update', strftime('%s', 'now'))");
-}
-
-trove_err store_last_update(store *st, int64_t *when)
-{
-    char *v;
-    trove_err rc = store_meta_get(st, "last_update", &v);
-    *when = rc == TROVE_OK && v ? strtoll(v, NULL, 10) : 0;
-    free(v);
-    return rc;
-}

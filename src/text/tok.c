@@ -536,6 +536,18 @@ const char *tok_version(void)
     return v;
 }
 
+const char *tok_stamp(void)
+{
+    static _Thread_local char v[512];
+    if (!g_seg_set)
+        return tok_version();   /* bigrams: the version is the stamp */
+    const char *ss = g_seg.stamp ? g_seg.stamp(g_seg.ud) : NULL;
+    if (!ss)
+        return NULL;
+    snprintf(v, sizeof v, "%s+%s", TOK_RULES_VERSION, ss);
+    return v;
+}
+
 typedef struct plain_ctx {
     void *ctx;
     tok_cb cb;

@@ -61,6 +61,11 @@ typedef struct tok_segmenter {
     int (*segment)(void *ud, const char *run, size_t len, int flags,
                    void *emit_ctx, tok_emit_fn emit);
     const char *(*version)(void *ud);
+    /* (may be NULL) A cheap fingerprint of everything `version` depends on
+     * (the files' paths, sizes and times, the settings), computed without
+     * opening any dictionary or library: equal stamps mean an equal
+     * version (see tok_stamp). NULL or NULL result: no stamp. */
+    const char *(*stamp)(void *ud);
 } tok_segmenter;
 
 /* Install a segmenter for all threads (NULL restores the bigram default).
@@ -76,6 +81,13 @@ int tok_cjk_bigrams(const char *run, size_t len, void *emit_ctx, tok_emit_fn emi
  * (the tokenizer's own rules and the CJK segmentation in force): stored in
  * the index, which is re-tokenized when it changes. */
 const char *tok_version(void);
+
+/* A fingerprint of what decides tok_version(), found without opening a
+ * dictionary or MeCab (a few stat() calls): recorded in the index beside
+ * the version, so an `update` whose stamp is unchanged knows the version
+ * is too and loads no segmenter unless it tokenizes something. NULL when
+ * the segmenter in force gives none (then only tok_version() can tell). */
+const char *tok_stamp(void);
 
 /* 1 if the code point is in a CJK script (Han, Hiragana, Katakana, Hangul,
  * CJK punctuation excluded). */

@@ -252,3 +252,15 @@ int fs_write_all(int fd, const void *buf, size_t len)
     }
     return 0;
 }
+
+void fs_stamp_append(tbuf *b, const char *path)
+{
+    struct stat sb;
+    if (!path || stat(path, &sb) != 0) {
+        tbuf_printf(b, "%s=-;", path ? path : "");
+        return;
+    }
+    tbuf_printf(b, "%s=%llu:%llu:%lld:%lld.%09ld;", path, (unsigned long long)sb.st_dev,
+                (unsigned long long)sb.st_ino, (long long)sb.st_size,
+                (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
+}

@@ -1,11 +1,12 @@
 """`trove update`: counts, incremental behaviour, ignores, index location."""
 import os
 import re
+import shutil
 import time
 
 import pytest
 
-from conftest import (COLLECTION, bump_mtime, expected_notes, summary_counts)
+from conftest import (COLLECTION, bump_mtime, expected_notes, summary_counts, trove_bin)
 
 
 def ls_paths(trove, vault, extra=()):
@@ -434,3 +435,46 @@ def test_in_degree_is_maintained(indexed):
     assert got["cooking/mapo-tofu.md"] == 1, got        # only ramen left
     assert got["programming/git-basics.md"] == 0, got
     assert got["learning/zettelkasten.md"] == 3, got
+
+
+def test_noop_update_writes_nothing_and_loads_no_dictionary(trove, vault, tmp_path):
+    """An update that finds nothing changed leaves the index file as it was,
+    byte for byte and with its modification time, and opens no segmenter:
+    a copy of the Chinese dictionary, damaged in place after the index was
+    built (size, inode and times kept, so the recorded tokenizer stamp still
+    matches), is not read, so no warning. Asking for the tokenizer's version
+    is what loads both the dictionary and MeCab (cjk/seg.c lazy_version),
+    so MeCab is not loaded either. Its time still shows as the last update
+    (kept in the stamp file beside the index). The first update that writes
+    a note checks the tokenizer, finds the damage and says so."""
+    src = trove_bin().parent / "trove-zh.dict"
+    if not src.is_file():
+        pytest.skip("no trove-zh.dict next to the binary")
+    d = tmp_path / "zh.dict"
+    shutil.copyfile(src, d)
+    env = {"TROVE_ZH_DICT": str(d)}
+    trove.ok("collection", "add", vault, "--name", COLLECTION, env=env)
+    trove.ok("update", env=env)
+    before = trove.index.read_bytes()
+    mtime = os.stat(trove.index).st_mtime_ns
+    ds = os.stat(d)
+    with open(d, "r+b") as f:
+        f.seek(ds.st_size // 2)
+        b = f.read(1)
+        f.seek(ds.st_size // 2)
+        f.write(bytes([b[0] ^ 0xFF]))
+    os.utime(d, ns=(ds.st_atime_ns, ds.st_mtime_ns))
+    later = 2000000000
+    r = trove.ok("update", env=dict(env, TROVE_NOW=str(later)))
+    assert r.err == "" and "re-tokenized" not in r.out, r
+    assert summary_counts(r.out).get("unchanged") == len(expected_notes(vault)), r
+    assert os.stat(trove.index).st_mtime_ns == mtime
+    assert trove.index.read_bytes() == before
+    assert trove.ok("status", "--json", env=env).json()["last_update"] == later
+    # `trove check` finds the index sound and the dictionary damaged
+    r = trove("check", env=env)
+    assert "index.db: ok" in r.out and "damaged dictionary" in r.err, r
+    (vault / "zh-note.md").write_text("# 数据\n\n关系型数据库\n", encoding="utf-8")
+    r = trove.ok("update", env=env)
+    assert str(d) in r.err and "re-tokenized" in r.out, r
+    assert "index.db: ok" in trove("check", env=env).out

@@ -74,6 +74,15 @@ static void test_literal_star_question(void **state)
         {"a**b", "a/b", 0},
         {"x/**y", "x/ay", 1},
         {"x/**y", "x/a/y", 0},
+        /* the literal head an NFA pattern checks first */
+        {"scripts/pdf/*.html", "scripts/pdf/a.html", 1},
+        {"scripts/pdf/*.html", "scripts/pdf/.html", 1},
+        {"scripts/pdf/*.html", "scripts/pd", 0},
+        {"scripts/pdf/*.html", "scripts/pdfx/a.html", 0},
+        {"scripts/pdf/*.html", "x/scripts/pdf/a.html", 0},
+        {"a/**/b?", "a/bc", 1},
+        {"a/**/b?", "a/x/y/bc", 1},
+        {"a/**/b?", "ab/bc", 0},
     };
     RUN(t);
 }

@@ -92,7 +92,7 @@ static int setup(void **state)
      * one length); only the first holds them in the query's order. */
     const char *dict = getenv("TROVE_ZH_DICT");
     if (dict && access(dict, R_OK) == 0 && seg_open(dict, NULL, &zh) == TROVE_OK) {
-        tok_segmenter ts = {zh, zh_segment, NULL};
+        tok_segmenter ts = {zh, zh_segment, NULL, NULL};
         tok_set_cjk_segmenter(&ts);
         int64_t z;
         if (store_collection_ensure(st, "zh", "/z", &z))

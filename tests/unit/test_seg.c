@@ -182,7 +182,7 @@ static const char *seg_ver(void *ud)
 
 static void install(void)
 {
-    tok_segmenter ts = {g_seg, seg_segment, seg_ver};
+    tok_segmenter ts = {g_seg, seg_segment, seg_ver, NULL};
     tok_set_cjk_segmenter(&ts);
 }
 

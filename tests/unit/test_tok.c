@@ -186,7 +186,7 @@ static void test_segmenter_hook(void **state)
 {
     (void)state;
     int calls = 0;
-    tok_segmenter seg = {&calls, whole_run, NULL};
+    tok_segmenter seg = {&calls, whole_run, NULL, NULL};
     tok_set_cjk_segmenter(&seg);
     check_tokens(0, "ab 中文检索 cd", "ab@0-2 中文检索@3-15 cd@16-18");
     tok_set_cjk_segmenter(NULL);
