@@ -128,13 +128,18 @@ static double own_script_certainty(const fusion_cand *c, size_t n, double zb_top
  * as that note ("how do I remember what I study" with the GloVe model:
  * study=研究 in a travel note came 2nd, above Git Basics, which holds
  * "remember"). Such a list is doubted as far as bm25 is sure of a
- * same-language note. A list with spread keeps its weight: doubting every
- * list so, or capping the weight at bm25's, lost 0.027-0.032 on dev en>zh
- * with the GloVe model (docs/performance.md, session 28). */
+ * same-language note, where that is measured: bm25's own list has spread
+ * (a lone bm25 hit is "sure" by the same convention: doubting a lone
+ * translated hit by it dropped the right Chinese note of "binary tree
+ * traversal" out of the mixed vault's top 10). A list with spread keeps
+ * its weight: doubting every list so, or capping the weight at bm25's,
+ * lost 0.027-0.032 on dev en>zh with the GloVe model (docs/performance.md,
+ * session 28). */
 static void xlate_confidence(const fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS],
                              double zb_top, search_fusion *info)
 {
-    info->xlate_certainty = info->n[SEARCH_CH_BM25] ? own_script_certainty(c, n, zb_top) : 0;
+    int measured = info->n[SEARCH_CH_BM25] > 1 && !no_spread(info, SEARCH_CH_BM25);
+    info->xlate_certainty = measured ? own_script_certainty(c, n, zb_top) : 0;
     info->xlate_confidence =
         info->n[SEARCH_CH_XLATE] && no_spread(info, SEARCH_CH_XLATE) ? 1.0 - info->xlate_certainty
                                                                       : 1.0;

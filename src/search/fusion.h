@@ -34,8 +34,10 @@
  *         c_x = 1 - certainty_own
  *     certainty_own: the largest softmax(z) share of the bm25 list that a
  *     note in the query's own script holds (fusion_cand.own_script; 0 when
- *     bm25 found only notes in the other language): a lone translated hit
- *     does not weigh as the note the query's own words are sure of.
+ *     bm25 found only notes in the other language, or when bm25's own list
+ *     has no spread: its certainty is then the same convention): a lone
+ *     translated hit does not weigh as the note the query's own words are
+ *     sure of.
  *     Normalised by sum of w_c * top z_c (+ w_title * z_ref), so a note
  *     first in every channel with an exact name scores about 1.0.
  *

@@ -248,6 +248,14 @@ static void test_lone_translated_hit_gives_way_to_sure_same_language_notes(void 
     assert_true(fabs(info.xlate_certainty - sure) < 1e-9);
     assert_true(info.xlate_confidence == 1 && info.weight[SEARCH_CH_XLATE] == 5.0);
 
+    /* a lone bm25 hit is "sure" only by the convention that makes a lone
+     * translated hit z = 1: nothing measured, no doubt */
+    demo_lists(c, 1);
+    c[1].ch[SEARCH_CH_BM25] = (search_channel_hit){0};
+    fusion_run(c, 6, w, 60, 1, &info);
+    assert_true(info.xlate_certainty == 0 && info.xlate_confidence == 1);
+    assert_true(info.weight[SEARCH_CH_XLATE] == 5.0);
+
     /* bm25 found only notes in the other language (names, code): nothing
      * to give way to, the translation decides */
     demo_lists(c, 0);
