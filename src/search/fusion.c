@@ -132,9 +132,9 @@ static double own_script_certainty(const fusion_cand *c, size_t n, double zb_top
  * (a lone bm25 hit is "sure" by the same convention: doubting a lone
  * translated hit by it dropped the right Chinese note of "binary tree
  * traversal" out of the mixed vault's top 10). A list with spread keeps
- * its weight: doubting every list so, or capping the weight at bm25's,
- * lost 0.027-0.032 on dev en>zh with the GloVe model (docs/performance.md,
- * session 28). */
+ * its weight: its z measures how far its hit stands out. Capping the
+ * weight at bm25's lost 0.027-0.032 on dev en>zh with the GloVe model
+ * (docs/performance.md, session 28). */
 static void xlate_confidence(const fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS],
                              double zb_top, search_fusion *info)
 {

@@ -42,7 +42,7 @@
  *     first in every channel with an exact name scores about 1.0.
  *
  * A lone hit (list of one) or a list of equal scores gives z = 1.
- * (xlate_certainty is reported for every z-score fusion; the weight is
+ * (xlate_certainty is reported whenever it is measured; the weight is
  * scaled only for a translated list without spread.)
  * Pure functions over caller-owned arrays; no allocation survives a call. */
 #ifndef TROVE_FUSION_H
