@@ -897,6 +897,8 @@ static const wire_field fusion_rows[] = {
     W(search_fusion, certainty, WIRE_DOUBLE),
     W(search_fusion, agreement, WIRE_DOUBLE),
     W(search_fusion, vector_confidence, WIRE_DOUBLE),
+    W(search_fusion, xlate_certainty, WIRE_DOUBLE),
+    W(search_fusion, xlate_confidence, WIRE_DOUBLE),
     {.key = "channels", .kind = WIRE_OBJ, .n = SEARCH_N_CHANNELS, .soa = 1,
      .sub = WT(fusion_channel_type)},
 };

@@ -191,6 +191,10 @@ static void explain_fusion(FILE *f, const search_fusion *fu)
     if (fu->method == SEARCH_FUSION_Z)
         fprintf(f, "\nvector confidence: %.3f = 1 - bm25 certainty %.3f x (1 - agreement %.3f)",
                 fu->vector_confidence, fu->certainty, fu->agreement);
+    if (fu->method == SEARCH_FUSION_Z && fu->n[SEARCH_CH_XLATE] && fu->xlate_confidence < 1)
+        fprintf(f, "\ntranslation confidence: %.3f = 1 - bm25 certainty of a same-language note"
+                   " %.3f (a translated list without spread)",
+                fu->xlate_confidence, fu->xlate_certainty);
     fputc('\n', f);
 }
 
@@ -630,6 +634,7 @@ static void out_json(FILE *f, const char *query, const search_results *res, cons
             json_object_set_new(fj, "bm25_certainty", json_real(fu->certainty));
             json_object_set_new(fj, "agreement", json_real(fu->agreement));
             json_object_set_new(fj, "vector_confidence", json_real(fu->vector_confidence));
+            json_object_set_new(fj, "translation_confidence", json_real(fu->xlate_confidence));
         }
         json_object_set_new(root, "fusion", fj);
         json_object_set_new(root, "vector", vector_json(res));

@@ -70,12 +70,8 @@ static int collect_word(void *ctx, const char *token, size_t len, size_t start, 
     return wl->n >= XLATE_MAX_WORDS;
 }
 
-/* A note written in the query's script: for a query in Han characters
- * any CJK note (a Japanese note holds 開発者 as a Chinese one would), else
- * a note in no CJK language. */
-static int same_script(const query_parsed *q, const cand *c)
+int search_same_script(int cjk_query, const cand *c)
 {
-    int cjk_query = tok_has_cjk(q->plain, strlen(q->plain)) != 0;
     int cjk_note = c->lang == LANG_ZH || c->lang == LANG_JA || c->lang == LANG_KO;
     return c->lang != LANG_UND && cjk_note == cjk_query;
 }
@@ -87,10 +83,11 @@ static int64_t best_same_language_chunk(const query_parsed *q, const cand_set *c
 {
     int64_t best = 0;
     int best_rank = 0;
+    int cjk = tok_has_cjk(q->plain, strlen(q->plain)) != 0;
     for (size_t i = 0; i < cs->n; i++) {
         const cand *c = &cs->items[i];
         int r = c->ch[SEARCH_CH_BM25].rank;
-        if (r && (!best_rank || r < best_rank) && same_script(q, c)) {
+        if (r && (!best_rank || r < best_rank) && search_same_script(cjk, c)) {
             best_rank = r;
             best = c->chunk_id;
         }
@@ -186,9 +183,10 @@ trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *f
      * title channel's score: 1 for the whole name) is evidence as strong
      * as body text holding the words: "version control cheatsheet" as a
      * note's alias must not give way to 版本 in a recipe */
-    for (size_t i = 0; i < cs->n; i++) {
+    int cjk = c->q->plain && tok_has_cjk(c->q->plain, strlen(c->q->plain)) != 0;
+    for (size_t i = 0; c->q->plain && i < cs->n; i++) {
         const cand *t = &cs->items[i];
-        if (t->ch[SEARCH_CH_TITLE].rank && same_script(c->q, t) &&
+        if (t->ch[SEARCH_CH_TITLE].rank && search_same_script(cjk, t) &&
             t->ch[SEARCH_CH_TITLE].score > c->out->xlate_coverage)
             c->out->xlate_coverage = t->ch[SEARCH_CH_TITLE].score;
     }

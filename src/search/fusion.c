@@ -60,14 +60,18 @@ static void channel_stats(const fusion_cand *c, size_t n, int ch, search_fusion 
     info->sd[ch] = m > 1 ? sqrt(sq / m) : 0;
 }
 
-/* The standardised score; a lone hit or a list of equal scores gives 1.
- * (A relative tolerance: equal scores may differ in the last bits.) */
-static double zscore(const search_fusion *info, int ch, double s)
+/* Whether a channel's list has no spread: a lone hit, or equal scores (a
+ * relative tolerance: equal scores may differ in the last bits). */
+static int no_spread(const search_fusion *info, int ch)
 {
     double sd = info->sd[ch];
-    if (sd <= 1e-12 * fabs(info->mean[ch]) || sd == 0)
-        return 1.0;
-    return (s - info->mean[ch]) / sd;
+    return sd <= 1e-12 * fabs(info->mean[ch]) || sd == 0;
+}
+
+/* The standardised score; a list without spread gives 1. */
+static double zscore(const search_fusion *info, int ch, double s)
+{
+    return no_spread(info, ch) ? 1.0 : (s - info->mean[ch]) / info->sd[ch];
 }
 
 /* certainty: the largest softmax(z) over bm25's list; agreement: how much
@@ -97,6 +101,51 @@ static void vector_confidence(const fusion_cand *c, size_t n, double zb_top, dou
     info->vector_confidence = 1.0 - info->certainty * (1.0 - info->agreement);
 }
 
+/* How sure bm25 is of a note in the reader's own script: the largest
+ * softmax(z) share of bm25's list that such a note holds (0: bm25 found
+ * none, or only notes in the other language, whose words are names and
+ * code). The translated list counts only notes in the other language, so
+ * it can never support that note: no agreement term as for vectors. */
+static double own_script_certainty(const fusion_cand *c, size_t n, double zb_top)
+{
+    double mass = 0, own = 0;
+    for (size_t i = 0; i < n; i++) {
+        const search_channel_hit *b = &c[i].ch[SEARCH_CH_BM25];
+        if (!in_stats(b))
+            continue;
+        double p = exp(b->z - zb_top);   /* <= 1: no overflow */
+        mass += p;
+        if (c[i].own_script && p > own)
+            own = p;
+    }
+    return mass > 0 ? own / mass : 0;
+}
+
+/* The translated list's weight for this query. A list without spread (a
+ * lone hit, most often: one translated word that a single note holds)
+ * gets z = 1 by convention, not because its hit stands out; where bm25 is
+ * sure of a note in the reader's language, that convention made it weigh
+ * as that note ("how do I remember what I study" with the GloVe model:
+ * study=研究 in a travel note came 2nd, above Git Basics, which holds
+ * "remember"). Such a list is doubted as far as bm25 is sure of a
+ * same-language note, where that is measured: bm25's own list has spread
+ * (a lone bm25 hit is "sure" by the same convention: doubting a lone
+ * translated hit by it dropped the right Chinese note of "binary tree
+ * traversal" out of the mixed vault's top 10). A list with spread keeps
+ * its weight: its z measures how far its hit stands out. Capping the
+ * weight at bm25's lost 0.027-0.032 on dev en>zh with the GloVe model
+ * (docs/performance.md, session 28). */
+static void xlate_confidence(const fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS],
+                             double zb_top, search_fusion *info)
+{
+    int measured = info->n[SEARCH_CH_BM25] > 1 && !no_spread(info, SEARCH_CH_BM25);
+    info->xlate_certainty = measured ? own_script_certainty(c, n, zb_top) : 0;
+    info->xlate_confidence =
+        info->n[SEARCH_CH_XLATE] && no_spread(info, SEARCH_CH_XLATE) ? 1.0 - info->xlate_certainty
+                                                                      : 1.0;
+    info->weight[SEARCH_CH_XLATE] = w[SEARCH_CH_XLATE] * info->xlate_confidence;
+}
+
 static void fuse_z(fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS], search_fusion *info)
 {
     static const int scored[] = {SEARCH_CH_BM25, SEARCH_CH_VECTOR, SEARCH_CH_XLATE};
@@ -117,7 +166,7 @@ static void fuse_z(fusion_cand *c, size_t n, const double w[SEARCH_N_CHANNELS], 
     info->weight[SEARCH_CH_BM25] = w[SEARCH_CH_BM25];
     info->weight[SEARCH_CH_TITLE] = w[SEARCH_CH_TITLE];
     info->weight[SEARCH_CH_VECTOR] = w[SEARCH_CH_VECTOR] * info->vector_confidence;
-    info->weight[SEARCH_CH_XLATE] = w[SEARCH_CH_XLATE];
+    xlate_confidence(c, n, w, top[SEARCH_CH_BM25], info);
     /* An exact name is worth the clearest hit of any channel. */
     double z_ref = fmax(1.0, fmax(top[SEARCH_CH_BM25], top[SEARCH_CH_VECTOR]));
     double best = w[SEARCH_CH_TITLE] * z_ref;

@@ -28,10 +28,22 @@
  *     its full weight. The title vote is w_title * quality * z_ref, z_ref
  *     the largest top z of the score channels (at least 1): an exact name
  *     counts like the clearest hit of any channel.
+ *     The translated list (channel "translation") is a score channel too.
+ *     When its list has no spread (a lone hit, or equal scores: z = 1 by
+ *     convention, not by standing out) its weight is scaled by
+ *         c_x = 1 - certainty_own
+ *     certainty_own: the largest softmax(z) share of the bm25 list that a
+ *     note in the query's own script holds (fusion_cand.own_script; 0 when
+ *     bm25 found only notes in the other language, or when bm25's own list
+ *     has no spread: its certainty is then the same convention): a lone
+ *     translated hit does not weigh as the note the query's own words are
+ *     sure of.
  *     Normalised by sum of w_c * top z_c (+ w_title * z_ref), so a note
  *     first in every channel with an exact name scores about 1.0.
  *
  * A lone hit (list of one) or a list of equal scores gives z = 1.
+ * (xlate_certainty is reported whenever it is measured; the weight is
+ * scaled only for a translated list without spread.)
  * Pure functions over caller-owned arrays; no allocation survives a call. */
 #ifndef TROVE_FUSION_H
 #define TROVE_FUSION_H
@@ -48,6 +60,7 @@
  * ch[c].z, ch[c].vote and fused. */
 typedef struct fusion_cand {
     search_channel_hit ch[SEARCH_N_CHANNELS];
+    int own_script;   /* in: the note is in the query's script (FUSION_Z's translation weight) */
     double fused;
 } fusion_cand;
 

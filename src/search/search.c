@@ -146,16 +146,20 @@ static int query_language(store *st, const cand_set *cs, const search_opts *o)
     return l;
 }
 
-static void fuse(store *st, cand_set *cs, const search_opts *o, int vector_ran, char lang_out[8],
-                 search_fusion *info)
+static void fuse(store *st, const query_parsed *q, cand_set *cs, const search_opts *o,
+                 int vector_ran, char lang_out[8], search_fusion *info)
 {
     fusion_cand *fc = xcalloc(cs->n ? cs->n : 1, sizeof *fc);
+    /* same-language evidence, which the translation's weight gives way to */
+    int xlate = o->weights[SEARCH_CH_XLATE] > 0 && q->plain;
+    int cjk = xlate && tok_has_cjk(q->plain, strlen(q->plain)) != 0;
     for (size_t i = 0; i < cs->n; i++) {
         cand *c = &cs->items[i];
         /* Anchor: the best keyword chunk, else the best vector chunk. */
         if (!c->chunk_id)
             c->chunk_id = c->vec_chunk_id;
         memcpy(fc[i].ch, c->ch, sizeof fc[i].ch);
+        fc[i].own_script = xlate && search_same_script(cjk, c);
         /* bm25 ranks by its score times the link prior: so does its z */
         if (c->has_bm25)
             fc[i].ch[SEARCH_CH_BM25].score = bm25_key(c);
@@ -575,7 +579,7 @@ static trove_err fuse_and_fill(search_ctx *c, const config *cfg, cand_set *cs)
     fo.weights[SEARCH_CH_XLATE] *= xlate_share;
     if (rc)
         return rc;
-    fuse(st, cs, &fo, vector_ran, out->lang, &out->fusion);
+    fuse(st, c->q, cs, &fo, vector_ran, out->lang, &out->fusion);
     rc = apply_recency(c, cs);
     if (rc == TROVE_OK && !o->each_translation && group_possible(st))
         rc = collapse_translations(st, cs, o, c->f, lang_from_code(out->lang));

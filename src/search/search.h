@@ -180,6 +180,8 @@ typedef struct search_fusion {
     double certainty;                   /* FUSION_Z: bm25's largest softmax(z) */
     double agreement;                   /* vector support of bm25's sure notes, [0, 1] */
     double vector_confidence;           /* 1 - certainty * (1 - agreement) */
+    double xlate_certainty;             /* FUSION_Z: bm25's largest softmax(z) on a note in the query's script */
+    double xlate_confidence;            /* translated list without spread: 1 - xlate_certainty, else 1 */
 } search_fusion;
 
 /* Another copy of a result in another language (search/group.h). */

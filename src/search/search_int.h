@@ -252,4 +252,10 @@ extern const search_channel search_ch_graph;    /* ch_graph.c: link prior, bm25 
  * is set). In the read transaction, before fusion. */
 trove_err search_xlate_weight(const search_ctx *c, const cand_set *cs, double *factor);
 
+/* Whether note c is written in the query's script (ch_xlate.c; cjk_query:
+ * the query holds Han characters): for a query in Han characters any CJK note (a Japanese note holds 開発者 as a
+ * Chinese one would), else a note in no CJK language; a note of unknown
+ * language is neither. Same-language evidence for the translation's weight. */
+int search_same_script(int cjk_query, const cand *c);
+
 #endif

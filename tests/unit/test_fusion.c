@@ -201,6 +201,74 @@ static void test_degenerate_lists_and_stats_window(void **state)
     assert_true(big[0].ch[SEARCH_CH_BM25].vote > 0);
 }
 
+/* scripts/demo.sh's "how do I remember what I study" with the GloVe model:
+ * bm25 holds two English notes (0: Spaced Repetition, 1: Git Basics, both
+ * with "remember"), the translated list one Chinese note (2: study=研究),
+ * the vector channel prefers 1 and 0 and puts 2 low. The lone translated
+ * hit gets z = 1 like any list without spread; at its weight above bm25's
+ * it came second. A list without spread is doubted as far as bm25 is sure
+ * of a note in the query's own script: it comes below the notes that hold
+ * the query's words. */
+static void demo_lists(fusion_cand *c, int own)
+{
+    memset(c, 0, 6 * sizeof *c);
+    c[0].ch[SEARCH_CH_BM25] = (search_channel_hit){.rank = 1, .score = 2.439};
+    c[1].ch[SEARCH_CH_BM25] = (search_channel_hit){.rank = 2, .score = 1.993};
+    c[2].ch[SEARCH_CH_XLATE] = (search_channel_hit){.rank = 1, .score = 3.602};
+    static const double vs[6] = {0.856, 0.847, 0.839, 0.70, 0.62, 0.55};
+    static const int vw[6] = {1, 3, 0, 4, 5, 2};
+    set_list(c, SEARCH_CH_VECTOR, vs, 6, vw);
+    c[0].own_script = c[1].own_script = own;
+}
+
+static void test_lone_translated_hit_gives_way_to_sure_same_language_notes(void **state)
+{
+    (void)state;
+    double w[SEARCH_N_CHANNELS] = {1.0, 1.5, 0.443};
+    w[SEARCH_CH_XLATE] = 1.01;   /* 5 x (1 - 0.37)^2 x 1/2 */
+    fusion_cand c[6];
+    search_fusion info;
+
+    demo_lists(c, 1);
+    fusion_run(c, 6, w, 60, 1, &info);
+    double sure = 1.0 / (1.0 + exp(-2.0));   /* bm25 z = +1, -1 */
+    assert_true(fabs(info.xlate_certainty - sure) < 1e-9);
+    assert_true(fabs(info.xlate_confidence - (1 - sure)) < 1e-9);
+    assert_true(fabs(info.weight[SEARCH_CH_XLATE] - 1.01 * (1 - sure)) < 1e-9);
+    assert_true(c[2].ch[SEARCH_CH_XLATE].z == 1.0);   /* still a lone hit's z */
+    assert_true(c[0].fused > c[1].fused && c[1].fused > c[2].fused);
+    assert_true(c[2].fused > 0);   /* doubted, not dropped */
+
+    /* a translated list with spread: its z says how far its best stands
+     * out, and it keeps its weight */
+    demo_lists(c, 1);
+    c[3].ch[SEARCH_CH_XLATE] = (search_channel_hit){.rank = 2, .score = 1.2};
+    w[SEARCH_CH_XLATE] = 5.0;
+    fusion_run(c, 6, w, 60, 1, &info);
+    assert_true(fabs(info.xlate_certainty - sure) < 1e-9);
+    assert_true(info.xlate_confidence == 1 && info.weight[SEARCH_CH_XLATE] == 5.0);
+
+    /* a lone bm25 hit is "sure" only by the convention that makes a lone
+     * translated hit z = 1: nothing measured, no doubt */
+    demo_lists(c, 1);
+    c[1].ch[SEARCH_CH_BM25] = (search_channel_hit){0};
+    fusion_run(c, 6, w, 60, 1, &info);
+    assert_true(info.xlate_certainty == 0 && info.xlate_confidence == 1);
+    assert_true(info.weight[SEARCH_CH_XLATE] == 5.0);
+
+    /* bm25 found only notes in the other language (names, code): nothing
+     * to give way to, the translation decides */
+    demo_lists(c, 0);
+    fusion_run(c, 6, w, 60, 1, &info);
+    assert_true(info.xlate_certainty == 0 && info.xlate_confidence == 1);
+    assert_true(info.weight[SEARCH_CH_XLATE] == 5.0);
+    assert_true(c[2].fused > c[0].fused);
+
+    /* keyword channels only (RRF): the weight as given */
+    fusion_run(c, 6, w, 60, 0, &info);
+    assert_true(info.weight[SEARCH_CH_XLATE] == 5.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_clear_vector_winner_beats_unsure_keywords),
         cmocka_unit_test(test_agreement_keeps_vector_weight),
         cmocka_unit_test(test_degenerate_lists_and_stats_window),
+        cmocka_unit_test(test_lone_translated_hit_gives_way_to_sure_same_language_notes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
