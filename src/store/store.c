@@ -797,18 +797,32 @@ fail:
     return rc;
 }
 
+/* Runs one statement with up to two text parameters (b NULL: one); a
+ * failure is reported as `what`, or as the statement when what is NULL. */
+static trove_err exec_bound_as(store *st, const char *sql, const char *a, const char *b,
+                               const char *what)
+{
+    sqlite3_stmt *s;
+    if (!(s = store_stmt_get(st, sql)))
+        return store_fail(st, what ? what : sql);
+    sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+    if (b)
+        sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    store_stmt_put(st, s);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? TROVE_OK : store_fail(st, what ? what : sql);
+}
+
+static trove_err exec_bound(store *st, const char *sql, const char *a, const char *b)
+{
+    return exec_bound_as(st, sql, a, b, NULL);
+}
+
 static trove_err meta_put(store *st, const char *key, const char *value, const char *what)
 {
-    sqlite3_stmt *q = value ? store_stmt_get(st, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
-                            : store_stmt_get(st, "DELETE FROM meta WHERE key = ?");
-    if (!q)
-        return store_fail(st, what);
-    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
-    if (value)
-        sqlite3_bind_text(q, 2, value, -1, SQLITE_STATIC);
-    int step = sqlite3_step(q);
-    store_stmt_put(st, q);
-    return step == SQLITE_DONE ? TROVE_OK : store_fail(st, what);
+    return value ? exec_bound_as(st, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", key,
+                                 value, what)
+                 : exec_bound_as(st, "DELETE FROM meta WHERE key = ?", key, NULL, what);
 }
 
 static int str_same(const char *a, const char *b)
@@ -1139,18 +1153,6 @@ trove_err store_collection_ensure(store *st, const char *name, const char *root,
     return rc;
 }
 
-static trove_err exec_bound(store *st, const char *sql, const char *a, const char *b)
-{
-    sqlite3_stmt *s;
-    if (!(s = store_stmt_get(st, sql)))
-        return store_fail(st, sql);
-    sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
-    if (b)
-        sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    store_stmt_put(st, s);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? TROVE_OK : store_fail(st, sql);
-}
 
 trove_err store_collection_delete(store *st, const char *name)
 {
