@@ -257,7 +257,7 @@ void fs_stamp_append(tbuf *b, const char *path)
 {
     struct stat sb;
     if (!path || stat(path, &sb) != 0) {
-        tbuf_printf(b, "%s=-;", path ? path : "");
+        tbuf_puts(b, "-;");
         return;
     }
     tbuf_printf(b, "%s=%llu:%llu:%lld:%lld.%09ld;", path, (unsigned long long)sb.st_dev,

@@ -68,9 +68,11 @@ char *fs_exe_dir(void);
  * 0 on success, -1 (errno set) otherwise. */
 int fs_write_all(int fd, const void *buf, size_t len);
 
-/* Append "PATH=DEV:INO:SIZE:MTIME_NS;" (or "PATH=-;" when stat() fails) to
- * b: a file's identity for fingerprints of what a result depends on (the
- * tokenizer's stamp, text/tok.h), one stat() and no read. */
+/* Append "PATH=DEV:INO:SIZE:MTIME_NS;" (or "-;" when stat() fails) to b: a
+ * file's identity for fingerprints of what a result depends on (the
+ * tokenizer's stamp, text/tok.h), one stat() and no read. A missing file is
+ * named by its place in the fingerprint, not its path: an absent
+ * $HOME/.mecabrc is the same nothing under every HOME. */
 struct tbuf;
 void fs_stamp_append(struct tbuf *b, const char *path);
 
