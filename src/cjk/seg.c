@@ -669,26 +669,7 @@ static struct {
 
 char *seg_default_dict_path(void)
 {
-    const char *env = getenv("TROVE_ZH_DICT");
-    if (env && *env)
-        return xstrdup(env);
-    char *dir = fs_exe_dir();
-    tbuf b = {0};
-    if (!dir)
-        return xstrdup(SEG_DICT_FILE);
-    tbuf_printf(&b, "%s/%s", dir, SEG_DICT_FILE);
-    if (access(tbuf_cstr(&b), F_OK) != 0) {
-        tbuf alt = {0};
-        tbuf_printf(&alt, "%s/../share/trove/%s", dir, SEG_DICT_FILE);
-        if (access(tbuf_cstr(&alt), F_OK) == 0) {
-            tbuf_free(&b);
-            b = alt;
-        } else {
-            tbuf_free(&alt);
-        }
-    }
-    free(dir);
-    return tbuf_detach(&b);
+    return fs_data_file("TROVE_ZH_DICT", SEG_DICT_FILE);
 }
 
 static void warn_bigrams(void)

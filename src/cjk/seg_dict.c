@@ -595,20 +595,7 @@ trove_err seg_dict_compile(const char *dict_txt, const char *hmm_dir, const char
     hdr.payload_hash = XXH3_64bits(buf + sizeof hdr, off - sizeof hdr);
     memcpy(buf, &hdr, sizeof hdr);
 
-    tbuf tmp = {0};
-    tbuf_printf(&tmp, "%s.tmp%ld", out, (long)getpid());
-    FILE *f = fopen(tbuf_cstr(&tmp), "wb");
-    if (!f) {
-        rc = trove_fail(TROVE_EIO, "%s: %s", tbuf_cstr(&tmp), strerror(errno));
-    } else {
-        int ok = fwrite(buf, 1, off, f) == off;
-        ok &= fclose(f) == 0;
-        if (!ok || rename(tbuf_cstr(&tmp), out) != 0) {
-            rc = trove_fail(TROVE_EIO, "writing %s: %s", out, strerror(errno));
-            unlink(tbuf_cstr(&tmp));
-        }
-    }
-    tbuf_free(&tmp);
+    rc = fs_replace_file(out, NULL, &(fs_part){buf, off}, 1, 0666, 0);
 done:
     free(buf);
     free(pairs);

@@ -771,24 +771,8 @@ trove_err config_save(const config *cfg)
                 tbuf_printf(&b, "  %s: %.17g\n", config_weight_names[i], cfg->weights[i]);
     }
 
-    if (fs_mkdir_parents(cfg->file) != 0) {
-        trove_err rc = trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", cfg->file,
-                                  strerror(errno));
-        tbuf_free(&b);
-        return rc;
-    }
-    tbuf tmp = {0};
-    tbuf_printf(&tmp, "%s.tmp.%d", cfg->file, (int)getpid());
-    trove_err rc = TROVE_OK;
-    FILE *f = fopen(tmp.data, "wb");
-    if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
-        rc = trove_fail(TROVE_EIO, "cannot write %s: %s", tmp.data, strerror(errno));
-        unlink(tmp.data);
-    } else if (rename(tmp.data, cfg->file) != 0) {
-        rc = trove_fail(TROVE_EIO, "cannot replace %s: %s", cfg->file, strerror(errno));
-        unlink(tmp.data);
-    }
-    tbuf_free(&tmp);
+    trove_err rc = fs_replace_file(cfg->file, NULL, &(fs_part){b.data, b.len}, 1, 0666,
+                                   FS_REPLACE_MKDIR);
     tbuf_free(&b);
     return rc;
 }

@@ -301,18 +301,8 @@ static void memo_store(const efp *f, const char *path, double began, const char 
     tbuf_append(&b, &klen, sizeof klen);
     tbuf_append(&b, f->key.data, f->key.len);
     tbuf_puts(&b, fp);
-    tbuf tmp = {0};
-    tbuf_printf(&tmp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = b.len <= MEMO_MAX && fs_mkdir_parents(tmp.data) == 0
-                 ? open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
-                 : -1;
-    if (fd >= 0) {
-        int ok = fs_write_all(fd, b.data, b.len) == 0;
-        ok = close(fd) == 0 && ok;
-        if (!ok || rename(tmp.data, path) != 0)
-            unlink(tmp.data);
-    }
-    tbuf_free(&tmp);
+    if (b.len <= MEMO_MAX)
+        (void)fs_replace_file(path, NULL, &(fs_part){b.data, b.len}, 1, 0644, FS_REPLACE_MKDIR);
     tbuf_free(&b);
 }
 

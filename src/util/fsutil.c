@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -238,6 +239,30 @@ char *fs_exe_dir(void)
     return xstrdup(buf);
 }
 
+char *fs_data_file(const char *env, const char *name)
+{
+    const char *set = getenv(env);
+    if (set && *set)
+        return xstrdup(set);
+    char *dir = fs_exe_dir();
+    if (!dir)
+        return xstrdup(name);
+    tbuf b = {0};
+    tbuf_printf(&b, "%s/%s", dir, name);
+    if (access(tbuf_cstr(&b), F_OK) != 0) {
+        tbuf alt = {0};
+        tbuf_printf(&alt, "%s/../share/trove/%s", dir, name);
+        if (access(tbuf_cstr(&alt), F_OK) == 0) {
+            tbuf_free(&b);
+            b = alt;
+        } else {
+            tbuf_free(&alt);
+        }
+    }
+    free(dir);
+    return tbuf_detach(&b);
+}
+
 int fs_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
@@ -251,6 +276,46 @@ int fs_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)w;
     }
     return 0;
+}
+
+static int write_parts(const char *tmp, const fs_part *parts, size_t n, mode_t mode,
+                       unsigned flags)
+{
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    int ok = 1;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = fs_write_all(fd, parts[i].data, parts[i].len) == 0;
+    if (ok && (flags & FS_REPLACE_SYNC))
+        ok = fsync(fd) == 0;
+    int saved = errno;
+    ok = close(fd) == 0 && ok;
+    if (!ok && saved)
+        errno = saved;
+    return ok ? 0 : -1;
+}
+
+trove_err fs_replace_file(const char *path, const char *tmp, const fs_part *parts, size_t n,
+                          mode_t mode, unsigned flags)
+{
+    if ((flags & FS_REPLACE_MKDIR) && fs_mkdir_parents(path) != 0)
+        return trove_fail(TROVE_EIO, "cannot create the folder of %s: %s", path, strerror(errno));
+    tbuf own = {0};
+    if (!tmp) {
+        tbuf_printf(&own, "%s.%ld.tmp", path, (long)getpid());
+        tmp = tbuf_cstr(&own);
+    }
+    trove_err rc = TROVE_OK;
+    errno = 0;
+    if (write_parts(tmp, parts, n, mode, flags) != 0)
+        rc = trove_fail(TROVE_EIO, "cannot write %s: %s", tmp, strerror(errno ? errno : EIO));
+    else if (rename(tmp, path) != 0)
+        rc = trove_fail(TROVE_EIO, "cannot replace %s: %s", path, strerror(errno));
+    if (rc)
+        unlink(tmp);
+    tbuf_free(&own);
+    return rc;
 }
 
 void fs_stamp_append(tbuf *b, const char *path)

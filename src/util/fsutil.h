@@ -64,9 +64,33 @@ char *fs_xdg_path(const char *override_env, const char *xdg_env, const char *hom
  * Caller frees. */
 char *fs_exe_dir(void);
 
+/* Where a data file trove ships (a dictionary) is: $ENV when set and not
+ * empty; else NAME beside the executable, or in ../share/trove/ from it when
+ * only that one exists (an installed trove); else NAME beside the
+ * executable, which the caller's open then reports missing. Caller frees. */
+char *fs_data_file(const char *env, const char *name);
+
 /* Write all LEN bytes of BUF to FD, again after EINTR and short writes;
  * 0 on success, -1 (errno set) otherwise. */
 int fs_write_all(int fd, const void *buf, size_t len);
+
+/* One piece of a file fs_replace_file() writes. */
+typedef struct fs_part {
+    const void *data;
+    size_t len;
+} fs_part;
+
+#define FS_REPLACE_SYNC 1u    /* fsync the new file before it takes PATH's place */
+#define FS_REPLACE_MKDIR 2u   /* create PATH's missing parent folders first */
+
+/* Replace PATH in one step, so a reader sees the old file or the whole new
+ * one: the N parts, in order, go to a temporary file TMP (NULL: "PATH.PID.tmp"
+ * beside it; a folder's owner that sweeps its own leftovers names them),
+ * created with MODE (the umask applies), which is then renamed over PATH.
+ * On failure the temporary is removed, PATH is as it was, and the error
+ * (TROVE_EIO) names the file and the reason. */
+trove_err fs_replace_file(const char *path, const char *tmp, const fs_part *parts, size_t n,
+                          mode_t mode, unsigned flags);
 
 /* Append "PATH=DEV:INO:SIZE:MTIME_NS;" (or "-;" when stat() fails) to b: a
  * file's identity for fingerprints of what a result depends on (the

@@ -429,26 +429,6 @@ static size_t off_after_blocks(size_t off_blocks, size_t n_z, size_t n_e, size_t
     return align8(off_blocks + n * sizeof(uint64_t));
 }
 
-static trove_err write_atomic(const char *out, const void *buf, size_t len)
-{
-    trove_err rc = TROVE_OK;
-    tbuf tmp = {0};
-    tbuf_printf(&tmp, "%s.tmp%ld", out, (long)getpid());
-    FILE *f = fopen(tbuf_cstr(&tmp), "wb");
-    if (!f) {
-        rc = trove_fail(TROVE_EIO, "%s: %s", tbuf_cstr(&tmp), strerror(errno));
-    } else {
-        int ok = fwrite(buf, 1, len, f) == len;
-        ok &= fclose(f) == 0;
-        if (!ok || rename(tbuf_cstr(&tmp), out) != 0) {
-            rc = trove_fail(TROVE_EIO, "writing %s: %s", out, strerror(errno));
-            unlink(tbuf_cstr(&tmp));
-        }
-    }
-    tbuf_free(&tmp);
-    return rc;
-}
-
 static trove_err load_entries(const char *all_js, json_t **root)
 {
     char *text;
@@ -536,7 +516,7 @@ trove_err xdict_compile(const char *all_js, const char *zh_dict, const char *out
     }
     hdr.payload_hash = XXH3_64bits(blocks, hdr.n_blocks * sizeof *blocks);
     memcpy(buf, &hdr, sizeof hdr);
-    rc = n_z && n_e ? write_atomic(out, buf, off)
+    rc = n_z && n_e ? fs_replace_file(out, NULL, &(fs_part){buf, off}, 1, 0666, 0)
                     : trove_fail(TROVE_EPARSE, "%s: no usable entries", all_js);
     free(buf);
     free(zents);

@@ -32,26 +32,7 @@ void xlate_set_warn(xlate_warn_fn warn)
 
 char *xlate_default_dict_path(void)
 {
-    const char *env = getenv("TROVE_XL_DICT");
-    if (env && *env)
-        return xstrdup(env);
-    char *dir = fs_exe_dir();
-    if (!dir)
-        return xstrdup(XDICT_FILE);
-    tbuf b = {0};
-    tbuf_printf(&b, "%s/%s", dir, XDICT_FILE);
-    if (access(tbuf_cstr(&b), F_OK) != 0) {
-        tbuf alt = {0};
-        tbuf_printf(&alt, "%s/../share/trove/%s", dir, XDICT_FILE);
-        if (access(tbuf_cstr(&alt), F_OK) == 0) {
-            tbuf_free(&b);
-            b = alt;
-        } else {
-            tbuf_free(&alt);
-        }
-    }
-    free(dir);
-    return tbuf_detach(&b);
+    return fs_data_file("TROVE_XL_DICT", XDICT_FILE);
 }
 
 static void tell(const char *why)

@@ -169,37 +169,19 @@ void tokcache_store(const char *src, const char *kind, uint32_t version, const v
     char *path = entry_path(src, kind, &id);
     if (!path)
         return;
-    tbuf tmp = {0};
-    tbuf_printf(&tmp, "%s.%ld.tmp", path, (long)getpid());
-    const char *t = tbuf_cstr(&tmp);
-    int fd = -1;
-    if (fs_mkdir_parents(t) == 0)
-        fd = open(t, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        unsigned char hdr[HDR] = {0};
-        uint32_t klen = (uint32_t)strlen(kind);
-        uint64_t plen = len, phash = ends_hash(payload, len);
-        memcpy(hdr, MAGIC, 8);
-        memcpy(hdr + 8, &version, 4);
-        memcpy(hdr + 12, &klen, 4);
-        memcpy(hdr + 16, &id, sizeof id);
-        memcpy(hdr + 56, &plen, 8);
-        memcpy(hdr + 64, &phash, 8);
-        static const char zeros[8] = {0};
-        size_t kr = kind_room(klen);
-        bool ok = write(fd, hdr, HDR) == HDR && write(fd, kind, klen) == (ssize_t)klen &&
-                  write(fd, zeros, kr - klen) == (ssize_t)(kr - klen);
-        for (size_t off = 0; ok && off < len;) {
-            ssize_t w = write(fd, (const char *)payload + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            ok = w > 0;
-            off += w > 0 ? (size_t)w : 0;
-        }
-        ok = close(fd) == 0 && ok;
-        if (!ok || rename(t, path) != 0)
-            unlink(t);
-    }
-    tbuf_free(&tmp);
+    unsigned char hdr[HDR] = {0};
+    uint32_t klen = (uint32_t)strlen(kind);
+    uint64_t plen = len, phash = ends_hash(payload, len);
+    memcpy(hdr, MAGIC, 8);
+    memcpy(hdr + 8, &version, 4);
+    memcpy(hdr + 12, &klen, 4);
+    memcpy(hdr + 16, &id, sizeof id);
+    memcpy(hdr + 56, &plen, 8);
+    memcpy(hdr + 64, &phash, 8);
+    static const char zeros[8] = {0};
+    const fs_part parts[] = {
+        {hdr, HDR}, {kind, klen}, {zeros, kind_room(klen) - klen}, {payload, len}};
+    /* best effort: a cache that cannot be written costs the next open a parse */
+    (void)fs_replace_file(path, NULL, parts, sizeof parts / sizeof *parts, 0644, FS_REPLACE_MKDIR);
     free(path);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "util/buf.h"
+#include "util/fsutil.h"
 #include "util/mem.h"
 
 static const char MAGIC[8] = {'T', 'J', 'B', 'I', 'N', 0, 0, (char)TOKJSON_BIN_VERSION};
@@ -72,14 +73,7 @@ void *tokjson_serialize(const tokjson *t, size_t *len) {
 trove_err tokjson_save(const tokjson *t, const char *path) {
     size_t len;
     void *data = tokjson_serialize(t, &len);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    trove_err e = TROVE_OK;
-    if (!f || fwrite(data, 1, len, f) != len) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
-    if (f && fclose(f) != 0 && !e) e = trove_fail(TROVE_EIO, "%s: cannot write", tmp);
-    if (!e && rename(tmp, path) != 0) e = trove_fail(TROVE_EIO, "%s: cannot rename into place", path);
-    if (e) remove(tmp);
+    trove_err e = fs_replace_file(path, NULL, &(fs_part){data, len}, 1, 0666, 0);
     free(data);
     return e;
 }
