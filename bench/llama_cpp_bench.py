@@ -27,6 +27,11 @@ gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
 `model rerank --doc-tokens 256` with and without its prefix cache,
 llama.cpp on the same ids (rank pooling: P(yes)).
 
+Models named *_q4_k_m / *_q5_k_m (llama_cpp_models.py) are made here from
+their F32 twin by llama.cpp's own quantiser (bench/llama_cpp_quantize.c,
+llama_model_quantize): a 384-wide model's Q4_K_M / Q5_K_M as users get it,
+Q5_0 / Q5_1 wherever rows are not a multiple of 256.
+
 Both sides time only the model calls (not the load), wall and CPU time
 (user + system) of the process during them; each configuration runs
 --iters times in fresh processes, alternating, and the best CPU time of
@@ -84,21 +89,12 @@ def llama_paths():
     return lib, src
 
 
-def build_driver(lib, src, out):
-    exe = os.path.join(out, "llama_cpp_embed")
+def build_tool(lib, src, out, name):
+    """bench/NAME.c built against libllama (llama_cpp_embed, llama_cpp_quantize)."""
+    exe = os.path.join(out, name)
     sh(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I", os.path.join(src, "include"),
         "-I", os.path.join(src, "ggml", "include"),
-        os.path.join(ROOT, "bench", "llama_cpp_embed.c"), "-o", exe, "-L", lib,
-        "-l:libllama.v0.5.0.so", "-l:libggml.v0.5.0.so", "-l:libggml-base.so",
-        "-Wl,-rpath," + lib])
-    return exe
-
-
-def build_quantizer(lib, src, out):
-    exe = os.path.join(out, "llama_cpp_quantize")
-    sh(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I", os.path.join(src, "include"),
-        "-I", os.path.join(src, "ggml", "include"),
-        os.path.join(ROOT, "bench", "llama_cpp_quantize.c"), "-o", exe, "-L", lib,
+        os.path.join(ROOT, "bench", name + ".c"), "-o", exe, "-L", lib,
         "-l:libllama.v0.5.0.so", "-l:libggml.v0.5.0.so", "-l:libggml-base.so",
         "-Wl,-rpath," + lib])
     return exe
@@ -110,7 +106,7 @@ def make_mixes(a, lib, src, tmp, names, models):
             and not os.path.exists(os.path.join(a.models, n + ".gguf"))]
     if not todo:
         return
-    q = build_quantizer(lib, src, tmp)
+    q = build_tool(lib, src, tmp, "llama_cpp_quantize")
     for n in todo:
         twin, ft = models.mix_of(n)
         out = os.path.join(a.models, n + ".gguf")
@@ -307,7 +303,7 @@ def main():
         sh(["/usr/bin/python3", os.path.join(ROOT, "bench", "llama_cpp_models.py"), a.models,
             "--only", ",".join(emb + rr)])
     make_mixes(a, lib, src, tmp, emb + rr, llama_cpp_models)
-    exe = build_driver(lib, src, tmp)
+    exe = build_tool(lib, src, tmp, "llama_cpp_embed")
     with open("/proc/loadavg") as f:
         load0 = " ".join(f.read().split()[:3])
     rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
