@@ -27,6 +27,11 @@ gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
 `model rerank --doc-tokens 256` with and without its prefix cache,
 llama.cpp on the same ids (rank pooling: P(yes)).
 
+Models named *_q4_k_m / *_q5_k_m (llama_cpp_models.py) are made here from
+their F32 twin by llama.cpp's own quantiser (bench/llama_cpp_quantize.c,
+llama_model_quantize): a 384-wide model's Q4_K_M / Q5_K_M as users get it,
+Q5_0 / Q5_1 wherever rows are not a multiple of 256.
+
 Both sides time only the model calls (not the load), wall and CPU time
 (user + system) of the process during them; each configuration runs
 --iters times in fresh processes, alternating, and the best CPU time of
@@ -84,14 +89,29 @@ def llama_paths():
     return lib, src
 
 
-def build_driver(lib, src, out):
-    exe = os.path.join(out, "llama_cpp_embed")
+def build_tool(lib, src, out, name):
+    """bench/NAME.c built against libllama (llama_cpp_embed, llama_cpp_quantize)."""
+    exe = os.path.join(out, name)
     sh(["gcc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I", os.path.join(src, "include"),
         "-I", os.path.join(src, "ggml", "include"),
-        os.path.join(ROOT, "bench", "llama_cpp_embed.c"), "-o", exe, "-L", lib,
+        os.path.join(ROOT, "bench", name + ".c"), "-o", exe, "-L", lib,
         "-l:libllama.v0.5.0.so", "-l:libggml.v0.5.0.so", "-l:libggml-base.so",
         "-Wl,-rpath," + lib])
     return exe
+
+
+def make_mixes(a, lib, src, tmp, names, models):
+    """The llama-quantize mixes among names, from their F32 twins."""
+    todo = [n for n in names if models.mix_of(n)
+            and not os.path.exists(os.path.join(a.models, n + ".gguf"))]
+    if not todo:
+        return
+    q = build_tool(lib, src, tmp, "llama_cpp_quantize")
+    for n in todo:
+        twin, ft = models.mix_of(n)
+        out = os.path.join(a.models, n + ".gguf")
+        sh([q, os.path.join(a.models, twin + ".gguf"), out + ".tmp", ft, "--backends", lib])
+        os.replace(out + ".tmp", out)
 
 
 def read_ids(path, n):
@@ -143,10 +163,15 @@ def bench_embed(a, exe, lib, names, tmp):
     for n in names:
         m = os.path.join(a.models, n + ".gguf")
         tr, lr, br = [], [], []
+        base = a.trove_base
         for _ in range(a.iters):
             tr.append(run_trove_embed(a, m, ids))
-            if a.trove_base:  # alternating with the other trove, same load
-                br.append(run_trove_embed(a, m, ids, a.trove_base))
+            if base:  # alternating with the other trove, same load
+                try:
+                    br.append(run_trove_embed(a, m, ids, base))
+                except subprocess.CalledProcessError:  # e.g. a weight type it cannot read
+                    print("| %s (--trove-base) | cannot read the file |||||||" % n, flush=True)
+                    base = None
             lr.append(run_llama(a, exe, lib, m, ids_file, a.llama_batch))
         t, l = best(tr), best(lr)
         c = cos(t[2], l[2])
@@ -277,7 +302,8 @@ def main():
     if emb or rr:
         sh(["/usr/bin/python3", os.path.join(ROOT, "bench", "llama_cpp_models.py"), a.models,
             "--only", ",".join(emb + rr)])
-    exe = build_driver(lib, src, tmp)
+    make_mixes(a, lib, src, tmp, emb + rr, llama_cpp_models)
+    exe = build_tool(lib, src, tmp, "llama_cpp_embed")
     with open("/proc/loadavg") as f:
         load0 = " ".join(f.read().split()[:3])
     rev = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()

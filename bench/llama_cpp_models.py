@@ -12,7 +12,14 @@ writes into OUTDIR (a file already there is kept):
                                        hidden, 3072 FFN): the K-quants need
                                        rows that are multiples of 256, which
                                        384-wide models do not have
+  minilm_{q5_0,q5_1}.gguf, bge_base_q5_k.gguf   the 5-bit types (numpy's
+                                       quantiser, gguf_writer.py)
   minilm_rerank_{f32,q8_0}.gguf        ms-marco-MiniLM-L-6-v2 shape, rank head
+  *_q4_k_m, *_q5_k_m                   (minilm, minilm_rerank): written here
+                                       as the F32 twin only; the bench makes
+                                       them with llama.cpp's own quantiser
+                                       (bench/llama_cpp_quantize.c), which
+                                       stores 384-long rows as Q5_0 / Q5_1
   passages.ids      200 passages, one per line, comma-separated ids framed
                     [CLS] ... [SEP], lengths 16..256 (seeded)
   rerank_docs.txt   20 documents of exactly 256 vocabulary words (each one
@@ -71,14 +78,28 @@ SHAPES = {
     "bge_base": dict(H=768, L=12, nh=12, FF=3072),
 }
 TYPES = {"f32": "F32", "f16": "F16", "bf16": "BF16", "q8_0": "Q8_0", "q4_k": "Q4_K",
-         "q6_k": "Q6_K"}
+         "q6_k": "Q6_K", "q5_0": "Q5_0", "q5_1": "Q5_1", "q5_k": "Q5_K"}
+# llama-quantize's mixes, made from the F32 twin by the bench (llama.cpp)
+LLAMA_MIXES = {"q4_k_m": "Q4_K_M", "q5_k_m": "Q5_K_M"}
 MODELS = ["minilm_" + t for t in ("f32", "f16", "bf16", "q8_0")] + \
          ["bge_small_" + t for t in ("f32", "f16", "bf16", "q8_0")] + \
          ["bge_base_" + t for t in ("f32", "q4_k", "q6_k")] + \
-         ["minilm_rerank_f32", "minilm_rerank_q8_0"]
+         ["minilm_rerank_f32", "minilm_rerank_q8_0"] + \
+         ["minilm_q5_0", "minilm_q5_1", "bge_base_q5_k", "minilm_q4_k_m", "minilm_q5_k_m",
+          "minilm_rerank_q4_k_m", "minilm_rerank_q5_k_m"]
+
+
+def mix_of(name):
+    """(F32 twin, llama_ftype name) for a llama-quantize mix, else None."""
+    for t, ft in LLAMA_MIXES.items():
+        if name.endswith("_" + t):
+            return name[:-len(t)] + "f32", ft
+    return None
 
 
 def write_model(out, name):
+    if mix_of(name):
+        name = mix_of(name)[0]
     path = os.path.join(out, name + ".gguf")
     if os.path.exists(path):
         return

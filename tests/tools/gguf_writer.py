@@ -58,7 +58,8 @@ _NP_VT = {
 
 # ggml tensor type ids, elements per block, bytes per block
 QTYPES = {
-    "F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q8_0": (8, 32, 34),
+    "F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q5_0": (6, 32, 22),
+    "Q5_1": (7, 32, 24), "Q8_0": (8, 32, 34),
     "Q4_K": (12, 256, 144), "Q5_K": (13, 256, 176), "Q6_K": (14, 256, 210),
     "BF16": (30, 1, 2),
 }
@@ -180,6 +181,31 @@ def _q4_0(x):
     return np.concatenate([d16[:, None].view(np.uint8).reshape(-1, 2), qs], axis=1)
 
 
+def _q5_bits(q):
+    """q uint8 [nb, 32] in 0..31 -> qh (4 bytes: bit j = 5th bit of element j) + qs [nb, 16]."""
+    qs = (q[:, :16] & 0xF) | ((q[:, 16:] & 0xF) << 4)
+    qh = (((q.astype(np.uint32) >> 4) & 1) << np.arange(32, dtype=np.uint32)).sum(axis=1)
+    return np.concatenate([qh.astype("<u4")[:, None].view(np.uint8), qs.astype(np.uint8)], axis=1)
+
+
+def _q5_0(x):
+    idx = np.abs(x).argmax(axis=1)
+    mx = x[np.arange(len(x)), idx]
+    d16 = f16_bits(mx / -16.0)
+    d = f16_from_bits(d16)
+    q = np.clip(np.floor(x * _safe_inv(d)[:, None] + 16.5), 0, 31).astype(np.uint8)
+    return np.concatenate([d16[:, None].view(np.uint8).reshape(-1, 2), _q5_bits(q)], axis=1)
+
+
+def _q5_1(x):
+    lo, hi = x.min(axis=1), x.max(axis=1)
+    d16, m16 = f16_bits((hi - lo) / 31.0), f16_bits(lo)
+    d, m = f16_from_bits(d16), f16_from_bits(m16)
+    q = np.clip(np.rint((x - m[:, None]) * _safe_inv(d)[:, None]), 0, 31).astype(np.uint8)
+    head = np.stack([d16, m16], axis=1).view(np.uint8).reshape(-1, 4)
+    return np.concatenate([head, _q5_bits(q)], axis=1)
+
+
 def _pack_k_scales(sc, mn):
     """sc, mn: uint8 [nb, 8] 6-bit values -> uint8 [nb, 12] (get_scale_min_k4 layout)."""
     s = np.zeros((len(sc), 12), dtype=np.uint8)
@@ -261,7 +287,8 @@ def _q6_k(x):
                            d16[:, None].view(np.uint8).reshape(-1, 2)], axis=1)
 
 
-_QUANT = {"Q8_0": _q8_0, "Q4_0": _q4_0, "Q4_K": _q4_k, "Q5_K": _q5_k, "Q6_K": _q6_k}
+_QUANT = {"Q8_0": _q8_0, "Q4_0": _q4_0, "Q5_0": _q5_0, "Q5_1": _q5_1, "Q4_K": _q4_k,
+          "Q5_K": _q5_k, "Q6_K": _q6_k}
 
 
 def quantize(qtype, arr):
@@ -299,6 +326,19 @@ def _dq_q4_0(b):
     qs = b[:, 2:18]
     q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.float32) - 8
     return d[:, None] * q
+
+
+def _dq_q5(b, one):
+    """Q5_0: d * (q - 16); Q5_1: d * q + m (llama.cpp's order of operations)."""
+    d = _h(b, 0)
+    o = 4 if one else 2
+    qh = b[:, o:o + 4].copy().view("<u4")[:, 0]
+    qs = b[:, o + 4:o + 20]
+    hi = ((qh[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(np.int32) << 4
+    q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.int32) | hi
+    if one:
+        return q.astype(np.float32) * d[:, None] + _h(b, 2)[:, None]
+    return (q - 16).astype(np.float32) * d[:, None]
 
 
 def _dq_kaffine(b, five):
@@ -347,6 +387,7 @@ def _dq_q6_k(b):
 
 
 _DEQUANT = {"Q8_0": _dq_q8_0, "Q4_0": _dq_q4_0, "Q6_K": _dq_q6_k,
+            "Q5_0": lambda b: _dq_q5(b, False), "Q5_1": lambda b: _dq_q5(b, True),
             "Q4_K": lambda b: _dq_kaffine(b, False), "Q5_K": lambda b: _dq_kaffine(b, True)}
 
 
@@ -473,6 +514,19 @@ def _testfile(path, f32_path):
             raw[:, 2:4] = f16_bits(rng.uniform(0.0, 0.3, 8)).view(np.uint8).reshape(8, 2)
         w.add_tensor_raw("r." + qt, [bs * 4, 2], tid, raw.tobytes())
         deqs.append(dequantize(qt, raw.tobytes(), (2, bs * 4)).reshape(-1))
+    # Q5_0 and Q5_1 (added later: after the others, so their order holds)
+    for i, qt in enumerate(["Q5_0", "Q5_1"]):
+        a = rng.standard_normal((3, 64)).astype(np.float32) * (0.5 + i) + (0.3 if i else 0)
+        a[0, :7] = 0
+        deqs.append(w.add_tensor("t." + qt, a, qt).reshape(-1))
+    for qt in ["Q5_0", "Q5_1"]:
+        tid, bs, ts = QTYPES[qt]
+        raw = rng.integers(0, 256, size=(8, ts), dtype=np.uint8)
+        raw[:, 0:2] = f16_bits(rng.uniform(0.01, 1.0, 8)).view(np.uint8).reshape(8, 2)
+        if qt == "Q5_1":
+            raw[:, 2:4] = f16_bits(rng.uniform(-1.0, 1.0, 8)).view(np.uint8).reshape(8, 2)
+        w.add_tensor_raw("r." + qt, [bs * 4, 2], tid, raw.tobytes())
+        deqs.append(dequantize(qt, raw.tobytes(), (2, bs * 4)).reshape(-1))
     w.write()
     np.concatenate(deqs).astype("<f4").tofile(f32_path)
 
@@ -502,6 +556,13 @@ def _seeds(d):
     w.add_tensor("a", rng.standard_normal((1, 2, 3, 32)), "Q8_0")
     w.add_tensor("b", rng.standard_normal(5), "F32")
     w.write()
+    for qt in ["Q5_0", "Q5_1"]:  # added later, after the others: theirs stay as they were
+        w = GGUFWriter(os.path.join(d, "t_%s.gguf" % qt.lower()))
+        w.add_kv("general.architecture", "gemma-embedding")
+        w.add_kv("tokenizer.ggml.tokens", ["<pad>", "a", "b"])
+        w.add_tensor("x." + qt, rng.standard_normal((2, 64)), qt)
+        w.add_tensor("bias", rng.standard_normal(4), "F32")
+        w.write()
 
 
 def main(argv):

@@ -188,6 +188,20 @@ def qwen_tokenizer_kv(V, add_eos=True, with_yes_no=True):
     return kv, toks
 
 
+# llama-quantize's mixes for rows that are not a multiple of 256 (384-wide
+# MiniLM / bge-small): a K-quant there falls back to a 32-block type
+# (llama-quant.cpp's tensor_type_fallback: Q4_K -> Q5_0, Q5_K -> Q5_1,
+# Q6_K -> Q8_0); "Q4_K_M*" and "Q5_K_M*" stand for such files.
+MIXES = {"Q4_K_M*": ("Q4_K", "Q5_0"), "Q5_K_M*": ("Q5_K", "Q5_1")}
+
+
+def mixed_type(qtype, shape):
+    if qtype not in MIXES:
+        return qtype
+    k, fallback = MIXES[qtype]
+    return k if shape[-1] % 256 == 0 else fallback
+
+
 def qtype_for(qtype, shape):
     """Matrices take the model's type; vectors stay F32 (as llama.cpp's
     quantiser leaves them)."""
@@ -214,7 +228,7 @@ class Builder:
 
     def write(self, w):
         for name, a, qt in self.tensors:
-            w.add_tensor(name, a, qt)
+            w.add_tensor(name, a, mixed_type(qt, a.shape))
 
 
 def spm_unigram_kv(w, outdir):
@@ -509,8 +523,10 @@ def main(argv):
     bert_model(j("bert_q8"), qtype="Q8_0")
     bert_model(j("bert_f16"), qtype="F16")
     bert_model(j("bert_q40"), qtype="Q4_0")
+    bert_model(j("bert_q50"), qtype="Q5_0")
+    bert_model(j("bert_q51"), qtype="Q5_1")
     req = bert_request(200, 64, 10)
-    for n in ("bert_f32", "bert_q8", "bert_f16", "bert_q40"):
+    for n in ("bert_f32", "bert_q8", "bert_f16", "bert_q40", "bert_q50", "bert_q51"):
         emit(out, n, req)
     emit(out, "bert_q8_vs_f32", req, "bert_f32")
 
@@ -531,6 +547,21 @@ def main(argv):
     emit(out, "bert256_f32", req)
     for qt in ("q4_k", "q5_k", "q6_k"):
         emit(out, "bert256_" + qt, req)
+
+    # 384 wide (MiniLM, bge-small) as llama-quantize's Q4_K_M / Q5_K_M
+    # store it: Q5_0 / Q5_1 where rows are 384 long, Q4_K / Q5_K for
+    # ffn_down's 1536; and a cross-encoder of that mix
+    kw = dict(H=384, FF=1536, nh=6, L=1, seed=18, V=300, branch=0.3)
+    bert_model(j("bert384_f32"), **kw)
+    bert_model(j("bert384_q4_k_m"), qtype="Q4_K_M*", **kw)
+    bert_model(j("bert384_q5_k_m"), qtype="Q5_K_M*", **kw)
+    req = bert_request(300, 64, 19, n=4)
+    for n in ("bert384_f32", "bert384_q4_k_m", "bert384_q5_k_m"):
+        emit(out, n, req)
+    kw.update(rerank=True, seed=20)
+    bert_model(j("rerank384_f32"), **kw)
+    bert_model(j("rerank384_q4_k_m"), qtype="Q4_K_M*", **kw)
+    bert_model(j("rerank384_q5_k_m"), qtype="Q5_K_M*", **kw)
 
     bert_model(j("rerank_f32"), rerank=True, seed=6, name="tiny-ms-marco-reranker")
     req = bert_request(200, 64, 14, pair=True)

@@ -765,21 +765,24 @@ static void test_python_file(void **state)
     size_t nref;
     float *ref = read_f32_file(fp.data, &nref);
     const char *names[] = {"t.F32", "t.F16", "t.BF16", "t.Q8_0", "t.Q4_0", "t.Q4_K", "t.Q5_K",
-                           "t.Q6_K", "r.Q8_0", "r.Q4_0", "r.Q4_K", "r.Q5_K", "r.Q6_K"};
+                           "t.Q6_K", "r.Q8_0", "r.Q4_0", "r.Q4_K", "r.Q5_K", "r.Q6_K",
+                           "t.Q5_0", "t.Q5_1", "r.Q5_0", "r.Q5_1"};
     ggml_type types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
                          GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
                          GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                         GGML_TYPE_Q6_K};
-    assert_int_equal(gguf_n_tensors(f), 13);
+                         GGML_TYPE_Q6_K, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q5_0,
+                         GGML_TYPE_Q5_1};
+    enum { NT = sizeof names / sizeof names[0] };
+    assert_int_equal(gguf_n_tensors(f), NT);
     size_t pos = 0;
-    for (int i = 0; i < 13; i++) {
+    for (int i = 0; i < NT; i++) {
         const gguf_tensor *t = gguf_tensor_by_name(f, names[i]);
         assert_non_null(t);
         assert_ptr_equal(t, gguf_tensor_at(f, (size_t)i));
         assert_int_equal(t->type, types[i]);
         assert_int_equal(t->n_dims, 2);
         int64_t bs = (int64_t)quant_block_size(types[i]);
-        if (i < 8) {
+        if (names[i][0] == 't') {
             assert_int_equal(t->ne[1], 3);
             assert_int_equal(t->ne[0], bs == 256 ? 512 : 64);
         } else {

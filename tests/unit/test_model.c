@@ -111,15 +111,21 @@ static void test_linear(void **state)
     check_linear(GGML_TYPE_Q4_K, 4, 256, 66, 2e-2);
     check_linear(GGML_TYPE_Q5_K, 4, 256, 64, 2e-2);
     check_linear(GGML_TYPE_Q6_K, 2, 512, 3, 2e-2);
+    check_linear(GGML_TYPE_Q5_0, 5, 96, 40, 2e-2);
+    check_linear(GGML_TYPE_Q5_1, 3, 384, 33, 2e-2);
     check_linear(GGML_TYPE_Q8_0, 600, 64, 10, 2e-2);
     kern_set_quant_path(KERN_QUANT_SGEMM);
     check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 1e-5);
     check_linear(GGML_TYPE_Q4_K, 520, 256, 10, 1e-5);
+    check_linear(GGML_TYPE_Q5_1, 40, 96, 20, 1e-5);
     kern_set_quant_path(KERN_QUANT_AUTO);
     check_linear(GGML_TYPE_Q8_0, 2, 64, 100, 2e-2); /* int8 */
     check_linear(GGML_TYPE_Q8_0, 40, 64, 100, 1e-5); /* sgemm */
     check_linear(GGML_TYPE_Q4_K, 37, 512, 48, 1e-5); /* packed (and sgemm, unpacked) */
     check_linear(GGML_TYPE_Q6_K, 70, 256, 32, 1e-5);
+    check_linear(GGML_TYPE_Q5_0, 37, 384, 48, 1e-5); /* 384 wide: MiniLM's Q4_K_M */
+    check_linear(GGML_TYPE_Q5_1, 21, 384, 32, 1e-5);
+    check_linear(GGML_TYPE_Q5_K, 19, 256, 16, 1e-5);
 }
 
 static void test_rowops(void **state)
@@ -342,16 +348,14 @@ static void test_causal_prefix_attention(void **state)
     kern_set_attn_sgemm(0);
 }
 
-/* kern_linear_n (Q8_0, Q4_K and Q6_K products of one input sharing the
- * quantised activations, as a Q4_K_M file mixes them) gives kern_linear's
- * bits, packed or not, with biases, for odd row counts and 1 or 2
- * threads. */
-static void test_linear_n(void **state)
+/* kern_linear_n (three products of one input sharing the quantised
+ * activations, as a Q4_K_M file mixes Q8_0, Q4_K, Q6_K and, for rows not
+ * a multiple of 256, Q5_0/Q5_1) gives kern_linear's bits, packed or not,
+ * with biases, for odd row counts and 1 or 2 threads. */
+static void check_linear_n(const ggml_type *types)
 {
-    (void)state;
     enum { NI = 256, NA = 48, NB = 80, NC = 16 };
     int64_t outs[3] = {NA, NB, NC};
-    ggml_type types[3] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
     float *wf[3];
     void *wq[3];
     q8pack *pk[3];
@@ -411,6 +415,13 @@ static void test_linear_n(void **state)
         free(wq[i]);
         free(bias[i]);
     }
+}
+
+static void test_linear_n(void **state)
+{
+    (void)state;
+    check_linear_n((const ggml_type[]){GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K});
+    check_linear_n((const ggml_type[]){GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q5_K});
 }
 
 static void test_swiglu(void **state)

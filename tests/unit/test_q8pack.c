@@ -1,4 +1,4 @@
-/* Tests for q8pack: the packed Q8_0, Q4_K and Q6_K products against a
+/* Tests for q8pack: the packed Q8_0, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K products against a
  * double-precision dot of the dequantised weights with the int8
  * activations (the same quantised values), quant.c's row-by-row int8 dot
  * (Q8_0: the same integers, another float order) and a float dot; the AVX2 and AVX512-VNNI kernels and the
@@ -48,14 +48,16 @@ static void put_f16(uint8_t *p, float f)
     memcpy(p, &h, 2);
 }
 
-/* Random rows of `type`: Q8_0 as above; K-quants with every byte of the
- * quants and the packed 6-bit (Q4_K) or int8 (Q6_K) scales random, and
- * f16 super-block scales of a few magnitudes (one in 7 zero). */
+/* Random rows of `type`: Q8_0 as above; the others with every byte of
+ * the quants (the 5th bits of Q5_0/Q5_1 too) and the packed 6-bit (Q4_K,
+ * Q5_K) or int8 (Q6_K) scales random, and f16 (super-)block scales of a
+ * few magnitudes (one in 7 zero); Q5_1's m of either sign. */
 static uint8_t *random_w(ggml_type type, int64_t rows, int64_t n)
 {
     if (type == GGML_TYPE_Q8_0)
         return random_q8(rows, n);
-    size_t ts = quant_type_size(type), nb = (size_t)rows * (size_t)(n / 256);
+    size_t ts = quant_type_size(type), bs = quant_block_size(type);
+    size_t nb = (size_t)rows * (size_t)(n / (int64_t)bs);
     uint8_t *w = xmalloc(ts * nb);
     for (size_t i = 0; i < ts * nb; i++)
         w[i] = (uint8_t)tu_rng_u32(&rng);
@@ -64,6 +66,11 @@ static uint8_t *random_w(ggml_type type, int64_t rows, int64_t n)
         float d = i % 7 == 3 ? 0.0f : (float)(tu_rng_u32(&rng) % 1000 + 1) * (i % 2 ? 1e-5f : 1e-3f);
         if (type == GGML_TYPE_Q6_K) {
             put_f16(b + 208, d);
+        } else if (type == GGML_TYPE_Q5_0) {
+            put_f16(b, d);
+        } else if (type == GGML_TYPE_Q5_1) {
+            put_f16(b, d);
+            put_f16(b + 2, ((float)(tu_rng_u32(&rng) % 2001) - 1000.0f) * 1e-4f);
         } else {
             put_f16(b, d);
             put_f16(b + 2, (float)(tu_rng_u32(&rng) % 1000) * 1e-5f);
@@ -140,11 +147,13 @@ static void check_shape(ggml_type type, int64_t n, int64_t n_out, int64_t T)
             if (fabs((double)g - sq) > 1e-5 * mag + 1e-30)
                 fail_msg("%s row %lld act %lld: packed %g, dequantised x int8 %g (|.| %g)",
                          quant_type_name(type), (long long)o, (long long)t, (double)g, sq, mag);
-            if (type == GGML_TYPE_Q8_0) {
-                float d = quant_vec_dot(GGML_TYPE_Q8_0, w + o * rs, qa, n);
+            if (type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q5_0 || type == GGML_TYPE_Q5_1) {
+                /* the same activation form: quant.c's row dot of the same integers */
+                float d = quant_vec_dot(type, w + o * rs, qa, n);
                 if (fabs((double)g - d) > 1e-5 * mag + 1e-30)
-                    fail_msg("row %lld act %lld: packed %g, quant_vec_dot %g (|.| %g)",
-                             (long long)o, (long long)t, (double)g, (double)d, mag);
+                    fail_msg("%s row %lld act %lld: packed %g, quant_vec_dot %g (|.| %g)",
+                             quant_type_name(type), (long long)o, (long long)t, (double)g,
+                             (double)d, mag);
             }
             if (fabs((double)g - s) > 3e-2 * mag + 1e-30) /* int8 activations */
                 fail_msg("%s row %lld act %lld: packed %g, float dot %g (|.| %g)",
@@ -196,13 +205,28 @@ static void test_tiles(void **state)
     check_shape(GGML_TYPE_Q8_0, 384, 32, 129);
 }
 
+/* Q5_0 and Q5_1 (32-element blocks, llama-quantize's fallback for rows
+ * that are not a multiple of 256): every micro-tile remainder (T 1..19),
+ * MiniLM's 384-wide rows, more than one activation tile. */
+static void test_q5(void **state)
+{
+    (void)state;
+    ggml_type types[2] = {GGML_TYPE_Q5_0, GGML_TYPE_Q5_1};
+    for (int i = 0; i < 2; i++) {
+        for (int64_t T = 1; T <= 19; T++)
+            check_shape(types[i], 96, 48, T);
+        check_shape(types[i], 384, 32, 70);
+        check_shape(types[i], 1536, 16, 9);
+    }
+}
+
 /* K-quants: every micro-tile remainder (T 1..13), one and several
  * super-blocks per row, more than one activation tile. */
 static void test_kquants(void **state)
 {
     (void)state;
-    ggml_type types[2] = {GGML_TYPE_Q4_K, GGML_TYPE_Q6_K};
-    for (int i = 0; i < 2; i++) {
+    ggml_type types[3] = {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+    for (int i = 0; i < 3; i++) {
         for (int64_t T = 1; T <= 13; T++)
             check_shape(types[i], 256, 32, T);
         check_shape(types[i], 768, 48, 70);
@@ -216,8 +240,13 @@ static void test_unpackable(void **state)
     assert_null(q8pack_new(GGML_TYPE_Q8_0, w, 64, 24)); /* 24 rows: not groups of 16 */
     assert_null(q8pack_new(GGML_TYPE_Q8_0, w, 48, 16)); /* 48 elements: not blocks of 32 */
     assert_null(q8pack_new(GGML_TYPE_Q4_K, w, 64, 16)); /* not super-blocks of 256 */
+    assert_null(q8pack_new(GGML_TYPE_Q5_K, w, 64, 16));
+    assert_null(q8pack_new(GGML_TYPE_Q5_0, w, 48, 16)); /* 48 elements: not blocks of 32 */
+    assert_null(q8pack_new(GGML_TYPE_Q5_1, w, 64, 8));  /* 8 rows */
     assert_null(q8pack_new(GGML_TYPE_Q4_0, w, 64, 16)); /* a type it does not pack */
-    assert_false(q8pack_type_ok(GGML_TYPE_Q5_K));
+    assert_false(q8pack_type_ok(GGML_TYPE_Q4_0));
+    assert_true(q8pack_type_ok(GGML_TYPE_Q5_0) && q8pack_type_ok(GGML_TYPE_Q5_1) &&
+                q8pack_type_ok(GGML_TYPE_Q5_K));
     q8pack_free(NULL);
     free(w);
 }
@@ -227,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_shapes),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_q5),
         cmocka_unit_test(test_kquants),
         cmocka_unit_test(test_unpackable),
     };

@@ -24,6 +24,7 @@
 static const ggml_type all_types[] = {
     GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
     GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
 };
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
@@ -34,9 +35,10 @@ static tu_rng rng = {0x9E3779B97F4A7C15ull};
 static void test_type_table(void **state)
 {
     (void)state;
-    size_t bsz[] = {1, 1, 1, 32, 32, 256, 256, 256};
-    size_t tsz[] = {4, 2, 2, 34, 18, 144, 176, 210};
-    const char *names[] = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K"};
+    size_t bsz[] = {1, 1, 1, 32, 32, 256, 256, 256, 32, 32};
+    size_t tsz[] = {4, 2, 2, 34, 18, 144, 176, 210, 22, 24};
+    const char *names[] = {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K",
+                           "Q5_0", "Q5_1"};
     for (size_t i = 0; i < NTYPES; i++) {
         assert_true(quant_supported(all_types[i]));
         assert_int_equal(quant_block_size(all_types[i]), bsz[i]);
@@ -46,6 +48,8 @@ static void test_type_table(void **state)
     }
     assert_int_equal(quant_row_size(GGML_TYPE_Q8_0, 48), 0);
     assert_int_equal(quant_row_size(GGML_TYPE_Q4_K, 128), 0);
+    assert_int_equal(quant_row_size(GGML_TYPE_Q5_1, 48), 0);
+    assert_int_equal(quant_row_size(GGML_TYPE_Q5_0, 384), 12 * 22); /* MiniLM's width */
     assert_int_equal(quant_row_size(GGML_TYPE_F32, ((int64_t)1 << 62) + 4), 0); /* overflow */
     assert_int_equal(quant_row_size(3, 32), 0);
     assert_false(quant_supported(3));
@@ -220,6 +224,37 @@ static void ref_q4_0(const uint8_t *blk, float *y)
     }
 }
 
+/* llama.cpp's dequantize_row_q5_0 / _q5_1, loop by loop */
+static void ref_q5_0(const uint8_t *blk, float *y)
+{
+    float d = h2f(blk);
+    uint32_t qh;
+    memcpy(&qh, blk + 2, 4);
+    for (int j = 0; j < 16; ++j) {
+        uint8_t xh_0 = (uint8_t)(((qh >> (j + 0)) << 4) & 0x10);
+        uint8_t xh_1 = (uint8_t)(((qh >> (j + 12))) & 0x10);
+        int32_t x0 = ((blk[6 + j] & 0x0F) | xh_0) - 16;
+        int32_t x1 = ((blk[6 + j] >> 4) | xh_1) - 16;
+        y[j] = x0 * d;
+        y[j + 16] = x1 * d;
+    }
+}
+
+static void ref_q5_1(const uint8_t *blk, float *y)
+{
+    float d = h2f(blk), m = h2f(blk + 2);
+    uint32_t qh;
+    memcpy(&qh, blk + 4, 4);
+    for (int j = 0; j < 16; ++j) {
+        uint8_t xh_0 = (uint8_t)(((qh >> (j + 0)) << 4) & 0x10);
+        uint8_t xh_1 = (uint8_t)(((qh >> (j + 12))) & 0x10);
+        int x0 = (blk[8 + j] & 0x0F) | xh_0;
+        int x1 = (blk[8 + j] >> 4) | xh_1;
+        y[j] = x0 * d + m;
+        y[j + 16] = x1 * d + m;
+    }
+}
+
 static void ref_q8_0(const uint8_t *blk, float *y)
 {
     float d = h2f(blk);
@@ -239,6 +274,10 @@ static void random_block(ggml_type t, uint8_t *b)
     memcpy(b + doff, &d, 2);
     if (t == GGML_TYPE_Q4_K || t == GGML_TYPE_Q5_K)
         memcpy(b + 2, &dmin, 2);
+    if (t == GGML_TYPE_Q5_1) { /* m: an offset of either sign */
+        uint16_t m = quant_f32_to_f16(((float)(tu_rng_u32(&rng) % 2001) - 1000.0f) / 1000.0f);
+        memcpy(b + 2, &m, 2);
+    }
 }
 
 static void test_dequant_reference(void **state)
@@ -246,7 +285,8 @@ static void test_dequant_reference(void **state)
     (void)state;
     struct { ggml_type t; void (*ref)(const uint8_t *, float *); } cases[] = {
         {GGML_TYPE_Q8_0, ref_q8_0}, {GGML_TYPE_Q4_0, ref_q4_0}, {GGML_TYPE_Q4_K, ref_q4_k},
-        {GGML_TYPE_Q5_K, ref_q5_k}, {GGML_TYPE_Q6_K, ref_q6_k},
+        {GGML_TYPE_Q5_K, ref_q5_k}, {GGML_TYPE_Q6_K, ref_q6_k}, {GGML_TYPE_Q5_0, ref_q5_0},
+        {GGML_TYPE_Q5_1, ref_q5_1},
     };
     uint8_t blk[4][210];
     float got[1024], want[1024];
@@ -265,6 +305,21 @@ static void test_dequant_reference(void **state)
                 if (got[e] != want[e])
                     fail_msg("%s element %zu: got %g want %g", quant_type_name(t), e,
                              (double)got[e], (double)want[e]);
+        }
+    }
+    /* quant_q5block_int's integers (q8pack's input) give the same values */
+    for (int iter = 0; iter < 200; iter++) {
+        ggml_type t = iter % 2 ? GGML_TYPE_Q5_1 : GGML_TYPE_Q5_0;
+        uint8_t q[32];
+        float sc, mn;
+        random_block(t, blk[0]);
+        quant_dequantize_row(t, blk[0], want, 32);
+        quant_q5block_int(t, blk[0], q, &sc, &mn);
+        for (int e = 0; e < 32; e++) {
+            assert_true(q[e] < 32);
+            if (sc * (float)q[e] - mn != want[e])
+                fail_msg("%s element %d: %g * %d - %g != %g", quant_type_name(t), e, (double)sc,
+                         q[e], (double)mn, (double)want[e]);
         }
     }
     /* float types */
@@ -294,7 +349,7 @@ static void test_dequant_reference(void **state)
 static void test_quantize_error(void **state)
 {
     (void)state;
-    const double max_rel[] = {0, 1e-3, 5e-3, 0.01, 0.12, 0.12, 0.06, 0.05};
+    const double max_rel[] = {0, 1e-3, 5e-3, 0.01, 0.12, 0.12, 0.06, 0.05, 0.06, 0.06};
     enum { N = 4096 };
     float *x = xmalloc(N * sizeof *x), *y = xmalloc(N * sizeof *y);
     uint8_t *q = xmalloc(N * 4);

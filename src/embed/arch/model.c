@@ -113,9 +113,9 @@ trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, b
     out->n_out = n_out;
     out->data = t->data;
     out->name = t->name;
-    /* Layer matrices multiply a row per token: repack Q8_0, Q4_K and Q6_K
-     * ones for the int8 kernels (not token_embd or an LM head, read a row
-     * at a time).
+    /* Layer matrices multiply a row per token: repack the q8pack types
+     * (Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) for the int8 kernels (not
+     * token_embd or an LM head, read a row at a time).
      * Only reserved here: emodel_pack fills them on the pool's threads
      * when the first forward pass needs them (out->pack is set then). */
     if (q8pack_type_ok(t->type) && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
@@ -539,7 +539,7 @@ static trove_err check_batch(emodel *m, const emodel_batch *b, emodel_pool pool)
 static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_pool pool,
                              float *out);
 
-/* ---- repacking (Q8_0, Q4_K, Q6_K), once, on the pool ---- */
+/* ---- repacking (q8pack's types), once, on the pool ---- */
 
 #define PACK_CHUNK 4 /* groups of 16 rows per task */
 

@@ -213,7 +213,7 @@ struct emodel {
     /* owned float vectors, freed with the model */
     float **owned;
     size_t n_owned, cap_owned;
-    /* packed copies of Q8_0/Q4_K/Q6_K layer matrices (kmat.pack), freed with it;
+    /* packed copies of quantised layer matrices (kmat.pack), freed with it;
      * allocated at load, filled by the pool on the first forward pass
      * (pack_mats[i] is the matrix packs[i] belongs to) */
     q8pack **packs;

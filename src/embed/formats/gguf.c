@@ -346,7 +346,7 @@ static trove_err parse_tensor_info(cursor *c, size_t i, gguf_tensor *t)
         return e;
     if (!quant_supported((int)type))
         return trove_fail(TROVE_EUNSUPPORTED, "%s: tensor '%s' has type %s (%u), which trove "
-                          "cannot read (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)",
+                          "cannot read (supported: F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
                           f->path, t->name, quant_type_name((int)type), type);
     t->type = (ggml_type)type;
     size_t bs = quant_block_size((int)type);

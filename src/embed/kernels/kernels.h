@@ -60,7 +60,7 @@ typedef struct kmat {
     int64_t n_in, n_out;
     const void *data;
     const char *name; /* for messages */
-    /* Q8_0, Q4_K, Q6_K only, optional: the same matrix repacked for
+    /* q8pack types only (q8pack_type_ok), optional: the same matrix repacked for
      * many-row products (q8pack.h), owned by whoever loaded the matrix. */
     const q8pack *pack;
 } kmat;

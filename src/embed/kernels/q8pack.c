@@ -17,21 +17,25 @@
 
 #define TILE_T 64 /* activation rows per cache tile (a multiple of AR) */
 
-/* Kinds of packed block (the kernels' compile-time switch). */
-enum { K_Q8, K_Q6K, K_Q4K };
+/* Kinds of packed block (the kernels' compile-time switch): signed bytes
+ * stored +128 with one scale (Q8_0, Q5_0) or two (Q6_K), nibbles with a
+ * scale and a min (Q4_K), unsigned bytes with a scale and a min (Q5_1,
+ * Q5_K). */
+enum { K_Q8, K_Q6K, K_Q4K, K_Q5 };
 
-/* Bytes per group and 32-element block, and the offset of its scales. */
+/* Bytes per group and 32-element block. */
 static size_t kind_gb(int kind)
 {
-    return kind == K_Q8 ? 576 : kind == K_Q6K ? 640 : 384;
+    return kind == K_Q8 ? 576 : kind == K_Q4K ? 384 : 640;
 }
 
 static int kind_of(int type)
 {
     switch (type) {
-    case GGML_TYPE_Q8_0: return K_Q8;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q5_0: return K_Q8;
     case GGML_TYPE_Q6_K: return K_Q6K;
     case GGML_TYPE_Q4_K: return K_Q4K;
+    case GGML_TYPE_Q5_1: case GGML_TYPE_Q5_K: return K_Q5;
     default: return -1;
     }
 }
@@ -72,7 +76,7 @@ bool q8pack_type_ok(int type)
 q8pack *q8pack_alloc(int type, int64_t n_in, int64_t n_out)
 {
     int kind = kind_of(type);
-    int64_t bs = kind == K_Q8 ? 32 : QUANT_QK_K;
+    int64_t bs = (int64_t)quant_block_size(type);
     if (kind < 0 || n_in <= 0 || n_out <= 0 || n_in % bs || n_out % Q8PACK_NR)
         return NULL;
     q8pack *p = xcalloc(1, sizeof *p);
@@ -120,12 +124,47 @@ static void fill_q8(q8pack *p, const uint8_t *src, int64_t g)
     }
 }
 
+/* Row r's 32-element block q (unsigned quants, element order) into its
+ * place in group block db: bytes q + add (the kind's stored form: + 128
+ * for a signed quant) or, for K_Q4K, nibble pairs; then its scales sc
+ * (Q6_K: two, one per half) and min mn. Word-wise, 4 elements at once:
+ * every byte stays below 256 (q + add < 256; a nibble shifted by 4), no
+ * carries. */
+static void put_block(int kind, uint8_t *db, int r, const uint8_t *q, uint32_t add,
+                      const float *sc, const float *mn)
+{
+    if (kind == K_Q4K) {
+        for (int v = 0; v < 4; v++) {
+            uint32_t lo, hi;
+            memcpy(&lo, q + 4 * v, 4);
+            memcpy(&hi, q + 16 + 4 * v, 4);
+            lo |= hi << 4;
+            memcpy(db + 64 * v + 4 * r, &lo, 4);
+        }
+        memcpy(db + 256 + 4 * r, sc, 4);
+        memcpy(db + 320 + 4 * r, mn, 4);
+        return;
+    }
+    for (int s4 = 0; s4 < 8; s4++) {
+        uint32_t w;
+        memcpy(&w, q + 4 * s4, 4);
+        w += add * 0x01010101u;
+        memcpy(db + 64 * s4 + 4 * r, &w, 4);
+    }
+    memcpy(db + 512 + 4 * r, sc, 4);
+    if (kind == K_Q6K)
+        memcpy(db + 576 + 4 * r, sc + 1, 4);
+    else if (kind == K_Q5)
+        memcpy(db + 576 + 4 * r, mn, 4);
+}
+
 /* K-quants: each 256-element block through quant_kblock_int, its eight
- * 32-element blocks placed as the header describes. */
+ * 32-element blocks placed by put_block (Q6_K's q - 32 stored + 128). */
 static void fill_k(q8pack *p, const uint8_t *src, int64_t g)
 {
     size_t row = quant_row_size((ggml_type)p->type, p->n_in), ts = quant_type_size(p->type);
     size_t gb = kind_gb(p->kind);
+    uint32_t add = p->kind == K_Q6K ? 96 : 0;
     uint8_t *dg = p->data + (size_t)g * p->gsz;
     /* super-block outermost: the 16 rows fill the same 8 blocks (5 KB)
      * while they are in L1 */
@@ -135,32 +174,26 @@ static void fill_k(q8pack *p, const uint8_t *src, int64_t g)
             uint8_t q[256];
             float sc[16], mn[16];
             quant_kblock_int((ggml_type)p->type, sr + (size_t)sb * ts, q, sc, mn);
-            for (int j = 0; j < 8; j++) {
-                uint8_t *db = dg + (size_t)(8 * sb + j) * gb;
-                const uint8_t *qj = q + 32 * j;
-                /* word-wise, 4 elements at once: every byte stays below
-                 * 256 (q + 96 < 160; a nibble shifted by 4), no carries */
-                if (p->kind == K_Q6K) {
-                    for (int s4 = 0; s4 < 8; s4++) {
-                        uint32_t w;
-                        memcpy(&w, qj + 4 * s4, 4);
-                        w += 0x60606060u;
-                        memcpy(db + 64 * s4 + 4 * r, &w, 4);
-                    }
-                    memcpy(db + 512 + 4 * r, &sc[2 * j], 4);
-                    memcpy(db + 576 + 4 * r, &sc[2 * j + 1], 4);
-                } else {
-                    for (int v = 0; v < 4; v++) {
-                        uint32_t lo, hi;
-                        memcpy(&lo, qj + 4 * v, 4);
-                        memcpy(&hi, qj + 16 + 4 * v, 4);
-                        lo |= hi << 4;
-                        memcpy(db + 64 * v + 4 * r, &lo, 4);
-                    }
-                    memcpy(db + 256 + 4 * r, &sc[2 * j], 4);
-                    memcpy(db + 320 + 4 * r, &mn[2 * j], 4);
-                }
-            }
+            for (int j = 0; j < 8; j++)
+                put_block(p->kind, dg + (size_t)(8 * sb + j) * gb, r, q + 32 * j, add,
+                          &sc[2 * j], &mn[2 * j]);
+        }
+    }
+}
+
+/* Q5_0 (as K_Q8: q - 16 stored + 128) and Q5_1 (K_Q5), block by block. */
+static void fill_q5(q8pack *p, const uint8_t *src, int64_t g)
+{
+    size_t ts = quant_type_size(p->type), row = (size_t)p->nb * ts, gb = kind_gb(p->kind);
+    uint32_t add = p->kind == K_Q8 ? 112 : 0;
+    uint8_t *dg = p->data + (size_t)g * p->gsz;
+    for (int r = 0; r < Q8PACK_NR; r++) {
+        const uint8_t *sr = src + (size_t)(g * Q8PACK_NR + r) * row;
+        for (int64_t b = 0; b < p->nb; b++) {
+            uint8_t q[32];
+            float sc[2] = {0, 0}, mn; /* put_block's signature: Q6_K has two */
+            quant_q5block_int((ggml_type)p->type, sr + (size_t)b * ts, q, &sc[0], &mn);
+            put_block(p->kind, dg + (size_t)b * gb, r, q, add, sc, &mn);
         }
     }
 }
@@ -168,8 +201,10 @@ static void fill_k(q8pack *p, const uint8_t *src, int64_t g)
 void q8pack_fill(q8pack *p, const void *w, int64_t g0, int64_t g1)
 {
     for (int64_t g = g0; g < g1; g++) {
-        if (p->kind == K_Q8)
+        if (p->type == GGML_TYPE_Q8_0)
             fill_q8(p, w, g);
+        else if (p->type == GGML_TYPE_Q5_0 || p->type == GGML_TYPE_Q5_1)
+            fill_q5(p, w, g);
         else
             fill_k(p, w, g);
     }
@@ -332,14 +367,15 @@ static inline float ldf(const uint8_t *p)
 }
 
 /* Weight element e (0..31) of row o of a packed block, as the signed
- * integer the block's scale multiplies (Q4_K: before its min). */
+ * integer the block's scale multiplies (Q4_K, Q5_1, Q5_K: before its
+ * min). */
 static int wq(int kind, const uint8_t *gb, int o, int e)
 {
     if (kind == K_Q4K) {
         uint8_t v = gb[64 * (e % 16 / 4) + 4 * o + e % 4];
         return e < 16 ? v & 0xF : v >> 4;
     }
-    return (int)gb[64 * (e / 4) + 4 * o + e % 4] - 128;
+    return (int)gb[64 * (e / 4) + 4 * o + e % 4] - (kind == K_Q5 ? 0 : 128);
 }
 
 /* The reference: the same integers and float operations as the SIMD
@@ -365,8 +401,9 @@ static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, in
                 } else if (kind == K_Q8) {
                     acc = fmaf((float)(is[0] + is[1]), ldf(gb + 512 + 4 * o) * dx, acc);
                 } else {
-                    acc = fmaf((float)(is[0] + is[1]), ldf(gb + 256 + 4 * o) * dx, acc);
-                    acc = fmaf(ldf(gb + 320 + 4 * o), ldf(ab + 96 + 4 * k), acc);
+                    size_t so = kind == K_Q4K ? 256 : 512, mo = kind == K_Q4K ? 320 : 576;
+                    acc = fmaf((float)(is[0] + is[1]), ldf(gb + so + 4 * o) * dx, acc);
+                    acc = fmaf(ldf(gb + mo + 4 * o), ldf(ab + 96 + 4 * k), acc);
                 }
             }
             out[k * ldo + o] = acc;
@@ -378,9 +415,9 @@ static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, in
 #define KINL __attribute__((always_inline)) inline
 
 /* 16 weight rows x r activation rows (r <= 8; kind and r constants after
- * inlining). The unsigned weights' +128 offset (Q8_0, Q6_K) is taken off
- * by starting the sums at the activations' -128 * sum(q); Q4_K's nibbles
- * need none. */
+ * inlining). The unsigned weights' +128 offset (Q8_0, Q5_0, Q6_K) is
+ * taken off by starting the sums at the activations' -128 * sum(q);
+ * Q4_K's nibbles and Q5_1/Q5_K's bytes carry none. */
 __attribute__((target("avx512f,avx512vnni,fma"))) static KINL void
 group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
              int64_t ldo)
@@ -421,7 +458,7 @@ group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, fl
         for (int k = 0; k < r; k++)
             is[k] = kind == K_Q8 ? _mm512_set1_epi32(ld32(ab + 32 + 4 * k) + ld32(ab + 64 + 4 * k))
                                  : _mm512_setzero_si512();
-        if (kind == K_Q8) {
+        if (kind == K_Q8 || kind == K_Q5) {
             _Pragma("GCC unroll 8")
             for (int s = 0; s < 8; s++) {
                 __m512i w = _mm512_loadu_si512((const void *)(gb + 64 * s));
@@ -445,13 +482,13 @@ group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, fl
                 }
             }
         }
-        __m512 dw = _mm512_loadu_ps((const float *)(gb + (kind == K_Q8 ? 512 : 256)));
+        __m512 dw = _mm512_loadu_ps((const float *)(gb + (kind == K_Q4K ? 256 : 512)));
         _Pragma("GCC unroll 8")
         for (int k = 0; k < r; k++)
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[k]),
                                      _mm512_mul_ps(dw, _mm512_set1_ps(ldf(ab + 4 * k))), acc[k]);
-        if (kind == K_Q4K) {
-            __m512 mw = _mm512_loadu_ps((const float *)(gb + 320));
+        if (kind == K_Q4K || kind == K_Q5) {
+            __m512 mw = _mm512_loadu_ps((const float *)(gb + (kind == K_Q4K ? 320 : 576)));
             _Pragma("GCC unroll 8")
             for (int k = 0; k < r; k++)
                 acc[k] = _mm512_fmadd_ps(mw, _mm512_set1_ps(ldf(ab + 96 + 4 * k)), acc[k]);
@@ -480,6 +517,7 @@ group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, fl
 VNNI_KIND(group_vnni_q8, K_Q8)
 VNNI_KIND(group_vnni_q6k, K_Q6K)
 VNNI_KIND(group_vnni_q4k, K_Q4K)
+VNNI_KIND(group_vnni_q5, K_Q5)
 
 /* The signed products of 32 bytes of weights w (Q8_0, Q6_K: stored
  * unsigned with +128) and activations x, summed per 4 into int32. AVX2
@@ -537,7 +575,8 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
             }
             continue;
         }
-        /* Q8_0: one sum over the block; Q6_K: one per half block */
+        /* Q8_0, Q5_0, Q5_1, Q5_K: one sum over the block; Q6_K: one per
+         * half block */
         int parts = kind == K_Q6K ? 2 : 1;
         for (int part = 0; part < parts; part++) {
             int s0 = part * 8 / parts, s1 = (part + 1) * 8 / parts;
@@ -546,13 +585,15 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 is[k] = _mm256_setzero_si256();
             _Pragma("GCC unroll 8")
             for (int s = s0; s < s1; s++) {
-                __m256i w = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(gb + 64 * s + 32 * h)), flip);
-                __m256i wa = _mm256_abs_epi8(w);
+                __m256i w = _mm256_loadu_si256((const __m256i *)(gb + 64 * s + 32 * h));
+                bool u = kind == K_Q5; /* unsigned bytes below 32: multiply directly */
+                if (!u)
+                    w = _mm256_xor_si256(w, flip);
+                __m256i wa = u ? w : _mm256_abs_epi8(w);
                 _Pragma("GCC unroll 4")
                 for (int k = 0; k < r; k++) {
                     __m256i x = _mm256_set1_epi32(ld32(ab + AQ + 32 * s + 4 * k));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(w, wa, x, false));
+                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(w, wa, x, u));
                 }
             }
             __m256 dw = _mm256_loadu_ps((const float *)(gb + 512 + 64 * part + 32 * h));
@@ -561,6 +602,12 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[k]),
                                          _mm256_mul_ps(dw, _mm256_set1_ps(ldf(ab + 4 * k))),
                                          acc[k]);
+        }
+        if (kind == K_Q5) {
+            __m256 mw = _mm256_loadu_ps((const float *)(gb + 576 + 32 * h));
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                acc[k] = _mm256_fmadd_ps(mw, _mm256_set1_ps(ldf(ab + 96 + 4 * k)), acc[k]);
         }
     }
     _Pragma("GCC unroll 4")
@@ -590,6 +637,7 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
 AVX2_KIND(group_avx2_q8, K_Q8)
 AVX2_KIND(group_avx2_q6k, K_Q6K)
 AVX2_KIND(group_avx2_q4k, K_Q4K)
+AVX2_KIND(group_avx2_q5, K_Q5)
 #endif /* Q8P_X86 */
 
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
@@ -599,8 +647,10 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
                              int64_t ldo);
     group_fn fn = NULL;
 #ifdef Q8P_X86
-    static const group_fn vnni[3] = {group_vnni_q8, group_vnni_q6k, group_vnni_q4k};
-    static const group_fn avx2[3] = {group_avx2_q8, group_avx2_q6k, group_avx2_q4k};
+    static const group_fn vnni[4] = {group_vnni_q8, group_vnni_q6k, group_vnni_q4k,
+                                     group_vnni_q5};
+    static const group_fn avx2[4] = {group_avx2_q8, group_avx2_q6k, group_avx2_q4k,
+                                     group_avx2_q5};
     switch (quant_impl_active()) {
     case QUANT_IMPL_VNNI: fn = vnni[p->kind]; break;
     case QUANT_IMPL_AVX2: fn = avx2[p->kind]; break;

@@ -1,4 +1,5 @@
-/* q8pack — quantised weight matrices (Q8_0, Q4_K, Q6_K) repacked for
+/* q8pack — quantised weight matrices (Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)
+ * repacked for
  * products with many activation rows (a batch of tokens: reranking
  * candidates, passages), multiplied in int8 with AVX512-VNNI's vpdpbusd,
  * AVX2's vpmaddubsw, or portable C.
@@ -19,18 +20,23 @@
  * group's row `row` at byte 64 * s + 4 * row + e % 4, then the 16 rows'
  * scales as f32. By weight type:
  *   Q8_0: one unsigned byte per element (q + 128), then d      (576 B)
+ *   Q5_0: the same, the byte being the file's q - 16 + 128     (576 B)
  *   Q6_K: one unsigned byte per element (q + 96, i.e. the file's q - 32
  *         offset by 128), then the scales of elements 0..15 and 16..31
  *         (d * sc, two per row: the K-quant's sub-blocks are 16 long)  (640 B)
  *   Q4_K: nibbles, 64 * v + 4 * row + e % 4 holding step v in its low and
  *         step v + 4 in its high nibble (v < 4), then d * sc and the
  *         min dmin * m of the 32-element sub-block            (384 B)
- * so 1.125, 1.25 and 0.75 bytes per weight (the files: 1.0625, 0.82,
+ *   Q5_1, Q5_K: one unsigned byte per element (q, below 32), then the
+ *         scale (Q5_1: d; Q5_K: d * sc) and the min to subtract (Q5_1:
+ *         the file's -m; Q5_K: dmin * m)                        (640 B)
+ * so 1.125 bytes per weight for Q8_0 and Q5_0, 1.25 for Q6_K, Q5_1 and
+ * Q5_K, 0.75 for Q4_K (the files: 1.0625, 0.6875, 0.82, 0.75, 0.6875,
  * 0.5625). Activation rows are quantised per 32-element block like
  * quant_quantize_act does for Q8_0 (scale max|x| / 127, round to nearest
  * even, quants in -127..127), with -128 * sum(q) of each half block (for
- * the unsigned weights' +128 offset) and -d * sum(q) (for Q4_K's mins)
- * stored beside them.
+ * the unsigned weights' +128 offset) and -d * sum(q) (for the mins of
+ * Q4_K, Q5_1 and Q5_K) stored beside them.
  *
  * Results: every path computes, per (weight row, activation row), the
  * same exact int32 block (or half-block) sums and then the same chain of
@@ -56,7 +62,8 @@
 
 typedef struct q8pack q8pack;
 
-/* True for the weight types that can be packed: Q8_0, Q4_K, Q6_K. */
+/* True for the weight types that can be packed: Q8_0, Q5_0, Q5_1, Q4_K,
+ * Q5_K, Q6_K. */
 bool q8pack_type_ok(int type);
 
 /* Pack a matrix of `type` of n_out rows of n_in elements (GGUF layout,

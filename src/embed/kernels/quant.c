@@ -5,6 +5,10 @@
  *   Q8_0 (32 elems, 34 B):  f16 d; int8 qs[32];            x = d * q
  *   Q4_0 (32 elems, 18 B):  f16 d; u8 qs[16];              x = d * (q - 8),
  *       element j < 16 in the low nibble of qs[j], j >= 16 in the high one
+ *   Q5_0 (32 elems, 22 B):  f16 d; u8 qh[4]; u8 qs[16];    x = d * (q - 16)
+ *   Q5_1 (32 elems, 24 B):  f16 d, m; u8 qh[4]; u8 qs[16]; x = d * q + m
+ *       q 5 bits: its low 4 as Q4_0's nibbles, its fifth bit of element j
+ *       is bit j of qh read as a little-endian uint32
  *   Q4_K (256 elems, 144 B): f16 d, dmin; u8 scales[12]; u8 qs[128]
  *   Q5_K (256 elems, 176 B): f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
  *       8 sub-blocks of 32 with 6-bit scale sc and min m (packed in scales[],
@@ -18,7 +22,7 @@
  *       its top 2 bits from bits 2k..2k+1 of qh[32h + l].
  *
  * Activation rows (internal, see act_layout()):
- *   for Q8_0/Q4_0 weights: f32 d[nb]; f32 s[nb] (= d * sum q); int8 q[n]
+ *   for Q8_0/Q4_0/Q5_0/Q5_1 weights: f32 d[nb]; f32 s[nb] (= d * sum q); int8 q[n]
  *   for K-quant weights:   f32 d[nb]; int16 bsums[16*nb]; int8 q[n]
  *   for float weights:     f32 x[n] */
 #include "embed/kernels/quant.h"
@@ -55,7 +59,8 @@ bool quant_supported(int type)
 {
     switch (type) {
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0:
-    case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
+    case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1: case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K:
         return true;
     default:
         return false;
@@ -66,7 +71,8 @@ size_t quant_block_size(int type)
 {
     switch (type) {
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: return 1;
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: return QUANT_QK;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+        return QUANT_QK;
     case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: return QUANT_QK_K;
     default: return 0;
     }
@@ -79,6 +85,8 @@ size_t quant_type_size(int type)
     case GGML_TYPE_F16: case GGML_TYPE_BF16: return 2;
     case GGML_TYPE_Q8_0: return 34;
     case GGML_TYPE_Q4_0: return 18;
+    case GGML_TYPE_Q5_0: return 22;
+    case GGML_TYPE_Q5_1: return 24;
     case GGML_TYPE_Q4_K: return 144;
     case GGML_TYPE_Q5_K: return 176;
     case GGML_TYPE_Q6_K: return 210;
@@ -199,6 +207,43 @@ static void dq_q4_0(const uint8_t *b, float *y)
         y[j] = d * (float)((b[2 + j] & 0xF) - 8);
         y[j + 16] = d * (float)((b[2 + j] >> 4) - 8);
     }
+}
+
+/* The 32 5-bit quants (0..31) of a Q5_0/Q5_1 block, in element order;
+ * hq: the block's qh[4] followed by its qs[16]. */
+static void q5_unpack(const uint8_t *hq, uint8_t *q)
+{
+    uint32_t qh;
+    memcpy(&qh, hq, 4);
+    for (int j = 0; j < 16; j++) {
+        q[j] = (uint8_t)((hq[4 + j] & 0xF) | (((qh >> j) & 1) << 4));
+        q[j + 16] = (uint8_t)((hq[4 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
+    }
+}
+
+/* llama.cpp's arithmetic: (q - 16) * d, and q * d + m. */
+static void dq_q5(const uint8_t *b, float *y, int one)
+{
+    uint8_t q[32];
+    float d = rd_f16(b);
+    q5_unpack(b + (one ? 4 : 2), q);
+    if (one) {
+        float m = rd_f16(b + 2);
+        for (int j = 0; j < 32; j++)
+            y[j] = (float)q[j] * d + m;
+    } else {
+        for (int j = 0; j < 32; j++)
+            y[j] = (float)(q[j] - 16) * d;
+    }
+}
+
+void quant_q5block_int(ggml_type type, const void *block, uint8_t *q, float *scale, float *min)
+{
+    const uint8_t *b = block;
+    int one = type == GGML_TYPE_Q5_1;
+    q5_unpack(b + (one ? 4 : 2), q);
+    *scale = rd_f16(b);
+    *min = one ? -rd_f16(b + 2) : 16.0f * *scale;
 }
 
 static void dq_kaffine(const uint8_t *b, float *y, int five)
@@ -344,6 +389,8 @@ void quant_dequantize_row(ggml_type type, const void *src, float *dst, int64_t n
         case GGML_TYPE_BF16: { uint16_t h; memcpy(&h, p, 2); *y = quant_bf16_to_f32(h); break; }
         case GGML_TYPE_Q8_0: dq_q8_0(p, y); break;
         case GGML_TYPE_Q4_0: dq_q4_0(p, y); break;
+        case GGML_TYPE_Q5_0: dq_q5(p, y, 0); break;
+        case GGML_TYPE_Q5_1: dq_q5(p, y, 1); break;
         case GGML_TYPE_Q4_K: dq_kaffine(p, y, 0); break;
         case GGML_TYPE_Q5_K: dq_kaffine(p, y, 1); break;
         case GGML_TYPE_Q6_K: dq_q6_k(p, y); break;
@@ -395,6 +442,49 @@ static void q_q4_0(const float *x, uint8_t *b)
         int hi = qround(floorf(x[j + 16] * id + 8.5f), 0, 15);
         b[2 + j] = (uint8_t)(lo | (hi << 4));
     }
+}
+
+/* The 5-bit quants q (0..31) into a block's qh[4] and qs[16]. */
+static void q5_pack(const int *q, uint8_t *hq)
+{
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) {
+        hq[4 + j] = (uint8_t)((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
+        qh |= (uint32_t)(q[j] >> 4) << j | (uint32_t)(q[j + 16] >> 4) << (j + 16);
+    }
+    memcpy(hq, &qh, 4);
+}
+
+/* Q5_0 like Q4_0 (the extreme value maps to -16), Q5_1 an affine fit of
+ * [min, max] in 31 steps. */
+static void q_q5(const float *x, uint8_t *b, int one)
+{
+    int q[32];
+    if (one) {
+        float lo = x[0], hi = x[0];
+        for (int j = 1; j < 32; j++) {
+            lo = fminf(lo, x[j]);
+            hi = fmaxf(hi, x[j]);
+        }
+        wr_f16(b, (hi - lo) / 31.0f);
+        wr_f16(b + 2, lo);
+        float id = inv(rd_f16(b)), m = rd_f16(b + 2);
+        for (int j = 0; j < 32; j++)
+            q[j] = qround((x[j] - m) * id, 0, 31);
+        q5_pack(q, b + 4);
+        return;
+    }
+    float amax = 0, max = 0;
+    for (int j = 0; j < 32; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    wr_f16(b, max / -16.0f);
+    float id = inv(rd_f16(b));
+    for (int j = 0; j < 32; j++)
+        q[j] = qround(floorf(x[j] * id + 16.5f), 0, 31);
+    q5_pack(q, b + 2);
 }
 
 /* Q4_K / Q5_K: per sub-block affine fit [min(0, lo), hi] with nmax steps,
@@ -489,6 +579,8 @@ void quant_quantize_row(ggml_type type, const float *src, void *dst, int64_t n)
         case GGML_TYPE_BF16: { uint16_t h = quant_f32_to_bf16(*x); memcpy(p, &h, 2); break; }
         case GGML_TYPE_Q8_0: q_q8_0(x, p); break;
         case GGML_TYPE_Q4_0: q_q4_0(x, p); break;
+        case GGML_TYPE_Q5_0: q_q5(x, p, 0); break;
+        case GGML_TYPE_Q5_1: q_q5(x, p, 1); break;
         case GGML_TYPE_Q4_K: q_kaffine(x, p, 0); break;
         case GGML_TYPE_Q5_K: q_kaffine(x, p, 1); break;
         case GGML_TYPE_Q6_K: q_q6_k(x, p); break;
@@ -517,7 +609,8 @@ static size_t align32(size_t n)
 static act_kind act_kind_of(ggml_type w)
 {
     switch (w) {
-    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: return ACT_Q8_32;
+    case GGML_TYPE_Q8_0: case GGML_TYPE_Q4_0: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+        return ACT_Q8_32;
     case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: case GGML_TYPE_Q6_K: return ACT_Q8_K;
     default: return ACT_F32;
     }
@@ -659,6 +752,26 @@ static float dot_q4_0_c(const uint8_t *w, const act_view *a, int64_t n)
     return s;
 }
 
+/* Q5_0: the signed q - 16 like Q8_0's quants; Q5_1: unsigned q, plus
+ * m times the activation block's sum. */
+static float dot_q5_c(const uint8_t *w, const act_view *a, int64_t n, int one)
+{
+    float s = 0;
+    size_t ts = one ? 24 : 22;
+    for (int64_t b = 0; b < n / 32; b++, w += ts) {
+        const int8_t *q = a->q + 32 * b;
+        uint8_t u[32];
+        q5_unpack(w + (one ? 4 : 2), u);
+        int32_t is = 0;
+        for (int j = 0; j < 32; j++)
+            is += (u[j] - (one ? 0 : 16)) * q[j];
+        s += rd_f16(w) * a->d[b] * (float)is;
+        if (one)
+            s += rd_f16(w + 2) * a->s[b];
+    }
+    return s;
+}
+
 static float dot_kaffine_c(const uint8_t *w, const act_view *a, int64_t n, int five)
 {
     float s = 0;
@@ -718,6 +831,8 @@ static float vec_dot_c(ggml_type t, const void *w, const act_view *a, int64_t n)
     case GGML_TYPE_BF16: return dot_half_c(w, a->x, n, 1);
     case GGML_TYPE_Q8_0: return dot_q8_0_c(w, a, n);
     case GGML_TYPE_Q4_0: return dot_q4_0_c(w, a, n);
+    case GGML_TYPE_Q5_0: return dot_q5_c(w, a, n, 0);
+    case GGML_TYPE_Q5_1: return dot_q5_c(w, a, n, 1);
     case GGML_TYPE_Q4_K: return dot_kaffine_c(w, a, n, 0);
     case GGML_TYPE_Q5_K: return dot_kaffine_c(w, a, n, 1);
     case GGML_TYPE_Q6_K: return dot_q6_k_c(w, a, n);

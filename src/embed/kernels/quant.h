@@ -35,6 +35,8 @@ typedef enum ggml_type {
     GGML_TYPE_F32 = 0,
     GGML_TYPE_F16 = 1,
     GGML_TYPE_Q4_0 = 2,
+    GGML_TYPE_Q5_0 = 6,
+    GGML_TYPE_Q5_1 = 7,
     GGML_TYPE_Q8_0 = 8,
     GGML_TYPE_Q4_K = 12,
     GGML_TYPE_Q5_K = 13,
@@ -43,14 +45,14 @@ typedef enum ggml_type {
     GGML_TYPE_BF16 = 30,
 } ggml_type;
 
-#define QUANT_QK 32   /* elements per block of Q4_0 / Q8_0 */
+#define QUANT_QK 32   /* elements per block of Q4_0, Q5_0, Q5_1, Q8_0 */
 #define QUANT_QK_K 256 /* elements per super-block of the K-quants */
 
 /* "Q4_K", "F32", ... for every id llama.cpp defines; "unknown" otherwise. */
 const char *quant_type_name(int type);
 
 /* True for the weight types trove can read: F32, F16, BF16, Q8_0, Q4_0,
- * Q4_K, Q5_K, Q6_K. */
+ * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K. */
 bool quant_supported(int type);
 
 /* Elements per block (1 for float types) and bytes per block; 0 for
@@ -74,8 +76,14 @@ void quant_dequantize_row(ggml_type type, const void *src, float *dst, int64_t n
  * integer scales. q: 256 entries, scale and min: 16. */
 void quant_kblock_int(ggml_type type, const void *block, uint8_t *q, float *scale, float *min);
 
-/* Quantise a row of n floats into `type` (F32, F16, BF16, Q8_0, Q4_0 and
- * the K-quants); dst holds quant_row_size(type, n) bytes. Round-to-nearest,
+/* One 32-element block of Q5_0 or Q5_1 as integers: element e is
+ * scale * q[e] - min, q unsigned (below 32); for Q5_0 min is 16 * scale
+ * (q - 16 in the file's terms), for Q5_1 it is the file's -m. q: 32
+ * entries. */
+void quant_q5block_int(ggml_type type, const void *block, uint8_t *q, float *scale, float *min);
+
+/* Quantise a row of n floats into `type` (F32, F16, BF16, Q8_0, Q4_0,
+ * Q5_0, Q5_1 and the K-quants); dst holds quant_row_size(type, n) bytes. Round-to-nearest,
  * simple per-block scales: good for tests, not llama.cpp's optimising
  * quantiser. */
 void quant_quantize_row(ggml_type type, const float *src, void *dst, int64_t n);
