@@ -16,9 +16,12 @@ order alternating between rounds so both binaries meet the same load.
 /bin/true is the floor: what any process costs on this box.
 
 Rows: `--version`; `search Q` and `search Q --json` answered by the daemon
-(checked: the daemon's request count grows by as many); `model embed MODEL
-'how do I fix my car'` (MODEL: scripts/big-m2v-model.sh, the default
-model's shape). Printed: CPU median and mean, minor faults median, wall
+(checked: the daemon's request count grows by as many); `search Q` cold:
+no daemon (its own runtime folder), each binary on its own copy of the same
+index file (the first binary's, byte for byte), as issue 20's side by side
+with qmd runs it; `model embed MODEL 'how do I fix my car'` (MODEL:
+scripts/big-m2v-model.sh, the default model's shape; --model none leaves
+the row out). Printed: CPU median and mean, minor faults median, wall
 median; then instructions of one run of each under callgrind (the loader
 included; deterministic) when valgrind is installed. The load average is
 printed before and after.
@@ -58,6 +61,18 @@ def setup(work, name, binary, vault):
             break
         time.sleep(0.1)
     return exe, env
+
+
+def setup_cold(work, name, exe, env, index):
+    """A daemon-less environment for exe: its own runtime and cache folders and
+    a copy of `index`, the same configuration."""
+    d = os.path.join(work, name + "-cold")
+    for sub in ("run", "cache"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    shutil.copy(index, os.path.join(d, "index.db"))
+    cold = dict(env, TROVE_INDEX=os.path.join(d, "index.db"), XDG_RUNTIME_DIR=os.path.join(d, "run"),
+                XDG_CACHE_HOME=os.path.join(d, "cache"))
+    return exe, cold
 
 
 def requests(exe, env):
@@ -103,25 +118,33 @@ def main():
     a = ap.parse_args()
     model = a.model or subprocess.run(["bash", os.path.join(HERE, "scripts", "big-m2v-model.sh")],
                                       check=True, capture_output=True, text=True).stdout.strip()
+    if model == "none":
+        model = None
     work = a.work or tempfile.mkdtemp(prefix="trove-startup.")
     bins = [("new", a.new)] + ([("base", a.base)] if a.base else [])
     setups = {}
     try:
         for name, b in bins:
             setups[name] = setup(work, name, b, os.path.abspath(a.vault))
+        first = setups[bins[0][0]][1]["TROVE_INDEX"]
+        colds = {name: setup_cold(work, name, *setups[name], first) for name, _ in bins}
         cmds = [("--version", ["--version"]),
                 ("search (daemon)", ["search", a.query]),
-                ("search --json (daemon)", ["search", a.query, "--json"]),
-                ("model embed", ["model", "embed", model, "how do I fix my car"])]
+                ("search --json (daemon)", ["search", a.query, "--json"])]
+        if model:
+            cmds.append(("model embed", ["model", "embed", model, "how do I fix my car"]))
         for name, _ in bins:
             exe, env = setups[name]
             for _, args in cmds:   # warm: page cache, tokenizer cache entry
                 spawn([exe, *args], env)
+            spawn([colds[name][0], "search", a.query], colds[name][1])
         before = {n: requests(*setups[n]) for n, _ in bins}
         rows = [("/bin/true", None, ["/bin/true"], {})]
         for name, _ in bins:
             exe, env = setups[name]
             rows += [(label, name, [exe, *args], env) for label, args in cmds]
+            rows.append(("search (cold)", name, [colds[name][0], "search", a.query],
+                         colds[name][1]))
         got = {i: [] for i in range(len(rows))}
         print("before: %s" % os.getloadavg().__repr__())
         for r in range(a.rounds):

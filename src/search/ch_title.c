@@ -114,10 +114,14 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
         return 0;
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1};
-    for (size_t i = 0; i < q->n; i++)
+    tok_first first = {0};   /* rest_token compares with these terms alone */
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first};
+    for (size_t i = 0; i < q->n; i++) {
         if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
             opts.skip_cjk = 0;
+        if (!is_hit[i])
+            tok_first_add(&first, q->items[i]);
+    }
     rest_ctx r = {q, is_hit, 0};
     sqlite3_bind_int64(s, 1, doc_id);
     while (!r.found && step_row(q->st, s, "title search", &q->rc) > 0) {

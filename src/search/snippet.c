@@ -118,7 +118,12 @@ char *snippet_make(const char *text, size_t len, const snippet_term *terms, size
                    size_t max_bytes)
 {
     collector c = {.terms = terms, .n_terms = n_terms};
-    static const tok_opts opts = {.stem = 1};
+    /* on_token compares tokens with the terms alone: no stemming of words
+     * that could not be one of them */
+    tok_first first = {0};
+    for (size_t i = 0; i < n_terms; i++)
+        tok_first_add(&first, terms[i].token);
+    const tok_opts opts = {.stem = 1, .stem_only = &first};
     if (n_terms)
         tok_run(&opts, text, len, &c, on_token);
     size_t from = 0;

@@ -715,10 +715,16 @@ void store_reclaim(store *st, int force)
 /* SQLite counts every allocation under a global mutex for
  * sqlite3_memory_used() and heap limits, which trove never uses: off,
  * before the first connection initialises the library (a mutex pair per
- * allocation was ~5% of a cold keyword search's instructions). */
+ * allocation was ~5% of a cold keyword search's instructions).
+ * Each connection's page cache would also start with one 20-page block
+ * (SQLITE_DEFAULT_PCACHE_INITSZ, ~87 KB) whose free list is written
+ * through every page of it: ~20 fresh heap pages, each a page fault (tens
+ * of µs on a VM), for a cold search that reads 3 pages through the cache
+ * (the file is mapped). No block: pages are allocated as they are used. */
 static void sqlite_setup(void)
 {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)NULL, 0, 0);
 }
 
 trove_err store_open(const char *path, int flags_in, store **out)

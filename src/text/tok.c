@@ -257,8 +257,15 @@ static const char *stemmer_run(stemmer *sb, const char *w, int len, int *out_len
 /* A stemmer keeps state per instance, so each thread gets its own, with a
  * small direct-mapped cache of recent stems in front of it: word frequencies
  * are Zipfian, so most lookups hit, at a fraction of a Snowball run. The key
- * destructor frees both when the thread exits. */
+ * destructor frees both when the thread exits.
+ * The cache starts small and grows to its full size once the stemmer has run
+ * STEM_CACHE_GROW times per slot: a cold search stems a few dozen words,
+ * and each page of a full-size cache it touched (100 KB, slots hashed all
+ * over it) was a page fault, tens of µs on a VM, where a Snowball run costs
+ * about one. Indexing reaches the full size within its first note or two. */
 #define STEM_CACHE_SLOTS 2048        /* power of two */
+#define STEM_CACHE_FIRST 128         /* power of two: 6 KB */
+#define STEM_CACHE_GROW 2
 #define STEM_CACHE_WORD 24           /* longer words bypass the cache */
 
 typedef struct stem_slot {
@@ -269,7 +276,9 @@ typedef struct stem_slot {
 
 typedef struct stem_state {
     stemmer *sb;
-    stem_slot slots[STEM_CACHE_SLOTS];
+    size_t n_slots;     /* STEM_CACHE_FIRST, then STEM_CACHE_SLOTS */
+    size_t runs;        /* stemmer runs while the cache is small */
+    stem_slot *slots;
 } stem_state;
 
 static _Thread_local stem_state *tl_stem;
@@ -281,6 +290,7 @@ static void stem_state_free(void *p)
 {
     stem_state *s = p;
     stemmer_free(s->sb);
+    free(s->slots);
     free(s);
 }
 
@@ -301,8 +311,21 @@ static stem_state *stem_get(void)
     pthread_once(&stem_once, stem_key_init);
     tl_stem = xcalloc(1, sizeof *tl_stem);
     tl_stem->sb = sb;
+    tl_stem->n_slots = STEM_CACHE_FIRST;
+    tl_stem->slots = xcalloc(STEM_CACHE_FIRST, sizeof *tl_stem->slots);
     pthread_setspecific(stem_key, tl_stem);
     return tl_stem;
+}
+
+/* One more stemmer run; a small cache that has seen enough of them is
+ * replaced by the full-size one (empty: the next lookups fill it). */
+static void stem_count_run(stem_state *st)
+{
+    if (st->n_slots == STEM_CACHE_SLOTS || ++st->runs < STEM_CACHE_GROW * st->n_slots)
+        return;
+    free(st->slots);
+    st->n_slots = STEM_CACHE_SLOTS;
+    st->slots = xcalloc(STEM_CACHE_SLOTS, sizeof *st->slots);
 }
 
 static uint32_t hash_word(const char *w, size_t len)
@@ -345,7 +368,7 @@ static void stem_word(const char **w, size_t *len)
         return;
     stem_slot *slot = NULL;
     if (*len <= STEM_CACHE_WORD) {
-        slot = &st->slots[hash_word(*w, *len) & (STEM_CACHE_SLOTS - 1)];
+        slot = &st->slots[hash_word(*w, *len) & (st->n_slots - 1)];
         if (slot->wlen == *len && memcmp(slot->word, *w, *len) == 0) {
             *w = slot->stem;
             *len = slot->slen;
@@ -356,7 +379,9 @@ static void stem_word(const char **w, size_t *len)
     const char *r = stemmer_run(st->sb, *w, (int)*len, &rl);
     if (!r || rl <= 0)
         return;
-    if (slot && rl <= STEM_CACHE_WORD) {
+    size_t n_before = st->n_slots;
+    stem_count_run(st);
+    if (slot && st->n_slots == n_before && rl <= STEM_CACHE_WORD) {
         slot->wlen = (unsigned char)*len;
         memcpy(slot->word, *w, *len);
         slot->slen = (unsigned char)rl;
@@ -370,9 +395,26 @@ static void stem_word(const char **w, size_t *len)
 
 typedef struct tok_state {
     int stem, query, skip_cjk;
+    const tok_first *stem_only;
     void *ctx;
     tok_fcb cb;
 } tok_state;
+
+void tok_first_add(tok_first *f, const char *term)
+{
+    if (!*term) {
+        memset(f->bits, 0xff, sizeof f->bits);
+        return;
+    }
+    unsigned char c = (unsigned char)term[0];
+    f->bits[c >> 6] |= (uint64_t)1 << (c & 63);
+}
+
+static int first_in(const tok_first *f, const char *w)
+{
+    unsigned char c = (unsigned char)w[0];
+    return (int)((f->bits[c >> 6] >> (c & 63)) & 1);
+}
 
 static int emit_word(const tok_state *st, const char *text, size_t start,
                      size_t end, int ascii, int digit)
@@ -397,7 +439,7 @@ static int emit_word(const tok_state *st, const char *text, size_t start,
             return 0;
         truncated = wl == TOK_MAX_TERM || end - start > TOK_MAX_FOLD_IN;
     }
-    if (st->stem && !digit && !truncated)
+    if (st->stem && !digit && !truncated && (!st->stem_only || first_in(st->stem_only, w)))
         stem_word(&w, &wl);
     return st->cb(st->ctx, w, wl, start, end, 0);
 }
@@ -570,7 +612,7 @@ int tok_run_flags(const tok_opts *opts, const char *text, size_t len, void *ctx,
                   tok_fcb cb)
 {
     tok_state st = {opts ? opts->stem : 0, opts ? opts->query : 0, opts ? opts->skip_cjk : 0,
-                    ctx, cb};
+                    opts ? opts->stem_only : NULL, ctx, cb};
     size_t i = 0;
     int rc;
     if (!text)

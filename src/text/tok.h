@@ -19,14 +19,31 @@
 #define TROVE_TOK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
+
+/* First bytes of the terms a caller compares tokens with (tok_first_add):
+ * see tok_opts.stem_only. */
+typedef struct tok_first {
+    uint64_t bits[4];
+} tok_first;
 
 typedef struct tok_opts {
     int stem;       /* apply the English stemmer to Latin-script words */
     int query;      /* query mode: no TOK_COLOCATED sub-words */
     int skip_cjk;   /* CJK runs make no tokens (and load no segmenter) */
+    /* With stem, NULL or a set: a word whose (folded) first byte is not in
+     * it is passed on unstemmed. The English stemmer keeps a word's first
+     * letter, so such a word's stem could not equal, nor start with, a
+     * term whose first byte is in the set: a caller that only compares
+     * tokens with those terms loses nothing and skips most stemmer runs
+     * (a cold search's snippets stemmed ~300 words, 0.7 M instructions). */
+    const tok_first *stem_only;
 } tok_opts;
+
+/* Add term's first byte to f (an empty term: every byte). */
+void tok_first_add(tok_first *f, const char *term);
 
 #define TOK_COLOCATED 1   /* same position as the previous token */
 

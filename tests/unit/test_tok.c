@@ -322,6 +322,136 @@ static void test_threads(void **state)
     tbuf_free(&ref.out);
 }
 
+/* ---- stem_only: the stemmer keeps a word's first byte ----------------------- */
+
+/* Words of every shape Snowball English treats specially (its exception
+ * lists, y -> i, suffixes of steps 1-5), then generated ones: more distinct
+ * words than the stem cache's first size, so the run crosses its growth. */
+static const char stem_words[] =
+    "dying lying tying skies skis ugly early only singly idly gently news howe atlas "
+    "cosmos bias andes inning innings outing outings canning cannings herring herrings "
+    "earring earrings proceed exceed succeed generously communism arsenal yelling "
+    "Yesterday 'tis ties cries cry by happy conditional rational hopeful goodness "
+    "électricité façades Œuvres";
+static const char *const stem_roots[] = {
+    "connect", "relat", "hop", "run", "general", "nation", "cry", "happ", "electr", "form",
+    "organ", "univers", "emerg", "past", "later", "sens", "adjust", "depend", "communic",
+    "activ", "valu", "argu", "abl", "fall", "control", "engin", "comput", "design", "stat",
+    "posit", "lin", "link", "intern", "embed", "fil", "not", "search", "index", "tag", "vault",
+};
+static const char *const stem_ends[] = {
+    "", "s", "es", "ing", "ed", "ly", "ness", "ation", "ational", "ies", "y", "ful",
+    "ize", "izer", "ement", "ible", "ous", "ive", "er", "ability",
+};
+
+typedef struct toks {
+    char **t;
+    size_t *start;
+    size_t n, cap, scap;
+} toks;
+
+static int toks_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
+{
+    (void)e;
+    toks *k = ctx;
+    xgrow(&k->t, &k->cap, k->n + 1, sizeof *k->t);
+    xgrow(&k->start, &k->scap, k->n + 1, sizeof *k->start);
+    k->t[k->n] = xstrndup(t, len);
+    k->start[k->n++] = s;
+    return 0;
+}
+
+static void toks_free(toks *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->t[i]);
+    free(k->t);
+    free(k->start);
+}
+
+/* Checks, in a thread of its own (a fresh stem cache), that stemming keeps
+ * every word's first byte and that a run crossing the cache's growth stems
+ * as a second run over the full cache does. NULL when all held. */
+static void *stem_first_main(void *arg)
+{
+    const tbuf *text = arg;
+    tok_opts stem = {.stem = 1}, plain = {0};
+    toks a = {0}, b = {0}, c = {0};
+    tok_run(&stem, text->data, text->len, &a, toks_cb);
+    tok_run(&stem, text->data, text->len, &b, toks_cb);
+    tok_run(&plain, text->data, text->len, &c, toks_cb);
+    const char *bad = NULL;
+    if (a.n != b.n || a.n != c.n || a.n < 800)
+        bad = "token counts differ";
+    for (size_t i = 0; !bad && i < a.n; i++) {
+        if (strcmp(a.t[i], b.t[i]) != 0)
+            bad = a.t[i];   /* the growing cache gave another stem */
+        else if (a.start[i] != c.start[i] || a.t[i][0] != c.t[i][0])
+            bad = c.t[i];   /* the stem starts with another byte */
+    }
+    static char msg[256];
+    if (bad)
+        snprintf(msg, sizeof msg, "%s", bad);
+    toks_free(&a);
+    toks_free(&b);
+    toks_free(&c);
+    return bad ? msg : NULL;
+}
+
+static void test_stem_keeps_first_byte(void **state)
+{
+    (void)state;
+    tbuf text = {0};
+    tbuf_puts(&text, stem_words);
+    for (size_t r = 0; r < sizeof stem_roots / sizeof *stem_roots; r++)
+        for (size_t e = 0; e < sizeof stem_ends / sizeof *stem_ends; e++)
+            tbuf_printf(&text, " %s%s", stem_roots[r], stem_ends[e]);
+    char path[1024];
+    if (tu_corpus_dir("obsidian-help/en", path, sizeof path)) {
+        char cmd[1100];
+        snprintf(cmd, sizeof cmd, "cat '%s'/*.md 2>/dev/null", path);
+        FILE *p = popen(cmd, "r");
+        char chunk[65536];
+        size_t got;
+        while (p && (got = fread(chunk, 1, sizeof chunk, p)) > 0) {
+            tbuf_putc(&text, ' ');
+            tbuf_append(&text, chunk, got);
+        }
+        if (p)
+            pclose(p);
+    }
+    pthread_t th;
+    void *ret;
+    assert_int_equal(pthread_create(&th, NULL, stem_first_main, &text), 0);
+    pthread_join(th, &ret);
+    if (ret)
+        fail_msg("stemming: %s", (const char *)ret);
+    tbuf_free(&text);
+}
+
+static void test_stem_only(void **state)
+{
+    (void)state;
+    tok_first first = {0};
+    tok_first_add(&first, "run");   /* a folded word's first byte: "É" is 'e' */
+    tok_first_add(&first, "\xc3\xa9");
+    tok_opts o = {.stem = 1, .stem_only = &first};
+    collect c = {0};
+    const char *text = "running connections Électricités runs";
+    tok_run(&o, text, strlen(text), &c, collect_cb);
+    assert_string_equal(tbuf_cstr(&c.out),
+                        "run@0-7 connections@8-19 electricites@20-34 run@35-39");
+    tbuf_free(&c.out);
+    /* an empty term: every word is stemmed */
+    tok_first all = {0};
+    tok_first_add(&all, "");
+    o.stem_only = &all;
+    collect d = {0};
+    tok_run(&o, text, strlen(text), &d, collect_cb);
+    assert_string_equal(tbuf_cstr(&d.out), "run@0-7 connect@8-19 electricit@20-34 run@35-39");
+    tbuf_free(&d.out);
+}
+
 /* ---- speed (reported, loosely bounded) ------------------------------------- */
 
 static int count_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
@@ -381,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_segmenter_hook),
         cmocka_unit_test(test_fts5_offsets),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_stem_keeps_first_byte),
+        cmocka_unit_test(test_stem_only),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
