@@ -10,8 +10,6 @@
 #include "text/date.h"
 #include "util/mem.h"
 
-static const char *const default_date_keys[] = {"date", "created"};
-
 /* Where a condition's key is read: frontmatter fields, or the tags and
  * aliases the index keeps in tables of their own. */
 enum { SRC_FIELDS = 1, SRC_TAGS, SRC_ALIASES };
@@ -91,11 +89,11 @@ static trove_err check_key(store *st, const char *expr, const char *key)
 
 static void date_keys_init(meta_filter *mf, const config *cfg)
 {
-    size_t n = cfg && cfg->n_date_keys ? cfg->n_date_keys : 2;
+    size_t n = cfg && cfg->n_date_keys ? cfg->n_date_keys : STORE_NMAP_N_DATE_KEYS;
     mf->date_keys = xcalloc(n, sizeof *mf->date_keys);
     mf->date_sources = xcalloc(n, sizeof *mf->date_sources);
     for (size_t i = 0; i < n; i++) {
-        const char *k = cfg && cfg->n_date_keys ? cfg->date_keys[i] : default_date_keys[i];
+        const char *k = cfg && cfg->n_date_keys ? cfg->date_keys[i] : store_nmap_date_keys[i];
         mf->date_keys[i] = xstrdup(k);
         for (char *p = mf->date_keys[i]; *p; p++)
             if (*p >= 'A' && *p <= 'Z')
@@ -105,6 +103,9 @@ static void date_keys_init(meta_filter *mf, const config *cfg)
         mf->date_sources[i] = tbuf_detach(&b);
     }
     mf->n_date_keys = n;
+    mf->default_keys = n == STORE_NMAP_N_DATE_KEYS;
+    for (size_t i = 0; i < n && mf->default_keys; i++)
+        mf->default_keys = !strcmp(mf->date_keys[i], store_nmap_date_keys[i]);
 }
 
 trove_err meta_filter_prepare(store *st, const config *cfg, const char *const *where,
@@ -453,11 +454,21 @@ int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc)
     uint8_t bit = (uint8_t)(1u << (id & 7));
     if (m->known[id >> 3] & bit)
         return (m->ok[id >> 3] & bit) != 0;
-    trove_err lrc = load_note(st, m, id);
-    int ok = 1;
+    trove_err lrc = TROVE_OK;
+    int ok = 1, dated = 0;
+    if ((mf->has_since || mf->has_until) && mf->nmap && mf->default_keys) {
+        /* the date from the note map, an array index: a note out of range
+         * needs no record read (docs/performance.md, session 29) */
+        double days;
+        dated = store_nmap_note_day(mf->nmap, id, &days, &lrc);
+        if (dated > 0)
+            ok = (!mf->has_since || days >= mf->since) && (!mf->has_until || days < mf->until);
+    }
+    if (lrc == TROVE_OK && ok && (mf->n_conds || dated <= 0))
+        lrc = load_note(st, m, id);
     for (size_t i = 0; lrc == TROVE_OK && ok && i < mf->n_conds; i++)
         ok = cond_holds(m, &mf->conds[i]);
-    if (lrc == TROVE_OK && ok && (mf->has_since || mf->has_until)) {
+    if (lrc == TROVE_OK && ok && !dated && (mf->has_since || mf->has_until)) {
         double days;
         const char *source;
         lrc = loaded_date(st, mf, id, &days, &source);

@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "search/where.h"
 #include "store/store.h"
+#include "store/store_nmap.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -33,6 +34,9 @@ typedef struct meta_filter {
     char **date_keys;                /* lower-cased, the config's or the defaults */
     char **date_sources;             /* "frontmatter:KEY" for each */
     size_t n_date_keys;
+    int default_keys;                /* they are store_nmap_date_keys */
+    store_nmap_reader *nmap;         /* the dates of the note map, or NULL (the
+                                        caller's, set after meta_filter_prepare) */
     store *st;
     struct meta_memo *memo;          /* the notes decided so far (meta.c) */
 } meta_filter;
