@@ -239,9 +239,21 @@ static size_t memo_bytes(struct meta_memo *m, const char *p, size_t len)
     return at;
 }
 
+/* Whether a field named key[0..len) is one a condition of mf reads. */
+static int cond_key(const meta_filter *mf, const char *key, size_t len)
+{
+    for (size_t i = 0; i < mf->n_conds; i++)
+        if (strlen(mf->conds[i].key) == len && !memcmp(mf->conds[i].key, key, len))
+            return 1;
+    return 0;
+}
+
 /* The rows of the note's record (noterec.h): 1, 0 when it has none, -1
- * with *rc on an error or a malformed record. */
-static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc)
+ * with *rc on an error or a malformed record. With `only`, the fields that
+ * its conditions read and no other (the date is not wanted): fewer copies
+ * into the memo, the same decisions. */
+static int load_record(store *st, struct meta_memo *m, int64_t id, const meta_filter *only,
+                       trove_err *rc)
 {
     if (!m->reader)
         m->reader = store_nrec_reader_new(st);
@@ -256,6 +268,8 @@ static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc
     while (more == 0 && (more = noterec_next(&it, &e)) == 1) {
         more = 0;
         if ((e.src == NOTEREC_TAG && !m->need_tags) || (e.src == NOTEREC_ALIAS && !m->need_aliases))
+            continue;
+        if (only && e.src == NOTEREC_FIELD && !cond_key(only, e.key, e.key_len))
             continue;
         xgrow(&m->rows, &m->cap_rows, m->n_rows + 1, sizeof *m->rows);
         size_t key = memo_bytes(m, e.key, e.key_len), txt = memo_bytes(m, e.txt, e.txt_len);
@@ -274,14 +288,15 @@ static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc
 
 /* The rows of note id: its fields in the order it lists them, then its
  * tags and aliases when a condition reads them; from its record, else
- * (an index without one for it) from the tables. */
-static trove_err load_note(store *st, struct meta_memo *m, int64_t id)
+ * (an index without one for it) from the tables; `only` as for
+ * load_record. */
+static trove_err load_note(store *st, struct meta_memo *m, int64_t id, const meta_filter *only)
 {
     m->n_rows = 0;
     m->strs.len = 0;
     m->has_mtime = 0;
     trove_err rc = TROVE_OK;
-    int got = load_record(st, m, id, &rc);
+    int got = load_record(st, m, id, only, &rc);
     if (got != 0)
         return rc;
     rc = load_rows(st, m, "SELECT rowid, key, type, num, txt FROM fields"
@@ -464,8 +479,9 @@ int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc)
         if (dated > 0)
             ok = (!mf->has_since || days >= mf->since) && (!mf->has_until || days < mf->until);
     }
-    if (lrc == TROVE_OK && ok && (mf->n_conds || dated <= 0))
-        lrc = load_note(st, m, id);
+    int want_date = (mf->has_since || mf->has_until) && dated <= 0;
+    if (lrc == TROVE_OK && ok && (mf->n_conds || want_date))
+        lrc = load_note(st, m, id, want_date ? NULL : mf);
     for (size_t i = 0; lrc == TROVE_OK && ok && i < mf->n_conds; i++)
         ok = cond_holds(m, &mf->conds[i]);
     if (lrc == TROVE_OK && ok && !dated && (mf->has_since || mf->has_until)) {
@@ -501,7 +517,7 @@ void meta_filter_sql(const meta_filter *mf, const char *id, tbuf *sql)
 trove_err meta_note_date(store *st, const meta_filter *mf, int64_t doc_id, double *days,
                          const char **source)
 {
-    trove_err rc = load_note(st, mf->memo, doc_id);
+    trove_err rc = load_note(st, mf->memo, doc_id, NULL);
     return rc ? rc : loaded_date(st, mf, doc_id, days, source);
 }
 
