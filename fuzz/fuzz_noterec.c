@@ -1,7 +1,9 @@
 /* Fuzz target: noterec_open/noterec_next (a note's packed metadata record,
  * store/noterec.h, bytes read from the index) on arbitrary bytes: never
  * read past the end, every entry's key and text inside the record, and a
- * record re-encoded from its entries decodes to the same entries. */
+ * record re-encoded from its entries decodes to the same entries; and
+ * noterec_date (the note map's date) answers for a record exactly when
+ * it decodes whole. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         tbuf_free(&again);
+        static const char *const keys[] = {"date", "created"};
+        double days;
+        int src = noterec_date(in, size, keys, 2, &days);
+        if ((src < 0) != (r != 0) || src > 3)
+            abort();
     }
     free(in);
     return 0;

@@ -17,10 +17,12 @@
 /* The rows of top, best first, into cs as list ch until depth notes (0:
  * all) or `most` rows that pass: `s` gives a row's note and language, or no
  * row when the filters refuse it; mf (or NULL) then decides on the note.
+ * nmap (or NULL, when s asks more than the note) answers for s where the
+ * note map has the chunk: an array index instead of a statement run.
  * *notes counts on; returns the rows that passed. */
-static size_t walk_rows(store *st, sqlite3_stmt *s, const meta_filter *mf, topk *top,
-                        size_t most, size_t depth, cand_set *cs, int ch, int skip_zh,
-                        size_t *notes, trove_err *rc)
+static size_t walk_rows(store *st, sqlite3_stmt *s, store_nmap_reader *nmap,
+                        const meta_filter *mf, topk *top, size_t most, size_t depth,
+                        cand_set *cs, int ch, int skip_zh, size_t *notes, trove_err *rc)
 {
     size_t passed = 0;
     scored row;
@@ -28,11 +30,17 @@ static size_t walk_rows(store *st, sqlite3_stmt *s, const meta_filter *mf, topk 
          i++) {
         if (depth && *notes >= depth)
             break;
-        sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, row.chunk_id);
-        if (step_row(st, s, "keyword search", rc) <= 0)
-            continue;
-        int64_t doc_id = sqlite3_column_int64(s, 0);
+        int64_t doc_id;
+        int mapped = nmap ? store_nmap_chunk_note(nmap, row.chunk_id, &doc_id, rc) : 0;
+        if (mapped < 0)
+            break;
+        if (!mapped) {
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, row.chunk_id);
+            if (step_row(st, s, "keyword search", rc) <= 0)
+                continue;
+            doc_id = sqlite3_column_int64(s, 0);
+        }
         if (mf && meta_note_ok(st, mf, doc_id, rc) <= 0)
             continue;
         passed++;
@@ -87,13 +95,12 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
     tbuf sql = {0};
     /* --where, dates: decided in C on the note id (meta_note_ok) */
     const meta_filter *mf = late && skip_zh < 0 ? f->meta_only : NULL;
-    if (mf)
+    int only_note = mf || !(late || skip_zh >= 0);   /* the note map can answer */
+    if (only_note)
         tbuf_puts(&sql, "SELECT doc_id FROM chunks WHERE id = ?1");
-    else if (late || skip_zh >= 0)
+    else
         tbuf_puts(&sql, "SELECT c.doc_id, d.lang FROM chunks c JOIN docs d ON d.id = c.doc_id"
                         " WHERE c.id = ?1");
-    else
-        tbuf_puts(&sql, "SELECT doc_id FROM chunks WHERE id = ?1");
     if (late && !mf)
         tbuf_printf(&sql, "%s%s", tbuf_cstr(&f->sql), f->heading ? SEARCH_HEADING_COND : "");
     sqlite3_stmt *s = NULL;
@@ -107,14 +114,15 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
     }
     /* Notes are ranked by rank_bm25() once their link priors are known. */
     size_t notes = 0, passed = 0;
+    store_nmap_reader *nmap = only_note ? f->nmap : NULL;
     if (s)
-        passed = walk_rows(st, s, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+        passed = walk_rows(st, s, nmap, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
     if (rc == TROVE_OK && late && notes < depth && passed < cap && matches > top.cap) {
         top.n = top.sorted = 0;
         top.cap = cap;
         rc = search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
         if (rc == TROVE_OK && s)
-            walk_rows(st, s, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
+            walk_rows(st, s, nmap, mf, &top, cap, depth, cs, ch, skip_zh, &notes, &rc);
     }
     if (s)
         store_stmt_put(st, s);

@@ -108,9 +108,13 @@ static int rest_token(void *ctx, const char *t, size_t len, size_t start, size_t
 static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_id)
 {
     sqlite3_stmt *s;
-    if (q->rc || (q->rc = prepare(q->st, "SELECT body FROM chunks_fts WHERE rowid IN (SELECT id"
-                                  " FROM chunks WHERE doc_id = ? ORDER BY seq LIMIT "
-                                  TROVE_STR(SEARCH_NOTE_CHUNKS) ")", &s)))
+    /* seq numbers a note's chunks from 0: `seq < N` is its first N, with
+     * no ORDER BY ... LIMIT, whose IN list SQLite builds as a temporary
+     * table per note (~60,000 instructions; docs/performance.md, session
+     * 29); any of them may hold the token, in whatever order read. */
+    if (q->rc || (q->rc = prepare(q->st, "SELECT f.body FROM chunks c CROSS JOIN chunks_fts f"
+                                  " ON f.rowid = c.id WHERE c.doc_id = ? AND c.seq < "
+                                  TROVE_STR(SEARCH_NOTE_CHUNKS), &s)))
         return 0;
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */

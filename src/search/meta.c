@@ -10,8 +10,6 @@
 #include "text/date.h"
 #include "util/mem.h"
 
-static const char *const default_date_keys[] = {"date", "created"};
-
 /* Where a condition's key is read: frontmatter fields, or the tags and
  * aliases the index keeps in tables of their own. */
 enum { SRC_FIELDS = 1, SRC_TAGS, SRC_ALIASES };
@@ -91,11 +89,11 @@ static trove_err check_key(store *st, const char *expr, const char *key)
 
 static void date_keys_init(meta_filter *mf, const config *cfg)
 {
-    size_t n = cfg && cfg->n_date_keys ? cfg->n_date_keys : 2;
+    size_t n = cfg && cfg->n_date_keys ? cfg->n_date_keys : STORE_NMAP_N_DATE_KEYS;
     mf->date_keys = xcalloc(n, sizeof *mf->date_keys);
     mf->date_sources = xcalloc(n, sizeof *mf->date_sources);
     for (size_t i = 0; i < n; i++) {
-        const char *k = cfg && cfg->n_date_keys ? cfg->date_keys[i] : default_date_keys[i];
+        const char *k = cfg && cfg->n_date_keys ? cfg->date_keys[i] : store_nmap_date_keys[i];
         mf->date_keys[i] = xstrdup(k);
         for (char *p = mf->date_keys[i]; *p; p++)
             if (*p >= 'A' && *p <= 'Z')
@@ -105,6 +103,9 @@ static void date_keys_init(meta_filter *mf, const config *cfg)
         mf->date_sources[i] = tbuf_detach(&b);
     }
     mf->n_date_keys = n;
+    mf->default_keys = n == STORE_NMAP_N_DATE_KEYS;
+    for (size_t i = 0; i < n && mf->default_keys; i++)
+        mf->default_keys = !strcmp(mf->date_keys[i], store_nmap_date_keys[i]);
 }
 
 trove_err meta_filter_prepare(store *st, const config *cfg, const char *const *where,
@@ -238,9 +239,21 @@ static size_t memo_bytes(struct meta_memo *m, const char *p, size_t len)
     return at;
 }
 
+/* Whether a field named key[0..len) is one a condition of mf reads. */
+static int cond_key(const meta_filter *mf, const char *key, size_t len)
+{
+    for (size_t i = 0; i < mf->n_conds; i++)
+        if (strlen(mf->conds[i].key) == len && !memcmp(mf->conds[i].key, key, len))
+            return 1;
+    return 0;
+}
+
 /* The rows of the note's record (noterec.h): 1, 0 when it has none, -1
- * with *rc on an error or a malformed record. */
-static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc)
+ * with *rc on an error or a malformed record. With `only`, the fields that
+ * its conditions read and no other (the date is not wanted): fewer copies
+ * into the memo, the same decisions. */
+static int load_record(store *st, struct meta_memo *m, int64_t id, const meta_filter *only,
+                       trove_err *rc)
 {
     if (!m->reader)
         m->reader = store_nrec_reader_new(st);
@@ -255,6 +268,8 @@ static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc
     while (more == 0 && (more = noterec_next(&it, &e)) == 1) {
         more = 0;
         if ((e.src == NOTEREC_TAG && !m->need_tags) || (e.src == NOTEREC_ALIAS && !m->need_aliases))
+            continue;
+        if (only && e.src == NOTEREC_FIELD && !cond_key(only, e.key, e.key_len))
             continue;
         xgrow(&m->rows, &m->cap_rows, m->n_rows + 1, sizeof *m->rows);
         size_t key = memo_bytes(m, e.key, e.key_len), txt = memo_bytes(m, e.txt, e.txt_len);
@@ -273,14 +288,15 @@ static int load_record(store *st, struct meta_memo *m, int64_t id, trove_err *rc
 
 /* The rows of note id: its fields in the order it lists them, then its
  * tags and aliases when a condition reads them; from its record, else
- * (an index without one for it) from the tables. */
-static trove_err load_note(store *st, struct meta_memo *m, int64_t id)
+ * (an index without one for it) from the tables; `only` as for
+ * load_record. */
+static trove_err load_note(store *st, struct meta_memo *m, int64_t id, const meta_filter *only)
 {
     m->n_rows = 0;
     m->strs.len = 0;
     m->has_mtime = 0;
     trove_err rc = TROVE_OK;
-    int got = load_record(st, m, id, &rc);
+    int got = load_record(st, m, id, only, &rc);
     if (got != 0)
         return rc;
     rc = load_rows(st, m, "SELECT rowid, key, type, num, txt FROM fields"
@@ -453,11 +469,22 @@ int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc)
     uint8_t bit = (uint8_t)(1u << (id & 7));
     if (m->known[id >> 3] & bit)
         return (m->ok[id >> 3] & bit) != 0;
-    trove_err lrc = load_note(st, m, id);
-    int ok = 1;
+    trove_err lrc = TROVE_OK;
+    int ok = 1, dated = 0;
+    if ((mf->has_since || mf->has_until) && mf->nmap && mf->default_keys) {
+        /* the date from the note map, an array index: a note out of range
+         * needs no record read (docs/performance.md, session 29) */
+        double days;
+        dated = store_nmap_note_day(mf->nmap, id, &days, &lrc);
+        if (dated > 0)
+            ok = (!mf->has_since || days >= mf->since) && (!mf->has_until || days < mf->until);
+    }
+    int want_date = (mf->has_since || mf->has_until) && dated <= 0;
+    if (lrc == TROVE_OK && ok && (mf->n_conds || want_date))
+        lrc = load_note(st, m, id, want_date ? NULL : mf);
     for (size_t i = 0; lrc == TROVE_OK && ok && i < mf->n_conds; i++)
         ok = cond_holds(m, &mf->conds[i]);
-    if (lrc == TROVE_OK && ok && (mf->has_since || mf->has_until)) {
+    if (lrc == TROVE_OK && ok && !dated && (mf->has_since || mf->has_until)) {
         double days;
         const char *source;
         lrc = loaded_date(st, mf, id, &days, &source);
@@ -490,7 +517,7 @@ void meta_filter_sql(const meta_filter *mf, const char *id, tbuf *sql)
 trove_err meta_note_date(store *st, const meta_filter *mf, int64_t doc_id, double *days,
                          const char **source)
 {
-    trove_err rc = load_note(st, mf->memo, doc_id);
+    trove_err rc = load_note(st, mf->memo, doc_id, NULL);
     return rc ? rc : loaded_date(st, mf, doc_id, days, source);
 }
 

@@ -1,10 +1,12 @@
 /* meta — what search asks of a note's metadata: whether a note passes the
  * --where conditions and the --since/--until bounds, a note's date and
- * where it came from, and the recency prior. Reads the `fields`, `tags` and
- * `names` tables (docs/schema.md) one note at a time and decides in C, once
- * per note and search (remembered by note id); the filters' SQL asks the
- * same decision through trove_note_ok(id) (store_set_note_filter). Used by
- * search/ and api_publish.c.
+ * where it came from, and the recency prior. Reads a note's packed record
+ * (note_meta; without one, its `fields`, `tags` and `names` rows) and, for
+ * --since/--until under the default date keys, its date in the note map
+ * (store_nmap.h, set mf->nmap), and decides in C, once per note and search
+ * (remembered by note id); the filters' SQL asks the same decision through
+ * trove_note_ok(id) (store_set_note_filter). Used by search/ and
+ * api_publish.c.
  *
  * A note's date: the first of the date keys (config `dates: {keys: …}`,
  * default date, created) its frontmatter holds as a date, else the date in
@@ -20,6 +22,7 @@
 #include "config/config.h"
 #include "search/where.h"
 #include "store/store.h"
+#include "store/store_nmap.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -33,6 +36,9 @@ typedef struct meta_filter {
     char **date_keys;                /* lower-cased, the config's or the defaults */
     char **date_sources;             /* "frontmatter:KEY" for each */
     size_t n_date_keys;
+    int default_keys;                /* they are store_nmap_date_keys */
+    store_nmap_reader *nmap;         /* the dates of the note map, or NULL (the
+                                        caller's, set after meta_filter_prepare) */
     store *st;
     struct meta_memo *memo;          /* the notes decided so far (meta.c) */
 } meta_filter;

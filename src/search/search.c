@@ -627,6 +627,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
                                        &mf);
     if (rc == TROVE_OK)
         search_filter_build(&f, o, &mf);
+    f.nmap = mf.nmap = store_nmap_reader_new(st);
     cand_set cs = {0};
     search_ctx c = {.st = st, .o = o, .q = &q, .xq = &xq, .f = &f, .out = out, .mf = &mf,
                     .now = now};
@@ -643,6 +644,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     free(cs.slots);
     search_filter_free(&f);
     meta_filter_free(&mf);
+    store_nmap_reader_free(f.nmap);
     query_free(&q);
     query_free(&xq);
     if (rc)

@@ -37,6 +37,7 @@
 #include "search/meta.h"
 #include "search/search.h"
 #include "store/store.h"
+#include "store/store_nmap.h"
 #include "text/query.h"
 #include "util/buf.h"
 
@@ -140,6 +141,9 @@ typedef struct search_filter {
     /* When every filter is a --where/--since/--until one (else NULL): the
      * same decision in C by note id (meta_note_ok), no SQL per row. */
     const meta_filter *meta_only;
+    /* The index's chunk -> note and note -> date arrays, read as this
+     * search needs them (store_nmap.h); owned by search_run. */
+    store_nmap_reader *nmap;
 } search_filter;
 
 /* With the --where/--since/--until conditions of mf (search/meta.h). */

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "store/store.h"
+
 #define HEADER 13   /* version, mtime_ns, count */
 #define ENTRY 19    /* src, type, has_num, num, key length, txt length */
 #define NO_TXT 0xffffffffu
@@ -91,4 +93,37 @@ int noterec_next(noterec_iter *it, noterec_entry *e)
     it->p = h + ENTRY + klen + tbytes;
     it->left--;
     return 1;
+}
+
+int noterec_date(const uint8_t *data, size_t len, const char *const *keys, size_t n_keys,
+                 double *days)
+{
+    int64_t mtime_ns;
+    noterec_iter it;
+    noterec_entry e;
+    if (noterec_open(data, len, &mtime_ns, &it) < 0)
+        return -1;
+    size_t best = n_keys;        /* the first date key found so far */
+    double key_days = 0, name_days = 0;
+    int has_name = 0, more;
+    while ((more = noterec_next(&it, &e)) == 1) {
+        if (e.src != NOTEREC_FIELD)
+            continue;
+        if (e.key_len == 0 && !has_name) {
+            has_name = 1;
+            name_days = e.num;
+        }
+        if (e.type != STORE_FIELD_DATE || !e.has_num)
+            continue;
+        for (size_t k = 0; k < best; k++)
+            if (strlen(keys[k]) == e.key_len && !memcmp(keys[k], e.key, e.key_len)) {
+                best = k;
+                key_days = e.num;
+                break;
+            }
+    }
+    if (more < 0)
+        return -1;
+    *days = best < n_keys ? key_days : has_name ? name_days : (double)mtime_ns / 86400e9;
+    return best < n_keys ? (int)best : has_name ? (int)n_keys : (int)n_keys + 1;
 }

@@ -49,4 +49,12 @@ int noterec_open(const uint8_t *data, size_t len, int64_t *mtime_ns, noterec_ite
  * short or holds bytes past its last entry. */
 int noterec_next(noterec_iter *it, noterec_entry *e);
 
+/* The note's date in days (search/meta.h says the rule): the first of
+ * keys[0..n_keys) (lower case) it holds as a date, the first value of a
+ * list; else its file name's (key ""); else its file time. Returns the
+ * key's index, n_keys for the file name, n_keys + 1 for the file time, -1
+ * for a malformed record. */
+int noterec_date(const uint8_t *data, size_t len, const char *const *keys, size_t n_keys,
+                 double *days);
+
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/store_int.h"
+#include "store/store_nmap.h"
 #include "store/store_nrec.h"
 #include "store/store_vside.h"
 #include "store/store_vec.h"
@@ -134,7 +135,8 @@ static const char schema_sql[] =
     VEC_SCHEMA_SQL
     SNAP_SCHEMA_SQL
     FIELDS_SCHEMA_SQL
-    STORE_NREC_SCHEMA_SQL;
+    STORE_NREC_SCHEMA_SQL
+    STORE_NMAP_SCHEMA_SQL;
 
 char *store_default_path(void)
 {
@@ -422,6 +424,15 @@ static trove_err upgrade_schema(store *st, int version)
         if (rc == TROVE_OK)
             rc = store_nrec_write_each(st, "SELECT id FROM docs", 0);
         version = 7;
+    }
+    if (version == 7 && rc == TROVE_OK) {
+        /* v8: note_map, the chunk -> note and note -> date arrays
+         * (store_nmap.h), from the chunks and records the index holds. */
+        rc = store_exec(st, STORE_NMAP_SCHEMA_SQL);
+        store_nmap_mark_all(st);
+        if (rc == TROVE_OK)
+            rc = store_nmap_flush(st);
+        version = 8;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -932,6 +943,7 @@ void store_close(store *st)
         free(st->cached[i].sql);
     }
     free(st->dead);
+    store_nmap_forget(st);
     free(st->snap_note);
     free(st->vside_id);
     sqlite3_close_v2(st->db);
@@ -968,6 +980,8 @@ trove_err store_commit(store *st)
     if (rc == TROVE_OK)
         rc = snap_finish(st);
     if (rc == TROVE_OK)
+        rc = store_nmap_flush(st);
+    if (rc == TROVE_OK)
         rc = store_exec(st, "COMMIT");
     if (rc == TROVE_OK) {
         st->snap_committed = st->snap_id;
@@ -987,6 +1001,7 @@ int64_t store_committed_snapshot(const store *st)
 void store_rollback(store *st)
 {
     store_vec_discard(st);
+    store_nmap_forget(st);
     snap_abort(st);
     st->tok_pending = 0;
     st->noop_update[0] = '\0';
@@ -1309,6 +1324,7 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
             return rc;
         }
         int64_t chunk_id = sqlite3_last_insert_rowid(st->db);
+        store_nmap_mark_chunk(st, chunk_id);
 
         /* The heading column carries the note title and the heading path so
          * that words of titles and headings count for every chunk below them. */
@@ -1544,8 +1560,11 @@ trove_err store_doc_delete(store *st, int64_t doc_id)
         vrc = snap_record_doc(st, doc_id);
     if (vrc == TROVE_OK)
         vrc = store_vec_doc_deleted(st, doc_id);
+    if (vrc == TROVE_OK)
+        vrc = store_nmap_mark_note_chunks(st, doc_id);
     if (vrc)
         return vrc;
+    store_nmap_mark_note(st, doc_id);
     static const char *const sqls[] = {
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?1)",
         "DELETE FROM chunks WHERE doc_id = ?1",

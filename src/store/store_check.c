@@ -11,6 +11,7 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/store_nmap.h"
 #include "store/store_nrec.h"
 #include "store/store_vside.h"
 #include "util/buf.h"
@@ -170,6 +171,8 @@ trove_err store_check(store *st, char ***out, size_t *n)
     store_vside_check(st, add_line, &p);
     if (store_nrec_check(st, add_line, &p) != TROVE_OK)
         add(&p, "cannot check the notes' metadata records: %s", trove_errmsg());
+    if (store_nmap_check(st, add_line, &p) != TROVE_OK)
+        add(&p, "cannot check the note map: %s", trove_errmsg());
     store_read_end(st);
     if (p.n == MAX_PROBLEMS)
         add(&p, "(more problems not listed)");

@@ -61,6 +61,11 @@ struct store {
     /* SQL trove_note_ok(id): the search's note filter (store_set_note_filter) */
     store_note_filter_fn note_filter;
     void *note_filter_ctx;
+    /* note_map rows the open transaction changed (store_nmap.c): a bitmap
+     * by row id, or all of them; written at commit. */
+    uint8_t *nmap_marks;
+    size_t nmap_marks_len;
+    int nmap_all;
 };
 
 /* Vector segments (store_vec.c) as their sidecars (store_vside.c) need

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/noterec.h"
+#include "store/store_nmap.h"
 #include "store/store_int.h"
 #include "util/mem.h"
 
@@ -56,6 +57,7 @@ trove_err store_nrec_build(store *st, int64_t doc_id, tbuf *out)
 trove_err store_nrec_write(store *st, int64_t doc_id)
 {
     tbuf rec = {0};
+    store_nmap_mark_note(st, doc_id);   /* the note's date comes from its record */
     trove_err rc = store_nrec_build(st, doc_id, &rec);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && !(s = store_stmt_get(st, "INSERT OR REPLACE INTO note_meta(doc_id, rec)"
@@ -73,6 +75,7 @@ trove_err store_nrec_write(store *st, int64_t doc_id)
 
 trove_err store_nrec_delete(store *st, int64_t doc_id)
 {
+    store_nmap_mark_note(st, doc_id);
     sqlite3_stmt *s = store_stmt_get(st, "DELETE FROM note_meta WHERE doc_id = ?1");
     if (!s)
         return store_fail(st, "deleting a note's metadata");

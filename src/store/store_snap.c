@@ -18,6 +18,7 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/store_nmap.h"
 #include "store/store_nrec.h"
 #include "store/store_vec.h"
 #include "util/buf.h"
@@ -1024,6 +1025,7 @@ trove_err store_snapshot_rollback(store *st, int64_t id, store_snapshot *made, i
         char note[64];
         snprintf(note, sizeof note, "rollback to %lld", (long long)id);
         store_snapshot_label(st, "rollback", note);
+        store_nmap_mark_all(st);   /* chunks and records came back by the table */
         rc = store_commit(st);
     }
     if (rc) {

@@ -225,7 +225,7 @@ def test_schema_5_is_upgraded_in_place(cold_meta):
     got = {r["path"]: r["date_source"] for r in meta.search("crane", "--all")}
     assert got["daily/2026-W14.md"] == "filename"
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "7"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
     db.close()
 
 
@@ -329,4 +329,60 @@ def test_touch_updates_the_record_file_time(cold_meta):
     assert got["meetings/undated.md"] == ("2025-04-23", "mtime"), got
     assert "meetings/undated.md" not in paths(meta, "crane", "--since", "2026-01-01")
     assert "meetings/undated.md" in paths(meta, "crane", "--until", "2026-01-01")
+    meta.ok("check")
+
+
+def test_schema_7_is_upgraded_to_8(cold_meta):
+    """v7 -> v8: note_map (the chunk -> note and note -> date arrays) built
+    from the chunks and records the index holds; the same results."""
+    import sqlite3
+    meta, _ = cold_meta
+    cases = [("--since", "2026-01-01"), ("--until", "2025-01-01"), ("--where", "status=done"),
+             ("--since", "2025-01-01", "--where", "status=done")]
+    want = {c: paths(meta, "crane", *c) for c in cases}
+    db = sqlite3.connect(str(meta.index))
+    db.execute("DROP TABLE note_map")
+    db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    meta.ok("update")
+    db = sqlite3.connect(str(meta.index))
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
+    # one segment: its chunk row and its date row
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1]
+    db.close()
+    assert {c: paths(meta, "crane", *c) for c in cases} == want
+    meta.ok("check")
+
+
+def test_check_reports_a_stale_note_map(cold_meta):
+    import sqlite3
+    meta, _ = cold_meta
+    db = sqlite3.connect(str(meta.index))
+    db.execute("UPDATE note_map SET data = zeroblob(length(data)) WHERE id = 1")
+    db.commit()
+    db.close()
+    r = meta("check")
+    assert r.rc == 1 and "1 rows of the note map (note_map) do not match" in r.out, r
+    meta.ok("update", "--rebuild")
+    meta.ok("check")
+
+
+def test_note_map_follows_deletes_adds_and_rollback(cold_meta):
+    """A deleted note's chunk ids go to the next note added: the map and
+    the dates follow, `check` agrees, and a rollback brings both back."""
+    meta, vault = cold_meta
+    assert "projects/alpha.md" in paths(meta, "crane", "--until", "2025-04-01")
+    (vault / "projects" / "alpha.md").unlink()
+    (vault / "projects" / "delta.md").write_text(
+        "---\ndate: 2019-02-03\nstatus: done\n---\n# Delta\n\nThe crane came back.\n")
+    meta.ok("update")
+    assert paths(meta, "crane", "--until", "2019-03-01") == ["projects/delta.md"]
+    assert "projects/delta.md" not in paths(meta, "crane", "--since", "2019-03-01")
+    assert "projects/alpha.md" not in paths(meta, "crane", "--until", "2025-04-01")
+    meta.ok("check")
+    meta.ok("snapshot", "rollback", "1")
+    r = meta("search", "crane", "--until", "2019-03-01")
+    assert r.rc == 0 and "no results" in r.out, r
+    assert "projects/alpha.md" in paths(meta, "crane", "--until", "2025-04-01")
     meta.ok("check")

@@ -11,6 +11,9 @@
 
 #include "md/md.h"
 #include "search/where.h"
+#include "store/noterec.h"
+#include "store/store.h"
+#include "util/buf.h"
 #include "text/date.h"
 
 static int64_t day(int y, int m, int d)
@@ -184,6 +187,44 @@ static void test_typed_frontmatter(void **state)
     assert_null(md_meta_retype("not json"));
 }
 
+static void add_field(tbuf *rec, const char *key, int type, int has_num, double num)
+{
+    noterec_entry e = {NOTEREC_FIELD, type, has_num, num, key, strlen(key), "x", 1};
+    noterec_add(rec, &e);
+}
+
+/* A note's date from its record (the note map's rule, meta.h): the first
+ * date key it has as a date, in the keys' order, the first value of a
+ * list; else the file name's; else the file time. */
+static void test_record_date(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"date", "created"};
+    tbuf rec = {0};
+    double days = -1;
+    noterec_begin(&rec, (int64_t)86400e9 * 3);   /* file time: day 3 */
+    const uint8_t *p = (const uint8_t *)rec.data;
+    assert_int_equal(noterec_date(p, rec.len, keys, 2, &days), 3);
+    assert_true(days == 3.0);
+    add_field(&rec, "", STORE_FIELD_DATE, 1, 5);          /* the file name's */
+    add_field(&rec, "created", STORE_FIELD_TEXT, 0, 0);    /* not a date */
+    p = (const uint8_t *)rec.data;
+    assert_int_equal(noterec_date(p, rec.len, keys, 2, &days), 2);
+    assert_true(days == 5.0);
+    add_field(&rec, "created", STORE_FIELD_DATE, 1, 7);
+    add_field(&rec, "created", STORE_FIELD_DATE, 1, 8);    /* a list: the first counts */
+    p = (const uint8_t *)rec.data;
+    assert_int_equal(noterec_date(p, rec.len, keys, 2, &days), 1);
+    assert_true(days == 7.0);
+    add_field(&rec, "date", STORE_FIELD_DATE, 1, 9);       /* the first key wins, wherever */
+    p = (const uint8_t *)rec.data;
+    assert_int_equal(noterec_date(p, rec.len, keys, 2, &days), 0);
+    assert_true(days == 9.0);
+    assert_int_equal(noterec_date(p, rec.len - 1, keys, 2, &days), -1);   /* cut short */
+    assert_int_equal(noterec_date(p, 5, keys, 2, &days), -1);
+    tbuf_free(&rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_where_ok),
         cmocka_unit_test(test_where_bad),
         cmocka_unit_test(test_typed_frontmatter),
+        cmocka_unit_test(test_record_date),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
