@@ -153,11 +153,28 @@ static void taint_once(add_ctx *a, const char *fmt, ...)
     tbuf_puts(&a->taint, msg);
 }
 
+/* A symlink that names an entry of its own folder ("pages.en -> pages")
+ * is resolved inside that watched folder: a change to what it names is
+ * an event there, or in the folder it names, which the walk enters and
+ * watches (symlinked folders included). Any other leads through folders
+ * that may not be watched (outside the collection, excluded, "..") and
+ * can change with no event in the collection. */
 static void on_link(void *vctx, const char *rel)
 {
     add_ctx *a = vctx;
-    taint_once(a, "%s/%s is a symlink (a change where it leads may not be reported)",
-               a->w->cfg.collections[a->coll].path, rel);
+    const char *root = a->w->cfg.collections[a->coll].path;
+    tbuf p = {0};
+    tbuf_printf(&p, "%s/%s", root, rel);
+    char to[PATH_MAX];
+    ssize_t n = readlink(p.data, to, sizeof to - 1);
+    tbuf_free(&p);
+    if (n > 0) {
+        to[n] = '\0';
+        if (!memchr(to, '/', (size_t)n) && strcmp(to, ".") != 0 && strcmp(to, "..") != 0)
+            return;
+    }
+    taint_once(a, "%s/%s is a symlink that leads out of its folder (a change there may not "
+               "be reported)", root, rel);
 }
 
 static void on_walk_warning(void *vctx, const char *message)

@@ -198,6 +198,12 @@ def test_symlink_in_a_collection_is_walked(indexed):
         j = wait_for(lambda: (lambda x: x if "symlink" in (x["why"] or "") else None)(
             update_json(trove)))
         assert j and j["walked"], j
+        # One that names an entry of its own folder resolves inside it.
+        (vault / "linked.md").unlink()
+        (vault / "cooking" / "alias.md").symlink_to("knife-skills.md")
+        (vault / "cooking" / "recipes-too").symlink_to("recipes")
+        (vault / "programming" / "rust").rename(vault / "programming" / "rust2")  # a rewalk
+        assert unwalked(trove), watcher(trove)
     finally:
         trove.stop_daemon()
 
