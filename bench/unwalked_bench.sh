@@ -1,20 +1,21 @@
 #!/bin/bash
 # No-op `trove update` with and without a daemon whose watcher vouches
 # (docs/architecture.md, "An update without a walk"), alternating the two
-# in one run: /usr/bin/time of each whole `trove update` process (wall,
-# user, sys), the daemon's own CPU over the daemon rounds (/proc/PID/stat),
-# and the load before and after.
+# in one run: each whole `trove update` process's wall and CPU (user +
+# sys), the daemon's own CPU over the daemon rounds (/proc/PID/stat), and
+# the load before and after.
 #
 #   bench/unwalked_bench.sh DIR [ROUNDS]
 #
 # DIR holds an index (DIR/index.db) and its config (DIR/config/config.yaml)
 # whose collections are already indexed; the script runs one warm-up walk,
 # starts `trove daemon --detach` for it, waits until the daemon answers an
-# update without a walk, then alternates ROUNDS (default 5) cold no-op
+# update without a walk, then alternates ROUNDS cold no-op
 # updates (TROVE_NO_DAEMON=1: the walk) and updates through the daemon.
+# Default ROUNDS 20.
 set -euo pipefail
 DIR=$(cd "$1" && pwd)
-ROUNDS=${2:-5}
+ROUNDS=${2:-20}
 T=${TROVE_BIN:-build/trove}
 export TROVE_INDEX=$DIR/index.db TROVE_CONFIG_DIR=$DIR/config NO_COLOR=1
 export XDG_CACHE_HOME=$DIR/xc XDG_CONFIG_HOME=$DIR/xg XDG_RUNTIME_DIR=$DIR/run
@@ -30,16 +31,38 @@ for _ in $(seq 600); do
 done
 "$T" update --json --explain >/dev/null
 PID=$("$T" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["pid"])')
-cpu() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
-TICK=$(getconf CLK_TCK)
-d_ticks=0
-for _ in $(seq "$ROUNDS"); do
-    TROVE_NO_DAEMON=1 /usr/bin/time -f "walk     %e wall %U user %S sys" "$T" update 2>&1 >/dev/null | tail -1
-    c0=$(cpu)
-    /usr/bin/time -f "unwalked %e wall %U user %S sys" "$T" update 2>&1 >/dev/null | tail -1
-    c1=$(cpu)
-    d_ticks=$((d_ticks + c1 - c0))
-done
-echo "daemon CPU over the $ROUNDS unwalked updates: $(echo "scale=3; $d_ticks / $TICK" | bc) s"
+# Each update a process of its own; its CPU from wait4's rusage (µs), the
+# daemon's from /proc/PID/stat (clock ticks: 10 ms / ROUNDS resolution), wall
+# around the process.
+TROVE="$T" ROUNDS="$ROUNDS" DPID="$PID" python3 - <<'PY'
+import os, resource, statistics, subprocess, time
+t, rounds, dpid = os.environ["TROVE"], int(os.environ["ROUNDS"]), os.environ["DPID"]
+def daemon_ns():
+    # utime + stime of every thread, the exited ones included, in ticks
+    with open(f"/proc/{dpid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+def one(env):
+    e = dict(os.environ, **env)
+    t0 = time.perf_counter()
+    p = subprocess.Popen([t, "update"], env=e, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    assert status == 0
+    return wall, ru.ru_utime, ru.ru_stime
+rows = {"walk": [], "unwalked": []}
+dns = 0
+for _ in range(rounds):
+    rows["walk"].append(one({"TROVE_NO_DAEMON": "1"}))
+    d0 = daemon_ns()
+    rows["unwalked"].append(one({}))
+    dns += daemon_ns() - d0
+for k, v in rows.items():
+    for w, u, s in v:
+        print(f"{k:8s} {w:.4f} wall {u:.4f} user {s:.4f} sys")
+    print(f"{k:8s} median: {statistics.median(x[0] for x in v):.4f} s wall, "
+          f"{statistics.median(x[1] + x[2] for x in v) * 1000:.1f} ms CPU (user + sys)")
+print(f"daemon CPU per unwalked update: {dns / rounds / 1e6:.2f} ms (mean of {rounds})")
+PY
 "$T" status --json | python3 -c 'import json,sys; w=json.load(sys.stdin)["daemon"]["watcher"]; print("watcher:", w["state"], w["folders"], "folders,", w["unwalked_updates"], "unwalked,", w["walked_updates"], "walked")'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
