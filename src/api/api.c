@@ -1113,6 +1113,9 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
     if (a->cfg.n_collections == 0)
         return trove_fail(TROVE_ENOENT, "no collections to index; add one with `trove collection "
                           "add PATH`");
+    if (o->unwalked)
+        return trove_fail(TROVE_EINVAL, "only a daemon's watcher can vouch for an update "
+                          "without a walk");
     trove_err krc = api_collections_known(a, o->collections, o->n_collections);
     if (krc)
         return krc;
@@ -1125,6 +1128,79 @@ trove_err api_update(api *a, const api_update_opts *o, index_update_result *out)
     rc = index_update(st, &a->cfg, o->collections, o->n_collections, &o->index, out);
     store_close(st);
     return rc;
+}
+
+/* Why the index would change in an update beyond what the walks find
+ * (why[0] stays 0 when it would not): collections the config dropped, two
+ * collections on one folder, another tokenizer. */
+static trove_err unwalked_blockers(api *a, store *st, const api_update_opts *o, char *why,
+                                   size_t cap)
+{
+    if (o->n_collections == 0) {
+        store_collection_row *rows;
+        size_t n;
+        trove_err rc = store_collections_uncounted(st, &rows, &n);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < n && !why[0]; i++)
+            if (!config_find_collection(&a->cfg, rows[i].name))
+                snprintf(why, cap, "the index holds collection '%s', which the config no longer "
+                         "lists", rows[i].name);
+        store_collections_free(rows, n);
+    }
+    for (size_t i = 0; i < a->cfg.n_collections && !why[0]; i++)
+        if (config_same_folder(&a->cfg, a->cfg.collections[i].path, i))
+            snprintf(why, cap, "collection '%s' shares its folder with another",
+                     a->cfg.collections[i].name);
+    int same = 1;
+    trove_err rc = why[0] ? TROVE_OK : store_tokenizer_current(st, &same);
+    if (rc == TROVE_OK && !same)
+        snprintf(why, cap, "the tokenizer's files changed since the index was written");
+    return rc;
+}
+
+trove_err api_update_unwalked(api *a, const api_update_opts *o, api_vouch_fn vouch, void *ctx,
+                              index_update_result *out, char *why, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    why[0] = '\0';
+    if (a->cfg.n_collections == 0 || o->rebuild) {
+        snprintf(why, cap, "%s", o->rebuild ? "a rebuild indexes everything" : "no collections");
+        return TROVE_OK;   /* the walk says what to say */
+    }
+    trove_err rc = api_collections_known(a, o->collections, o->n_collections);
+    store *st = NULL;
+    if (rc == TROVE_OK)
+        rc = api_reader(a, &st);
+    if (rc == TROVE_OK)
+        rc = unwalked_blockers(a, st, o, why, cap);
+    if (rc || why[0])
+        return rc;
+    out->collections = xcalloc(a->cfg.n_collections, sizeof *out->collections);
+    for (size_t i = 0; i < a->cfg.n_collections && !why[0]; i++) {
+        const char *name = a->cfg.collections[i].name;
+        int picked = o->n_collections == 0;
+        for (size_t k = 0; k < o->n_collections && !picked; k++)
+            picked = strcmp(o->collections[k], name) == 0;
+        size_t files;
+        if (!picked || !vouch(ctx, name, &files, why, cap))
+            continue;
+        index_update_collection *uc = &out->collections[out->n_collections++];
+        uc->name = xstrdup(name);
+        uc->stats.files = uc->stats.unchanged = files;
+    }
+    if (why[0]) {
+        index_update_result_free(out);
+        return TROVE_OK;
+    }
+    return store_note_noop_update(st);
+}
+
+trove_err api_data_version(api *a, int64_t *v)
+{
+    store *st;
+    trove_err rc = api_reader(a, &st);
+    return rc ? rc : store_data_version(st, v);
 }
 
 /* ---- snapshots ---- */

@@ -421,6 +421,9 @@ typedef struct api_update_opts {
     int rebuild;      /* index everything into a fresh file that then replaces
                          the old one (damaged or not) in one rename; all
                          collections, and the old file is kept on failure */
+    int unwalked;     /* asked of a daemon: answer without a walk when its
+                         watcher vouches, else refuse (the caller walks);
+                         api_update() itself refuses it (TROVE_EINVAL) */
 } api_update_opts;
 
 void api_update_opts_init(api_update_opts *o);
@@ -428,6 +431,23 @@ void api_update_opts_init(api_update_opts *o);
  * open, sees the result on its next read). TROVE_ENOENT when the config has
  * no collections or a named one is not configured. */
 trove_err api_update(api *a, const api_update_opts *o, index_update_result *out);
+
+/* An update without a walk (the daemon's, docs/architecture.md "An update
+ * without a walk"). `vouch` says whether the files of collection `name`
+ * are as the last update left them (1, and the files it walked) or not (0,
+ * and why). api_update_unwalked() then gives the answer an update would
+ * give — nothing changed — for the collections `o` selects, and records
+ * its time as a no-op update does, when every one is vouched for and
+ * nothing else an update does would change the index: the index records
+ * the running tokenizer, holds no collection the config dropped, and no
+ * two collections share a folder. Else why[cap] says why not (out is
+ * empty) and the caller walks. Errors as api_update's. */
+typedef int (*api_vouch_fn)(void *ctx, const char *name, size_t *files, char *why, size_t cap);
+trove_err api_update_unwalked(api *a, const api_update_opts *o, api_vouch_fn vouch, void *ctx,
+                              index_update_result *out, char *why, size_t cap);
+/* The index's data_version on this handle's reader (store_data_version):
+ * another value later means someone committed to the index meanwhile. */
+trove_err api_data_version(api *a, int64_t *v);
 
 /* ---- publish (api_publish.c; docs/scaling.md) ----
  * The index as OpenSearch documents, sent to one endpoint (or written to a

@@ -138,6 +138,7 @@ static const char *const code_names[] = {
     [WIRE_EPROTO] = "EPROTO",
     [WIRE_EMISMATCH] = "EMISMATCH",
     [WIRE_E2BIG] = "E2BIG",
+    [WIRE_EWALK] = "EWALK",
 };
 _Static_assert(sizeof code_names / sizeof *code_names == WIRE_CODE_COUNT,
                "every trove_err and wire code has a name on the wire");
@@ -809,6 +810,7 @@ static TYPE(wire_ls_args, wire_ls_args_type, "ls", ls_args_rows);
 static const wire_field update_args_rows[] = {
     W(api_update_opts, collections, WIRE_STRS, COUNT(api_update_opts, n_collections)),
     W(api_update_opts, rebuild, WIRE_INT),
+    W(api_update_opts, unwalked, WIRE_INT),
     LOCAL(api_update_opts, index),   /* the daemon's defaults and its callbacks */
 };
 static void update_args_init(void *o)

@@ -61,9 +61,11 @@ int wire_get_bytes(const json_t *v, char **out, size_t *len);
 /* The error codes on the wire: the trove_err names ("ENOENT", ...: the
  * daemon's own answer, which the cold path would give too), then the
  * daemon's refusals (it could not serve the request: the client answers
- * cold). Every code has a name (a static assert in wire.c keeps them in
+ * cold; WIRE_EWALK: an update asked not to walk, which the daemon's
+ * watcher cannot vouch for — the message says why, and the client walks).
+ * Every code has a name (a static assert in wire.c keeps them in
  * step with util/err.h); wire_code_from_name gives -1 for an unknown one. */
-enum { WIRE_EPROTO = TROVE_ERR_COUNT, WIRE_EMISMATCH, WIRE_E2BIG, WIRE_CODE_COUNT };
+enum { WIRE_EPROTO = TROVE_ERR_COUNT, WIRE_EMISMATCH, WIRE_E2BIG, WIRE_EWALK, WIRE_CODE_COUNT };
 const char *wire_code_name(int code);
 int wire_code_from_name(const char *name);
 

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/wire.h"
 #include "cli/cli.h"
+#include "cli/out.h"
+#include "daemon/client.h"
 #include "text/tok.h"
 #include "util/clock.h"
 #include "util/mem.h"
@@ -67,28 +70,78 @@ static void print_result(const index_update_result *res, size_t warnings)
         fprintf(stderr, "trove: %zu warning(s)\n", warnings);
 }
 
+/* Ask a running daemon whose watcher vouches for the collections to
+ * answer without a walk (docs/architecture.md, "An update without a
+ * walk"): 1 and *res filled when it did; else 0 and *why (caller frees),
+ * and the caller walks. */
+static int ask_daemon(cli *c, const api_update_opts *o, int walk, index_update_result *res,
+                      char **why)
+{
+    *why = NULL;
+    if (o->rebuild || walk || c->no_daemon) {
+        *why = xstrdup(o->rebuild ? "--rebuild indexes everything"
+                       : walk     ? "--walk asks for a walk"
+                                  : "--no-daemon");
+        return 0;
+    }
+    const config *cfg = cli_config_once();
+    dcl *d = cfg ? dcl_find(c->index_path, cfg, 10.0) : NULL;
+    if (!d) {
+        *why = xstrdup("no daemon serves this index");
+        return 0;
+    }
+    int ok = dcl_update_unwalked(d, o, res, why);
+    dcl_close(d);
+    return ok;
+}
+
+/* --json: the update's answer as the daemon protocol encodes it, and
+ * whether it walked. */
+static void print_result_json(const index_update_result *res, const char *why)
+{
+    json_t *root = out_json_root();
+    json_t *r = wire_emit(wire_requests[WIRE_OP_UPDATE].result, res);
+    json_object_update(root, r);
+    json_decref(r);
+    json_object_set_new(root, "walked", json_boolean(why != NULL));
+    json_object_set_new(root, "why", why ? json_string(why) : json_null());
+    out_json_print(stdout, root);
+}
+
 int cmd_update(cli *c, int argc, char **argv)
 {
     const char **names = xcalloc((size_t)argc, sizeof *names);
     size_t n_names = 0;
-    int rebuild = 0, no_embed = 0;
+    int rebuild = 0, no_embed = 0, walk = 0, as_json = 0, explain = 0;
     const char *model_flag = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: trove update [--rebuild] [--no-embed] [--model PATH] [COLLECTION ...]\n"
+            printf("usage: trove update [--rebuild] [--walk] [--no-embed] [--model PATH] [--json]\n"
+                   "                    [--explain] [COLLECTION ...]\n"
                    "Index new and changed notes and drop deleted ones, in one transaction.\n"
+                   "A running daemon whose watcher has seen every change answers at once,\n"
+                   "without walking the folders (nothing changed since its last walk).\n"
                    "  --rebuild   index everything into a fresh file that replaces the index\n"
                    "              (the fix for a damaged index; the old file stays on failure;\n"
                    "              the snapshot history starts again)\n"
+                   "  --walk      walk the folders even when the daemon's watcher vouches\n"
                    "  --model PATH  then embed the chunks without a vector, as `trove embed`\n"
                    "              (default: $TROVE_EMBED_MODEL)\n"
-                   "  --no-embed  do not embed\n");
+                   "  --no-embed  do not embed\n"
+                   "  --json      the counts as JSON, with \"walked\" and \"why\"\n"
+                   "  --explain   say on stderr whether the folders were walked, and why\n");
             free(names);
             return EXIT_OK;
         }
         if (strcmp(argv[i], "--rebuild") == 0) {
             rebuild = 1;
+        } else if (strcmp(argv[i], "--walk") == 0) {
+            walk = 1;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            as_json = 1;
+        } else if (strcmp(argv[i], "--explain") == 0) {
+            explain = 1;
         } else if (strcmp(argv[i], "--no-embed") == 0) {
             no_embed = 1;
         } else if (cli_opt_value(argc, argv, &i, "--model", &v)) {
@@ -108,16 +161,6 @@ int cmd_update(cli *c, int argc, char **argv)
         free(names);
         return cli_usage("update", "--rebuild indexes every collection; name none");
     }
-    api *a;
-    int rc = cli_open_api(c, &a);
-    if (rc) {
-        free(names);
-        return rc;
-    }
-    struct sigaction sa = {.sa_handler = on_sigint};
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-
     size_t warnings = 0;
     double last_draw = 0;
     api_update_opts o;
@@ -125,26 +168,55 @@ int cmd_update(cli *c, int argc, char **argv)
     o.collections = names;
     o.n_collections = n_names;
     o.rebuild = rebuild;
-    o.index.warn = print_warning;
-    o.index.warn_ctx = &warnings;
-    if (c->stderr_tty) {
-        o.index.progress = draw_progress;
-        o.index.progress_ctx = &last_draw;
-    }
-    o.index.interrupted = &interrupted;
     index_update_result res;
-    trove_err err = api_update(a, &o, &res);
-    free(names);
-    if (err) {
-        api_close(a);
-        if (err == TROVE_EINTR) {
-            fprintf(stderr, "\ntrove: interrupted; the index is unchanged\n");
-            return 130;
+    char *why = NULL;
+    api *a = NULL;
+    int rc;
+    if (!ask_daemon(c, &o, walk, &res, &why)) {
+        if ((rc = cli_open_api(c, &a))) {
+            free(names);
+            free(why);
+            return rc;
         }
-        return cli_error(err);
+        struct sigaction sa = {.sa_handler = on_sigint};
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        o.index.warn = print_warning;
+        o.index.warn_ctx = &warnings;
+        if (c->stderr_tty && !as_json) {
+            o.index.progress = draw_progress;
+            o.index.progress_ctx = &last_draw;
+        }
+        o.index.interrupted = &interrupted;
+        trove_err err = api_update(a, &o, &res);
+        if (err) {
+            free(names);
+            free(why);
+            api_close(a);
+            if (err == TROVE_EINTR) {
+                fprintf(stderr, "\ntrove: interrupted; the index is unchanged\n");
+                return 130;
+            }
+            return cli_error(err);
+        }
     }
-    print_result(&res, warnings);
-    if (rebuild)
+    free(names);
+    if (explain) {
+        if (why)
+            fprintf(stderr, "trove: walked the folders: %s\n", why);
+        else
+            fprintf(stderr, "trove: not walked: the daemon's watcher has seen every change since "
+                            "its last walk, which found these counts\n");
+    }
+    if (as_json) {
+        print_result_json(&res, why);
+        if (warnings)
+            fprintf(stderr, "trove: %zu warning(s)\n", warnings);
+    } else {
+        print_result(&res, warnings);
+    }
+    free(why);
+    if (rebuild && !as_json)
         printf("rebuilt the index %s; its snapshot history starts again (the old snapshots "
                "are gone)\n", c->index_path);
     int missing = 0;
@@ -161,6 +233,8 @@ int cmd_update(cli *c, int argc, char **argv)
         fprintf(stderr, "trove: %s\n", model_msg);
         erc = EXIT_ERR;
     }
+    if (ea.model && !a && (rc = cli_open_api(c, &a)))
+        return rc;
     if (ea.model) {
         erc = cli_embed_pass(c, a, &ea);
         if (erc != EXIT_OK && erc != 130)

@@ -534,6 +534,31 @@ trove_err dcl_request(dcl *c, int op, const void *args, void *out)
     return rc;
 }
 
+int dcl_update_unwalked(dcl *c, const api_update_opts *o, index_update_result *out, char **why)
+{
+    memset(out, 0, sizeof *out);
+    *why = NULL;
+    api_update_opts u = *o;
+    u.unwalked = 1;
+    json_t *res = NULL;
+    trove_err rc = dcl_render(c, WIRE_OP_UPDATE, &u, NULL, &res, NULL);
+    if (rc == TROVE_OK && !json_is_false(json_object_get(res, "walked"))) {
+        /* a daemon older than "unwalked" walked: a right answer, but this
+         * caller says whether it walked, so it walks itself */
+        rc = trove_fail(TROVE_EIO, "the daemon does not answer an update without a walk");
+    } else if (rc == TROVE_OK) {
+        rc = wire_parse(wire_requests[WIRE_OP_UPDATE].result, res, out, NULL);
+    }
+    json_decref(res);
+    if (rc == TROVE_OK)
+        return 1;
+    static const char refused[] = "daemon: EWALK: ";
+    const char *m = trove_errmsg();
+    *why = xstrdup(strncmp(m, refused, sizeof refused - 1) == 0 ? m + sizeof refused - 1 : m);
+    trove_errclear();
+    return 0;
+}
+
 int dcl_try(dcl *d, int op, const void *args, void *out, trove_err *err)
 {
     if (!d)

@@ -100,6 +100,12 @@ trove_err dcl_render(dcl *c, int op, const void *args, const json_t *how, json_t
 int dcl_try(dcl *d, int op, const void *args, void *out, trove_err *err);
 trove_err dcl_or_cold(dcl *d, api *a, int op, void *args, void *out);
 
+/* `trove update` without a walk (api_update_opts.unwalked; docs/daemon.md):
+ * 1 and *out filled (as api_update() fills it) when the daemon's watcher
+ * vouched for every collection `o` selects; 0 and *why (caller frees) when
+ * the caller must walk: the daemon's reason, or why it did not answer. */
+int dcl_update_unwalked(dcl *c, const api_update_opts *o, index_update_result *out, char **why);
+
 /* *daemon (may be NULL): the daemon's own state object (new reference). */
 trove_err dcl_status(dcl *c, api_status *out, json_t **daemon);
 trove_err dcl_shutdown(dcl *c);

@@ -72,6 +72,17 @@ typedef struct srv {
     watcher *w;
     api *watch_api;           /* the watcher's own handle (under write_mu) */
     sig watch_sig;
+    unsigned watch_gen;       /* times watch_api was (re)opened (under write_mu) */
+    /* An update without a walk (docs/architecture.md): the index's
+     * data_version on watch_api after the watcher's last successful update,
+     * valid while vouch_gen == watch_gen (under write_mu); the config file
+     * the watcher's collections came from (under mu); the answers given. */
+    int vouch_ok;
+    unsigned vouch_gen;
+    int64_t vouch_dv;
+    sig watch_cfg;
+    long unwalked, walked;    /* update requests answered without a walk, refused (under mu) */
+    char *last_why;           /* why the last one was refused (under mu) */
     api_models *models;       /* one copy of each model, lent to every handle */
 } srv;
 
@@ -133,8 +144,9 @@ static int sig_eq(const sig *a, const sig *b)
            a->idev == b->idev && a->iino == b->iino;
 }
 
-/* The handle reopened when the config or the index file changed. */
-static trove_err refresh(srv *s, api **a, sig *have)
+/* The handle reopened when the config or the index file changed; *gen
+ * (may be NULL) counts the reopenings. */
+static trove_err refresh(srv *s, api **a, sig *have, unsigned *gen)
 {
     sig now;
     sig_get(s, &now);
@@ -142,6 +154,8 @@ static trove_err refresh(srv *s, api **a, sig *have)
         return TROVE_OK;
     api_close(*a);
     *a = NULL;
+    if (gen)
+        ++*gen;
     trove_err rc = api_open(s->index_path, a);
     if (rc == TROVE_OK) {
         api_use_models(*a, s->models);
@@ -273,6 +287,11 @@ static json_t *daemon_state(srv *s)
         json_object_set_new(w, "last_update_ms", json_real(ws.last_update_ms));
         json_object_set_new(w, "problem", wire_str(ws.problem));
         watch_state_free(&ws);
+        pthread_mutex_lock(&s->mu);
+        json_object_set_new(w, "unwalked_updates", json_integer(s->unwalked));
+        json_object_set_new(w, "walked_updates", json_integer(s->walked));
+        json_object_set_new(w, "last_walk_why", wire_str(s->last_why));
+        pthread_mutex_unlock(&s->mu);
     } else {
         json_object_set_new(w, "state", json_string("off"));
         json_object_set_new(w, "problem", json_string(s->o->watch ? "no collections" : "disabled"));
@@ -347,10 +366,85 @@ static void op_hello(srv *s, reply *r)
     json_object_set_new(r->result, "daemon", daemon_state(s));
 }
 
+static int vouch(void *ctx, const char *name, size_t *files, char *why, size_t cap)
+{
+    return watch_vouch(ctx, name, files, why, cap);
+}
+
+/* Why the watcher's word cannot stand for the index as it is now (why[0]
+ * stays 0 when it can). Under write_mu. */
+static void unwalked_why(srv *s, char *why, size_t cap)
+{
+    sig now;
+    sig_get(s, &now);
+    pthread_mutex_lock(&s->mu);
+    int same_cfg = now.cdev == s->watch_cfg.cdev && now.cino == s->watch_cfg.cino &&
+                   now.csize == s->watch_cfg.csize &&
+                   now.cmtime.tv_sec == s->watch_cfg.cmtime.tv_sec &&
+                   now.cmtime.tv_nsec == s->watch_cfg.cmtime.tv_nsec;
+    pthread_mutex_unlock(&s->mu);
+    int64_t dv = 0;
+    if (!s->w)
+        snprintf(why, cap, "the daemon runs without a watcher (--no-watch, or no collections "
+                 "when it started)");
+    else if (!same_cfg)
+        snprintf(why, cap, "config.yaml changed since the watcher last read it");
+    else if (refresh(s, &s->watch_api, &s->watch_sig, &s->watch_gen) != TROVE_OK)
+        snprintf(why, cap, "the daemon cannot open the index: %s", trove_errmsg());
+    else if (!s->vouch_ok || s->vouch_gen != s->watch_gen)
+        snprintf(why, cap, "the watcher has not finished an update since it started or the "
+                 "index was replaced");
+    else if (api_data_version(s->watch_api, &dv) != TROVE_OK)
+        snprintf(why, cap, "the daemon cannot read the index: %s", trove_errmsg());
+    else if (dv != s->vouch_dv) {
+        snprintf(why, cap, "the index was written by another process since the watcher's last "
+                 "update");
+        watch_recheck(s->w);   /* its next walk sees what that did */
+    }
+    trove_errclear();
+}
+
+/* update with "unwalked": the answer of an update that finds nothing
+ * changed, when the watcher vouches for every collection asked for; else
+ * refused (WIRE_EWALK, saying why) and the client walks itself. */
+static void op_update_unwalked(srv *s, const api_update_opts *o, reply *r)
+{
+    char why[768] = "";
+    index_update_result res = {0};
+    writer_lock(s);   /* no watcher update halfway; watch_api is ours */
+    unwalked_why(s, why, sizeof why);
+    trove_err rc = why[0] ? TROVE_OK
+                          : api_update_unwalked(s->watch_api, o, vouch, s->w, &res, why, sizeof why);
+    pthread_mutex_unlock(&s->write_mu);
+    if (rc) {
+        fail_err(r, rc);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (why[0]) {
+        s->walked++;
+        free(s->last_why);
+        s->last_why = xstrdup(why);
+    } else {
+        s->unwalked++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (why[0]) {
+        fail_proto(r, WIRE_EWALK, "%s", why);
+        return;
+    }
+    r->result = wire_emit(wire_requests[WIRE_OP_UPDATE].result, &res);
+    json_object_set_new(r->result, "walked", json_false());
+    json_object_set_new(r->result, "warnings", json_array());
+    index_update_result_free(&res);
+}
+
 /* The api call of an op on a pool handle, refreshed first. */
 static void call_op(srv *s, int which, void *args, reply *r)
 {
     const wire_request *q = &wire_requests[which];
+    if (which == WIRE_OP_UPDATE && ((api_update_opts *)args)->unwalked && !r->render)
+        return op_update_unwalked(s, args, r);
     json_t *extra = NULL;
     if (ops[which].before)
         ops[which].before(s, args, &extra);
@@ -359,7 +453,7 @@ static void call_op(srv *s, int which, void *args, reply *r)
     handle *h = acquire(s);
     trove_errclear();
     void *out = xcalloc(1, q->result->size);
-    trove_err rc = refresh(s, &h->a, &h->s);
+    trove_err rc = refresh(s, &h->a, &h->s, NULL);
     if (rc == TROVE_OK) {
         api_set_boundary(h->a, r->boundary);   /* for this request only */
         rc = wire_call(h->a, which, args, out);
@@ -659,7 +753,7 @@ static void watch_embed(srv *s)
             pthread_cond_wait(&s->writers_cv, &s->mu);
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_lock(&s->write_mu);
-        if (refresh(s, &s->watch_api, &s->watch_sig) != TROVE_OK) {
+        if (refresh(s, &s->watch_api, &s->watch_sig, &s->watch_gen) != TROVE_OK) {
             rc = TROVE_EIO;
             break;
         }
@@ -673,23 +767,60 @@ static void watch_embed(srv *s)
         logf_("embedded %zu chunks (%zu computed, %zu reused)", stored, embedded, reused);
 }
 
-static int watch_update(void *ctx, const char *const *names, size_t n)
+static void log_warning_counted(void *ctx, const char *message)
+{
+    ++*(size_t *)ctx;
+    log_warning(NULL, message);
+}
+
+/* What the watcher vouches with: a collection's walk was clean when the
+ * update warned of nothing (warnings name no collection: any counts for
+ * all), skipped no file and found its folder. */
+static void walked_of(const index_update_result *res, size_t warnings, const char *const *names,
+                      size_t n, watch_walked *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (watch_walked){0};
+        for (size_t k = 0; k < res->n_collections; k++) {
+            const index_update_collection *uc = &res->collections[k];
+            if (strcmp(uc->name, names[i]) != 0)
+                continue;
+            out[i].clean = !warnings && !uc->missing && !uc->stats.skipped;
+            out[i].files = uc->stats.files;
+        }
+    }
+}
+
+static int watch_update(void *ctx, const char *const *names, size_t n, watch_walked *walked)
 {
     srv *s = ctx;
     pthread_mutex_lock(&s->write_mu);
-    trove_err rc = refresh(s, &s->watch_api, &s->watch_sig);
+    s->vouch_ok = 0;
+    trove_err rc = refresh(s, &s->watch_api, &s->watch_sig, &s->watch_gen);
     index_update_result res = {0};
+    size_t warnings = 0;
     if (rc == TROVE_OK) {
         api_update_opts o;
         api_update_opts_init(&o);
         o.collections = names;
         o.n_collections = n;
-        o.index.warn = log_warning;
+        o.index.warn = log_warning_counted;
+        o.index.warn_ctx = &warnings;
         rc = api_update(s->watch_api, &o, &res);
     }
     if (rc == TROVE_OK && s->model)
         watch_embed(s);
+    /* The index as this update (and its embedding) left it: a commit by
+     * anyone else from now on ends the watcher's word (op_update_unwalked). */
+    if (rc == TROVE_OK) {
+        if (api_data_version(s->watch_api, &s->vouch_dv) == TROVE_OK) {
+            s->vouch_ok = 1;
+            s->vouch_gen = s->watch_gen;
+        }
+        trove_errclear();
+    }
     pthread_mutex_unlock(&s->write_mu);
+    walked_of(&res, warnings, names, n, walked);
     if (rc) {
         logf_("update failed: %s", trove_errmsg());
         return -1;
@@ -860,6 +991,9 @@ static void watch_sync(srv *s, sig *cfg_seen)
         logf_("config: %s (watching the previous collections)", trove_errmsg());
         return;
     }
+    pthread_mutex_lock(&s->mu);
+    s->watch_cfg = now;   /* the file the watcher's collections come from */
+    pthread_mutex_unlock(&s->mu);
     if (s->w) {
         watch_reconfigure(s->w, &cfg);
     } else {
@@ -873,6 +1007,11 @@ static void watch_sync(srv *s, sig *cfg_seen)
         const char *poll_s = getenv("TROVE_WATCH_POLL");   /* tests: rescan period, seconds */
         if (poll_s && *poll_s && strtod(poll_s, NULL) > 0)
             wo.poll_s = strtod(poll_s, NULL);
+        /* tests: a watcher that waits this long before updating (events
+         * read, collections marked, nothing indexed yet) */
+        const char *debounce = getenv("TROVE_WATCH_DEBOUNCE");
+        if (debounce && *debounce && strtod(debounce, NULL) > 0)
+            wo.debounce_s = wo.max_wait_s = strtod(debounce, NULL);
         if (watch_start(&cfg, &wo, &s->w) != TROVE_OK)
             logf_("watcher: %s", trove_errmsg());
     }
@@ -1007,5 +1146,6 @@ trove_err dmn_run(const dmn_opts *o)
     free(s.index_path);
     free(s.config_file);
     free(s.sock_path);
+    free(s.last_why);
     return TROVE_OK;
 }

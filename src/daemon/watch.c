@@ -5,11 +5,14 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -38,6 +41,21 @@ struct watcher {
     wd_ent *wds;         /* indexed by watch descriptor */
     size_t cap_wds, n_watches;
     unsigned char *dirty, *rewalk, *missing;
+    /* Vouching (watch_vouch), per collection: verified = a clean update
+     * walked it with every folder watched and nothing happened since;
+     * files = what that walk matched; taint = why its watches cannot
+     * vouch at all (a symlink, a failed watch, a non-local filesystem, a
+     * walk warning), NULL when they can. n_flags: entries of these. */
+    unsigned char *verified;
+    size_t *files;
+    char **taint;
+    size_t n_flags;
+    /* Held while a batch of events is read and applied: watch_vouch sees
+     * either the events unread (FIONREAD) or their dirty marks. */
+    pthread_mutex_t ev_mu;
+    int mfd;             /* /proc/self/mountinfo: POLLPRI on a (un)mount */
+    int mounts_moved;    /* under mu: seen by watch_vouch, acted on by the thread */
+    int recheck;         /* under mu: watch_recheck asked for a walk of everything */
     double first_dirty, last_dirty, last_poll;
     double retry_at;     /* after a failed update: not before this time */
     int polling, quit;
@@ -87,12 +105,82 @@ static void set_problem(watcher *w, const char *msg)
 
 /* ---- watches ---- */
 
+static void mark_dirty(watcher *w, int coll);
+
 typedef struct add_ctx {
     watcher *w;
     int coll;
     int root_watched;    /* the collection folder itself got a watch */
+    int vanished;        /* a folder went between the walk's look and its watch */
     tbuf path;
+    tbuf taint;          /* the first reason these watches cannot vouch */
 } add_ctx;
+
+/* Filesystems whose every change goes through this kernel, so inotify
+ * reports it. Network and FUSE filesystems (NFS, SMB, 9p, virtiofs, sshfs)
+ * change behind its back. */
+static int local_fs(long type)
+{
+    static const long ok[] = {
+        0xEF53,      /* ext2/3/4 */
+        0x58465342,  /* xfs */
+        0x9123683E,  /* btrfs */
+        0x01021994,  /* tmpfs */
+        0x858458F6,  /* ramfs */
+        0xF2F52010,  /* f2fs */
+        0x2FC12FC1,  /* zfs */
+        0xCA451A4E,  /* bcachefs */
+        0x794C7630,  /* overlayfs (changes made through it) */
+        0x52654973,  /* reiserfs */
+        0x3153464A,  /* jfs */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if ((unsigned long)type == (unsigned long)ok[i])
+            return 1;
+    return 0;
+}
+
+static void taint_once(add_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void taint_once(add_ctx *a, const char *fmt, ...)
+{
+    if (a->taint.len)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tbuf_puts(&a->taint, msg);
+}
+
+/* A symlink that names an entry of its own folder ("pages.en -> pages")
+ * is resolved inside that watched folder: a change to what it names is
+ * an event there, or in the folder it names, which the walk enters and
+ * watches (symlinked folders included). Any other leads through folders
+ * that may not be watched (outside the collection, excluded, "..") and
+ * can change with no event in the collection. */
+static void on_link(void *vctx, const char *rel)
+{
+    add_ctx *a = vctx;
+    const char *root = a->w->cfg.collections[a->coll].path;
+    tbuf p = {0};
+    tbuf_printf(&p, "%s/%s", root, rel);
+    char to[PATH_MAX];
+    ssize_t n = readlink(p.data, to, sizeof to - 1);
+    tbuf_free(&p);
+    if (n > 0) {
+        to[n] = '\0';
+        if (!memchr(to, '/', (size_t)n) && strcmp(to, ".") != 0 && strcmp(to, "..") != 0)
+            return;
+    }
+    taint_once(a, "%s/%s is a symlink that leads out of its folder (a change there may not "
+               "be reported)", root, rel);
+}
+
+static void on_walk_warning(void *vctx, const char *message)
+{
+    taint_once(vctx, "the walk warned: %s", message);
+}
 
 static int on_dir(void *vctx, const char *rel)
 {
@@ -109,6 +197,12 @@ static int on_dir(void *vctx, const char *rel)
                  ? (errno = ENOSPC, -1)
                  : inotify_add_watch(w->ifd, a->path.data, WATCH_MASK);
     if (wd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            a->vanished = 1;
+        else if (e != ENOSPC)
+            taint_once(a, "cannot watch %s: %s", a->path.data, strerror(e));
+        errno = e;
         if (errno == ENOSPC) {
             char msg[256];
             snprintf(msg, sizeof msg, "inotify watch limit reached after %zu folders (raise "
@@ -139,6 +233,12 @@ static int on_dir(void *vctx, const char *rel)
     e->rel = xstrdup(rel);
     if (!*rel)
         a->root_watched = 1;
+    struct statfs fs;
+    if (statfs(a->path.data, &fs) != 0)
+        taint_once(a, "cannot tell the filesystem of %s: %s", a->path.data, strerror(errno));
+    else if (!local_fs((long)fs.f_type))
+        taint_once(a, "%s is on a filesystem (type 0x%lx) whose changes inotify may not see",
+                   a->path.data, (unsigned long)fs.f_type);
     return 0;
 }
 
@@ -197,11 +297,26 @@ static void add_watches(watcher *w, int coll)
         .skip_dirs = skip,
         .n_skip_dirs = n_skip,
     };
+    pthread_mutex_lock(&w->mu);
+    w->verified[coll] = 0;
+    pthread_mutex_unlock(&w->mu);
     add_ctx a = {.w = w, .coll = coll};
-    walk_callbacks cb = {.ctx = &a, .on_file = on_file_nop, .on_dir = on_dir};
+    walk_callbacks cb = {.ctx = &a, .on_file = on_file_nop, .on_dir = on_dir,
+                         .on_warning = on_walk_warning, .on_link = on_link};
     walk_tree(&wo, &cb);
+    pthread_mutex_lock(&w->mu);
+    free(w->taint[coll]);
+    w->taint[coll] = a.taint.len ? tbuf_detach(&a.taint) : NULL;
+    pthread_mutex_unlock(&w->mu);
+    tbuf_free(&a.taint);
     tbuf_free(&a.path);
     free(skip);
+    if (a.vanished) {
+        /* Moved or deleted meanwhile: its parent's event says which; watch
+         * again and update, so no folder is left unwatched. */
+        w->rewalk[coll] = 1;
+        mark_dirty(w, coll);
+    }
     /* Polling (no watches to be had) rescans everything anyway: there the
      * stat decides. */
     set_missing(w, coll, !a.root_watched && !w->polling);
@@ -209,6 +324,7 @@ static void add_watches(watcher *w, int coll)
 
 static void drop_all_watches(watcher *w)
 {
+    pthread_mutex_lock(&w->ev_mu);   /* watch_vouch reads ifd */
     if (w->ifd >= 0)
         close(w->ifd);
     for (size_t i = 0; i < w->cap_wds; i++)
@@ -222,6 +338,7 @@ static void drop_all_watches(watcher *w)
     pthread_mutex_unlock(&w->mu);
     set_problem(w, NULL);
     w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    pthread_mutex_unlock(&w->ev_mu);
 }
 
 static void mark_dirty(watcher *w, int coll)
@@ -234,6 +351,7 @@ static void mark_dirty(watcher *w, int coll)
     if (!any)
         w->first_dirty = t;
     w->dirty[coll] = 1;
+    w->verified[coll] = 0;
     w->last_dirty = t;
     pthread_mutex_unlock(&w->mu);
 }
@@ -247,9 +365,18 @@ static void reset_flags(watcher *w)
     free(w->dirty);
     free(w->rewalk);
     free(w->missing);
+    free(w->verified);
+    free(w->files);
+    for (size_t i = 0; w->taint && i < w->n_flags; i++)
+        free(w->taint[i]);
+    free(w->taint);
     w->dirty = xcalloc(n + 1, 1);
     w->rewalk = xcalloc(n + 1, 1);
     w->missing = xcalloc(n + 1, 1);
+    w->verified = xcalloc(n + 1, 1);
+    w->files = xcalloc(n + 1, sizeof *w->files);
+    w->taint = xcalloc(n + 1, sizeof *w->taint);
+    w->n_flags = n;
     w->parents_stale = 1;
 }
 
@@ -307,57 +434,93 @@ static void drop_collection_watches(watcher *w, int coll)
     }
 }
 
+static void apply_events(watcher *w, const char *buf, ssize_t n);
+
+/* Read and apply every queued event, holding ev_mu (see watch_vouch). */
 static void read_events(watcher *w)
 {
     char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+    pthread_mutex_lock(&w->ev_mu);
     for (;;) {
         ssize_t n = read(w->ifd, buf, sizeof buf);
         if (n <= 0)
-            return;
-        for (char *p = buf; p < buf + n;) {
-            const struct inotify_event *ev = (const struct inotify_event *)p;
-            p += sizeof *ev + ev->len;
-            if (ev->mask & IN_Q_OVERFLOW) {
-                /* Events were lost: re-walk and rescan everything. */
-                for (size_t i = 0; i < w->cfg.n_collections; i++) {
-                    w->rewalk[i] = 1;
-                    mark_dirty(w, (int)i);
-                }
-                continue;
+            break;
+        apply_events(w, buf, n);
+    }
+    pthread_mutex_unlock(&w->ev_mu);
+}
+
+/* Whether COLLECTION/rel/name is a symlink now. */
+static int is_link_at(const watcher *w, int coll, const char *rel, const char *name)
+{
+    tbuf p = {0};
+    tbuf_puts(&p, w->cfg.collections[coll].path);
+    if (*rel)
+        tbuf_printf(&p, "/%s", rel);
+    tbuf_printf(&p, "/%s", name);
+    struct stat sb;
+    int link = lstat(p.data, &sb) == 0 && S_ISLNK(sb.st_mode);
+    tbuf_free(&p);
+    return link;
+}
+
+static void apply_events(watcher *w, const char *buf, ssize_t n)
+{
+    for (const char *p = buf; p < buf + n;) {
+        const struct inotify_event *ev = (const struct inotify_event *)p;
+        p += sizeof *ev + ev->len;
+        if (ev->mask & IN_Q_OVERFLOW) {
+            /* Events were lost: re-walk and rescan everything. */
+            for (size_t i = 0; i < w->cfg.n_collections; i++) {
+                w->rewalk[i] = 1;
+                mark_dirty(w, (int)i);
             }
-            if (ev->wd < 0 || (size_t)ev->wd >= w->cap_wds || w->wds[ev->wd].coll < 0)
-                continue;
-            wd_ent *e = &w->wds[ev->wd];
-            int coll = e->coll;
-            const char *name = ev->len ? ev->name : "";
-            if (ev->mask & IN_IGNORED) {
-                /* The folder is gone (deleted, moved away, unmounted). */
-                int was_root = !*e->rel;
-                free(e->rel);
-                *e = (wd_ent){.coll = -1};
-                pthread_mutex_lock(&w->mu);
-                w->n_watches--;
-                pthread_mutex_unlock(&w->mu);
-                if (was_root)
-                    set_missing(w, coll, 1);
-                mark_dirty(w, coll);
-                continue;
-            }
-            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM)))
-                w->rewalk[coll] = 1;   /* watch new folders; moved ones get their new path */
-            if (strcmp(name, ".gitignore") == 0)
-                w->rewalk[coll] = 1;   /* the rules that pick folders changed */
-            if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && !*e->rel) {
-                /* The root went away (or elsewhere: its watches would now
-                 * report a folder outside the collection). */
-                drop_collection_watches(w, coll);
-                set_missing(w, coll, 1);
-                mark_dirty(w, coll);
-                continue;
-            }
-            note_event(w, coll, e->rel, name);
-            mark_dirty(w, coll);
+            continue;
         }
+        if (ev->wd < 0 || (size_t)ev->wd >= w->cap_wds || w->wds[ev->wd].coll < 0)
+            continue;
+        wd_ent *e = &w->wds[ev->wd];
+        int coll = e->coll;
+        const char *name = ev->len ? ev->name : "";
+        if (ev->mask & IN_UNMOUNT) {
+            /* What was mounted there is gone; what lies beneath is
+             * not watched: watch again, walk again. */
+            w->rewalk[coll] = 1;
+            mark_dirty(w, coll);
+            continue;
+        }
+        if (ev->mask & IN_IGNORED) {
+            /* The folder is gone (deleted, moved away, unmounted):
+             * watch the collection again before vouching for it. */
+            int was_root = !*e->rel;
+            w->rewalk[coll] = 1;
+            free(e->rel);
+            *e = (wd_ent){.coll = -1};
+            pthread_mutex_lock(&w->mu);
+            w->n_watches--;
+            pthread_mutex_unlock(&w->mu);
+            if (was_root)
+                set_missing(w, coll, 1);
+            mark_dirty(w, coll);
+            continue;
+        }
+        if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM)))
+            w->rewalk[coll] = 1;   /* watch new folders; moved ones get their new path */
+        if (strcmp(name, ".gitignore") == 0)
+            w->rewalk[coll] = 1;   /* the rules that pick folders changed */
+        if (!(ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && *name &&
+            is_link_at(w, coll, e->rel, name))
+            w->rewalk[coll] = 1;   /* a new symlink: add_watches says what that means */
+        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && !*e->rel) {
+            /* The root went away (or elsewhere: its watches would now
+             * report a folder outside the collection). */
+            drop_collection_watches(w, coll);
+            set_missing(w, coll, 1);
+            mark_dirty(w, coll);
+            continue;
+        }
+        note_event(w, coll, e->rel, name);
+        mark_dirty(w, coll);
     }
 }
 
@@ -438,20 +601,37 @@ static void run_updates(watcher *w)
     const char **names = xcalloc(n + 1, sizeof *names);
     unsigned char *taken = xcalloc(n + 1, 1);
     size_t k = 0;
+    int *which = xcalloc(n + 1, sizeof *which);
     pthread_mutex_lock(&w->mu);
     for (size_t i = 0; i < n; i++) {
         if (w->dirty[i]) {
+            which[k] = (int)i;
             names[k++] = w->cfg.collections[i].name;
             taken[i] = 1;
             w->dirty[i] = 0;
+            w->verified[i] = 0;
         }
     }
     pthread_mutex_unlock(&w->mu);
     if (k) {
         double t0 = clock_seconds();
-        int rc = w->o.update ? w->o.update(w->o.ctx, names, k) : 0;
+        watch_walked *walked = xcalloc(k, sizeof *walked);
+        int rc = w->o.update ? w->o.update(w->o.ctx, names, k, walked) : 0;
         double ms = (clock_seconds() - t0) * 1000.0;
         pthread_mutex_lock(&w->mu);
+        /* Vouched for from now on: a clean walk that began after every
+         * folder was watched (add_watches above, or earlier with nothing
+         * lost since), with no event read meanwhile (watch_vouch looks
+         * for those still unread). */
+        for (size_t j = 0; !rc && j < k; j++) {
+            int i = which[j];
+            if (walked[j].clean && !w->dirty[i] && !w->rewalk[i] && !w->missing[i] &&
+                !w->taint[i] && !w->polling && w->ifd >= 0) {
+                w->verified[i] = 1;
+                w->files[i] = walked[j].files;
+            }
+        }
+        free(walked);
         w->updates++;
         w->last_update_ms = ms;
         free(w->update_error);
@@ -476,6 +656,7 @@ static void run_updates(watcher *w)
      * watch and could not (no permission) waits for the rescans instead of
      * looping. */
     check_missing_but(w, armed);
+    free(which);
     free(armed);
     free(names);
     free(taken);
@@ -491,6 +672,17 @@ static int any_dirty(watcher *w)
     return any;
 }
 
+/* A filesystem was mounted or unmounted somewhere: one may now cover a
+ * watched folder (no event says so) or lie under a collection. Watch
+ * everything again (add_watches also looks at the filesystems) and walk. */
+static void mounts_changed(watcher *w)
+{
+    for (size_t i = 0; i < w->cfg.n_collections; i++) {
+        w->rewalk[i] = 1;
+        mark_dirty(w, (int)i);
+    }
+}
+
 static void *watch_main(void *arg)
 {
     watcher *w = arg;
@@ -498,25 +690,28 @@ static void *watch_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&w->mu);
         int quit = w->quit;
-        config *next = w->next_cfg;
-        w->next_cfg = NULL;
-        pthread_mutex_unlock(&w->mu);
-        if (quit) {
-            if (next) {
-                config_free(next);
-                free(next);
-            }
-            break;
-        }
+        config *next = quit ? NULL : w->next_cfg;
+        int reconfigured = next != NULL;
         if (next) {
-            pthread_mutex_lock(&w->mu);
+            /* with the flags, in one step: watch_vouch never sees the new
+             * config's name with the old config's word */
+            w->next_cfg = NULL;
             config_free(&w->cfg);
             w->cfg = *next;
             reset_flags(w);
-            pthread_mutex_unlock(&w->mu);
             free(next);
-            rebuild(w);
         }
+        pthread_mutex_unlock(&w->mu);
+        if (quit)
+            break;
+        pthread_mutex_lock(&w->mu);
+        int moved = w->mounts_moved || w->recheck;
+        w->mounts_moved = w->recheck = 0;
+        pthread_mutex_unlock(&w->mu);
+        if (moved)
+            mounts_changed(w);
+        if (reconfigured)
+            rebuild(w);
         double now = clock_seconds();
         int any_missing = 0;
         for (size_t i = 0; i < w->cfg.n_collections; i++)
@@ -547,10 +742,13 @@ static void *watch_main(void *arg)
             wait = w->o.poll_s;
         if (w->parents_stale)
             arm_parents(w);
-        struct pollfd p[3] = {{.fd = w->wake[0], .events = POLLIN},
+        struct pollfd p[4] = {{.fd = w->wake[0], .events = POLLIN},
                               {.fd = w->pfd, .events = POLLIN},
-                              {.fd = w->ifd, .events = POLLIN}};
-        int pr = poll(p, 3, (int)(wait * 1000) + 1);   /* fd -1: ignored */
+                              {.fd = w->ifd, .events = POLLIN},
+                              {.fd = w->mfd, .events = POLLPRI}};
+        int pr = poll(p, 4, (int)(wait * 1000) + 1);   /* fd -1: ignored */
+        if (pr > 0 && w->mfd >= 0 && (p[3].revents & (POLLPRI | POLLERR)))
+            mounts_changed(w);
         if (pr > 0 && w->pfd >= 0 && p[1].revents) {
             char b[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
             while (read(w->pfd, b, sizeof b) > 0) {
@@ -568,6 +766,43 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
+/* Everything of a watcher whose thread is not running (or has ended). */
+static void watcher_free(watcher *w)
+{
+    if (w->ifd >= 0)
+        close(w->ifd);
+    for (size_t i = 0; i < w->cap_wds; i++)
+        free(w->wds[i].rel);
+    free(w->wds);
+    free(w->dirty);
+    free(w->rewalk);
+    free(w->missing);
+    free(w->verified);
+    free(w->files);
+    for (size_t i = 0; w->taint && i < w->n_flags; i++)
+        free(w->taint[i]);
+    free(w->taint);
+    free(w->problem);
+    free(w->update_error);
+    free(w->last_path);
+    if (w->pfd >= 0)
+        close(w->pfd);
+    if (w->mfd >= 0)
+        close(w->mfd);
+    if (w->wake[0] >= 0)
+        close(w->wake[0]);
+    if (w->wake[1] >= 0)
+        close(w->wake[1]);
+    if (w->next_cfg) {
+        config_free(w->next_cfg);
+        free(w->next_cfg);
+    }
+    config_free(&w->cfg);
+    pthread_mutex_destroy(&w->mu);
+    pthread_mutex_destroy(&w->ev_mu);
+    free(w);
+}
+
 trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out)
 {
     *out = NULL;
@@ -575,25 +810,20 @@ trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out)
     w->o = *o;
     w->ifd = -1;
     w->pfd = -1;
+    /* Pollable: POLLPRI after every mount or unmount (proc(5)). */
+    w->mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
     copy_config(&w->cfg, cfg);
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->ev_mu, NULL);
     reset_flags(w);
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        config_free(&w->cfg);
-        free(w->dirty);
-        free(w->rewalk);
-        free(w->missing);
-        free(w);
-        return trove_fail(TROVE_EIO, "pipe: %s", strerror(errno));
+        trove_err rc = trove_fail(TROVE_EIO, "pipe: %s", strerror(errno));
+        w->wake[0] = w->wake[1] = -1;
+        watcher_free(w);
+        return rc;
     }
     if (pthread_create(&w->thr, NULL, watch_main, w) != 0) {
-        close(w->wake[0]);
-        close(w->wake[1]);
-        config_free(&w->cfg);
-        free(w->dirty);
-        free(w->rewalk);
-        free(w->missing);
-        free(w);
+        watcher_free(w);
         return trove_fail(TROVE_EIO, "cannot start the watcher thread");
     }
     *out = w;
@@ -629,24 +859,64 @@ void watch_stop(watcher *w)
     pthread_mutex_unlock(&w->mu);
     wake(w);
     pthread_join(w->thr, NULL);
-    if (w->ifd >= 0)
-        close(w->ifd);
-    for (size_t i = 0; i < w->cap_wds; i++)
-        free(w->wds[i].rel);
-    free(w->wds);
-    free(w->dirty);
-    free(w->rewalk);
-    free(w->missing);
-    free(w->problem);
-    free(w->update_error);
-    free(w->last_path);
-    if (w->pfd >= 0)
-        close(w->pfd);
-    close(w->wake[0]);
-    close(w->wake[1]);
-    config_free(&w->cfg);
-    pthread_mutex_destroy(&w->mu);
-    free(w);
+    watcher_free(w);
+}
+
+int watch_vouch(watcher *w, const char *name, size_t *files, char *why, size_t cap)
+{
+    *files = 0;
+    why[0] = '\0';
+    pthread_mutex_lock(&w->ev_mu);
+    pthread_mutex_lock(&w->mu);
+    int unread = 0;
+    if (w->ifd >= 0 && ioctl(w->ifd, FIONREAD, &unread) != 0)
+        unread = 1;
+    struct pollfd m = {.fd = w->mfd, .events = POLLPRI};
+    int moved = w->mfd >= 0 && poll(&m, 1, 0) > 0 && (m.revents & (POLLPRI | POLLERR));
+    if (moved)
+        w->mounts_moved = 1;   /* this poll took the news: the thread acts on it */
+    int i = -1;
+    for (size_t k = 0; k < w->cfg.n_collections && i < 0; k++)
+        if (strcmp(w->cfg.collections[k].name, name) == 0)
+            i = (int)k;
+    if (i < 0)
+        snprintf(why, cap, "collection '%s' is not watched yet", name);
+    else if (w->next_cfg)
+        snprintf(why, cap, "the watcher has yet to take up a changed config");
+    else if (w->polling || w->ifd < 0)
+        snprintf(why, cap, "the watcher is polling, not watching: %s",
+                 w->problem ? w->problem : "inotify unavailable");
+    else if (w->mounts_moved)
+        snprintf(why, cap, "a filesystem was mounted or unmounted since the watcher's last walk");
+    else if (w->recheck)
+        snprintf(why, cap, "the watcher is to walk every collection again");
+    else if (unread)
+        snprintf(why, cap, "file events not yet read by the watcher (%d bytes)", unread);
+    else if (w->missing[i])
+        snprintf(why, cap, "collection '%s': its folder is missing", name);
+    else if (w->dirty[i] || w->rewalk[i])
+        snprintf(why, cap, "collection '%s' has changes the watcher has not indexed yet", name);
+    else if (w->taint[i])
+        snprintf(why, cap, "collection '%s': %s", name, w->taint[i]);
+    else if (!w->verified[i])
+        snprintf(why, cap, "collection '%s': the watcher's last update of it did not end "
+                 "cleanly (a warning, a skipped file, a failure) or has not run yet", name);
+    else
+        *files = w->files[i];
+    int ok = !why[0];
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_unlock(&w->ev_mu);
+    if (moved)
+        wake(w);
+    return ok;
+}
+
+void watch_recheck(watcher *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->recheck = 1;
+    pthread_mutex_unlock(&w->mu);
+    wake(w);
 }
 
 void watch_state_get(watcher *w, watch_state *out)

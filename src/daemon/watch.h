@@ -12,6 +12,14 @@
  * rescanning every few seconds and says so in its state; a collection
  * folder that disappears is polled for until it comes back.
  *
+ * watch_vouch() says whether a walk of a collection would find its files
+ * as the watcher's last update left them, so that a `trove update` through
+ * the daemon can answer without walking (docs/architecture.md, "An update
+ * without a walk"): only when that update was clean and walked with every
+ * folder already watched, and nothing has happened since (no event read or
+ * unread, no overflow, no lost or failed watch, no mount or unmount, no
+ * symlink or non-local filesystem in the collection, the same config).
+ *
  * Ownership: the watcher copies the config it is given; watch_state
  * strings are owned by the caller after watch_state_get (free with
  * watch_state_free). */
@@ -25,9 +33,16 @@
 
 typedef struct watcher watcher;
 
-/* Bring the named collections up to date (names: n of them). Returns
- * non-zero on failure (the watcher retries on the next event). */
-typedef int (*watch_update_fn)(void *ctx, const char *const *names, size_t n);
+/* What an update found of one collection. */
+typedef struct watch_walked {
+    int clean;          /* no warning, no skipped file, the folder there */
+    size_t files;       /* the files its walk matched */
+} watch_walked;
+
+/* Bring the named collections up to date (names: n of them), filling
+ * out[i] for names[i]. Returns non-zero on failure (the watcher retries
+ * on the next event). */
+typedef int (*watch_update_fn)(void *ctx, const char *const *names, size_t n, watch_walked *out);
 
 typedef struct watch_opts {
     double debounce_s;      /* quiet time before an update (default 0.05) */
@@ -44,6 +59,14 @@ trove_err watch_start(const config *cfg, const watch_opts *o, watcher **out);
 void watch_stop(watcher *w);
 /* The config changed (collections added or removed): watch the new set. */
 void watch_reconfigure(watcher *w, const config *cfg);
+
+/* 1 when the watcher vouches for collection `name` (*files: the files of
+ * its last walk), else 0 and why[cap] says why not. Thread-safe; cheap (a
+ * FIONREAD and a poll). */
+int watch_vouch(watcher *w, const char *name, size_t *files, char *why, size_t cap);
+/* Walk every collection again soon (the index was written by someone
+ * else since the last update: vouching waits for a walk that saw it). */
+void watch_recheck(watcher *w);
 
 typedef struct watch_state {
     char *state;            /* "watching", "polling", "off" */

@@ -276,6 +276,8 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
     }
     if (type == DT_LNK) {
         is_link = 1;
+        if (w->cb->on_link)
+            w->cb->on_link(w->cb->ctx, rel);
         if (fstatat(dfd, e->name, &st, 0) != 0) {
             /* Not worth a warning if the user has ignored it anyway. */
             int err = errno;

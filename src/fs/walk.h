@@ -55,6 +55,9 @@ typedef struct walk_callbacks {
     int (*on_dir)(void *ctx, const char *relpath);
     /* A path that could not be read (message names it). May be NULL. */
     void (*on_warning)(void *ctx, const char *message);
+    /* Every symlink met in a folder the walk entered, followed or not
+     * (the watcher cannot see changes where one leads). May be NULL. */
+    void (*on_link)(void *ctx, const char *relpath);
 } walk_callbacks;
 
 /* TROVE_ENOENT / TROVE_EIO with a detail if the root itself is missing or

@@ -627,6 +627,33 @@ trove_err store_last_update(store *st, int64_t *when)
     return rc;
 }
 
+trove_err store_note_noop_update(store *st)
+{
+    char *id = NULL;
+    trove_err rc = store_meta_get(st, "index_id", &id);
+    struct stat sb;
+    if (rc == TROVE_OK && id && stamp_matches(st->path) && stat(st->path, &sb) == 0) {
+        char line[STAMP_MAX];
+        snprintf(line, sizeof line, "updated %lld %.64s\n", (long long)store_snapshot_now(), id);
+        stamp_write(st->path, &sb, line);
+    }
+    free(id);
+    return rc;
+}
+
+trove_err store_data_version(store *st, int64_t *v)
+{
+    *v = 0;
+    sqlite3_stmt *q = store_stmt_get(st, "PRAGMA data_version");
+    if (!q)
+        return store_fail(st, "reading the data version");
+    trove_err rc = TROVE_OK;
+    if (store_step(st, q, "reading the data version", &rc) > 0)
+        *v = sqlite3_column_int64(q, 0);
+    store_stmt_put(st, q);
+    return rc;
+}
+
 static trove_err verify(store *st)
 {
     if (stamp_matches(st->path))
@@ -924,6 +951,20 @@ static trove_err tokenizer_ready(store *st)
     trove_err rc = tokenizer_recorded(st, &have, &have_stamp, &n_docs);
     if (rc == TROVE_OK)
         rc = tokenizer_sync_now(st, have, have_stamp, have_stamp, n_docs);
+    free(have);
+    free(have_stamp);
+    return rc;
+}
+
+trove_err store_tokenizer_current(store *st, int *same)
+{
+    *same = 0;
+    char *have = NULL, *have_stamp = NULL;
+    trove_err rc = store_meta_get(st, "tokenizer", &have);
+    if (rc == TROVE_OK)
+        rc = store_meta_get(st, "tokenizer_stamp", &have_stamp);
+    const char *stamp = tok_stamp();
+    *same = rc == TROVE_OK && have && have_stamp && stamp && strcmp(have_stamp, stamp) == 0;
     free(have);
     free(have_stamp);
     return rc;

@@ -136,6 +136,10 @@ trove_err store_damaged(const char *path, const char *fmt, ...) __attribute__((f
 trove_err store_tokenizer_sync(store *st);
 /* 1 when the open (or last) transaction rebuilt the full-text tables. */
 int store_tokenizer_rebuilt(const store *st);
+/* *same = 1 when the index records the running tokenizer's stamp
+ * (tok_stamp()) beside a version: then an update that writes no full-text
+ * row re-tokenizes nothing (no segmenter is loaded to find out). */
+trove_err store_tokenizer_current(store *st, int *same);
 
 /* ---- collections ---- */
 trove_err store_collection_ensure(store *st, const char *name, const char *root, int64_t *id);
@@ -285,6 +289,14 @@ trove_err store_mark_updated(store *st);
 /* Unix seconds of the last update, 0 if never: the newer of meta
  * 'last_update' and the stamp's time of an update that changed nothing. */
 trove_err store_last_update(store *st, int64_t *when);
+/* For an update that found nothing to change without opening a writer (the
+ * daemon's, when its watcher vouches: docs/architecture.md): its time in
+ * the "-verified" stamp, as store_mark_updated records a no-op update's;
+ * nothing when the stamp does not describe the file as it is now. */
+trove_err store_note_noop_update(store *st);
+/* SQLite's data_version of this connection: it changes whenever another
+ * connection, of this process or another, commits to the index. */
+trove_err store_data_version(store *st, int64_t *v);
 
 /* ---- whole-index operations ---- */
 
