@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Helper of bench/scale_bench.sh: builds a vault of N notes, times searches.
 
-usage: scale_bench.py gen SHARED_CORPORA VAULT N [SEED]
+usage: scale_bench.py gen SHARED_CORPORA VAULT N [SEED [PART/PARTS]]
        scale_bench.py lat TROVE RUNS QUERIES_FILE ARGS...   (one line of JSON)
        scale_bench.py queries                                (the fixed query set)
 
@@ -15,6 +15,8 @@ to 0-3 other generated notes by their names ([[NAME]]). Its title joins
 two source titles and its number; file names are unique, 1,000 notes a
 folder. Each note depends only on (SEED, its number), so the vault is the
 same on every run and is written in one pass without holding it in memory.
+PART/PARTS (e.g. 0/2 and 1/2, run side by side) writes only the folders
+whose number is PART modulo PARTS: the parts together are the same vault.
 
 lat: runs `TROVE ARGS... --json -n 10 -- QUERY` as a process for every query
 of QUERIES_FILE, one warm-up pass then RUNS passes, and prints wall p50/p95,
@@ -153,13 +155,15 @@ class Gen:
         return "%04d/%s.md" % (i // 1000, name), "\n\n".join(out) + "\n"
 
 
-def cmd_gen(corpora, vault, n, seed=1):
+def cmd_gen(corpora, vault, n, seed=1, part=0, parts=1):
     t0 = time.monotonic()
     gen = Gen(corpora, n, seed)
     vault = Path(vault)
     total = 0
     langs = {}
-    for i in range(n):
+    mine = (i for f in range(part, (n + 999) // 1000, parts)
+            for i in range(f * 1000, min(n, f * 1000 + 1000)))
+    for i in mine:
         rel, text = gen.note(i)
         p = vault / rel
         if i % 1000 == 0:
@@ -172,7 +176,7 @@ def cmd_gen(corpora, vault, n, seed=1):
         langs[lang] = langs.get(lang, 0) + 1
     top = sorted(langs.items(), key=lambda x: -x[1])[:6]
     print("generated %d notes, %.1f MB, in %.1f s; source pool %d notes in %d languages; "
-          "most notes: %s" % (n, total / 1e6, time.monotonic() - t0, len(gen.flat),
+          "most notes: %s" % (sum(langs.values()), total / 1e6, time.monotonic() - t0, len(gen.flat),
                               len(gen.groups), ", ".join("%s %d" % x for x in top)))
 
 
@@ -234,8 +238,11 @@ def cmd_lat(trove, runs, qfile, args):
 
 def main():
     if len(sys.argv) >= 5 and sys.argv[1] == "gen":
+        part, parts = (sys.argv[6].split("/") if len(sys.argv) > 6 else ("0", "1"))
+        if not 0 <= int(part) < int(parts):
+            sys.exit("scale_bench.py gen: PART/PARTS wants 0 <= PART < PARTS")
         cmd_gen(sys.argv[2], sys.argv[3], int(sys.argv[4]),
-                int(sys.argv[5]) if len(sys.argv) > 5 else 1)
+                int(sys.argv[5]) if len(sys.argv) > 5 else 1, int(part), int(parts))
     elif len(sys.argv) >= 5 and sys.argv[1] == "lat":
         cmd_lat(os.path.abspath(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:])
     elif len(sys.argv) == 2 and sys.argv[1] == "queries":

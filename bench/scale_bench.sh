@@ -26,7 +26,10 @@
 # be shared: wall times move with the load, CPU times much less; the load
 # average is printed with each N. Prints a table and one `SCALE {json}` line
 # per N. Environment: TROVE_BIN, RUNS (default 3), MODEL (default GloVe),
-# SEED (default 1), KEEP=1 keeps the work folders, TMPDIR.
+# SEED (default 1), KEEP=1 keeps the work folders, TMPDIR, PARTS (default 2:
+# the vault is written by that many generator processes side by side),
+# VAULT (a vault that `scale_bench.py gen` already wrote for this N and SEED:
+# used as it is, and left in place).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,14 +85,26 @@ for n in "${sizes[@]}"; do
   export XDG_CACHE_HOME=$work/xdg-cache XDG_CONFIG_HOME=$work/xdg-config XDG_RUNTIME_DIR=$work/run
   export NO_COLOR=1
   unset TROVE_NO_DAEMON TROVE_EMBED_MODEL
-  mkdir -p "$work/run" "$work/vault"
+  mkdir -p "$work/run"
   chmod 700 "$work/run"
   $py "$helper" queries >"$work/queries.txt"
 
-  gen=$($py "$helper" gen "$corpora" "$work/vault" "$n" "$seed")
+  vault=${VAULT:-$work/vault}
+  if [ -z "${VAULT:-}" ]; then
+    parts=${PARTS:-2} gen= pids=()
+    for ((k = 0; k < parts; k++)); do
+      $py "$helper" gen "$corpora" "$vault" "$n" "$seed" "$k/$parts" >"$work/gen$k.txt" &
+      pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    for ((k = 0; k < parts; k++)); do gen+="${gen:+; }$(cat "$work/gen$k.txt")"; done
+  else
+    gen="vault $VAULT as given"
+  fi
   echo "## N=$n: $gen"
-  text_bytes=$(find "$work/vault" -name '*.md' -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
-  "$trove" collection add "$work/vault" --name scale >/dev/null
+  text_bytes=$(find "$vault" -name '*.md' -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+  echo "   disk before indexing: $(df -h --output=avail "$work" | tail -n 1) free"
+  "$trove" collection add "$vault" --name scale >/dev/null
 
   l0=$(load)
   timed "$trove" update
@@ -104,6 +119,7 @@ for n in "${sizes[@]}"; do
   noop=$(printf '%s\n' "${noops[@]}" | sort -t/ -k1,1n | sed -n 2p)
   noop_wall=${noop%/*} noop_cpu=${noop#*/}
 
+  echo "   disk before embedding: $(df -h --output=avail "$work" | tail -n 1) free"
   timed "$trove" embed --model "$model"
   em_wall=$T_WALL em_cpu=$T_CPU em_rss=$T_RSS_MB
   em_line=$(tail -n 1 "$work/out.txt")

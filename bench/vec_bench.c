@@ -8,8 +8,17 @@
  *                                          (what `trove vsearch` does): from
  *                                          a resident segment cache (the
  *                                          daemon's), from the segments'
- *                                          sidecar files (mapped), and from
- *                                          the blobs (sidecars removed)
+ *                                          sidecar files (mapped whole, then
+ *                                          read by pread), and from the
+ *                                          blobs (sidecars removed)
+ *   vec_bench make N DIM DIR               write that index to DIR/index.db
+ *                                          and keep it
+ *   vec_bench once DIR DIM THREADS [map]   one top-10 query read the way a
+ *                                          cold `trove vsearch` reads it
+ *                                          (sidecars by pread; `map`: mapped
+ *                                          whole, as before), in this fresh
+ *                                          process: run it as many processes
+ *                                          to time a cold reader
  *
  * Prints best and median milliseconds (wall; and the median CPU time, user
  * + sys of the process) for one top-10 query over RUNS (default 20) random
@@ -86,7 +95,7 @@ static int bench_mem(size_t n, int dim, int threads, int runs)
         vec_topk *t = vec_topk_new(10, dim, q, qs, NULL, threads);
         for (size_t off = 0; off < n; off += STORE_VEC_SEG_MAX) {
             size_t cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
-            vec_block b = {data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL, cnt};
+            vec_block b = {data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL, cnt, NULL, NULL};
             vec_topk_scan(t, &b);
         }
         size_t k;
@@ -102,6 +111,9 @@ static int bench_mem(size_t n, int dim, int threads, int runs)
 /* One top-10 query: every segment read the way a one-shot search reads
  * it (vc NULL), or through a resident segment cache. *mapped counts the
  * segments read from sidecars. */
+/* How a one-shot scan reads a segment: mapped whole, or streamed. */
+static int stream_reads = 1;
+
 static int scan_once(store *st, int64_t model, int dim, int threads, const int8_t *qq, float qs,
                      vcache *vc, size_t *mapped, size_t *segs)
 {
@@ -116,11 +128,15 @@ static int scan_once(store *st, int64_t model, int dim, int threads, const int8_
         rc = store_vec_segments(st, model, &ids, &n_ids);
         for (size_t i = 0; rc == TROVE_OK && i < n_ids; i++) {
             store_vec_seg seg;
-            if ((rc = store_vec_segment_load(st, ids[i], dim, &seg)) != TROVE_OK)
+            rc = stream_reads ? store_vec_segment_stream(st, ids[i], dim, &seg)
+                              : store_vec_segment_load(st, ids[i], dim, &seg);
+            if (rc != TROVE_OK)
                 break;
             *mapped += seg.map != NULL;
             (*segs)++;
             vec_topk_scan(t, &seg.blk);
+            if (vec_topk_failed(t))
+                rc = TROVE_EIO;
             store_vec_segment_free(&seg);
         }
         if (rc == TROVE_OK)
@@ -176,13 +192,10 @@ static int scan_runs(const char *what, const char *path, int64_t model, size_t n
     return rc;
 }
 
-static int bench_store(size_t n, int dim, int threads, int runs)
+/* Write n random vectors of dim components to a new index at path: the
+ * model "bench" (*model), one chunk row per vector, three chunks a note. */
+static int write_store(const char *path, size_t n, int dim, int64_t *model_out)
 {
-    char dir[] = "/tmp/trove-vec-bench.XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/index.db", dir);
     store *st;
     if (store_open(path, 0, &st) != TROVE_OK) {
         fprintf(stderr, "%s\n", trove_errmsg());
@@ -220,15 +233,32 @@ static int bench_store(size_t n, int dim, int threads, int runs)
     store_close(st);
     free(e);
     free(q);
-
     free(x);
+    *model_out = model;
+    return 0;
+}
+
+static int bench_store(size_t n, int dim, int threads, int runs)
+{
+    char dir[] = "/tmp/trove-vec-bench.XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/index.db", dir);
+    int64_t model;
+    if (write_store(path, n, dim, &model))
+        return 1;
     /* a resident cache first (it keeps the mappings; one warm-up run), then
      * one-shot reads from the sidecars, then from the blobs alone */
     vcache *vc = vcache_new((size_t)4 << 30);
     int rc = scan_runs("resident", path, model, n, dim, threads, runs, vc);
     vcache_free(vc);
+    stream_reads = 0;
     if (rc == 0)
-        rc = scan_runs("sidecar", path, model, n, dim, threads, runs, NULL);
+        rc = scan_runs("sidecar, mapped", path, model, n, dim, threads, runs, NULL);
+    stream_reads = 1;
+    if (rc == 0)
+        rc = scan_runs("sidecar, read by pread", path, model, n, dim, threads, runs, NULL);
     store_vside_drop(path);
     if (rc == 0)
         rc = scan_runs("blob", path, model, n, dim, threads, runs, NULL);
@@ -237,10 +267,54 @@ static int bench_store(size_t n, int dim, int threads, int runs)
     return system(cmd) != 0 || rc;
 }
 
+/* One cold query in this process: every segment of the index at DIR
+ * loaded (sidecar or blob) and scanned; prints wall and CPU ms. */
+static int bench_once(const char *dir, int dim, int threads)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.db", dir);
+    double t0 = now_ms(), c0 = cpu_ms();
+    store *st;
+    if (store_open(path, STORE_READONLY, &st) != TROVE_OK) {
+        fprintf(stderr, "%s\n", trove_errmsg());
+        return 1;
+    }
+    int8_t *qq = xmalloc((size_t)dim);
+    float *x = xmalloc((size_t)dim * sizeof *x), qs;
+    rng ^= (uint64_t)getpid() << 20;   /* a query of its own */
+    random_unit(x, dim);
+    vec_quantize(x, dim, qq, &qs);
+    size_t mapped = 0, segs = 0;
+    int64_t model = 0;
+    int have_dim = 0;
+    int rc = store_vec_model_find(st, "bench", &model, &have_dim) != TROVE_OK || !model ||
+             have_dim != dim;
+    if (rc)
+        fprintf(stderr, "vec_bench once: no %d-d model \"bench\" in %s\n", dim, path);
+    else
+        rc = scan_once(st, model, dim, threads, qq, qs, NULL, &mapped, &segs);
+    store_close(st);
+    if (rc == 0)
+        printf("once: %zu segments (%zu mapped), wall %.2f ms, cpu %.2f ms\n", segs, mapped,
+               now_ms() - t0, cpu_ms() - c0);
+    free(qq), free(x);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "make") == 0) {
+        char path[4096];
+        int64_t model;
+        snprintf(path, sizeof path, "%s/index.db", argv[4]);
+        return write_store(path, (size_t)strtoull(argv[2], NULL, 10), atoi(argv[3]), &model);
+    }
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "once") == 0) {
+        stream_reads = !(argc == 6 && strcmp(argv[5], "map") == 0);
+        return bench_once(argv[2], atoi(argv[3]), atoi(argv[4]));
+    }
     if (argc < 5) {
-        fprintf(stderr, "usage: vec_bench mem|store N DIM THREADS [RUNS]\n");
+        fprintf(stderr, "usage: vec_bench mem|store N DIM THREADS [RUNS] | make N DIM DIR | once DIR DIM THREADS [map]\n");
         return 2;
     }
     size_t n = (size_t)strtoull(argv[2], NULL, 10);

@@ -148,11 +148,16 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
+    /* One scan of each segment: its sidecar read through a small buffer,
+     * not mapped (store_vec_segment_stream). */
     for (size_t i = 0; rc == TROVE_OK && !o->vec_cache && i < n_segs; i++) {
         store_vec_seg seg;
-        rc = store_vec_segment_load(st, segs[i], dim, &seg);
+        rc = store_vec_segment_stream(st, segs[i], dim, &seg);
         if (rc == TROVE_OK)
             vec_topk_scan(t, &seg.blk);
+        if (rc == TROVE_OK && vec_topk_failed(t))
+            rc = trove_fail(TROVE_EIO, "reading vector segment %lld from its sidecar file failed",
+                            (long long)segs[i]);
         store_vec_segment_free(&seg);
     }
     if (rc == TROVE_OK) {

@@ -1,11 +1,13 @@
 /* store_vec — see store_vec.h; the layout is in docs/schema.md. */
 #include "store/store_vec.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store/store_int.h"
 #include "store/store_vside.h"
@@ -470,9 +472,11 @@ trove_err store_index_id(store *st, char **id)
     return r == SQLITE_ROW || r == SQLITE_DONE ? TROVE_OK : store_fail(st, "reading the index id");
 }
 
-trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store_vec_seg *out);
+
+static trove_err segment_load(store *st, int64_t seg_id, int dim, int how, store_vec_seg *out)
 {
-    trove_err rc = store_vec_segment_data(st, seg_id, dim, out);
+    trove_err rc = segment_data(st, seg_id, dim, how, out);
     if (rc == TROVE_OK)
         rc = seg_dead(st, seg_id, out->blk.n, &out->dead);
     if (rc) {
@@ -483,7 +487,47 @@ trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_s
     return TROVE_OK;
 }
 
+trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+{
+    return segment_load(st, seg_id, dim, VSIDE_WHOLE, out);
+}
+
+trove_err store_vec_segment_stream(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+{
+    return segment_load(st, seg_id, dim, VSIDE_STREAM, out);
+}
+
 trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_seg *out)
+{
+    return segment_data(st, seg_id, dim, VSIDE_WHOLE, out);
+}
+
+/* A sidecar whose vectors are read by pread: its file and where they start. */
+typedef struct seg_stream {
+    int fd;
+    off_t data;
+    size_t dim, n;
+} seg_stream;
+
+static int stream_read(void *ctx, size_t from, size_t n, int8_t *dst)
+{
+    const seg_stream *s = ctx;
+    if (from > s->n || n > s->n - from)
+        return -1;
+    size_t len = n * s->dim, got = 0;
+    off_t at = s->data + (off_t)(from * s->dim);
+    while (got < len) {
+        ssize_t r = pread(s->fd, dst + got, len - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store_vec_seg *out)
 {
     memset(out, 0, sizeof *out);
     sqlite3_blob *b;
@@ -495,10 +539,15 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
     trove_err rc = blob_open_head(st, seg_id, dim, &b, &n, &l, head);
     /* The sidecar, read in place when it is this segment's; else one copy
      * out of the blob. */
-    if (rc == TROVE_OK && store_vside_open(st, seg_id, head, l.total, &map)) {
+    if (rc == TROVE_OK && store_vside_open(st, seg_id, head, l.total, how, &map)) {
         out->map = map.addr;
         out->map_len = map.len;
         m = map.base;
+        if (map.has_fd) {
+            seg_stream *ss = xmalloc(sizeof *ss);
+            *ss = (seg_stream){map.fd, (off_t)(VSIDE_HEADER + l.data), (size_t)dim, n};
+            out->stream = ss;
+        }
     } else if (rc == TROVE_OK) {
         out->mem = xmalloc(l.total);
         if (sqlite3_blob_read(b, out->mem, (int)l.total, 0) != SQLITE_OK)
@@ -518,13 +567,20 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
         .dead = NULL,
         .n = n,
     };
+    if (out->stream) {
+        out->blk.data = NULL;
+        out->blk.read = stream_read;
+        out->blk.read_ctx = out->stream;
+    }
     return TROVE_OK;
 }
 
 void store_vec_segment_free(store_vec_seg *s)
 {
-    vside_map m = {s->map, s->map_len, NULL};
+    seg_stream *ss = s->stream;
+    vside_map m = {s->map, s->map_len, NULL, ss ? ss->fd : -1, ss != NULL};
     store_vside_close(&m);
+    free(ss);
     free(s->mem);
     free(s->dead);
     memset(s, 0, sizeof *s);

@@ -107,6 +107,7 @@ typedef struct store_vec_seg {
     void *mem;          /* owns the block's arrays (copied from the blob) ... */
     void *map;          /* ... or they lie in this mapped sidecar (store_vside.h) */
     size_t map_len;
+    void *stream;       /* store_vec_segment_stream: the sidecar the vectors are read from */
     uint8_t *dead;
     vec_block blk;
 } store_vec_seg;
@@ -116,6 +117,13 @@ size_t store_vec_seg_size(size_t n, int dim);
 /* Load one segment: its sidecar mapped in place when it has a valid one,
  * else with one blob read; checks its layout. */
 trove_err store_vec_segment_load(store *st, int64_t seg_id, int dim, store_vec_seg *out);
+/* The same for a reader that scans the segment once (a cold search): when
+ * it has a valid sidecar, out->blk.data is NULL and the scan reads the
+ * vectors from the file by pread (vec.h), in windows that stay in the CPU's
+ * cache, instead of mapping all of them in this process. After the scan,
+ * vec_topk_failed() says whether a read failed. Else as
+ * store_vec_segment_load. */
+trove_err store_vec_segment_stream(store *st, int64_t seg_id, int dim, store_vec_seg *out);
 void store_vec_segment_free(store_vec_seg *s);
 
 /* The segments of a model as the read transaction sees them, in id order,

@@ -213,7 +213,7 @@ static int head_matches(const uint8_t *mapped, const uint8_t *blob_head)
 }
 
 int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t payload_len,
-                     vside_map *m)
+                     int how, vside_map *m)
 {
     memset(m, 0, sizeof *m);
     const char *id = index_id(st);
@@ -229,18 +229,23 @@ int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t
     size_t len = VSIDE_HEADER + payload_len;
     int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
-    flags |= MAP_POPULATE;   /* the scan reads every page: fault them in at once */
+    if (how != VSIDE_STREAM)
+        flags |= MAP_POPULATE;   /* the scan reads every page: fault them in at once */
 #endif
     void *addr = mmap(NULL, len, PROT_READ, flags, fd, 0);
-    close(fd);
-    if (addr == MAP_FAILED)
-        return 0;
-    const uint8_t *base = (const uint8_t *)addr + VSIDE_HEADER;
-    if (!head_matches(base, blob_head)) {
-        munmap(addr, len);
+    if (addr == MAP_FAILED || !head_matches((const uint8_t *)addr + VSIDE_HEADER, blob_head)) {
+        if (addr != MAP_FAILED)
+            munmap(addr, len);
+        close(fd);
         return 0;
     }
-    *m = (vside_map){addr, len, base};
+    *m = (vside_map){addr, len, (const uint8_t *)addr + VSIDE_HEADER, -1, 0};
+    if (how == VSIDE_STREAM) {
+        m->fd = fd;
+        m->has_fd = 1;
+    } else {
+        close(fd);
+    }
     return 1;
 }
 
@@ -248,6 +253,8 @@ void store_vside_close(vside_map *m)
 {
     if (m->addr)
         munmap(m->addr, m->len);
+    if (m->has_fd)
+        close(m->fd);
     memset(m, 0, sizeof *m);
 }
 
@@ -442,7 +449,7 @@ void store_vside_check(store *st, void (*report)(void *ctx, const char *line), v
         }
         vside_map m;
         uint8_t *all = NULL;
-        if (store_vside_open(st, l[i].id, head, total, &m)) {
+        if (store_vside_open(st, l[i].id, head, total, VSIDE_WHOLE, &m)) {
             all = blob_all(b, total);
             vside_header h;
             vside_header_parse(m.addr, VSIDE_HEADER, &h);

@@ -54,14 +54,24 @@ typedef struct vside_map {
     void *addr;
     size_t len;
     const uint8_t *base;
+    int fd;                   /* VSIDE_STREAM: the file, open; closed by store_vside_close */
+    int has_fd;
 } vside_map;
+
+/* How a sidecar is mapped. VSIDE_WHOLE: every page faulted in at once (a
+ * reader that keeps the mapping, or reads all of it more than once).
+ * VSIDE_STREAM: pages faulted in as they are touched, and the file kept
+ * open, for a one-shot scan that reads the vectors with pread (a cold
+ * process: setting up the page table of 256 MB of vectors costs more than
+ * copying them through a small buffer). */
+enum { VSIDE_WHOLE = 0, VSIDE_STREAM = 1 };
 
 /* Map segment seg_id's sidecar when it is valid for this index: its header
  * checks out against the blob's 32-byte header `blob_head` and the expected
  * size `payload_len` of the blob. 1 and *m when mapped, 0 (nothing to free)
  * when the caller must read the blob. */
 int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t payload_len,
-                     vside_map *m);
+                     int how, vside_map *m);
 void store_vside_close(vside_map *m);
 
 /* After a commit: write the sidecars the index's segments lack, remove

@@ -168,6 +168,7 @@ typedef struct part {
     size_t *slots;        /* k = 0: index + 1, open addressing on doc_id */
     size_t n_slots;
     int32_t *dots;        /* scratch for one run of dot products */
+    int8_t *rows;         /* a window of a block read on demand */
 } part;
 
 struct vec_topk {
@@ -181,6 +182,7 @@ struct vec_topk {
     dots_fn kern;
     part *parts;
     vec_hit *results;
+    _Atomic int failed;   /* a block's read failed */
 };
 
 #define DOTS_RUN 256
@@ -302,9 +304,12 @@ static int entry_allowed(const vec_topk *t, const vec_block *b, size_t i)
     return 1;
 }
 
-/* Scan entries [from, to) of a block into one part. Runs of allowed entries
- * go through the kernel together. */
-static void scan_range(vec_topk *t, part *p, const vec_block *b, size_t from, size_t to)
+/* Scan entries [from, to) of a block into one part; rows holds the vectors
+ * of entries [base, to). Runs of allowed entries go through the kernel
+ * together. A score below the heap's minimum is dropped before the entry's
+ * ids are read (most entries, once the heap is full). */
+static void scan_rows(vec_topk *t, part *p, const vec_block *b, const int8_t *rows, size_t base,
+                      size_t from, size_t to)
 {
     size_t i = from;
     while (i < to) {
@@ -315,17 +320,46 @@ static void scan_range(vec_topk *t, part *p, const vec_block *b, size_t from, si
             j++;
         if (j == i)
             break;
-        t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, j - i, t->dim, p->dots);
+        t->kern(t->q, t->qabs, rows + (i - base) * (size_t)t->dim, j - i, t->dim, p->dots);
         for (size_t r = i; r < j; r++) {
-            vec_hit x = {b->doc_id[r], b->chunk_id[r], (float)p->dots[r - i] * t->qscale * b->scale[r]};
-            if (!(x.score >= t->f.min_score))
+            float score = (float)p->dots[r - i] * t->qscale * b->scale[r];
+            if (!(score >= t->f.min_score) || (t->k && p->n == t->k && score < p->h[0].score))
                 continue;
+            vec_hit x = {b->doc_id[r], b->chunk_id[r], score};
             if (t->k)
                 heap_offer(p, t->k, &x);
             else
                 table_offer(p, &x);
         }
         i = j;
+    }
+}
+
+/* Rows of a window read on demand: ~256 KiB, which stays in L2 while it is
+ * scanned (the copy out of the page cache costs less than the page-table
+ * set-up and TLB misses of mapping the file in every cold process). */
+static size_t window_rows(int dim)
+{
+    size_t w = ((size_t)256 << 10) / (size_t)dim;
+    return w < 64 ? 64 : w;
+}
+
+static void scan_range(vec_topk *t, part *p, const vec_block *b, size_t from, size_t to)
+{
+    if (b->data) {
+        scan_rows(t, p, b, b->data, 0, from, to);
+        return;
+    }
+    size_t w = window_rows(t->dim);
+    if (!p->rows)
+        p->rows = xmalloc(w * (size_t)t->dim);
+    for (size_t at = from; at < to && !t->failed; at += w) {
+        size_t n = to - at < w ? to - at : w;
+        if (!b->read || b->read(b->read_ctx, at, n, p->rows) != 0) {
+            t->failed = 1;
+            return;
+        }
+        scan_rows(t, p, b, p->rows, at, at, at + n);
     }
 }
 
@@ -404,6 +438,11 @@ void vec_topk_scan(vec_topk *t, const vec_block *b)
     }
 }
 
+int vec_topk_failed(const vec_topk *t)
+{
+    return t->failed;
+}
+
 static int cmp_hit_desc(const void *a, const void *b)
 {
     const vec_hit *x = a, *y = b;
@@ -439,6 +478,7 @@ void vec_topk_free(vec_topk *t)
         free(t->parts[i].h);
         free(t->parts[i].slots);
         free(t->parts[i].dots);
+        free(t->parts[i].rows);
     }
     free(t->parts);
     free(t->results);

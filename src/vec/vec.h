@@ -34,14 +34,22 @@ const char *vec_impl_name(void);
 /* Tests and benches: force the portable kernel (1) or pick the best (0). */
 void vec_force_portable(int on);
 
-/* One contiguous run of n vectors (a segment of the index). */
+/* One contiguous run of n vectors (a segment of the index). The vectors
+ * are either in memory (data) or read on demand (data NULL): read(read_ctx,
+ * from, n, dst) copies rows [from, from + n) into dst (n * dim bytes) and
+ * returns 0, or -1 when they cannot be read (the scan of the block stops:
+ * vec_topk_failed). A scan reads such a block in windows of a few hundred
+ * KiB into a buffer that stays in the CPU's cache, each thread its own
+ * rows. */
 typedef struct vec_block {
-    const int8_t *data;       /* n * dim components, row after row */
+    const int8_t *data;       /* n * dim components, row after row; or NULL */
     const float *scale;       /* n */
     const int64_t *chunk_id;  /* n */
     const int64_t *doc_id;    /* n */
     const uint8_t *dead;      /* bit i set: entry i is deleted; NULL: none */
     size_t n;
+    int (*read)(void *read_ctx, size_t from, size_t n, int8_t *dst);
+    void *read_ctx;
 } vec_block;
 
 typedef struct vec_hit {
@@ -64,6 +72,8 @@ typedef struct vec_topk vec_topk;
 vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale,
                        const vec_filter *filter, int threads);
 void vec_topk_scan(vec_topk *t, const vec_block *b);
+/* 1 when a block's read failed: the results then miss part of it. */
+int vec_topk_failed(const vec_topk *t);
 /* Results, best first (score descending, then doc id ascending); *n set to
  * their count. The array belongs to t and stays valid until vec_topk_free. */
 const vec_hit *vec_topk_results(vec_topk *t, size_t *n);

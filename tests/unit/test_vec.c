@@ -106,7 +106,7 @@ static void fixture_free(fixture *f)
 static vec_block block_of(const fixture *f, size_t from, size_t to)
 {
     return (vec_block){f->data + from * (size_t)f->dim, f->scale + from, f->chunk + from,
-                       f->doc + from, NULL, to - from};
+                       f->doc + from, NULL, to - from, NULL, NULL};
 }
 
 /* Reference: best (score, lowest chunk) per allowed note, sorted. */
@@ -159,6 +159,34 @@ static void check_same(const vec_hit *got, size_t n_got, const vec_hit *want, si
     }
 }
 
+/* Blocks whose vectors are read on demand (vec_block.read), as a cold
+ * search reads a sidecar: rows of the fixture from `from` on. */
+typedef struct rows_src {
+    const fixture *f;
+    size_t from;
+    size_t fail_from;   /* a read reaching this row fails; SIZE_MAX: none */
+    size_t reads;
+} rows_src;
+
+static int rows_read(void *ctx, size_t from, size_t n, int8_t *dst)
+{
+    rows_src *s = ctx;
+    if (from + n > s->fail_from)
+        return -1;
+    __atomic_add_fetch(&s->reads, 1, __ATOMIC_RELAXED);
+    memcpy(dst, s->f->data + (s->from + from) * (size_t)s->f->dim, n * (size_t)s->f->dim);
+    return 0;
+}
+
+static void streamed(vec_block *b, rows_src *src)
+{
+    b->data = NULL;
+    b->read = rows_read;
+    b->read_ctx = src;
+}
+
+static int stream_mode;   /* run_case reads its blocks on demand */
+
 static void run_case(const fixture *f, const vec_filter *flt, size_t k, int threads, int split,
                      int64_t n_docs)
 {
@@ -176,9 +204,17 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
         if (f->dead[i >> 3] >> (i & 7) & 1)
             dead2[(i - cut) >> 3] |= (uint8_t)(1u << ((i - cut) & 7));
     b2.dead = dead2;
+    rows_src s1 = {f, 0, SIZE_MAX, 0}, s2 = {f, cut, SIZE_MAX, 0};
+    if (stream_mode) {
+        streamed(&b1, &s1);
+        streamed(&b2, &s2);
+    }
     vec_topk_scan(t, &b1);
     if (b2.n)
         vec_topk_scan(t, &b2);
+    assert_false(vec_topk_failed(t));
+    if (stream_mode)   /* in windows of ~256 KiB, not one read per block */
+        assert_true(s1.reads >= 1u + (cut * (size_t)f->dim > ((size_t)512 << 10)));
     size_t n_got;
     const vec_hit *got = vec_topk_results(t, &n_got);
     check_same(got, n_got, want, n_want);
@@ -243,6 +279,41 @@ static void test_filters_before_topk(void **state)
     fixture_free(&f);
 }
 
+/* The same cases with every block's vectors read on demand, in windows,
+ * by one thread and by several. */
+static void test_blocks_read_on_demand(void **state)
+{
+    stream_mode = 1;
+    test_topk_matches_brute_force(state);
+    test_filters_before_topk(state);
+    stream_mode = 0;
+}
+
+/* A read that fails stops the scan and says so; results then lack rows. */
+static void test_failed_read_is_reported(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f, 20000, 96, 700);
+    int8_t q[96];
+    random_i8(q, 96);
+    for (int threads = 1; threads <= 2; threads++) {
+        vec_topk *t = vec_topk_new(10, 96, q, 0.01f, NULL, threads);
+        vec_block b = block_of(&f, 0, f.n);
+        rows_src src = {&f, 0, 15000, 0};
+        streamed(&b, &src);
+        vec_topk_scan(t, &b);
+        assert_true(vec_topk_failed(t));
+        vec_topk_free(t);
+        t = vec_topk_new(10, 96, q, 0.01f, NULL, threads);
+        b = block_of(&f, 0, f.n);
+        vec_topk_scan(t, &b);
+        assert_false(vec_topk_failed(t));
+        vec_topk_free(t);
+    }
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +321,8 @@ int main(void)
         cmocka_unit_test(test_kernels_agree),
         cmocka_unit_test(test_topk_matches_brute_force),
         cmocka_unit_test(test_filters_before_topk),
+        cmocka_unit_test(test_blocks_read_on_demand),
+        cmocka_unit_test(test_failed_read_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

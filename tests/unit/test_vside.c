@@ -140,7 +140,10 @@ static int each(void **state)
 }
 
 /* The top K for a query vector made from `seed`, scanning every segment as
- * a cold search does; *mapped counts segments read from sidecars. */
+ * a cold search does; *mapped counts segments read from sidecars. Each
+ * segment is read both ways a reader may (mapped whole, and streamed: its
+ * vectors by pread), which must agree on the results and on whether the
+ * sidecar was used. */
 typedef struct hits {
     vec_hit h[K];
     size_t n;
@@ -157,18 +160,33 @@ static hits search_in(store *s, uint64_t seed)
     assert_int_equal(store_read_begin(s), TROVE_OK);
     assert_int_equal(store_vec_segments(s, model, &ids, &n_ids), TROVE_OK);
     vec_topk *t = vec_topk_new(K, DIM, q, 0.01f, NULL, 1);
+    vec_topk *ts = vec_topk_new(K, DIM, q, 0.01f, NULL, 2);
     for (size_t i = 0; i < n_ids; i++) {
-        store_vec_seg seg;
+        store_vec_seg seg, sseg;
         assert_int_equal(store_vec_segment_load(s, ids[i], DIM, &seg), TROVE_OK);
         out.mapped += seg.map != NULL;
         vec_topk_scan(t, &seg.blk);
+        assert_int_equal(store_vec_segment_stream(s, ids[i], DIM, &sseg), TROVE_OK);
+        assert_int_equal(sseg.stream != NULL, seg.map != NULL);
+        assert_int_equal(sseg.blk.data == NULL, seg.map != NULL);
+        vec_topk_scan(ts, &sseg.blk);
+        store_vec_segment_free(&sseg);
         store_vec_segment_free(&seg);
     }
     store_read_end(s);
+    assert_false(vec_topk_failed(ts));
     out.segs = n_ids;
-    const vec_hit *h = vec_topk_results(t, &out.n);
+    size_t ns;
+    const vec_hit *h = vec_topk_results(t, &out.n), *hs = vec_topk_results(ts, &ns);
+    assert_int_equal(ns, out.n);
+    for (size_t i = 0; i < ns; i++) {
+        assert_int_equal(h[i].chunk_id, hs[i].chunk_id);
+        assert_int_equal(h[i].doc_id, hs[i].doc_id);
+        assert_true(h[i].score == hs[i].score);
+    }
     memcpy(out.h, h, out.n * sizeof *h);
     vec_topk_free(t);
+    vec_topk_free(ts);
     free(ids);
     return out;
 }
