@@ -160,6 +160,43 @@ class Trove:
         m = re.search(r"^requests: (\d+)$", r.out, re.M)
         return int(m.group(1))
 
+    def stop_daemon_counted(self, timeout=30):
+        """What `daemon status` then `daemon stop` do, over one connection
+        from here instead of two more runs of the binary: the number of
+        requests the daemon served (this status included), then its
+        shutdown; returns once the process is gone (the status's pid,
+        awaited through a pidfd, not polled). daemon_both_ways() ends every
+        daemon-mode test with it (docs/performance.md, CI, session 29)."""
+        import select
+        import socket
+        socks = list(self.socket_dir().glob("*.sock"))
+        assert len(socks) == 1, socks
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(str(socks[0]))
+            f = s.makefile("rwb")
+
+            def call(n, op):
+                f.write(json.dumps({"v": 1, "id": n, "op": op,
+                                    "index": str(self.index)}).encode() + b"\n")
+                f.flush()
+                resp = json.loads(f.readline() or b"null")
+                assert resp and resp["id"] == n and resp["ok"], (op, resp)
+                return resp["result"]
+            daemon = call(1, "status")["daemon"]
+            pidfd = os.pidfd_open(daemon["pid"])   # still alive: it just answered
+            try:
+                call(2, "shutdown")
+                gone, _, _ = select.select([pidfd], [], [], timeout)
+                assert gone, "the daemon (pid %d) did not exit within %d s of its " \
+                    "shutdown" % (daemon["pid"], timeout)
+            finally:
+                os.close(pidfd)
+        finally:
+            s.close()
+        return daemon["requests"]
+
     READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
                      "links", "dupes", "eval")
 
@@ -276,8 +313,7 @@ def daemon_both_ways(trove, trove_mode):
     yield
     if trove_mode == "daemon":
         calls = trove.daemon_calls
-        served = trove.daemon_requests()
-        trove.stop_daemon()
+        served = trove.stop_daemon_counted()
         # The daemon really answered (no silent fallback to the cold path).
         assert calls == 0 or served >= calls, (calls, served)
 
@@ -702,6 +738,53 @@ def forget_floors(index, trove=None):
     finally:
         db.close()
     return stay_cold
+
+
+# ---- how the tests are spread over xdist's workers ----------------------------
+#
+# scripts/test.sh runs `pytest -n JOBS --dist loadgroup`. A file whose tests
+# share a fixture of wider scope than one test, defined in that file (an
+# indexed corpus, generated models: built once per worker that runs the
+# file), is one xdist_group and stays on one worker, as under loadfile; every
+# other test is its own unit of work. The groups are queued first, then the
+# single tests, so that many short tests fill both workers up to the end
+# instead of one worker finishing the last big file alone
+# (docs/performance.md, CI, session 29).
+
+def _file_is_one_group(items):
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in (info.name2fixturedefs.values() if info else ()):
+            for d in defs:
+                if d.scope != "function" and \
+                        getattr(d.func, "__module__", None) == item.module.__name__:
+                    return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # tryfirst: xdist's own hook reads the xdist_group marks added here. The
+    # order must be the same on every worker (xdist checks): it depends only
+    # on the collected items.
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    by_file = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    grouped = []
+    for f, its in by_file.items():
+        if _file_is_one_group(its):
+            for item in its:
+                if not item.get_closest_marker("xdist_group"):
+                    item.add_marker(pytest.mark.xdist_group(f))
+            grouped.append(f)
+    # The single tests of files with few tests first: those are the long
+    # ones (a day-in-the-life scenario, fault injection, a benchmark run);
+    # the last to go are the short tests of the big files.
+    singles = sorted((f for f in by_file if f not in grouped),
+                     key=lambda f: (len(by_file[f]), f))
+    items[:] = [i for f in grouped + singles for i in by_file[f]]
 
 
 # ---- per-test cost ------------------------------------------------------------
