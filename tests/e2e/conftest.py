@@ -766,8 +766,10 @@ def _file_is_one_group(items):
 def pytest_collection_modifyitems(config, items):
     # tryfirst: xdist's own hook reads the xdist_group marks added here. The
     # order must be the same on every worker (xdist checks): it depends only
-    # on the collected items.
-    if getattr(config.option, "dist", "no") != "loadgroup":
+    # on the collected items. A worker's options say dist "no" and
+    # loadgroup True (xdist/remote.py, setup_config).
+    if not (getattr(config.option, "loadgroup", False) or
+            getattr(config.option, "dist", "no") == "loadgroup"):
         return
     by_file = {}
     for item in items:
