@@ -408,20 +408,32 @@ def verified_stamp(index):
 
 
 class _Template:
-    """The sample vault indexed once: BASE/vault, and BASE/env the home of
-    the Trove that added and updated it."""
+    """A vault indexed once: BASE/VAULT (the sample vault, or a copy of
+    `source`: another test's folder, times kept), and BASE/env the home of
+    the Trove that added it as collection `name` and updated it. `like`:
+    a Trove whose environment (TROVE_NOW, say) the template's copies, its
+    folders replaced by the template's."""
 
-    def __init__(self, base):
+    def __init__(self, base, source=FIXTURE_VAULT, name=COLLECTION, like=None):
         import time
         self.base = Path(base)
+        self.vault_name = "vault" if source == FIXTURE_VAULT else Path(source).name
         t = Trove(self.base / "env")
         try:
-            vault = self.base / "vault"
-            shutil.copytree(FIXTURE_VAULT, vault, symlinks=True)
+            if like is not None:
+                for k, v in like.env.items():
+                    t.env[k] = v.replace(str(like.run_dir), str(t.run_dir)).replace(
+                        str(like.home.parent), str(self.base))
+            vault = self.base / self.vault_name
+            shutil.copytree(source, vault, symlinks=True)
             if os.path.realpath(self.base) != str(self.base):
                 raise _NoTemplate("%s is not its real path" % self.base)
             self.t0 = int(time.time())
-            t.ok("collection", "add", vault, "--name", COLLECTION)
+            if source != FIXTURE_VAULT and \
+                    any(e[3] >= (self.t0 - 2) * 10**9 for e in _tree(vault)):
+                # its update's times are moved per copy: none may be the files'
+                raise _NoTemplate("the vault was written just now")
+            t.ok("collection", "add", vault, "--name", name)
             t.ok("update")
             self.t1 = int(time.time()) + 1
             sock_dir = t.socket_dir()
@@ -443,8 +455,8 @@ class _Template:
     def refusal(self, trove, vault):
         """Why a copy could differ from indexing `vault` for `trove`, or None."""
         base = trove.home.parent
-        if trove.home.name != "env" or Path(vault) != base / "vault":
-            return "not laid out as BASE/env + BASE/vault"
+        if trove.home.name != "env" or Path(vault) != base / self.vault_name:
+            return "not laid out as BASE/env + BASE/%s" % self.vault_name
         if os.path.realpath(base) != str(base):
             return "%s is not its real path" % base
         if _files(trove.home) or trove.both_ways:
@@ -522,27 +534,38 @@ def _rewrite_index(db, old, new, t0, t1, delta):
         con.close()
 
 
-def _template():
+def _template(vault=None, name=COLLECTION, like=None):
+    """The worker's template of the sample vault; with `vault` (a folder
+    laid out as BASE/VAULT beside `like`'s BASE/env), one of that vault as
+    it is now, added as `name` with `like`'s environment: one per binary
+    and per (folder name, name, environment, the vault's files and times)."""
     b = trove_bin()
     key = (str(b), os.stat(b).st_mtime_ns)
+    if vault is not None:
+        key += (Path(vault).name, name, tuple(_plain_env(like)), tuple(_tree(vault)))
     if key not in _templates:
         import atexit
         base = Path(tempfile.mkdtemp(prefix="trove-tpl-"))
         atexit.register(shutil.rmtree, str(base), True)
         try:
-            _templates[key] = _Template(base)
+            _templates[key] = _Template(base) if vault is None else \
+                _Template(base, vault, name, like)
         except _NoTemplate as e:
             _templates[key] = str(e)
     return _templates[key]
 
 
-def index_vault(trove, vault):
-    """The sample vault `vault` (the `vault` fixture) added to `trove` as
-    collection "vault" and updated: the two commands, or a copy of their
-    result on the worker's template (above)."""
+def index_vault(trove, vault, name=COLLECTION):
+    """`vault` added to `trove` as collection `name` and updated: the two
+    commands, or a copy of their result on a template of the worker
+    (above). The sample vault (the `vault` fixture, as "vault") has one
+    template; any other folder BASE/VAULT (BASE/env being trove's home)
+    gets one per content and environment, made from the first test's
+    folder as it is when this is called."""
     why = "TROVE_TEST_TEMPLATE=0"
     if os.environ.get("TROVE_TEST_TEMPLATE", "1") != "0":
-        tpl = _template()
+        sample = name == COLLECTION and Path(vault).name == "vault"
+        tpl = _template() if sample else _template(vault, name, trove)
         why = tpl if isinstance(tpl, str) else tpl.refusal(trove, vault)
     log = os.environ.get("TROVE_TEST_TEMPLATE_LOG")
     if log:
@@ -550,7 +573,7 @@ def index_vault(trove, vault):
             f.write("%s\t%s\n" % ("slow: " + why if why else "copy",
                                   os.environ.get("PYTEST_CURRENT_TEST", "?")))
     if why:
-        trove.ok("collection", "add", vault, "--name", COLLECTION)
+        trove.ok("collection", "add", vault, "--name", name)
         trove.ok("update")
     else:
         tpl.copy_to(trove)
