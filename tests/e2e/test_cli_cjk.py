@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, trove_bin
+from conftest import REPO, mcp_stdio, trove_bin
 
 SHARED = REPO.parent / "shared"
 PARITY = REPO / "tests" / "tools" / "zh_parity.py"
@@ -388,26 +388,16 @@ def test_obsidian_help_titles_find_their_note(trove, lang, mecab):
 def mcp_top_paths(trove, queries, env=None):
     """For each query, the path of `trove mcp`'s best `search` result (a
     list of at most one), all asked of one server over stdio."""
-    msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "raw", "version": "0"}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    msgs += [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+    msgs = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    msgs += [{"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
               "params": {"name": "search",
                          "arguments": {"query": q, "top_k": 1}}}
              for i, q in enumerate(queries)]
-    e = dict(trove.env)
-    e.update(env or {})
-    p = subprocess.run([str(trove_bin()), "mcp"], env=e, cwd=str(trove.home),
-                       input="".join(json.dumps(m) + "\n" for m in msgs).encode(),
-                       capture_output=True, timeout=600)
-    assert p.returncode == 0, p.stderr.decode("utf-8", "replace")
-    answers = {}
-    for line in p.stdout.decode().splitlines():
-        m = json.loads(line)
-        if m.get("id"):
-            assert "result" in m and not m["result"].get("isError"), m
-            answers[m["id"]] = [r["path"] for r in
-                                m["result"]["structuredContent"]["results"]]
-    assert sorted(answers) == list(range(1, len(queries) + 1)), sorted(answers)[:5]
-    return [answers[i + 1] for i in range(len(queries))]
+    answers = sorted(mcp_stdio(trove, msgs, env=env, timeout=600),
+                     key=lambda m: m.get("id") or 0)
+    assert [m.get("id") for m in answers] == list(range(2, len(queries) + 2))
+    out = []
+    for m in answers:
+        assert "result" in m and not m["result"].get("isError"), m
+        out.append([r["path"] for r in m["result"]["structuredContent"]["results"]])
+    return out
