@@ -29,15 +29,17 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_sigill=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TROVE_FUZZ_ITERS=${TROVE_FUZZ_ITERS:-3000}
 phase ctest bash -c 'cd build-asan && ctest --output-on-failure -j"$1"' _ "$jobs"
-# One worker per core; a test file stays on one worker (--dist loadfile), so
-# a module's shared fixtures (indexed corpora, generated models) are built
-# once. The `indexed` sample vault is indexed once per worker and copied per
-# test where a copy cannot differ (docs/testing.md); the tally of copies and
-# real builds says when that stops being the case.
+# One worker per core. A file with fixtures shared by its tests (indexed
+# corpora, generated models) stays on one worker, so they are built once;
+# every other test is scheduled on its own, after those files, so both
+# workers stay busy to the end (--dist loadgroup; tests/e2e/conftest.py
+# makes the groups). The `indexed` sample vault is indexed once per worker
+# and copied per test where a copy cannot differ (docs/testing.md); the
+# tally of copies and real builds says when that stops being the case.
 tpl_log=$(mktemp)
 trap 'rm -f "$tpl_log"' EXIT
 phase pytest env TROVE_BIN="$PWD/build-asan/trove" TROVE_TEST_TEMPLATE_LOG="$tpl_log" \
-  /usr/bin/python3 -m pytest -q -n "$jobs" --dist loadfile tests/e2e
+  /usr/bin/python3 -m pytest -q -n "$jobs" --dist loadgroup tests/e2e
 echo "test.sh: indexed: $(grep -c '^copy' "$tpl_log" || true) copied from the template," \
   "$(grep -vc '^copy' "$tpl_log" || true) indexed by the commands"
 grep -v '^copy' "$tpl_log" | cut -f1 | sort | uniq -c | sed 's/^/test.sh:   /' || true

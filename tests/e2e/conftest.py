@@ -160,6 +160,45 @@ class Trove:
         m = re.search(r"^requests: (\d+)$", r.out, re.M)
         return int(m.group(1))
 
+    def stop_daemon_counted(self, timeout=60):
+        """What `daemon status` then `daemon stop` do, over one connection
+        from here instead of two more runs of the binary: the number of
+        requests the daemon served (this hello included, as the CLI's), then
+        its shutdown; returns once the process is gone (the hello's pid,
+        awaited through a pidfd, not polled). daemon_both_ways() ends every
+        daemon-mode test with it (docs/performance.md, CI, session 29)."""
+        import select
+        import socket
+        socks = list(self.socket_dir().glob("*.sock"))
+        assert len(socks) == 1, socks
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(str(socks[0]))
+            f = s.makefile("rwb")
+
+            def call(n, op):
+                f.write(json.dumps({"v": 1, "id": n, "op": op,
+                                    "index": str(self.index)}).encode() + b"\n")
+                f.flush()
+                resp = json.loads(f.readline() or b"null")
+                assert resp and resp["id"] == n and resp["ok"], (op, resp)
+                return resp["result"]
+            # hello, not status: status reads config.yaml, which a test
+            # may have left broken on purpose
+            daemon = call(1, "hello")
+            pidfd = os.pidfd_open(daemon["pid"])   # still alive: it just answered
+            try:
+                call(2, "shutdown")
+                gone, _, _ = select.select([pidfd], [], [], timeout)
+                assert gone, "the daemon (pid %d) did not exit within %d s of its " \
+                    "shutdown" % (daemon["pid"], timeout)
+            finally:
+                os.close(pidfd)
+        finally:
+            s.close()
+        return daemon["requests"]
+
     READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
                      "links", "dupes", "eval")
 
@@ -209,6 +248,26 @@ class Trove:
 
     def paths(self, query, *flags, **kw):
         return [x["path"] for x in self.search(query, *flags, **kw)]
+
+
+def mcp_stdio(trove, msgs, *extra, env=None, timeout=60):
+    """`trove mcp EXTRA` over stdio: initialize, then `msgs` (JSON-RPC
+    objects) written at once; returns the answers after initialize's, in
+    order. `env` adds to (None: removes from) trove's environment."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}}
+    data = "".join(json.dumps(m) + "\n" for m in [init] + msgs).encode()
+    e = dict(trove.env)
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    p = subprocess.run([str(trove_bin()), "mcp", *extra], input=data, env=e,
+                       capture_output=True, timeout=timeout, cwd=str(trove.home))
+    assert p.returncode == 0, p.stderr
+    return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
 
 
 def glove_model():
@@ -276,8 +335,7 @@ def daemon_both_ways(trove, trove_mode):
     yield
     if trove_mode == "daemon":
         calls = trove.daemon_calls
-        served = trove.daemon_requests()
-        trove.stop_daemon()
+        served = trove.stop_daemon_counted()
         # The daemon really answered (no silent fallback to the cold path).
         assert calls == 0 or served >= calls, (calls, served)
 
@@ -372,20 +430,32 @@ def verified_stamp(index):
 
 
 class _Template:
-    """The sample vault indexed once: BASE/vault, and BASE/env the home of
-    the Trove that added and updated it."""
+    """A vault indexed once: BASE/VAULT (the sample vault, or a copy of
+    `source`: another test's folder, times kept), and BASE/env the home of
+    the Trove that added it as collection `name` and updated it. `like`:
+    a Trove whose environment (TROVE_NOW, say) the template's copies, its
+    folders replaced by the template's."""
 
-    def __init__(self, base):
+    def __init__(self, base, source=FIXTURE_VAULT, name=COLLECTION, like=None):
         import time
         self.base = Path(base)
+        self.vault_name = "vault" if source == FIXTURE_VAULT else Path(source).name
         t = Trove(self.base / "env")
         try:
-            vault = self.base / "vault"
-            shutil.copytree(FIXTURE_VAULT, vault, symlinks=True)
+            if like is not None:
+                for k, v in like.env.items():
+                    t.env[k] = v.replace(str(like.run_dir), str(t.run_dir)).replace(
+                        str(like.home.parent), str(self.base))
+            vault = self.base / self.vault_name
+            shutil.copytree(source, vault, symlinks=True)
             if os.path.realpath(self.base) != str(self.base):
                 raise _NoTemplate("%s is not its real path" % self.base)
             self.t0 = int(time.time())
-            t.ok("collection", "add", vault, "--name", COLLECTION)
+            if source != FIXTURE_VAULT and \
+                    any(e[3] >= (self.t0 - 2) * 10**9 for e in _tree(vault)):
+                # its update's times are moved per copy: none may be the files'
+                raise _NoTemplate("the vault was written just now")
+            t.ok("collection", "add", vault, "--name", name)
             t.ok("update")
             self.t1 = int(time.time()) + 1
             sock_dir = t.socket_dir()
@@ -407,8 +477,8 @@ class _Template:
     def refusal(self, trove, vault):
         """Why a copy could differ from indexing `vault` for `trove`, or None."""
         base = trove.home.parent
-        if trove.home.name != "env" or Path(vault) != base / "vault":
-            return "not laid out as BASE/env + BASE/vault"
+        if trove.home.name != "env" or Path(vault) != base / self.vault_name:
+            return "not laid out as BASE/env + BASE/%s" % self.vault_name
         if os.path.realpath(base) != str(base):
             return "%s is not its real path" % base
         if _files(trove.home) or trove.both_ways:
@@ -486,27 +556,38 @@ def _rewrite_index(db, old, new, t0, t1, delta):
         con.close()
 
 
-def _template():
+def _template(vault=None, name=COLLECTION, like=None):
+    """The worker's template of the sample vault; with `vault` (a folder
+    laid out as BASE/VAULT beside `like`'s BASE/env), one of that vault as
+    it is now, added as `name` with `like`'s environment: one per binary
+    and per (folder name, name, environment, the vault's files and times)."""
     b = trove_bin()
     key = (str(b), os.stat(b).st_mtime_ns)
+    if vault is not None:
+        key += (Path(vault).name, name, tuple(_plain_env(like)), tuple(_tree(vault)))
     if key not in _templates:
         import atexit
         base = Path(tempfile.mkdtemp(prefix="trove-tpl-"))
         atexit.register(shutil.rmtree, str(base), True)
         try:
-            _templates[key] = _Template(base)
+            _templates[key] = _Template(base) if vault is None else \
+                _Template(base, vault, name, like)
         except _NoTemplate as e:
             _templates[key] = str(e)
     return _templates[key]
 
 
-def index_vault(trove, vault):
-    """The sample vault `vault` (the `vault` fixture) added to `trove` as
-    collection "vault" and updated: the two commands, or a copy of their
-    result on the worker's template (above)."""
+def index_vault(trove, vault, name=COLLECTION):
+    """`vault` added to `trove` as collection `name` and updated: the two
+    commands, or a copy of their result on a template of the worker
+    (above). The sample vault (the `vault` fixture, as "vault") has one
+    template; any other folder BASE/VAULT (BASE/env being trove's home)
+    gets one per content and environment, made from the first test's
+    folder as it is when this is called."""
     why = "TROVE_TEST_TEMPLATE=0"
     if os.environ.get("TROVE_TEST_TEMPLATE", "1") != "0":
-        tpl = _template()
+        sample = name == COLLECTION and Path(vault).name == "vault"
+        tpl = _template() if sample else _template(vault, name, trove)
         why = tpl if isinstance(tpl, str) else tpl.refusal(trove, vault)
     log = os.environ.get("TROVE_TEST_TEMPLATE_LOG")
     if log:
@@ -514,7 +595,7 @@ def index_vault(trove, vault):
             f.write("%s\t%s\n" % ("slow: " + why if why else "copy",
                                   os.environ.get("PYTEST_CURRENT_TEST", "?")))
     if why:
-        trove.ok("collection", "add", vault, "--name", COLLECTION)
+        trove.ok("collection", "add", vault, "--name", name)
         trove.ok("update")
     else:
         tpl.copy_to(trove)
@@ -702,6 +783,55 @@ def forget_floors(index, trove=None):
     finally:
         db.close()
     return stay_cold
+
+
+# ---- how the tests are spread over xdist's workers ----------------------------
+#
+# scripts/test.sh runs `pytest -n JOBS --dist loadgroup`. A file whose tests
+# share a fixture of wider scope than one test, defined in that file (an
+# indexed corpus, generated models: built once per worker that runs the
+# file), is one xdist_group and stays on one worker, as under loadfile; every
+# other test is its own unit of work. The groups are queued first, then the
+# single tests, so that many short tests fill both workers up to the end
+# instead of one worker finishing the last big file alone
+# (docs/performance.md, CI, session 29).
+
+def _file_is_one_group(items):
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in (info.name2fixturedefs.values() if info else ()):
+            for d in defs:
+                if d.scope != "function" and \
+                        getattr(d.func, "__module__", None) == item.module.__name__:
+                    return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # tryfirst: xdist's own hook reads the xdist_group marks added here. The
+    # order must be the same on every worker (xdist checks): it depends only
+    # on the collected items. A worker's options say dist "no" and
+    # loadgroup True (xdist/remote.py, setup_config).
+    if not (getattr(config.option, "loadgroup", False) or
+            getattr(config.option, "dist", "no") == "loadgroup"):
+        return
+    by_file = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    grouped = []
+    for f, its in by_file.items():
+        if _file_is_one_group(its):
+            for item in its:
+                if not item.get_closest_marker("xdist_group"):
+                    item.add_marker(pytest.mark.xdist_group(f))
+            grouped.append(f)
+    # The single tests of files with few tests first: those are the long
+    # ones (a day-in-the-life scenario, fault injection, a benchmark run);
+    # the last to go are the short tests of the big files.
+    singles = sorted((f for f in by_file if f not in grouped),
+                     key=lambda f: (len(by_file[f]), f))
+    items[:] = [i for f in grouped + singles for i in by_file[f]]
 
 
 # ---- per-test cost ------------------------------------------------------------

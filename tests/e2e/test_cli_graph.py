@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import REPO, daemon_both_ways
+from conftest import REPO, daemon_both_ways, index_vault
 from test_cli_meta import index_meta
 
 DAEMON_BOTH_WAYS = True
@@ -25,8 +25,7 @@ FORMATS = ("--json", "--csv", "--md", "--xml", "--files", None)
 def graph(trove, tmp_path, trove_mode):
     v = tmp_path / "graph"
     shutil.copytree(GRAPH_VAULT, v)
-    trove.ok("collection", "add", v, "--name", "g")
-    trove.ok("update")
+    index_vault(trove, v, "g")        # add + update, or a template's copy
     for _ in daemon_both_ways(trove, trove_mode):
         yield trove, v
 

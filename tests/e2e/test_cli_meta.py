@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, daemon_both_ways
+from conftest import REPO, daemon_both_ways, index_vault
 
 DAEMON_BOTH_WAYS = True
 NOW = 1780000000                     # 2026-05-28 (TROVE_NOW)
@@ -26,8 +26,7 @@ def index_meta(trove, tmp_path):
     for p in vault.rglob("*.md"):
         os.utime(p, (MTIME, MTIME))
     trove.env["TROVE_NOW"] = str(NOW)
-    trove.ok("collection", "add", vault, "--name", "m")
-    trove.ok("update")
+    index_vault(trove, vault, "m")    # add + update, or a template's copy
     return vault
 
 

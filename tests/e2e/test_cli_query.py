@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import COLLECTION, REPO, need_shared, trove_bin, npm_pkg
+from conftest import COLLECTION, REPO, mcp_stdio, need_shared, npm_pkg
 
 TOOLS = REPO / "tests" / "tools"
 # Every test runs cold and with a daemon, each `trove query` compared byte
@@ -307,14 +307,7 @@ def test_qwen3_reranker_default_window_is_the_decoders(indexed, qwen3_rr):
 
 
 def mcp(trove, msgs, *extra):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "raw", "version": "0"}}}
-    data = "".join(json.dumps(m) + "\n" for m in [init] + msgs).encode()
-    p = subprocess.run([str(trove_bin()), "mcp", *extra], input=data, env=trove.env,
-                       capture_output=True, timeout=60, cwd=str(trove.home))
-    assert p.returncode == 0, p.stderr
-    return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
+    return mcp_stdio(trove, msgs, *extra)
 
 
 def call(id, **arguments):

@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from conftest import REPO, SHARED, Trove, daemon_both_ways, trove_bin
+from conftest import REPO, SHARED, Trove, daemon_both_ways, index_vault, trove_bin
 from test_mcp import init_msg, stdio_exchange
 
 DAEMON_BOTH_WAYS = True
@@ -32,8 +32,7 @@ def mixed(trove, tmp_path, trove_mode):
     dictionary()
     vault = tmp_path / "xlang"
     shutil.copytree(XLANG, vault)
-    trove.ok("collection", "add", vault, "--name", "mixed")
-    trove.ok("update")
+    index_vault(trove, vault, "mixed")    # add + update, or a template's copy
     for _ in daemon_both_ways(trove, trove_mode):
         yield trove
 
