@@ -356,12 +356,9 @@ static void mark_dirty(watcher *w, int coll)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Fresh per-collection flags for w->cfg (caller holds mu). watch_state_get
- * reads cfg and the flags from other threads, so the two always change
- * together under mu, and exist before the thread starts. */
-static void reset_flags(watcher *w)
+/* The per-collection flags, as reset_flags() made them. */
+static void free_flags(watcher *w)
 {
-    size_t n = w->cfg.n_collections;
     free(w->dirty);
     free(w->rewalk);
     free(w->missing);
@@ -370,6 +367,15 @@ static void reset_flags(watcher *w)
     for (size_t i = 0; w->taint && i < w->n_flags; i++)
         free(w->taint[i]);
     free(w->taint);
+}
+
+/* Fresh per-collection flags for w->cfg (caller holds mu). watch_state_get
+ * reads cfg and the flags from other threads, so the two always change
+ * together under mu, and exist before the thread starts. */
+static void reset_flags(watcher *w)
+{
+    size_t n = w->cfg.n_collections;
+    free_flags(w);
     w->dirty = xcalloc(n + 1, 1);
     w->rewalk = xcalloc(n + 1, 1);
     w->missing = xcalloc(n + 1, 1);
@@ -774,14 +780,7 @@ static void watcher_free(watcher *w)
     for (size_t i = 0; i < w->cap_wds; i++)
         free(w->wds[i].rel);
     free(w->wds);
-    free(w->dirty);
-    free(w->rewalk);
-    free(w->missing);
-    free(w->verified);
-    free(w->files);
-    for (size_t i = 0; w->taint && i < w->n_flags; i++)
-        free(w->taint[i]);
-    free(w->taint);
+    free_flags(w);
     free(w->problem);
     free(w->update_error);
     free(w->last_path);

@@ -1128,6 +1128,26 @@ void store_stmt_put(store *st, sqlite3_stmt *s)
     sqlite3_finalize(s);   /* not kept: compiled for a nested or overflowing use */
 }
 
+int store_blob_equals(store *st, const char *sql, int64_t id, const tbuf *want,
+                      const char *what, trove_err *rc)
+{
+    sqlite3_stmt *s = store_stmt_get(st, sql);
+    if (!s) {
+        *rc = store_fail(st, what);
+        return 0;
+    }
+    sqlite3_bind_int64(s, 1, id);
+    const void *have = NULL;
+    size_t len = 0;
+    if (store_step(st, s, what, rc) > 0) {
+        have = sqlite3_column_blob(s, 0);
+        len = (size_t)sqlite3_column_bytes(s, 0);
+    }
+    int same = len == want->len && (len == 0 || memcmp(have, want->data, len) == 0);
+    store_stmt_put(st, s);
+    return same;
+}
+
 int store_step(store *st, sqlite3_stmt *s, const char *what, trove_err *err)
 {
     int r = sqlite3_step(s);

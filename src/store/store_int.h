@@ -194,4 +194,10 @@ char *store_one_line(const char *raw);
 /* The SQL function trove_hide_path (store_hide.c), registered by store_open. */
 void store_sql_hide_path(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
+/* 1 when the blob that SQL (one parameter, ?1 = id) reads equals WANT; no
+ * row reads as an empty blob. 0 otherwise, and on a failure, which goes to
+ * *rc naming WHAT. For `trove check`'s rebuild-and-compare of derived rows. */
+int store_blob_equals(store *st, const char *sql, int64_t id, const tbuf *want,
+                      const char *what, trove_err *rc);
+
 #endif

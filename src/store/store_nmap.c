@@ -198,26 +198,6 @@ trove_err store_nmap_flush(store *st)
     return rc;
 }
 
-/* 1 when stored row `row` holds exactly want (no row: empty). */
-static int row_matches(store *st, int64_t row, const tbuf *want, trove_err *rc)
-{
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT data FROM note_map WHERE id = ?1");
-    if (!s) {
-        *rc = store_fail(st, "reading the note map");
-        return 0;
-    }
-    sqlite3_bind_int64(s, 1, row);
-    const void *have = NULL;
-    size_t len = 0;
-    if (store_step(st, s, "reading the note map", rc) > 0) {
-        have = sqlite3_column_blob(s, 0);
-        len = (size_t)sqlite3_column_bytes(s, 0);
-    }
-    int same = len == want->len && (len == 0 || memcmp(have, want->data, len) == 0);
-    store_stmt_put(st, s);
-    return same;
-}
-
 trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), void *ctx)
 {
     int64_t end, bad = 0, first = 0;
@@ -225,7 +205,10 @@ trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), 
     tbuf want = {0};
     for (int64_t row = 0; rc == TROVE_OK && row < end; row++) {
         rc = build_row(st, row, &want);
-        if (rc == TROVE_OK && !row_matches(st, row, &want, &rc) && rc == TROVE_OK && bad++ == 0)
+        if (rc == TROVE_OK &&
+            !store_blob_equals(st, "SELECT data FROM note_map WHERE id = ?1", row, &want,
+                               "reading the note map", &rc) &&
+            rc == TROVE_OK && bad++ == 0)
             first = row;
     }
     tbuf_free(&want);

@@ -118,25 +118,6 @@ trove_err store_nrec_write_each(store *st, const char *sql, int64_t arg)
     return rc;
 }
 
-/* 1 when note id's stored record equals `want`. */
-static int record_matches(store *st, int64_t id, const tbuf *want, trove_err *rc)
-{
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT rec FROM note_meta WHERE doc_id = ?1");
-    if (!s) {
-        *rc = store_fail(st, "reading a note's metadata");
-        return 0;
-    }
-    sqlite3_bind_int64(s, 1, id);
-    int same = 0;
-    if (store_step(st, s, "reading a note's metadata", rc) > 0) {
-        const void *have = sqlite3_column_blob(s, 0);
-        size_t len = (size_t)sqlite3_column_bytes(s, 0);
-        same = len == want->len && (len == 0 || memcmp(have, want->data, len) == 0);
-    }
-    store_stmt_put(st, s);
-    return same;
-}
-
 trove_err store_nrec_check(store *st, void (*add)(void *ctx, const char *line), void *ctx)
 {
     int64_t *ids;
@@ -146,8 +127,10 @@ trove_err store_nrec_check(store *st, void (*add)(void *ctx, const char *line), 
     tbuf want = {0};
     for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
         rc = store_nrec_build(st, ids[i], &want);
-        if (rc == TROVE_OK && !record_matches(st, ids[i], &want, &rc) && rc == TROVE_OK &&
-            bad++ == 0)
+        if (rc == TROVE_OK &&
+            !store_blob_equals(st, "SELECT rec FROM note_meta WHERE doc_id = ?1", ids[i], &want,
+                               "reading a note's metadata", &rc) &&
+            rc == TROVE_OK && bad++ == 0)
             first = ids[i];
     }
     tbuf_free(&want);
