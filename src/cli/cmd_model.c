@@ -17,13 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/out.h"
 #include "embed/embed.h"
 #include "models/models.h"
+#include "util/clock.h"
 #include "util/mem.h"
 
 static const char USAGE[] =
@@ -125,15 +124,13 @@ static int model_info(int argc, char **argv)
     }
     if (!path)
         return cli_usage("model info", "missing FILE");
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_span t0 = clock_span_start();
     trove_err e;
     embed_opts o = {.threads = 1};
     embed_model *m = open_model(path, &o, &e);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double open_ms = clock_span_ms(&t0);
     if (!m)
         return cli_error(e);
-    double open_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     embed_info in;
     embed_get_info(m, &in);
     if (json) {
@@ -267,49 +264,65 @@ static int parse_ids(const char *s, int32_t **ids, size_t *n, size_t *cap)
     return 0;
 }
 
-static double ms_since(const struct timespec *t0)
+/* The options embed and rerank share: 1 and *rc when argv[*i] is one of
+ * them (*rc: EXIT_OK or the usage error), 0 when it is not. */
+static int model_run_option(const char *cmd, int argc, char **argv, int *i, embed_opts *o,
+                            bool *timing, int *rc)
 {
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+    const char *v;
+    *rc = EXIT_OK;
+    if (strcmp(argv[*i], "--timing") == 0)
+        *timing = true;
+    else if (cli_opt_value(argc, argv, i, "--threads", &v))
+        *rc = parse_int(cmd, "--threads", v, 1, 256, &o->threads);
+    else if (cli_opt_value(argc, argv, i, "--max-tokens", &v))
+        *rc = parse_int(cmd, "--max-tokens", v, 1, 1 << 20, &o->max_tokens);
+    else
+        return 0;
+    return 1;
 }
 
-/* CPU time (user + system) of this process so far, ms. */
-static double cpu_ms(void)
+/* --timing: the model's open, and its calls alone (wall and CPU). */
+typedef struct {
+    double open_ms, run_ms, run_cpu_ms;
+} model_timing;
+
+static void timing_add_run(model_timing *t, const clock_span *run)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    t->run_ms += clock_span_ms(run);
+    t->run_cpu_ms += clock_span_cpu_ms(run);
+}
+
+/* As JSON members; run_key names the call's ("embed_ms", "rerank_ms"). */
+static void timing_print(const model_timing *t, const char *run_key)
+{
+    printf(",\"open_ms\":%.3f,\"%s\":%.3f,\"cpu_ms\":%.3f", t->open_ms, run_key, t->run_ms,
+           t->run_cpu_ms);
 }
 
 static int model_embed(int argc, char **argv)
 {
     const char *path = NULL, *prompt = NULL;
-    int query = 0, as_ids = 0, no_prompt = 0, timing = 0, rc;
+    int query = 0, as_ids = 0, no_prompt = 0, rc;
+    bool timing = false;
     embed_opts o = {0};
     const char **texts = xcalloc((size_t)argc, sizeof *texts);
     size_t n = 0;
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if (strcmp(argv[i], "--query") == 0) {
+        if (model_run_option("model embed", argc, argv, &i, &o, &timing, &rc)) {
+            if (rc)
+                goto out;
+        } else if (strcmp(argv[i], "--query") == 0) {
             query = 1;
         } else if (strcmp(argv[i], "--ids") == 0) {
             as_ids = 1;
-        } else if (strcmp(argv[i], "--timing") == 0) {
-            timing = 1;
         } else if (strcmp(argv[i], "--no-prompt") == 0) {
             no_prompt = 1;
         } else if (strcmp(argv[i], "--no-normalize") == 0) {
             o.no_normalize = 1;
         } else if (cli_opt_value(argc, argv, &i, "--dim", &v)) {
             if ((rc = parse_int("model embed", "--dim", v, 1, 1 << 20, &o.dim)))
-                goto out;
-        } else if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
-            if ((rc = parse_int("model embed", "--threads", v, 1, 256, &o.threads)))
-                goto out;
-        } else if (cli_opt_value(argc, argv, &i, "--max-tokens", &v)) {
-            if ((rc = parse_int("model embed", "--max-tokens", v, 1, 1 << 20, &o.max_tokens)))
                 goto out;
         } else if (cli_opt_value(argc, argv, &i, "--prompt", &v)) {
             if (!v) {
@@ -337,17 +350,16 @@ static int model_embed(int argc, char **argv)
         o.doc_prompt = prompt;
     }
     trove_err e;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    model_timing tm = {0};
+    clock_span t0 = clock_span_start();
     embed_model *m = open_model(path, &o, &e);
-    double open_ms = ms_since(&t0);
+    tm.open_ms = clock_span_ms(&t0);
     if (!m) {
         rc = cli_error(e);
         goto out;
     }
     size_t dim = (size_t)embed_dim(m);
     float *vec = xmalloc(n * dim * sizeof *vec);
-    double run_ms = 0, run_cpu = 0; /* the model calls alone (--timing) */
     if (as_ids) {
         int32_t *ids = NULL;
         size_t nid = 0, cap = 0;
@@ -361,21 +373,17 @@ static int model_embed(int argc, char **argv)
             len[i] = (int64_t)nid - start[i];
         }
         if (!e) {
-            double c0 = cpu_ms();
-            clock_gettime(CLOCK_MONOTONIC, &t0);
+            clock_span run = clock_span_start();
             e = embed_tokens(m, ids, start, len, n, vec);
-            run_ms = ms_since(&t0);
-            run_cpu = cpu_ms() - c0;
+            timing_add_run(&tm, &run);
         }
         free(ids);
         free(start);
         free(len);
     } else {
-        double c0 = cpu_ms();
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_span run = clock_span_start();
         e = embed_texts(m, texts, n, query ? EMBED_QUERY : EMBED_DOCUMENT, vec);
-        run_ms = ms_since(&t0);
-        run_cpu = cpu_ms() - c0;
+        timing_add_run(&tm, &run);
     }
     if (e) {
         rc = cli_error(e);
@@ -390,8 +398,7 @@ static int model_embed(int argc, char **argv)
         }
         printf("]");
         if (timing)
-            printf(",\"open_ms\":%.3f,\"embed_ms\":%.3f,\"cpu_ms\":%.3f", open_ms, run_ms,
-                   run_cpu);
+            timing_print(&tm, "embed_ms");
         printf("}\n");
         rc = EXIT_OK;
     }
@@ -412,11 +419,8 @@ static int model_rerank(int argc, char **argv)
     int rc;
     for (int i = 2; i < argc; i++) {
         const char *v;
-        if (cli_opt_value(argc, argv, &i, "--threads", &v)) {
-            if ((rc = parse_int("model rerank", "--threads", v, 1, 256, &o.threads)))
-                goto out;
-        } else if (cli_opt_value(argc, argv, &i, "--max-tokens", &v)) {
-            if ((rc = parse_int("model rerank", "--max-tokens", v, 1, 1 << 20, &o.max_tokens)))
+        if (model_run_option("model rerank", argc, argv, &i, &o, &timing, &rc)) {
+            if (rc)
                 goto out;
         } else if (cli_opt_value(argc, argv, &i, "--doc-tokens", &v)) {
             if ((rc = parse_int("model rerank", "--doc-tokens", v, 1, 1 << 20, &o.rerank_tokens)))
@@ -425,8 +429,6 @@ static int model_rerank(int argc, char **argv)
             o.rerank_instruction = v;
         } else if (strcmp(argv[i], "--no-prefix-cache") == 0) {
             o.rerank_no_prefix_cache = 1;
-        } else if (strcmp(argv[i], "--timing") == 0) {
-            timing = true;
         } else if (argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2]) {
             rc = cli_usage("model rerank", "unknown option %s", argv[i]);
             goto out;
@@ -443,19 +445,18 @@ static int model_rerank(int argc, char **argv)
         goto out;
     }
     trove_err e;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    model_timing tm = {0};
+    clock_span t0 = clock_span_start();
     embed_model *m = open_model(path, &o, &e);
-    double open_ms = ms_since(&t0);
+    tm.open_ms = clock_span_ms(&t0);
     if (!m) {
         rc = cli_error(e);
         goto out;
     }
     float *scores = xmalloc(n * sizeof *scores);
-    double c0 = cpu_ms();
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_span run = clock_span_start();
     e = embed_rerank(m, query, docs, n, scores);
-    double rr_ms = ms_since(&t0), rr_cpu = cpu_ms() - c0;
+    timing_add_run(&tm, &run);
     if (e) {
         rc = cli_error(e);
     } else {
@@ -464,8 +465,7 @@ static int model_rerank(int argc, char **argv)
         printf(",\"scores\":");
         json_floats(stdout, scores, n);
         if (timing)
-            printf(",\"open_ms\":%.3f,\"rerank_ms\":%.3f,\"cpu_ms\":%.3f", open_ms, rr_ms,
-                   rr_cpu);
+            timing_print(&tm, "rerank_ms");
         printf("}\n");
         rc = EXIT_OK;
     }
@@ -582,13 +582,6 @@ static int model_generate(int argc, char **argv)
 
 /* ---- bench ---- */
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int model_bench(int argc, char **argv)
 {
     const char *path = NULL;
@@ -623,10 +616,10 @@ static int model_bench(int argc, char **argv)
     }
     if (!path)
         return cli_usage("model bench", "missing FILE");
-    double t0 = now_s();
+    clock_span t0 = clock_span_start();
     trove_err e;
     embed_model *m = open_model(path, &o, &e);
-    double open_ms = (now_s() - t0) * 1e3;
+    double open_ms = clock_span_ms(&t0);
     if (!m)
         return cli_error(e);
     embed_info in;

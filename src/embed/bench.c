@@ -3,19 +3,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "embed/embed.h"
 #include "embed/kernels/blas.h"
 #include "embed/kernels/kernels.h"
+#include "util/clock.h"
 #include "util/mem.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* OpenBLAS sgemm rate on the shape of a batched FFN product (2048 tokens,
  * 384 -> 1536), with OpenBLAS's own threading, in GFLOP/s. */
@@ -33,9 +26,9 @@ static double sgemm_gflops(int threads)
     blas_set_threads(threads);
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
-        double t0 = now_s();
+        double t0 = clock_seconds();
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
-        double t = now_s() - t0;
+        double t = clock_seconds() - t0;
         if (t < best)
             best = t;
     }
@@ -100,18 +93,18 @@ trove_err embed_bench(embed_model *m, const embed_bench_opts *o, embed_bench_res
     trove_err e = embed_tokens(m, ids, start, len, (size_t)batch, vec);
     double best = 1e30;
     for (int i = 0; i < iters && !e; i++) {
-        double t1 = now_s();
+        double t1 = clock_seconds();
         e = embed_tokens(m, ids, start, len, (size_t)batch, vec);
-        double t = now_s() - t1;
+        double t = clock_seconds() - t1;
         if (t < best)
             best = t;
     }
     double lat[21];
     int64_t qs = 0, ql = tokens < 16 ? tokens : 16;
     for (int i = 0; i < 21 && !e; i++) {
-        double t1 = now_s();
+        double t1 = clock_seconds();
         e = embed_tokens(m, ids, &qs, &ql, 1, vec);
-        lat[i] = (now_s() - t1) * 1e3;
+        lat[i] = (clock_seconds() - t1) * 1e3;
     }
     free(ids);
     free(start);

@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "store/store_vec.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/mem.h"
 #include "util/str.h"
 #include "vec/vec.h"
@@ -18,13 +18,6 @@
 
 /* Chunks read from the index per round trip. */
 #define FETCH 256
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 char *vembed_fingerprint(const embed_model *m)
 {
@@ -116,7 +109,7 @@ static trove_err flush(run *r)
     }
     r->stats->stored += added;
     r->pend.n = 0;
-    r->last_commit = now();
+    r->last_commit = clock_seconds();
     return TROVE_OK;
 }
 
@@ -150,7 +143,7 @@ static void report(run *r, int committed)
     if (!r->o->progress)
         return;
     vembed_progress p = {r->stats->embedded + r->stats->reused, r->stats->pending,
-                         now() - r->t0, committed};
+                         clock_seconds() - r->t0, committed};
     r->o->progress(r->o->progress_ctx, &p);
 }
 
@@ -175,7 +168,7 @@ static trove_err embed_some(run *r, const char *const *texts, const int64_t *ids
         report(r, 0);
         if (r->o->interrupted && *r->o->interrupted)
             return TROVE_EINTR;
-        if (now() - r->last_commit >= r->every) {
+        if (clock_seconds() - r->last_commit >= r->every) {
             if ((rc = flush(r)) != TROVE_OK)
                 return rc;
             report(r, 1);
@@ -452,7 +445,8 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
     static const vembed_opts defaults = {0};
     const vembed_opts *o = opts ? opts : &defaults;
     memset(stats, 0, sizeof *stats);
-    run r = {.st = st, .m = m, .o = o, .stats = stats, .dim = embed_dim(m), .t0 = now()};
+    run r = {.st = st, .m = m, .o = o, .stats = stats, .dim = embed_dim(m),
+             .t0 = clock_seconds()};
     r.last_commit = r.t0;
     if (r.dim <= 0 || r.dim > VEC_MAX_DIM)
         return trove_fail(TROVE_EUNSUPPORTED, "the model's vectors have %d dimensions (1..%d "
@@ -503,7 +497,7 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
         for (size_t i = 0; i < k; i++)
             free(texts[i]);
         /* Reused vectors cost no model time: commit them on the same clock. */
-        if (rc == TROVE_OK && now() - r.last_commit >= r.every) {
+        if (rc == TROVE_OK && clock_seconds() - r.last_commit >= r.every) {
             rc = flush(&r);
             report(&r, 1);
         }
@@ -520,7 +514,7 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
     }
     if (rc == TROVE_OK)
         rc = vembed_floor_refresh(st, m, o);
-    stats->secs = now() - r.t0;
+    stats->secs = clock_seconds() - r.t0;
     free(texts);
     free(ids);
     free(hs);
