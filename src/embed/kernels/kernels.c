@@ -258,7 +258,9 @@ typedef struct linear_job {
     int64_t ldy;
     kpool *p;
     const uint8_t *act; /* prepared activations (int8 path) */
-    float *wf;          /* the weights as f32 (row-block path, non-f32 types) */
+    float *wf;          /* the weights as f32 (row-block path: non-f32 types
+                           row-major for sgemm; every float type packed for gm) */
+    int gm;             /* float weights through gm_gemm (AVX-512) */
     size_t act_row;
     size_t w_row;
 } linear_job;
@@ -275,12 +277,167 @@ KERN_BODY void linear_bias_body(const linear_job *j, int64_t o0, int64_t nb)
 }
 KERN_CLONES(static, linear_bias, (const linear_job *j, int64_t o0, int64_t nb), (j, o0, nb))
 
+/* ------------------------------------------------------------------ */
+/* float products on AVX-512: trove's own kernel                       */
+
+static atomic_int gemm_blas_only;
+
+void kern_set_gemm_blas(int on)
+{
+    atomic_store(&gemm_blas_only, on != 0);
+}
+
+/* Products of float weights (F32, F16, BF16) with many rows run here on
+ * CPUs with AVX-512 instead of sgemm: OpenBLAS's speed there depends on
+ * which kernels it picked (by CPU model when it loaded, or by
+ * OPENBLAS_CORETYPE: its Haswell kernels run at half the rate of its
+ * AVX-512 ones on the development EPYC), and F16/BF16 weights had to be
+ * converted to row-major f32 before sgemm could read them.
+ *
+ * The weights are packed per product into panels of GM_C = 32 output
+ * columns, k-major (panel p, element k: 32 consecutive floats, zero past
+ * n_out), converted from F16/BF16 on the way; the product runs in blocks
+ * of GM_KC k-steps, and per block and panel over tiles of GM_R = 8 rows:
+ * 16 zmm accumulators, each output element one fixed sequence of fused
+ * multiply-adds over k = 0 .. n_in - 1 (a k-block continues the sums of the
+ * one before it), so the result depends only on the shape, never on the
+ * thread count or the blocking. Memory: the packed matrix (n_in x n_out
+ * rounded up to 32, as f32) in the calling thread's scratch, per product. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KERN_GEMM512 1
+#include <immintrin.h>
+
+#define GM_R 8
+#define GM_C 32
+#define GM_KC 256
+/* Fewer rows than this stay on sgemm on the column path: packing a
+ * column block costs as much as 1/T of its product. */
+#define KERN_GM_MIN_ROWS 16
+
+/* y rows r < 8 (stride ldy), 32 columns: (first ? 0 : y) + sum over k < kc
+ * of x[r * ldx + k] * P[k * 32 + c]. */
+__attribute__((target("avx512f"))) static void gm_tile(const float *x, int64_t ldx,
+                                                         const float *P, int64_t kc, float *y,
+                                                         int64_t ldy, int first)
+{
+    __m512 a0[GM_R], a1[GM_R];
+    _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+        a0[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + r * ldy);
+        a1[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + r * ldy + 16);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 w0 = _mm512_load_ps(P + k * GM_C), w1 = _mm512_load_ps(P + k * GM_C + 16);
+        _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+            __m512 xv = _mm512_set1_ps(x[r * ldx + k]);
+            a0[r] = _mm512_fmadd_ps(xv, w0, a0[r]);
+            a1[r] = _mm512_fmadd_ps(xv, w1, a1[r]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+        _mm512_storeu_ps(y + r * ldy, a0[r]);
+        _mm512_storeu_ps(y + r * ldy + 16, a1[r]);
+    }
+}
+
+/* Y[t, c0 + c] = sum_k X[t, k] * W[c0 + c, k] for t < T, c < nc, from the
+ * packed panels Wp (panel 0 = columns c0 .. c0 + 31, K = n_in). Edge tiles
+ * (fewer than 8 rows or 32 columns) go through a local 8 x 32 block with
+ * zero rows: the same sums for the real elements. */
+__attribute__((target("avx512f"))) static void gm_gemm(const float *X, int64_t ldx, int64_t T,
+                                                         const float *Wp, int64_t K, int64_t nc,
+                                                         float *Y, int64_t ldy)
+{
+    float xb[GM_R * GM_KC] __attribute__((aligned(64)));
+    float yb[GM_R * GM_C] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
+        int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
+        int first = k0 == 0;
+        for (int64_t c0 = 0; c0 < nc; c0 += GM_C) {
+            const float *P = Wp + c0 * K + k0 * GM_C;
+            int64_t ncc = nc - c0 < GM_C ? nc - c0 : GM_C;
+            for (int64_t t0 = 0; t0 < T; t0 += GM_R) {
+                int64_t nr = T - t0 < GM_R ? T - t0 : GM_R;
+                float *y = Y + t0 * ldy + c0;
+                if (nr == GM_R && ncc == GM_C) {
+                    gm_tile(X + t0 * ldx + k0, ldx, P, kc, y, ldy, first);
+                    continue;
+                }
+                memset(xb, 0, sizeof xb);
+                memset(yb, 0, sizeof yb);
+                for (int64_t r = 0; r < nr; r++) {
+                    memcpy(xb + r * kc, X + (t0 + r) * ldx + k0, (size_t)kc * sizeof(float));
+                    if (!first)
+                        memcpy(yb + r * GM_C, y + r * ldy, (size_t)ncc * sizeof(float));
+                }
+                gm_tile(xb, kc, P, kc, yb, GM_C, first);
+                for (int64_t r = 0; r < nr; r++)
+                    memcpy(y + r * ldy, yb + r * GM_C, (size_t)ncc * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Pack weight rows [o0, o0 + 32) of w (zeros past n_out) into panel P
+ * (K x 32 floats). */
+static void gm_pack_panel(const kmat *w, size_t w_row, int64_t o0, float *P)
+{
+    int64_t K = w->n_in;
+    float buf[GM_KC];
+    for (int64_t c = 0; c < GM_C; c++) {
+        int64_t o = o0 + c;
+        if (o >= w->n_out) {
+            for (int64_t k = 0; k < K; k++)
+                P[k * GM_C + c] = 0.0f;
+            continue;
+        }
+        const uint8_t *src = (const uint8_t *)w->data + (size_t)o * w_row;
+        size_t es = w->type == GGML_TYPE_F32 ? 4 : 2; /* float types only */
+        for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
+            int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
+            quant_dequantize_row(w->type, src + (size_t)k0 * es, buf, kc);
+            for (int64_t k = 0; k < kc; k++)
+                P[(k0 + k) * GM_C + c] = buf[k];
+        }
+    }
+}
+
+static int gm_ok(const kmat *w)
+{
+    static atomic_int cpu = -1;
+    int c = atomic_load(&cpu);
+    if (c < 0) {
+        c = cpu_simd() & CPU_AVX512F ? 1 : 0;
+        atomic_store(&cpu, c);
+    }
+    return c && !atomic_load(&gemm_blas_only) &&
+           (w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 || w->type == GGML_TYPE_BF16);
+}
+
+static void gm_pack_task(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    (void)tid;
+    int64_t o0 = (int64_t)task * GM_C;
+    gm_pack_panel(j->w, j->w_row, o0, j->wf + o0 * j->w->n_in);
+}
+#endif
+
 static void linear_task_float(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
     const kmat *w = j->w;
     int64_t o0 = (int64_t)task * KERN_NB;
     int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+#ifdef KERN_GEMM512
+    if (j->gm) {
+        float *P = kpool_scratch(j->p, tid, (size_t)(KERN_NB * w->n_in) * sizeof(float));
+        for (int64_t c = 0; c < nb; c += GM_C)
+            gm_pack_panel(w, j->w_row, o0 + c, P + c * w->n_in);
+        gm_gemm(j->X, j->ldx, j->T, P, w->n_in, nb, j->Y + o0, j->ldy);
+        linear_bias(j, o0, nb);
+        return;
+    }
+#endif
     const float *B;
     if (w->type == GGML_TYPE_F32) {
         B = (const float *)w->data + o0 * w->n_in;
@@ -334,11 +491,16 @@ static void linear_task_rows(void *ctx, int task, int tid)
     int64_t t0 = (int64_t)task * mb;
     int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
     (void)tid;
-    const float *B = w->type == GGML_TYPE_F32 ? w->data : j->wf;
     float *Y = j->Y + t0 * j->ldy;
-    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
-                (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx, B, (blasint)w->n_in,
-                0.0f, Y, (blasint)j->ldy);
+#ifdef KERN_GEMM512
+    if (j->gm)
+        gm_gemm(j->X + t0 * j->ldx, j->ldx, nt, j->wf, w->n_in, w->n_out, Y, j->ldy);
+    else
+#endif
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
+                   (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx,
+                   w->type == GGML_TYPE_F32 ? w->data : j->wf, (blasint)w->n_in, 0.0f, Y,
+                   (blasint)j->ldy);
     if (j->bias)
         for (int64_t t = 0; t < nt; t++)
             for (int64_t o = 0; o < w->n_out; o++)
@@ -436,13 +598,25 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
              * the row blocks (each used to convert the whole matrix:
              * T / mb times the work, a fifth of an F16 MiniLM pass). The
              * buffer is the caller's scratch: row tasks use none. */
+#ifdef KERN_GEMM512
+            j.gm = gm_ok(w);
+            if (j.gm) {
+                int64_t np = (w->n_out + GM_C - 1) / GM_C;
+                j.wf = kpool_scratch(p, 0, (size_t)(np * GM_C * w->n_in) * sizeof(float));
+                kpool_run(p, (int)np, gm_pack_task, &j);
+            } else
+#endif
             if (w->type != GGML_TYPE_F32) {
                 j.wf = kpool_scratch(p, 0, (size_t)(w->n_out * w->n_in) * sizeof(float));
                 kpool_run(p, n_tasks, dequant_task, &j);
             }
             kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
-        } else
+        } else {
+#ifdef KERN_GEMM512
+            j.gm = T >= KERN_GM_MIN_ROWS && gm_ok(w);
+#endif
             kpool_run(p, n_tasks, linear_task_float, &j);
+        }
         return;
     }
     j.act_row = quant_act_row_size(w->type, w->n_in);

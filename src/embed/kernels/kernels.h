@@ -95,6 +95,12 @@ typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEM
 #define KERN_INT8_MAX_ROWS 8
 void kern_set_quant_path(kern_quant_path path);
 
+/* Float weights (F32, F16, BF16) in products of at least 16 rows run on
+ * trove's own AVX-512 kernel where the CPU has it (weights packed per
+ * product, converted on the way; sums in a fixed order over n_in), else
+ * on sgemm; on = 1 forces sgemm (tests, bench). Process-wide. */
+void kern_set_gemm_blas(int on);
+
 /* ---- row-wise operations (rows of n floats, row stride ld) ---- */
 
 /* y = (x - mean) / sqrt(var + eps) * w + b, in place; w/b may be NULL. */
