@@ -401,7 +401,33 @@ static void gm_pack_panel(const kmat *w, size_t w_row, int64_t o0, float *P)
     }
 }
 
-static int gm_ok(const kmat *w)
+/* Panels of f32 rows: P[k * 32 + c] = A[o0 + c][k] (zero past n_out), for
+ * every panel of n_out rows of K (stride lda). */
+static void gm_pack_rows(const float *A, int64_t lda, int64_t n_out, int64_t K, float *P)
+{
+    for (int64_t o0 = 0; o0 < n_out; o0 += GM_C, P += GM_C * K)
+        for (int64_t c = 0; c < GM_C; c++) {
+            const float *a = o0 + c < n_out ? A + (o0 + c) * lda : NULL;
+            for (int64_t k = 0; k < K; k++)
+                P[k * GM_C + c] = a ? a[k] : 0.0f;
+        }
+}
+
+/* Panels of columns: P[k * 32 + c] = B[k][o0 + c] (zero past n_out), B
+ * being K rows of n_out (stride ldb). */
+static void gm_pack_cols(const float *B, int64_t ldb, int64_t K, int64_t n_out, float *P)
+{
+    for (int64_t o0 = 0; o0 < n_out; o0 += GM_C, P += GM_C * K) {
+        int64_t nc = n_out - o0 < GM_C ? n_out - o0 : GM_C;
+        for (int64_t k = 0; k < K; k++) {
+            memcpy(P + k * GM_C, B + k * ldb + o0, (size_t)nc * sizeof(float));
+            for (int64_t c = nc; c < GM_C; c++)
+                P[k * GM_C + c] = 0.0f;
+        }
+    }
+}
+
+static int gm_cpu(void)
 {
     static atomic_int cpu = -1;
     int c = atomic_load(&cpu);
@@ -409,7 +435,12 @@ static int gm_ok(const kmat *w)
         c = cpu_simd() & CPU_AVX512F ? 1 : 0;
         atomic_store(&cpu, c);
     }
-    return c && !atomic_load(&gemm_blas_only) &&
+    return c && !atomic_load(&gemm_blas_only);
+}
+
+static int gm_ok(const kmat *w)
+{
+    return gm_cpu() &&
            (w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 || w->type == GGML_TYPE_BF16);
 }
 
@@ -1174,9 +1205,22 @@ static void attn_task(void *ctx, int task, int tid)
     qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
     qb = T < qb ? T : qb;
     int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
-    /* scratch: scores (M x (P + T)), then stacked queries and outputs (M x d) */
-    float *S = kpool_scratch(j->p, tid, (size_t)(M * (P + T) + 2 * M * d) * sizeof(float));
+    /* Without a prefix the two products run on the AVX-512 float kernel
+     * where there is one: keys and values packed into its panels once per
+     * task (all blocks share them unless a window moves the keys). */
+    int gm = 0;
+#ifdef KERN_GEMM512
+    gm = P == 0 && gm_cpu() && !atomic_load(&attn_sgemm_only);
+#endif
+    int64_t T32 = (T + 31) / 32 * 32, d32 = (d + 31) / 32 * 32;
+    int64_t sq = (M * (P + T) + 2 * M * d + 15) / 16 * 16;
+    /* scratch: scores (M x (P + T)), then stacked queries and outputs (M x
+     * d); 64-byte aligned after them, the packed keys and values */
+    float *S = kpool_scratch(j->p, tid,
+                             (size_t)(sq + (gm ? T32 * d + d32 * T : 0)) * sizeof(float));
     float *Qs = S + M * (P + T), *Os = Qs + M * d;
+    float *PK = S + sq, *PV = PK + T32 * d;
+    int64_t packed_c0 = -1, packed_nc = -1;
 
     for (int64_t r0 = 0; r0 < T; r0 += qb) {
         int64_t nr = T - r0 < qb ? T - r0 : qb, mr = g * nr;
@@ -1200,6 +1244,18 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)P,
                        (blasint)d, a->scale, qa, (blasint)ldqa, pk, (blasint)a->ldp, 0.0f, S,
                        (blasint)ld);
+#ifdef KERN_GEMM512
+        if (gm) {
+            if (c0 != packed_c0 || nc != packed_nc) {
+                gm_pack_rows(k + c0 * j->ldkv, j->ldkv, nc, d, PK);
+                gm_pack_cols(v + c0 * j->ldkv, j->ldkv, nc, d, PV);
+                packed_c0 = c0, packed_nc = nc;
+            }
+            gm_gemm(qa, ldqa, mr, PK, d, nc, S, ld);
+            for (int64_t m = 0; m < mr; m++)
+                kern_scale(S + m * ld, nc, a->scale);
+        } else
+#endif
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)nc,
                    (blasint)d, a->scale, qa, (blasint)ldqa, k + c0 * j->ldkv, (blasint)j->ldkv,
                    0.0f, S + P, (blasint)ld);
@@ -1225,6 +1281,11 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                        (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f, oa,
                        (blasint)ldoa);
+#ifdef KERN_GEMM512
+        if (gm)
+            gm_gemm(S, ld, mr, PV, nc, d, oa, ldoa);
+        else
+#endif
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                    (blasint)nc, 1.0f, S + P, (blasint)ld, v + c0 * j->ldkv, (blasint)j->ldkv,
                    P ? 1.0f : 0.0f, oa, (blasint)ldoa);

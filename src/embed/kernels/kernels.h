@@ -172,8 +172,9 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
 
 /* Causal attention with head sizes that are multiples of 64 runs on
  * AVX-512 micro-kernels where the CPU has them (scores only up to each
- * row tile's last visible key); on = 1 forces the sgemm path everywhere
- * (tests, bench). Process-wide. */
+ * row tile's last visible key), other attention without a prefix on the
+ * AVX-512 float kernel of kern_linear (keys and values packed per task);
+ * on = 1 forces the sgemm path everywhere (tests, bench). Process-wide. */
 void kern_set_attn_sgemm(int on);
 
 /* ---- profile ---- */
