@@ -1,6 +1,7 @@
 /* kernels — numeric building blocks of the embedding engine: a small thread
- * pool, matrix products (OpenBLAS sgemm for float weights, int8 dot kernels
- * from quant.h for quantised ones), normalisations, activations, softmax,
+ * pool, matrix products (an AVX-512 kernel of its own or OpenBLAS sgemm for
+ * float weights, int8 dot kernels from quant.h and q8pack.h for quantised
+ * ones), normalisations, activations, softmax,
  * RoPE and fused per-head attention.
  *
  * Determinism: every function here splits its work into blocks whose
@@ -67,8 +68,9 @@ typedef struct kmat {
 
 /* Y[t, o] = sum_i X[t, i] * W[o, i] (+ bias[o]) for t < T, o < n_out.
  * X has row stride ldx >= n_in, Y row stride ldy >= n_out. Float weights
- * go through sgemm (F16/BF16 converted block by block into pool scratch),
- * quantised weights through quant_quantize_act + quant_matmul. */
+ * go through the AVX-512 kernel (16+ rows, kern_set_gemm_blas) or sgemm
+ * (F16/BF16 converted into pool scratch), quantised weights through the
+ * packed int8 kernels (q8pack), quant_matmul, or dequantised + sgemm. */
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
