@@ -23,6 +23,7 @@
 #include "embed/kernels/quant.h"
 
 #include "testutil.h"
+#include "util/cpu.h"
 
 static char models[512];
 
@@ -96,6 +97,33 @@ static void check_linear(ggml_type type, int64_t T, int64_t n_in, int64_t n_out,
     free(W), free(X), free(b), free(q), free(Wd), free(want), free(y1), free(y3);
 }
 
+/* The AVX-512 float kernel sums every element in one order whatever the
+ * product's size: a row's result is the same bits in a 20-row product
+ * (column blocks) and in a 600-row one (row blocks), and with sgemm
+ * forced it still agrees to rounding. */
+static void test_linear_rows_independent(void **state)
+{
+    (void)state;
+    int64_t n_in = 384, n_out = 96, T = 600, T1 = 20;
+    float *W = malloc((size_t)(n_in * n_out) * sizeof *W), *X = malloc((size_t)(T * n_in) * sizeof *X);
+    float *ya = malloc((size_t)(T * n_out) * sizeof *ya), *yb = malloc((size_t)(T * n_out) * sizeof *yb);
+    fill(W, (size_t)(n_in * n_out), 0.1f);
+    fill(X, (size_t)(T * n_in), 1.0f);
+    kmat m = {.type = GGML_TYPE_F32, .n_in = n_in, .n_out = n_out, .data = W, .name = "w"};
+    kpool *p = kpool_new(2);
+    kern_linear(p, &m, NULL, X, n_in, T, ya, n_out);
+    kern_linear(p, &m, NULL, X, n_in, T1, yb, n_out);
+    if (cpu_simd() & CPU_AVX512F)
+        assert_memory_equal(ya, yb, (size_t)(T1 * n_out) * sizeof *ya);
+    kern_set_gemm_blas(1);
+    kern_linear(p, &m, NULL, X, n_in, T, yb, n_out);
+    kern_set_gemm_blas(0);
+    for (int64_t i = 0; i < T * n_out; i++)
+        assert_true(fabs(ya[i] - yb[i]) <= 1e-5 * (1 + fabs(yb[i])));
+    kpool_free(p);
+    free(W), free(X), free(ya), free(yb);
+}
+
 static void test_linear(void **state)
 {
     (void)state;
@@ -104,6 +132,17 @@ static void test_linear(void **state)
     check_linear(GGML_TYPE_F32, 1100, 32, 70, 1e-5); /* 256-row blocks */
     check_linear(GGML_TYPE_F16, 7, 64, 130, 1e-5);
     check_linear(GGML_TYPE_BF16, 600, 64, 40, 1e-5);
+    /* float weights, 16+ rows: the AVX-512 kernel where the CPU has it
+     * (edge tiles: rows not a multiple of 8, columns of 32; n_in past one
+     * 256-step block), else sgemm; then sgemm forced */
+    check_linear(GGML_TYPE_F32, 37, 300, 45, 1e-5);  /* column blocks */
+    check_linear(GGML_TYPE_F16, 530, 520, 70, 1e-5); /* row blocks */
+    check_linear(GGML_TYPE_BF16, 300, 384, 96, 1e-5);
+    check_linear(GGML_TYPE_F32, 16, 8, 33, 1e-5);
+    kern_set_gemm_blas(1);
+    check_linear(GGML_TYPE_F16, 530, 96, 70, 1e-5);
+    check_linear(GGML_TYPE_F32, 37, 300, 45, 1e-5);
+    kern_set_gemm_blas(0);
     /* int8 paths quantise the activations too */
     kern_set_quant_path(KERN_QUANT_INT8);
     check_linear(GGML_TYPE_Q8_0, 9, 128, 100, 2e-2);
@@ -256,6 +295,36 @@ static void test_rope_and_attention(void **state)
             }
     kpool_free(p1);
     kpool_free(p2);
+}
+
+/* Bidirectional attention of BERT's shape (several 128-row query blocks,
+ * edge tiles): the AVX-512 float kernel's products agree with sgemm's
+ * (kern_set_attn_sgemm forces those) to rounding, and 1 and 2 threads give
+ * the same bits. */
+static void test_attention_long(void **state)
+{
+    (void)state;
+    enum { T = 300, NH = 2, D = 64 };
+    size_t n = (size_t)T * NH * D;
+    float *q = malloc(n * 4), *k = malloc(n * 4), *v = malloc(n * 4), *o1 = malloc(n * 4),
+          *o2 = malloc(n * 4), *o3 = malloc(n * 4);
+    fill(q, n, 1.0f);
+    fill(k, n, 1.0f);
+    fill(v, n, 1.0f);
+    int64_t start[2] = {0, 37}, len[2] = {37, T - 37};
+    kattn a = {.n_head = NH, .n_head_kv = NH, .head_dim = D, .scale = 0.125f};
+    kpool *p1 = kpool_new(1), *p2 = kpool_new(2);
+    kern_attention(p1, &a, q, NH * D, k, v, NH * D, o1, NH * D, start, len, 2);
+    kern_attention(p2, &a, q, NH * D, k, v, NH * D, o2, NH * D, start, len, 2);
+    assert_memory_equal(o1, o2, n * 4);
+    kern_set_attn_sgemm(1);
+    kern_attention(p2, &a, q, NH * D, k, v, NH * D, o3, NH * D, start, len, 2);
+    kern_set_attn_sgemm(0);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(o1[i] - o3[i]) < 1e-5);
+    kpool_free(p1);
+    kpool_free(p2);
+    free(q), free(k), free(v), free(o1), free(o2), free(o3);
 }
 
 /* Causal attention over a shared prefix against a double-precision
@@ -991,6 +1060,8 @@ int main(void)
     const struct CMUnitTest kernels[] = {
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_linear_rows_independent),
+        cmocka_unit_test(test_attention_long),
         cmocka_unit_test(test_rowops),
         cmocka_unit_test(test_rope_and_attention),
         cmocka_unit_test(test_causal_prefix_attention),

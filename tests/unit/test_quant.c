@@ -131,6 +131,26 @@ static void test_f16(void **state)
         if (!isnan(f))
             assert_int_equal(quant_f32_to_bf16(f), h);
     }
+    /* Whole rows (F16C / AVX2 where the CPU has them, 8 at a time, and a
+     * scalar tail: 65,536 + 5 elements) give the scalar conversion's bits
+     * for every half and bfloat; NaNs stay NaN (F16C quiets them). */
+    enum { N = 65536 + 5 };
+    uint16_t *hs = malloc(N * sizeof *hs);
+    float *y = malloc(N * sizeof *y);
+    for (uint32_t i = 0; i < N; i++)
+        hs[i] = (uint16_t)(i * 40503u); /* odd multiplier: every value once, then 5 more */
+    for (int bf = 0; bf < 2; bf++) {
+        quant_dequantize_row(bf ? GGML_TYPE_BF16 : GGML_TYPE_F16, hs, y, N);
+        for (uint32_t i = 0; i < N; i++) {
+            float want = bf ? quant_bf16_to_f32(hs[i]) : quant_f16_to_f32(hs[i]);
+            if (isnan(want))
+                assert_true(isnan(y[i]));
+            else
+                assert_memory_equal(&y[i], &want, 4);
+        }
+    }
+    free(hs);
+    free(y);
 }
 
 /* ---- reference dequantisers: transcriptions of llama.cpp's loops ---- */

@@ -258,6 +258,9 @@ typedef struct linear_job {
     int64_t ldy;
     kpool *p;
     const uint8_t *act; /* prepared activations (int8 path) */
+    float *wf;          /* the weights as f32 (row-block path: non-f32 types
+                           row-major for sgemm; every float type packed for gm) */
+    int gm;             /* float weights through gm_gemm (AVX-512) */
     size_t act_row;
     size_t w_row;
 } linear_job;
@@ -274,12 +277,198 @@ KERN_BODY void linear_bias_body(const linear_job *j, int64_t o0, int64_t nb)
 }
 KERN_CLONES(static, linear_bias, (const linear_job *j, int64_t o0, int64_t nb), (j, o0, nb))
 
+/* ------------------------------------------------------------------ */
+/* float products on AVX-512: trove's own kernel                       */
+
+static atomic_int gemm_blas_only;
+
+void kern_set_gemm_blas(int on)
+{
+    atomic_store(&gemm_blas_only, on != 0);
+}
+
+/* Products of float weights (F32, F16, BF16) with many rows run here on
+ * CPUs with AVX-512 instead of sgemm: OpenBLAS's speed there depends on
+ * which kernels it picked (by CPU model when it loaded, or by
+ * OPENBLAS_CORETYPE: its Haswell kernels run at half the rate of its
+ * AVX-512 ones on the development EPYC), and F16/BF16 weights had to be
+ * converted to row-major f32 before sgemm could read them.
+ *
+ * The weights are packed per product into panels of GM_C = 32 output
+ * columns, k-major (panel p, element k: 32 consecutive floats, zero past
+ * n_out), converted from F16/BF16 on the way; the product runs in blocks
+ * of GM_KC k-steps, and per block and panel over tiles of GM_R = 8 rows:
+ * 16 zmm accumulators, each output element one fixed sequence of fused
+ * multiply-adds over k = 0 .. n_in - 1 (a k-block continues the sums of the
+ * one before it), so the result depends only on the shape, never on the
+ * thread count or the blocking. Memory: the packed matrix (n_in x n_out
+ * rounded up to 32, as f32) in the calling thread's scratch, per product. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define KERN_GEMM512 1
+#include <immintrin.h>
+
+#define GM_R 8
+#define GM_C 32
+#define GM_KC 256
+/* Fewer rows than this stay on sgemm on the column path: packing a
+ * column block costs as much as 1/T of its product. */
+#define KERN_GM_MIN_ROWS 16
+
+/* y rows r < 8 (stride ldy), 32 columns: (first ? 0 : y) + sum over k < kc
+ * of x[r * ldx + k] * P[k * 32 + c]. */
+__attribute__((target("avx512f"))) static void gm_tile(const float *x, int64_t ldx,
+                                                         const float *P, int64_t kc, float *y,
+                                                         int64_t ldy, int first)
+{
+    __m512 a0[GM_R], a1[GM_R];
+    _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+        a0[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + r * ldy);
+        a1[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + r * ldy + 16);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 w0 = _mm512_load_ps(P + k * GM_C), w1 = _mm512_load_ps(P + k * GM_C + 16);
+        _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+            __m512 xv = _mm512_set1_ps(x[r * ldx + k]);
+            a0[r] = _mm512_fmadd_ps(xv, w0, a0[r]);
+            a1[r] = _mm512_fmadd_ps(xv, w1, a1[r]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < GM_R; r++) {
+        _mm512_storeu_ps(y + r * ldy, a0[r]);
+        _mm512_storeu_ps(y + r * ldy + 16, a1[r]);
+    }
+}
+
+/* Y[t, c0 + c] = sum_k X[t, k] * W[c0 + c, k] for t < T, c < nc, from the
+ * packed panels Wp (panel 0 = columns c0 .. c0 + 31, K = n_in). Edge tiles
+ * (fewer than 8 rows or 32 columns) go through a local 8 x 32 block with
+ * zero rows: the same sums for the real elements. */
+__attribute__((target("avx512f"))) static void gm_gemm(const float *X, int64_t ldx, int64_t T,
+                                                         const float *Wp, int64_t K, int64_t nc,
+                                                         float *Y, int64_t ldy)
+{
+    float xb[GM_R * GM_KC] __attribute__((aligned(64)));
+    float yb[GM_R * GM_C] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
+        int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
+        int first = k0 == 0;
+        for (int64_t c0 = 0; c0 < nc; c0 += GM_C) {
+            const float *P = Wp + c0 * K + k0 * GM_C;
+            int64_t ncc = nc - c0 < GM_C ? nc - c0 : GM_C;
+            for (int64_t t0 = 0; t0 < T; t0 += GM_R) {
+                int64_t nr = T - t0 < GM_R ? T - t0 : GM_R;
+                float *y = Y + t0 * ldy + c0;
+                if (nr == GM_R && ncc == GM_C) {
+                    gm_tile(X + t0 * ldx + k0, ldx, P, kc, y, ldy, first);
+                    continue;
+                }
+                memset(xb, 0, sizeof xb);
+                memset(yb, 0, sizeof yb);
+                for (int64_t r = 0; r < nr; r++) {
+                    memcpy(xb + r * kc, X + (t0 + r) * ldx + k0, (size_t)kc * sizeof(float));
+                    if (!first)
+                        memcpy(yb + r * GM_C, y + r * ldy, (size_t)ncc * sizeof(float));
+                }
+                gm_tile(xb, kc, P, kc, yb, GM_C, first);
+                for (int64_t r = 0; r < nr; r++)
+                    memcpy(y + r * ldy, yb + r * GM_C, (size_t)ncc * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Pack weight rows [o0, o0 + 32) of w (zeros past n_out) into panel P
+ * (K x 32 floats). */
+static void gm_pack_panel(const kmat *w, size_t w_row, int64_t o0, float *P)
+{
+    int64_t K = w->n_in;
+    float buf[GM_KC];
+    for (int64_t c = 0; c < GM_C; c++) {
+        int64_t o = o0 + c;
+        if (o >= w->n_out) {
+            for (int64_t k = 0; k < K; k++)
+                P[k * GM_C + c] = 0.0f;
+            continue;
+        }
+        const uint8_t *src = (const uint8_t *)w->data + (size_t)o * w_row;
+        size_t es = w->type == GGML_TYPE_F32 ? 4 : 2; /* float types only */
+        for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
+            int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
+            quant_dequantize_row(w->type, src + (size_t)k0 * es, buf, kc);
+            for (int64_t k = 0; k < kc; k++)
+                P[(k0 + k) * GM_C + c] = buf[k];
+        }
+    }
+}
+
+/* Panels of f32 rows: P[k * 32 + c] = A[o0 + c][k] (zero past n_out), for
+ * every panel of n_out rows of K (stride lda). */
+static void gm_pack_rows(const float *A, int64_t lda, int64_t n_out, int64_t K, float *P)
+{
+    for (int64_t o0 = 0; o0 < n_out; o0 += GM_C, P += GM_C * K)
+        for (int64_t c = 0; c < GM_C; c++) {
+            const float *a = o0 + c < n_out ? A + (o0 + c) * lda : NULL;
+            for (int64_t k = 0; k < K; k++)
+                P[k * GM_C + c] = a ? a[k] : 0.0f;
+        }
+}
+
+/* Panels of columns: P[k * 32 + c] = B[k][o0 + c] (zero past n_out), B
+ * being K rows of n_out (stride ldb). */
+static void gm_pack_cols(const float *B, int64_t ldb, int64_t K, int64_t n_out, float *P)
+{
+    for (int64_t o0 = 0; o0 < n_out; o0 += GM_C, P += GM_C * K) {
+        int64_t nc = n_out - o0 < GM_C ? n_out - o0 : GM_C;
+        for (int64_t k = 0; k < K; k++) {
+            memcpy(P + k * GM_C, B + k * ldb + o0, (size_t)nc * sizeof(float));
+            for (int64_t c = nc; c < GM_C; c++)
+                P[k * GM_C + c] = 0.0f;
+        }
+    }
+}
+
+static int gm_cpu(void)
+{
+    static atomic_int cpu = -1;
+    int c = atomic_load(&cpu);
+    if (c < 0) {
+        c = cpu_simd() & CPU_AVX512F ? 1 : 0;
+        atomic_store(&cpu, c);
+    }
+    return c && !atomic_load(&gemm_blas_only);
+}
+
+static int gm_ok(const kmat *w)
+{
+    return gm_cpu() &&
+           (w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 || w->type == GGML_TYPE_BF16);
+}
+
+static void gm_pack_task(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    (void)tid;
+    int64_t o0 = (int64_t)task * GM_C;
+    gm_pack_panel(j->w, j->w_row, o0, j->wf + o0 * j->w->n_in);
+}
+#endif
+
 static void linear_task_float(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
     const kmat *w = j->w;
     int64_t o0 = (int64_t)task * KERN_NB;
     int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+#ifdef KERN_GEMM512
+    if (j->gm) {
+        float *P = kpool_scratch(j->p, tid, (size_t)(KERN_NB * w->n_in) * sizeof(float));
+        for (int64_t c = 0; c < nb; c += GM_C)
+            gm_pack_panel(w, j->w_row, o0 + c, P + c * w->n_in);
+        gm_gemm(j->X, j->ldx, j->T, P, w->n_in, nb, j->Y + o0, j->ldy);
+        linear_bias(j, o0, nb);
+        return;
+    }
+#endif
     const float *B;
     if (w->type == GGML_TYPE_F32) {
         B = (const float *)w->data + o0 * w->n_in;
@@ -310,6 +499,20 @@ static int64_t row_block(int64_t T, const kmat *w)
     return T >= 4 * KERN_MB ? KERN_MB : KERN_MB / 2;
 }
 
+/* Weight rows [o0, o0 + KERN_NB) as f32 into the shared j->wf, before
+ * the row tasks of a product of a non-f32 matrix. */
+static void dequant_task(void *ctx, int task, int tid)
+{
+    const linear_job *j = ctx;
+    const kmat *w = j->w;
+    (void)tid;
+    int64_t o0 = (int64_t)task * KERN_NB;
+    int64_t o1 = o0 + KERN_NB < w->n_out ? o0 + KERN_NB : w->n_out;
+    for (int64_t o = o0; o < o1; o++)
+        quant_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)o * j->w_row,
+                             j->wf + o * w->n_in, w->n_in);
+}
+
 /* Rows [t0, t0 + nt) of the product, all columns (large batches). */
 static void linear_task_rows(void *ctx, int task, int tid)
 {
@@ -318,22 +521,17 @@ static void linear_task_rows(void *ctx, int task, int tid)
     int64_t mb = row_block(j->T, w);
     int64_t t0 = (int64_t)task * mb;
     int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
-    const float *B;
-    if (w->type == GGML_TYPE_F32) {
-        B = w->data;
-    } else {
-        /* Dequantised once per row block: O(n_in * n_out) against the
-         * product's O(KERN_MB * n_in * n_out). */
-        float *tmp = kpool_scratch(j->p, tid, (size_t)(w->n_out * w->n_in) * sizeof(float));
-        for (int64_t o = 0; o < w->n_out; o++)
-            quant_dequantize_row(w->type, (const uint8_t *)w->data + (size_t)o * j->w_row,
-                                 tmp + o * w->n_in, w->n_in);
-        B = tmp;
-    }
+    (void)tid;
     float *Y = j->Y + t0 * j->ldy;
-    blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
-                (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx, B, (blasint)w->n_in,
-                0.0f, Y, (blasint)j->ldy);
+#ifdef KERN_GEMM512
+    if (j->gm)
+        gm_gemm(j->X + t0 * j->ldx, j->ldx, nt, j->wf, w->n_in, w->n_out, Y, j->ldy);
+    else
+#endif
+        blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)nt, (blasint)w->n_out,
+                   (blasint)w->n_in, 1.0f, j->X + t0 * j->ldx, (blasint)j->ldx,
+                   w->type == GGML_TYPE_F32 ? w->data : j->wf, (blasint)w->n_in, 0.0f, Y,
+                   (blasint)j->ldy);
     if (j->bias)
         for (int64_t t = 0; t < nt; t++)
             for (int64_t o = 0; o < w->n_out; o++)
@@ -426,10 +624,30 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
         int64_t mb = row_block(T, w);
-        if (T >= 2 * mb)
+        if (T >= 2 * mb) {
+            /* Non-f32 weights are converted once per product, shared by
+             * the row blocks (each used to convert the whole matrix:
+             * T / mb times the work, a fifth of an F16 MiniLM pass). The
+             * buffer is the caller's scratch: row tasks use none. */
+#ifdef KERN_GEMM512
+            j.gm = gm_ok(w);
+            if (j.gm) {
+                int64_t np = (w->n_out + GM_C - 1) / GM_C;
+                j.wf = kpool_scratch(p, 0, (size_t)(np * GM_C * w->n_in) * sizeof(float));
+                kpool_run(p, (int)np, gm_pack_task, &j);
+            } else
+#endif
+            if (w->type != GGML_TYPE_F32) {
+                j.wf = kpool_scratch(p, 0, (size_t)(w->n_out * w->n_in) * sizeof(float));
+                kpool_run(p, n_tasks, dequant_task, &j);
+            }
             kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
-        else
+        } else {
+#ifdef KERN_GEMM512
+            j.gm = T >= KERN_GM_MIN_ROWS && gm_ok(w);
+#endif
             kpool_run(p, n_tasks, linear_task_float, &j);
+        }
         return;
     }
     j.act_row = quant_act_row_size(w->type, w->n_in);
@@ -987,9 +1205,22 @@ static void attn_task(void *ctx, int task, int tid)
     qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
     qb = T < qb ? T : qb;
     int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
-    /* scratch: scores (M x (P + T)), then stacked queries and outputs (M x d) */
-    float *S = kpool_scratch(j->p, tid, (size_t)(M * (P + T) + 2 * M * d) * sizeof(float));
+    /* Without a prefix the two products run on the AVX-512 float kernel
+     * where there is one: keys and values packed into its panels once per
+     * task (all blocks share them unless a window moves the keys). */
+    int gm = 0;
+#ifdef KERN_GEMM512
+    gm = P == 0 && gm_cpu() && !atomic_load(&attn_sgemm_only);
+#endif
+    int64_t T32 = (T + 31) / 32 * 32, d32 = (d + 31) / 32 * 32;
+    int64_t sq = (M * (P + T) + 2 * M * d + 15) / 16 * 16;
+    /* scratch: scores (M x (P + T)), then stacked queries and outputs (M x
+     * d); 64-byte aligned after them, the packed keys and values */
+    float *S = kpool_scratch(j->p, tid,
+                             (size_t)(sq + (gm ? T32 * d + d32 * T : 0)) * sizeof(float));
     float *Qs = S + M * (P + T), *Os = Qs + M * d;
+    float *PK = S + sq, *PV = PK + T32 * d;
+    int64_t packed_c0 = -1, packed_nc = -1;
 
     for (int64_t r0 = 0; r0 < T; r0 += qb) {
         int64_t nr = T - r0 < qb ? T - r0 : qb, mr = g * nr;
@@ -1013,6 +1244,18 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)P,
                        (blasint)d, a->scale, qa, (blasint)ldqa, pk, (blasint)a->ldp, 0.0f, S,
                        (blasint)ld);
+#ifdef KERN_GEMM512
+        if (gm) {
+            if (c0 != packed_c0 || nc != packed_nc) {
+                gm_pack_rows(k + c0 * j->ldkv, j->ldkv, nc, d, PK);
+                gm_pack_cols(v + c0 * j->ldkv, j->ldkv, nc, d, PV);
+                packed_c0 = c0, packed_nc = nc;
+            }
+            gm_gemm(qa, ldqa, mr, PK, d, nc, S, ld);
+            for (int64_t m = 0; m < mr; m++)
+                kern_scale(S + m * ld, nc, a->scale);
+        } else
+#endif
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)nc,
                    (blasint)d, a->scale, qa, (blasint)ldqa, k + c0 * j->ldkv, (blasint)j->ldkv,
                    0.0f, S + P, (blasint)ld);
@@ -1038,6 +1281,11 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                        (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f, oa,
                        (blasint)ldoa);
+#ifdef KERN_GEMM512
+        if (gm)
+            gm_gemm(S, ld, mr, PV, nc, d, oa, ldoa);
+        else
+#endif
         blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                    (blasint)nc, 1.0f, S + P, (blasint)ld, v + c0 * j->ldkv, (blasint)j->ldkv,
                    P ? 1.0f : 0.0f, oa, (blasint)ldoa);

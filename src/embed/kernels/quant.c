@@ -340,6 +340,36 @@ __attribute__((target("avx2"))) static void dq_q8_0_row_avx2(const uint8_t *p, f
         }
     }
 }
+
+/* F16 and BF16 rows 8 at a time. Both conversions are exact (every half
+ * and every bfloat is a float), so these equal the scalar loops bit for
+ * bit (a signalling NaN comes back quiet from F16C). They run for every float product of an F16 or
+ * BF16 file: the scalar F16 loop, with its branches per element, took a
+ * fifth of an F16 MiniLM pass. */
+__attribute__((target("avx2,f16c"))) static void dq_f16_row_avx2(const uint8_t *p, float *y,
+                                                                 int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const void *)(p + 2 * i))));
+    for (; i < n; i++)
+        y[i] = rd_f16(p + 2 * i);
+}
+
+__attribute__((target("avx2"))) static void dq_bf16_row_avx2(const uint8_t *p, float *y,
+                                                            int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)(p + 2 * i)));
+        _mm256_storeu_si256((void *)(y + i), _mm256_slli_epi32(h, 16));
+    }
+    for (; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        y[i] = quant_bf16_to_f32(h);
+    }
+}
 #endif
 
 /* Whole rows of the element types and of Q8_0 without the per-block switch. */
@@ -350,10 +380,22 @@ static int dequantize_row_fast(ggml_type type, const uint8_t *p, float *y, int64
         memcpy(y, p, (size_t)n * sizeof *y);
         return 1;
     case GGML_TYPE_F16:
+#ifdef QUANT_X86
+        if (quant_cpu_has_avx2()) {
+            dq_f16_row_avx2(p, y, n);
+            return 1;
+        }
+#endif
         for (int64_t i = 0; i < n; i++)
             y[i] = rd_f16(p + 2 * i);
         return 1;
     case GGML_TYPE_BF16:
+#ifdef QUANT_X86
+        if (quant_cpu_has_avx2()) {
+            dq_bf16_row_avx2(p, y, n);
+            return 1;
+        }
+#endif
         for (int64_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, p + 2 * i, 2);
