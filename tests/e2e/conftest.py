@@ -51,6 +51,23 @@ def trove_bin():
     return p
 
 
+def wait_for(pred, timeout=20.0, step=0.02):
+    """The e2e tests' one bounded wait: pred() every `step` seconds until it
+    returns something true (returned), else, after `timeout` seconds, its
+    last value. For what no event announces (a watcher's update landing, a
+    socket appearing); where an event exists, await it instead (a pidfd, a
+    pipe's line). The timeout only bounds a failing test: a loaded box makes
+    a passing one slower, never a failure, so it is generous."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
 def run_concurrently(worker, n, timeout):
     """worker(0) … worker(n-1) on n threads at once; waits for all (each
     join bounded by `timeout` seconds)."""
@@ -106,6 +123,10 @@ class Run:
             return json.loads(self.out)
         except ValueError as e:
             raise AssertionError("output is not JSON (%s): %r" % (e, self))
+
+
+# What ASan, LeakSanitizer and UBSan print when they find something.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:")
 
 
 class Trove:
@@ -197,6 +218,11 @@ class Trove:
                 os.close(pidfd)
         finally:
             s.close()
+        # Gone means its exit's leak check has run: a report (a leak, an
+        # ASan or UBSan error) is in its log, the socket's path + ".log".
+        log = Path(str(socks[0]) + ".log")
+        text = log.read_text(errors="replace") if log.exists() else ""
+        assert SANITIZER_REPORT.search(text) is None, text
         return daemon["requests"]
 
     READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
