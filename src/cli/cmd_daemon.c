@@ -95,9 +95,12 @@ static int run_daemon(cli *c, const dmn_opts *base, int detach)
         }
         rc_ctx.fd = p[1];
         trove_err err = dmn_run(&o);
-        if (err)
-            cli_error(err);   /* still on the parent's stderr when it failed to start */
-        _exit(err ? EXIT_ERR : EXIT_OK);
+        /* Back through main like any command, not _exit(): everything
+         * freed, and under ASan the exit's leak check covers the detached
+         * daemon too (its report goes to the log). The parent flushed its
+         * stdio before the fork, so nothing of its is written twice. An
+         * error is still on the parent's stderr when it failed to start. */
+        return err ? cli_error(err) : EXIT_OK;
     }
     close(p[1]);
     char b;

@@ -51,6 +51,23 @@ def trove_bin():
     return p
 
 
+def wait_for(pred, timeout=20.0, step=0.02):
+    """The e2e tests' one bounded wait: pred() every `step` seconds until it
+    returns something true (returned), else, after `timeout` seconds, its
+    last value. For what no event announces (a watcher's update landing, a
+    socket appearing); where an event exists, await it instead (a pidfd, a
+    pipe's line). The timeout only bounds a failing test: a loaded box makes
+    a passing one slower, never a failure, so it is generous."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
 def run_concurrently(worker, n, timeout):
     """worker(0) … worker(n-1) on n threads at once; waits for all (each
     join bounded by `timeout` seconds)."""
@@ -106,6 +123,10 @@ class Run:
             return json.loads(self.out)
         except ValueError as e:
             raise AssertionError("output is not JSON (%s): %r" % (e, self))
+
+
+# What ASan, LeakSanitizer and UBSan print when they find something.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:")
 
 
 class Trove:
@@ -197,6 +218,11 @@ class Trove:
                 os.close(pidfd)
         finally:
             s.close()
+        # Gone means its exit's leak check has run: a report (a leak, an
+        # ASan or UBSan error) is in its log, the socket's path + ".log".
+        log = Path(str(socks[0]) + ".log")
+        text = log.read_text(errors="replace") if log.exists() else ""
+        assert SANITIZER_REPORT.search(text) is None, text
         return daemon["requests"]
 
     READ_COMMANDS = ("search", "vsearch", "query", "get", "multi-get", "ls", "similar",
@@ -268,6 +294,30 @@ def mcp_stdio(trove, msgs, *extra, env=None, timeout=60):
                        capture_output=True, timeout=timeout, cwd=str(trove.home))
     assert p.returncode == 0, p.stderr
     return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
+
+
+def mcp_search_paths(trove, queries, top_k=1, env=None):
+    """For each query, the paths of `trove mcp`'s `search` results (at most
+    top_k, best first), all asked of one server over stdio: its search tool
+    is the api call `trove search` makes, so a test of many queries' ranks
+    costs one sanitized process instead of one each (a caller checks a
+    sample through `trove search`, which must agree)."""
+    msgs = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    msgs += [{"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+              "params": {"name": "search",
+                         "arguments": {"query": q, "top_k": top_k,
+                                       "max_excerpt_chars": 0}}}
+             for i, q in enumerate(queries)]
+    answers = sorted(mcp_stdio(trove, msgs, env=env, timeout=600),
+                     key=lambda m: m.get("id") or 0)
+    assert [m.get("id") for m in answers] == list(range(2, len(queries) + 2))
+    out = []
+    for m in answers:
+        assert "result" in m and not m["result"].get("isError"), m
+        sc = m["result"]["structuredContent"]
+        assert not sc.get("truncated"), m
+        out.append([r["path"] for r in sc["results"]])
+    return out
 
 
 def glove_model():

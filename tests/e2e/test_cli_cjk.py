@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, mcp_stdio, trove_bin
+from conftest import REPO, mcp_search_paths, trove_bin
 
 SHARED = REPO.parent / "shared"
 PARITY = REPO / "tests" / "tools" / "zh_parity.py"
@@ -368,7 +368,7 @@ def test_obsidian_help_titles_find_their_note(trove, lang, mecab):
     # "exactly as trove search": the same api call), not one sanitized
     # process each (~170 a language, each loading the dictionaries); every
     # 10th title also through `trove search -n 1`, which must agree.
-    top = mcp_top_paths(trove, [p.stem for p in notes], env)
+    top = mcp_search_paths(trove, [p.stem for p in notes], env=env)
     hits = 0
     misses = []
     for i, p in enumerate(notes):
@@ -383,21 +383,3 @@ def test_obsidian_help_titles_find_their_note(trove, lang, mecab):
             misses.append((title, res[:1]))
     rate = hits / len(notes)
     assert rate >= 0.95, (rate, misses[:10])
-
-
-def mcp_top_paths(trove, queries, env=None):
-    """For each query, the path of `trove mcp`'s best `search` result (a
-    list of at most one), all asked of one server over stdio."""
-    msgs = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    msgs += [{"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
-              "params": {"name": "search",
-                         "arguments": {"query": q, "top_k": 1}}}
-             for i, q in enumerate(queries)]
-    answers = sorted(mcp_stdio(trove, msgs, env=env, timeout=600),
-                     key=lambda m: m.get("id") or 0)
-    assert [m.get("id") for m in answers] == list(range(2, len(queries) + 2))
-    out = []
-    for m in answers:
-        assert "result" in m and not m["result"].get("isError"), m
-        out.append([r["path"] for r in m["result"]["structuredContent"]["results"]])
-    return out

@@ -7,7 +7,8 @@ import os
 import re
 
 from conftest import COLLECTION, trove_bin
-from test_daemon import Client, sock_path, wait_for
+from conftest import wait_for
+from test_daemon import Client, sock_path
 from test_mcp import call, init_msg, stdio_exchange
 
 

@@ -22,7 +22,7 @@ import unicodedata
 import pytest
 import yaml
 
-from conftest import REPO, SHARED, Trove, daemon_both_ways, need_shared
+from conftest import REPO, SHARED, Trove, daemon_both_ways, mcp_search_paths, need_shared
 from test_mcp import init_msg, stdio_exchange
 
 MINI_OBSIDIAN = REPO / "fixtures" / "shared-mini" / "corpora" / "obsidian-help"
@@ -200,6 +200,19 @@ def fold(s):
     return unicodedata.normalize("NFC", s).casefold()
 
 
+def ranked_paths(t, queries):
+    """Each query's top 10 paths (`trove search -n 10 --no-vector`): all of
+    them through one `trove mcp` (its search tool is the same api call; the
+    index has no vectors), not one sanitized process per query (~400 of
+    them a test); every 10th query also through `trove search`, cold and
+    by a daemon byte for byte, which must give the same 10 paths."""
+    ranked = mcp_search_paths(t, queries, top_k=10)
+    for _ in with_daemon(t):
+        for q, paths in list(zip(queries, ranked))[::10]:
+            assert [r["path"] for r in t.search(q, "-n", "10", "--no-vector")] == paths, q
+    return ranked
+
+
 def test_every_note_name_finds_its_language_first(obsidian):
     """For each note name of en, de and fr, the first result is in that
     language, or, for a name notes of several languages have (file name,
@@ -214,23 +227,24 @@ def test_every_note_name_finds_its_language_first(obsidian):
         for _, names in notes:
             for n in names:
                 langs_of.setdefault(n, set()).add(l)
-    for _ in with_daemon(t, compare=False):   # one answer per query: speed
-        wrong, other, shares, n = [], [], [], 0
-        for lang in ("en", "de", "fr"):
-            for name, _ in names_by_lang[lang]:
-                res = t.search(name, "-n", "10", "--no-vector")
-                ok_langs = langs_of[fold(name)]
-                n += 1
-                top = folder_lang(res[0]["path"]) if res else None
-                if top not in ok_langs:
-                    wrong.append((lang, name, res[0]["path"] if res else None))
-                elif top != lang and len(ok_langs) == 1:
-                    other.append((lang, name, res[0]["path"]))
-                shares.append(sum(folder_lang(r["path"]) == lang for r in res) / max(1, len(res)))
-        assert n > 0
-        assert not wrong, wrong
-        assert not other, other
-        assert sum(shares) / len(shares) >= 0.85, sum(shares) / len(shares)
+    queries = [name for lang in ("en", "de", "fr") for name, _ in names_by_lang[lang]]
+    ranked = ranked_paths(t, queries)
+    wrong, other, shares, n = [], [], [], 0
+    for lang in ("en", "de", "fr"):
+        for name, _ in names_by_lang[lang]:
+            res = ranked[n]
+            ok_langs = langs_of[fold(name)]
+            n += 1
+            top = folder_lang(res[0]) if res else None
+            if top not in ok_langs:
+                wrong.append((lang, name, res[0] if res else None))
+            elif top != lang and len(ok_langs) == 1:
+                other.append((lang, name, res[0]))
+            shares.append(sum(folder_lang(r) == lang for r in res) / max(1, len(res)))
+    assert n > 0
+    assert not wrong, wrong
+    assert not other, other
+    assert sum(shares) / len(shares) >= 0.85, sum(shares) / len(shares)
 
 
 def test_description_queries_keep_their_mrr(obsidian):
@@ -238,22 +252,21 @@ def test_description_queries_keep_their_mrr(obsidian):
     MRR@10 over the 407 descriptions was 0.811 before the grouping."""
     need_full(obsidian)
     t = obsidian
-    rr = []
-    for _ in with_daemon(t, compare=False):
-        for lang in LANGS:
-            for dp, _, files in os.walk(t.root / lang):
-                for f in files:
-                    p = os.path.join(dp, f)
-                    if not f.endswith(".md"):
-                        continue
-                    m = re.search(r"^description:\s*(.+)$",
-                                  open(p, encoding="utf-8").read().split("\n---", 1)[0], re.M)
-                    if not m:
-                        continue
-                    q = m.group(1).strip().strip("\"'")
-                    rel = os.path.relpath(p, t.root)
-                    paths = t.paths(q, "-n", "10", "--no-vector")
-                    rr.append(1 / (paths.index(rel) + 1) if rel in paths else 0)
+    queries, rels = [], []
+    for lang in LANGS:
+        for dp, _, files in os.walk(t.root / lang):
+            for f in files:
+                p = os.path.join(dp, f)
+                if not f.endswith(".md"):
+                    continue
+                m = re.search(r"^description:\s*(.+)$",
+                              open(p, encoding="utf-8").read().split("\n---", 1)[0], re.M)
+                if not m:
+                    continue
+                queries.append(m.group(1).strip().strip("\"'"))
+                rels.append(os.path.relpath(p, t.root))
+    rr = [1 / (paths.index(rel) + 1) if rel in paths else 0
+          for rel, paths in zip(rels, ranked_paths(t, queries))]
     assert len(rr) > 300, len(rr)
     assert sum(rr) / len(rr) >= 0.805, sum(rr) / len(rr)
 

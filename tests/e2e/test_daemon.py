@@ -6,11 +6,14 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import COLLECTION, REPO, glove_model, trove_bin, run_concurrently
+from conftest import (COLLECTION, REPO, SANITIZER_REPORT, glove_model, run_concurrently, trove_bin,
+                      wait_for)
 
 
 def sock_path(trove):
@@ -60,16 +63,6 @@ def served(indexed):
     trove.start_daemon("--idle", "300")
     yield trove, vault, sock_path(trove)
     trove.stop_daemon()
-
-
-def wait_for(pred, timeout=5.0, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 # ---- protocol ----------------------------------------------------------------
@@ -249,6 +242,67 @@ def test_idle_exit(indexed):
     assert proc.returncode == 0
     assert b"idle" in err
     assert not p.exists()
+
+
+# A detached daemon is no child of the command that started it, so only a
+# subreaper sees how it ends: this helper becomes one (prctl
+# PR_SET_CHILD_SUBREAPER), runs `trove daemon --detach` (its exit code, the
+# first line), then waits for the daemon, reparented to it on the detaching
+# parent's exit: its pid and exit status (negative: killed by that signal).
+SUBREAPER = r"""
+import ctypes, os, subprocess, sys
+assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+print(r.returncode, flush=True)
+pid, status = os.wait()
+print(pid, os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+def sanitized_binary():
+    """Whether TROVE_BIN is built with AddressSanitizer (calls __asan_init)."""
+    import mmap
+    with open(trove_bin(), "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(b"__asan_init") >= 0
+
+
+def test_detached_daemon_exits_through_the_leak_check(indexed):
+    """`daemon --detach`'s daemon ends like any command, back through main
+    (no _exit()): exit status 0 after serving, watching and a shutdown, and
+    under ASan its exit's leak check ran (ASAN_OPTIONS atexit=1: ASan's exit
+    statistics come from the atexit handler that also runs LeakSanitizer's
+    check; abort_on_error turns a leak into SIGABRT, and the report goes to
+    the daemon's log)."""
+    trove, vault = indexed
+    env = dict(trove.env)
+    asan = sanitized_binary()
+    if asan:
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS") or "detect_leaks=1") + \
+            ":detect_leaks=1:abort_on_error=1:atexit=1"
+    helper = subprocess.Popen([sys.executable, "-c", SUBREAPER, str(trove_bin()), "daemon",
+                               "--detach", "--idle", "300"], env=env, cwd=str(trove.home),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    try:
+        assert helper.stdout.readline().strip() == b"0"
+        path = sock_path(trove)
+        # Work that allocates: the watcher indexing a new note, searches,
+        # a get and a status, all answered by the daemon.
+        (vault / "leakcheck.md").write_text("# Leak check\n\nA quokka in the notes.\n")
+        assert wait_for(lambda: "leakcheck.md" in trove("search", "quokka", "--files",
+                                                         both=False).out)
+        assert "quokka" in trove.ok("get", COLLECTION + "/leakcheck.md", both=False).out
+        assert "requests:" in trove.ok("daemon", "status", both=False).out
+        trove.ok("daemon", "stop", both=False)
+        line = helper.communicate(timeout=60)[0].split()
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait()
+    log = Path(str(path) + ".log").read_text(errors="replace")
+    assert line and int(line[1]) == 0, log
+    assert SANITIZER_REPORT.search(log) is None, log
+    if asan:
+        assert "AddressSanitizer exit stats" in log, log
 
 
 def test_idle_from_config(indexed):

@@ -8,8 +8,8 @@ byte for byte the cold ones."""
 import json
 import subprocess
 
-from conftest import trove_bin
-from test_daemon import Client, gguf_models, sock_path, wait_for  # noqa: F401 - fixture
+from conftest import trove_bin, wait_for
+from test_daemon import Client, gguf_models, sock_path  # noqa: F401 - fixture
 
 # More update requests than the largest pool of api handles (8).
 BURST = 10

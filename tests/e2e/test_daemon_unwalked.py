@@ -9,22 +9,12 @@ import re
 import sqlite3
 import time
 
-from conftest import COLLECTION
+from conftest import COLLECTION, wait_for
 
 
 def watcher(trove):
     r = trove.ok("status", "--json", both=False)
     return r.json()["daemon"]["watcher"]
-
-
-def wait_for(pred, timeout=20.0, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
 
 
 def update_json(trove, *flags, env=None):

@@ -20,8 +20,8 @@ import os
 import shutil
 from pathlib import Path
 
-from conftest import FIXTURE_VAULT
-from test_faults import Daemon, index_is_healthy, wait_for
+from conftest import FIXTURE_VAULT, wait_for
+from test_faults import Daemon, index_is_healthy
 from test_model_static import write_model
 
 DAY = 1799971200                  # a midnight, UTC (TZ=UTC below)

@@ -20,20 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import trove_bin
+from conftest import trove_bin, wait_for
 from test_daemon import Client, sock_path
 
 # ---- helpers -----------------------------------------------------------------
-
-def wait_for(pred, timeout=10.0, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
-
 
 def committed_state(trove):
     """What the index says it holds, read cold: {"docs", "chunks", "links",

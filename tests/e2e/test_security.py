@@ -150,8 +150,7 @@ def test_cli_ignores_a_daemon_of_another_user(nobody, tmp_path):
     import shutil
     import signal
     import tempfile
-    from conftest import FIXTURE_VAULT, Trove
-    from test_daemon import wait_for
+    from conftest import FIXTURE_VAULT, Trove, wait_for
     base = tempfile.mkdtemp(prefix="trove-other-")
     try:
         os.chmod(base, 0o755)
