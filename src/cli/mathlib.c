@@ -23,6 +23,8 @@
  * threads resolving at once store the same value (dlopen of a loaded
  * library only counts a reference). No memory is owned; the handle is
  * never closed. */
+#include "cli/mathlib.h"
+
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
 #include <math.h>
@@ -46,6 +48,11 @@ static void *mathlib_handle(void)
     }
     __atomic_store_n(&handle, h, __ATOMIC_RELEASE);
     return h;
+}
+
+void mathlib_load(void)
+{
+    (void)mathlib_handle();
 }
 
 static mathlib_fn mathlib_resolve(mathlib_fn *slot, const char *name)
