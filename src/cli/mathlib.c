@@ -16,8 +16,10 @@
  * same bits: the same library, the same ifunc choice for this CPU. Only the
  * trove executable links this file (CMakeLists.txt, with --as-needed so
  * libm drops out of its DT_NEEDED); unit tests and fuzz targets link libm.
- * A new math call that is not listed here fails the link of trove
- * ("undefined reference"): add it to the list.
+ * A new math call that is not listed here links against libm again and
+ * puts it back into trove's DT_NEEDED, which tests/e2e/test_cli_search.py
+ * (readelf -d) catches: add it to the list. The commands that open the
+ * index load libm early (mathlib_load, mathlib.h).
  *
  * Thread-safe: a pointer is published with release/acquire atomics; two
  * threads resolving at once store the same value (dlopen of a loaded
