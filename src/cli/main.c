@@ -14,6 +14,7 @@
 #include "cjk/seg.h"
 #include "xlate/xlate.h"
 #include "cli/cli.h"
+#include "cli/mathlib.h"
 #include "models/models.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -98,14 +99,18 @@ static void cli_config_once_free(void)
     once_state = 0;
 }
 
+/* The commands that open the index do math (scores: log, exp, ...): libm
+ * is loaded first, while the process is small (cli/mathlib.h). */
 int cli_open_store(cli *c, int readonly, store **out)
 {
+    mathlib_load();
     trove_err rc = store_open(c->index_path, readonly, out);
     return rc ? cli_error(rc) : EXIT_OK;
 }
 
 int cli_open_api(cli *c, api **out)
 {
+    mathlib_load();
     trove_err rc = api_open(c->index_path, out);
     return rc ? cli_error(rc) : EXIT_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "search/group.h"
+#include "search/lang_pref.h"
 #include "search/search_int.h"
 #include "text/lang.h"
 #include "text/query.h"
@@ -270,15 +271,14 @@ static char *xlate_display(const xlate_out *xo)
  * channel: no dictionary, no segmenter for the translated words. */
 static int has_target_notes(store *st, int zh_query)
 {
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT key, value FROM json_each((SELECT value FROM"
-                                         " meta WHERE key = 'lang_counts'))");
-    if (!s)
+    langpref_count *vc;
+    size_t n;
+    if (langpref_vault_counts(st, &vc, &n) < 0)
         return 1;   /* unknown: let the channel look */
     int found = 0;
-    while (!found && sqlite3_step(s) == SQLITE_ROW)
-        found = sqlite3_column_int64(s, 1) > 0 &&
-                (strcmp((const char *)sqlite3_column_text(s, 0), "zh") == 0) != zh_query;
-    store_stmt_put(st, s);
+    for (size_t i = 0; i < n && !found; i++)
+        found = vc[i].notes > 0 && (strcmp(vc[i].code, "zh") == 0) != zh_query;
+    langpref_counts_free(vc, n);
     return found;
 }
 

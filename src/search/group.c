@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/lang_pref.h"
 #include "text/lang.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -375,14 +376,20 @@ static void stmts_put(store *st, stmts *q)
 
 int group_possible(store *st)
 {
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT (SELECT CAST(value AS REAL) FROM meta"
-                                         " WHERE key = 'copies_per_tkey'), (SELECT count(*) FROM"
-                                         " json_each((SELECT value FROM meta"
-                                         " WHERE key = 'lang_counts')))");
+    /* group_depth_factor's statement (cached), and the languages parsed
+     * in C: no json_each to compile */
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT value FROM meta WHERE key = 'copies_per_tkey'");
     int possible = 1;
     if (s) {
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-            possible = sqlite3_column_double(s, 0) > 1.0 || sqlite3_column_int(s, 1) > 1;
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+            double copies = sqlite3_column_double(s, 0);
+            langpref_count *vc;
+            size_t n;
+            /* an unreadable or broken lang_counts: possible */
+            if (langpref_vault_counts(st, &vc, &n) >= 0)
+                possible = copies > 1.0 || n > 1;
+            langpref_counts_free(vc, n);
+        }
         store_stmt_put(st, s);
     }
     return possible;

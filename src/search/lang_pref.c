@@ -1,14 +1,55 @@
 /* lang_pref — see lang_pref.h. */
 #include "search/lang_pref.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/err.h"
 #include "util/mem.h"
 #include "util/str.h"
 
 #include "text/lang.h"
+
+int langpref_vault_counts(store *st, langpref_count **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char *v = NULL;
+    if (store_meta_get(st, "lang_counts", &v) != TROVE_OK) {
+        trove_errclear();
+        return -1;
+    }
+    json_t *j = v ? json_loads(v, 0, NULL) : NULL;
+    int absent = !v;
+    free(v);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return absent ? 0 : -1;
+    }
+    *out = xcalloc(json_object_size(j) + 1, sizeof **out);
+    const char *k;
+    json_t *val;
+    json_object_foreach(j, k, val) {
+        langpref_count *c = &(*out)[(*n)++];
+        c->code = xstrdup(k);
+        /* as sqlite3_column_int64 of json_each's value: integers, reals
+         * truncated, anything else 0 */
+        c->notes = json_is_integer(val) ? (long long)json_integer_value(val)
+                   : json_is_real(val)  ? (long long)json_real_value(val)
+                                        : 0;
+    }
+    json_decref(j);
+    return 1;
+}
+
+void langpref_counts_free(langpref_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].code);
+    free(c);
+}
 
 /* Candidates whose votes decide between the languages a query may be in. */
 #define LANG_VOTERS 20
@@ -58,16 +99,15 @@ static int vault_majority(store *st, lang_set tied, const char *const *prefer, s
             return l;
     }
     long long count[LANG_COUNT] = {0};
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT key, value FROM json_each((SELECT value FROM"
-                                         " meta WHERE key = 'lang_counts'))");
-    if (s) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int l = lang_from_code((const char *)sqlite3_column_text(s, 0));
-            if (in_set(tied, l))
-                count[l] = sqlite3_column_int64(s, 1);
-        }
-        store_stmt_put(st, s);
+    langpref_count *vc;
+    size_t nvc;
+    langpref_vault_counts(st, &vc, &nvc);
+    for (size_t i = 0; i < nvc; i++) {
+        int l = lang_from_code(vc[i].code);
+        if (in_set(tied, l))
+            count[l] = vc[i].notes;
     }
+    langpref_counts_free(vc, nvc);
     int best = LANG_UND;
     for (int l = 1; l < LANG_COUNT; l++)
         if (in_set(tied, l) && (best == LANG_UND || count[l] > count[best]))

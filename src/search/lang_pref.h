@@ -35,6 +35,22 @@ typedef struct langpref_vote {
  * decide alone. */
 #define LANGPREF_CLEAR_LEAD 1.5
 
+/* One entry of meta.lang_counts: a language code and its notes. */
+typedef struct langpref_count {
+    char *code;
+    long long notes;
+} langpref_count;
+
+/* meta.lang_counts ({"en": 173, ...}, notes per language, kept by every
+ * update) read with the store's cached metadata statement and parsed in C
+ * (a json_each statement cost a cold search ~80 k instructions to compile
+ * at each of its three readers). 1 with *out (the object's entries in
+ * order; free with langpref_counts_free) and *n; 0 when the index has no
+ * such row (*n 0); -1 when it cannot be read or is not a JSON object (*n
+ * 0, the error detail cleared: each reader falls back as it says). */
+int langpref_vault_counts(store *st, langpref_count **out, size_t *n);
+void langpref_counts_free(langpref_count *c, size_t n);
+
 /* The query's language (LANG_*), LANG_UND when nothing decides. best[0..n)
  * are the candidates best first; prefer (normalised codes) the reader's. */
 int langpref_query(store *st, const char *query, const langpref_vote *best, size_t n,

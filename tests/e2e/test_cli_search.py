@@ -508,3 +508,18 @@ def test_explain_adds_channel_details(indexed):
     r = trove.ok("search", "Sourdough Bread", "--explain")
     low = r.out.lower()
     assert "bm25" in low and "title" in low and "graph" in low, r
+
+
+def test_libm_is_loaded_on_first_use_not_at_start(indexed):
+    """trove defines the math functions it calls as jumps into libm,
+    dlopen()ed on the first call (src/cli/mathlib.c), so a process that does
+    no math (--version, a search the daemon answers) maps one library
+    fewer; a search, whose scores need log(), still scores."""
+    import subprocess
+    trove, _ = indexed
+    dyn = subprocess.run(["readelf", "-d", str(trove_bin())], capture_output=True,
+                         text=True, check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    assert needed and not any(n.startswith("libm.so") for n in needed), needed
+    res = trove.ok("search", "fermentation", "--json").json()["results"]
+    assert res and all(r["score"] > 0 for r in res), res

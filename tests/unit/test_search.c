@@ -15,6 +15,7 @@
 #include "cjk/seg.h"
 #include "md/md.h"
 #include "api/api.h"
+#include "search/lang_pref.h"
 #include "search/search.h"
 #include "store/store.h"
 #include "testutil.h"
@@ -402,6 +403,50 @@ static void test_chinese_bigram_view(void **state)
     search_results_free(&r);
 }
 
+/* meta.lang_counts as the search readers see it: the object's entries in
+ * order, counts as json_each gave them (reals truncated, others 0); no
+ * row: 0; not a JSON object: -1. Written in a transaction
+ * rolled back, so the other tests see the index as it was. */
+static void test_vault_lang_counts(void **state)
+{
+    (void)state;
+    langpref_count *c;
+    size_t n;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_meta_set(st, "lang_counts", "{\"en\": 3, \"zh\": 0, \"de\": 2.9, "
+                                    "\"fr\": \"x\"}"), TROVE_OK);
+    assert_int_equal(langpref_vault_counts(st, &c, &n), 1);
+    assert_int_equal(n, 4);
+    const char *codes[] = {"en", "zh", "de", "fr"};
+    long long notes[] = {3, 0, 2, 0};
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(c[i].code, codes[i]);
+        assert_int_equal(c[i].notes, notes[i]);
+    }
+    langpref_counts_free(c, n);
+    assert_int_equal(store_meta_set(st, "lang_counts", "{}"), TROVE_OK);
+    assert_int_equal(langpref_vault_counts(st, &c, &n), 1);
+    assert_int_equal(n, 0);
+    langpref_counts_free(c, n);
+    /* a new index has no such row */
+    char path[160];
+    snprintf(path, sizeof path, "%s/empty.db", dir);
+    store *empty;
+    assert_int_equal(store_open(path, 0, &empty), TROVE_OK);
+    assert_int_equal(langpref_vault_counts(empty, &c, &n), 0);
+    assert_int_equal(n, 0);
+    assert_null(c);
+    store_close(empty);
+    const char *broken[] = {"[1, 2]", "{\"en\": ", "12"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(store_meta_set(st, "lang_counts", broken[i]), TROVE_OK);
+        assert_int_equal(langpref_vault_counts(st, &c, &n), -1);
+        assert_int_equal(n, 0);
+        assert_null(c);
+    }
+    store_rollback(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_query_language_preferred),
         cmocka_unit_test(test_name_inside_question),
         cmocka_unit_test(test_chinese_bigram_view),
+        cmocka_unit_test(test_vault_lang_counts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
