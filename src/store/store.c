@@ -427,12 +427,19 @@ static trove_err upgrade_schema(store *st, int version)
     }
     if (version == 7 && rc == TROVE_OK) {
         /* v8: note_map, the chunk -> note and note -> date arrays
-         * (store_nmap.h), from the chunks and records the index holds. */
+         * (store_nmap.h); filled by the next step. */
         rc = store_exec(st, STORE_NMAP_SCHEMA_SQL);
+        version = 8;
+    }
+    if (version == 8 && rc == TROVE_OK) {
+        /* v9: note_map's rows numbered segment * STORE_NMAP_KINDS + kind,
+         * with the field columns (kind 2): every row rebuilt from the
+         * chunks and records the index holds, no note re-read. */
+        rc = store_exec(st, "DELETE FROM note_map");
         store_nmap_mark_all(st);
         if (rc == TROVE_OK)
             rc = store_nmap_flush(st);
-        version = 8;
+        version = 9;
     }
     if (rc == TROVE_OK) {
         char sql[128];
