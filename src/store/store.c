@@ -1155,6 +1155,33 @@ int store_blob_equals(store *st, const char *sql, int64_t id, const tbuf *want,
     return same;
 }
 
+int store_blob_at(store *st, sqlite3_blob **blob, const char *table, const char *column,
+                  int64_t row, const char *what, trove_err *rc)
+{
+    int sc;
+    if (*blob) {
+        sc = sqlite3_blob_reopen(*blob, row);
+        if (sc != SQLITE_OK) {
+            /* a row that is not there aborts the handle: open afresh next time */
+            sqlite3_blob_close(*blob);
+            *blob = NULL;
+        }
+    } else {
+        sc = sqlite3_blob_open(st->db, "main", table, column, row, 0, blob);
+        if (sc != SQLITE_OK && *blob) {
+            sqlite3_blob_close(*blob);
+            *blob = NULL;
+        }
+    }
+    if (sc == SQLITE_ERROR && !*blob)
+        return 0;   /* "no such rowid" (or no such table) */
+    if (sc != SQLITE_OK) {
+        *rc = store_fail(st, what);
+        return -1;
+    }
+    return 1;
+}
+
 int store_step(store *st, sqlite3_stmt *s, const char *what, trove_err *err)
 {
     int r = sqlite3_step(s);

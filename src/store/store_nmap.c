@@ -432,34 +432,6 @@ static uint8_t *blob_bytes(store_nmap_reader *r, uint32_t off, uint32_t n, trove
     return p;
 }
 
-/* Point the blob handle at row; 1, 0 when there is no such row (or
- * table), -1 and *rc on an error. */
-static int blob_at(store_nmap_reader *r, int64_t row, trove_err *rc)
-{
-    int sc;
-    if (r->blob) {
-        sc = sqlite3_blob_reopen(r->blob, row);
-        if (sc != SQLITE_OK) {
-            /* a row that is not there aborts the handle */
-            sqlite3_blob_close(r->blob);
-            r->blob = NULL;
-        }
-    } else {
-        sc = sqlite3_blob_open(r->st->db, "main", "note_map", "data", row, 0, &r->blob);
-        if (sc != SQLITE_OK && r->blob) {
-            sqlite3_blob_close(r->blob);
-            r->blob = NULL;
-        }
-    }
-    if (sc == SQLITE_ERROR && !r->blob)
-        return 0;   /* no such row (or no table: an index not upgraded) */
-    if (sc != SQLITE_OK) {
-        *rc = store_fail(r->st, "reading the note map");
-        return -1;
-    }
-    return 1;
-}
-
 /* Segment seg's columns of the wanted keys: its directory, then the block
  * of each coded key, by blob reads of those bytes only (a row holds every
  * key's column; a search reads the ones its conditions name). A row that
@@ -468,7 +440,8 @@ static void load_fields(store_nmap_reader *r, fseg *g, int64_t seg, trove_err *r
 {
     g->loaded = 1;
     g->cols = xcalloc(r->n_keys ? r->n_keys : 1, sizeof *g->cols);
-    if (blob_at(r, seg * STORE_NMAP_KINDS + STORE_NMAP_FIELDS, rc) <= 0)
+    if (store_blob_at(r->st, &r->blob, "note_map", "data",
+                      seg * STORE_NMAP_KINDS + STORE_NMAP_FIELDS, "reading the note map", rc) <= 0)
         return;
     uint32_t total = (uint32_t)sqlite3_blob_bytes(r->blob);
     uint8_t head[NMAPCOL_HEADER];
