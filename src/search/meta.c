@@ -44,6 +44,11 @@ struct meta_memo {
     int has_mtime;             /* the loaded note's record gave its file time */
     int64_t mtime_ns;
     store_nrec_reader *reader; /* note_meta's records (store_nrec.h) */
+    int want_set;              /* the note map was told the conditions' keys */
+    uint8_t *field_cond;       /* per condition: 1 when its key is a field */
+    uint8_t **tables;          /* per column (store_nmap_note_field's col_id):
+                                  each code's result for the condition */
+    size_t n_tables;
 };
 
 static int note_ok_sql(void *ctx, int64_t id);
@@ -164,6 +169,10 @@ void meta_filter_free(meta_filter *mf)
         free(mf->memo->rows);
         store_nrec_reader_free(mf->memo->reader);
         tbuf_free(&mf->memo->strs);
+        free(mf->memo->field_cond);
+        for (size_t i = 0; i < mf->memo->n_tables; i++)
+            free(mf->memo->tables[i]);
+        free(mf->memo->tables);
         free(mf->memo);
     }
     memset(mf, 0, sizeof *mf);
@@ -312,13 +321,20 @@ static trove_err load_note(store *st, struct meta_memo *m, int64_t id, const met
     return rc;
 }
 
+/* One value of a note's key: a row of its record, or a dictionary entry
+ * of the note map's column (the same decision either way). */
+typedef struct meta_val {
+    const char *txt;     /* NULL: SQL NULL */
+    int type, has_num;
+    double num;
+} meta_val;
+
 /* "value v matches" (as the index types values, docs/schema.md): the same
  * text in any ASCII case (SQLite's NOCASE), or the same number, day or
  * boolean. */
-static int row_equal(const struct meta_memo *m, const meta_row *r, const where_value *v)
+static int val_equal(const meta_val *r, const where_value *v)
 {
-    const char *txt = row_str(m, r->txt);
-    if (txt && sqlite3_stricmp(txt, v->text) == 0)
+    if (r->txt && sqlite3_stricmp(r->txt, v->text) == 0)
         return 1;
     if (!r->has_num)
         return 0;
@@ -330,7 +346,7 @@ static int row_equal(const struct meta_memo *m, const meta_row *r, const where_v
 }
 
 /* <, <=, >, >=: numbers against numbers, dates against whole days. */
-static int row_order(const meta_row *r, where_op op, const where_value *v)
+static int val_order(const meta_val *r, where_op op, const where_value *v)
 {
     if (!r->has_num)
         return 0;
@@ -360,18 +376,42 @@ static void ascii_lower(tbuf *out, const char *s)
     tbuf_putc(out, '\0');
 }
 
-static int row_glob(const struct meta_memo *m, const meta_row *r, const char *pattern)
+static int val_glob(const meta_val *r, const char *pattern)
 {
-    const char *txt = row_str(m, r->txt);
-    if (!txt)
+    if (!r->txt)
         return 0;
     tbuf a = {0}, b = {0};
     ascii_lower(&a, pattern);
-    ascii_lower(&b, txt);
+    ascii_lower(&b, r->txt);
     int match = sqlite3_strglob(a.data, b.data) == 0;
     tbuf_free(&a);
     tbuf_free(&b);
     return match;
+}
+
+/* Whether one value of the condition's key matches it (before negation:
+ * !=, not in and !exists hold when no value does). */
+static int val_matches(const meta_val *r, const where_cond *w)
+{
+    switch (w->op) {
+    case WHERE_EXISTS:
+    case WHERE_MISSING:
+        return 1;
+    case WHERE_GLOB:
+        return val_glob(r, w->values[0].text);
+    case WHERE_LT: case WHERE_LE: case WHERE_GT: case WHERE_GE:
+        return val_order(r, w->op, &w->values[0]);
+    default:   /* =, !=, in, not in */
+        for (size_t k = 0; k < w->n_values; k++)
+            if (val_equal(r, &w->values[k]))
+                return 1;
+        return 0;
+    }
+}
+
+static int cond_negated(const where_cond *w)
+{
+    return w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
 }
 
 /* Condition w on the loaded note: some row of its key matches (none, for
@@ -383,25 +423,63 @@ static int cond_holds(const struct meta_memo *m, const where_cond *w)
         const meta_row *r = &m->rows[i];
         if (r->src != src || (src == SRC_FIELDS && strcmp(row_str(m, r->key), w->key)))
             continue;
-        switch (w->op) {
-        case WHERE_EXISTS:
-        case WHERE_MISSING:
-            any = 1;
-            break;
-        case WHERE_GLOB:
-            any = row_glob(m, r, w->values[0].text);
-            break;
-        case WHERE_LT: case WHERE_LE: case WHERE_GT: case WHERE_GE:
-            any = row_order(r, w->op, &w->values[0]);
-            break;
-        default:   /* =, !=, in, not in */
-            for (size_t k = 0; k < w->n_values && !any; k++)
-                any = row_equal(m, r, &w->values[k]);
-            break;
-        }
+        meta_val v = {row_str(m, r->txt), r->type, r->has_num, r->num};
+        any = val_matches(&v, w);
     }
-    int negated = w->op == WHERE_NE || w->op == WHERE_NOT_IN || w->op == WHERE_MISSING;
-    return negated ? !any : any;
+    return cond_negated(w) ? !any : any;
+}
+
+/* Condition i's result for each code of a note map column (nmapcol.h):
+ * decided once per distinct value, a set (a list) holding when any of its
+ * values does. */
+static uint8_t *column_table(const where_cond *w, const nmapcol_col *c)
+{
+    int neg = cond_negated(w);
+    uint8_t *t = xmalloc(1 + (size_t)c->n_values + c->n_sets);
+    t[0] = (uint8_t)neg;
+    for (uint32_t v = 0; v < c->n_values; v++) {
+        const nmapcol_value *x = &c->values[v];
+        meta_val val = {x->txt, x->type, x->has_num, x->num};
+        t[1 + v] = (uint8_t)val_matches(&val, w);
+    }
+    for (uint32_t s = 0; s < c->n_sets; s++) {
+        int any = 0;
+        for (uint32_t k = c->set_start[s]; k < c->set_start[s + 1] && !any; k++)
+            any = t[1 + c->set_codes[k]];
+        t[1 + c->n_values + s] = (uint8_t)(neg ? !any : any);
+    }
+    for (uint32_t v = 0; v < c->n_values; v++)
+        t[1 + v] = (uint8_t)(neg ? !t[1 + v] : t[1 + v]);
+    return t;
+}
+
+/* Condition i on note id from the note map's columns: 1 holds, 0 does
+ * not, 2 the map cannot say (the record decides), -1 with *rc. */
+static int cond_from_map(const meta_filter *mf, size_t i, int64_t id, trove_err *rc)
+{
+    const where_cond *w = &mf->conds[i];
+    struct meta_memo *m = mf->memo;
+    if (!m->field_cond[i])
+        return 2;   /* tags, aliases: their own tables, the record */
+    const nmapcol_col *col;
+    size_t col_id;
+    uint32_t code;
+    int got = store_nmap_note_field(mf->nmap, id, i, &col, &col_id, &code, rc);
+    if (got <= 0)
+        return got < 0 ? -1 : 2;
+    if (code == 0)
+        return cond_negated(w);
+    if (col_id >= m->n_tables) {
+        size_t n = m->n_tables ? m->n_tables : 16;
+        while (n <= col_id)
+            n *= 2;
+        m->tables = xrealloc(m->tables, n * sizeof *m->tables);
+        memset(m->tables + m->n_tables, 0, (n - m->n_tables) * sizeof *m->tables);
+        m->n_tables = n;
+    }
+    if (!m->tables[col_id])
+        m->tables[col_id] = column_table(w, col);
+    return m->tables[col_id][code];
 }
 
 /* The loaded note's date (meta.h): the first date key it has as a date, in
@@ -479,10 +557,31 @@ int meta_note_ok(store *st, const meta_filter *mf, int64_t id, trove_err *rc)
         if (dated > 0)
             ok = (!mf->has_since || days >= mf->since) && (!mf->has_until || days < mf->until);
     }
+    /* the conditions from the note map's columns, a table index each; a
+     * condition the map cannot answer reads the record (session 30) */
+    int need_rec = mf->n_conds && !mf->nmap;
+    if (mf->nmap && mf->n_conds && !m->want_set) {
+        const char **keys = xcalloc(mf->n_conds, sizeof *keys);
+        m->field_cond = xcalloc(mf->n_conds, 1);
+        for (size_t i = 0; i < mf->n_conds; i++) {
+            keys[i] = mf->conds[i].key;
+            m->field_cond[i] = source_id(keys[i]) == SRC_FIELDS;
+        }
+        store_nmap_reader_want(mf->nmap, keys, mf->n_conds);
+        free(keys);
+        m->want_set = 1;
+    }
+    for (size_t i = 0; lrc == TROVE_OK && ok && mf->nmap && i < mf->n_conds; i++) {
+        int r = cond_from_map(mf, i, id, &lrc);
+        if (r == 2)
+            need_rec = 1;
+        else if (r >= 0)
+            ok = r;
+    }
     int want_date = (mf->has_since || mf->has_until) && dated <= 0;
-    if (lrc == TROVE_OK && ok && (mf->n_conds || want_date))
+    if (lrc == TROVE_OK && ok && (need_rec || want_date))
         lrc = load_note(st, m, id, want_date ? NULL : mf);
-    for (size_t i = 0; lrc == TROVE_OK && ok && i < mf->n_conds; i++)
+    for (size_t i = 0; lrc == TROVE_OK && ok && need_rec && i < mf->n_conds; i++)
         ok = cond_holds(m, &mf->conds[i]);
     if (lrc == TROVE_OK && ok && !dated && (mf->has_since || mf->has_until)) {
         double days;

@@ -636,6 +636,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
     if (rc == TROVE_OK)
         rc = fuse_and_fill(&c, cfg, &cs);
     meta_filter_close(&mf);
+    store_nmap_reader_close(f.nmap);
     store_read_end(st);
     free(c.qvec);
     for (size_t i = 0; i < cs.n; i++)

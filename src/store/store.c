@@ -427,12 +427,19 @@ static trove_err upgrade_schema(store *st, int version)
     }
     if (version == 7 && rc == TROVE_OK) {
         /* v8: note_map, the chunk -> note and note -> date arrays
-         * (store_nmap.h), from the chunks and records the index holds. */
+         * (store_nmap.h); filled by the next step. */
         rc = store_exec(st, STORE_NMAP_SCHEMA_SQL);
+        version = 8;
+    }
+    if (version == 8 && rc == TROVE_OK) {
+        /* v9: note_map's rows numbered segment * STORE_NMAP_KINDS + kind,
+         * with the field columns (kind 2): every row rebuilt from the
+         * chunks and records the index holds, no note re-read. */
+        rc = store_exec(st, "DELETE FROM note_map");
         store_nmap_mark_all(st);
         if (rc == TROVE_OK)
             rc = store_nmap_flush(st);
-        version = 8;
+        version = 9;
     }
     if (rc == TROVE_OK) {
         char sql[128];
@@ -1146,6 +1153,33 @@ int store_blob_equals(store *st, const char *sql, int64_t id, const tbuf *want,
     int same = len == want->len && (len == 0 || memcmp(have, want->data, len) == 0);
     store_stmt_put(st, s);
     return same;
+}
+
+int store_blob_at(store *st, sqlite3_blob **blob, const char *table, const char *column,
+                  int64_t row, const char *what, trove_err *rc)
+{
+    int sc;
+    if (*blob) {
+        sc = sqlite3_blob_reopen(*blob, row);
+        if (sc != SQLITE_OK) {
+            /* a row that is not there aborts the handle: open afresh next time */
+            sqlite3_blob_close(*blob);
+            *blob = NULL;
+        }
+    } else {
+        sc = sqlite3_blob_open(st->db, "main", table, column, row, 0, blob);
+        if (sc != SQLITE_OK && *blob) {
+            sqlite3_blob_close(*blob);
+            *blob = NULL;
+        }
+    }
+    if (sc == SQLITE_ERROR && !*blob)
+        return 0;   /* "no such rowid" (or no such table) */
+    if (sc != SQLITE_OK) {
+        *rc = store_fail(st, what);
+        return -1;
+    }
+    return 1;
 }
 
 int store_step(store *st, sqlite3_stmt *s, const char *what, trove_err *err)

@@ -200,4 +200,11 @@ void store_sql_hide_path(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 int store_blob_equals(store *st, const char *sql, int64_t id, const tbuf *want,
                       const char *what, trove_err *rc);
 
+/* Point *blob (NULL: none open yet) at row `row` of table.column, read
+ * only: 1; 0 when there is no such row (the handle is then closed; also
+ * when there is no such table); -1 with *rc naming WHAT on an error. The
+ * caller closes *blob before its read transaction ends. */
+int store_blob_at(store *st, sqlite3_blob **blob, const char *table, const char *column,
+                  int64_t row, const char *what, trove_err *rc);
+
 #endif

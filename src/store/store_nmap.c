@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/nmapcol.h"
 #include "store/noterec.h"
 #include "store/store_int.h"
 #include "util/mem.h"
@@ -30,16 +31,23 @@ static void mark_row(store *st, int64_t row)
     st->nmap_marks[row >> 3] |= (uint8_t)(1u << (row & 7));
 }
 
+static int64_t row_of(int64_t id, int kind)
+{
+    return (id >> STORE_NMAP_SEG_BITS) * STORE_NMAP_KINDS + kind;
+}
+
 void store_nmap_mark_chunk(store *st, int64_t chunk_id)
 {
     if (chunk_id >= 0)
-        mark_row(st, (chunk_id >> STORE_NMAP_SEG_BITS) * 2);
+        mark_row(st, row_of(chunk_id, STORE_NMAP_CHUNK_NOTE));
 }
 
 void store_nmap_mark_note(store *st, int64_t doc_id)
 {
-    if (doc_id >= 0)
-        mark_row(st, (doc_id >> STORE_NMAP_SEG_BITS) * 2 + 1);
+    if (doc_id >= 0) {   /* every kind derived from the note's record */
+        mark_row(st, row_of(doc_id, STORE_NMAP_NOTE_DATE));
+        mark_row(st, row_of(doc_id, STORE_NMAP_FIELDS));
+    }
 }
 
 void store_nmap_mark_all(store *st)
@@ -67,7 +75,7 @@ trove_err store_nmap_mark_note_chunks(store *st, int64_t doc_id)
         int64_t lo = sqlite3_column_int64(s, 0) >> STORE_NMAP_SEG_BITS;
         int64_t hi = sqlite3_column_int64(s, 1) >> STORE_NMAP_SEG_BITS;
         for (int64_t seg = lo; seg <= hi; seg++)
-            mark_row(st, seg * 2);
+            mark_row(st, seg * STORE_NMAP_KINDS + STORE_NMAP_CHUNK_NOTE);
     }
     store_stmt_put(st, s);
     return rc;
@@ -87,12 +95,52 @@ static uint64_t get_le(const uint8_t *p, int bytes)
     return v;
 }
 
-/* Row `row` as the index now is, into out (empty: no slot used). */
+/* Kind STORE_NMAP_FIELDS of the segment from lo: the field columns of its
+ * notes' records (nmapcol.h). */
+static trove_err build_fields(store *st, int64_t lo, tbuf *out)
+{
+    out->len = 0;
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT doc_id, rec FROM note_meta"
+                                         " WHERE doc_id >= ?1 AND doc_id < ?2");
+    if (!s)
+        return store_fail(st, "reading the note map");
+    sqlite3_bind_int64(s, 1, lo);
+    sqlite3_bind_int64(s, 2, lo + SEG);
+    nmapcol_builder *b = nmapcol_builder_new();
+    trove_err rc = TROVE_OK;
+    while (store_step(st, s, "reading the note map", &rc) > 0) {
+        nmapcol_note(b, (uint32_t)(sqlite3_column_int64(s, 0) - lo));
+        int64_t mtime;
+        noterec_iter it;
+        noterec_entry e;
+        int more = noterec_open(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
+                                &mtime, &it);
+        while (more == 0 && (more = noterec_next(&it, &e)) == 1) {
+            more = 0;
+            nmapcol_field(b, &e);
+        }
+        if (more < 0)
+            nmapcol_note_unknown(b);   /* search reads the record and says it is damaged */
+    }
+    store_stmt_put(st, s);
+    if (rc == TROVE_OK)
+        nmapcol_finish(b, out);
+    nmapcol_builder_free(b);
+    return rc;
+}
+
+/* Row `row` as the index now is, into out (empty: no slot used, or a kind
+ * this version does not write). */
 static trove_err build_row(store *st, int64_t row, tbuf *out)
 {
-    int64_t lo = (row >> 1) << STORE_NMAP_SEG_BITS;
-    int kind = (int)(row & 1), width = kind ? 8 : 4;
+    int64_t lo = (row / STORE_NMAP_KINDS) << STORE_NMAP_SEG_BITS;
+    int kind = (int)(row % STORE_NMAP_KINDS);
     out->len = 0;
+    if (kind == STORE_NMAP_FIELDS)
+        return build_fields(st, lo, out);
+    if (kind != STORE_NMAP_CHUNK_NOTE && kind != STORE_NMAP_NOTE_DATE)
+        return TROVE_OK;
+    int width = kind ? 8 : 4;
     sqlite3_stmt *s = store_stmt_get(st, kind ? "SELECT doc_id, rec FROM note_meta"
                                                 " WHERE doc_id >= ?1 AND doc_id < ?2"
                                               : "SELECT id, doc_id FROM chunks"
@@ -166,9 +214,9 @@ static trove_err row_end(store *st, int64_t *end)
         int64_t c = sqlite3_column_int64(s, 0), d = sqlite3_column_int64(s, 1);
         int64_t m = sqlite3_column_int64(s, 2);
         if (c >= 0)
-            *end = (c >> STORE_NMAP_SEG_BITS) * 2 + 1;
-        if (d >= 0 && (d >> STORE_NMAP_SEG_BITS) * 2 + 2 > *end)
-            *end = (d >> STORE_NMAP_SEG_BITS) * 2 + 2;
+            *end = ((c >> STORE_NMAP_SEG_BITS) + 1) * STORE_NMAP_KINDS;
+        if (d >= 0 && ((d >> STORE_NMAP_SEG_BITS) + 1) * STORE_NMAP_KINDS > *end)
+            *end = ((d >> STORE_NMAP_SEG_BITS) + 1) * STORE_NMAP_KINDS;
         if (m + 1 > *end)
             *end = m + 1;
     }
@@ -184,7 +232,8 @@ trove_err store_nmap_flush(store *st)
         if ((rc = row_end(st, &end)) != TROVE_OK)
             return rc;
         for (int64_t row = 0; row < end; row++)
-            mark_row(st, row);
+            if (row % STORE_NMAP_KINDS <= STORE_NMAP_LAST_KIND)
+                mark_row(st, row);
     }
     tbuf data = {0};
     for (size_t i = 0; rc == TROVE_OK && i < st->nmap_marks_len * 8; i++)
@@ -229,11 +278,32 @@ typedef struct nmap_row {
     int loaded;
 } nmap_row;
 
+/* A wanted key's column in one segment. */
+typedef struct fcol {
+    int state;           /* FCOL_* */
+    nmapcol_col col;
+} fcol;
+
+enum { FCOL_UNKNOWN, FCOL_ABSENT, FCOL_CODED };
+
+/* A segment's field columns, read once for the wanted keys. */
+typedef struct fseg {
+    int loaded;
+    uint8_t *dir;        /* the row's bytes up to its directory's end */
+    size_t dir_len;
+    fcol *cols;          /* one per wanted key */
+} fseg;
+
 struct store_nmap_reader {
     store *st;
     nmap_row *rows;
     size_t n_rows;
     int absent;      /* no note_map table (an index not upgraded yet) */
+    char **keys;     /* the keys whose columns are read */
+    size_t n_keys;
+    fseg *segs;
+    size_t n_segs;
+    sqlite3_blob *blob;   /* on the last fields row read (closed by _close) */
 };
 
 store_nmap_reader *store_nmap_reader_new(store *st)
@@ -243,14 +313,44 @@ store_nmap_reader *store_nmap_reader_new(store *st)
     return r;
 }
 
+void store_nmap_reader_close(store_nmap_reader *r)
+{
+    if (r && r->blob) {
+        sqlite3_blob_close(r->blob);
+        r->blob = NULL;
+    }
+}
+
 void store_nmap_reader_free(store_nmap_reader *r)
 {
     if (!r)
         return;
+    store_nmap_reader_close(r);
     for (size_t i = 0; i < r->n_rows; i++)
         free(r->rows[i].data);
     free(r->rows);
+    for (size_t i = 0; i < r->n_segs; i++) {
+        for (size_t k = 0; r->segs[i].cols && k < r->n_keys; k++)
+            nmapcol_col_free(&r->segs[i].cols[k].col);
+        free(r->segs[i].cols);
+        free(r->segs[i].dir);
+    }
+    free(r->segs);
+    for (size_t k = 0; k < r->n_keys; k++)
+        free(r->keys[k]);
+    free(r->keys);
     free(r);
+}
+
+void store_nmap_reader_want(store_nmap_reader *r, const char *const *keys, size_t n)
+{
+    for (size_t k = 0; k < r->n_keys; k++)
+        free(r->keys[k]);
+    free(r->keys);
+    r->keys = xcalloc(n ? n : 1, sizeof *r->keys);
+    for (size_t k = 0; k < n; k++)
+        r->keys[k] = xstrdup(keys[k]);
+    r->n_keys = n;
 }
 
 /* Row `row`, read once: NULL when it is not there (or no table). */
@@ -290,7 +390,7 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 {
     if (chunk_id < 0)
         return 0;
-    const nmap_row *x = reader_row(r, (chunk_id >> STORE_NMAP_SEG_BITS) * 2, rc);
+    const nmap_row *x = reader_row(r, row_of(chunk_id, STORE_NMAP_CHUNK_NOTE), rc);
     if (*rc)
         return -1;
     size_t at = (size_t)(chunk_id & (SEG - 1)) * 4;
@@ -307,7 +407,7 @@ int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trov
 {
     if (doc_id < 0)
         return 0;
-    const nmap_row *x = reader_row(r, (doc_id >> STORE_NMAP_SEG_BITS) * 2 + 1, rc);
+    const nmap_row *x = reader_row(r, row_of(doc_id, STORE_NMAP_NOTE_DATE), rc);
     if (*rc)
         return -1;
     size_t at = (size_t)(doc_id & (SEG - 1)) * 8;
@@ -316,4 +416,100 @@ int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trov
     uint64_t v = get_le(x->data + at, 8);
     memcpy(days, &v, sizeof *days);
     return !isnan(*days);
+}
+
+/* ---- the field columns (kind STORE_NMAP_FIELDS) ------------------------- */
+
+/* n bytes of the open blob from off into a new buffer; NULL on an error. */
+static uint8_t *blob_bytes(store_nmap_reader *r, uint32_t off, uint32_t n, trove_err *rc)
+{
+    uint8_t *p = xmalloc(n ? n : 1);
+    if (n && sqlite3_blob_read(r->blob, p, (int)n, (int)off) != SQLITE_OK) {
+        *rc = store_fail(r->st, "reading the note map");
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Segment seg's columns of the wanted keys: its directory, then the block
+ * of each coded key, by blob reads of those bytes only (a row holds every
+ * key's column; a search reads the ones its conditions name). A row that
+ * is not there or malformed leaves them unknown: the records decide. */
+static void load_fields(store_nmap_reader *r, fseg *g, int64_t seg, trove_err *rc)
+{
+    g->loaded = 1;
+    g->cols = xcalloc(r->n_keys ? r->n_keys : 1, sizeof *g->cols);
+    if (store_blob_at(r->st, &r->blob, "note_map", "data",
+                      seg * STORE_NMAP_KINDS + STORE_NMAP_FIELDS, "reading the note map", rc) <= 0)
+        return;
+    uint32_t total = (uint32_t)sqlite3_blob_bytes(r->blob);
+    uint8_t head[NMAPCOL_HEADER];
+    int flags;
+    uint32_t n_keys, n_slots, dir_end;
+    if (total < NMAPCOL_HEADER ||
+        sqlite3_blob_read(r->blob, head, NMAPCOL_HEADER, 0) != SQLITE_OK) {
+        if (total >= NMAPCOL_HEADER)
+            *rc = store_fail(r->st, "reading the note map");
+        return;
+    }
+    if (nmapcol_header(head, sizeof head, &flags, &n_keys, &n_slots, &dir_end) < 0 ||
+        dir_end > total || !(g->dir = blob_bytes(r, 0, dir_end, rc)))
+        return;
+    g->dir_len = dir_end;
+    for (size_t k = 0; k < r->n_keys && *rc == TROVE_OK; k++) {
+        nmapcol_dir_entry e;
+        int found = nmapcol_dir_find(g->dir, g->dir_len, r->keys[k], strlen(r->keys[k]), &e);
+        if (found < 0)
+            break;
+        if (!found) {
+            g->cols[k].state = flags & 1 ? FCOL_UNKNOWN : FCOL_ABSENT;
+            continue;
+        }
+        if (!e.coded || e.off < dir_end || e.off > total || e.len > total - e.off)
+            continue;
+        uint8_t *block = blob_bytes(r, e.off, e.len, rc);
+        if (block && nmapcol_col_parse(block, e.len, n_slots, &g->cols[k].col) == 0)
+            g->cols[k].state = FCOL_CODED;
+        free(block);
+    }
+}
+
+int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
+                          const nmapcol_col **col, size_t *col_id, uint32_t *code,
+                          trove_err *rc)
+{
+    if (doc_id < 0 || key >= r->n_keys || r->absent)
+        return 0;
+    size_t seg = (size_t)(doc_id >> STORE_NMAP_SEG_BITS);
+    if (seg >= r->n_segs) {
+        size_t n = r->n_segs ? r->n_segs : 16;
+        while (n <= seg)
+            n *= 2;
+        r->segs = xrealloc(r->segs, n * sizeof *r->segs);
+        memset(r->segs + r->n_segs, 0, (n - r->n_segs) * sizeof *r->segs);
+        r->n_segs = n;
+    }
+    fseg *g = &r->segs[seg];
+    if (!g->loaded)
+        load_fields(r, g, (int64_t)seg, rc);
+    if (*rc)
+        return -1;
+    uint32_t slot = (uint32_t)(doc_id & (SEG - 1));
+    const fcol *c = &g->cols[key];
+    if (c->state == FCOL_ABSENT) {
+        if (!nmapcol_has_record(g->dir, g->dir_len, slot))
+            return 0;
+        *code = 0;
+        *col = NULL;
+    } else if (c->state == FCOL_CODED) {
+        *code = nmapcol_code(&c->col, slot);
+        if (*code == NMAPCOL_UNKNOWN)
+            return 0;
+        *col = &c->col;
+    } else {
+        return 0;
+    }
+    *col_id = seg * r->n_keys + key;
+    return 1;
 }

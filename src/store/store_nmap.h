@@ -1,32 +1,44 @@
-/* store_nmap — the note_map table (schema version 8, docs/schema.md):
+/* store_nmap — the note_map table (schema version 9, docs/schema.md):
  * dense arrays derived from the index, so that search maps a matching chunk
- * to its note and reads a note's date with an array index instead of a
- * statement per candidate (docs/performance.md, --where/--since, session
- * 29). Rows hold SEG ids each; row id = segment * 2 + kind:
+ * to its note, reads a note's date and decides a --where condition with an
+ * array index instead of a statement or a record read per candidate
+ * (docs/performance.md, --where/--since, sessions 29 and 30). Rows hold
+ * SEG ids each; row id = segment * STORE_NMAP_KINDS + kind:
  *   kind 0: chunk id -> note id, u32 little-endian per chunk id (0: none);
  *   kind 1: note id -> date in days under the default date keys (date,
  *           created; meta.h's rule, noterec_date), f64 little-endian per
- *           note id (NaN: none).
+ *           note id (NaN: none);
+ *   kind 2: note id -> its frontmatter fields, a column per key:
+ *           dictionary-coded values and a code per note (nmapcol.h, which
+ *           says the layout and the bounds past which the record decides);
+ *   kinds 3..15: not written by this version (kept free; check expects
+ *           none).
  * A row ends after its last used slot; a row with none is not stored.
  * Written at commit (store_commit) for the segments the transaction's
  * writes marked (chunks inserted or deleted, records written or deleted),
- * whole at the v7 -> v8 upgrade and after a rollback; `trove check`
+ * whole at an upgrade and after a rollback; `trove check`
  * compares every row with a rebuild.
  *
- * A reader (store_nmap_reader) copies the rows it needs once, lazily, by
- * statement: it holds no handle on the index, and lives as long as one
- * read transaction (a search); it never answers from another's data. */
+ * A reader (store_nmap_reader) copies the rows it needs once, lazily (kinds
+ * 0, 1 by statement; of kind 2 only the directory and the columns of the
+ * keys it wants, by blob reads), and lives as long as one read transaction
+ * (a search); it never answers from another's data. Close it
+ * (store_nmap_reader_close: its blob handle) before that transaction ends. */
 #ifndef TROVE_STORE_NMAP_H
 #define TROVE_STORE_NMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/nmapcol.h"
 #include "store/store.h"
 
 #define STORE_NMAP_SCHEMA_SQL \
     "CREATE TABLE IF NOT EXISTS note_map(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
 #define STORE_NMAP_SEG_BITS 12
+#define STORE_NMAP_KINDS 16
+enum { STORE_NMAP_CHUNK_NOTE = 0, STORE_NMAP_NOTE_DATE = 1, STORE_NMAP_FIELDS = 2,
+       STORE_NMAP_LAST_KIND = STORE_NMAP_FIELDS };
 
 /* The date keys kind 1 is computed with (search uses it only when the
  * configured keys are these, in this order). */
@@ -48,6 +60,11 @@ trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), 
 typedef struct store_nmap_reader store_nmap_reader;
 store_nmap_reader *store_nmap_reader_new(store *st);
 void store_nmap_reader_free(store_nmap_reader *r);
+/* Close its blob handle (the next read opens another). */
+void store_nmap_reader_close(store_nmap_reader *r);
+/* The keys (exact bytes, as fields.key) whose columns
+ * store_nmap_note_field reads; set before the first call. */
+void store_nmap_reader_want(store_nmap_reader *r, const char *const *keys, size_t n);
 /* 1 and the note of chunk_id; 0 when the map does not say (the caller asks
  * the chunks table); -1 and *rc on an error. */
 int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_id,
@@ -55,5 +72,16 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 /* 1 and the date of note doc_id (days) under store_nmap_date_keys; 0 when
  * the map does not say; -1 and *rc on an error. */
 int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trove_err *rc);
+
+/* 1 when the map says note doc_id's value of wanted key `key` (an index
+ * into the wanted keys): *code (0: it lacks the key; else nmapcol's code
+ * into *col, NULL when the code is 0) and *col_id, the same number for
+ * every note of one column (its segment's, for a caller's per-column
+ * memo: seg * n_keys + key). 0 when the map cannot say (no row, a key
+ * past the bounds, a note without a record): the caller reads the record.
+ * -1 and *rc on an error. */
+int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
+                          const nmapcol_col **col, size_t *col_id, uint32_t *code,
+                          trove_err *rc);
 
 #endif

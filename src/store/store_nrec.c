@@ -181,30 +181,11 @@ void store_nrec_reader_free(store_nrec_reader *r)
 int store_nrec_read(store_nrec_reader *r, int64_t doc_id, const uint8_t **data, size_t *len,
                     trove_err *rc)
 {
-    sqlite3 *db = r->st->db;
-    int sc;
-    if (r->blob) {
-        sc = sqlite3_blob_reopen(r->blob, doc_id);
-        if (sc != SQLITE_OK) {
-            /* a row that is not there aborts the handle: open afresh next time */
-            sqlite3_blob_close(r->blob);
-            r->blob = NULL;
-        }
-    } else {
-        sc = sqlite3_blob_open(db, "main", "note_meta", "rec", doc_id, 0, &r->blob);
-        if (sc != SQLITE_OK && r->blob) {
-            sqlite3_blob_close(r->blob);
-            r->blob = NULL;
-        }
-    }
-    if (sc == SQLITE_ERROR && !r->blob) {
-        /* "no such rowid": a note without a record (the caller reads its rows) */
-        return 0;
-    }
-    if (sc != SQLITE_OK) {
-        *rc = store_fail(r->st, "reading a note's metadata");
-        return -1;
-    }
+    /* no such row: a note without a record (the caller reads its rows) */
+    int at = store_blob_at(r->st, &r->blob, "note_meta", "rec", doc_id,
+                           "reading a note's metadata", rc);
+    if (at <= 0)
+        return at;
     int n = sqlite3_blob_bytes(r->blob);
     if ((size_t)n > r->cap) {
         r->cap = (size_t)n;

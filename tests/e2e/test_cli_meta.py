@@ -224,7 +224,7 @@ def test_schema_5_is_upgraded_in_place(cold_meta):
     got = {r["path"]: r["date_source"] for r in meta.search("crane", "--all")}
     assert got["daily/2026-W14.md"] == "filename"
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
     db.close()
 
 
@@ -346,9 +346,9 @@ def test_schema_7_is_upgraded_to_8(cold_meta):
     db.close()
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
-    # one segment: its chunk row and its date row
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1]
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+    # one segment: its chunk row, its date row and its field columns
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in cases} == want
     meta.ok("check")
@@ -384,4 +384,86 @@ def test_note_map_follows_deletes_adds_and_rollback(cold_meta):
     r = meta("search", "crane", "--until", "2019-03-01")
     assert r.rc == 0 and "no results" in r.out, r
     assert "projects/alpha.md" in paths(meta, "crane", "--until", "2025-04-01")
+    meta.ok("check")
+
+
+WHERE_CASES = [("--where", "status=done"), ("--where", "status!=done"), ("--where", "priority>=2"),
+               ("--where", "priority='2'"), ("--where", "author in (ana, li)"),
+               ("--where", "author not in (li)"), ("--where", "author~=A*"),
+               ("--where", "due<=2025-11-30"), ("--where", "!exists(due)"),
+               ("--where", "archived=false"), ("--where", "tags~=proj/*"),
+               ("--where", "status=done", "--where", "author=ana", "--since", "2025-01-01")]
+
+
+def test_schema_8_is_upgraded_to_9(cold_meta):
+    """v8 -> v9: note_map's rows renumbered (segment * 16 + kind) and the
+    field columns (kind 2) built from the records, no note re-read; the
+    same results, `check` finds the map whole."""
+    import sqlite3
+    meta, _ = cold_meta
+    want = {c: paths(meta, "crane", *c) for c in WHERE_CASES}
+    db = sqlite3.connect(str(meta.index))
+    # what trove 8 wrote: rows segment * 2 + kind, kinds 0 and 1 only
+    db.execute("DELETE FROM note_map WHERE id % 16 > 1")
+    db.execute("UPDATE note_map SET id = (id / 16) * 2 + id % 16")
+    db.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    r = meta("search", "crane", "--where", "status=done")
+    assert r.rc == 1 and "trove update" in r.err, r
+    meta.ok("update")
+    db = sqlite3.connect(str(meta.index))
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2]
+    db.close()
+    assert {c: paths(meta, "crane", *c) for c in WHERE_CASES} == want
+    meta.ok("check")
+
+
+def test_field_columns_damaged_or_stale(cold_meta):
+    """A malformed field-column row: search falls back to the records (the
+    same results); `check` reports it, and a changed value in a
+    well-formed row too; a rebuild repairs both."""
+    import sqlite3
+    meta, vault = cold_meta
+    want = {c: paths(meta, "crane", *c) for c in WHERE_CASES}
+    db = sqlite3.connect(str(meta.index))
+    good = db.execute("SELECT data FROM note_map WHERE id = 2").fetchone()[0]
+    assert b"status" in good and b"draft" in good
+    db.execute("UPDATE note_map SET data = substr(data, 1, 7) WHERE id = 2")
+    db.commit()
+    assert {c: paths(meta, "crane", *c) for c in WHERE_CASES} == want
+    r = meta("check")
+    assert r.rc == 1 and "1 rows of the note map (note_map) do not match" in r.out, r
+    # well formed but stale: `draft` now reads `drafu`
+    db.execute("UPDATE note_map SET data = ? WHERE id = 2", (good.replace(b"draft", b"drafu"),))
+    db.commit()
+    db.close()
+    r = meta("check")
+    assert r.rc == 1 and "1 rows of the note map (note_map) do not match" in r.out, r
+    meta.ok("update", "--rebuild")
+    meta.ok("check")
+    assert {c: paths(meta, "crane", *c) for c in WHERE_CASES} == want
+
+
+def test_field_columns_follow_edits_and_rollback(cold_meta):
+    """An edit changes a note's value in its column at commit; a rollback
+    brings the old one back; `check` agrees each time."""
+    meta, vault = cold_meta
+    assert paths(meta, "crane", "--where", "author=ana") == ["projects/alpha.md",
+                                                               "projects/gamma.md"]
+    beta = vault / "projects" / "beta.md"
+    text = beta.read_text()
+    assert "status: draft" in text
+    beta.write_text(text.replace("status: draft", "status: done")
+                    .replace("author: li", "author: [li, zoe]"))
+    meta.ok("update")
+    assert "projects/beta.md" in paths(meta, "crane", "--where", "author=zoe")
+    assert "projects/beta.md" in paths(meta, "crane", "--where", "status=done")
+    r = meta("search", "crane", "--where", "status=draft")
+    assert r.rc == 0 and "no results" in r.out, r
+    meta.ok("check")
+    meta.ok("snapshot", "rollback", "1")
+    assert paths(meta, "crane", "--where", "status=draft") == ["projects/beta.md"]
+    assert "projects/beta.md" not in paths(meta, "crane", "--where", "author=zoe")
     meta.ok("check")

@@ -11,6 +11,7 @@
 
 #include "md/md.h"
 #include "search/where.h"
+#include "store/nmapcol.h"
 #include "store/noterec.h"
 #include "store/store.h"
 #include "util/buf.h"
@@ -225,6 +226,138 @@ static void test_record_date(void **state)
     tbuf_free(&rec);
 }
 
+static void col_field(nmapcol_builder *b, const char *key, int type, int has_num, double num,
+                      const char *txt)
+{
+    noterec_entry e = {NOTEREC_FIELD, type, has_num, num, key, strlen(key), txt,
+                       txt ? strlen(txt) : 0};
+    nmapcol_field(b, &e);
+}
+
+/* The key's column of row (NULL when not coded: *listed says whether the
+ * directory names it). */
+static int find_col(const tbuf *row, const char *key, nmapcol_col *c)
+{
+    const uint8_t *p = (const uint8_t *)row->data;
+    nmapcol_dir_entry e;
+    int flags;
+    uint32_t n_keys, n_slots, dir_end;
+    assert_int_equal(nmapcol_header(p, row->len, &flags, &n_keys, &n_slots, &dir_end), 0);
+    int found = nmapcol_dir_find(p, row->len, key, strlen(key), &e);
+    assert_true(found >= 0);
+    if (found <= 0 || !e.coded)
+        return found;
+    assert_true(e.off + e.len <= row->len);
+    assert_int_equal(nmapcol_col_parse(p + e.off, e.len, n_slots, c), 0);
+    return 2;
+}
+
+/* The note map's field columns (nmapcol.h): a dictionary of distinct
+ * values, a code per note, lists as sets of codes, notes without a record
+ * unknown; keys past the bounds listed but not coded (or, with a name too
+ * long, not listed, and the row says so). */
+static void test_field_columns(void **state)
+{
+    (void)state;
+    nmapcol_builder *b = nmapcol_builder_new();
+    tbuf row = {0};
+    nmapcol_finish(b, &row);
+    assert_int_equal(row.len, 0);   /* no note: no row */
+    nmapcol_note(b, 0);
+    col_field(b, "status", STORE_FIELD_TEXT, 0, 0, "done");
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "ana");
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "li");
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "ana");   /* a list with a repeat */
+    nmapcol_note(b, 2);                                       /* slot 1: no record */
+    col_field(b, "status", STORE_FIELD_TEXT, 0, 0, "done");
+    col_field(b, "priority", STORE_FIELD_NUMBER, 1, 3, "3");
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "li");
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "ana");   /* the same set, other order */
+    col_field(b, "nul", STORE_FIELD_TEXT, 0, 0, NULL);
+    nmapcol_note(b, 3);
+    col_field(b, "author", STORE_FIELD_TEXT, 0, 0, "li");
+    char big[NMAPCOL_MAX_TEXT + 2];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    col_field(b, "long", STORE_FIELD_TEXT, 0, 0, big);        /* past the text bound */
+    nmapcol_note(b, 4);
+    col_field(b, "status", STORE_FIELD_TEXT, 0, 0, "draft");
+    nmapcol_note_unknown(b);                                  /* a malformed record */
+    nmapcol_finish(b, &row);
+    nmapcol_builder_free(b);
+
+    const uint8_t *p = (const uint8_t *)row.data;
+    nmapcol_col c;
+    assert_int_equal(find_col(&row, "status", &c), 2);
+    assert_int_equal(c.n_values, 2);   /* the malformed note's value stays in the dictionary */
+    assert_string_equal(c.values[0].txt, "done");
+    assert_int_equal(nmapcol_code(&c, 0), 1);
+    assert_int_equal(nmapcol_code(&c, 1), NMAPCOL_UNKNOWN);  /* no record */
+    assert_int_equal(nmapcol_code(&c, 2), 1);
+    assert_int_equal(nmapcol_code(&c, 3), 0);                /* lacks the key */
+    assert_int_equal(nmapcol_code(&c, 4), NMAPCOL_UNKNOWN);  /* malformed */
+    assert_int_equal(nmapcol_code(&c, 5), NMAPCOL_UNKNOWN);  /* past the last slot */
+    nmapcol_col_free(&c);
+    assert_int_equal(find_col(&row, "author", &c), 2);
+    assert_int_equal(c.n_values, 2);
+    assert_int_equal(c.n_sets, 1);                           /* {ana, li} once */
+    assert_int_equal(nmapcol_code(&c, 0), 3);
+    assert_int_equal(nmapcol_code(&c, 2), 3);
+    assert_int_equal(c.set_start[1] - c.set_start[0], 2);
+    assert_string_equal(c.values[nmapcol_code(&c, 3) - 1].txt, "li");
+    nmapcol_col_free(&c);
+    assert_int_equal(find_col(&row, "priority", &c), 2);
+    assert_true(c.values[0].has_num && c.values[0].num == 3.0 &&
+                c.values[0].type == STORE_FIELD_NUMBER);
+    nmapcol_col_free(&c);
+    assert_int_equal(find_col(&row, "nul", &c), 2);
+    assert_null(c.values[0].txt);                            /* NULL, not "" */
+    nmapcol_col_free(&c);
+    assert_int_equal(find_col(&row, "long", &c), 1);         /* listed, not coded */
+    assert_int_equal(find_col(&row, "nosuch", &c), 0);       /* absent from every note */
+    assert_int_equal(nmapcol_has_record(p, row.len, 0), 1);
+    assert_int_equal(nmapcol_has_record(p, row.len, 1), 0);
+    assert_int_equal(nmapcol_has_record(p, row.len, 4), 0);
+    /* cut short anywhere: never decoded */
+    for (size_t cut = 0; cut < row.len; cut++) {
+        nmapcol_dir_entry e;
+        if (nmapcol_dir_find(p, cut, "status", 6, &e) == 1 && e.off + e.len <= cut) {
+            int flags;
+            uint32_t n_keys, n_slots, dir_end;
+            assert_int_equal(nmapcol_header(p, cut, &flags, &n_keys, &n_slots, &dir_end), 0);
+            assert_int_equal(nmapcol_col_parse(p + e.off, e.len - 1, n_slots, &c), -1);
+        }
+    }
+
+    /* more distinct values than the bound: not coded; a key name too long:
+     * not listed, and the row says an unlisted key is unknown */
+    b = nmapcol_builder_new();
+    char key[NMAPCOL_MAX_KEY + 2];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    for (uint32_t i = 0; i < 4096; i++) {
+        nmapcol_note(b, i);
+        col_field(b, "n", STORE_FIELD_NUMBER, 1, i, "n");
+        col_field(b, "few", STORE_FIELD_NUMBER, 1, i % 300, "f");   /* 2-byte codes */
+    }
+    col_field(b, key, STORE_FIELD_TEXT, 0, 0, "x");
+    nmapcol_finish(b, &row);
+    nmapcol_builder_free(b);
+    assert_int_equal(find_col(&row, "n", &c), 1);
+    assert_int_equal(find_col(&row, "few", &c), 2);
+    assert_int_equal(c.width, 2);
+    assert_int_equal(nmapcol_code(&c, 4095), 4095 % 300 + 1);
+    nmapcol_col_free(&c);
+    int flags;
+    uint32_t n_keys, n_slots, dir_end;
+    assert_int_equal(nmapcol_header((const uint8_t *)row.data, row.len, &flags, &n_keys, &n_slots,
+                                    &dir_end), 0);
+    assert_int_equal(flags, 1);
+    assert_int_equal(n_keys, 2);
+    assert_int_equal(n_slots, 4096);
+    tbuf_free(&row);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_where_bad),
         cmocka_unit_test(test_typed_frontmatter),
         cmocka_unit_test(test_record_date),
+        cmocka_unit_test(test_field_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
