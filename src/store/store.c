@@ -1379,8 +1379,8 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
         if (!s)
             return store_fail(st, "preparing chunk text insert");
         sqlite3_bind_int64(s, 1, chunk_id);
-        sqlite3_bind_text(s, 2, p->fts_heads[i], -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, p->fts_bodies[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, p->fts_heads[i], (int)p->fts_head_lens[i], SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, p->fts_bodies[i], (int)p->fts_body_lens[i], SQLITE_STATIC);
         if ((rc = step_done(st, s, "indexing chunk text")))
             return rc;
     }

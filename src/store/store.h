@@ -192,6 +192,7 @@ typedef struct store_prep {
     char **headings;       /* per chunk: the heading path joined by U+001F */
     char **fts_heads;      /* per chunk: chunks_fts.heading (title and headings) */
     char **fts_bodies;     /* per chunk: chunks_fts.body (md_clean_text) */
+    size_t *fts_head_lens, *fts_body_lens;   /* their lengths */
     char *aliases;         /* the aliases, one a line (titles_fts.aliases) */
     char **alias_keys;     /* per alias: folded (names) */
     char **link_keys;      /* per md link: its key; NULL for [[#heading]] links */

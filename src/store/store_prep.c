@@ -105,11 +105,15 @@ void store_note_prepare(const store_note *note, int tokens, store_prep *p)
     p->headings = xcalloc(cl->n ? cl->n : 1, sizeof *p->headings);
     p->fts_heads = xcalloc(cl->n ? cl->n : 1, sizeof *p->fts_heads);
     p->fts_bodies = xcalloc(cl->n ? cl->n : 1, sizeof *p->fts_bodies);
+    p->fts_head_lens = xcalloc(cl->n ? cl->n : 1, sizeof *p->fts_head_lens);
+    p->fts_body_lens = xcalloc(cl->n ? cl->n : 1, sizeof *p->fts_body_lens);
     for (size_t i = 0; i < cl->n; i++) {
         const chunk *c = &cl->items[i];
         p->headings[i] = join_heading_path(c);
         p->fts_heads[i] = fts_heading(c, p->title);
         p->fts_bodies[i] = md_clean_text(note->text + c->start_byte, c->end_byte - c->start_byte);
+        p->fts_head_lens[i] = strlen(p->fts_heads[i]);
+        p->fts_body_lens[i] = strlen(p->fts_bodies[i]);
     }
 
     tbuf aliases = {0};
@@ -134,8 +138,8 @@ void store_note_prepare(const store_note *note, int tokens, store_prep *p)
         return;
     /* in the order store_doc_insert writes them: FTS5 asks in that order */
     for (size_t i = 0; i < cl->n; i++) {
-        tok_tape_record(&p->tape, p->fts_heads[i], strlen(p->fts_heads[i]));
-        tok_tape_record(&p->tape, p->fts_bodies[i], strlen(p->fts_bodies[i]));
+        tok_tape_record(&p->tape, p->fts_heads[i], p->fts_head_lens[i]);
+        tok_tape_record(&p->tape, p->fts_bodies[i], p->fts_body_lens[i]);
     }
     tok_tape_record(&p->tape, p->title, strlen(p->title));
     tok_tape_record(&p->tape, p->aliases, strlen(p->aliases));
@@ -158,6 +162,8 @@ void store_prep_free(store_prep *p)
     free_strings(p->headings, p->n_chunks);
     free_strings(p->fts_heads, p->n_chunks);
     free_strings(p->fts_bodies, p->n_chunks);
+    free(p->fts_head_lens);
+    free(p->fts_body_lens);
     free(p->aliases);
     free_strings(p->alias_keys, p->n_aliases);
     free_strings(p->link_keys, p->n_links);
