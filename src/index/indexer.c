@@ -6,6 +6,9 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,11 +25,24 @@
 #include "util/mem.h"
 #include "util/str.h"
 
+/* A number from the environment, else dflt. */
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return dflt;
+    long x = strtol(v, &end, 10);
+    return *end || x < 0 || x > 1024 ? dflt : x;
+}
+
 void index_opts_init(index_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->max_file_bytes = INDEX_DEFAULT_MAX_FILE_BYTES;
     o->chunk = CHUNK_OPTS_DEFAULT;
+    o->workers = (int)env_long("TROVE_INDEX_WORKERS", -1);
+    o->queue = (size_t)env_long("TROVE_INDEX_QUEUE", 64);
 }
 
 /* One file found by the walk. */
@@ -135,41 +151,6 @@ static int looks_binary(const char *data, size_t len)
     return memchr(data, '\0', len < 8192 ? len : 8192) != NULL;
 }
 
-static trove_err index_note(run *r, const found *f, const char *text, size_t len, uint64_t hash)
-{
-    md_doc md;
-    trove_err rc = md_parse(text, len, &md);
-    if (rc)
-        return rc;
-    if (md.warning)
-        warnf(r, "%s/%s: %s", r->coll->path, f->path, md.warning);
-    size_t bad = str_utf8_invalid_at(text, len);
-    if (bad != (size_t)-1)
-        warnf(r, "%s/%s: invalid UTF-8 at byte %zu; indexed with U+FFFD in its place",
-              r->coll->path, f->path, bad);
-    chunk_list chunks = {0};
-    rc = chunk_note(text, len, &md, &r->opts->chunk, &chunks);
-    if (rc == TROVE_OK) {
-        store_note note = {
-            .collection_id = r->collection_id,
-            .collection = r->coll->name,
-            .path = f->path,
-            .text = text,
-            .len = len,
-            .mtime_ns = f->mtime_ns,
-            .hash = hash,
-            .md = &md,
-            .chunks = &chunks,
-            .lang = lang_code(lang_detect(text + md.body_start, len - md.body_start)),
-        };
-        int64_t id;
-        rc = store_doc_insert(r->st, &note, &id);
-        chunk_list_free(&chunks);
-    }
-    md_doc_free(&md);
-    return rc;
-}
-
 /* The file ROOT/REL opened by openat2(2) with RESOLVE_BENEATH, which fails
  * rather than leave the folder, through a symlink or "..": what it opens lies
  * inside the real path of ROOT, as fs_read_inside() requires. -1 when it
@@ -231,9 +212,133 @@ static trove_err read_note(const run *r, const found *f, char **text, size_t *le
     return fs_read_inside(r->coll->path, f->path, 0, text, len);
 }
 
-/* Bring one walked file up to date. Store errors abort the run; problems of
- * the file itself are warnings. */
-static trove_err process_file(run *r, const found *f)
+/* One walked file made ready for the writer by prepare(), on a worker or
+ * on the writer's own thread: what apply() needs, nothing of the store. */
+enum { PREP_LARGE, PREP_UNREADABLE, PREP_BINARY, PREP_SAME, PREP_FAIL, PREP_NOTE };
+
+typedef struct prepared {
+    int kind;                   /* PREP_* */
+    trove_err rc;               /* PREP_UNREADABLE, PREP_FAIL: the error */
+    char *errmsg;               /* ... and its message */
+    char **warns;               /* warnings of the parse, in order */
+    size_t n_warns, cap_warns;
+    char *text;
+    size_t len;
+    uint64_t hash;
+    md_doc md;
+    int have_md;
+    chunk_list chunks;
+    const char *lang;
+    store_prep prep;
+    int have_prep;
+} prepared;
+
+static void prepared_warn(prepared *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void prepared_warn(prepared *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    xgrow(&p->warns, &p->cap_warns, p->n_warns + 1, sizeof *p->warns);
+    p->warns[p->n_warns++] = xstrdup(line);
+}
+
+static void prepared_free(prepared *p)
+{
+    for (size_t i = 0; i < p->n_warns; i++)
+        free(p->warns[i]);
+    free(p->warns);
+    free(p->errmsg);
+    free(p->text);
+    if (p->have_prep)
+        store_prep_free(&p->prep);
+    chunk_list_free(&p->chunks);
+    if (p->have_md)
+        md_doc_free(&p->md);
+    memset(p, 0, sizeof *p);
+}
+
+static void prepared_fail(prepared *p, int kind, trove_err rc)
+{
+    p->kind = kind;
+    p->rc = rc;
+    p->errmsg = xstrdup(trove_errmsg());
+    trove_errclear();
+}
+
+static store_note note_of(const run *r, const found *f, const prepared *p)
+{
+    return (store_note){
+        .collection_id = r->collection_id,
+        .collection = r->coll->name,
+        .path = f->path,
+        .text = p->text,
+        .len = p->len,
+        .mtime_ns = f->mtime_ns,
+        .hash = p->hash,
+        .md = &p->md,
+        .chunks = &p->chunks,
+        .lang = p->lang,
+        .prep = p->have_prep ? &p->prep : NULL,
+    };
+}
+
+/* Read, hash, parse, chunk, detect the language and prepare the insert
+ * (with the full-text tokens when `tokens`) of one walked file. Reads the
+ * run but writes nothing of it: the writer's thread may be using it. */
+static void prepare(const run *r, const found *f, int tokens, prepared *p)
+{
+    memset(p, 0, sizeof *p);
+    if ((size_t)f->size > r->opts->max_file_bytes) {
+        p->kind = PREP_LARGE;
+        return;
+    }
+    /* The collection rule again at read time: the file may have become a
+     * symlink out of the collection since the walk. */
+    trove_err rc = read_note(r, f, &p->text, &p->len);
+    if (rc != TROVE_OK) {
+        prepared_fail(p, PREP_UNREADABLE, rc);
+        return;
+    }
+    if (looks_binary(p->text, p->len)) {
+        p->kind = PREP_BINARY;
+        return;
+    }
+    p->hash = str_hash(p->text, p->len);
+    /* old rows' hashes are not written during a run (the writer sets only
+     * `seen`), so this lookup is safe beside it */
+    const store_file *old = lookup_old((run *)r, f->path);
+    if (old && old->hash == p->hash) {
+        p->kind = PREP_SAME;
+        return;
+    }
+    if ((rc = md_parse(p->text, p->len, &p->md)) != TROVE_OK) {
+        prepared_fail(p, PREP_FAIL, rc);
+        return;
+    }
+    p->have_md = 1;
+    if (p->md.warning)
+        prepared_warn(p, "%s/%s: %s", r->coll->path, f->path, p->md.warning);
+    size_t bad = str_utf8_invalid_at(p->text, p->len);
+    if (bad != (size_t)-1)
+        prepared_warn(p, "%s/%s: invalid UTF-8 at byte %zu; indexed with U+FFFD in its place",
+                      r->coll->path, f->path, bad);
+    if ((rc = chunk_note(p->text, p->len, &p->md, &r->opts->chunk, &p->chunks)) != TROVE_OK) {
+        prepared_fail(p, PREP_FAIL, rc);
+        return;
+    }
+    p->lang = lang_code(lang_detect(p->text + p->md.body_start, p->len - p->md.body_start));
+    p->kind = PREP_NOTE;
+    store_note note = note_of(r, f, p);
+    store_note_prepare(&note, tokens, &p->prep);
+    p->have_prep = 1;
+}
+
+/* Bring one walked file up to date from what prepare() made of it. Store
+ * errors abort the run; problems of the file itself are warnings. */
+static trove_err apply(run *r, const found *f, const prepared *p)
 {
     /* (size, mtime) differ from the index's, or the file is new: the walk
      * counted the unchanged ones (on_walk_file) */
@@ -241,50 +346,257 @@ static trove_err process_file(run *r, const found *f)
     tbuf_reset(&r->msg);
     tbuf_printf(&r->msg, "%s/%s", r->coll->path, f->path);
     const char *full = r->msg.data;
-    if ((size_t)f->size > r->opts->max_file_bytes) {
+    switch (p->kind) {
+    case PREP_LARGE:
         warnf(r, "%s: skipped, %lld bytes is over the %zu-byte limit", full, (long long)f->size,
               r->opts->max_file_bytes);
         r->stats->skipped++;
         return TROVE_OK;   /* an old version, if any, is removed as unseen */
-    }
-    char *text = NULL;
-    size_t len = 0;
-    /* The collection rule again at read time: the file may have become a
-     * symlink out of the collection since the walk. */
-    trove_err read_rc = read_note(r, f, &text, &len);
-    if (read_rc != TROVE_OK) {
-        warnf(r, "%s; skipped", trove_errmsg());
+    case PREP_UNREADABLE:
+        warnf(r, "%s; skipped", p->errmsg);
         r->stats->skipped++;
-        if (old && read_rc != TROVE_EACCES)
+        if (old && p->rc != TROVE_EACCES)
             old->seen = 1;  /* keep the last good version rather than lose it */
         return TROVE_OK;
-    }
-    trove_err rc = TROVE_OK;
-    if (looks_binary(text, len)) {
+    case PREP_BINARY:
         warnf(r, "%s: skipped, binary file", full);
         r->stats->skipped++;
-        goto out;
+        return TROVE_OK;
+    case PREP_SAME:
+        old->seen = 1;
+        r->stats->unchanged++;
+        return store_doc_touch(r->st, old->id, f->size, f->mtime_ns);
+    default:
+        break;
     }
-    uint64_t hash = str_hash(text, len);
     if (old) {
         old->seen = 1;
-        if (old->hash == hash) {
-            r->stats->unchanged++;
-            rc = store_doc_touch(r->st, old->id, f->size, f->mtime_ns);
-            goto out;
-        }
-        if ((rc = store_doc_delete(r->st, old->id)) != TROVE_OK)
-            goto out;
+        trove_err rc = store_doc_delete(r->st, old->id);
+        if (rc)
+            return rc;
         r->stats->updated++;
     } else {
         r->stats->added++;
         xgrow(&r->new_hashes, &r->cap_new, r->n_new + 1, sizeof *r->new_hashes);
-        r->new_hashes[r->n_new++] = hash;
+        r->new_hashes[r->n_new++] = p->hash;
     }
-    rc = index_note(r, f, text, len, hash);
-out:
-    free(text);
-    return rc;
+    for (size_t i = 0; i < p->n_warns; i++)
+        warnf(r, "%s", p->warns[i]);
+    if (p->kind == PREP_FAIL)
+        return trove_fail(p->rc, "%s", p->errmsg);
+    store_note note = note_of(r, f, p);
+    int64_t id;
+    return store_doc_insert(r->st, &note, &id);
+}
+
+/* ---- the files of a run, prepared ahead of the writer ----
+ *
+ * Workers take the files in walk order (next) and put what they made in a
+ * ring of `depth` slots; the writer (the caller's thread) takes file i from
+ * slot i % depth when it is ready, so it writes in walk order whatever the
+ * workers' timing, and the index is the same as a run without workers. A
+ * worker takes file i only while i < taken + depth, and beyond the writer's
+ * next file only while the claimed files' sizes stay under PIPE_BYTES.
+ *
+ * The writer's side takes no lock while nobody waits: `full` and `taken`
+ * are atomics, and each side, before it sleeps, says so (writer_waits,
+ * workers_wait) and looks again — sequentially consistent, so of a store
+ * and the other side's look at it, one sees the other, and a wake-up (sent
+ * under the mutex) is never lost. A lock and a futex call per file cost
+ * the writer more than the file's FTS5 hash writes. */
+#define PIPE_BYTES ((int64_t)64 << 20)
+
+typedef struct pipe {
+    run *r;
+    pthread_mutex_t mu;
+    pthread_cond_t ready;       /* a slot was filled (the writer waits) */
+    pthread_cond_t room;        /* the writer took a file (workers wait) */
+    prepared *slots;
+    atomic_int *full;           /* per slot: filled, not yet taken */
+    size_t depth;
+    size_t next;                /* the next file a worker takes (mu) */
+    int64_t claimed;            /* sizes of files claimed so far (mu) */
+    atomic_size_t taken;        /* files the writer is done with */
+    atomic_llong taken_bytes;   /* ... their sizes */
+    atomic_int writer_waits;
+    atomic_int workers_wait;
+    int stop;                   /* (mu) */
+    pthread_t *threads;
+    size_t n_threads;
+} pipe_t;
+
+static int64_t claim_size(const run *r, const found *f)
+{
+    return (size_t)f->size > r->opts->max_file_bytes ? 0 : f->size;
+}
+
+/* May a worker take file i now? (under mu) */
+static int pipe_room(pipe_t *q, size_t i, int64_t size)
+{
+    size_t taken = atomic_load(&q->taken);
+    int64_t bytes = q->claimed - atomic_load(&q->taken_bytes);
+    return i < taken + q->depth && (i == taken || bytes + size <= PIPE_BYTES);
+}
+
+/* A worker claims up to this many files at a time (fewer lock round trips). */
+#define PIPE_BATCH 8
+
+static void *pipe_worker(void *arg)
+{
+    pipe_t *q = arg;
+    pthread_mutex_lock(&q->mu);
+    while (!q->stop && q->next < q->r->n_files) {
+        size_t first = q->next, n = 0;
+        while (n < PIPE_BATCH && first + n < q->r->n_files) {
+            int64_t size = claim_size(q->r, &q->r->files[first + n]);
+            if (!pipe_room(q, first + n, size))
+                break;
+            q->claimed += size;
+            n++;
+        }
+        if (n == 0) {
+            atomic_fetch_add(&q->workers_wait, 1);
+            if (!q->stop && !pipe_room(q, first, claim_size(q->r, &q->r->files[first])))
+                pthread_cond_wait(&q->room, &q->mu);
+            atomic_fetch_sub(&q->workers_wait, 1);
+            continue;
+        }
+        q->next += n;
+        pthread_mutex_unlock(&q->mu);
+        for (size_t i = first; i < first + n; i++) {
+            prepared *p = &q->slots[i % q->depth];
+            prepared_free(p);   /* what the writer took from this slot before */
+            prepare(q->r, &q->r->files[i], 1, p);
+            atomic_store(&q->full[i % q->depth], 1);
+            if (atomic_load(&q->writer_waits)) {
+                pthread_mutex_lock(&q->mu);
+                pthread_cond_signal(&q->ready);
+                pthread_mutex_unlock(&q->mu);
+            }
+        }
+        pthread_mutex_lock(&q->mu);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+static size_t online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (size_t)n : 1;
+}
+
+/* Start the workers (none: prepare() runs on the writer's thread). */
+static void pipe_start(pipe_t *q, run *r)
+{
+    memset(q, 0, sizeof *q);
+    q->r = r;
+    size_t n = r->opts->workers >= 0 ? (size_t)r->opts->workers : online_cpus() - 1;
+    if (r->opts->workers < 0 && (n > 3 || r->n_files < 16))
+        n = r->n_files < 16 ? 0 : 3;   /* a few files: not worth a thread */
+    q->depth = n ? (r->opts->queue ? r->opts->queue : 1) : 1;
+    q->slots = xcalloc(q->depth, sizeof *q->slots);
+    q->full = xcalloc(q->depth, sizeof *q->full);
+    for (size_t i = 0; i < q->depth; i++)
+        atomic_init(&q->full[i], 0);
+    atomic_init(&q->taken, 0);
+    atomic_init(&q->taken_bytes, 0);
+    atomic_init(&q->writer_waits, 0);
+    atomic_init(&q->workers_wait, 0);
+    if (n == 0)
+        return;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->ready, NULL);
+    pthread_cond_init(&q->room, NULL);
+    q->threads = xcalloc(n, sizeof *q->threads);
+    /* Ctrl-C and the like go to the writer's thread, which checks between
+     * files: the workers start with them blocked (faults stay unblocked,
+     * so a crash handler still runs). */
+    static const int async_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
+                                        SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH};
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof async_signals / sizeof *async_signals; i++)
+        sigaddset(&block, async_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (size_t i = 0; i < n; i++) {
+        if (pthread_create(&q->threads[q->n_threads], NULL, pipe_worker, q) != 0)
+            break;   /* fewer workers (none: the writer prepares) */
+        q->n_threads++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* What prepare() made of file i. The writer prepares it itself (without
+ * tokens: FTS5 tokenizes as it inserts) when there are no workers, or when
+ * no worker has taken it yet: rather than sleep, it does the work the
+ * workers are behind on (a loaded machine, a slow disk). */
+static prepared *pipe_get(pipe_t *q, size_t i)
+{
+    prepared *p = &q->slots[i % q->depth];
+    int mine = q->n_threads == 0;
+    atomic_int *full = &q->full[i % q->depth];
+    if (!mine && !atomic_load(full)) {
+        pthread_mutex_lock(&q->mu);
+        if (q->next == i) {
+            mine = 1;
+            q->next++;
+            q->claimed += claim_size(q->r, &q->r->files[i]);
+        } else {
+            atomic_store(&q->writer_waits, 1);
+            while (!atomic_load(full))
+                pthread_cond_wait(&q->ready, &q->mu);
+            atomic_store(&q->writer_waits, 0);
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+    if (mine) {
+        prepared_free(p);
+        prepare(q->r, &q->r->files[i], 0, p);
+    }
+    return p;
+}
+
+/* The writer is done with file i; the worker that takes its slot next
+ * frees it (the writer has enough to do). */
+static void pipe_put(pipe_t *q, size_t i)
+{
+    if (q->n_threads == 0)
+        return;
+    atomic_store(&q->full[i % q->depth], 0);
+    atomic_fetch_add(&q->taken_bytes, claim_size(q->r, &q->r->files[i]));
+    atomic_store(&q->taken, i + 1);
+    /* Workers that found the ring full are woken when half of it is free,
+     * not at every file: they then fill it without sleeping (a worker that
+     * waits for a file this never wakes it for is not needed: the writer
+     * prepares an untaken file itself) */
+    size_t half = q->depth > 1 ? q->depth / 2 : 1;
+    if ((i + 1) % half == 0 && atomic_load(&q->workers_wait)) {
+        pthread_mutex_lock(&q->mu);
+        pthread_cond_broadcast(&q->room);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+/* Stop the workers (they finish the file in hand) and free what they made. */
+static void pipe_stop(pipe_t *q)
+{
+    if (q->n_threads) {
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_broadcast(&q->room);
+        pthread_mutex_unlock(&q->mu);
+        for (size_t i = 0; i < q->n_threads; i++)
+            pthread_join(q->threads[i], NULL);
+        pthread_cond_destroy(&q->room);
+        pthread_cond_destroy(&q->ready);
+        pthread_mutex_destroy(&q->mu);
+    }
+    for (size_t i = 0; i < q->depth; i++)
+        prepared_free(&q->slots[i]);
+    free(q->threads);
+    free(q->slots);
+    free(q->full);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -474,14 +786,22 @@ trove_err index_collection(store *st, const config *cfg, const config_collection
     stats->unchanged = r.n_fresh;
     if (rc == TROVE_OK)
         r.root_fd = open(coll->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    pipe_t q;
+    int q_started = rc == TROVE_OK;
+    if (q_started)
+        pipe_start(&q, &r);
     for (size_t i = 0; rc == TROVE_OK && i < r.n_files; i++) {
-        if (opts->interrupted && *opts->interrupted)
+        if (opts->interrupted && *opts->interrupted) {
             rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
-        else
-            rc = process_file(&r, &r.files[i]);
+        } else {
+            rc = apply(&r, &r.files[i], pipe_get(&q, i));
+            pipe_put(&q, i);
+        }
         if (opts->progress)
             opts->progress(opts->progress_ctx, coll->name, r.n_fresh + i + 1, r.n_walked);
     }
+    if (q_started)
+        pipe_stop(&q);
     if (rc == TROVE_OK && opts->interrupted && *opts->interrupted)
         rc = trove_fail(TROVE_EINTR, "interrupted; the index is unchanged");
     if (rc == TROVE_OK)

@@ -28,9 +28,18 @@ typedef struct index_opts {
     void (*warn)(void *ctx, const char *message);
     void *warn_ctx;
     volatile sig_atomic_t *interrupted;  /* checked between files */
+    /* Threads that read, hash, parse, chunk, detect the language of and
+     * tokenize the files ahead of the one thread that writes (the caller's):
+     * -1 one per CPU beyond the first (at most 3); 0 none, the caller's
+     * thread does everything. The index is the same either way: the writer
+     * takes the files in walk order, warnings and progress come from it. */
+    int workers;
+    size_t queue;        /* files prepared ahead of the writer (at least 1) */
 } index_opts;
 
-/* Defaults: 16 MiB file cap, default chunking, no callbacks. */
+/* Defaults: 16 MiB file cap, default chunking, no callbacks, workers -1,
+ * a queue of 64 files; the environment's TROVE_INDEX_WORKERS and
+ * TROVE_INDEX_QUEUE (numbers) override the last two (tests, benchmarks). */
 void index_opts_init(index_opts *o);
 
 #define INDEX_DEFAULT_MAX_FILE_BYTES (16u << 20)

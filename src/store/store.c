@@ -27,6 +27,11 @@
 #include "util/str.h"
 
 
+/* SQLite's page cache (KiB, negative) outside and inside a write
+ * transaction (store_begin). */
+#define STORE_READ_CACHE "-32000"
+#define STORE_WRITE_CACHE "-262144"
+
 /* The write path's statements (run through the statement cache). */
 static const char doc_insert_sql[] =
     "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
@@ -824,7 +829,7 @@ trove_err store_open(const char *path, int flags_in, store **out)
             goto fail;
         store_exec(st, "PRAGMA synchronous=NORMAL");
     }
-    store_exec(st, "PRAGMA cache_size=-32000");
+    store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
     /* Readers map the file: vector segments (megabytes per search) are then
      * copied straight from the page cache instead of through read() calls. */
     if (readonly)
@@ -1001,7 +1006,6 @@ void store_close(store *st)
     struct stat sb;
     if (st->stamp_on_close && !st->damaged && stat(st->path, &sb) == 0)
         stamp_write(st->path, &sb, st->noop_update[0] ? st->noop_update : NULL);
-    tbuf_free(&st->scratch);
     free(st->path);
     free(st);
 }
@@ -1019,7 +1023,16 @@ const char *store_path(const store *st)
 trove_err store_begin(store *st)
 {
     st->changes_at_begin = sqlite3_total_changes64(st->db);
-    return store_exec(st, "BEGIN IMMEDIATE");
+    /* A write transaction's pages stay in the cache until the commit:
+     * spilled to the WAL early, they are written, read back and written
+     * again (a fresh tldr index: 25% more WAL writes at 32 MB). The cache
+     * only grows as pages are touched; the commit or rollback shrinks it
+     * back (256 MB: a 1M-note update, whose index outgrows any cache,
+     * spills a part, not all of it). */
+    trove_err rc = store_exec(st, "BEGIN IMMEDIATE");
+    if (rc == TROVE_OK)
+        store_exec(st, "PRAGMA cache_size=" STORE_WRITE_CACHE);
+    return rc;
 }
 
 trove_err store_commit(store *st)
@@ -1035,6 +1048,7 @@ trove_err store_commit(store *st)
         st->snap_committed = st->snap_id;
         st->tok_pending = 0;
         snap_abort(st);   /* committed: the next transaction is a new snapshot */
+        store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
         store_reclaim(st, 0);
         store_vside_sync(st);   /* the sealed vector segments' sidecars */
     }
@@ -1054,6 +1068,7 @@ void store_rollback(store *st)
     st->tok_pending = 0;
     st->noop_update[0] = '\0';
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(st->db, "PRAGMA cache_size=" STORE_READ_CACHE, NULL, NULL, NULL);
 }
 
 trove_err store_read_begin(store *st)
@@ -1372,78 +1387,35 @@ void store_files_free(store_file *files, size_t n)
     free(files);   /* the paths live in the same block */
 }
 
-/* Title: frontmatter title, else first H1, else the file name without .md. */
-static char *note_title(const store_note *note)
-{
-    if (note->md->title && *note->md->title)
-        return xstrdup(note->md->title);
-    const char *base = str_basename(note->path);
-    size_t len = strlen(base);
-    if (len > 3 && strcmp(base + len - 3, ".md") == 0)
-        len -= 3;
-    return xstrndup(base, len);
-}
-
-static char *join_heading_path(const chunk *c)
-{
-    tbuf b = {0};
-    for (size_t i = 0; i < c->n_heading_path; i++) {
-        if (i)
-            tbuf_putc(&b, '\x1f');
-        tbuf_puts(&b, c->heading_path[i]);
-    }
-    return tbuf_detach(&b);
-}
-
-static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note, const char *title)
+static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note,
+                               const store_prep *p)
 {
     const chunk_list *cl = note->chunks;
     for (size_t i = 0; i < cl->n; i++) {
         const chunk *c = &cl->items[i];
-        char *heading = join_heading_path(c);
         sqlite3_stmt *s = store_stmt_get(st, chunk_insert_sql);
-        if (!s) {
-            free(heading);
+        if (!s)
             return store_fail(st, "preparing chunk insert");
-        }
         sqlite3_bind_int64(s, 1, doc_id);
         sqlite3_bind_int(s, 2, (int)i);
-        sqlite3_bind_text(s, 3, heading, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, p->headings[i], -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 4, (int64_t)c->start_byte);
         sqlite3_bind_int64(s, 5, (int64_t)c->end_byte);
         sqlite3_bind_int(s, 6, c->line_start);
         sqlite3_bind_int(s, 7, c->line_end);
         trove_err rc = step_done(st, s, "inserting chunk");
-        if (rc) {
-            free(heading);
+        if (rc)
             return rc;
-        }
         int64_t chunk_id = sqlite3_last_insert_rowid(st->db);
         store_nmap_mark_chunk(st, chunk_id);
 
-        /* The heading column carries the note title and the heading path so
-         * that words of titles and headings count for every chunk below them. */
-        tbuf_reset(&st->scratch);
-        tbuf_puts(&st->scratch, title);
-        size_t first = c->n_heading_path && strcmp(c->heading_path[0], title) == 0;
-        for (size_t h = first; h < c->n_heading_path; h++) {
-            tbuf_puts(&st->scratch, " \n");
-            tbuf_puts(&st->scratch, c->heading_path[h]);
-        }
-        char *body = md_clean_text(note->text + c->start_byte, c->end_byte - c->start_byte);
         s = store_stmt_get(st, chunk_fts_insert_sql);
-        if (!s) {
-            free(heading);
-            free(body);
+        if (!s)
             return store_fail(st, "preparing chunk text insert");
-        }
         sqlite3_bind_int64(s, 1, chunk_id);
-        sqlite3_bind_text(s, 2, st->scratch.data, (int)st->scratch.len, SQLITE_STATIC);
-        sqlite3_bind_text(s, 3, body, -1, SQLITE_STATIC);
-        rc = step_done(st, s, "indexing chunk text");
-        free(heading);
-        free(body);
-        if (rc)
+        sqlite3_bind_text(s, 2, p->fts_heads[i], (int)p->fts_head_lens[i], SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, p->fts_bodies[i], (int)p->fts_body_lens[i], SQLITE_STATIC);
+        if ((rc = step_done(st, s, "indexing chunk text")))
             return rc;
     }
     return TROVE_OK;
@@ -1451,42 +1423,26 @@ static trove_err insert_chunks(store *st, int64_t doc_id, const store_note *note
 
 /* Aliases go to `names` (link resolution, case-folded) and, with the title
  * and file name, to titles_fts (the title channel). */
-static trove_err insert_names(store *st, int64_t doc_id, const store_note *note, const char *title,
-                              const char *filename)
+static trove_err insert_names(store *st, int64_t doc_id, const store_prep *p)
 {
-    const md_doc *md = note->md;
-    tbuf aliases = {0};
-    trove_err rc = TROVE_OK;
-    for (size_t i = 0; i < md->n_aliases && rc == TROVE_OK; i++) {
-        if (aliases.len)
-            tbuf_putc(&aliases, '\n');
-        tbuf_puts(&aliases, md->aliases[i]);
-        char *key = str_fold(md->aliases[i]);
+    for (size_t i = 0; i < p->n_aliases; i++) {
         sqlite3_stmt *s = store_stmt_get(st, name_insert_sql);
-        if (!s) {
-            free(key);
-            rc = store_fail(st, "preparing alias insert");
-            break;
-        }
+        if (!s)
+            return store_fail(st, "preparing alias insert");
         sqlite3_bind_int64(s, 1, doc_id);
-        sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-        rc = step_done(st, s, "inserting alias");
-        free(key);
+        sqlite3_bind_text(s, 2, p->alias_keys[i], -1, SQLITE_STATIC);
+        trove_err rc = step_done(st, s, "inserting alias");
+        if (rc)
+            return rc;
     }
-    if (rc == TROVE_OK) {
-        sqlite3_stmt *s = store_stmt_get(st, title_fts_insert_sql);
-        if (!s) {
-            rc = store_fail(st, "preparing title insert");
-        } else {
-            sqlite3_bind_int64(s, 1, doc_id);
-            sqlite3_bind_text(s, 2, title, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s, 3, tbuf_cstr(&aliases), -1, SQLITE_STATIC);
-            sqlite3_bind_text(s, 4, filename, -1, SQLITE_STATIC);
-            rc = step_done(st, s, "indexing title");
-        }
-    }
-    tbuf_free(&aliases);
-    return rc;
+    sqlite3_stmt *s = store_stmt_get(st, title_fts_insert_sql);
+    if (!s)
+        return store_fail(st, "preparing title insert");
+    sqlite3_bind_int64(s, 1, doc_id);
+    sqlite3_bind_text(s, 2, p->title, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, p->aliases, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, p->filename, -1, SQLITE_STATIC);
+    return step_done(st, s, "indexing title");
 }
 
 static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
@@ -1527,67 +1483,25 @@ static trove_err insert_fields(store *st, int64_t doc_id)
     return rc;
 }
 
-/* Link key relative to the linking note: markdown links are relative paths
- * ("../b.md"), wikilinks are names or vault paths. */
-static char *link_key(const char *src_path, const md_link *l)
-{
-    if (l->kind != MD_LINK_MARKDOWN || l->target[0] == '/')
-        return str_note_key(l->target, strlen(l->target));
-    tbuf b = {0};
-    const char *slash = strrchr(src_path, '/');
-    if (slash)
-        tbuf_append(&b, src_path, (size_t)(slash - src_path + 1));
-    tbuf_puts(&b, l->target);
-    /* Collapse "." and ".." segments. */
-    char **segs = NULL;
-    size_t n = 0, cap = 0;
-    char *save = NULL;
-    for (char *seg = strtok_r(b.data, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
-        if (strcmp(seg, ".") == 0)
-            continue;
-        if (strcmp(seg, "..") == 0) {
-            if (n)
-                n--;
-            continue;
-        }
-        xgrow(&segs, &cap, n + 1, sizeof *segs);
-        segs[n++] = seg;
-    }
-    tbuf joined = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            tbuf_putc(&joined, '/');
-        tbuf_puts(&joined, segs[i]);
-    }
-    free(segs);
-    char *key = str_note_key(tbuf_cstr(&joined), joined.len);
-    tbuf_free(&joined);
-    tbuf_free(&b);
-    return key;
-}
-
-static trove_err insert_links(store *st, int64_t doc_id, const store_note *note)
+static trove_err insert_links(store *st, int64_t doc_id, const store_note *note,
+                              const store_prep *p)
 {
     const md_doc *md = note->md;
     for (size_t i = 0; i < md->n_links; i++) {
         const md_link *l = &md->links[i];
         if (!l->target[0])
             continue;  /* same-note [[#heading]] links say nothing about the graph */
-        char *key = link_key(note->path, l);
         sqlite3_stmt *s = store_stmt_get(st, link_insert_sql);
-        if (!s) {
-            free(key);
+        if (!s)
             return store_fail(st, "preparing link insert");
-        }
         sqlite3_bind_int64(s, 1, doc_id);
         sqlite3_bind_int(s, 2, (int)l->kind);
         sqlite3_bind_text(s, 3, l->target, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 4, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, p->link_keys[i], -1, SQLITE_STATIC);
         if (l->fragment)
             sqlite3_bind_text(s, 5, l->fragment, -1, SQLITE_STATIC);
         sqlite3_bind_int(s, 6, l->line);
         trove_err rc = step_done(st, s, "inserting link");
-        free(key);
         if (rc)
             return rc;
     }
@@ -1596,17 +1510,12 @@ static trove_err insert_links(store *st, int64_t doc_id, const store_note *note)
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
 {
-    char docid[9];
-    store_docid(note->collection, note->path, docid);
-    char *title = note_title(note);
-    char *path_key = str_note_key(note->path, strlen(note->path));
-    char *stem = xstrdup(str_basename(path_key));
-    const char *base = str_basename(note->path);
-    size_t base_len = strlen(base);
-    if (base_len > 3 && strcmp(base + base_len - 3, ".md") == 0)
-        base_len -= 3;
-    char *filename = xstrndup(base, base_len);
-
+    store_prep own;
+    const store_prep *p = note->prep;
+    if (!p) {
+        store_note_prepare(note, 0, &own);
+        p = &own;
+    }
     trove_err rc = tokenizer_ready(st);
     sqlite3_stmt *s = rc ? NULL : store_stmt_get(st, doc_insert_sql);
     if (rc) {
@@ -1617,10 +1526,10 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     }
     sqlite3_bind_int64(s, 1, note->collection_id);
     sqlite3_bind_text(s, 2, note->path, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, path_key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 4, stem, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 5, docid, 8, SQLITE_STATIC);
-    sqlite3_bind_text(s, 6, title, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, p->path_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, p->stem, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 5, p->docid, 8, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, p->title, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 7, (int64_t)note->len);
     sqlite3_bind_int64(s, 8, note->mtime_ns);
     sqlite3_bind_int64(s, 9, (int64_t)note->hash);
@@ -1634,16 +1543,17 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK ||
         (rc = insert_fields(st, *doc_id)) != TROVE_OK)
         goto done;
-    if ((rc = insert_chunks(st, *doc_id, note, title)) == TROVE_OK &&
-        (rc = insert_names(st, *doc_id, note, title, filename)) == TROVE_OK &&
+    /* FTS5 replays the tokens a worker made of these texts (tok_tape) */
+    tok_tape_offer(&p->tape);
+    if ((rc = insert_chunks(st, *doc_id, note, p)) == TROVE_OK &&
+        (rc = insert_names(st, *doc_id, p)) == TROVE_OK &&
         (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK &&
         (rc = store_nrec_write(st, *doc_id)) == TROVE_OK)
-        rc = insert_links(st, *doc_id, note);
+        rc = insert_links(st, *doc_id, note, p);
+    tok_tape_offer(NULL);
 done:
-    free(title);
-    free(path_key);
-    free(stem);
-    free(filename);
+    if (p == &own)
+        store_prep_free(&own);
     return rc;
 }
 

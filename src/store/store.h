@@ -18,6 +18,7 @@
 
 #include "chunk/chunk.h"
 #include "md/md.h"
+#include "text/tok.h"
 #include "util/err.h"
 
 typedef struct store store;
@@ -160,6 +161,8 @@ typedef struct store_file {
 trove_err store_files(store *st, int64_t collection_id, store_file **out, size_t *n);
 void store_files_free(store_file *files, size_t n);
 
+struct store_prep;
+
 typedef struct store_note {
     int64_t collection_id;
     const char *collection; /* its name (for the docid) */
@@ -171,7 +174,34 @@ typedef struct store_note {
     const md_doc *md;
     const chunk_list *chunks;
     const char *lang;       /* ISO 639-1 code from lang_detect(), NULL or "" unknown */
+    const struct store_prep *prep;  /* made by store_note_prepare() of this
+                                       note; NULL: store_doc_insert makes it */
 } store_note;
+
+/* What store_doc_insert() derives from a note without the database: the
+ * title, the path's keys, each chunk's heading path and full-text columns,
+ * the alias and link keys, and with `tokens` the tokens of every full-text
+ * column (a tok_tape the insert offers FTS5, so the writer does not
+ * tokenize). store_note_prepare() reads only the note (no store, no
+ * database): the indexer runs it on worker threads beside the writer. The
+ * prep points into nothing of the note's; free with store_prep_free(). */
+typedef struct store_prep {
+    char docid[9];
+    char *title, *path_key, *stem, *filename;
+    size_t n_chunks;
+    char **headings;       /* per chunk: the heading path joined by U+001F */
+    char **fts_heads;      /* per chunk: chunks_fts.heading (title and headings) */
+    char **fts_bodies;     /* per chunk: chunks_fts.body (md_clean_text) */
+    size_t *fts_head_lens, *fts_body_lens;   /* their lengths */
+    char *aliases;         /* the aliases, one a line (titles_fts.aliases) */
+    char **alias_keys;     /* per alias: folded (names) */
+    char **link_keys;      /* per md link: its key; NULL for [[#heading]] links */
+    size_t n_aliases, n_links;
+    tok_tape tape;         /* with tokens: the full-text columns' tokens */
+} store_prep;
+
+void store_note_prepare(const store_note *note, int tokens, store_prep *out);
+void store_prep_free(store_prep *p);
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id);
 trove_err store_doc_delete(store *st, int64_t doc_id);

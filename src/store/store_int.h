@@ -35,7 +35,6 @@ struct store {
     store_cached_stmt cached[STORE_STMT_CACHE];
     size_t n_cached;
     uint64_t clock;         /* counts store_stmt_get calls */
-    tbuf scratch;
     store_dead_slot *dead;  /* folded into segment bitmaps at commit */
     size_t n_dead, cap_dead;
     /* Snapshots (store_snap.c): the id the open transaction commits as, 0

@@ -118,4 +118,43 @@ int tok_has_cjk(const char *text, size_t len);
 struct sqlite3;
 trove_err tok_register_fts5(struct sqlite3 *db);
 
+/* ---- tokens made ahead of an FTS5 insert (tok_fts5.c) ----
+ *
+ * The indexer tokenizes a note's full-text columns on a worker thread and
+ * the writer hands FTS5 the ready tokens: while a tape is offered on a
+ * thread, the "trove" tokenizer (document mode, stemming) answers a text
+ * that equals one of the tape's texts byte for byte by replaying that
+ * text's recorded tokens instead of tokenizing it again. Any other text is
+ * tokenized as ever, so a tape can only save work, never change a term.
+ * A tape owns its tokens, not its texts (the caller keeps those alive
+ * while the tape is offered). */
+typedef struct tok_tape_tok {
+    uint32_t off, len;          /* the term: bytes[off .. off+len) */
+    uint32_t start, end;        /* byte offsets in the text */
+    int flags;                  /* TOK_COLOCATED */
+} tok_tape_tok;
+
+typedef struct tok_tape_text {
+    const char *text;
+    size_t len;
+    size_t first, n;            /* its tokens: toks[first .. first+n) */
+} tok_tape_text;
+
+typedef struct tok_tape {
+    tok_tape_text *texts;
+    size_t n_texts, cap_texts;
+    tok_tape_tok *toks;
+    size_t n_toks, cap_toks;
+    char *bytes;
+    size_t n_bytes, cap_bytes;
+} tok_tape;
+
+/* Record the document-mode, stemmed tokens of text[0..len) (the FTS5
+ * tokenizer's, whatever thread calls it). */
+void tok_tape_record(tok_tape *t, const char *text, size_t len);
+void tok_tape_free(tok_tape *t);
+/* Offer t to the FTS5 tokenizer on the calling thread until the next call
+ * (NULL: none). */
+void tok_tape_offer(const tok_tape *t);
+
 #endif

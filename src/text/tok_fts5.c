@@ -8,6 +8,7 @@
  * their positions), which is what makes a quoted query term match the
  * indexed text. */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,82 @@ static int on_token(void *vctx, const char *token, size_t len, size_t start,
                     token, (int)len, (int)start, (int)end);
 }
 
+/* ---- tapes ---- */
+
+static const tok_opts tape_opts = {.stem = 1};
+static _Thread_local const tok_tape *tl_tape;
+static _Thread_local size_t tl_tape_next;   /* where the next text likely is */
+
+static int tape_token(void *vctx, const char *token, size_t len, size_t start, size_t end,
+                      int flags)
+{
+    tok_tape *t = vctx;
+    xgrow(&t->toks, &t->cap_toks, t->n_toks + 1, sizeof *t->toks);
+    xgrow(&t->bytes, &t->cap_bytes, t->n_bytes + len, 1);
+    memcpy(t->bytes + t->n_bytes, token, len);
+    t->toks[t->n_toks++] = (tok_tape_tok){(uint32_t)t->n_bytes, (uint32_t)len, (uint32_t)start,
+                                          (uint32_t)end, flags};
+    t->n_bytes += len;
+    return 0;
+}
+
+void tok_tape_record(tok_tape *t, const char *text, size_t len)
+{
+    if (len > (size_t)INT32_MAX)
+        return;   /* more than FTS5 hands a tokenizer: never offered */
+    xgrow(&t->texts, &t->cap_texts, t->n_texts + 1, sizeof *t->texts);
+    tok_tape_text *x = &t->texts[t->n_texts++];
+    x->text = text;
+    x->len = len;
+    x->first = t->n_toks;
+    tok_run_flags(&tape_opts, text, len, t, tape_token);
+    x->n = t->n_toks - x->first;
+}
+
+void tok_tape_free(tok_tape *t)
+{
+    free(t->texts);
+    free(t->toks);
+    free(t->bytes);
+    memset(t, 0, sizeof *t);
+}
+
+void tok_tape_offer(const tok_tape *t)
+{
+    tl_tape = t;
+    tl_tape_next = 0;
+}
+
+/* The offered tape's text equal to text[0..n), else NULL. Columns come in
+ * the order they were recorded, so the search starts after the last hit. */
+static const tok_tape_text *tape_find(const char *text, size_t n)
+{
+    const tok_tape *t = tl_tape;
+    for (size_t k = 0; k < t->n_texts; k++) {
+        size_t i = (tl_tape_next + k) % t->n_texts;
+        const tok_tape_text *x = &t->texts[i];
+        if (x->len == n && (x->text == text || memcmp(x->text, text, n) == 0)) {
+            tl_tape_next = i + 1;
+            return x;
+        }
+    }
+    return NULL;
+}
+
+static int tape_replay(const tok_tape_text *x, void *ctx,
+                       int (*token)(void *, int, const char *, int, int, int))
+{
+    const tok_tape *t = tl_tape;
+    for (size_t i = x->first; i < x->first + x->n; i++) {
+        const tok_tape_tok *k = &t->toks[i];
+        int rc = token(ctx, k->flags & TOK_COLOCATED ? FTS5_TOKEN_COLOCATED : 0,
+                       t->bytes + k->off, (int)k->len, (int)k->start, (int)k->end);
+        if (rc)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
 static int x_tokenize(Fts5Tokenizer *tok, void *ctx, int flags,
                       const char *text, int n,
                       int (*token)(void *, int, const char *, int, int, int))
@@ -63,6 +140,11 @@ static int x_tokenize(Fts5Tokenizer *tok, void *ctx, int flags,
     fts5_cb_ctx c = {ctx, token};
     if (n <= 0)
         return SQLITE_OK;
+    if (tl_tape && (flags & FTS5_TOKENIZE_DOCUMENT) && t->opts.stem == tape_opts.stem) {
+        const tok_tape_text *x = tape_find(text, (size_t)n);
+        if (x)
+            return tape_replay(x, ctx, token);
+    }
     tok_opts o = t->opts;
     o.query = (flags & FTS5_TOKENIZE_QUERY) != 0;
     return tok_run_flags(&o, text, (size_t)n, &c, on_token);

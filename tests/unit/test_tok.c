@@ -253,6 +253,45 @@ static void check_highlight(sqlite3 *db, const char *match, const char *want)
     tbuf_free(&got);
 }
 
+/* A tape offered on the thread stands in for tokenizing a text equal to one
+ * of its texts (document mode only); any other text is tokenized. The tape
+ * here is made to lie ("zebra" recorded with the tokens of "apples") so the
+ * test can tell a replay from a tokenizer run. */
+static void test_fts5_tape_replay(void **state)
+{
+    (void)state;
+    tok_tape t = {0};
+    tok_tape_record(&t, "Running dogs", 12);
+    assert_int_equal(t.n_texts, 1);
+    assert_int_equal(t.texts[0].n, 2);
+    assert_memory_equal(t.bytes + t.toks[0].off, "run", 3);
+    assert_int_equal(t.toks[1].start, 8);
+    assert_int_equal(t.toks[1].end, 12);
+    tok_tape_free(&t);
+
+    sqlite3 *db = open_db("trove");
+    tok_tape_record(&t, "apples", 6);
+    t.texts[0].text = "zebra";
+    t.texts[0].len = 5;
+    tok_tape_offer(&t);
+    exec_ok(db, "INSERT INTO t(rowid, body) VALUES (1, 'zebra'), (2, 'zebras run')");
+    tok_tape_offer(NULL);
+    exec_ok(db, "INSERT INTO t(rowid, body) VALUES (3, 'zebra')");
+    tok_tape_free(&t);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT group_concat(rowid) FROM t WHERE t MATCH ?1",
+                                        -1, &st, NULL), SQLITE_OK);
+    static const char *const q[][2] = {{"apple", "1"}, {"zebra", "2,3"}, {"run", "2"}};
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        sqlite3_bind_text(st, 1, q[i][0], -1, SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), q[i][1]);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 static void test_fts5_offsets(void **state)
 {
     (void)state;
@@ -513,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stem_keeps_first_byte),
         cmocka_unit_test(test_stem_only),
+        cmocka_unit_test(test_fts5_tape_replay),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
