@@ -434,6 +434,15 @@ static trove_err upgrade_schema(store *st, int version)
             rc = store_nmap_flush(st);
         version = 8;
     }
+    if (version == 8 && rc == TROVE_OK) {
+        /* v9: note_map rows by segment * STORE_NMAP_KINDS + kind, and kind
+         * 7, the chunks' lengths in tokens (store_nmap.h): rebuilt whole. */
+        rc = store_exec(st, "DELETE FROM note_map");
+        store_nmap_mark_all(st);
+        if (rc == TROVE_OK)
+            rc = store_nmap_flush(st);
+        version = 9;
+    }
     if (rc == TROVE_OK) {
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
@@ -889,6 +898,7 @@ static trove_err tokenizer_sync_now(store *st, const char *have, const char *hav
                 (rc = store_exec(st, "INSERT INTO titles_fts(titles_fts) VALUES('rebuild')")))
                 return rc;
             st->tok_rebuilt = 1;
+            store_nmap_mark_all(st);   /* the chunks' lengths in tokens changed */
         }
         rc = meta_put(st, "tokenizer", version, "recording the tokenizer version");
     }

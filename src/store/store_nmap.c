@@ -11,6 +11,15 @@
 #include "util/mem.h"
 
 #define SEG ((int64_t)1 << STORE_NMAP_SEG_BITS)
+#define KINDS STORE_NMAP_KINDS
+#define KIND_NOTE 0   /* chunk -> note */
+#define KIND_DAY 1    /* note -> date */
+#define KIND_LEN 7    /* chunk -> tokens */
+
+static int64_t row_of(int64_t id, int kind)
+{
+    return (id >> STORE_NMAP_SEG_BITS) * KINDS + kind;
+}
 
 const char *const store_nmap_date_keys[STORE_NMAP_N_DATE_KEYS] = {"date", "created"};
 
@@ -32,14 +41,16 @@ static void mark_row(store *st, int64_t row)
 
 void store_nmap_mark_chunk(store *st, int64_t chunk_id)
 {
-    if (chunk_id >= 0)
-        mark_row(st, (chunk_id >> STORE_NMAP_SEG_BITS) * 2);
+    if (chunk_id >= 0) {
+        mark_row(st, row_of(chunk_id, KIND_NOTE));
+        mark_row(st, row_of(chunk_id, KIND_LEN));
+    }
 }
 
 void store_nmap_mark_note(store *st, int64_t doc_id)
 {
     if (doc_id >= 0)
-        mark_row(st, (doc_id >> STORE_NMAP_SEG_BITS) * 2 + 1);
+        mark_row(st, row_of(doc_id, KIND_DAY));
 }
 
 void store_nmap_mark_all(store *st)
@@ -66,8 +77,10 @@ trove_err store_nmap_mark_note_chunks(store *st, int64_t doc_id)
         sqlite3_column_type(s, 0) != SQLITE_NULL) {
         int64_t lo = sqlite3_column_int64(s, 0) >> STORE_NMAP_SEG_BITS;
         int64_t hi = sqlite3_column_int64(s, 1) >> STORE_NMAP_SEG_BITS;
-        for (int64_t seg = lo; seg <= hi; seg++)
-            mark_row(st, seg * 2);
+        for (int64_t seg = lo; seg <= hi; seg++) {
+            mark_row(st, seg * KINDS + KIND_NOTE);
+            mark_row(st, seg * KINDS + KIND_LEN);
+        }
     }
     store_stmt_put(st, s);
     return rc;
@@ -87,16 +100,45 @@ static uint64_t get_le(const uint8_t *p, int bytes)
     return v;
 }
 
-/* Row `row` as the index now is, into out (empty: no slot used). */
+/* The tokens of all columns in an FTS5 docsize record (a varint per
+ * column, SQLite's encoding), as xColumnSize(-1) sums them; -1 when the
+ * record is malformed. */
+static int64_t docsize_tokens(const uint8_t *p, size_t n)
+{
+    int64_t total = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t v = 0;
+        int k = 0;
+        for (;; k++) {
+            if (i >= n || k >= 5)
+                return -1;   /* a column size is a 32-bit varint */
+            uint8_t b = p[i++];
+            v = (v << 7) | (b & 0x7f);
+            if (!(b & 0x80))
+                break;
+        }
+        total += (int64_t)(v & 0xffffffffu);
+    }
+    return total;
+}
+
+/* Row `row` as the index now is, into out (empty: no slot used; kinds
+ * nothing writes yet stay empty). */
 static trove_err build_row(store *st, int64_t row, tbuf *out)
 {
-    int64_t lo = (row >> 1) << STORE_NMAP_SEG_BITS;
-    int kind = (int)(row & 1), width = kind ? 8 : 4;
+    int64_t lo = (row / KINDS) << STORE_NMAP_SEG_BITS;
+    int kind = (int)(row % KINDS);
     out->len = 0;
-    sqlite3_stmt *s = store_stmt_get(st, kind ? "SELECT doc_id, rec FROM note_meta"
-                                                " WHERE doc_id >= ?1 AND doc_id < ?2"
-                                              : "SELECT id, doc_id FROM chunks"
-                                                " WHERE id >= ?1 AND id < ?2");
+    if (kind != KIND_NOTE && kind != KIND_DAY && kind != KIND_LEN)
+        return TROVE_OK;
+    int width = kind == KIND_DAY ? 8 : kind == KIND_LEN ? 2 : 4;
+    sqlite3_stmt *s = store_stmt_get(st, kind == KIND_DAY ? "SELECT doc_id, rec FROM note_meta"
+                                                            " WHERE doc_id >= ?1 AND doc_id < ?2"
+                                         : kind == KIND_LEN ? "SELECT id, sz FROM chunks_fts_docsize"
+                                                              " WHERE id >= ?1 AND id < ?2"
+                                                            : "SELECT id, doc_id FROM chunks"
+                                                              " WHERE id >= ?1 AND id < ?2");
     if (!s)
         return store_fail(st, "reading the note map");
     sqlite3_bind_int64(s, 1, lo);
@@ -106,13 +148,19 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
     double nan = NAN;
     memcpy(&none, &nan, sizeof none);
     for (int64_t i = 0; i < SEG; i++)
-        put_le(a + i * width, kind ? none : 0, width);
+        put_le(a + i * width, kind == KIND_DAY ? none : 0, width);
     int64_t used = 0;
     trove_err rc = TROVE_OK;
     while (store_step(st, s, "reading the note map", &rc) > 0) {
         int64_t at = sqlite3_column_int64(s, 0) - lo;
         uint64_t v;
-        if (kind) {
+        if (kind == KIND_LEN) {
+            int64_t len = docsize_tokens(sqlite3_column_blob(s, 1),
+                                         (size_t)sqlite3_column_bytes(s, 1));
+            if (len < 0 || len >= 0xffff)
+                continue;   /* search asks FTS5 */
+            v = (uint64_t)len + 1;
+        } else if (kind == KIND_DAY) {
             double days;
             if (noterec_date(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
                              store_nmap_date_keys, STORE_NMAP_N_DATE_KEYS, &days) < 0 ||
@@ -166,9 +214,9 @@ static trove_err row_end(store *st, int64_t *end)
         int64_t c = sqlite3_column_int64(s, 0), d = sqlite3_column_int64(s, 1);
         int64_t m = sqlite3_column_int64(s, 2);
         if (c >= 0)
-            *end = (c >> STORE_NMAP_SEG_BITS) * 2 + 1;
-        if (d >= 0 && (d >> STORE_NMAP_SEG_BITS) * 2 + 2 > *end)
-            *end = (d >> STORE_NMAP_SEG_BITS) * 2 + 2;
+            *end = row_of(c, KIND_LEN) + 1;
+        if (d >= 0 && row_of(d, KIND_DAY) + 1 > *end)
+            *end = row_of(d, KIND_DAY) + 1;
         if (m + 1 > *end)
             *end = m + 1;
     }
@@ -290,7 +338,7 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 {
     if (chunk_id < 0)
         return 0;
-    const nmap_row *x = reader_row(r, (chunk_id >> STORE_NMAP_SEG_BITS) * 2, rc);
+    const nmap_row *x = reader_row(r, row_of(chunk_id, KIND_NOTE), rc);
     if (*rc)
         return -1;
     size_t at = (size_t)(chunk_id & (SEG - 1)) * 4;
@@ -307,7 +355,7 @@ int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trov
 {
     if (doc_id < 0)
         return 0;
-    const nmap_row *x = reader_row(r, (doc_id >> STORE_NMAP_SEG_BITS) * 2 + 1, rc);
+    const nmap_row *x = reader_row(r, row_of(doc_id, KIND_DAY), rc);
     if (*rc)
         return -1;
     size_t at = (size_t)(doc_id & (SEG - 1)) * 8;
@@ -316,4 +364,21 @@ int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trov
     uint64_t v = get_le(x->data + at, 8);
     memcpy(days, &v, sizeof *days);
     return !isnan(*days);
+}
+
+int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, trove_err *rc)
+{
+    if (chunk_id < 0)
+        return 0;
+    const nmap_row *x = reader_row(r, row_of(chunk_id, KIND_LEN), rc);
+    if (*rc)
+        return -1;
+    size_t at = (size_t)(chunk_id & (SEG - 1)) * 2;
+    if (!x || at + 2 > x->len)
+        return 0;
+    uint64_t v = get_le(x->data + at, 2);
+    if (!v)
+        return 0;
+    *len = (int64_t)v - 1;
+    return 1;
 }
