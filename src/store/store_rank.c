@@ -16,13 +16,11 @@ static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     return SQLITE_OK;
 }
 
-/* As fts5Bm25GetData (fts5_aux.c) computes them, for phrases
- * [r->first, n): the same statements in the same order. */
-static int rank_stats(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r)
+/* As fts5Bm25GetData (fts5_aux.c) computes them, for the n phrases from
+ * `first`: the same statements in the same order. */
+static int rank_stats(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
+                      int n)
 {
-    int n = api->xPhraseCount(fts) - r->first;
-    if (n < 0)
-        n = 0;
     sqlite3_int64 n_row = 0, n_token = 0;
     int rc = api->xRowCount(fts, &n_row);
     if (n_row <= 0)
@@ -39,7 +37,7 @@ static int rank_stats(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank 
     r->avgdl = (double)n_token / (double)n_row;
     for (int i = 0; rc == SQLITE_OK && i < n; i++) {
         sqlite3_int64 n_hit = 0;
-        rc = api->xQueryPhrase(fts, r->first + i, &n_hit, count_row);
+        rc = api->xQueryPhrase(fts, first + i, &n_hit, count_row);
         if (rc == SQLITE_OK) {
             double idf = log((n_row - n_hit + 0.5) / (n_hit + 0.5));
             if (idf <= 0.0)
@@ -80,9 +78,10 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         sqlite3_result_error(ctx, "trove_rank: no rank state bound", -1);
         return;
     }
-    int rc = SQLITE_OK;
-    if (!r->have || r->n_phrase != api->xPhraseCount(fts) - r->first)
-        rc = rank_stats(api, fts, r);
+    int all = api->xPhraseCount(fts), rc = SQLITE_OK;
+    int n = r->n_query > 0 && r->n_query <= all ? r->n_query : all, first = all - n;
+    if (!r->have || r->n_phrase != n)
+        rc = rank_stats(api, fts, r, first, n);
     double d = 0;
     if (rc == SQLITE_OK)
         rc = row_length(api, fts, r, &d);
@@ -99,7 +98,7 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         double freq = 0.0;
         Fts5PhraseIter it;
         int col, off;
-        for (rc = api->xPhraseFirst(fts, r->first + i, &it, &col, &off);
+        for (rc = api->xPhraseFirst(fts, first + i, &it, &col, &off);
              rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
             freq += col < 2 ? r->weight[col] : 1.0;
         if (rc != SQLITE_OK) {
@@ -128,11 +127,6 @@ trove_err store_rank_ready(store *st)
 void store_rank_use(store *st, store_rank *r)
 {
     st->rank = r;
-}
-
-void store_rank_reset(store_rank *r, int first)
-{
-    r->first = first;
 }
 
 void store_rank_free(store_rank *r)

@@ -15,12 +15,14 @@
  *
  * run between store_rank_use(st, r) and store_rank_use(st, NULL): the
  * store's connection has one rank state at a time (a statement's own
- * parameters stay the caller's: the filters bind from ?2 on). Phrases before r->first are not scored:
- * a caller may put a restriction in front of the query ("(a) AND (a OR b)")
+ * parameters stay the caller's: the filters bind from ?2 on). With
+ * r->n_query set, only the expression's last n_query phrases are scored: a
+ * caller may put a restriction in front of the query ("(a) AND (a OR b)")
  * and score the query's own phrases only. The statistics are computed at
- * the first row (or kept from an earlier statement with the same phrases,
- * store_rank_reset), so a caller can read the phrases' IDFs after one row
- * (store_rank_bound). The caller owns the store_rank and the reader. */
+ * the first row and kept while the phrases scored are as many (the caller
+ * runs one query, restricted or not, per store_rank), so a caller can read
+ * the phrases' IDFs after one row (store_rank_bound). The caller owns the
+ * store_rank and the reader. */
 #ifndef TROVE_STORE_RANK_H
 #define TROVE_STORE_RANK_H
 
@@ -36,7 +38,7 @@
 typedef struct store_rank {
     store_nmap_reader *nmap;   /* lengths of chunks, or NULL: FTS5's */
     double weight[2];          /* heading, body */
-    int first;                 /* the first phrase scored */
+    int n_query;               /* the last phrases scored (0: all) */
     /* Statistics, filled at the first row scored (have). */
     int have;
     int n_phrase;              /* phrases scored */
@@ -52,11 +54,8 @@ trove_err store_rank_ready(store *st);
 /* The state trove_rank() scores with until the next call (NULL: none; a
  * statement calling it then fails). */
 void store_rank_use(store *st, store_rank *r);
-/* Keep the statistics for a statement whose scored phrases are the same
- * (first moves to `first`). */
-void store_rank_reset(store_rank *r, int first);
 void store_rank_free(store_rank *r);
-/* The most phrase i (0: r->first) can add to a row's score: IDF x (k1 + 1),
+/* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */
 double store_rank_bound(const store_rank *r, int i);
