@@ -7,6 +7,7 @@
 
 #include "store/store_int.h"
 #include "text/tok.h"
+#include "util/err.h"
 #include "util/mem.h"
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
@@ -85,6 +86,11 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
     double d = 0;
     if (rc == SQLITE_OK)
         rc = row_length(api, fts, r, &d);
+    if (r->rc != TROVE_OK) {
+        /* the note map's own error (its statement's), said by this one */
+        sqlite3_result_error(ctx, trove_errmsg(), -1);
+        return;
+    }
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;

@@ -224,7 +224,7 @@ def test_schema_5_is_upgraded_in_place(cold_meta):
     got = {r["path"]: r["date_source"] for r in meta.search("crane", "--all")}
     assert got["daily/2026-W14.md"] == "filename"
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
     db.close()
 
 
@@ -346,9 +346,9 @@ def test_schema_7_is_upgraded_to_8(cold_meta):
     db.close()
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "8"
-    # one segment: its chunk row and its date row
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1]
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+    # one segment: its chunk row, its date row and its chunk-length row (v9)
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 7]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in cases} == want
     meta.ok("check")
