@@ -1,5 +1,6 @@
 /* Fuzz target: query_parse must always yield an FTS5 expression that SQLite
- * accepts (with the trove tokenizer), and tok_run must report in-bounds,
+ * accepts (with the trove tokenizer) and that query_fts_phrases reads back
+ * (which stays in bounds on any text), and tok_run must report in-bounds,
  * non-overlapping-start, increasing offsets on arbitrary bytes. */
 #include <sqlite3.h>
 #include <stdint.h>
@@ -63,7 +64,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in[size] = '\0';
     query_parsed q;
     query_parse(in, &q);
+    /* query_fts_phrases: in bounds on any text; every expression
+     * query_parse builds reads back, each phrase a quoted string */
+    query_span sp[128];
+    size_t n_neg, n = query_fts_phrases(in, sp, 128, &n_neg);
+    for (size_t i = 0; i < n; i++)
+        if (sp[i].off + sp[i].len > size || in[sp[i].off] != '"')
+            abort();
     free(in);
+    if (q.fts) {
+        size_t len = strlen(q.fts);
+        n = query_fts_phrases(q.fts, sp, 128, &n_neg);
+        if (n == 0) {
+            fprintf(stderr, "not read back: %s\n", q.fts);
+            abort();
+        }
+        for (size_t i = 0; i < n; i++)
+            if (sp[i].off + sp[i].len > len || q.fts[sp[i].off] != '"')
+                abort();
+    }
     if (!q.plain)
         abort();
     if (q.fts) {

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "search/search_int.h"
+#include "text/query.h"
+#include "store/store_rank.h"
 #include "text/grams.h"
 #include "text/lang.h"
 #include "util/mem.h"
@@ -65,17 +67,201 @@ static size_t walk_rows(store *st, sqlite3_stmt *s, store_nmap_reader *nmap,
     return passed;
 }
 
+/* ---- the rows that can reach the top (MaxScore) ------------------------ */
+
+/* A row's score is a sum over the query's phrases, and phrase i adds at
+ * most its bound b_i = IDF_i x (k1 + 1) (store_rank_bound). Once `cap` rows
+ * are known with scores >= t, a row matching only phrases whose bounds sum
+ * below t cannot be among the best `cap`: so the query runs restricted to
+ * the rows of its rarer phrases, "(rare OR ...) AND (query)", which FTS5
+ * answers by walking the rare doclists and seeking in the common ones, and
+ * the rows of common words alone are neither read nor scored. t comes from
+ * a first run restricted to the rarest phrase (its rows, scored in full,
+ * are real rows of the query: the cap-th of them is a floor for the
+ * cap-th of all); a second run, with the phrases that t does not rule
+ * out, is needed when the first did not rule out all but the rarest.
+ * Exact: the rows kept are the query's best `cap` (ties included: a row
+ * ruled out scores strictly below t, with a margin for rounding), scored
+ * by the same function. */
+#define PRUNE_MAX 128          /* phrases; more: no pruning */
+#define PRUNE_MARGIN 1e-9      /* relative, far above a sum's rounding */
+#define PRUNE_MIN_ROWS 16      /* x cap: fewer rows in all, no pruning */
+
+typedef struct prune {
+    query_span sp[PRUNE_MAX];
+    size_t order[PRUNE_MAX];   /* positive phrases, fewest rows first */
+    size_t n_pos, n_neg;
+    const int64_t *hits;
+} prune;
+
+static const prune *prune_sorting;   /* qsort has no context argument */
+
+static int cmp_rarer(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int64_t hx = prune_sorting->hits[x], hy = prune_sorting->hits[y];
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs the query's first row through trove_rank() for its statistics:
+ * 1 when p then holds the phrases rarest first, 0 when the query has a
+ * shape this does not prune, 2 when it has no row, -1 on an error. */
+static int prune_plan(store *st, const char *fts, store_rank *rank, prune *p, trove_err *rc)
+{
+    p->n_pos = query_fts_phrases(fts, p->sp, PRUNE_MAX, &p->n_neg);
+    if (p->n_pos < 2)
+        return 0;
+    sqlite3_stmt *s;
+    if ((*rc = prepare(st, "SELECT trove_rank(chunks_fts) FROM chunks_fts"
+                           " WHERE chunks_fts MATCH ?1 LIMIT 1", &s)) != TROVE_OK)
+        return -1;
+    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+    int row = step_row(st, s, "keyword search", rc);
+    store_stmt_put(st, s);
+    if (row <= 0)
+        return row < 0 ? -1 : 2;
+    /* every P one FTS5 phrase, in order: the statistics line up with p */
+    if (!rank->have || (size_t)rank->n_phrase != p->n_pos + p->n_neg)
+        return 0;
+    rank->n_query = rank->n_phrase;
+    for (size_t i = 0; i < p->n_pos; i++)
+        p->order[i] = i;
+    p->hits = rank->hits;
+    prune_sorting = p;
+    qsort(p->order, p->n_pos, sizeof *p->order, cmp_rarer);
+    prune_sorting = NULL;
+    return 1;
+}
+
+/* The rows of the e rarest phrases, counted once per phrase: what a run
+ * restricted to them reads, at most. */
+static int64_t prune_hits(const prune *p, size_t e)
+{
+    int64_t n = 0;
+    for (size_t k = 0; k < e; k++)
+        n += p->hits[p->order[k]];
+    return n;
+}
+
+/* The query restricted to the rows of its e rarest phrases. */
+static void prune_expr(const char *fts, const prune *p, size_t e, tbuf *out)
+{
+    tbuf_reset(out);
+    tbuf_putc(out, '(');
+    for (size_t k = 0; k < e; k++) {
+        const query_span *x = &p->sp[p->order[k]];
+        tbuf_printf(out, "%s%.*s", k ? " OR " : "", (int)x->len, fts + x->off);
+    }
+    tbuf_printf(out, ") AND (%s)", fts);
+}
+
+/* The lowest score that matters, top being full: the last kept row's,
+ * or, when the walk stops at its depth-th note (walk_depth: an unfiltered
+ * walk of the whole list, walk_rows), the score of the row that brings
+ * that note, where the note map knows every row's note till then. */
+static double kept_floor(topk *top, store_nmap_reader *nmap, size_t walk_depth, trove_err *rc)
+{
+    double t = top->h[0].score;
+    for (size_t i = 1; i < top->n; i++)
+        t = fmin(t, top->h[i].score);
+    if (!nmap || !walk_depth || walk_depth > top->n)
+        return t;
+    size_t slots = 16;
+    while (slots < 2 * top->n)
+        slots *= 2;
+    int64_t *seen = xcalloc(slots, sizeof *seen);   /* note ids, 0: empty */
+    size_t notes = 0;
+    scored row;
+    for (size_t i = 0; notes < walk_depth && search_topk_get(top, i, &row); i++) {
+        int64_t doc;
+        if (store_nmap_chunk_note(nmap, row.chunk_id, &doc, rc) <= 0 || doc <= 0)
+            break;   /* unknown note (or an error): the last row's floor */
+        size_t h = (size_t)(doc * 0x9E3779B97F4A7C15ull) & (slots - 1);
+        while (seen[h] && seen[h] != doc)
+            h = (h + 1) & (slots - 1);
+        if (!seen[h]) {
+            seen[h] = doc;
+            if (++notes == walk_depth)
+                t = row.score;
+        }
+    }
+    free(seen);
+    return t;
+}
+
+/* search_keep_best_plain(plain, fts) into top (top->cap > 0), reading only
+ * rows that can be among the best top->cap; *matches is then "more than
+ * kept" (SIZE_MAX) where rows were left unread. */
+static trove_err keep_best_pruned(store *st, const char *plain, const char *fts,
+                                  store_rank *rank, size_t walk_depth, topk *top,
+                                  size_t *matches)
+{
+    prune *p = xmalloc(sizeof *p);
+    trove_err rc = TROVE_OK;
+    int plan = prune_plan(st, fts, rank, p, &rc);
+    *matches = 0;
+    tbuf expr = {0};
+    size_t e = 1, runs = 0;
+    /* Worth the runs it adds (a statement each: ~2-4M instructions at 100k
+     * chunks) only where the whole query has many rows and the rarest
+     * phrase few of them. */
+    if (plan == 1 && (4 * prune_hits(p, 1) > prune_hits(p, p->n_pos) ||
+                      prune_hits(p, p->n_pos) < (int64_t)(PRUNE_MIN_ROWS * top->cap)))
+        plan = 0;
+    while (plan > 0 && runs++ < 2) {
+        prune_expr(fts, p, e, &expr);
+        top->n = top->sorted = 0;
+        if ((rc = search_keep_best_plain(st, plain, tbuf_cstr(&expr), top, matches)) != TROVE_OK)
+            break;
+        if (top->n < top->cap)
+            break;   /* no floor yet: the whole query */
+        double t = kept_floor(top, rank->nmap, walk_depth, &rc), sum = 0;
+        if (rc != TROVE_OK)
+            break;
+        size_t common = 0;   /* the commonest phrases, ruled out */
+        while (common < p->n_pos - 1) {
+            sum += store_rank_bound(rank, (int)p->order[p->n_pos - 1 - common]);
+            if (sum * (1 + PRUNE_MARGIN) >= t)
+                break;
+            common++;
+        }
+        size_t need = p->n_pos - common;
+        if (need <= e) {
+            *matches = SIZE_MAX;
+            plan = 3;   /* done */
+            break;
+        }
+        if (need == p->n_pos || 10 * prune_hits(p, need) > 7 * prune_hits(p, p->n_pos))
+            break;   /* the restriction would leave most rows to read anyway */
+        e = need;
+    }
+    tbuf_free(&expr);
+    free(p);
+    if (rc != TROVE_OK || plan < 0 || plan >= 2)
+        return rc;   /* an error, no row, or done */
+    top->n = top->sorted = 0;
+    return search_keep_best_plain(st, plain, fts, top, matches);
+}
+
 trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, size_t depth,
                            cand_set *cs, int ch, int skip_zh)
 {
     /* Several chunks of one note may be among the best, hence the margin. */
     size_t cap = depth * 4;
-    char plain[160], joined[256];
-    snprintf(plain, sizeof plain, "SELECT rowid, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
-             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
-    snprintf(joined, sizeof joined, "SELECT c.id, -bm25(chunks_fts, %g, %g) FROM chunks_fts"
-             " JOIN chunks c ON c.id = chunks_fts.rowid JOIN docs d ON d.id = c.doc_id"
-             " WHERE chunks_fts MATCH ?1", BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT);
+    /* trove_rank() is -bm25(chunks_fts, BM25_HEADING_WEIGHT,
+     * BM25_BODY_WEIGHT) to the bit, cheaper per row (store_rank.h) */
+    static const char plain[] = "SELECT rowid, trove_rank(chunks_fts) FROM chunks_fts"
+                                " WHERE chunks_fts MATCH ?1";
+    static const char joined[] = "SELECT c.id, trove_rank(chunks_fts) FROM chunks_fts"
+                                 " JOIN chunks c ON c.id = chunks_fts.rowid"
+                                 " JOIN docs d ON d.id = c.doc_id WHERE chunks_fts MATCH ?1";
+    store_rank rank = {.nmap = f->nmap, .weight = {BM25_HEADING_WEIGHT, BM25_BODY_WEIGHT}};
+    trove_err rc = store_rank_ready(st);
+    if (rc)
+        return rc;
+    store_rank_use(st, &rank);
     /* With filters, they are checked on the rows read (the row's lookup of
      * its note, which the walk does anyway), best first, among the
      * KEEP_BEST_MARGIN times as many best rows of the unfiltered match: a
@@ -84,11 +270,14 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
      * same rows as the joined match: at most `cap` that pass; when they
      * run out first and the match had more rows than were kept, the
      * joined match goes on where the walk stopped. */
-    int late = depth && (f->sql.len || f->heading);
+    int filtered = f->sql.len || f->heading, late = depth && filtered;
     topk top = {.cap = late ? cap * KEEP_BEST_MARGIN : cap};
     size_t matches = 0;
-    trove_err rc = late ? search_keep_best_plain(st, plain, fts, &top, &matches)
-                        : search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
+    if (late || (!filtered && top.cap))
+        rc = keep_best_pruned(st, plain, fts, &rank, late || skip_zh >= 0 ? 0 : depth, &top,
+                              &matches);
+    else
+        rc = search_keep_best(st, plain, joined, NULL, fts, f, f->heading, &top);
     /* The note's row only where it decides: its language for the
      * translated query, the filters; the keyword channel's plain lookups
      * stay in the chunks table (-8% of a cold search's instructions). */
@@ -126,6 +315,10 @@ trove_err search_bm25_list(store *st, const char *fts, const search_filter *f, s
     }
     if (s)
         store_stmt_put(st, s);
+    store_rank_use(st, NULL);
+    if (rank.rc)
+        rc = rank.rc;   /* the note map's error, under the statement's */
+    store_rank_free(&rank);
     free(top.h);
     return rc;
 }

@@ -438,8 +438,9 @@ static trove_err upgrade_schema(store *st, int version)
     }
     if (version == 8 && rc == TROVE_OK) {
         /* v9: note_map's rows numbered segment * STORE_NMAP_KINDS + kind,
-         * with the field columns (kind 2): every row rebuilt from the
-         * chunks and records the index holds, no note re-read. */
+         * with the field columns (kind 2) and the chunks' lengths in tokens
+         * (kind 7): every row rebuilt from the chunks, records and FTS5
+         * sizes the index holds, no note re-read. */
         rc = store_exec(st, "DELETE FROM note_map");
         store_nmap_mark_all(st);
         if (rc == TROVE_OK)
@@ -901,6 +902,7 @@ static trove_err tokenizer_sync_now(store *st, const char *have, const char *hav
                 (rc = store_exec(st, "INSERT INTO titles_fts(titles_fts) VALUES('rebuild')")))
                 return rc;
             st->tok_rebuilt = 1;
+            store_nmap_mark_all(st);   /* the chunks' lengths in tokens changed */
         }
         rc = meta_put(st, "tokenizer", version, "recording the tokenizer version");
     }

@@ -65,6 +65,9 @@ struct store {
     uint8_t *nmap_marks;
     size_t nmap_marks_len;
     int nmap_all;
+    /* trove_rank() registered on db (store_rank.c), at its first use */
+    int rank_ready;
+    struct store_rank *rank;   /* its state (store_rank_use) */
 };
 
 /* Vector segments (store_vec.c) as their sidecars (store_vside.c) need

@@ -12,7 +12,6 @@
 #include "util/mem.h"
 
 #define SEG ((int64_t)1 << STORE_NMAP_SEG_BITS)
-
 const char *const store_nmap_date_keys[STORE_NMAP_N_DATE_KEYS] = {"date", "created"};
 
 static void mark_row(store *st, int64_t row)
@@ -38,8 +37,10 @@ static int64_t row_of(int64_t id, int kind)
 
 void store_nmap_mark_chunk(store *st, int64_t chunk_id)
 {
-    if (chunk_id >= 0)
+    if (chunk_id >= 0) {
         mark_row(st, row_of(chunk_id, STORE_NMAP_CHUNK_NOTE));
+        mark_row(st, row_of(chunk_id, STORE_NMAP_CHUNK_LEN));
+    }
 }
 
 void store_nmap_mark_note(store *st, int64_t doc_id)
@@ -74,8 +75,10 @@ trove_err store_nmap_mark_note_chunks(store *st, int64_t doc_id)
         sqlite3_column_type(s, 0) != SQLITE_NULL) {
         int64_t lo = sqlite3_column_int64(s, 0) >> STORE_NMAP_SEG_BITS;
         int64_t hi = sqlite3_column_int64(s, 1) >> STORE_NMAP_SEG_BITS;
-        for (int64_t seg = lo; seg <= hi; seg++)
+        for (int64_t seg = lo; seg <= hi; seg++) {
             mark_row(st, seg * STORE_NMAP_KINDS + STORE_NMAP_CHUNK_NOTE);
+            mark_row(st, seg * STORE_NMAP_KINDS + STORE_NMAP_CHUNK_LEN);
+        }
     }
     store_stmt_put(st, s);
     return rc;
@@ -129,6 +132,29 @@ static trove_err build_fields(store *st, int64_t lo, tbuf *out)
     return rc;
 }
 
+/* The tokens of all columns in an FTS5 docsize record (a varint per
+ * column, SQLite's encoding), as xColumnSize(-1) sums them; -1 when the
+ * record is malformed. */
+static int64_t docsize_tokens(const uint8_t *p, size_t n)
+{
+    int64_t total = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t v = 0;
+        int k = 0;
+        for (;; k++) {
+            if (i >= n || k >= 5)
+                return -1;   /* a column size is a 32-bit varint */
+            uint8_t b = p[i++];
+            v = (v << 7) | (b & 0x7f);
+            if (!(b & 0x80))
+                break;
+        }
+        total += (int64_t)(v & 0xffffffffu);
+    }
+    return total;
+}
+
 /* Row `row` as the index now is, into out (empty: no slot used, or a kind
  * this version does not write). */
 static trove_err build_row(store *st, int64_t row, tbuf *out)
@@ -138,13 +164,18 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
     out->len = 0;
     if (kind == STORE_NMAP_FIELDS)
         return build_fields(st, lo, out);
-    if (kind != STORE_NMAP_CHUNK_NOTE && kind != STORE_NMAP_NOTE_DATE)
+    if (kind != STORE_NMAP_CHUNK_NOTE && kind != STORE_NMAP_NOTE_DATE &&
+        kind != STORE_NMAP_CHUNK_LEN)
         return TROVE_OK;
-    int width = kind ? 8 : 4;
-    sqlite3_stmt *s = store_stmt_get(st, kind ? "SELECT doc_id, rec FROM note_meta"
-                                                " WHERE doc_id >= ?1 AND doc_id < ?2"
-                                              : "SELECT id, doc_id FROM chunks"
-                                                " WHERE id >= ?1 AND id < ?2");
+    int width = kind == STORE_NMAP_NOTE_DATE ? 8 : kind == STORE_NMAP_CHUNK_LEN ? 2 : 4;
+    sqlite3_stmt *s = store_stmt_get(st, kind == STORE_NMAP_NOTE_DATE
+                                             ? "SELECT doc_id, rec FROM note_meta"
+                                               " WHERE doc_id >= ?1 AND doc_id < ?2"
+                                         : kind == STORE_NMAP_CHUNK_LEN
+                                             ? "SELECT id, sz FROM chunks_fts_docsize"
+                                               " WHERE id >= ?1 AND id < ?2"
+                                             : "SELECT id, doc_id FROM chunks"
+                                               " WHERE id >= ?1 AND id < ?2");
     if (!s)
         return store_fail(st, "reading the note map");
     sqlite3_bind_int64(s, 1, lo);
@@ -154,13 +185,19 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
     double nan = NAN;
     memcpy(&none, &nan, sizeof none);
     for (int64_t i = 0; i < SEG; i++)
-        put_le(a + i * width, kind ? none : 0, width);
+        put_le(a + i * width, kind == STORE_NMAP_NOTE_DATE ? none : 0, width);
     int64_t used = 0;
     trove_err rc = TROVE_OK;
     while (store_step(st, s, "reading the note map", &rc) > 0) {
         int64_t at = sqlite3_column_int64(s, 0) - lo;
         uint64_t v;
-        if (kind) {
+        if (kind == STORE_NMAP_CHUNK_LEN) {
+            int64_t len = docsize_tokens(sqlite3_column_blob(s, 1),
+                                         (size_t)sqlite3_column_bytes(s, 1));
+            if (len < 0 || len >= 0xffff)
+                continue;   /* search asks FTS5 */
+            v = (uint64_t)len + 1;
+        } else if (kind == STORE_NMAP_NOTE_DATE) {
             double days;
             if (noterec_date(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
                              store_nmap_date_keys, STORE_NMAP_N_DATE_KEYS, &days) < 0 ||
@@ -232,7 +269,7 @@ trove_err store_nmap_flush(store *st)
         if ((rc = row_end(st, &end)) != TROVE_OK)
             return rc;
         for (int64_t row = 0; row < end; row++)
-            if (row % STORE_NMAP_KINDS <= STORE_NMAP_LAST_KIND)
+            if (store_nmap_kind_written((int)(row % STORE_NMAP_KINDS)))
                 mark_row(st, row);
     }
     tbuf data = {0};
@@ -511,5 +548,22 @@ int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
         return 0;
     }
     *col_id = seg * r->n_keys + key;
+    return 1;
+}
+
+int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, trove_err *rc)
+{
+    if (chunk_id < 0)
+        return 0;
+    const nmap_row *x = reader_row(r, row_of(chunk_id, STORE_NMAP_CHUNK_LEN), rc);
+    if (*rc)
+        return -1;
+    size_t at = (size_t)(chunk_id & (SEG - 1)) * 2;
+    if (!x || at + 2 > x->len)
+        return 0;
+    uint64_t v = get_le(x->data + at, 2);
+    if (!v)
+        return 0;
+    *len = (int64_t)v - 1;
     return 1;
 }

@@ -11,8 +11,12 @@
  *   kind 2: note id -> its frontmatter fields, a column per key:
  *           dictionary-coded values and a code per note (nmapcol.h, which
  *           says the layout and the bounds past which the record decides);
- *   kinds 3..15: not written by this version (kept free; check expects
- *           none).
+ *   kinds 3..6: not written by this version (kept free; check expects none);
+ *   kind 7: chunk id -> its length in tokens, all columns (FTS5's
+ *           chunks_fts_docsize, what bm25 reads per row), u16 little-endian
+ *           per chunk id holding length + 1 (0: none, or too long: the
+ *           rank function asks FTS5; store_rank.h);
+ *   kinds 8..15: not written by this version.
  * A row ends after its last used slot; a row with none is not stored.
  * Written at commit (store_commit) for the segments the transaction's
  * writes marked (chunks inserted or deleted, records written or deleted),
@@ -36,9 +40,14 @@
 #define STORE_NMAP_SCHEMA_SQL \
     "CREATE TABLE IF NOT EXISTS note_map(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
 #define STORE_NMAP_SEG_BITS 12
-#define STORE_NMAP_KINDS 16
+#define STORE_NMAP_KINDS 16   /* row id stride per segment */
 enum { STORE_NMAP_CHUNK_NOTE = 0, STORE_NMAP_NOTE_DATE = 1, STORE_NMAP_FIELDS = 2,
-       STORE_NMAP_LAST_KIND = STORE_NMAP_FIELDS };
+       STORE_NMAP_CHUNK_LEN = 7 };
+/* The kinds this version writes (a rebuild marks these rows only). */
+static inline int store_nmap_kind_written(int kind)
+{
+    return kind <= STORE_NMAP_FIELDS || kind == STORE_NMAP_CHUNK_LEN;
+}
 
 /* The date keys kind 1 is computed with (search uses it only when the
  * configured keys are these, in this order). */
@@ -72,6 +81,9 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 /* 1 and the date of note doc_id (days) under store_nmap_date_keys; 0 when
  * the map does not say; -1 and *rc on an error. */
 int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trove_err *rc);
+/* 1 and the length in tokens of chunk_id (kind 7); 0 when the map does not
+ * say; -1 and *rc on an error. */
+int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, trove_err *rc);
 
 /* 1 when the map says note doc_id's value of wanted key `key` (an index
  * into the wanted keys): *code (0: it lacks the key; else nmapcol's code

@@ -469,3 +469,60 @@ void query_free(query_parsed *q)
     free(q->plain);
     memset(q, 0, sizeof *q);
 }
+
+/* ---- reading an expression back ------------------------------------------ */
+
+/* The phrases "P OR P ..." from fts[*i] into spans (NULL: counted only, up
+ * to max either way); *i then points past the last. -1 when the text there
+ * is not such a list. */
+static long read_units(const char *fts, size_t *i, query_span *spans, size_t max)
+{
+    size_t n = 0, at = *i;
+    for (;;) {
+        if (fts[at] != '"' || n >= max)
+            return -1;
+        size_t start = at++;
+        for (;;) {
+            if (fts[at] == '\0')
+                return -1;
+            if (fts[at] == '"') {
+                if (fts[at + 1] != '"')
+                    break;
+                at++;   /* a doubled quote */
+            }
+            at++;
+        }
+        at++;
+        if (strncmp(fts + at, " *", 2) == 0)
+            at += 2;
+        if (spans)
+            spans[n] = (query_span){start, at - start};
+        n++;
+        if (strncmp(fts + at, " OR ", 4) != 0)
+            break;
+        at += 4;
+    }
+    *i = at;
+    return (long)n;
+}
+
+size_t query_fts_phrases(const char *fts, query_span *pos, size_t max, size_t *n_neg)
+{
+    *n_neg = 0;
+    if (!fts)
+        return 0;
+    size_t i = fts[0] == '(';
+    long n = read_units(fts, &i, pos, max);
+    if (n <= 0)
+        return 0;
+    if (fts[0] != '(')
+        return fts[i] == '\0' ? (size_t)n : 0;
+    if (strncmp(fts + i, ") NOT (", 7) != 0)
+        return 0;
+    i += 7;
+    long neg = read_units(fts, &i, NULL, QUERY_MAX_UNITS);
+    if (neg <= 0 || strcmp(fts + i, ")") != 0)
+        return 0;
+    *n_neg = (size_t)neg;
+    return (size_t)n;
+}

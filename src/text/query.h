@@ -54,4 +54,15 @@ void query_free(query_parsed *q);
  * FTS expression drops (also used by query expansion, search/query_pipe). */
 int query_is_stopword(const char *token, size_t len);
 
+/* The phrases of an expression of the shape query_parse builds: "P OR P
+ * ..." or "(P OR P ...) NOT (P OR P ...)", P a double-quoted string ('""'
+ * inside) with an optional " *". Each phrase's byte offset and length into
+ * pos[] (the positive ones, at most max) and the number of negative ones
+ * into *n_neg; returns the positive ones, or 0 when fts has another shape
+ * or more than max. Each P is one FTS5 phrase, numbered in this order. */
+typedef struct query_span {
+    size_t off, len;
+} query_span;
+size_t query_fts_phrases(const char *fts, query_span *pos, size_t max, size_t *n_neg);
+
 #endif

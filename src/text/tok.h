@@ -117,6 +117,8 @@ int tok_has_cjk(const char *text, size_t len);
  * "nostem" selects opts.stem; default stem). */
 struct sqlite3;
 trove_err tok_register_fts5(struct sqlite3 *db);
+/* The connection's fts5_api (struct fts5_api *), or NULL without FTS5. */
+void *tok_fts5_api(struct sqlite3 *db);
 
 /* ---- tokens made ahead of an FTS5 insert (tok_fts5.c) ----
  *

@@ -150,7 +150,7 @@ static int x_tokenize(Fts5Tokenizer *tok, void *ctx, int flags,
     return tok_run_flags(&o, text, (size_t)n, &c, on_token);
 }
 
-static fts5_api *get_fts5_api(sqlite3 *db)
+void *tok_fts5_api(sqlite3 *db)
 {
     fts5_api *api = NULL;
     sqlite3_stmt *st = NULL;
@@ -164,7 +164,7 @@ static fts5_api *get_fts5_api(sqlite3 *db)
 
 trove_err tok_register_fts5(sqlite3 *db)
 {
-    fts5_api *api = get_fts5_api(db);
+    fts5_api *api = tok_fts5_api(db);
     if (!api || api->iVersion < 2)
         return trove_fail(TROVE_EUNSUPPORTED,
                           "SQLite has no usable FTS5 (fts5_api missing)");

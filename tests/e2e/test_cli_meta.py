@@ -347,8 +347,9 @@ def test_schema_7_is_upgraded_to_8(cold_meta):
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
-    # one segment: its chunk row, its date row and its field columns
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2]
+    # one segment: its chunk row, its date row, its field columns and its
+    # chunk lengths (v9)
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 7]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in cases} == want
     meta.ok("check")
@@ -414,7 +415,7 @@ def test_schema_8_is_upgraded_to_9(cold_meta):
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2]
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 7]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in WHERE_CASES} == want
     meta.ok("check")

@@ -1,0 +1,63 @@
+/* store_rank — trove_rank(), the keyword channel's FTS5 rank function.
+ *
+ * It gives the score of FTS5's bm25() (negated: larger is better): the same
+ * constants (k1 1.2, b 0.75), IDF (xQueryPhrase's row count per phrase),
+ * average length (xRowCount, xColumnTotalSize) and column weights, and the
+ * same double arithmetic in the same order, so the same bits. What it does
+ * not do is bm25()'s per-row work that costs: a row's length in tokens is
+ * read from the note map (kind 7, store_nmap.h) instead of a
+ * chunks_fts_docsize seek, and a phrase's weighted frequency is counted
+ * from its own position list (xPhraseFirst) instead of xInst's list of
+ * every phrase's instances merged (docs/performance.md, session 30).
+ *
+ *   SELECT rowid, trove_rank(chunks_fts) FROM chunks_fts
+ *     WHERE chunks_fts MATCH ?1
+ *
+ * run between store_rank_use(st, r) and store_rank_use(st, NULL): the
+ * store's connection has one rank state at a time (a statement's own
+ * parameters stay the caller's: the filters bind from ?2 on). With
+ * r->n_query set, only the expression's last n_query phrases are scored: a
+ * caller may put a restriction in front of the query ("(a) AND (a OR b)")
+ * and score the query's own phrases only. The statistics are computed at
+ * the first row and kept while the phrases scored are as many (the caller
+ * runs one query, restricted or not, per store_rank), so a caller can read
+ * the phrases' IDFs after one row (store_rank_bound). The caller owns the
+ * store_rank and the reader. */
+#ifndef TROVE_STORE_RANK_H
+#define TROVE_STORE_RANK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+#include "store/store_nmap.h"
+
+#define STORE_RANK_K1 1.2   /* FTS5's bm25() constants */
+#define STORE_RANK_B 0.75
+
+typedef struct store_rank {
+    store_nmap_reader *nmap;   /* lengths of chunks, or NULL: FTS5's */
+    double weight[2];          /* heading, body */
+    int n_query;               /* the last phrases scored (0: all) */
+    /* Statistics, filled at the first row scored (have). */
+    int have;
+    int n_phrase;              /* phrases scored */
+    double avgdl;
+    double *idf;
+    int64_t *hits;             /* rows per phrase */
+    trove_err rc;              /* a note-map error met inside a row */
+} store_rank;
+
+/* trove_rank() on the store's connection, once (before the first prepare
+ * of a statement that calls it). */
+trove_err store_rank_ready(store *st);
+/* The state trove_rank() scores with until the next call (NULL: none; a
+ * statement calling it then fails). */
+void store_rank_use(store *st, store_rank *r);
+void store_rank_free(store_rank *r);
+/* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
+ * as a row's frequency-and-length factor is below k1 + 1 whatever they
+ * are. Needs r->have. */
+double store_rank_bound(const store_rank *r, int i);
+
+#endif

@@ -1,0 +1,361 @@
+/* store_rank: trove_rank() gives bm25()'s scores to the bit (with the note
+ * map's chunk lengths and without), its bounds hold for every row, and the
+ * keyword list that leaves rows unread (ch_bm25.c, MaxScore) keeps the
+ * notes and scores of a brute-force walk of bm25()'s order. On a seeded
+ * vault of one-chunk and two-chunk notes with words of every frequency. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/search_int.h"
+#include "store/store_nmap.h"
+#include "store/store_rank.h"
+#include "util/buf.h"
+#include "testutil.h"
+
+#define N_NOTES 2500
+
+static char dir[64];
+static store *st;
+
+/* Words and the share of notes holding each (per mille). */
+static const char *const words[] = {"mango", "kiwi", "guava", "lychee", "durian", "quince"};
+static const int per_mille[] = {800, 500, 200, 60, 12, 4};
+static const char *const filler[] = {"table", "river", "cloud", "stone", "paper", "light",
+                                     "glass", "metal", "plant", "sound"};
+
+static void put_words(tu_rng *r, tbuf *b, int scale)
+{
+    for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+        if ((int)(tu_rng_u32(r) % 1000) < per_mille[w] / scale) {
+            int tf = 1 + (int)(tu_rng_u32(r) % 3);
+            for (int k = 0; k < tf; k++)
+                tbuf_printf(b, " %s", words[w]);
+        }
+    int n = 3 + (int)(tu_rng_u32(r) % 60);
+    for (int k = 0; k < n; k++)
+        tbuf_printf(b, " %s", filler[tu_rng_u32(r) % 10]);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/trove-test-rank.XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    char path[128];
+    snprintf(path, sizeof path, "%s/index.db", dir);
+    int64_t coll;
+    if (store_open(path, 0, &st) != TROVE_OK ||
+        store_collection_ensure(st, "v", "/vault/v", &coll) != TROVE_OK ||
+        store_begin(st) != TROVE_OK)
+        return -1;
+    tu_rng r = {0x9e3779b97f4a7c15ull};
+    chunk_opts co = CHUNK_OPTS_DEFAULT;
+    tbuf text = {0};
+    for (int i = 0; i < N_NOTES; i++) {
+        tbuf_reset(&text);
+        tbuf_puts(&text, "# Note");
+        put_words(&r, &text, 4);   /* headings: fewer words, weighed twice */
+        tbuf_puts(&text, "\n\n");
+        put_words(&r, &text, 1);
+        if (i % 3 == 0) {   /* a second chunk */
+            tbuf_puts(&text, "\n\n## More");
+            put_words(&r, &text, 4);
+            tbuf_puts(&text, "\n\n");
+            put_words(&r, &text, 1);
+        }
+        tbuf_puts(&text, "\n");
+        char name[32];
+        snprintf(name, sizeof name, "n%04d.md", i);
+        tu_index_note(st, coll, "v", name, tbuf_cstr(&text), &co);
+    }
+    tbuf_free(&text);
+    return store_commit(st) == TROVE_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    store_close(st);
+    return tu_rm_rf(dir);
+}
+
+static const char *const queries[] = {
+    "\"mango\"",
+    "\"quince\"",
+    "\"kiwi\" OR \"durian\"",
+    "\"mango\" OR \"kiwi\" OR \"guava\" OR \"quince\"",
+    "\"lychee\" OR \"mango\" OR \"kiwi\"",
+    "\"gua\" * OR \"durian\"",
+    "(\"mango\" OR \"lychee\") NOT (\"kiwi\")",
+    "\"mango kiwi\" OR \"quince\"",
+};
+#define N_QUERIES (sizeof queries / sizeof *queries)
+
+typedef struct rows {
+    int64_t *id;
+    double *score;
+    size_t n;
+} rows;
+
+static void rows_free(rows *r)
+{
+    free(r->id);
+    free(r->score);
+}
+
+/* Every row of `sql` (rowid, score) for fts, in rowid order. */
+static rows run_rows(const char *sql, const char *fts)
+{
+    rows out = {0};
+    size_t cap = 0;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out.n == cap) {
+            cap = cap ? cap * 2 : 64;
+            out.id = xrealloc(out.id, cap * sizeof *out.id);
+            out.score = xrealloc(out.score, cap * sizeof *out.score);
+        }
+        out.id[out.n] = sqlite3_column_int64(s, 0);
+        out.score[out.n++] = sqlite3_column_double(s, 1);
+    }
+    assert_int_equal(rc, SQLITE_DONE);
+    sqlite3_finalize(s);
+    return out;
+}
+
+static const char bm25_sql[] = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts"
+                               " WHERE chunks_fts MATCH ?1 ORDER BY rowid";
+static const char rank_sql[] = "SELECT rowid, trove_rank(chunks_fts) FROM chunks_fts"
+                               " WHERE chunks_fts MATCH ?1 ORDER BY rowid";
+
+static void test_lengths_mapped(void **state)
+{
+    (void)state;
+    store_nmap_reader *m = store_nmap_reader_new(st);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT id, sz FROM chunks_fts_docsize",
+                                        -1, &s, NULL), SQLITE_OK);
+    size_t n = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        /* heading and body token counts, SQLite varints (< 2^14 here) */
+        const unsigned char *sz = sqlite3_column_blob(s, 1);
+        int bytes = sqlite3_column_bytes(s, 1), cols = 0;
+        int64_t want = 0;
+        for (int i = 0; i < bytes; i++, cols++) {
+            int64_t v = sz[i] & 0x7f;
+            if (sz[i] & 0x80)
+                v = (v << 7) | (sz[++i] & 0x7f);
+            want += v;
+        }
+        assert_int_equal(cols, 2);
+        int64_t len = -1;
+        trove_err rc = TROVE_OK;
+        assert_int_equal(store_nmap_chunk_len(m, sqlite3_column_int64(s, 0), &len, &rc), 1);
+        assert_int_equal(len, want);
+        n++;
+    }
+    sqlite3_finalize(s);
+    assert_true(n >= N_NOTES);
+    int64_t len;
+    trove_err rc = TROVE_OK;
+    assert_int_equal(store_nmap_chunk_len(m, 1 << 20, &len, &rc), 0);   /* no such chunk */
+    store_nmap_reader_free(m);
+}
+
+static void test_rank_is_bm25(void **state)
+{
+    (void)state;
+    assert_int_equal(store_rank_ready(st), TROVE_OK);
+    for (int mapped = 0; mapped < 2; mapped++)
+        for (size_t q = 0; q < N_QUERIES; q++) {
+            rows want = run_rows(bm25_sql, queries[q]);
+            store_rank r = {.nmap = mapped ? store_nmap_reader_new(st) : NULL,
+                            .weight = {2.0, 1.0}};
+            store_rank_use(st, &r);
+            rows got = run_rows(rank_sql, queries[q]);
+            store_rank_use(st, NULL);
+            assert_int_equal(r.rc, TROVE_OK);
+            assert_true(want.n > 0);
+            assert_int_equal(got.n, want.n);
+            for (size_t i = 0; i < want.n; i++) {
+                assert_int_equal(got.id[i], want.id[i]);
+                /* the same bits, not merely close */
+                assert_memory_equal(&got.score[i], &want.score[i], sizeof(double));
+            }
+            /* each row's score within the sum of its query's bounds; one
+             * phrase's rows within that phrase's bound */
+            double all = 0;
+            for (int i = 0; i < r.n_phrase; i++)
+                all += store_rank_bound(&r, i);
+            for (size_t i = 0; i < got.n; i++) {
+                assert_true(got.score[i] > 0);
+                assert_true(got.score[i] < all);
+                if (r.n_phrase == 1)
+                    assert_true(got.score[i] < store_rank_bound(&r, 0));
+            }
+            store_nmap_reader_free(r.nmap);
+            store_rank_free(&r);
+            rows_free(&want);
+            rows_free(&got);
+        }
+    /* without a state: an error, not a score */
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), rank_sql, -1, &s, NULL), SQLITE_OK);
+    sqlite3_bind_text(s, 1, "\"mango\"", -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(s), SQLITE_ERROR);
+    sqlite3_finalize(s);
+}
+
+/* The last n phrases scored: a restriction in front changes no score. */
+static void test_rank_restricted(void **state)
+{
+    (void)state;
+    const char *fts = "\"mango\" OR \"kiwi\" OR \"quince\"";
+    rows want = run_rows(bm25_sql, fts);
+    store_rank r = {.weight = {2.0, 1.0}, .n_query = 3};
+    store_rank_use(st, &r);
+    rows got = run_rows(rank_sql, "(\"quince\" OR \"kiwi\") AND (\"mango\" OR \"kiwi\" OR \"quince\")");
+    store_rank_use(st, NULL);
+    assert_int_equal(r.n_phrase, 3);
+    size_t j = 0;
+    for (size_t i = 0; i < got.n; i++) {
+        while (j < want.n && want.id[j] < got.id[i])
+            j++;
+        assert_true(j < want.n);
+        assert_int_equal(want.id[j], got.id[i]);
+        assert_memory_equal(&got.score[i], &want.score[j], sizeof(double));
+    }
+    assert_true(got.n > 0 && got.n < want.n);
+    store_rank_free(&r);
+    rows_free(&want);
+    rows_free(&got);
+}
+
+typedef struct best {
+    int64_t doc, chunk;
+    double score;
+} best;
+
+static int cmp_row(const void *a, const void *b)
+{
+    const best *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+/* bm25()'s order walked to `depth` notes: each note's best chunk. */
+static size_t brute_walk(const char *fts, size_t depth, best *out)
+{
+    rows all = run_rows(bm25_sql, fts);
+    best *b = xcalloc(all.n ? all.n : 1, sizeof *b);
+    for (size_t i = 0; i < all.n; i++)
+        b[i] = (best){0, all.id[i], all.score[i]};
+    qsort(b, all.n, sizeof *b, cmp_row);
+    size_t n = 0;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st), "SELECT doc_id FROM chunks WHERE id = ?1",
+                                        -1, &s, NULL), SQLITE_OK);
+    for (size_t i = 0; i < all.n && i < 4 * depth && n < depth; i++) {
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, b[i].chunk);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        int64_t doc = sqlite3_column_int64(s, 0);
+        size_t k = 0;
+        while (k < n && out[k].doc != doc)
+            k++;
+        if (k == n)
+            out[n++] = (best){doc, b[i].chunk, b[i].score};
+    }
+    sqlite3_finalize(s);
+    free(b);
+    rows_free(&all);
+    return n;
+}
+
+static void test_list_leaves_out_no_note(void **state)
+{
+    (void)state;
+    const size_t depths[] = {1, 5, 10, 40};
+    best want[40];
+    for (size_t q = 0; q < N_QUERIES; q++)
+        for (size_t d = 0; d < sizeof depths / sizeof *depths; d++) {
+            size_t n = brute_walk(queries[q], depths[d], want);
+            search_filter f = {.nmap = store_nmap_reader_new(st)};
+            cand_set cs = {0};
+            assert_int_equal(store_read_begin(st), TROVE_OK);
+            assert_int_equal(search_bm25_list(st, queries[q], &f, depths[d], &cs,
+                                              SEARCH_CH_BM25, -1), TROVE_OK);
+            store_read_end(st);
+            size_t got = 0;
+            for (size_t i = 0; i < cs.n; i++)
+                got += cs.items[i].has_bm25;
+            assert_int_equal(got, n);
+            for (size_t i = 0; i < n; i++) {
+                cand *c = search_cand_get(&cs, want[i].doc, 0);
+                assert_non_null(c);
+                assert_true(c->has_bm25);
+                assert_int_equal(c->chunk_id, want[i].chunk);
+                assert_memory_equal(&c->ch[SEARCH_CH_BM25].score, &want[i].score,
+                                    sizeof(double));
+            }
+            free(cs.items);
+            free(cs.slots);
+            store_nmap_reader_free(f.nmap);
+        }
+}
+
+static void test_fts_phrases(void **state)
+{
+    (void)state;
+    query_span sp[8];
+    size_t neg;
+    const char *a = "\"a\"\"b\" OR \"c\" * OR \"d e\"";
+    assert_int_equal(query_fts_phrases(a, sp, 8, &neg), 3);
+    assert_int_equal(neg, 0);
+    assert_int_equal(sp[0].off, 0);
+    assert_int_equal(sp[0].len, 6);
+    assert_int_equal(sp[1].off, 10);
+    assert_int_equal(sp[1].len, 5);
+    assert_int_equal(sp[2].len, 5);
+    assert_int_equal(query_fts_phrases("(\"x\" OR \"y\") NOT (\"z\" OR \"w\" *)", sp, 8, &neg), 2);
+    assert_int_equal(neg, 2);
+    assert_int_equal(sp[1].off, 8);
+    /* other shapes, cut-off text, too many: none */
+    const char *bad[] = {"", "x", "\"a", "\"a\" AND \"b\"", "\"a\" OR", "(\"a\") NOT \"b\"",
+                         "(\"a\") NOT (\"b\"", "(\"a\")", "\"a\" OR \"b\" OR \"c\" OR \"d\" OR"
+                         " \"e\" OR \"f\" OR \"g\" OR \"h\" OR \"i\""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(query_fts_phrases(bad[i], sp, 8, &neg), 0);
+    assert_int_equal(query_fts_phrases(NULL, sp, 8, &neg), 0);
+    /* what query_parse builds reads back */
+    query_parsed q;
+    query_parse("rotate -draft \"api keys\" key*", &q);
+    assert_int_equal(query_fts_phrases(q.fts, sp, 8, &neg), 3);
+    assert_int_equal(neg, 1);
+    query_free(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lengths_mapped),
+        cmocka_unit_test(test_rank_is_bm25),
+        cmocka_unit_test(test_rank_restricted),
+        cmocka_unit_test(test_list_leaves_out_no_note),
+        cmocka_unit_test(test_fts_phrases),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
