@@ -94,15 +94,17 @@ typedef struct prune {
     const int64_t *hits;
 } prune;
 
-static const prune *prune_sorting;   /* qsort has no context argument */
-
-static int cmp_rarer(const void *a, const void *b)
+/* p->order[0..n_pos) by rows, fewest first (ties: query order). An
+ * insertion sort: at most PRUNE_MAX phrases, and no global context for
+ * qsort, so that concurrent searches (the daemon's threads) stay apart. */
+static void order_rarest_first(prune *p)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int64_t hx = prune_sorting->hits[x], hy = prune_sorting->hits[y];
-    if (hx != hy)
-        return hx < hy ? -1 : 1;
-    return x < y ? -1 : x > y;
+    for (size_t i = 0; i < p->n_pos; i++) {
+        size_t x = i, j = i;
+        for (; j > 0 && p->hits[p->order[j - 1]] > p->hits[x]; j--)
+            p->order[j] = p->order[j - 1];
+        p->order[j] = x;
+    }
 }
 
 /* Runs the query's first row through trove_rank() for its statistics:
@@ -126,12 +128,8 @@ static int prune_plan(store *st, const char *fts, store_rank *rank, prune *p, tr
     if (!rank->have || (size_t)rank->n_phrase != p->n_pos + p->n_neg)
         return 0;
     rank->n_query = rank->n_phrase;
-    for (size_t i = 0; i < p->n_pos; i++)
-        p->order[i] = i;
     p->hits = rank->hits;
-    prune_sorting = p;
-    qsort(p->order, p->n_pos, sizeof *p->order, cmp_rarer);
-    prune_sorting = NULL;
+    order_rarest_first(p);
     return 1;
 }
 
@@ -210,7 +208,7 @@ static trove_err keep_best_pruned(store *st, const char *plain, const char *fts,
     if (plan == 1 && (4 * prune_hits(p, 1) > prune_hits(p, p->n_pos) ||
                       prune_hits(p, p->n_pos) < (int64_t)(PRUNE_MIN_ROWS * top->cap)))
         plan = 0;
-    while (plan > 0 && runs++ < 2) {
+    while (plan == 1 && runs++ < 2) {   /* 2 (no row): nothing to prune */
         prune_expr(fts, p, e, &expr);
         top->n = top->sorted = 0;
         if ((rc = search_keep_best_plain(st, plain, tbuf_cstr(&expr), top, matches)) != TROVE_OK)
