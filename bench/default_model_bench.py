@@ -109,8 +109,8 @@ def smaps_private(pid, groups):
 
 
 def daemon_rows(binary, env, queries):
-    return [("daemon %s: %s" % (os.path.basename(os.path.dirname(binary)), q), [binary, "search", q])
-            for q in queries]
+    tag = os.path.basename(os.path.dirname(binary))
+    return [("daemon %s: %s" % (tag, q), [binary, "search", q]) for q in queries]
 
 
 def run_daemon(binary, env, model, rounds, runs):
