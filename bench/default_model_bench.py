@@ -109,8 +109,8 @@ def smaps_private(pid, groups):
 
 
 def daemon_rows(binary, env, queries):
-    return [("daemon %s: %s" % (os.path.basename(binary), q), [binary, "search", q])
-            for q in queries]
+    tag = os.path.basename(os.path.dirname(binary))
+    return [("daemon %s: %s" % (tag, q), [binary, "search", q]) for q in queries]
 
 
 def run_daemon(binary, env, model, rounds, runs):
@@ -154,8 +154,16 @@ def main():
     bins = [("new", a.bin)] + ([("base", a.base)] if a.base else [])
     local = {}
     for tag, b in bins:  # private copies: a rebuild meanwhile is harmless
-        local[tag] = os.path.join(work, "trove-" + tag)
+        local[tag] = os.path.join(work, tag, "trove")
+        os.makedirs(os.path.dirname(local[tag]), exist_ok=True)
         shutil.copy(b, local[tag])
+        # with the dictionaries a binary finds beside itself: without them
+        # the copy tokenizes Chinese by bigrams, and its daemon's first
+        # update rebuilt the full-text tables of an index made with jieba
+        for d in ("trove-zh.dict", "trove-xl.dict"):
+            src = os.path.join(os.path.dirname(os.path.abspath(b)), d)
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(os.path.dirname(local[tag]), d))
     env = dict(os.environ, TROVE_INDEX=os.path.join(work, "index.db"),
                TROVE_CONFIG_DIR=os.path.join(work, "config"),
                XDG_CONFIG_HOME=os.path.join(work, "xdg-config"),

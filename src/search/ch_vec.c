@@ -102,6 +102,32 @@ static float vec_min_score(const search_opts *o, const search_results *out)
     return min;
 }
 
+/* Every segment in one scan (the threads start once): each sidecar read
+ * through a small buffer, not mapped (store_vec_segment_stream). */
+static trove_err scan_streams(store *st, const int64_t *segs, size_t n_segs, int dim, vec_topk *t)
+{
+    store_vec_seg *seg = xcalloc(n_segs, sizeof *seg);
+    const vec_block **blk = xcalloc(n_segs, sizeof *blk);
+    size_t n = 0;
+    trove_err rc = TROVE_OK;
+    for (; rc == TROVE_OK && n < n_segs; n++) {
+        rc = store_vec_segment_stream(st, segs[n], dim, &seg[n]);
+        blk[n] = &seg[n].blk;
+    }
+    if (rc == TROVE_OK) {
+        vec_topk_scan_all(t, blk, n);
+        if (vec_topk_failed(t))
+            rc = trove_fail(TROVE_EIO, "reading a vector segment from its sidecar file failed "
+                            "(segments %lld to %lld)", (long long)segs[0],
+                            (long long)segs[n_segs - 1]);
+    }
+    for (size_t i = 0; i < n; i++)
+        store_vec_segment_free(&seg[i]);
+    free(blk);
+    free(seg);
+    return rc;
+}
+
 /* qf: the query's vector (embed_query), NULL when it has none. */
 static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const search_filter *f,
                                 size_t depth, cand_set *cs, search_results *out)
@@ -148,18 +174,8 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
     vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
     if (rc == TROVE_OK && o->vec_cache)
         rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
-    /* One scan of each segment: its sidecar read through a small buffer,
-     * not mapped (store_vec_segment_stream). */
-    for (size_t i = 0; rc == TROVE_OK && !o->vec_cache && i < n_segs; i++) {
-        store_vec_seg seg;
-        rc = store_vec_segment_stream(st, segs[i], dim, &seg);
-        if (rc == TROVE_OK)
-            vec_topk_scan(t, &seg.blk);
-        if (rc == TROVE_OK && vec_topk_failed(t))
-            rc = trove_fail(TROVE_EIO, "reading vector segment %lld from its sidecar file failed",
-                            (long long)segs[i]);
-        store_vec_segment_free(&seg);
-    }
+    if (rc == TROVE_OK && !o->vec_cache)
+        rc = scan_streams(st, segs, n_segs, dim, t);
     if (rc == TROVE_OK) {
         size_t n;
         const vec_hit *h = vec_topk_results(t, &n);

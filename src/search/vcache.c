@@ -239,21 +239,43 @@ trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
     pthread_mutex_lock(&c->mu);
     take_held(c, index_id, model_id, dim, l, n, got);
     pthread_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < n; i++) {
-        if (rc == TROVE_OK && !got[i]) {
+    /* The held segments are scanned together at the end (the threads start
+     * once per search); one that did not fit in the cache is scanned and
+     * freed at once, so that no more than one such is held. */
+    vec_block *blk = xcalloc(n ? n : 1, sizeof *blk);
+    const vec_block **held = xcalloc(n ? n : 1, sizeof *held);
+    size_t n_held = 0;
+    for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
+        int priv = 0;
+        if (!got[i]) {
             vc_entry *e;
             rc = load(st, model_id, dim, &l[i], &e);   /* no lock held: other scans go on */
             if (rc == TROVE_OK) {
                 pthread_mutex_lock(&c->mu);
                 got[i] = insert(c, e);
+                priv = !got[i]->linked;
                 pthread_mutex_unlock(&c->mu);
             }
         }
-        if (rc == TROVE_OK)
-            scan_one(t, got[i], &l[i]);
-        if (got[i])
-            release(c, got[i]);   /* a private entry is freed here, one at a time */
+        if (rc != TROVE_OK)
+            break;
+        blk[i] = got[i]->seg.blk;
+        blk[i].dead = l[i].dead;
+        if (!priv) {
+            held[n_held++] = &blk[i];
+        } else {
+            vec_topk_scan(t, &blk[i]);
+            release(c, got[i]);   /* private to this scan */
+            got[i] = NULL;
+        }
     }
+    if (rc == TROVE_OK)
+        vec_topk_scan_all(t, held, n_held);
+    for (size_t i = 0; i < n; i++)
+        if (got[i])
+            release(c, got[i]);
+    free(held);
+    free(blk);
     free(got);
     store_vec_seg_list_free(l, n);
     free(index_id);

@@ -989,6 +989,22 @@ int store_tokenizer_rebuilt(const store *st)
     return st->tok_rebuilt;
 }
 
+/* A writer leaves no WAL behind. SQLite's close checkpoints and deletes it
+ * only when no other connection has the file open; with a daemon's readers
+ * open (a watcher update, a `trove update` beside the daemon) it stayed, and
+ * every later process that opened the index first (each cold search once
+ * the daemon was gone) replayed all of it before its first read: a
+ * 12.9 MB WAL (one tokenizer rebuild of the tldr pages) cost each cold
+ * search 3,152 reads and ~30% more CPU (docs/performance.md, session 31,
+ * w-cvec). A TRUNCATE checkpoint works beside idle readers; one reading
+ * right now makes it fail at once (no busy wait), leaving what
+ * the close's own checkpoint leaves. */
+static void wal_truncate(sqlite3 *db)
+{
+    sqlite3_busy_timeout(db, 0);
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}
+
 void store_close(store *st)
 {
     if (!st)
@@ -1001,6 +1017,8 @@ void store_close(store *st)
     store_nmap_forget(st);
     free(st->snap_note);
     free(st->vside_id);
+    if (st->stamp_on_close && !st->damaged)
+        wal_truncate(st->db);
     sqlite3_close_v2(st->db);
     /* After the close (and its checkpoint) the file is as this writer left
      * it: record that, so readers need no check until someone else

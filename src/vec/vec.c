@@ -335,12 +335,15 @@ static void scan_rows(vec_topk *t, part *p, const vec_block *b, const int8_t *ro
     }
 }
 
-/* Rows of a window read on demand: ~256 KiB, which stays in L2 while it is
+/* Rows of a window read on demand: ~64 KiB, which stays in L2 while it is
  * scanned (the copy out of the page cache costs less than the page-table
- * set-up and TLB misses of mapping the file in every cold process). */
+ * set-up and TLB misses of mapping the file in every cold process). Each
+ * of its pages is a fresh page a cold process faults in once: 256 KiB per
+ * thread cost ~130 of a cold hybrid search's ~930 page faults, 64 KiB ~34,
+ * for 4x the reads (~160 for the tldr pages' 10 MB, ~2 µs each). */
 static size_t window_rows(int dim)
 {
-    size_t w = ((size_t)256 << 10) / (size_t)dim;
+    size_t w = ((size_t)64 << 10) / (size_t)dim;
     return w < 64 ? 64 : w;
 }
 
@@ -351,8 +354,6 @@ static void scan_range(vec_topk *t, part *p, const vec_block *b, size_t from, si
         return;
     }
     size_t w = window_rows(t->dim);
-    if (!p->rows)
-        p->rows = xmalloc(w * (size_t)t->dim);
     for (size_t at = from; at < to && !t->failed; at += w) {
         size_t n = to - at < w ? to - at : w;
         if (!b->read || b->read(b->read_ctx, at, n, p->rows) != 0) {
@@ -391,41 +392,70 @@ vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale
     return t;
 }
 
+/* A share of a scan: rows [from, to) of the blocks taken end to end. */
 typedef struct job {
     vec_topk *t;
     part *p;
-    const vec_block *b;
+    const vec_block *const *b;
+    size_t nb;
     size_t from, to;
 } job;
 
 static void *run_job(void *arg)
 {
     job *j = arg;
-    scan_range(j->t, j->p, j->b, j->from, j->to);
+    size_t base = 0;
+    for (size_t i = 0; i < j->nb && base < j->to; i++) {
+        size_t n = j->b[i]->n;
+        size_t lo = j->from > base ? j->from - base : 0;
+        size_t hi = j->to - base < n ? j->to - base : n;
+        if (lo < hi)
+            scan_range(j->t, j->p, j->b[i], lo, hi);
+        base += n;
+    }
     return NULL;
 }
 
-/* Below this many bytes of vectors a block is scanned on the calling thread:
+/* What a part needs, allocated by the calling thread: a worker that calls
+ * malloc gets an arena of its own (a 64 MiB reservation, trimmed, and
+ * fresh pages) in every process that scans. */
+static void part_ready(vec_topk *t, part *p, int reads)
+{
+    if (reads && !p->rows)
+        p->rows = xmalloc(window_rows(t->dim) * (size_t)t->dim);
+    if (t->k && p->cap < t->k)
+        xgrow(&p->h, &p->cap, t->k, sizeof *p->h);
+}
+
+/* Below this many bytes of vectors a scan runs on the calling thread:
  * starting a thread costs about as much as scanning ~100 KiB. */
 #define PARALLEL_MIN_BYTES (1u << 20)
 
-void vec_topk_scan(vec_topk *t, const vec_block *b)
+void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
 {
-    size_t bytes = b->n * (size_t)t->dim;
+    size_t rows = 0;
+    int reads = 0;
+    for (size_t i = 0; i < nb; i++) {
+        rows += b[i]->n;
+        reads |= !b[i]->data;
+    }
+    size_t bytes = rows * (size_t)t->dim;
     int nt = t->threads;
     if (nt > 1 && bytes / (size_t)nt < PARALLEL_MIN_BYTES / 2)
         nt = (int)(bytes / (PARALLEL_MIN_BYTES / 2));
     if (nt <= 1) {
-        scan_range(t, &t->parts[0], b, 0, b->n);
+        part_ready(t, &t->parts[0], reads);
+        run_job(&(job){t, &t->parts[0], b, nb, 0, rows});
         return;
     }
     job jobs[16];
     pthread_t tid[16];
     int started[16] = {0};
-    size_t per = (b->n + (size_t)nt - 1) / (size_t)nt;
+    size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
     for (int i = 0; i < nt; i++) {
-        size_t from = (size_t)i * per, to = from + per > b->n ? b->n : from + per;
-        jobs[i] = (job){t, &t->parts[i], b, from < b->n ? from : b->n, to};
+        size_t from = (size_t)i * per, to = from + per > rows ? rows : from + per;
+        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to};
+        part_ready(t, &t->parts[i], reads);
     }
     for (int i = 1; i < nt; i++)
         started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
@@ -436,6 +466,11 @@ void vec_topk_scan(vec_topk *t, const vec_block *b)
         else
             run_job(&jobs[i]);  /* no thread to be had: do it here */
     }
+}
+
+void vec_topk_scan(vec_topk *t, const vec_block *b)
+{
+    vec_topk_scan_all(t, &b, 1);
 }
 
 int vec_topk_failed(const vec_topk *t)

@@ -38,7 +38,7 @@ void vec_force_portable(int on);
  * are either in memory (data) or read on demand (data NULL): read(read_ctx,
  * from, n, dst) copies rows [from, from + n) into dst (n * dim bytes) and
  * returns 0, or -1 when they cannot be read (the scan of the block stops:
- * vec_topk_failed). A scan reads such a block in windows of a few hundred
+ * vec_topk_failed). A scan reads such a block in windows of some tens of
  * KiB into a buffer that stays in the CPU's cache, each thread its own
  * rows. */
 typedef struct vec_block {
@@ -72,6 +72,9 @@ typedef struct vec_topk vec_topk;
 vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale,
                        const vec_filter *filter, int threads);
 void vec_topk_scan(vec_topk *t, const vec_block *b);
+/* The blocks as one scan: their rows taken end to end and split into one
+ * share per thread, so threads start once, not once per block. */
+void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb);
 /* 1 when a block's read failed: the results then miss part of it. */
 int vec_topk_failed(const vec_topk *t);
 /* Results, best first (score descending, then doc id ascending); *n set to

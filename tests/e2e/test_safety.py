@@ -296,6 +296,25 @@ def test_free_pages_are_reclaimed(trove, tmp_path):
     assert trove.ok("check").rc == 0
 
 
+def test_a_writer_leaves_no_wal_beside_an_open_reader(trove, vault):
+    """SQLite's close deletes the WAL only when it is the last connection;
+    with another reader open (a daemon's) the WAL stayed, and every later
+    cold search replayed all of it. The writer now truncates it at close."""
+    trove.ok("collection", "add", vault, "--name", COLLECTION)
+    trove.ok("update")
+    reader = sqlite3.connect("file:%s?mode=ro" % trove.index, uri=True, isolation_level=None)
+    try:
+        assert reader.execute("SELECT count(*) FROM docs").fetchone()[0] > 0
+        (vault / "wal-note.md").write_text("# WAL\n\nA note written beside an open reader.\n")
+        assert "1 new" in trove.ok("update").out
+        wal = Path(str(trove.index) + "-wal")
+        assert wal.exists() and wal.stat().st_size == 0, wal.stat()
+        assert reader.execute("SELECT count(*) FROM docs WHERE path = 'wal-note.md'").fetchone()[0] == 1
+    finally:
+        reader.close()
+    assert "wal-note.md" in trove.ok("search", "beside an open reader", "--files").out
+
+
 def test_an_old_index_is_converted_once(trove, tmp_path):
     notes = tmp_path / "many"
     make_notes(notes, 300)

@@ -186,6 +186,7 @@ static void streamed(vec_block *b, rows_src *src)
 }
 
 static int stream_mode;   /* run_case reads its blocks on demand */
+static int all_mode;      /* run_case scans its blocks as one (vec_topk_scan_all) */
 
 static void run_case(const fixture *f, const vec_filter *flt, size_t k, int threads, int split,
                      int64_t n_docs)
@@ -207,13 +208,20 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
     rows_src s1 = {f, 0, SIZE_MAX, 0}, s2 = {f, cut, SIZE_MAX, 0};
     if (stream_mode) {
         streamed(&b1, &s1);
-        streamed(&b2, &s2);
+        if (stream_mode == 1)   /* 2: the first block read, the second in memory */
+            streamed(&b2, &s2);
     }
-    vec_topk_scan(t, &b1);
-    if (b2.n)
-        vec_topk_scan(t, &b2);
+    if (all_mode) {
+        /* threads' shares then cross the blocks' boundary */
+        const vec_block *both[] = {&b1, &b2};
+        vec_topk_scan_all(t, both, b2.n ? 2 : 1);
+    } else {
+        vec_topk_scan(t, &b1);
+        if (b2.n)
+            vec_topk_scan(t, &b2);
+    }
     assert_false(vec_topk_failed(t));
-    if (stream_mode)   /* in windows of ~256 KiB, not one read per block */
+    if (stream_mode == 1)   /* in windows of tens of KiB, not one read per block */
         assert_true(s1.reads >= 1u + (cut * (size_t)f->dim > ((size_t)512 << 10)));
     size_t n_got;
     const vec_hit *got = vec_topk_results(t, &n_got);
@@ -289,6 +297,19 @@ static void test_blocks_read_on_demand(void **state)
     stream_mode = 0;
 }
 
+/* The blocks as one scan, in memory, read on demand and mixed: the same
+ * answers whatever share of which block each thread gets. */
+static void test_blocks_as_one_scan(void **state)
+{
+    all_mode = 1;
+    for (stream_mode = 0; stream_mode <= 2; stream_mode++) {
+        test_topk_matches_brute_force(state);
+        test_filters_before_topk(state);
+    }
+    stream_mode = 0;
+    all_mode = 0;
+}
+
 /* A read that fails stops the scan and says so; results then lack rows. */
 static void test_failed_read_is_reported(void **state)
 {
@@ -322,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_topk_matches_brute_force),
         cmocka_unit_test(test_filters_before_topk),
         cmocka_unit_test(test_blocks_read_on_demand),
+        cmocka_unit_test(test_blocks_as_one_scan),
         cmocka_unit_test(test_failed_read_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
