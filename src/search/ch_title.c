@@ -120,12 +120,16 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */
     tok_first first = {0};   /* rest_token compares with these terms alone */
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first};
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first,
+                     .ascii_first = 1};
     for (size_t i = 0; i < q->n; i++) {
         if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
             opts.skip_cjk = 0;
-        if (!is_hit[i])
+        if (!is_hit[i]) {
             tok_first_add(&first, q->items[i]);
+            /* nor fold a Russian word for "archive" (tok_opts.ascii_first) */
+            opts.ascii_first &= (unsigned char)q->items[i][0] - 1u < 0x7fu;
+        }
     }
     rest_ctx r = {0};
     r.tok = xmalloc((q->n ? q->n : 1) * sizeof *r.tok);
