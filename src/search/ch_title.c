@@ -113,8 +113,9 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
      * no ORDER BY ... LIMIT, whose IN list SQLite builds as a temporary
      * table per note (~60,000 instructions; docs/performance.md, session
      * 29); any of them may hold the token, in whatever order read. */
-    if (q->rc || (q->rc = prepare(q->st, "SELECT f.body FROM chunks c CROSS JOIN chunks_fts f"
-                                  " ON f.rowid = c.id WHERE c.doc_id = ? AND c.seq < "
+    if (q->rc || (q->rc = prepare(q->st, "SELECT f.c1 FROM chunks c CROSS JOIN "
+                                  SEARCH_CHUNKS_CONTENT " f ON f.id = c.id"
+                                  " WHERE c.doc_id = ? AND c.seq < "
                                   TROVE_STR(SEARCH_NOTE_CHUNKS), &s)))
         return 0;
     /* A query whose other words are not CJK need not segment the note's
@@ -292,7 +293,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
         "SELECT 1 FROM docs d WHERE d.id = ?1", q->fts, f, NULL, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
-        rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
+        rc = prepare(st, "SELECT id, c0, c1, c2 FROM " SEARCH_TITLES_CONTENT " WHERE id = ?", &s);
     /* Every kept name is scored, in the order they lie in top.h (the hits
      * are sorted below): no need to order them first. */
     char *q_folded = str_fold(q->plain);

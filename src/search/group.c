@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "search/lang_pref.h"
+#include "search/search_int.h"
 #include "text/lang.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -171,8 +172,8 @@ static trove_err join_alias_pairs(store *st, const group_in *in, size_t n, size_
     store_stmt_put(st, any);
     if (row <= 0)
         return rc;   /* no alias anywhere, or an error */
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT d.title, t.aliases FROM docs d"
-                                         " JOIN titles_fts t ON t.rowid = d.id WHERE d.id = ?");
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT d.title, t.c1 FROM docs d JOIN "
+                                         SEARCH_TITLES_CONTENT " t ON t.id = d.id WHERE d.id = ?");
     if (!s)
         return store_fail(st, "reading note names");
     names *nm = xcalloc(n ? n : 1, sizeof *nm);
