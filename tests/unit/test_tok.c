@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 #include "text/tok.h"
+#include "util/esc.h"
 #include "util/buf.h"
 
 /* Tokens rendered as "text@start-end" joined by spaces. */
@@ -497,25 +498,6 @@ static int ascii_first_cb(void *ctx, const char *t, size_t len, size_t s, size_t
     return len && (unsigned char)t[0] < 0x80 ? collect_cb(ctx, t, len, s, e) : 0;
 }
 
-static size_t put_utf8(char *out, uint32_t cp)
-{
-    if (cp < 0x80)
-        return out[0] = (char)cp, 1;
-    if (cp < 0x800)
-        return out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), 2;
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* ascii_first leaves out no token that starts with an ASCII byte: for
  * every character below U+20000 at the start of a word (followed by a
  * combining mark and ASCII letters, then the same word twice more, so the
@@ -531,7 +513,7 @@ static void test_ascii_first(void **state)
         if (cp >= 0xD800 && cp <= 0xDFFF)
             continue;
         char w[16], text[64];
-        size_t n = put_utf8(w, cp);
+        size_t n = esc_utf8_encode(cp, w);
         memcpy(w + n, "\xcc\x81" "ab", 4);
         n += 4;
         size_t len = 0;
