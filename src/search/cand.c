@@ -130,10 +130,54 @@ int search_topk_get(topk *t, size_t i, scored *out)
     return 1;
 }
 
+/* Moves the best k of h[0 .. n) (0 < k <= n) to h[0 .. k), the worst of
+ * them to h[k - 1] (a selection, no order among the rest). Rows are in a
+ * total order (chunk ids differ), so the best k are one set. */
+static void select_best(scored *h, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        /* median of three as the pivot, against sorted or equal runs */
+        scored a = h[lo], b = h[mid], c = h[hi], p;
+        if (scored_below(&b, &a))
+            p = scored_below(&c, &b) ? b : scored_below(&c, &a) ? c : a;
+        else
+            p = scored_below(&c, &a) ? a : scored_below(&c, &b) ? c : b;
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (scored_below(&p, &h[i]))
+                i++;
+            while (scored_below(&h[j], &p))
+                j--;
+            if (i <= j) {
+                scored t = h[i];
+                h[i] = h[j];
+                h[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (want <= j && j < hi)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;   /* h[j + 1 .. i) equal the pivot: want is among them */
+    }
+}
+
 /* Run a "SELECT id, score ... WHERE fts MATCH ?1" (its filter values from
  * ?2 on, then the heading's) and keep the best rows in C: cheaper than
- * FTS5's ORDER BY rank, which sorts every match. *matches: how many rows
- * the query gave. */
+ * FTS5's ORDER BY rank, which sorts every match. With a cap, rows gather
+ * in a buffer of twice the cap; a full buffer keeps its best `cap`
+ * (select_best), whose worst then turns away every row not above it:
+ * a few comparisons a row where a heap paid ~200 instructions for each
+ * row that displaced another (a common word's rows come in rowid order,
+ * not by score). The same rows as a heap's, in the same order once
+ * lazy_order has them. *matches: how many rows the query gave. */
 static trove_err run_best(store *st, const char *sql, const char *fts, const search_filter *f,
                           const char *heading, topk *top, size_t *matches)
 {
@@ -147,11 +191,28 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
     if (heading)
         sqlite3_bind_text(s, 2 + (int)(f ? f->n_binds : 0), heading, -1, SQLITE_STATIC);
     *matches = 0;
+    size_t full = top->cap ? 2 * top->cap : 0;
+    scored floor = {0, 0};
+    int have_floor = 0;
     while (step_row(st, s, "keyword search", &rc) > 0) {
-        search_topk_push(top, sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1));
+        scored x = {sqlite3_column_int64(s, 0), sqlite3_column_double(s, 1)};
         ++*matches;
+        if (have_floor && !scored_below(&floor, &x))
+            continue;   /* cap rows already rank above it */
+        xgrow(&top->h, &top->alloc, top->n + 1, sizeof *top->h);
+        top->h[top->n++] = x;
+        if (full && top->n >= full) {
+            select_best(top->h, top->n, top->cap);
+            top->n = top->cap;
+            floor = top->h[top->cap - 1];
+            have_floor = 1;
+        }
     }
     store_stmt_put(st, s);
+    if (top->cap && top->n > top->cap) {
+        select_best(top->h, top->n, top->cap);
+        top->n = top->cap;
+    }
     lazy_order(top);
     return rc;
 }

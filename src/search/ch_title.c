@@ -90,8 +90,9 @@ static size_t name_tokens(const token_set *q, const char *name, size_t len, toke
 /* Whether the text of note doc_id (its first SEARCH_NOTE_CHUNKS chunks) holds
  * one of the query tokens the name left out. */
 typedef struct rest_ctx {
-    const token_set *q;
-    const unsigned char *is_hit;
+    const char **tok;      /* the query tokens the name left out */
+    size_t *len;
+    size_t n;
     int found;
 } rest_ctx;
 
@@ -99,8 +100,8 @@ static int rest_token(void *ctx, const char *t, size_t len, size_t start, size_t
 {
     (void)start, (void)end;
     rest_ctx *r = ctx;
-    for (size_t i = 0; i < r->q->n; i++)
-        if (!r->is_hit[i] && strlen(r->q->items[i]) == len && memcmp(r->q->items[i], t, len) == 0)
+    for (size_t i = 0; i < r->n; i++)
+        if (r->len[i] == len && memcmp(r->tok[i], t, len) == 0)
             return r->found = 1;
     return 0;
 }
@@ -112,21 +113,33 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
      * no ORDER BY ... LIMIT, whose IN list SQLite builds as a temporary
      * table per note (~60,000 instructions; docs/performance.md, session
      * 29); any of them may hold the token, in whatever order read. */
-    if (q->rc || (q->rc = prepare(q->st, "SELECT f.body FROM chunks c CROSS JOIN chunks_fts f"
-                                  " ON f.rowid = c.id WHERE c.doc_id = ? AND c.seq < "
+    if (q->rc || (q->rc = prepare(q->st, "SELECT f.c1 FROM chunks c CROSS JOIN "
+                                  SEARCH_CHUNKS_CONTENT " f ON f.id = c.id"
+                                  " WHERE c.doc_id = ? AND c.seq < "
                                   TROVE_STR(SEARCH_NOTE_CHUNKS), &s)))
         return 0;
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */
     tok_first first = {0};   /* rest_token compares with these terms alone */
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first};
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first,
+                     .ascii_first = 1};
     for (size_t i = 0; i < q->n; i++) {
         if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
             opts.skip_cjk = 0;
-        if (!is_hit[i])
+        if (!is_hit[i]) {
             tok_first_add(&first, q->items[i]);
+            /* nor fold a Russian word for "archive" (tok_opts.ascii_first) */
+            opts.ascii_first &= (unsigned char)q->items[i][0] - 1u < 0x7fu;
+        }
     }
-    rest_ctx r = {q, is_hit, 0};
+    rest_ctx r = {0};
+    r.tok = xmalloc((q->n ? q->n : 1) * sizeof *r.tok);
+    r.len = xmalloc((q->n ? q->n : 1) * sizeof *r.len);
+    for (size_t i = 0; i < q->n; i++)
+        if (!is_hit[i]) {
+            r.tok[r.n] = q->items[i];
+            r.len[r.n++] = strlen(q->items[i]);
+        }
     sqlite3_bind_int64(s, 1, doc_id);
     while (!r.found && step_row(q->st, s, "title search", &q->rc) > 0) {
         const char *body = (const char *)sqlite3_column_text(s, 0);
@@ -134,7 +147,45 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
             tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
     }
     store_stmt_put(q->st, s);
+    free(r.tok);
+    free(r.len);
     return r.found;
+}
+
+/* note_has_rest's answers for one note, by the query tokens the name left
+ * out: a note's title and file name are often one name ("tar", tar.md),
+ * and reading the note's text twice for one question cost ~9% of a cold
+ * search's instructions on the tldr pages (docs/performance.md, session
+ * 31). */
+typedef struct rest_memo {
+    int64_t doc_id;
+    unsigned char **hit;   /* is_hit arrays asked (q->n bytes each) */
+    int *found;
+    size_t n, cap, cap_found;
+} rest_memo;
+
+static int rest_memo_has(token_set *q, const unsigned char *is_hit, rest_memo *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (memcmp(m->hit[i], is_hit, q->n) == 0)
+            return m->found[i];
+    int found = note_has_rest(q, is_hit, m->doc_id);
+    if (q->rc)
+        return found;   /* an error is not an answer to keep */
+    xgrow(&m->hit, &m->cap, m->n + 1, sizeof *m->hit);
+    xgrow(&m->found, &m->cap_found, m->n + 1, sizeof *m->found);
+    m->hit[m->n] = xmalloc(q->n ? q->n : 1);
+    memcpy(m->hit[m->n], is_hit, q->n);
+    m->found[m->n++] = found;
+    return found;
+}
+
+static void rest_memo_free(rest_memo *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->hit[i]);
+    free(m->hit);
+    free(m->found);
 }
 
 /* How well one name (title, alias or file name) matches the query, in
@@ -142,7 +193,7 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
  * name sharing a word or two with a long question counts little, times a
  * factor for how little else the name holds. An exact (folded) match is 1. */
 static double name_score(token_set *q, const char *name, size_t len, const char *q_folded,
-                         int64_t doc_id)
+                         rest_memo *memo)
 {
     token_set nt = {0};
     unsigned char *is_hit = xcalloc(q->n ? q->n : 1, 1);
@@ -160,7 +211,7 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
          * thing but not about the question (元世祖 for "in which year did
          * 元世祖 campaign against 占城"). */
         if (precision == 1.0 && coverage >= TITLE_WHOLE_NAME_MIN_COVERAGE - 1e-9 &&
-            score < 0.5 * coverage + 0.25 && note_has_rest(q, is_hit, doc_id))
+            score < 0.5 * coverage + 0.25 && rest_memo_has(q, is_hit, memo))
             score = 0.5 * coverage + 0.25;
     }
     free(is_hit);
@@ -179,6 +230,7 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
 static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folded)
 {
     double best = 0;
+    rest_memo memo = {.doc_id = sqlite3_column_int64(s, 0)};
     for (int col = 1; col <= 3; col++) {
         const char *text = (const char *)sqlite3_column_text(s, col);
         if (!text)
@@ -187,7 +239,7 @@ static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folde
         for (const char *line = text; *line;) {
             const char *nl = strchr(line, '\n');
             size_t len = nl ? (size_t)(nl - line) : strlen(line);
-            double sc = name_score(q, line, len, q_folded, sqlite3_column_int64(s, 0));
+            double sc = name_score(q, line, len, q_folded, &memo);
             if (sc > best)
                 best = sc;
             if (!nl)
@@ -195,6 +247,7 @@ static double best_name_score(token_set *q, sqlite3_stmt *s, const char *q_folde
             line = nl + 1;
         }
     }
+    rest_memo_free(&memo);
     return best;
 }
 
@@ -240,7 +293,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
         "SELECT 1 FROM docs d WHERE d.id = ?1", q->fts, f, NULL, &top);
     sqlite3_stmt *s = NULL;
     if (rc == TROVE_OK && top.n)
-        rc = prepare(st, "SELECT rowid, title, aliases, filename FROM titles_fts WHERE rowid = ?", &s);
+        rc = prepare(st, "SELECT id, c0, c1, c2 FROM " SEARCH_TITLES_CONTENT " WHERE id = ?", &s);
     /* Every kept name is scored, in the order they lie in top.h (the hits
      * are sorted below): no need to order them first. */
     char *q_folded = str_fold(q->plain);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "search/lang_pref.h"
+#include "search/search_int.h"
 #include "text/lang.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -158,8 +159,21 @@ static int names_has_alias(const names *x, const char *title)
  * is a copy of it (zh/公式.md with alias "Formulas" beside en/Formulas.md). */
 static trove_err join_alias_pairs(store *st, const group_in *in, size_t n, size_t *parent)
 {
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT d.title, t.aliases FROM docs d"
-                                         " JOIN titles_fts t ON t.rowid = d.id WHERE d.id = ?");
+    /* A note's aliases are in titles_fts and in `names`, written together
+     * (store.c insert_names, the snapshots' rollback): an index without a
+     * `names` row has no alias to compare, and its candidates' names need
+     * not be read (100 lookups, ~6% of a cold search's instructions on
+     * the tldr pages: docs/performance.md, session 31). */
+    sqlite3_stmt *any = store_stmt_get(st, "SELECT 1 FROM names LIMIT 1");
+    if (!any)
+        return store_fail(st, "reading note names");
+    trove_err rc = TROVE_OK;
+    int row = store_step(st, any, "reading note names", &rc);
+    store_stmt_put(st, any);
+    if (row <= 0)
+        return rc;   /* no alias anywhere, or an error */
+    sqlite3_stmt *s = store_stmt_get(st, "SELECT d.title, t.c1 FROM docs d JOIN "
+                                         SEARCH_TITLES_CONTENT " t ON t.id = d.id WHERE d.id = ?");
     if (!s)
         return store_fail(st, "reading note names");
     names *nm = xcalloc(n ? n : 1, sizeof *nm);

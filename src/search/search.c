@@ -324,7 +324,8 @@ static char *chunk_snippet(store *st, const snip_terms *terms, int64_t chunk_id,
 {
     sqlite3_stmt *s;
     char *out = NULL;
-    if ((*rc = prepare(st, "SELECT body FROM chunks_fts WHERE rowid = ?", &s)) == TROVE_OK) {
+    if ((*rc = prepare(st, "SELECT c1 FROM " SEARCH_CHUNKS_CONTENT " WHERE id = ?", &s)) ==
+        TROVE_OK) {
         sqlite3_bind_int64(s, 1, chunk_id);
         if (step_row(st, s, "reading a snippet", rc) > 0) {
             const char *body = (const char *)sqlite3_column_text(s, 0);

@@ -104,6 +104,16 @@ static inline double bm25_key(const cand *c)
 
 /* ---- statements ------------------------------------------------------- */
 
+/* The stored text of the FTS5 tables, read by row id without FTS5: its
+ * content tables (FTS5's on-disk format: id, then c0, c1, ... in the
+ * table's column order), a b-tree seek where `WHERE rowid = ?` on the
+ * FTS5 table runs its cursor machinery (~8,000 instructions a row, the
+ * title channel's names and the results' snippets: docs/performance.md,
+ * session 31). chunks_fts(heading, body), titles_fts(title, aliases,
+ * filename): store.c's schema. */
+#define SEARCH_CHUNKS_CONTENT "chunks_fts_content"
+#define SEARCH_TITLES_CONTENT "titles_fts_content"
+
 /* Statements come from the store's cache (compiled once per connection)
  * and go back with store_stmt_put(), never sqlite3_finalize(). */
 static inline trove_err prepare(store *st, const char *sql, sqlite3_stmt **s)

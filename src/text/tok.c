@@ -394,7 +394,7 @@ static void stem_word(const char **w, size_t *len)
 /* ---- runs ----------------------------------------------------------------- */
 
 typedef struct tok_state {
-    int stem, query, skip_cjk;
+    int stem, query, skip_cjk, ascii_first;
     const tok_first *stem_only;
     void *ctx;
     tok_fcb cb;
@@ -416,6 +416,32 @@ static int first_in(const tok_first *f, const char *w)
     return (int)((f->bits[c >> 6] >> (c & 63)) & 1);
 }
 
+/* Whether the character at s[0 .. len) folds, alone, to text that starts
+ * with a non-ASCII byte (tok_opts.ascii_first); per thread, the answers
+ * for the last characters asked, by code point. */
+static _Thread_local struct {
+    int32_t cp;
+    int8_t known, non_ascii;
+} first_fold[256];
+
+static int first_folds_non_ascii(const char *s, size_t len)
+{
+    size_t i = 0;
+    int cp = tok_utf8_next(s, len, &i);
+    if (cp < 0x80)
+        return 0;
+    unsigned slot = (unsigned)cp & 255;
+    if (first_fold[slot].known && first_fold[slot].cp == cp)
+        return first_fold[slot].non_ascii;
+    const char *w;
+    size_t wl = fold_unicode(s, i, WORD_OPTS, &w);
+    int v = wl > 0 && (unsigned char)w[0] >= 0x80;
+    first_fold[slot].cp = cp;
+    first_fold[slot].known = 1;
+    first_fold[slot].non_ascii = (int8_t)v;
+    return v;
+}
+
 static int emit_word(const tok_state *st, const char *text, size_t start,
                      size_t end, int ascii, int digit)
 {
@@ -434,6 +460,8 @@ static int emit_word(const tok_state *st, const char *text, size_t start,
         }
         w = small;
     } else {
+        if (st->ascii_first && first_folds_non_ascii(text + start, end - start))
+            return 0;
         wl = fold_unicode(text + start, end - start, WORD_OPTS, &w);
         if (wl == 0)        /* only marks, or nothing survived folding */
             return 0;
@@ -612,7 +640,7 @@ int tok_run_flags(const tok_opts *opts, const char *text, size_t len, void *ctx,
                   tok_fcb cb)
 {
     tok_state st = {opts ? opts->stem : 0, opts ? opts->query : 0, opts ? opts->skip_cjk : 0,
-                    opts ? opts->stem_only : NULL, ctx, cb};
+                    opts ? opts->ascii_first : 0, opts ? opts->stem_only : NULL, ctx, cb};
     size_t i = 0;
     int rc;
     if (!text)

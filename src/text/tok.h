@@ -40,6 +40,13 @@ typedef struct tok_opts {
      * tokens with those terms loses nothing and skips most stemmer runs
      * (a cold search's snippets stemmed ~300 words, 0.7 M instructions). */
     const tok_first *stem_only;
+    /* Only tokens that start with an ASCII byte are wanted: a word whose
+     * first character folds (alone) to a non-ASCII one makes no token and
+     * is not folded. Its token would start with that character's fold
+     * (composition keeps a non-ASCII first character non-ASCII), so a
+     * caller comparing tokens with terms that start with ASCII bytes loses
+     * nothing (the title channel reading a Russian note for "archive"). */
+    int ascii_first;
 } tok_opts;
 
 /* Add term's first byte to f (an empty term: every byte). */

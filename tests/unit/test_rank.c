@@ -317,6 +317,43 @@ static void test_list_leaves_out_no_note(void **state)
         }
 }
 
+/* The rows a cap keeps (run_best: a buffer of twice the cap, cut to its
+ * best by selection) are the best `cap` of the match, in the order of a
+ * full sort, for caps that cut it many times over and none. */
+static void test_keep_best_caps(void **state)
+{
+    (void)state;
+    static const char plain[] = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts"
+                                " WHERE chunks_fts MATCH ?1";
+    const size_t caps[] = {1, 2, 3, 7, 64, 100000};
+    for (size_t q = 0; q < N_QUERIES; q++) {
+        rows all = run_rows(bm25_sql, queries[q]);
+        best *b = xcalloc(all.n ? all.n : 1, sizeof *b);
+        for (size_t i = 0; i < all.n; i++)
+            b[i] = (best){0, all.id[i], all.score[i]};
+        qsort(b, all.n, sizeof *b, cmp_row);
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+            topk top = {.cap = caps[c]};
+            size_t matches = 0;
+            assert_int_equal(search_keep_best_plain(st, plain, queries[q], &top, &matches),
+                             TROVE_OK);
+            assert_int_equal(matches, all.n);
+            size_t want = all.n < caps[c] ? all.n : caps[c];
+            assert_int_equal(top.n, want);
+            scored row;
+            for (size_t i = 0; i < want; i++) {
+                assert_true(search_topk_get(&top, i, &row));
+                assert_int_equal(row.chunk_id, b[i].chunk);
+                assert_memory_equal(&row.score, &b[i].score, sizeof(double));
+            }
+            assert_false(search_topk_get(&top, want, &row));
+            free(top.h);
+        }
+        free(b);
+        rows_free(&all);
+    }
+}
+
 static void test_fts_phrases(void **state)
 {
     (void)state;
@@ -355,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_rank_is_bm25),
         cmocka_unit_test(test_rank_restricted),
         cmocka_unit_test(test_list_leaves_out_no_note),
+        cmocka_unit_test(test_keep_best_caps),
         cmocka_unit_test(test_fts_phrases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -190,13 +190,14 @@ static const fault_case keyword_cases[] = {
     {"bm25 chunk owners", "bread", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0},
     {"translation held", "bread", "MATCH ?1 LIMIT ?2)", 0, 0, 0},
     {"translation coverage", "bread", "MATCH ?1 AND rowid = ?2", 0, 0, 0},
-    {"title names", "pizza", "FROM titles_fts WHERE rowid = ?", 0, 0, 1},
+    {"title names", "pizza", "c2 FROM titles_fts_content WHERE id = ?", 0, 0, 1},
     {"title rest of query", "pizza dough", "AND c.seq < 8", 0, 0, 1},
     {"note map", "fermentation", "SELECT data FROM note_map WHERE id", 0, 0, 0},
     {"link prior", "fermentation", "SELECT in_degree, lang FROM docs", 0, 0, 0},
     {"filters", "fermentation", "FROM tags t WHERE t.doc_id", 0, 1, 0},
     {"result row", "fermentation", "LEFT JOIN chunks c ON c.id", 0, 0, 0},
-    {"snippet", "fermentation", "SELECT body FROM chunks_fts WHERE rowid = ?", 0, 0, 0},
+    {"snippet", "fermentation", "SELECT c1 FROM chunks_fts_content WHERE id = ?", 0, 0, 0},
+    {"alias pairs", "fermentation", "SELECT 1 FROM names LIMIT 1", 0, 0, 0},
     {"result tags", "fermentation", "SELECT tag FROM tags WHERE doc_id", 0, 0, 0},
 };
 

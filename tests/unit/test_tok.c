@@ -14,6 +14,7 @@
 
 #include "testutil.h"
 #include "text/tok.h"
+#include "util/esc.h"
 #include "util/buf.h"
 
 /* Tokens rendered as "text@start-end" joined by spaces. */
@@ -491,6 +492,59 @@ static void test_stem_only(void **state)
     tbuf_free(&d.out);
 }
 
+/* Tokens that start with an ASCII byte, as collect_cb renders them. */
+static int ascii_first_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
+{
+    return len && (unsigned char)t[0] < 0x80 ? collect_cb(ctx, t, len, s, e) : 0;
+}
+
+/* ascii_first leaves out no token that starts with an ASCII byte: for
+ * every character below U+20000 at the start of a word (followed by a
+ * combining mark and ASCII letters, then the same word twice more, so the
+ * per-thread answers are used too), the tokens that start with ASCII are
+ * those of a full run; words it skips are those whose tokens start
+ * otherwise. */
+static void test_ascii_first(void **state)
+{
+    (void)state;
+    const tok_opts full = {.stem = 1}, cut = {.stem = 1, .ascii_first = 1};
+    size_t skipped = 0;
+    for (uint32_t cp = 0x80; cp < 0x20000; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            continue;
+        char w[16], text[64];
+        size_t n = esc_utf8_encode(cp, w);
+        memcpy(w + n, "\xcc\x81" "ab", 4);
+        n += 4;
+        size_t len = 0;
+        for (int k = 0; k < 3; k++) {
+            memcpy(text + len, w, n);
+            len += n;
+            text[len++] = ' ';
+        }
+        collect a = {0}, b = {0}, all = {0}, f = {0};
+        tok_run(&full, text, len, &a, ascii_first_cb);
+        tok_run(&cut, text, len, &b, ascii_first_cb);
+        if (strcmp(tbuf_cstr(&a.out), tbuf_cstr(&b.out)) != 0)
+            fail_msg("U+%04X: full run %s, ascii_first %s", (unsigned)cp, tbuf_cstr(&a.out),
+                     tbuf_cstr(&b.out));
+        tok_run(&cut, text, len, &all, collect_cb);
+        tok_run(&full, text, len, &f, collect_cb);
+        skipped += f.n > all.n;
+        tbuf_free(&a.out);
+        tbuf_free(&b.out);
+        tbuf_free(&all.out);
+        tbuf_free(&f.out);
+    }
+    assert_true(skipped > 1000);   /* Greek, Cyrillic, Arabic, ... words are skipped */
+    /* Latin letters that fold to ASCII are kept */
+    collect c = {0};
+    const char *text = "\xc3\x89lectricit\xc3\xa9s \xd0\x90\xd1\x80\xd1\x85\xd0\xb8\xd0\xb2 ok";
+    tok_run(&cut, text, strlen(text), &c, collect_cb);
+    assert_string_equal(tbuf_cstr(&c.out), "electricit@0-14 ok@26-28");
+    tbuf_free(&c.out);
+}
+
 /* ---- speed (reported, loosely bounded) ------------------------------------- */
 
 static int count_cb(void *ctx, const char *t, size_t len, size_t s, size_t e)
@@ -552,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_stem_keeps_first_byte),
         cmocka_unit_test(test_stem_only),
+        cmocka_unit_test(test_ascii_first),
         cmocka_unit_test(test_fts5_tape_replay),
         cmocka_unit_test(test_speed),
     };
