@@ -292,6 +292,9 @@ def bench_qwen3(a, exe, lib, tmp):
         d = np.abs(best(tr[0])[2] - best(lr[k])[2][:, 0]).max()
         print("\nP(yes) trove vs llama.cpp --seqs %d: max diff %.3g; llama.cpp best CPU %.0f ms"
               % (k, d, best(lr[k])[1]))
+    print("\nP(yes) per document, trove: %s\nllama.cpp: %s"
+          % (" ".join("%.4f" % x for x in best(tr[0])[2]),
+             " ".join("%.4f" % x for x in l[2][:, 0])))
 
 
 def loadavg():
