@@ -25,7 +25,10 @@ gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
 (tests/tools/qwen3_gguf.py --reranker, --bench for the 0.6B shape) on
 --qwen3-docs pages of the Obsidian help vault cut to 256 tokens: trove
 `model rerank --doc-tokens 256` with and without its prefix cache,
-llama.cpp on the same ids (rank pooling: P(yes)).
+llama.cpp on the same ids (rank pooling: P(yes)), alternating run by run;
+llama.cpp both packed (2048-token batches) and one sequence per decode
+(--qwen3-llama-seqs), its best compared. The Qwen3 rows alone:
+  llama_cpp_bench.py --qwen3 FILE --only minilm_q8_0 --no-rerank --rerank-only
 
 Models named *_q4_k_m / *_q5_k_m (llama_cpp_models.py) are made here from
 their F32 twin by llama.cpp's own quantiser (bench/llama_cpp_quantize.c,
@@ -125,10 +128,11 @@ def run_trove_embed(a, model, ids, trove=None):
     return out["embed_ms"], out["cpu_ms"], np.array(out["vectors"], np.float64)
 
 
-def run_llama(a, exe, lib, model, ids_file, batch):
+def run_llama(a, exe, lib, model, ids_file, batch, seqs=64):
     with tempfile.NamedTemporaryFile("r", suffix=".vec") as vf:
         out = json.loads(sh([exe, model, ids_file, "--threads", str(a.threads), "--batch",
-                             str(batch), "--backends", lib, "--out", vf.name]))
+                             str(batch), "--seqs", str(seqs), "--backends", lib,
+                             "--out", vf.name]))
         vec = np.loadtxt(vf.name, ndmin=2)
     return out["run_ms"], out["cpu_ms"], vec
 
@@ -255,21 +259,47 @@ def bench_qwen3(a, exe, lib, tmp):
     print("\nQwen3 reranker %s: 1 query x %d Obsidian pages cut to 256 tokens (%d tokens with "
           "the prompt), threads %d, best of %d by CPU time\n"
           % (os.path.basename(m), len(docs), ntok, a.threads, a.iters))
+    # alternating, iteration by iteration: llama.cpp (each batching of
+    # --qwen3-llama-seqs), trove with its prefix cache, trove without
+    variants = [([], "(prefix cache)"), (["--no-prefix-cache"], "--no-prefix-cache")]
+    lseqs = [int(x) for x in a.qwen3_llama_seqs.split(",")]
+    lr = {k: [] for k in lseqs}
+    tr = [[] for _ in variants]
+    for _ in range(a.iters):
+        for k in lseqs:
+            lr[k].append(run_llama(a, exe, lib, m, ids_file, a.llama_batch, k))
+            print("  llama.cpp --seqs %d: wall %.0f ms, CPU %.0f ms (load %s)"
+                  % (k, lr[k][-1][0], lr[k][-1][1], loadavg()), flush=True)
+        for j, (extra, name) in enumerate(variants):
+            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
+                                 "--timing", "--doc-tokens", "256"] + extra + [q] + docs))
+            tr[j].append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
+            print("  trove %s: wall %.0f ms, CPU %.0f ms (load %s)"
+                  % (name, out["rerank_ms"], out["cpu_ms"], loadavg()), flush=True)
+    print()
     print("| run | tokens | trove wall / CPU ms | llama.cpp wall / CPU ms | trove tokens per "
           "CPU-s | llama.cpp tokens per CPU-s | trove faster (CPU) | (wall) | max P(yes) diff |")
     print("|---|---|---|---|---|---|---|---|---|")
-    lr = [run_llama(a, exe, lib, m, ids_file, a.llama_batch) for _ in range(a.iters)]
-    l = best(lr)
-    for extra in ([], ["--no-prefix-cache"]):
-        tr = []
-        for _ in range(a.iters):
-            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
-                                 "--timing", "--doc-tokens", "256"] + extra + [q] + docs))
-            tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
-        t = best(tr)
+    # llama.cpp's best batching by CPU time
+    l = best([best(v) for v in lr.values()])
+    lk = next(k for k in lseqs if best(lr[k]) is l)
+    for j, (extra, name) in enumerate(variants):
+        t = best(tr[j])
         d = np.abs(t[2] - l[2][:, 0]).max()
-        print(row("trove " + (" ".join(extra) or "(prefix cache)"), ntok, t, l, "%.3g" % d),
+        print(row("trove " + name + " vs llama.cpp --seqs %d" % lk, ntok, t, l, "%.3g" % d),
               flush=True)
+    for k in lseqs:  # parity of every llama.cpp batching
+        d = np.abs(best(tr[0])[2] - best(lr[k])[2][:, 0]).max()
+        print("\nP(yes) trove vs llama.cpp --seqs %d: max diff %.3g; llama.cpp best CPU %.0f ms"
+              % (k, d, best(lr[k])[1]))
+    print("\nP(yes) per document, trove: %s\nllama.cpp: %s"
+          % (" ".join("%.4f" % x for x in best(tr[0])[2]),
+             " ".join("%.4f" % x for x in l[2][:, 0])))
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def main():
@@ -288,6 +318,10 @@ def main():
     p.add_argument("--qwen3", default=None,
                    help="a Qwen3 reranker GGUF (tests/tools/qwen3_gguf.py --reranker --bench)")
     p.add_argument("--qwen3-docs", type=int, default=20)
+    p.add_argument("--qwen3-llama-seqs", default="64,1",
+                   help="llama.cpp's sequences per batch for --qwen3 (comma-separated: each "
+                        "is run, the best by CPU time compared; 1 = one causal sequence per "
+                        "decode, no attention across the packed batch's masked keys)")
     a = p.parse_args()
     if not os.access(a.trove, os.X_OK):
         sys.exit("llama_cpp_bench: no trove binary at %s (bash scripts/build.sh build)" % a.trove)

@@ -14,7 +14,11 @@ writes into OUTDIR (a file already there is kept):
                                        384-wide models do not have
   minilm_{q5_0,q5_1}.gguf, bge_base_q5_k.gguf   the 5-bit types (numpy's
                                        quantiser, gguf_writer.py)
-  minilm_rerank_{f32,q8_0}.gguf        ms-marco-MiniLM-L-6-v2 shape, rank head
+  minilm_rerank_{f32,f16,bf16,q8_0}.gguf   ms-marco-MiniLM-L-6-v2 shape, rank head
+  bge_base_rerank_{q4_k,q6_k}.gguf     a 768-wide cross-encoder (bge-base's
+                                       shape with a rank head): the K-quants
+                                       in a cross-encoder, which MiniLM's
+                                       384-wide rows cannot hold
   *_q4_k_m, *_q5_k_m                   (minilm, minilm_rerank): written here
                                        as the F32 twin only; the bench makes
                                        them with llama.cpp's own quantiser
@@ -84,7 +88,8 @@ LLAMA_MIXES = {"q4_k_m": "Q4_K_M", "q5_k_m": "Q5_K_M"}
 MODELS = ["minilm_" + t for t in ("f32", "f16", "bf16", "q8_0")] + \
          ["bge_small_" + t for t in ("f32", "f16", "bf16", "q8_0")] + \
          ["bge_base_" + t for t in ("f32", "q4_k", "q6_k")] + \
-         ["minilm_rerank_f32", "minilm_rerank_q8_0"] + \
+         ["minilm_rerank_f32", "minilm_rerank_q8_0", "minilm_rerank_f16", "minilm_rerank_bf16",
+          "bge_base_rerank_q4_k", "bge_base_rerank_q6_k"] + \
          ["minilm_q5_0", "minilm_q5_1", "bge_base_q5_k", "minilm_q4_k_m", "minilm_q5_k_m",
           "minilm_rerank_q4_k_m", "minilm_rerank_q5_k_m"]
 
