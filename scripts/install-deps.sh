@@ -12,6 +12,7 @@ PKGS=(
   python3 python3-numpy python3-pytest python3-pytest-xdist python3-jieba python3-sentencepiece opencc
   libmecab2 mecab-ipadic-utf8
   hyperfine
+  ccache  # scripts/test.sh compiles through it: a clean clone reuses the objects of earlier runs
 )
 
 # Node.js runs the test clients (MCP SDKs, puppeteer-core). A machine may

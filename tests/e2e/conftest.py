@@ -296,15 +296,16 @@ def mcp_stdio(trove, msgs, *extra, env=None, timeout=60):
     return [json.loads(l) for l in p.stdout.decode().splitlines()][1:]
 
 
-def mcp_search_paths(trove, queries, top_k=1, env=None):
-    """For each query, the paths of `trove mcp`'s `search` results (at most
-    top_k, best first), all asked of one server over stdio: its search tool
-    is the api call `trove search` makes, so a test of many queries' ranks
-    costs one sanitized process instead of one each (a caller checks a
-    sample through `trove search`, which must agree)."""
+def mcp_search_paths(trove, queries, top_k=1, env=None, tool="search"):
+    """For each query, the paths of `trove mcp`'s `search` results (or those
+    of another search tool: `query`, `vsearch`; at most top_k, best first),
+    all asked of one server over stdio: its search tool is the api call
+    `trove search` makes, so a test of many queries' ranks costs one
+    sanitized process instead of one each (a caller checks a sample through
+    the command, which must agree)."""
     msgs = [{"jsonrpc": "2.0", "method": "notifications/initialized"}]
     msgs += [{"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
-              "params": {"name": "search",
+              "params": {"name": tool,
                          "arguments": {"query": q, "top_k": top_k,
                                        "max_excerpt_chars": 0}}}
              for i, q in enumerate(queries)]

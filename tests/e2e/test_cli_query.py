@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import COLLECTION, REPO, mcp_stdio, need_shared, npm_pkg
+from conftest import COLLECTION, REPO, mcp_search_paths, mcp_stdio, need_shared, npm_pkg
 
 TOOLS = REPO / "tests" / "tools"
 # Every test runs cold and with a daemon, each `trove query` compared byte
@@ -511,8 +511,21 @@ def test_query_with_vectors_is_never_below_search(trove, glove, models):
     rows = [json.loads(line) for line in
             (shared / "eval-deep-research.jsonl").read_text().splitlines() if line.strip()]
     rerank = str(models / "rerank.gguf")
-    for r in rows:
-        s = expected_rank(trove.paths(r["query"], "-n", "10"), r["expected_doc"])
-        for flags in ([], ["--reranker", rerank]):
-            got = [x["path"] for x in qjson(trove, r["query"], "-n", "10", *flags)["results"]]
-            assert expected_rank(got, r["expected_doc"]) <= s, (r["query"], flags, s, got)
+    # Every row through one `trove mcp` per way (its search and query tools
+    # are the commands' api calls), not three sanitized processes a row;
+    # every 5th row also through the commands, which must agree
+    # (docs/performance.md, CI, session 31).
+    qs = [r["query"] for r in rows]
+    searched = mcp_search_paths(trove, qs, top_k=10)
+    ways = {(): mcp_search_paths(trove, qs, top_k=10, tool="query"),
+            ("--reranker", rerank): mcp_search_paths(trove, qs, top_k=10, tool="query",
+                                                     env={"TROVE_RERANK_MODEL": rerank})}
+    for i, r in enumerate(rows):
+        s = expected_rank(searched[i], r["expected_doc"])
+        for flags, got in ways.items():
+            assert expected_rank(got[i], r["expected_doc"]) <= s, (r["query"], flags, s, got[i])
+        if i % 5 == 0:
+            assert trove.paths(r["query"], "-n", "10") == searched[i], r["query"]
+            for flags, got in ways.items():
+                assert qpaths(trove, r["query"], "-n", "10", *flags) == got[i], \
+                    (r["query"], flags)
