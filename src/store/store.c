@@ -38,6 +38,11 @@ static const char doc_insert_sql[] =
     " hash, meta, n_lines, lang, tkey)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?, trove_tkey(?2,"
     "   CASE WHEN json_valid(?10) THEN json_extract(?10, '$.permalink') END))";
+/* The same for a note whose translation key store_note_prepare found (no
+ * frontmatter fields): bound as ?13, computed on a worker thread. */
+static const char doc_insert_keyed_sql[] =
+    "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
+    " hash, meta, n_lines, lang, tkey) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char chunk_insert_sql[] =
     "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
     " VALUES (?,?,?,?,?,?,?)";
@@ -1552,7 +1557,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
         p = &own;
     }
     trove_err rc = tokenizer_ready(st);
-    sqlite3_stmt *s = rc ? NULL : store_stmt_get(st, doc_insert_sql);
+    sqlite3_stmt *s =
+        rc ? NULL : store_stmt_get(st, p->tkey_known ? doc_insert_keyed_sql : doc_insert_sql);
     if (rc) {
         goto done;
     } else if (!s) {
@@ -1572,6 +1578,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
         sqlite3_bind_text(s, 10, note->md->meta_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 11, note->md->n_lines);
     sqlite3_bind_text(s, 12, note->lang ? note->lang : "", -1, SQLITE_STATIC);
+    if (p->tkey_known && p->tkey)
+        sqlite3_bind_text(s, 13, p->tkey, -1, SQLITE_STATIC);
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);
