@@ -38,6 +38,11 @@ static const char doc_insert_sql[] =
     " hash, meta, n_lines, lang, tkey)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?, trove_tkey(?2,"
     "   CASE WHEN json_valid(?10) THEN json_extract(?10, '$.permalink') END))";
+/* The same for a note whose translation key store_note_prepare found (no
+ * frontmatter fields): bound as ?13, computed on a worker thread. */
+static const char doc_insert_keyed_sql[] =
+    "INSERT INTO docs(collection_id, path, path_key, stem, docid, title, size, mtime_ns,"
+    " hash, meta, n_lines, lang, tkey) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
 static const char chunk_insert_sql[] =
     "INSERT INTO chunks(doc_id, seq, heading, start_byte, end_byte, line_start, line_end)"
     " VALUES (?,?,?,?,?,?,?)";
@@ -67,13 +72,18 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
 /* Translation keys (schema version 5, text/transl.h): notes of one
  * collection sharing a key are candidate translations of each other. */
 #define TKEY_INDEX_SQL "CREATE INDEX IF NOT EXISTS docs_tkey ON docs(collection_id, tkey);"
+/* A note's in-degree: distinct other notes linking to docs.id (trove
+ * check's invariant, store_check.c, says the same). */
+#define IN_DEGREE_OF_DOCS \
+    "(SELECT count(DISTINCT src_doc) FROM links WHERE dst_doc = docs.id AND src_doc != docs.id)"
 /* What search reads of the whole vault, kept at each update: how many
  * copies a translation key has on average (search widens its candidate
  * lists by as much, search/group.h) and how many notes each language has
  * (the vault's majority language, search/lang_pref.h). */
 #define VAULT_STATS_SQL \
     "INSERT OR REPLACE INTO meta(key, value) VALUES ('copies_per_tkey', (SELECT" \
-    "  CAST(count(*) AS REAL) / max(1, count(DISTINCT collection_id || ':' || tkey))" \
+    "  CAST(count(*) AS REAL) / max(1, (SELECT count(*) FROM (SELECT 1 FROM docs" \
+    "  WHERE tkey IS NOT NULL GROUP BY collection_id, tkey)))" \
     "  FROM docs));" \
     "INSERT OR REPLACE INTO meta(key, value) VALUES ('lang_counts', (SELECT" \
     "  coalesce(json_group_object(lang, n), '{}') FROM" \
@@ -1480,6 +1490,34 @@ static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
     return TROVE_OK;
 }
 
+/* The date in a note's file name as trove_name_date() finds it; 0 when
+ * none. */
+static int name_date(const char *path, double *days)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int64_t d;
+    if (!date_from_name(name, strlen(name), &d))
+        return 0;
+    *days = (double)d;
+    return 1;
+}
+
+/* The fields row of a note without frontmatter fields (docs.meta NULL):
+ * STORE_FIELDS_OF finds only its file name's date, if any. */
+static trove_err insert_name_date(store *st, int64_t doc_id, double days)
+{
+    sqlite3_stmt *s = store_stmt_get(st, field_insert_sql);
+    if (!s)
+        return store_fail(st, "preparing field insert");
+    sqlite3_bind_int64(s, 1, doc_id);
+    sqlite3_bind_text(s, 2, "", 0, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, 4);
+    sqlite3_bind_double(s, 4, days);
+    sqlite3_bind_null(s, 5);
+    return step_done(st, s, "inserting field");
+}
+
 /* The note's typed frontmatter fields (store_int.h), one single-row
  * insert each (doc_fields_sql says why). */
 static trove_err insert_fields(store *st, int64_t doc_id)
@@ -1537,7 +1575,8 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
         p = &own;
     }
     trove_err rc = tokenizer_ready(st);
-    sqlite3_stmt *s = rc ? NULL : store_stmt_get(st, doc_insert_sql);
+    sqlite3_stmt *s =
+        rc ? NULL : store_stmt_get(st, p->tkey_known ? doc_insert_keyed_sql : doc_insert_sql);
     if (rc) {
         goto done;
     } else if (!s) {
@@ -1557,18 +1596,31 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
         sqlite3_bind_text(s, 10, note->md->meta_json, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 11, note->md->n_lines);
     sqlite3_bind_text(s, 12, note->lang ? note->lang : "", -1, SQLITE_STATIC);
+    if (p->tkey_known && p->tkey)
+        sqlite3_bind_text(s, 13, p->tkey, -1, SQLITE_STATIC);
     if ((rc = step_done(st, s, note->path)) != TROVE_OK)
         goto done;
     *doc_id = sqlite3_last_insert_rowid(st->db);
-    if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK ||
-        (rc = insert_fields(st, *doc_id)) != TROVE_OK)
+    /* Without frontmatter fields the note's fields rows and record follow
+     * from what is bound here; else they are read back through SQL's JSON
+     * functions (STORE_FIELDS_OF), which decide the typing. */
+    int plain = !note->md->meta_json;
+    double days;
+    int dated = plain && name_date(note->path, &days);
+    if ((rc = snap_record_doc_created(st, *doc_id)) != TROVE_OK)
+        goto done;
+    if (plain ? dated && (rc = insert_name_date(st, *doc_id, days)) != TROVE_OK
+              : (rc = insert_fields(st, *doc_id)) != TROVE_OK)
         goto done;
     /* FTS5 replays the tokens a worker made of these texts (tok_tape) */
     tok_tape_offer(&p->tape);
     if ((rc = insert_chunks(st, *doc_id, note, p)) == TROVE_OK &&
         (rc = insert_names(st, *doc_id, p)) == TROVE_OK &&
         (rc = insert_tags(st, *doc_id, note->md)) == TROVE_OK &&
-        (rc = store_nrec_write(st, *doc_id)) == TROVE_OK)
+        (rc = plain ? store_nrec_write_plain(st, *doc_id, note->mtime_ns, dated ? &days : NULL,
+                                             note->md->tags, note->md->n_tags, p->alias_keys,
+                                             p->n_aliases)
+                    : store_nrec_write(st, *doc_id)) == TROVE_OK)
         rc = insert_links(st, *doc_id, note, p);
     tok_tape_offer(NULL);
 done:
@@ -1651,8 +1703,13 @@ trove_err store_links_resolve(store *st)
         "  WHERE s.id = links.src_doc AND n.name = links.target_key"
         "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
         " WHERE dst_doc IS NULL;"
-        "UPDATE docs SET in_degree = (SELECT count(DISTINCT src_doc) FROM links"
-        "  WHERE dst_doc = docs.id AND src_doc != docs.id);"
+        /* In-degrees: only the rows whose count changed are written (a
+         * blanket UPDATE rewrote every note's row at every update). */
+        "UPDATE docs SET in_degree = 0 WHERE in_degree != 0 AND id NOT IN"
+        "  (SELECT dst_doc FROM links WHERE dst_doc IS NOT NULL AND src_doc != dst_doc);"
+        "UPDATE docs SET in_degree = " IN_DEGREE_OF_DOCS
+        " WHERE id IN (SELECT dst_doc FROM links WHERE src_doc != dst_doc)"
+        "  AND in_degree != " IN_DEGREE_OF_DOCS ";"
         VAULT_STATS_SQL;
     return store_exec(st, sql);
 }

@@ -198,6 +198,8 @@ typedef struct store_prep {
     char **link_keys;      /* per md link: its key; NULL for [[#heading]] links */
     size_t n_aliases, n_links;
     tok_tape tape;         /* with tokens: the full-text columns' tokens */
+    int tkey_known;        /* no frontmatter fields (no permalink): tkey is */
+    char *tkey;            /* ... docs.tkey, transl_key(path, NULL) (NULL: SQL NULL) */
 } store_prep;
 
 void store_note_prepare(const store_note *note, int tokens, store_prep *out);

@@ -54,21 +54,69 @@ trove_err store_nrec_build(store *st, int64_t doc_id, tbuf *out)
     return rc;
 }
 
+static trove_err nrec_put(store *st, int64_t doc_id, const tbuf *rec)
+{
+    sqlite3_stmt *s = store_stmt_get(st, "INSERT OR REPLACE INTO note_meta(doc_id, rec)"
+                                         " VALUES (?1, ?2)");
+    if (!s)
+        return store_fail(st, "writing a note's metadata");
+    trove_err rc = TROVE_OK;
+    sqlite3_bind_int64(s, 1, doc_id);
+    sqlite3_bind_blob(s, 2, rec->data, (int)rec->len, SQLITE_STATIC);
+    store_step(st, s, "writing a note's metadata", &rc);
+    store_stmt_put(st, s);
+    return rc;
+}
+
 trove_err store_nrec_write(store *st, int64_t doc_id)
 {
     tbuf rec = {0};
     store_nmap_mark_note(st, doc_id);   /* the note's date comes from its record */
     trove_err rc = store_nrec_build(st, doc_id, &rec);
-    sqlite3_stmt *s = NULL;
-    if (rc == TROVE_OK && !(s = store_stmt_get(st, "INSERT OR REPLACE INTO note_meta(doc_id, rec)"
-                                                   " VALUES (?1, ?2)")))
-        rc = store_fail(st, "writing a note's metadata");
-    if (s) {
-        sqlite3_bind_int64(s, 1, doc_id);
-        sqlite3_bind_blob(s, 2, rec.data, (int)rec.len, SQLITE_STATIC);
-        store_step(st, s, "writing a note's metadata", &rc);
-        store_stmt_put(st, s);
+    if (rc == TROVE_OK)
+        rc = nrec_put(st, doc_id, &rec);
+    tbuf_free(&rec);
+    return rc;
+}
+
+static int cmp_tag(const void *a, const void *b)
+{
+    /* the tags table's BINARY order (memcmp, then length): strcmp for
+     * strings without NUL bytes */
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+trove_err store_nrec_write_plain(store *st, int64_t doc_id, int64_t mtime_ns,
+                                 const double *name_date, char *const *tags, size_t n_tags,
+                                 char *const *aliases, size_t n_aliases)
+{
+    store_nmap_mark_note(st, doc_id);
+    tbuf rec = {0};
+    noterec_begin(&rec, mtime_ns);
+    if (name_date) {   /* STORE_FIELDS_OF's file-name row: key '', type 4, txt NULL */
+        noterec_entry e = {.src = NOTEREC_FIELD, .type = 4, .has_num = 1, .num = *name_date,
+                           .key = ""};
+        noterec_add(&rec, &e);
     }
+    char **sorted = n_tags ? xmalloc(n_tags * sizeof *sorted) : NULL;
+    if (n_tags)
+        memcpy(sorted, tags, n_tags * sizeof *sorted);
+    if (n_tags > 1)
+        qsort(sorted, n_tags, sizeof *sorted, cmp_tag);
+    for (size_t i = 0; i < n_tags; i++) {
+        if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+            continue;
+        noterec_entry e = {.src = NOTEREC_TAG, .type = 1, .key = "", .txt = sorted[i],
+                           .txt_len = strlen(sorted[i])};
+        noterec_add(&rec, &e);
+    }
+    free(sorted);
+    for (size_t i = 0; i < n_aliases; i++) {
+        noterec_entry e = {.src = NOTEREC_ALIAS, .type = 1, .key = "", .txt = aliases[i],
+                           .txt_len = strlen(aliases[i])};
+        noterec_add(&rec, &e);
+    }
+    trove_err rc = nrec_put(st, doc_id, &rec);
     tbuf_free(&rec);
     return rc;
 }

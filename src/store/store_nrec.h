@@ -21,6 +21,15 @@
 trove_err store_nrec_build(store *st, int64_t doc_id, tbuf *out);
 /* Write (or replace) the record of note doc_id; drop it. */
 trove_err store_nrec_write(store *st, int64_t doc_id);
+/* Write the record of a note just inserted without frontmatter fields
+ * (docs.meta NULL), from what the insert wrote rather than by reading the
+ * rows back: its file time, its file name's date (name_date NULL: none),
+ * its tags as inserted (duplicates dropped, as the table's key drops them)
+ * and its alias keys in order. The same bytes as store_nrec_write (trove
+ * check rebuilds and compares). */
+trove_err store_nrec_write_plain(store *st, int64_t doc_id, int64_t mtime_ns,
+                                 const double *name_date, char *const *tags, size_t n_tags,
+                                 char *const *aliases, size_t n_aliases);
 trove_err store_nrec_delete(store *st, int64_t doc_id);
 /* Write the record of every note `sql` selects (one column, the note id;
  * ?1 bound to arg when sql has it): the upgrade, a snapshot's rollback. */

@@ -6,6 +6,7 @@
 #include "store/store.h"
 #include "md/md.h"
 #include "text/tok.h"
+#include "text/transl.h"
 #include "util/buf.h"
 #include "util/mem.h"
 #include "util/str.h"
@@ -99,6 +100,12 @@ void store_note_prepare(const store_note *note, int tokens, store_prep *p)
     if (base_len > 3 && strcmp(base + base_len - 3, ".md") == 0)
         base_len -= 3;
     p->filename = xstrndup(base, base_len);
+    /* the insert's trove_tkey(path, permalink): without frontmatter fields
+     * there is no permalink, and the key is the path's */
+    if (!md->meta_json) {
+        p->tkey_known = 1;
+        p->tkey = transl_key(note->path, NULL);
+    }
 
     const chunk_list *cl = note->chunks;
     p->n_chunks = cl->n;
@@ -159,6 +166,7 @@ void store_prep_free(store_prep *p)
     free(p->path_key);
     free(p->stem);
     free(p->filename);
+    free(p->tkey);
     free_strings(p->headings, p->n_chunks);
     free_strings(p->fts_heads, p->n_chunks);
     free_strings(p->fts_bodies, p->n_chunks);

@@ -464,6 +464,46 @@ static void test_one_fts_flush_per_transaction(void **state)
     assert_checks_clean();
 }
 
+/* A note without frontmatter fields (docs.meta NULL) has its fields row
+ * (the file name's date) and its metadata record written from what the
+ * insert knows, not read back through SQL: they must be the rows and the
+ * bytes the SQL definitions give (trove check rebuilds both and compares),
+ * with tags in the table's order and without repeats, aliases in order. */
+static void test_plain_note_rows_match_their_sql(void **state)
+{
+    (void)state;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    int64_t dated = add(coll_a, "plain/2024-05-03 log.md", "# Log\nbody #zeta #Alpha #zeta #b/c\n");
+    int64_t named = add(coll_a, "plain/named.md",
+                        "---\naliases: [Zed, alpha, Zed]\ntags: [q, a, q]\n---\n# N\n#a #z\n");
+    int64_t bare = add(coll_a, "plain/bare.md", "no heading, no tags\n");
+    int64_t week = add(coll_a, "plain/2026-W14.md", "---\ntags: w\n---\n[[plain/bare]]\n");
+    int64_t typed = add(coll_a, "plain/2024-06-01 typed.md", "---\nstatus: done\n---\n# T\n");
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT count(*) FROM docs WHERE id IN (?1, ?1 + 1, ?1 + 2, ?1 + 3)"
+                             " AND meta IS NULL", dated), 4);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ? AND key = ''"
+                             " AND type = 4 AND txt IS NULL", dated), 1);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ?", named), 0);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ?", bare), 0);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ?", week), 1);
+    assert_int_equal(one_int("SELECT count(*) FROM fields WHERE doc_id = ?", typed), 2);
+    assert_int_equal(one_int("SELECT count(*) FROM tags WHERE doc_id = ?", dated), 3);
+    assert_int_equal(one_int("SELECT count(*) FROM names WHERE doc_id = ?", named), 2);   /* md drops the repeat */
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", bare), 1);
+    assert_checks_clean();
+
+    /* the link goes: the in-degree goes back to 0 (only changed rows are
+     * written, so a stale count would stay) */
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_doc_delete(st, week), TROVE_OK);
+    assert_int_equal(store_links_resolve(st), TROVE_OK);
+    assert_int_equal(store_commit(st), TROVE_OK);
+    assert_int_equal(one_int("SELECT in_degree FROM docs WHERE id = ?", bare), 0);
+    assert_checks_clean();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -478,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_docs_after_pages),
         cmocka_unit_test(test_hide_globs),
         cmocka_unit_test(test_one_fts_flush_per_transaction),
+        cmocka_unit_test(test_plain_note_rows_match_their_sql),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
