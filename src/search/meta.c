@@ -469,14 +469,7 @@ static int cond_from_map(const meta_filter *mf, size_t i, int64_t id, trove_err 
         return got < 0 ? -1 : 2;
     if (code == 0)
         return cond_negated(w);
-    if (col_id >= m->n_tables) {
-        size_t n = m->n_tables ? m->n_tables : 16;
-        while (n <= col_id)
-            n *= 2;
-        m->tables = xrealloc(m->tables, n * sizeof *m->tables);
-        memset(m->tables + m->n_tables, 0, (n - m->n_tables) * sizeof *m->tables);
-        m->n_tables = n;
-    }
+    xgrow_zero(&m->tables, &m->n_tables, col_id + 1, sizeof *m->tables);
     if (!m->tables[col_id])
         m->tables[col_id] = column_table(w, col);
     return m->tables[col_id][code];

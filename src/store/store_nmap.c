@@ -19,14 +19,7 @@ static void mark_row(store *st, int64_t row)
     if (row < 0)
         return;
     size_t need = (size_t)(row >> 3) + 1;
-    if (need > st->nmap_marks_len) {
-        size_t n = st->nmap_marks_len ? st->nmap_marks_len : 8;
-        while (n < need)
-            n *= 2;
-        st->nmap_marks = xrealloc(st->nmap_marks, n);
-        memset(st->nmap_marks + st->nmap_marks_len, 0, n - st->nmap_marks_len);
-        st->nmap_marks_len = n;
-    }
+    xgrow_zero(&st->nmap_marks, &st->nmap_marks_len, need, 1);
     st->nmap_marks[row >> 3] |= (uint8_t)(1u << (row & 7));
 }
 
@@ -395,14 +388,7 @@ static const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *
 {
     if (r->absent || row < 0)
         return NULL;
-    if ((size_t)row >= r->n_rows) {
-        size_t n = r->n_rows ? r->n_rows : 16;
-        while (n <= (size_t)row)
-            n *= 2;
-        r->rows = xrealloc(r->rows, n * sizeof *r->rows);
-        memset(r->rows + r->n_rows, 0, (n - r->n_rows) * sizeof *r->rows);
-        r->n_rows = n;
-    }
+    xgrow_zero(&r->rows, &r->n_rows, (size_t)row + 1, sizeof *r->rows);
     nmap_row *x = &r->rows[row];
     if (x->loaded)
         return x;
@@ -519,14 +505,7 @@ int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
     if (doc_id < 0 || key >= r->n_keys || r->absent)
         return 0;
     size_t seg = (size_t)(doc_id >> STORE_NMAP_SEG_BITS);
-    if (seg >= r->n_segs) {
-        size_t n = r->n_segs ? r->n_segs : 16;
-        while (n <= seg)
-            n *= 2;
-        r->segs = xrealloc(r->segs, n * sizeof *r->segs);
-        memset(r->segs + r->n_segs, 0, (n - r->n_segs) * sizeof *r->segs);
-        r->n_segs = n;
-    }
+    xgrow_zero(&r->segs, &r->n_segs, seg + 1, sizeof *r->segs);
     fseg *g = &r->segs[seg];
     if (!g->loaded)
         load_fields(r, g, (int64_t)seg, rc);

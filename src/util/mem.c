@@ -61,3 +61,11 @@ void xgrow(void *items_ptr, size_t *cap, size_t need, size_t size)
     *items = xrealloc(*items, ncap * size);
     *cap = ncap;
 }
+
+void xgrow_zero(void *items_ptr, size_t *cap, size_t need, size_t size)
+{
+    size_t old = *cap;
+    xgrow(items_ptr, cap, need, size);
+    if (*cap > old)
+        memset(*(char **)items_ptr + old * size, 0, (*cap - old) * size);
+}

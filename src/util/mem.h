@@ -18,4 +18,8 @@ char *xstrndup(const char *s, size_t n);
  * elements; *cap is updated. Amortised doubling. */
 void xgrow(void *items_ptr, size_t *cap, size_t need, size_t size);
 
+/* xgrow for tables indexed by position: the new elements are zeroed, so a
+ * slot never written reads as empty. */
+void xgrow_zero(void *items_ptr, size_t *cap, size_t need, size_t size);
+
 #endif
