@@ -121,17 +121,15 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
     /* A query whose other words are not CJK need not segment the note's
      * CJK text (nor load a segmenter for it). */
     tok_first first = {0};   /* rest_token compares with these terms alone */
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first,
-                     .ascii_first = 1};
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = 1, .stem_only = &first};
     for (size_t i = 0; i < q->n; i++) {
         if (!is_hit[i] && tok_has_cjk(q->items[i], strlen(q->items[i])))
             opts.skip_cjk = 0;
-        if (!is_hit[i]) {
+        if (!is_hit[i])
             tok_first_add(&first, q->items[i]);
-            /* nor fold a Russian word for "archive" (tok_opts.ascii_first) */
-            opts.ascii_first &= (unsigned char)q->items[i][0] - 1u < 0x7fu;
-        }
     }
+    /* nor fold a Russian word for "archive" (tok_opts.ascii_first) */
+    opts.ascii_first = tok_first_ascii(&first);
     rest_ctx r = {0};
     r.tok = xmalloc((q->n ? q->n : 1) * sizeof *r.tok);
     r.len = xmalloc((q->n ? q->n : 1) * sizeof *r.len);
@@ -159,33 +157,33 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
  * 31). */
 typedef struct rest_memo {
     int64_t doc_id;
-    unsigned char **hit;   /* is_hit arrays asked (q->n bytes each) */
-    int *found;
-    size_t n, cap, cap_found;
+    struct rest_answer {
+        unsigned char *hit;   /* the is_hit array asked (q->n bytes) */
+        int found;
+    } *ans;
+    size_t n, cap;
 } rest_memo;
 
 static int rest_memo_has(token_set *q, const unsigned char *is_hit, rest_memo *m)
 {
     for (size_t i = 0; i < m->n; i++)
-        if (memcmp(m->hit[i], is_hit, q->n) == 0)
-            return m->found[i];
+        if (memcmp(m->ans[i].hit, is_hit, q->n) == 0)
+            return m->ans[i].found;
     int found = note_has_rest(q, is_hit, m->doc_id);
     if (q->rc)
         return found;   /* an error is not an answer to keep */
-    xgrow(&m->hit, &m->cap, m->n + 1, sizeof *m->hit);
-    xgrow(&m->found, &m->cap_found, m->n + 1, sizeof *m->found);
-    m->hit[m->n] = xmalloc(q->n ? q->n : 1);
-    memcpy(m->hit[m->n], is_hit, q->n);
-    m->found[m->n++] = found;
+    xgrow(&m->ans, &m->cap, m->n + 1, sizeof *m->ans);
+    m->ans[m->n].hit = xmalloc(q->n ? q->n : 1);
+    memcpy(m->ans[m->n].hit, is_hit, q->n);
+    m->ans[m->n++].found = found;
     return found;
 }
 
 static void rest_memo_free(rest_memo *m)
 {
     for (size_t i = 0; i < m->n; i++)
-        free(m->hit[i]);
-    free(m->hit);
-    free(m->found);
+        free(m->ans[i].hit);
+    free(m->ans);
 }
 
 /* How well one name (title, alias or file name) matches the query, in

@@ -121,12 +121,10 @@ char *snippet_make(const char *text, size_t len, const snippet_term *terms, size
     /* on_token compares tokens with the terms alone: no stemming of words
      * that could not be one of them */
     tok_first first = {0};
-    int ascii_first = 1;   /* terms that start with ASCII bytes: no word starting otherwise */
-    for (size_t i = 0; i < n_terms; i++) {
+    for (size_t i = 0; i < n_terms; i++)
         tok_first_add(&first, terms[i].token);
-        ascii_first &= (unsigned char)terms[i].token[0] - 1u < 0x7fu;
-    }
-    const tok_opts opts = {.stem = 1, .stem_only = &first, .ascii_first = ascii_first};
+    /* terms that start with ASCII bytes: no word starting otherwise */
+    const tok_opts opts = {.stem = 1, .stem_only = &first, .ascii_first = tok_first_ascii(&first)};
     if (n_terms)
         tok_run(&opts, text, len, &c, on_token);
     size_t from = 0;

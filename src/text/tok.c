@@ -410,6 +410,11 @@ void tok_first_add(tok_first *f, const char *term)
     f->bits[c >> 6] |= (uint64_t)1 << (c & 63);
 }
 
+int tok_first_ascii(const tok_first *f)
+{
+    return f->bits[2] == 0 && f->bits[3] == 0;
+}
+
 static int first_in(const tok_first *f, const char *w)
 {
     unsigned char c = (unsigned char)w[0];

@@ -52,6 +52,10 @@ typedef struct tok_opts {
 /* Add term's first byte to f (an empty term: every byte). */
 void tok_first_add(tok_first *f, const char *term);
 
+/* Whether every term added to f starts with an ASCII byte (none added: 1),
+ * the condition for tok_opts.ascii_first. */
+int tok_first_ascii(const tok_first *f);
+
 #define TOK_COLOCATED 1   /* same position as the previous token */
 
 /* Return non-zero from the callback to stop tokenizing (that value is
