@@ -303,15 +303,26 @@ static void sql_tkey(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* SQL trove_name_date(path): the date in the note's file name (days since
  * 1970-01-01, text/date.h), NULL when it has none. */
+/* The date in a note's file name (days since 1970-01-01, text/date.h); 0
+ * when none. */
+static int name_date(const char *path, double *days)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int64_t d;
+    if (!date_from_name(name, strlen(name), &d))
+        return 0;
+    *days = (double)d;
+    return 1;
+}
+
 static void sql_name_date(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     const char *path = (const char *)sqlite3_value_text(argv[0]);
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    const char *name = slash ? slash + 1 : path;
-    int64_t days;
-    if (name && date_from_name(name, strlen(name), &days))
-        sqlite3_result_double(ctx, (double)days);
+    double days;
+    if (path && name_date(path, &days))
+        sqlite3_result_double(ctx, days);
     else
         sqlite3_result_null(ctx);
 }
@@ -1488,19 +1499,6 @@ static trove_err insert_tags(store *st, int64_t doc_id, const md_doc *md)
             return rc;
     }
     return TROVE_OK;
-}
-
-/* The date in a note's file name as trove_name_date() finds it; 0 when
- * none. */
-static int name_date(const char *path, double *days)
-{
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    int64_t d;
-    if (!date_from_name(name, strlen(name), &d))
-        return 0;
-    *days = (double)d;
-    return 1;
 }
 
 /* The fields row of a note without frontmatter fields (docs.meta NULL):
