@@ -842,14 +842,10 @@ def forget_floors(index, trove=None):
 # share a fixture of wider scope than one test, defined in that file (an
 # indexed corpus, generated models: built once per worker that runs the
 # file), is one xdist_group and stays on one worker, as under loadfile; every
-# other test is its own unit of work. The units are queued longest first
-# (their seconds from tests/e2e/durations.tsv, below), so the long ones start
-# early and many short tests fill both workers up to the end instead of one
-# worker finishing a long file or scenario alone (docs/performance.md, CI,
-# sessions 29 and 32).
-
-DURATIONS = Path(__file__).with_name("durations.tsv")
-
+# other test is its own unit of work. The groups are queued first, then the
+# single tests, so that many short tests fill both workers up to the end
+# instead of one worker finishing the last big file alone
+# (docs/performance.md, CI, session 29).
 
 def _file_is_one_group(items):
     for item in items:
@@ -862,49 +858,31 @@ def _file_is_one_group(items):
     return False
 
 
-def _durations():
-    """{node id or file: seconds} from durations.tsv: a file's line gives
-    each of its tests' mean wall time, a node id's line one test's own
-    (where it is far from its file's mean). Only the queue's order reads
-    it: a stale or missing line makes a run slower, never different."""
-    out = {}
-    try:
-        lines = DURATIONS.read_text().splitlines()
-    except OSError:
-        return out
-    for ln in lines:
-        if ln and not ln.startswith("#"):
-            secs, _, key = ln.partition("\t")
-            out[key] = float(secs)
-    return out
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # tryfirst: xdist's own hook reads the xdist_group marks added here. The
     # order must be the same on every worker (xdist checks): it depends only
-    # on the collected items and durations.tsv. A worker's options say dist
-    # "no" and loadgroup True (xdist/remote.py, setup_config).
+    # on the collected items. A worker's options say dist "no" and
+    # loadgroup True (xdist/remote.py, setup_config).
     if not (getattr(config.option, "loadgroup", False) or
             getattr(config.option, "dist", "no") == "loadgroup"):
         return
-    secs = _durations()
     by_file = {}
     for item in items:
         by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    units = []
+    grouped = []
     for f, its in by_file.items():
-        per_test = [secs.get(i.nodeid, secs.get(f, 1.0)) for i in its]
         if _file_is_one_group(its):
             for item in its:
                 if not item.get_closest_marker("xdist_group"):
                     item.add_marker(pytest.mark.xdist_group(f))
-            units.append((sum(per_test), its))
-        else:
-            units += [(t, [i]) for t, i in zip(per_test, its)]
-    # Longest first (a stable sort: equal units keep the collection's order).
-    units.sort(key=lambda u: -u[0])
-    items[:] = [i for _, its in units for i in its]
+            grouped.append(f)
+    # The single tests of files with few tests first: those are the long
+    # ones (a day-in-the-life scenario, fault injection, a benchmark run);
+    # the last to go are the short tests of the big files.
+    singles = sorted((f for f in by_file if f not in grouped),
+                     key=lambda f: (len(by_file[f]), f))
+    items[:] = [i for f in grouped + singles for i in by_file[f]]
 
 
 # ---- per-test cost ------------------------------------------------------------
