@@ -148,7 +148,10 @@ def main():
     ap.add_argument("--index-only", action="store_true",
                     help="build the work folder's index and stop (run that part under nice)")
     a = ap.parse_args()
-    model = sh("bash", os.path.join(ROOT, "scripts", "big-m2v-model.sh")).stdout.strip()
+    # TROVE_EMBED_MODEL: the model the work folder was embedded with (the
+    # script names another folder in a git worktree, where ../shared is absent)
+    model = os.environ.get("TROVE_EMBED_MODEL") or sh(
+        "bash", os.path.join(ROOT, "scripts", "big-m2v-model.sh")).stdout.strip()
     work = a.work or tempfile.mkdtemp(prefix="trove-defmodel.")
     os.makedirs(work, exist_ok=True)
     bins = [("new", a.bin)] + ([("base", a.base)] if a.base else [])
