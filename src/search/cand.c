@@ -217,6 +217,19 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
     return rc;
 }
 
+void search_topk_adopt(topk *top, const int64_t *ids, const double *scores, size_t n)
+{
+    xgrow(&top->h, &top->alloc, n ? n : 1, sizeof *top->h);
+    for (size_t i = 0; i < n; i++)
+        top->h[i] = (scored){ids[i], scores[i]};
+    top->n = n;
+    if (top->cap && n > top->cap) {
+        select_best(top->h, n, top->cap);
+        top->n = top->cap;
+    }
+    lazy_order(top);
+}
+
 /* The rows of `wide` (best first) that the filters allow, in order, into
  * top until it holds top->cap: one `check` lookup per row read. */
 static trove_err keep_allowed(store *st, const char *check, const search_filter *f,

@@ -187,6 +187,10 @@ typedef struct topk {
 } topk;
 
 void search_topk_push(topk *t, int64_t chunk_id, double score);
+/* Rows (ids[i], scores[i]) in any order into the empty t, the best t->cap
+ * kept (cap 0: all): the rows and the order a keep-best run over them
+ * gives (rows are in a total order, search_topk_get). */
+void search_topk_adopt(topk *t, const int64_t *ids, const double *scores, size_t n);
 /* Row i of t, best first (1), or 0 past the last: a walk that stops after
  * a few hundred of thousands of kept rows orders only those
  * (docs/performance.md, --where). */

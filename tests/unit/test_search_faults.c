@@ -190,7 +190,8 @@ static int run_case(const fault_case *fc)
 }
 
 static const fault_case keyword_cases[] = {
-    {"bm25 ranking", "fermentation", "trove_rank(chunks_fts)", 0, 0, 0, 0},
+    {"bm25 rows", "fermentation", "trove_rank_rows(chunks_fts)", 0, 0, 0, 0},
+    {"bm25 ranking", "fermentation -pizza", "trove_rank(chunks_fts)", 0, 0, 0, 0},
     {"bm25 chunk owners", "bread", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0, 0},
     {"translation held", "bread", "MATCH ?1 LIMIT ?2)", 0, 0, 0, 0},
     {"translation coverage", "bread", "MATCH ?1 AND rowid = ?2", 0, 0, 0, 0},
