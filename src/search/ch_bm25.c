@@ -196,23 +196,15 @@ static trove_err keep_best_pruned(store *st, const char *plain, const char *fts,
                                   store_rank *rank, size_t walk_depth, topk *top,
                                   size_t *matches)
 {
-    prune *p = xmalloc(sizeof *p);
     trove_err rc = TROVE_OK;
+    /* phrases OR-ed: every row scored by the statistics' own walk of each
+     * phrase's rows, the query never run row by row; whatever pruning
+     * would leave unread is read at less than a row's cost */
+    if (search_keep_best_or(st, rank, STORE_RANK_CHUNKS, fts, top, matches, &rc))
+        return rc;
+    prune *p = xmalloc(sizeof *p);
     *matches = 0;
     p->n_pos = query_fts_phrases(fts, p->sp, PRUNE_MAX, &p->n_neg);
-    if (p->n_pos && !p->n_neg) {
-        /* phrases OR-ed: every row scored by the statistics' own walk of
-         * each phrase's rows, the query never run row by row; whatever
-         * pruning would leave unread is read at less than a row's cost */
-        free(p);
-        top->n = top->sorted = 0;
-        rc = store_rank_rows(st, fts, rank);
-        if (rc == TROVE_OK) {
-            search_topk_adopt(top, rank->row_id, rank->row_score, rank->n_rows);
-            *matches = rank->n_rows;
-        }
-        return rc;
-    }
     int plan = prune_plan(st, fts, rank, p, &rc);
     tbuf expr = {0};
     size_t e = 1, runs = 0;

@@ -250,7 +250,7 @@ static int rank_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *
     return rc;
 }
 
-/* trove_rank_rows(chunks_fts), called once (LIMIT 1): rank_walk into the
+/* trove_rank_rows(TABLE), called once (LIMIT 1): rank_walk into the
  * bound state. */
 static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                          int n_val, sqlite3_value **val)
@@ -271,13 +271,16 @@ static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
         sqlite3_result_int64(ctx, (sqlite3_int64)r->n_rows);
 }
 
-trove_err store_rank_rows(store *st, const char *fts, store_rank *r)
+trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r)
 {
     trove_err rc = store_rank_ready(st);
     if (rc)
         return rc;
-    sqlite3_stmt *s = store_stmt_get(st, "SELECT trove_rank_rows(chunks_fts) FROM chunks_fts"
-                                         " WHERE chunks_fts MATCH ?1 LIMIT 1");
+    sqlite3_stmt *s = store_stmt_get(st, table == STORE_RANK_TITLES
+                                             ? "SELECT trove_rank_rows(titles_fts) FROM titles_fts"
+                                               " WHERE titles_fts MATCH ?1 LIMIT 1"
+                                             : "SELECT trove_rank_rows(chunks_fts) FROM chunks_fts"
+                                               " WHERE chunks_fts MATCH ?1 LIMIT 1");
     if (!s)
         return store_fail(st, "keyword search");
     store_rank *was = st->rank;

@@ -67,8 +67,11 @@ void store_rank_free(store_rank *r);
  * so the expression itself is never run row by row (2-3x fewer
  * instructions than SELECT ... trove_rank(), docs/performance.md,
  * session 32). The same rows and the same bits as that SELECT; for
- * another shape the rows would not be the expression's. */
-trove_err store_rank_rows(store *st, const char *fts, store_rank *r);
+ * another shape the rows would not be the expression's. The table:
+ * chunks_fts, or titles_fts (with r->nmap NULL and weights {3, 2}: the
+ * bits of -bm25(titles_fts, 3.0, 2.0, 1.0), its third column weighing 1). */
+typedef enum { STORE_RANK_CHUNKS, STORE_RANK_TITLES } store_rank_table;
+trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */
