@@ -7,7 +7,8 @@ and new binaries alternated (issue 20; session 32, w-kw2).
 
 DIR: a work folder of bench/default_model_bench.py (its index of the tldr
 pages with the default model's shape; the binaries copied into DIR/new,
-DIR/base with their dictionaries). Each round starts a daemon of each
+DIR/base with their dictionaries); --base-work BASE_DIR: the base
+binary's own copy, where the new binary's index has another schema. Each round starts a daemon of each
 binary in turn (base first in odd rounds), sends it 3 warm-up requests and
 then REQUESTS `trove search QUERY` per query (hybrid, then `--no-vector`),
 and reads its user + system time from /proc/PID/stat before and after:
@@ -40,9 +41,9 @@ def cpu_ms(pid):
 
 
 def one_daemon(binary, env, requests, modes):
+    pid = None
     sh(binary, "daemon", "--detach", "--idle", "600", env=env)
     try:
-        pid = None
         for _ in range(200):
             m = re.search(r"^pid: (\d+)", sh(binary, "daemon", "status", env=env,
                                               check=False).stdout, re.M)
@@ -66,6 +67,10 @@ def one_daemon(binary, env, requests, modes):
         return out
     finally:
         sh(binary, "daemon", "stop", env=env, check=False)
+        for _ in range(200):  # gone before the next daemon of this index starts
+            if not pid or not os.path.exists("/proc/%d" % pid):
+                break
+            time.sleep(0.05)
 
 
 def main():
@@ -73,6 +78,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "trove"))
     ap.add_argument("--base")
     ap.add_argument("--work", required=True)
+    ap.add_argument("--base-work", help="the base binary's work folder (default --work): "
+                    "an index of the schema that binary reads")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--modes", default="hybrid,keyword")
@@ -82,14 +89,16 @@ def main():
     model = os.environ.get("TROVE_EMBED_MODEL") or sh(
         "bash", os.path.join(ROOT, "scripts", "big-m2v-model.sh")).stdout.strip()
     bins = [("new", a.bin)] + ([("base", a.base)] if a.base else [])
-    env = dict(os.environ, TROVE_INDEX=os.path.join(a.work, "index.db"),
-               TROVE_CONFIG_DIR=os.path.join(a.work, "config"),
-               XDG_CONFIG_HOME=os.path.join(a.work, "xdg-config"),
-               XDG_RUNTIME_DIR=os.path.join(a.work, "run"), TROVE_EMBED_MODEL=model,
-               NO_COLOR="1")
-    local = {}
+    works = {"new": a.work, "base": a.base_work or a.work}
+    envs, local = {}, {}
     for tag, b in bins:
-        local[tag] = os.path.join(a.work, tag, "trove")
+        w = works[tag]
+        envs[tag] = dict(os.environ, TROVE_INDEX=os.path.join(w, "index.db"),
+                         TROVE_CONFIG_DIR=os.path.join(w, "config"),
+                         XDG_CONFIG_HOME=os.path.join(w, "xdg-config"),
+                         XDG_RUNTIME_DIR=os.path.join(w, "run"), TROVE_EMBED_MODEL=model,
+                         NO_COLOR="1", XDG_CACHE_HOME=os.path.join(w, "cache-" + tag))
+        local[tag] = os.path.join(w, tag, "trove")
         os.makedirs(os.path.dirname(local[tag]), exist_ok=True)
         if os.path.abspath(b) != os.path.abspath(local[tag]):
             shutil.copy(b, local[tag])
@@ -97,8 +106,6 @@ def main():
                 src = os.path.join(os.path.dirname(os.path.abspath(b)), d)
                 if os.path.exists(src):
                     shutil.copy(src, os.path.join(os.path.dirname(local[tag]), d))
-    envs = {tag: dict(env, XDG_CACHE_HOME=os.path.join(a.work, "cache-" + tag))
-            for tag, _ in bins}
     modes = a.modes.split(",")
     print("uptime before: %s" % sh("uptime").stdout.strip())
     res = {tag: [] for tag, _ in bins}

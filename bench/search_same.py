@@ -29,7 +29,10 @@ QUERIES = ["extract a tar archive", "list open network ports", "tar", "resize an
            "ファイル 圧縮", "ネットワーク", "ディレクトリ 一覧",
            "파일 압축", "네트워크 포트", "디렉토리 목록",
            "Datei komprimieren", "archivo comprimido", "fichier",
-           "how do I fix my car", "qwzxv nonsense"]
+           "how do I fix my car", "qwzxv nonsense",
+           # the Obsidian help vault's (six languages, linked notes)
+           "internal links", "graph view", "canvas", "daily notes plugin", "sync settings",
+           "Vorlagen", "链接 笔记"]
 FILTERS = [[], ["--lang", "en"], ["--lang", "zh"], ["--folder", "tldr/pages/common"],
            ["--tags", "x"], ["--where", "exists(title)"], ["-n", "30"], ["--heading", "tar"]]
 
