@@ -10,46 +10,6 @@
 #include "util/err.h"
 #include "util/mem.h"
 
-static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
-{
-    (void)api, (void)fts;
-    ++*(int64_t *)ctx;
-    return SQLITE_OK;
-}
-
-/* As fts5Bm25GetData (fts5_aux.c) computes them, for the n phrases from
- * `first`: the same statements in the same order. */
-static int rank_stats(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
-                      int n)
-{
-    sqlite3_int64 n_row = 0, n_token = 0;
-    int rc = api->xRowCount(fts, &n_row);
-    if (n_row <= 0)
-        n_row = 1;
-    if (rc == SQLITE_OK)
-        rc = api->xColumnTotalSize(fts, -1, &n_token);
-    if (rc != SQLITE_OK)
-        return rc;
-    free(r->idf);
-    free(r->hits);
-    r->idf = xcalloc(n ? (size_t)n : 1, sizeof *r->idf);
-    r->hits = xcalloc(n ? (size_t)n : 1, sizeof *r->hits);
-    r->n_phrase = n;
-    r->avgdl = (double)n_token / (double)n_row;
-    for (int i = 0; rc == SQLITE_OK && i < n; i++) {
-        sqlite3_int64 n_hit = 0;
-        rc = api->xQueryPhrase(fts, first + i, &n_hit, count_row);
-        if (rc == SQLITE_OK) {
-            double idf = log((n_row - n_hit + 0.5) / (n_hit + 0.5));
-            if (idf <= 0.0)
-                idf = 1e-6;
-            r->idf[i] = idf;
-            r->hits[i] = n_hit;
-        }
-    }
-    r->have = rc == SQLITE_OK;
-    return rc;
-}
 
 /* The row's length in tokens: the note map's, else FTS5's. */
 static int row_length(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r,
@@ -92,6 +52,9 @@ static int phrase_freq(const Fts5ExtensionApi *api, Fts5Context *fts, const stor
     return rc;
 }
 
+static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
+                        int n, int score);
+
 static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                     int n_val, sqlite3_value **val)
 {
@@ -105,7 +68,7 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
     int all = api->xPhraseCount(fts), rc = SQLITE_OK;
     int n = r->n_query > 0 && r->n_query <= all ? r->n_query : all, first = all - n;
     if (!r->have || r->n_phrase != n)
-        rc = rank_stats(api, fts, r, first, n);
+        rc = rank_phrases(api, fts, r, first, n, 0);
     double d = 0;
     if (rc == SQLITE_OK)
         rc = row_length(api, fts, r, &d);
@@ -146,6 +109,14 @@ typedef struct row_walk {
     size_t n_pend, cap_pend;
     int64_t n_hit;
 } row_walk;
+
+/* xQueryPhrase's callback for the statistics alone. */
+static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
+{
+    (void)api, (void)fts;
+    ((row_walk *)ctx)->n_hit++;
+    return SQLITE_OK;
+}
 
 static size_t slot_of(const row_walk *w, int64_t id)
 {
@@ -206,12 +177,15 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     return SQLITE_OK;
 }
 
-/* rank_stats, and with them every matching row's score: phrase by phrase
- * (xQueryPhrase, the walk the statistics take anyway), each row's terms
+/* The statistics of the n phrases from `first`, as fts5Bm25GetData
+ * (fts5_aux.c) computes them, the same statements in the same order: the
+ * rows of each phrase walked (xQueryPhrase) and counted. With `score`,
+ * the same walk also gives every row met its score: each row's terms
  * added in phrase order as rank_fn adds them (a phrase absent from a row
  * adds +0.0 there: the same bits). The rows of an expression that is the
  * phrases OR-ed are exactly the rows met. */
-static int rank_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int n)
+static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
+                        int n, int score)
 {
     sqlite3_int64 n_row = 0, n_token = 0;
     int rc = api->xRowCount(fts, &n_row);
@@ -221,7 +195,10 @@ static int rank_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *
         rc = api->xColumnTotalSize(fts, -1, &n_token);
     if (rc != SQLITE_OK)
         return rc;
-    store_rank_free(r);
+    if (score)
+        store_rank_free(r);
+    free(r->idf);
+    free(r->hits);
     r->idf = xcalloc(n ? (size_t)n : 1, sizeof *r->idf);
     r->hits = xcalloc(n ? (size_t)n : 1, sizeof *r->hits);
     r->n_phrase = n;
@@ -230,7 +207,7 @@ static int rank_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *
     for (int i = 0; rc == SQLITE_OK && i < n; i++) {
         w.n_hit = 0;
         w.n_pend = 0;
-        rc = api->xQueryPhrase(fts, i, &w, walk_row);
+        rc = api->xQueryPhrase(fts, first + i, &w, score ? walk_row : count_row);
         if (rc != SQLITE_OK || r->rc != TROVE_OK)
             break;
         int64_t n_hit = w.n_hit;
@@ -250,8 +227,8 @@ static int rank_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *
     return rc;
 }
 
-/* trove_rank_rows(TABLE), called once (LIMIT 1): rank_walk into the
- * bound state. */
+/* trove_rank_rows(TABLE), called once (LIMIT 1): rank_phrases, scoring,
+ * into the bound state. */
 static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                          int n_val, sqlite3_value **val)
 {
@@ -262,7 +239,7 @@ static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
         sqlite3_result_error(ctx, "trove_rank_rows: no rank state bound", -1);
         return;
     }
-    int rc = rank_walk(api, fts, r, api->xPhraseCount(fts));
+    int rc = rank_phrases(api, fts, r, 0, api->xPhraseCount(fts), 1);
     if (r->rc != TROVE_OK)
         sqlite3_result_error(ctx, trove_errmsg(), -1);
     else if (rc != SQLITE_OK)
