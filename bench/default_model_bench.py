@@ -142,13 +142,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "trove"))
     ap.add_argument("--base", help="another trove binary measured beside it")
+    ap.add_argument("--base-work", help="the base binary's index: a copy of the work folder "
+                    "(when the new binary's schema differs)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--work", help="work folder (kept; reused when already indexed)")
     ap.add_argument("--index-only", action="store_true",
                     help="build the work folder's index and stop (run that part under nice)")
     a = ap.parse_args()
-    model = sh("bash", os.path.join(ROOT, "scripts", "big-m2v-model.sh")).stdout.strip()
+    # TROVE_EMBED_MODEL: the model the work folder was embedded with (the
+    # script names another folder in a git worktree, where ../shared is absent)
+    model = os.environ.get("TROVE_EMBED_MODEL") or sh(
+        "bash", os.path.join(ROOT, "scripts", "big-m2v-model.sh")).stdout.strip()
     work = a.work or tempfile.mkdtemp(prefix="trove-defmodel.")
     os.makedirs(work, exist_ok=True)
     bins = [("new", a.bin)] + ([("base", a.base)] if a.base else [])
@@ -170,6 +175,12 @@ def main():
                XDG_RUNTIME_DIR=os.path.join(work, "run"), TROVE_EMBED_MODEL=model, NO_COLOR="1")
     os.makedirs(env["XDG_RUNTIME_DIR"], exist_ok=True)
     envs = {tag: dict(env, XDG_CACHE_HOME=os.path.join(work, "cache-" + tag)) for tag, _ in bins}
+    if a.base and a.base_work:  # the base binary on its own copy (another schema)
+        bw = os.path.abspath(a.base_work)
+        envs["base"].update(TROVE_INDEX=os.path.join(bw, "index.db"),
+                            TROVE_CONFIG_DIR=os.path.join(bw, "config"),
+                            XDG_RUNTIME_DIR=os.path.join(bw, "run"))
+        os.makedirs(envs["base"]["XDG_RUNTIME_DIR"], exist_ok=True)
     vault = os.path.join(work, "tldr")
     if not os.path.exists(env["TROVE_INDEX"]):
         tgz = os.path.join(ROOT, "..", "shared", "corpora", "tldr-pages.tar.gz")
@@ -195,12 +206,13 @@ def main():
         c = "XDG_CACHE_HOME=" + envs[tag]["XDG_CACHE_HOME"]
         rows.append(("embed " + tag, ["/usr/bin/env", c, local[tag], "model", "embed", model,
                                       "how do I fix my car"]))
+        ix = ["TROVE_INDEX=" + envs[tag]["TROVE_INDEX"],
+              "TROVE_CONFIG_DIR=" + envs[tag]["TROVE_CONFIG_DIR"]]
         for q in QUERIES:
             rows.append(("search %s %s" % (tag, q),
-                         ["/usr/bin/env", c, local[tag], "--no-daemon", "search", q]))
-    c = "XDG_CACHE_HOME=" + envs["new"]["XDG_CACHE_HOME"]
-    rows.append(("keyword new", ["/usr/bin/env", c, local["new"], "--no-daemon", "search",
-                                 QUERIES[0], "--no-vector"]))  # what the vectors add
+                         ["/usr/bin/env", c] + ix + [local[tag], "--no-daemon", "search", q]))
+        rows.append(("keyword %s" % tag, ["/usr/bin/env", c] + ix + [
+            local[tag], "--no-daemon", "search", QUERIES[0], "--no-vector"]))
     res = measure(rows, a.rounds, a.runs, env)
     report("cold processes (`/usr/bin/env` sets each binary's tokenizer cache; "
            "`/bin/true` is the cost of a process here)", rows, res)

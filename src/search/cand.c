@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "search/search_int.h"
+#include "text/query.h"
 #include "util/mem.h"
 
 cand *search_cand_get(cand_set *cs, int64_t doc_id, int create)
@@ -215,6 +216,36 @@ static trove_err run_best(store *st, const char *sql, const char *fts, const sea
     }
     lazy_order(top);
     return rc;
+}
+
+void search_topk_adopt(topk *top, const int64_t *ids, const double *scores, size_t n)
+{
+    xgrow(&top->h, &top->alloc, n ? n : 1, sizeof *top->h);
+    for (size_t i = 0; i < n; i++)
+        top->h[i] = (scored){ids[i], scores[i]};
+    top->n = n;
+    if (top->cap && n > top->cap) {
+        select_best(top->h, n, top->cap);
+        top->n = top->cap;
+    }
+    lazy_order(top);
+}
+
+int search_keep_best_or(store *st, store_rank *rank, store_rank_table table, const char *fts,
+                        topk *top, size_t *matches, trove_err *rc)
+{
+    query_span sp[SEARCH_OR_MAX];
+    size_t n_neg;
+    if (!query_fts_phrases(fts, sp, SEARCH_OR_MAX, &n_neg) || n_neg)
+        return 0;
+    top->n = top->sorted = 0;
+    *matches = 0;
+    *rc = store_rank_rows(st, table, fts, rank);
+    if (*rc == TROVE_OK) {
+        search_topk_adopt(top, rank->row_id, rank->row_score, rank->n_rows);
+        *matches = rank->n_rows;
+    }
+    return 1;
 }
 
 /* The rows of `wide` (best first) that the filters allow, in order, into

@@ -109,10 +109,10 @@ static void order_rarest_first(prune *p)
 
 /* Runs the query's first row through trove_rank() for its statistics:
  * 1 when p then holds the phrases rarest first, 0 when the query has a
- * shape this does not prune, 2 when it has no row, -1 on an error. */
+ * shape this does not prune, 2 when it has no row, -1 on an error.
+ * p->sp, n_pos, n_neg: query_fts_phrases' answer. */
 static int prune_plan(store *st, const char *fts, store_rank *rank, prune *p, trove_err *rc)
 {
-    p->n_pos = query_fts_phrases(fts, p->sp, PRUNE_MAX, &p->n_neg);
     if (p->n_pos < 2)
         return 0;
     sqlite3_stmt *s;
@@ -196,10 +196,16 @@ static trove_err keep_best_pruned(store *st, const char *plain, const char *fts,
                                   store_rank *rank, size_t walk_depth, topk *top,
                                   size_t *matches)
 {
-    prune *p = xmalloc(sizeof *p);
     trove_err rc = TROVE_OK;
-    int plan = prune_plan(st, fts, rank, p, &rc);
+    /* phrases OR-ed: every row scored by the statistics' own walk of each
+     * phrase's rows, the query never run row by row; whatever pruning
+     * would leave unread is read at less than a row's cost */
+    if (search_keep_best_or(st, rank, STORE_RANK_CHUNKS, fts, top, matches, &rc))
+        return rc;
+    prune *p = xmalloc(sizeof *p);
     *matches = 0;
+    p->n_pos = query_fts_phrases(fts, p->sp, PRUNE_MAX, &p->n_neg);
+    int plan = prune_plan(st, fts, rank, p, &rc);
     tbuf expr = {0};
     size_t e = 1, runs = 0;
     /* Worth the runs it adds (a statement each: ~2-4M instructions at 100k

@@ -284,7 +284,14 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     /* The best names by BM25 are re-scored by query coverage; an exact or
      * near-exact name is always among them. */
     topk top = {.cap = TITLE_CANDIDATES};
-    trove_err rc = search_keep_best(st,
+    /* -bm25(titles_fts, 3.0, 2.0, 1.0): trove_rank's bits with these
+     * weights and FTS5's lengths (store_rank.h) */
+    store_rank names = {.weight = {3.0, 2.0}};
+    trove_err rc = TROVE_OK;
+    size_t matches;
+    if (f->sql.len || !search_keep_best_or(st, &names, STORE_RANK_TITLES, q->fts, &top, &matches,
+                                           &rc))
+        rc = search_keep_best(st,
         "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts WHERE titles_fts MATCH ?1",
         "SELECT t.rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts t"
         " JOIN docs d ON d.id = t.rowid WHERE titles_fts MATCH ?1",
@@ -324,6 +331,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     }
     free(hits);
     free(top.h);
+    store_rank_free(&names);
     free(q_folded);
     token_set_free(&qt);
     return rc;

@@ -38,6 +38,7 @@
 #include "search/search.h"
 #include "store/store.h"
 #include "store/store_nmap.h"
+#include "store/store_rank.h"
 #include "text/query.h"
 #include "util/buf.h"
 
@@ -187,6 +188,20 @@ typedef struct topk {
 } topk;
 
 void search_topk_push(topk *t, int64_t chunk_id, double score);
+/* Rows (ids[i], scores[i]) in any order into the empty t, the best t->cap
+ * kept (cap 0: all): the rows and the order a keep-best run over them
+ * gives (rows are in a total order, search_topk_get). */
+void search_topk_adopt(topk *t, const int64_t *ids, const double *scores, size_t n);
+/* The best rows of fts in `table` into top, when fts is phrases OR-ed
+ * (query_fts_phrases, no negative one, at most SEARCH_OR_MAX), every row
+ * scored by store_rank_rows with `rank` (its statistics kept there): the
+ * rows and scores `SELECT rowid, trove_rank(..)` or the bm25() it equals
+ * gives, without running the expression row by row. 1 when it answered
+ * (*matches: the rows in all; *rc), 0 for another shape: the caller runs
+ * its statement. No filters: the caller's to check. */
+#define SEARCH_OR_MAX 128
+int search_keep_best_or(store *st, store_rank *rank, store_rank_table table, const char *fts,
+                        topk *top, size_t *matches, trove_err *rc);
 /* Row i of t, best first (1), or 0 past the last: a walk that stops after
  * a few hundred of thousands of kept rows orders only those
  * (docs/performance.md, --where). */

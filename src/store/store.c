@@ -468,6 +468,14 @@ static trove_err upgrade_schema(store *st, int version)
             rc = store_nmap_flush(st);
         version = 9;
     }
+    if (version == 9 && rc == TROVE_OK) {
+        /* v10: note_map kind 3, each note's in-degree and language (the
+         * link prior's inputs, read per search candidate): the rows
+         * rebuilt from the index, no note re-read. */
+        store_nmap_mark_all(st);
+        rc = store_nmap_flush(st);
+        version = 10;
+    }
     if (rc == TROVE_OK) {
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
@@ -1700,14 +1708,25 @@ trove_err store_links_resolve(store *st)
         "  SELECT d.id FROM names n JOIN docs d ON d.id = n.doc_id, docs s"
         "  WHERE s.id = links.src_doc AND n.name = links.target_key"
         "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
-        " WHERE dst_doc IS NULL;"
-        /* In-degrees: only the rows whose count changed are written (a
-         * blanket UPDATE rewrote every note's row at every update). */
+        " WHERE dst_doc IS NULL;";
+    /* In-degrees: only the rows whose count changed are written (a
+     * blanket UPDATE rewrote every note's row at every update), and
+     * their note map rows marked (kind 3 holds the in-degrees). */
+    static const char *const degrees[] = {
         "UPDATE docs SET in_degree = 0 WHERE in_degree != 0 AND id NOT IN"
-        "  (SELECT dst_doc FROM links WHERE dst_doc IS NOT NULL AND src_doc != dst_doc);"
+        "  (SELECT dst_doc FROM links WHERE dst_doc IS NOT NULL AND src_doc != dst_doc)"
+        " RETURNING id",
         "UPDATE docs SET in_degree = " IN_DEGREE_OF_DOCS
         " WHERE id IN (SELECT dst_doc FROM links WHERE src_doc != dst_doc)"
-        "  AND in_degree != " IN_DEGREE_OF_DOCS ";"
-        VAULT_STATS_SQL;
-    return store_exec(st, sql);
+        "  AND in_degree != " IN_DEGREE_OF_DOCS " RETURNING id"};
+    trove_err rc = store_exec(st, sql);
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof degrees / sizeof *degrees; i++) {
+        sqlite3_stmt *s = store_stmt_get(st, degrees[i]);
+        if (!s)
+            return store_fail(st, "counting links");
+        while (store_step(st, s, "counting links", &rc) > 0)
+            store_nmap_mark_in_degree(st, sqlite3_column_int64(s, 0));
+        store_stmt_put(st, s);
+    }
+    return rc ? rc : store_exec(st, VAULT_STATS_SQL);
 }

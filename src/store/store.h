@@ -30,7 +30,7 @@ struct sqlite3;
  * notes' packed metadata records (store_nrec.h); an older index
  * is upgraded in place by the first writable store_open() (see
  * docs/schema.md). */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /* fields.type: what a frontmatter value is (docs/schema.md). num holds the
  * number, 0/1, or the date in days since 1970-01-01 UTC; txt the text. */

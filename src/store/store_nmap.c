@@ -38,10 +38,17 @@ void store_nmap_mark_chunk(store *st, int64_t chunk_id)
 
 void store_nmap_mark_note(store *st, int64_t doc_id)
 {
-    if (doc_id >= 0) {   /* every kind derived from the note's record */
+    if (doc_id >= 0) {   /* every kind derived from the note's record or row */
         mark_row(st, row_of(doc_id, STORE_NMAP_NOTE_DATE));
         mark_row(st, row_of(doc_id, STORE_NMAP_FIELDS));
+        mark_row(st, row_of(doc_id, STORE_NMAP_NOTE_LINKS));
     }
+}
+
+void store_nmap_mark_in_degree(store *st, int64_t doc_id)
+{
+    if (doc_id >= 0)
+        mark_row(st, row_of(doc_id, STORE_NMAP_NOTE_LINKS));
 }
 
 void store_nmap_mark_all(store *st)
@@ -157,8 +164,7 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
     out->len = 0;
     if (kind == STORE_NMAP_FIELDS)
         return build_fields(st, lo, out);
-    if (kind != STORE_NMAP_CHUNK_NOTE && kind != STORE_NMAP_NOTE_DATE &&
-        kind != STORE_NMAP_CHUNK_LEN)
+    if (!store_nmap_kind_written(kind))
         return TROVE_OK;
     int width = kind == STORE_NMAP_NOTE_DATE ? 8 : kind == STORE_NMAP_CHUNK_LEN ? 2 : 4;
     sqlite3_stmt *s = store_stmt_get(st, kind == STORE_NMAP_NOTE_DATE
@@ -166,6 +172,9 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
                                                " WHERE doc_id >= ?1 AND doc_id < ?2"
                                          : kind == STORE_NMAP_CHUNK_LEN
                                              ? "SELECT id, sz FROM chunks_fts_docsize"
+                                               " WHERE id >= ?1 AND id < ?2"
+                                         : kind == STORE_NMAP_NOTE_LINKS
+                                             ? "SELECT id, in_degree, lang FROM docs"
                                                " WHERE id >= ?1 AND id < ?2"
                                              : "SELECT id, doc_id FROM chunks"
                                                " WHERE id >= ?1 AND id < ?2");
@@ -197,6 +206,15 @@ static trove_err build_row(store *st, int64_t row, tbuf *out)
                 isnan(days))
                 continue;   /* no date: search reads the record */
             memcpy(&v, &days, sizeof v);
+        } else if (kind == STORE_NMAP_NOTE_LINKS) {
+            int64_t deg = sqlite3_column_int64(s, 1);
+            const unsigned char *code = sqlite3_column_text(s, 2);
+            size_t n = code ? strlen((const char *)code) : 0;
+            if (deg < 0 || deg >= 0xffff || (n != 0 && n != 2))
+                continue;   /* search reads the docs row */
+            v = (uint64_t)deg + 1;
+            if (n == 2)
+                v |= (uint64_t)code[0] << 16 | (uint64_t)code[1] << 24;
         } else {
             int64_t doc = sqlite3_column_int64(s, 1);
             if (doc <= 0 || doc > (int64_t)UINT32_MAX)
@@ -234,7 +252,8 @@ static trove_err write_row(store *st, int64_t row, const tbuf *data)
 static trove_err row_end(store *st, int64_t *end)
 {
     sqlite3_stmt *s = store_stmt_get(st, "SELECT (SELECT coalesce(max(id), -1) FROM chunks),"
-                                         " (SELECT coalesce(max(doc_id), -1) FROM note_meta),"
+                                         " max((SELECT coalesce(max(doc_id), -1) FROM note_meta),"
+                                         "  (SELECT coalesce(max(id), -1) FROM docs)),"
                                          " (SELECT coalesce(max(id), -1) FROM note_map)");
     if (!s)
         return store_fail(st, "reading the note map");
@@ -293,8 +312,8 @@ trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), 
     tbuf_free(&want);
     if (rc == TROVE_OK && bad) {
         char line[200];
-        snprintf(line, sizeof line, "%lld rows of the note map (note_map) do not match the chunks"
-                 " and metadata records (row %lld first)", (long long)bad, (long long)first);
+        snprintf(line, sizeof line, "%lld rows of the note map (note_map) do not match the chunks,"
+                 " notes and metadata records (row %lld first)", (long long)bad, (long long)first);
         add(ctx, line);
     }
     return rc;
@@ -544,5 +563,26 @@ int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, t
     if (!v)
         return 0;
     *len = (int64_t)v - 1;
+    return 1;
+}
+
+int store_nmap_note_links(store_nmap_reader *r, int64_t doc_id, int *in_degree, char lang[3],
+                          trove_err *rc)
+{
+    if (doc_id < 0)
+        return 0;
+    const nmap_row *x = reader_row(r, row_of(doc_id, STORE_NMAP_NOTE_LINKS), rc);
+    if (*rc)
+        return -1;
+    size_t at = (size_t)(doc_id & (SEG - 1)) * 4;
+    if (!x || at + 4 > x->len)
+        return 0;
+    uint64_t deg = get_le(x->data + at, 2);
+    if (!deg)
+        return 0;
+    *in_degree = (int)deg - 1;
+    lang[0] = (char)x->data[at + 2];
+    lang[1] = (char)x->data[at + 3];
+    lang[2] = 0;
     return 1;
 }

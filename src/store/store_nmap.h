@@ -11,7 +11,12 @@
  *   kind 2: note id -> its frontmatter fields, a column per key:
  *           dictionary-coded values and a code per note (nmapcol.h, which
  *           says the layout and the bounds past which the record decides);
- *   kinds 3..6: not written by this version (kept free; check expects none);
+ *   kind 3: note id -> its link prior's inputs (schema version 10): u16
+ *           little-endian in-degree + 1 (docs.in_degree; 0: no note, or
+ *           65,535 links or more: search reads the docs row), then the two
+ *           bytes of docs.lang (its ISO 639-1 code; 0 0 for '', and slot 0
+ *           for a code of another length), per note id;
+ *   kinds 4..6: not written by this version (kept free; check expects none);
  *   kind 7: chunk id -> its length in tokens, all columns (FTS5's
  *           chunks_fts_docsize, what bm25 reads per row), u16 little-endian
  *           per chunk id holding length + 1 (0: none, or too long: the
@@ -42,11 +47,11 @@
 #define STORE_NMAP_SEG_BITS 12
 #define STORE_NMAP_KINDS 16   /* row id stride per segment */
 enum { STORE_NMAP_CHUNK_NOTE = 0, STORE_NMAP_NOTE_DATE = 1, STORE_NMAP_FIELDS = 2,
-       STORE_NMAP_CHUNK_LEN = 7 };
+       STORE_NMAP_NOTE_LINKS = 3, STORE_NMAP_CHUNK_LEN = 7 };
 /* The kinds this version writes (a rebuild marks these rows only). */
 static inline int store_nmap_kind_written(int kind)
 {
-    return kind <= STORE_NMAP_FIELDS || kind == STORE_NMAP_CHUNK_LEN;
+    return kind <= STORE_NMAP_NOTE_LINKS || kind == STORE_NMAP_CHUNK_LEN;
 }
 
 /* The date keys kind 1 is computed with (search uses it only when the
@@ -57,6 +62,8 @@ extern const char *const store_nmap_date_keys[];
 /* Marks, from the store's writes (store_int.h holds the state). */
 void store_nmap_mark_chunk(store *st, int64_t chunk_id);
 void store_nmap_mark_note(store *st, int64_t doc_id);
+/* Note doc_id's in-degree changed (kind 3 only). */
+void store_nmap_mark_in_degree(store *st, int64_t doc_id);
 /* The chunks of note doc_id, before they are deleted. */
 trove_err store_nmap_mark_note_chunks(store *st, int64_t doc_id);
 void store_nmap_mark_all(store *st);
@@ -81,6 +88,11 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 /* 1 and the date of note doc_id (days) under store_nmap_date_keys; 0 when
  * the map does not say; -1 and *rc on an error. */
 int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trove_err *rc);
+/* 1, note doc_id's in-degree and its language's code (lang: 3 bytes,
+ * "" when undetermined) as the docs row holds them (kind 3); 0 when the
+ * map does not say (the caller reads the row); -1 and *rc on an error. */
+int store_nmap_note_links(store_nmap_reader *r, int64_t doc_id, int *in_degree, char lang[3],
+                          trove_err *rc);
 /* 1 and the length in tokens of chunk_id (kind 7); 0 when the map does not
  * say; -1 and *rc on an error. */
 int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, trove_err *rc);

@@ -46,6 +46,10 @@ typedef struct store_rank {
     double *idf;
     int64_t *hits;             /* rows per phrase */
     trove_err rc;              /* a note-map error met inside a row */
+    /* store_rank_rows: every matching row and its score, in no order */
+    int64_t *row_id;
+    double *row_score;
+    size_t n_rows;
 } store_rank;
 
 /* trove_rank() on the store's connection, once (before the first prepare
@@ -55,6 +59,19 @@ trove_err store_rank_ready(store *st);
  * statement calling it then fails). */
 void store_rank_use(store *st, store_rank *r);
 void store_rank_free(store_rank *r);
+/* Every row of fts, an expression of phrases OR-ed ("P OR P ...", the
+ * shape query_fts_phrases counts with no negative phrase), with its
+ * trove_rank() score, into r->row_id/row_score (n_rows), and r's
+ * statistics (have), all from one walk of each phrase's rows: the
+ * statistics' own walk, which also reads each row's frequency and length,
+ * so the expression itself is never run row by row (2-3x fewer
+ * instructions than SELECT ... trove_rank(), docs/performance.md,
+ * session 32). The same rows and the same bits as that SELECT; for
+ * another shape the rows would not be the expression's. The table:
+ * chunks_fts, or titles_fts (with r->nmap NULL and weights {3, 2}: the
+ * bits of -bm25(titles_fts, 3.0, 2.0, 1.0), its third column weighing 1). */
+typedef enum { STORE_RANK_CHUNKS, STORE_RANK_TITLES } store_rank_table;
+trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */

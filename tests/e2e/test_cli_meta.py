@@ -224,7 +224,7 @@ def test_schema_5_is_upgraded_in_place(cold_meta):
     got = {r["path"]: r["date_source"] for r in meta.search("crane", "--all")}
     assert got["daily/2026-W14.md"] == "filename"
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
     db.close()
 
 
@@ -346,10 +346,10 @@ def test_schema_7_is_upgraded_to_8(cold_meta):
     db.close()
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
-    # one segment: its chunk row, its date row, its field columns and its
-    # chunk lengths (v9)
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 7]
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
+    # one segment: its chunk row, its date row, its field columns, its
+    # notes' in-degrees and languages (v10) and its chunk lengths (v9)
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 3, 7]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in cases} == want
     meta.ok("check")
@@ -414,10 +414,45 @@ def test_schema_8_is_upgraded_to_9(cold_meta):
     assert r.rc == 1 and "trove update" in r.err, r
     meta.ok("update")
     db = sqlite3.connect(str(meta.index))
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "9"
-    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 7]
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 3, 7]
     db.close()
     assert {c: paths(meta, "crane", *c) for c in WHERE_CASES} == want
+    meta.ok("check")
+
+
+def test_schema_9_is_upgraded_to_10(cold_meta):
+    """v9 -> v10: note_map kind 3 (each note's in-degree and language, the
+    link prior's inputs) built from the docs rows, no note re-read; the
+    same results and scores, `check` finds the map whole and reports a
+    kind-3 row that disagrees with the docs rows."""
+    import sqlite3
+    meta, _ = cold_meta
+    cases = [("crane",), ("crane", "--explain"), ("crane", "--where", "status=done")]
+    want = {c: meta.search(*c) for c in cases}
+    db = sqlite3.connect(str(meta.index))
+    db.execute("DELETE FROM note_map WHERE id % 16 = 3")   # what trove 9 wrote
+    db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    r = meta("search", "crane")
+    assert r.rc == 1 and "trove update" in r.err, r
+    meta.ok("update")
+    db = sqlite3.connect(str(meta.index))
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "10"
+    assert [r[0] for r in db.execute("SELECT id FROM note_map ORDER BY id")] == [0, 1, 2, 3, 7]
+    row = db.execute("SELECT data FROM note_map WHERE id = 3").fetchone()[0]
+    assert len(row) % 4 == 0 and len(row) >= 8
+    meta.ok("check")
+    assert {c: meta.search(*c) for c in cases} == want
+    # a stale in-degree: search would read it, check says so
+    db.execute("UPDATE note_map SET data = ? WHERE id = 3",
+               (row[:4] + bytes([row[4] + 1]) + row[5:],))
+    db.commit()
+    db.close()
+    r = meta("check")
+    assert r.rc == 1 and "1 rows of the note map (note_map) do not match" in r.out, r
+    meta.ok("update", "--rebuild")
     meta.ok("check")
 
 

@@ -192,7 +192,7 @@ def test_old_schema_is_upgraded_by_update(bilingual):
     assert langs["en/zip.md"] == "en" and langs["de/zip.md"] == "de", langs
     db = sqlite3.connect(str(t.index))
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'"
-                      ).fetchone()[0] == "9"
+                      ).fetchone()[0] == "10"
     assert db.execute("SELECT count(*) FROM vec_segs").fetchone()[0] == 0
     # v3 -> v4: the index as it was is snapshot 1
     assert db.execute("SELECT id, kind FROM snapshots").fetchall() == [(1, "upgrade")]

@@ -435,6 +435,7 @@ def test_in_degree_is_maintained(indexed):
     assert got["cooking/mapo-tofu.md"] == 1, got        # only ramen left
     assert got["programming/git-basics.md"] == 0, got
     assert got["learning/zettelkasten.md"] == 3, got
+    trove.ok("check")   # the note map's in-degrees (kind 3) followed
 
 
 def test_noop_update_writes_nothing_and_loads_no_dictionary(trove, vault, tmp_path):

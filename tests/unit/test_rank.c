@@ -219,6 +219,72 @@ static void test_rank_is_bm25(void **state)
 }
 
 /* The last n phrases scored: a restriction in front changes no score. */
+/* store_rank_rows: every row of an OR-shaped query, with trove_rank()'s
+ * score to the bit, and the same statistics, from the phrases' walks. */
+static void test_rank_rows_are_the_query(void **state)
+{
+    (void)state;
+    assert_int_equal(store_rank_ready(st), TROVE_OK);
+    for (int mapped = 0; mapped < 2; mapped++)
+        for (size_t q = 0; q < N_QUERIES; q++) {
+            if (strstr(queries[q], " NOT "))
+                continue;   /* not the shape it answers */
+            store_rank want_r = {.nmap = mapped ? store_nmap_reader_new(st) : NULL,
+                                 .weight = {2.0, 1.0}};
+            store_rank_use(st, &want_r);
+            rows want = run_rows(rank_sql, queries[q]);
+            store_rank_use(st, NULL);
+            store_rank r = {.nmap = want_r.nmap, .weight = {2.0, 1.0}};
+            assert_int_equal(store_rank_rows(st, STORE_RANK_CHUNKS, queries[q], &r), TROVE_OK);
+            assert_true(r.have);
+            assert_int_equal(r.n_phrase, want_r.n_phrase);
+            for (int i = 0; i < r.n_phrase; i++) {
+                assert_int_equal(r.hits[i], want_r.hits[i]);
+                assert_memory_equal(&r.idf[i], &want_r.idf[i], sizeof(double));
+            }
+            assert_true(want.n > 0);
+            assert_int_equal(r.n_rows, want.n);
+            for (size_t i = 0; i < want.n; i++) {
+                size_t k = 0;
+                while (k < r.n_rows && r.row_id[k] != want.id[i])
+                    k++;
+                assert_true(k < r.n_rows);
+                assert_memory_equal(&r.row_score[k], &want.score[i], sizeof(double));
+            }
+            store_nmap_reader_free(want_r.nmap);
+            store_rank_free(&want_r);
+            store_rank_free(&r);
+            rows_free(&want);
+        }
+    /* titles_fts: -bm25(titles_fts, 3.0, 2.0, 1.0)'s bits */
+    size_t titled = 0;
+    for (size_t q = 0; q < N_QUERIES; q++) {
+        if (strstr(queries[q], " NOT "))
+            continue;
+        rows want = run_rows("SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM titles_fts"
+                             " WHERE titles_fts MATCH ?1 ORDER BY rowid", queries[q]);
+        store_rank r = {.weight = {3.0, 2.0}};
+        assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &r), TROVE_OK);
+        assert_int_equal(r.n_rows, want.n);
+        for (size_t i = 0; i < want.n; i++) {
+            size_t k = 0;
+            while (k < r.n_rows && r.row_id[k] != want.id[i])
+                k++;
+            assert_true(k < r.n_rows);
+            assert_memory_equal(&r.row_score[k], &want.score[i], sizeof(double));
+        }
+        titled += want.n;
+        store_rank_free(&r);
+        rows_free(&want);
+    }
+    assert_true(titled > 0);
+    /* no row: none, and no statistics needed */
+    store_rank r = {.weight = {2.0, 1.0}};
+    assert_int_equal(store_rank_rows(st, STORE_RANK_CHUNKS, "\"nosuchfruit\"", &r), TROVE_OK);
+    assert_int_equal(r.n_rows, 0);
+    store_rank_free(&r);
+}
+
 static void test_rank_restricted(void **state)
 {
     (void)state;
@@ -390,6 +456,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lengths_mapped),
         cmocka_unit_test(test_rank_is_bm25),
+        cmocka_unit_test(test_rank_rows_are_the_query),
         cmocka_unit_test(test_rank_restricted),
         cmocka_unit_test(test_list_leaves_out_no_note),
         cmocka_unit_test(test_keep_best_caps),

@@ -132,6 +132,7 @@ typedef struct fault_case {
     int vector;            /* needs the model */
     int with_tag;          /* filter by tag */
     int weights_title;     /* title channel on */
+    int no_links_map;      /* note_map kind 3 deleted first: the docs rows answer */
 } fault_case;
 
 /* 0 when the search failed as it should; else 1, saying what happened
@@ -151,6 +152,9 @@ static int run_case(const fault_case *fc)
     }
     if (fc->vector)
         o.model = model;
+    if (fc->no_links_map)
+        assert_int_equal(sqlite3_exec(store_db(st), "DELETE FROM note_map WHERE id % 16 = 3",
+                                      NULL, NULL, NULL), SQLITE_OK);
     /* Unfaulted, the query finds notes (so the marked statement runs). */
     search_results r;
     assert_int_equal(search_run(st, &cfg, &o, &r), TROVE_OK);
@@ -186,26 +190,28 @@ static int run_case(const fault_case *fc)
 }
 
 static const fault_case keyword_cases[] = {
-    {"bm25 ranking", "fermentation", "trove_rank(chunks_fts)", 0, 0, 0},
-    {"bm25 chunk owners", "bread", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0},
-    {"translation held", "bread", "MATCH ?1 LIMIT ?2)", 0, 0, 0},
-    {"translation coverage", "bread", "MATCH ?1 AND rowid = ?2", 0, 0, 0},
-    {"title names", "pizza", "c2 FROM titles_fts_content WHERE id = ?", 0, 0, 1},
-    {"title rest of query", "pizza dough", "AND c.seq < 8", 0, 0, 1},
-    {"note map", "fermentation", "SELECT data FROM note_map WHERE id", 0, 0, 0},
-    {"link prior", "fermentation", "SELECT in_degree, lang FROM docs", 0, 0, 0},
-    {"filters", "fermentation", "FROM tags t WHERE t.doc_id", 0, 1, 0},
-    {"result row", "fermentation", "LEFT JOIN chunks c ON c.id", 0, 0, 0},
-    {"snippet", "fermentation", "SELECT c1 FROM chunks_fts_content WHERE id = ?", 0, 0, 0},
-    {"alias pairs", "fermentation", "SELECT 1 FROM names LIMIT 1", 0, 0, 0},
-    {"result tags", "fermentation", "SELECT tag FROM tags WHERE doc_id", 0, 0, 0},
+    {"bm25 rows", "fermentation", "trove_rank_rows(chunks_fts)", 0, 0, 0, 0},
+    {"bm25 ranking", "fermentation -pizza", "trove_rank(chunks_fts)", 0, 0, 0, 0},
+    {"bm25 chunk owners", "bread", "SELECT c.doc_id, d.lang FROM chunks c", 0, 0, 0, 0},
+    {"translation held", "bread", "MATCH ?1 LIMIT ?2)", 0, 0, 0, 0},
+    {"translation coverage", "bread", "MATCH ?1 AND rowid = ?2", 0, 0, 0, 0},
+    {"title names", "pizza", "c2 FROM titles_fts_content WHERE id = ?", 0, 0, 1, 0},
+    {"title rest of query", "pizza dough", "AND c.seq < 8", 0, 0, 1, 0},
+    {"note map", "fermentation", "SELECT data FROM note_map WHERE id", 0, 0, 0, 0},
+    {"filters", "fermentation", "FROM tags t WHERE t.doc_id", 0, 1, 0, 0},
+    {"result row", "fermentation", "LEFT JOIN chunks c ON c.id", 0, 0, 0, 0},
+    {"snippet", "fermentation", "SELECT c1 FROM chunks_fts_content WHERE id = ?", 0, 0, 0, 0},
+    {"alias pairs", "fermentation", "SELECT 1 FROM names LIMIT 1", 0, 0, 0, 0},
+    {"result tags", "fermentation", "SELECT tag FROM tags WHERE doc_id", 0, 0, 0, 0},
+    /* last: the in-degrees' map rows go, the docs rows answer from here on */
+    {"link prior", "fermentation", "SELECT in_degree, lang FROM docs", 0, 0, 0, 1},
 };
 
 static const fault_case vector_cases[] = {
-    {"vector segments", "bread", "FROM vec_segs WHERE model_id", 1, 0, 0},
-    {"vector filter", "bread", "SELECT d.id FROM docs d WHERE 1", 1, 1, 0},
-    {"vector filter size", "bread", "coalesce(max(id), 0) FROM docs", 1, 1, 0},
-    {"vector coverage", "bread", "SELECT name FROM collections ORDER BY name", 1, 0, 0},
+    {"vector segments", "bread", "FROM vec_segs WHERE model_id", 1, 0, 0, 0},
+    {"vector filter", "bread", "SELECT d.id FROM docs d WHERE 1", 1, 1, 0, 0},
+    {"vector filter size", "bread", "coalesce(max(id), 0) FROM docs", 1, 1, 0, 0},
+    {"vector coverage", "bread", "SELECT name FROM collections ORDER BY name", 1, 0, 0, 0},
 };
 
 static void test_keyword_channels_fail_loudly(void **state)
