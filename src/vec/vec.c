@@ -158,15 +158,19 @@ static int hit_below(const vec_hit *a, const vec_hit *b)
     return a->score < b->score || (a->score == b->score && a->doc_id > b->doc_id);
 }
 
-/* Per-thread state. With k > 0 a min-heap of the k best notes (membership
- * by a linear look at the heap: only entries that beat the heap minimum get
- * there, few after the first blocks). With k = 0 every note, in a table
- * keyed by note id. */
+/* Per-thread state. With k > 0 a min-heap of the k best notes, with a
+ * table from note id to heap position beside it (a chunk of a note already
+ * kept finds its entry in one probe, not by a look along the k entries:
+ * the channel's k is 100 and more). With k = 0 every note, in a table keyed
+ * by note id. */
 typedef struct part {
     vec_hit *h;
     size_t n, cap;
-    size_t *slots;        /* k = 0: index + 1, open addressing on doc_id */
+    size_t *slots;        /* index + 1, open addressing on doc_id: k = 0 */
     size_t n_slots;
+    size_t *hslots;       /* k > 0: heap position + 1, linear probing on doc_id */
+    size_t *hslot_of;     /* k > 0: the slot of each heap entry */
+    size_t n_hslots;
     int32_t *dots;        /* scratch for one run of dot products */
     int8_t *rows;         /* a window of a block read on demand */
 } part;
@@ -187,8 +191,28 @@ struct vec_topk {
 
 #define DOTS_RUN 256
 
-static void sift_down(vec_hit *h, size_t n, size_t i)
+static size_t slot_of(int64_t doc_id, size_t n_slots)
 {
+    return (size_t)((uint64_t)doc_id * 0x9E3779B97F4A7C15ull) & (n_slots - 1);
+}
+
+/* Heap entries a and b trade places, and the table follows them. */
+static void heap_swap(part *p, size_t a, size_t b)
+{
+    vec_hit t = p->h[a];
+    p->h[a] = p->h[b];
+    p->h[b] = t;
+    size_t s = p->hslot_of[a];
+    p->hslot_of[a] = p->hslot_of[b];
+    p->hslot_of[b] = s;
+    p->hslots[p->hslot_of[a]] = a + 1;
+    p->hslots[p->hslot_of[b]] = b + 1;
+}
+
+static void sift_down(part *p, size_t i)
+{
+    vec_hit *h = p->h;
+    size_t n = p->n;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         if (l < n && hit_below(&h[l], &h[m]))
@@ -197,23 +221,58 @@ static void sift_down(vec_hit *h, size_t n, size_t i)
             m = r;
         if (m == i)
             return;
-        vec_hit t = h[i];
-        h[i] = h[m];
-        h[m] = t;
+        heap_swap(p, i, m);
         i = m;
     }
 }
 
-static void sift_up(vec_hit *h, size_t i)
+static void sift_up(part *p, size_t i)
 {
     while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!hit_below(&h[i], &h[p]))
+        size_t p_ = (i - 1) / 2;
+        if (!hit_below(&p->h[i], &p->h[p_]))
             return;
-        vec_hit t = h[i];
-        h[i] = h[p];
-        h[p] = t;
-        i = p;
+        heap_swap(p, i, p_);
+        i = p_;
+    }
+}
+
+/* The heap position of a note, or n when it is not kept. */
+static size_t heap_find(const part *p, int64_t doc_id)
+{
+    size_t mask = p->n_hslots - 1;
+    for (size_t s = slot_of(doc_id, p->n_hslots); p->hslots[s]; s = (s + 1) & mask)
+        if (p->h[p->hslots[s] - 1].doc_id == doc_id)
+            return p->hslots[s] - 1;
+    return p->n;
+}
+
+/* Heap entry i's note into the table. */
+static void hslot_put(part *p, size_t i)
+{
+    size_t mask = p->n_hslots - 1, s = slot_of(p->h[i].doc_id, p->n_hslots);
+    while (p->hslots[s])
+        s = (s + 1) & mask;
+    p->hslots[s] = i + 1;
+    p->hslot_of[i] = s;
+}
+
+/* Empty slot s, moving later entries of its probe run back (linear
+ * probing's deletion: no tombstones, so lookups stay short). */
+static void hslot_remove(part *p, size_t s)
+{
+    size_t mask = p->n_hslots - 1;
+    p->hslots[s] = 0;
+    for (size_t j = (s + 1) & mask; p->hslots[j]; j = (j + 1) & mask) {
+        size_t e = p->hslots[j] - 1, home = slot_of(p->h[e].doc_id, p->n_hslots);
+        /* j's entry may move to s unless its home lies cyclically in (s, j] */
+        int stays = s <= j ? (home > s && home <= j) : (home > s || home <= j);
+        if (stays)
+            continue;
+        p->hslots[s] = p->hslots[j];
+        p->hslot_of[e] = s;
+        p->hslots[j] = 0;
+        s = j;
     }
 }
 
@@ -234,29 +293,26 @@ static void heap_offer(part *p, size_t k, const vec_hit *x)
 {
     if (p->n == k && hit_below(x, &p->h[0]))
         return;   /* the common case: not among the best */
-    for (size_t i = 0; i < p->n; i++) {
-        if (p->h[i].doc_id == x->doc_id) {
-            int raised;
-            improve(&p->h[i], x, &raised);
-            if (raised)
-                sift_down(p->h, p->n, i);
-            return;
-        }
-    }
-    if (p->n == k) {
-        p->h[0] = *x;
-        sift_down(p->h, p->n, 0);
+    size_t i = heap_find(p, x->doc_id);
+    if (i < p->n) {
+        int raised;
+        improve(&p->h[i], x, &raised);
+        if (raised)
+            sift_down(p, i);
         return;
     }
-    xgrow(&p->h, &p->cap, p->n + 1, sizeof *p->h);
-    p->h[p->n] = *x;
-    sift_up(p->h, p->n++);
+    if (p->n == k) {
+        hslot_remove(p, p->hslot_of[0]);
+        p->h[0] = *x;
+        hslot_put(p, 0);
+        sift_down(p, 0);
+        return;
+    }
+    p->h[p->n] = *x;   /* part_ready made room for k */
+    hslot_put(p, p->n);
+    sift_up(p, p->n++);
 }
 
-static size_t slot_of(int64_t doc_id, size_t n_slots)
-{
-    return (size_t)((uint64_t)doc_id * 0x9E3779B97F4A7C15ull) & (n_slots - 1);
-}
 
 static void table_offer(part *p, const vec_hit *x)
 {
@@ -423,8 +479,15 @@ static void part_ready(vec_topk *t, part *p, int reads)
 {
     if (reads && !p->rows)
         p->rows = xmalloc(window_rows(t->dim) * (size_t)t->dim);
-    if (t->k && p->cap < t->k)
+    if (t->k && p->cap < t->k) {
         xgrow(&p->h, &p->cap, t->k, sizeof *p->h);
+        p->hslot_of = xmalloc(t->k * sizeof *p->hslot_of);
+        size_t ns = 16;
+        while (ns < 2 * t->k)
+            ns *= 2;
+        p->hslots = xcalloc(ns, sizeof *p->hslots);
+        p->n_hslots = ns;
+    }
 }
 
 /* Below this many bytes of vectors a scan runs on the calling thread:
@@ -512,6 +575,8 @@ void vec_topk_free(vec_topk *t)
     for (int i = 0; i < t->threads; i++) {
         free(t->parts[i].h);
         free(t->parts[i].slots);
+        free(t->parts[i].hslots);
+        free(t->parts[i].hslot_of);
         free(t->parts[i].dots);
         free(t->parts[i].rows);
     }

@@ -246,6 +246,11 @@ static void test_topk_matches_brute_force(void **state)
             run_case(&f, &none, 1, threads, split, n_docs);
             run_case(&f, &none, 0, threads, split, n_docs);
             run_case(&f, NULL, 50, threads, split, n_docs);
+            /* the search channel's depth: hundreds of notes kept, each
+             * found again by its note id as its chunks come */
+            run_case(&f, &none, 300, threads, split, n_docs);
+            run_case(&f, &none, 699, threads, split, n_docs);
+            run_case(&f, &none, 1000, threads, split, n_docs);
         }
     }
     vec_force_portable(1);
