@@ -170,19 +170,22 @@ static int hit_below(const vec_hit *a, const vec_hit *b)
     return a->score < b->score || (a->score == b->score && a->doc_id > b->doc_id);
 }
 
-/* Per-thread state. With k > 0 a min-heap of the k best notes, with a
- * table from note id to heap position beside it (a chunk of a note already
- * kept finds its entry in one probe, not by a look along the k entries:
- * the channel's k is 100 and more). With k = 0 every note, in a table keyed
- * by note id. */
+/* Per-thread state. With k > 0 a buffer of hits that may be among the k
+ * best notes: once it is full it is compacted (one entry per note, the k
+ * best kept), and the worst of those k is the bar a later hit must clear
+ * (k notes at least that good were seen, so the final k-th is no worse).
+ * A heap kept the k best instead: each of its thousands of replacements
+ * sifted through ~10 levels, and a chunk of a kept note had to find its
+ * entry; here a hit that clears the bar is one store, and a compaction
+ * costs a few passes over the buffer. With k = 0 every note, in a table
+ * keyed by note id. */
 typedef struct part {
     vec_hit *h;
     size_t n, cap;
-    size_t *slots;        /* index + 1, open addressing on doc_id: k = 0 */
+    size_t *slots;        /* index + 1, open addressing on doc_id */
     size_t n_slots;
-    size_t *hslots;       /* k > 0: heap position + 1, linear probing on doc_id */
-    size_t *hslot_of;     /* k > 0: the slot of each heap entry */
-    size_t n_hslots;
+    vec_hit bar;          /* k > 0 and has_bar: the worst of k notes kept */
+    int has_bar;
     int32_t *dots;        /* scratch for one run of dot products */
     int8_t *rows;         /* a window of a block read on demand */
 } part;
@@ -208,123 +211,101 @@ static size_t slot_of(int64_t doc_id, size_t n_slots)
     return (size_t)((uint64_t)doc_id * 0x9E3779B97F4A7C15ull) & (n_slots - 1);
 }
 
-/* Heap entries a and b trade places, and the table follows them. */
-static void heap_swap(part *p, size_t a, size_t b)
-{
-    vec_hit t = p->h[a];
-    p->h[a] = p->h[b];
-    p->h[b] = t;
-    size_t s = p->hslot_of[a];
-    p->hslot_of[a] = p->hslot_of[b];
-    p->hslot_of[b] = s;
-    p->hslots[p->hslot_of[a]] = a + 1;
-    p->hslots[p->hslot_of[b]] = b + 1;
-}
-
-static void sift_down(part *p, size_t i)
-{
-    vec_hit *h = p->h;
-    size_t n = p->n;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && hit_below(&h[l], &h[m]))
-            m = l;
-        if (r < n && hit_below(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(p, i, m);
-        i = m;
-    }
-}
-
-static void sift_up(part *p, size_t i)
-{
-    while (i > 0) {
-        size_t p_ = (i - 1) / 2;
-        if (!hit_below(&p->h[i], &p->h[p_]))
-            return;
-        heap_swap(p, i, p_);
-        i = p_;
-    }
-}
-
-/* The heap position of a note, or n when it is not kept. */
-static size_t heap_find(const part *p, int64_t doc_id)
-{
-    size_t mask = p->n_hslots - 1;
-    for (size_t s = slot_of(doc_id, p->n_hslots); p->hslots[s]; s = (s + 1) & mask)
-        if (p->h[p->hslots[s] - 1].doc_id == doc_id)
-            return p->hslots[s] - 1;
-    return p->n;
-}
-
-/* Heap entry i's note into the table. */
-static void hslot_put(part *p, size_t i)
-{
-    size_t mask = p->n_hslots - 1, s = slot_of(p->h[i].doc_id, p->n_hslots);
-    while (p->hslots[s])
-        s = (s + 1) & mask;
-    p->hslots[s] = i + 1;
-    p->hslot_of[i] = s;
-}
-
-/* Empty slot s, moving later entries of its probe run back (linear
- * probing's deletion: no tombstones, so lookups stay short). */
-static void hslot_remove(part *p, size_t s)
-{
-    size_t mask = p->n_hslots - 1;
-    p->hslots[s] = 0;
-    for (size_t j = (s + 1) & mask; p->hslots[j]; j = (j + 1) & mask) {
-        size_t e = p->hslots[j] - 1, home = slot_of(p->h[e].doc_id, p->n_hslots);
-        /* j's entry may move to s unless its home lies cyclically in (s, j] */
-        int stays = s <= j ? (home > s && home <= j) : (home > s || home <= j);
-        if (stays)
-            continue;
-        p->hslots[s] = p->hslots[j];
-        p->hslot_of[e] = s;
-        p->hslots[j] = 0;
-        s = j;
-    }
-}
-
 /* A better chunk of a note already kept replaces its entry; equal scores
  * keep the lower chunk id so results do not depend on scan order. */
-static void improve(vec_hit *e, const vec_hit *x, int *raised)
+static void improve(vec_hit *e, const vec_hit *x)
 {
-    *raised = 0;
-    if (x->score > e->score) {
+    if (x->score > e->score)
         *e = *x;
-        *raised = 1;
-    } else if (x->score == e->score && x->chunk_id < e->chunk_id) {
+    else if (x->score == e->score && x->chunk_id < e->chunk_id)
         e->chunk_id = x->chunk_id;
-    }
 }
 
-static void heap_offer(part *p, size_t k, const vec_hit *x)
+static void hit_swap(vec_hit *h, size_t a, size_t b)
 {
-    if (p->n == k && hit_below(x, &p->h[0]))
-        return;   /* the common case: not among the best */
-    size_t i = heap_find(p, x->doc_id);
-    if (i < p->n) {
-        int raised;
-        improve(&p->h[i], x, &raised);
-        if (raised)
-            sift_down(p, i);
-        return;
-    }
-    if (p->n == k) {
-        hslot_remove(p, p->hslot_of[0]);
-        p->h[0] = *x;
-        hslot_put(p, 0);
-        sift_down(p, 0);
-        return;
-    }
-    p->h[p->n] = *x;   /* part_ready made room for k */
-    hslot_put(p, p->n);
-    sift_up(p, p->n++);
+    vec_hit t = h[a];
+    h[a] = h[b];
+    h[b] = t;
 }
 
+/* Reorder h[0..n) (one entry per note: a strict order) so that h[0..m)
+ * are the m best, in no particular order; m < n. Quickselect, the pivot
+ * the median of three. */
+static void select_best(vec_hit *h, size_t n, size_t m)
+{
+    size_t lo = 0, hi = n;   /* h[0..lo) beat h[lo..n); h[0..hi) beat h[hi..n) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2, last = hi - 1;
+        if (hit_below(&h[mid], &h[lo]) == 0)
+            hit_swap(h, mid, lo);          /* h[lo] the better of the two */
+        if (hit_below(&h[last], &h[lo]) == 0)
+            hit_swap(h, last, lo);         /* h[lo] the best of three */
+        if (hit_below(&h[last], &h[mid]) == 0)
+            hit_swap(h, last, mid);        /* h[mid] the median */
+        hit_swap(h, mid, last);            /* the pivot at the end */
+        size_t at = lo;
+        for (size_t i = lo; i < last; i++)
+            if (hit_below(&h[last], &h[i]))
+                hit_swap(h, i, at++);
+        hit_swap(h, at, last);             /* h[lo..at) beat the pivot at h[at] */
+        if (at == m)
+            return;
+        if (at < m)
+            lo = at + 1;
+        else
+            hi = at;
+    }
+}
+
+/* One entry per note (improve), then the k best of them, the worst of
+ * which becomes the bar once there are k. */
+static void compact(part *p, size_t k)
+{
+    size_t ns = 16;
+    while (ns < 2 * p->n)
+        ns *= 2;
+    if (ns > p->n_slots) {
+        free(p->slots);
+        p->slots = xmalloc(ns * sizeof *p->slots);
+        p->n_slots = ns;
+    }
+    ns = p->n_slots;
+    memset(p->slots, 0, ns * sizeof *p->slots);
+    size_t w = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        size_t s = slot_of(p->h[i].doc_id, ns);
+        while (p->slots[s] && p->h[p->slots[s] - 1].doc_id != p->h[i].doc_id)
+            s = (s + 1) & (ns - 1);
+        if (p->slots[s]) {
+            improve(&p->h[p->slots[s] - 1], &p->h[i]);
+        } else {
+            p->h[w] = p->h[i];
+            p->slots[s] = ++w;
+        }
+    }
+    p->n = w;
+    if (p->n < k)
+        return;
+    if (p->n > k)
+        select_best(p->h, p->n, k);
+    p->n = k;
+    size_t worst = 0;
+    for (size_t i = 1; i < k; i++)
+        if (hit_below(&p->h[i], &p->h[worst]))
+            worst = i;
+    p->bar = p->h[worst];
+    p->has_bar = 1;
+}
+
+/* A hit that may be among the k best notes: kept for the next compaction. */
+static void buffer_offer(part *p, size_t k, const vec_hit *x)
+{
+    if (p->has_bar && hit_below(x, &p->bar))
+        return;
+    p->h[p->n++] = *x;   /* part_ready made room */
+    if (p->n == p->cap)
+        compact(p, k);
+}
 
 static void table_offer(part *p, const vec_hit *x)
 {
@@ -344,8 +325,7 @@ static void table_offer(part *p, const vec_hit *x)
     while (p->slots[s]) {
         vec_hit *e = &p->h[p->slots[s] - 1];
         if (e->doc_id == x->doc_id) {
-            int raised;
-            improve(e, x, &raised);
+            improve(e, x);
             return;
         }
         s = (s + 1) & (p->n_slots - 1);
@@ -391,11 +371,11 @@ static void scan_rows(vec_topk *t, part *p, const vec_block *b, const int8_t *ro
         t->kern(t->q, t->qabs, rows + (i - base) * (size_t)t->dim, j - i, t->dim, p->dots);
         for (size_t r = i; r < j; r++) {
             float score = (float)p->dots[r - i] * t->qscale * b->scale[r];
-            if (!(score >= t->f.min_score) || (t->k && p->n == t->k && score < p->h[0].score))
+            if (!(score >= t->f.min_score) || (p->has_bar && score < p->bar.score))
                 continue;
             vec_hit x = {b->doc_id[r], b->chunk_id[r], score};
             if (t->k)
-                heap_offer(p, t->k, &x);
+                buffer_offer(p, t->k, &x);
             else
                 table_offer(p, &x);
         }
@@ -491,14 +471,11 @@ static void part_ready(vec_topk *t, part *p, int reads)
 {
     if (reads && !p->rows)
         p->rows = xmalloc(window_rows(t->dim) * (size_t)t->dim);
-    if (t->k && p->cap < t->k) {
-        xgrow(&p->h, &p->cap, t->k, sizeof *p->h);
-        p->hslot_of = xmalloc(t->k * sizeof *p->hslot_of);
-        size_t ns = 16;
-        while (ns < 2 * t->k)
-            ns *= 2;
-        p->hslots = xcalloc(ns, sizeof *p->hslots);
-        p->n_hslots = ns;
+    if (t->k && !p->h) {
+        /* twice k (at least 256 more): a compaction every k or more hits */
+        size_t cap = t->k + (t->k > 256 ? t->k : 256);
+        p->h = xmalloc(cap * sizeof *p->h);
+        p->cap = cap;
     }
 }
 
@@ -553,26 +530,59 @@ int vec_topk_failed(const vec_topk *t)
     return t->failed;
 }
 
-static int cmp_hit_desc(const void *a, const void *b)
+/* h[0..n) best first (one entry per note: a strict order, so any sort
+ * gives the same array). A merge sort with the comparison inlined: qsort's
+ * call per comparison cost ~0.15 ms for the channel's 2 x 600 hits. */
+static void sort_best_first(vec_hit *h, vec_hit *tmp, size_t n)
 {
-    const vec_hit *x = a, *y = b;
-    return hit_below(x, y) ? 1 : hit_below(y, x) ? -1 : 0;
+    if (n < 2)
+        return;
+    if (n <= 16) {   /* insertion sort */
+        for (size_t i = 1; i < n; i++) {
+            vec_hit x = h[i];
+            size_t j = i;
+            for (; j > 0 && hit_below(&h[j - 1], &x); j--)
+                h[j] = h[j - 1];
+            h[j] = x;
+        }
+        return;
+    }
+    size_t half = n / 2;
+    sort_best_first(h, tmp, half);
+    sort_best_first(h + half, tmp, n - half);
+    memcpy(tmp, h, half * sizeof *h);
+    size_t i = 0, j = half, o = 0;
+    while (i < half && j < n)
+        h[o++] = hit_below(&tmp[i], &h[j]) ? h[j++] : tmp[i++];
+    while (i < half)
+        h[o++] = tmp[i++];
 }
 
 const vec_hit *vec_topk_results(vec_topk *t, size_t *n)
 {
     /* Merge the parts: a note's score is its best over every part. Each
-     * part kept its own k best, which always include the notes of the
-     * global k best (a note beaten by k others in one part is beaten by at
-     * least as many overall). */
+     * part kept every hit that may be the best of one of its k best notes,
+     * which always include the notes of the global k best (a note beaten
+     * by k others in one part is beaten by at least as many overall). */
     part all = {0};
-    for (int i = 0; i < t->threads; i++)
-        for (size_t j = 0; j < t->parts[i].n; j++)
-            table_offer(&all, &t->parts[i].h[j]);
-    if (all.n > 1)
-        qsort(all.h, all.n, sizeof *all.h, cmp_hit_desc);
-    if (t->k && all.n > t->k)
-        all.n = t->k;
+    if (t->k) {
+        for (int i = 0; i < t->threads; i++)
+            all.n += t->parts[i].n;
+        all.h = xmalloc((all.n ? all.n : 1) * sizeof *all.h);
+        all.n = 0;
+        for (int i = 0; i < t->threads; i++) {
+            memcpy(all.h + all.n, t->parts[i].h, t->parts[i].n * sizeof *all.h);
+            all.n += t->parts[i].n;
+        }
+        compact(&all, t->k);
+    } else {
+        for (int i = 0; i < t->threads; i++)
+            for (size_t j = 0; j < t->parts[i].n; j++)
+                table_offer(&all, &t->parts[i].h[j]);
+    }
+    vec_hit *tmp = xmalloc((all.n / 2 + 1) * sizeof *tmp);
+    sort_best_first(all.h, tmp, all.n);
+    free(tmp);
     free(t->results);
     t->results = all.h;
     free(all.slots);
@@ -587,8 +597,6 @@ void vec_topk_free(vec_topk *t)
     for (int i = 0; i < t->threads; i++) {
         free(t->parts[i].h);
         free(t->parts[i].slots);
-        free(t->parts[i].hslots);
-        free(t->parts[i].hslot_of);
         free(t->parts[i].dots);
         free(t->parts[i].rows);
     }

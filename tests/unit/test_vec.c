@@ -256,6 +256,12 @@ static void test_topk_matches_brute_force(void **state)
     vec_force_portable(1);
     run_case(&f, &none, 10, 1, 1, n_docs);
     vec_force_portable(0);
+    /* Ties everywhere: every vector alike, so seven scores in all (one per
+     * scale); the note id, then the chunk id, decide. */
+    memset(f.data, 3, f.n * (size_t)f.dim);
+    for (int threads = 1; threads <= 4; threads += 3)
+        for (size_t k = 1; k <= 1000; k = k * 5 + 3)
+            run_case(&f, &none, k, threads, 1, n_docs);
     fixture_free(&f);
 }
 
