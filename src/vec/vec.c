@@ -187,6 +187,7 @@ typedef struct part {
     vec_hit bar;          /* k > 0 and has_bar: the worst of k notes kept */
     int has_bar;
     int32_t *dots;        /* scratch for one run of dot products */
+    float *scores;        /* and their scores */
     int8_t *rows;         /* a window of a block read on demand */
 } part;
 
@@ -368,12 +369,19 @@ static void scan_rows(vec_topk *t, part *p, const vec_block *b, const int8_t *ro
             j++;
         if (j == i)
             break;
-        t->kern(t->q, t->qabs, rows + (i - base) * (size_t)t->dim, j - i, t->dim, p->dots);
-        for (size_t r = i; r < j; r++) {
-            float score = (float)p->dots[r - i] * t->qscale * b->scale[r];
+        size_t n = j - i;
+        t->kern(t->q, t->qabs, rows + (i - base) * (size_t)t->dim, n, t->dim, p->dots);
+        /* the run's scores first, in a loop the compiler vectorises (the
+         * same two float products, so the same bits), then the few that
+         * clear the bars */
+        const float *scale = b->scale + i;
+        for (size_t r = 0; r < n; r++)
+            p->scores[r] = (float)p->dots[r] * t->qscale * scale[r];
+        for (size_t r = 0; r < n; r++) {
+            float score = p->scores[r];
             if (!(score >= t->f.min_score) || (p->has_bar && score < p->bar.score))
                 continue;
-            vec_hit x = {b->doc_id[r], b->chunk_id[r], score};
+            vec_hit x = {b->doc_id[i + r], b->chunk_id[i + r], score};
             if (t->k)
                 buffer_offer(p, t->k, &x);
             else
@@ -435,8 +443,10 @@ vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale
     t->threads = threads > 16 ? 16 : threads;
     t->kern = pick_kernel();
     t->parts = xcalloc((size_t)t->threads, sizeof *t->parts);
-    for (int i = 0; i < t->threads; i++)
+    for (int i = 0; i < t->threads; i++) {
         t->parts[i].dots = xmalloc(DOTS_RUN * sizeof(int32_t));
+        t->parts[i].scores = xmalloc(DOTS_RUN * sizeof(float));
+    }
     return t;
 }
 
@@ -598,6 +608,7 @@ void vec_topk_free(vec_topk *t)
         free(t->parts[i].h);
         free(t->parts[i].slots);
         free(t->parts[i].dots);
+        free(t->parts[i].scores);
         free(t->parts[i].rows);
     }
     free(t->parts);
