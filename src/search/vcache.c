@@ -179,8 +179,9 @@ static void release(vcache *c, vc_entry *e)
 
 /* Every search scans all the resident vectors, and a segment's (16 MB at
  * most) in 4 KB pages of the mapped sidecar miss the TLB page after page:
- * in 2 MB pages a scan of the tldr pages' 10 MB took ~25% less CPU on a
- * Zen 1. The sidecar's pages of the vectors are let go (the other arrays
+ * in 2 MB pages a pass over 10 MB took ~30% less CPU on a Zen 1 (a
+ * microbench; docs/performance.md, session 32). A segment under 2 MB stays
+ * mapped. The sidecar's pages of the vectors are let go (the other arrays
  * are still read from the mapping), so the daemon holds them once. */
 static void to_huge_pages(vc_entry *e, int dim)
 {
