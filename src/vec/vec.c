@@ -581,6 +581,8 @@ const vec_hit *vec_topk_results(vec_topk *t, size_t *n)
         all.h = xmalloc((all.n ? all.n : 1) * sizeof *all.h);
         all.n = 0;
         for (int i = 0; i < t->threads; i++) {
+            if (!t->parts[i].n)
+                continue;   /* a part no thread used has no buffer */
             memcpy(all.h + all.n, t->parts[i].h, t->parts[i].n * sizeof *all.h);
             all.n += t->parts[i].n;
         }
