@@ -482,10 +482,16 @@ static void part_ready(vec_topk *t, part *p, int reads)
     if (reads && !p->rows)
         p->rows = xmalloc(window_rows(t->dim) * (size_t)t->dim);
     if (t->k && !p->h) {
-        /* twice k (at least 256 more): a compaction every k or more hits */
-        size_t cap = t->k + (t->k > 256 ? t->k : 256);
-        p->h = xmalloc(cap * sizeof *p->h);
-        p->cap = cap;
+        /* k more (256 to 65,536): a compaction every k or more hits, at
+         * most ~1.1 x k of memory beyond the k entries a heap took */
+        size_t extra = t->k < 256 ? 256 : t->k > 65536 ? 65536 : t->k;
+        p->cap = t->k + extra;
+        p->h = xmalloc(p->cap * sizeof *p->h);
+        size_t ns = 16;
+        while (ns < 2 * p->cap)
+            ns *= 2;
+        p->slots = xmalloc(ns * sizeof *p->slots);   /* compact's table */
+        p->n_slots = ns;
     }
 }
 
