@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -573,6 +575,19 @@ static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store
         out->blk.read_ctx = out->stream;
     }
     return TROVE_OK;
+}
+
+void store_vec_segment_drop_rows(store_vec_seg *s, int dim)
+{
+    if (!s->map || !s->blk.data)
+        return;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t from = ((uintptr_t)s->blk.data + ps - 1) & ~(ps - 1);
+    uintptr_t to = ((uintptr_t)s->blk.data + s->blk.n * (size_t)dim) & ~(ps - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED); /* advice: the pages come back on use */
+    s->blk.data = NULL;
 }
 
 void store_vec_segment_free(store_vec_seg *s)

@@ -141,6 +141,11 @@ void store_vec_seg_list_free(store_vec_seg_info *l, size_t n);
 /* A segment's vectors alone: as store_vec_segment_load() with no dead
  * bitmap (out->dead and out->blk.dead NULL). */
 trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_seg *out);
+/* A segment loaded with its sidecar mapped whose vectors the caller has
+ * copied elsewhere (the daemon's cache, to huge pages): the mapping's pages
+ * of the vectors are let go, and s->blk.data set NULL for the caller to
+ * point at its copy. Nothing happens for a segment not mapped. */
+void store_vec_segment_drop_rows(store_vec_seg *s, int dim);
 
 /* The index's random identity (meta 'index_id', set when a writer first
  * opens it); *id NULL when it has none yet (an index no writer opened since

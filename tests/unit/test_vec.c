@@ -246,11 +246,22 @@ static void test_topk_matches_brute_force(void **state)
             run_case(&f, &none, 1, threads, split, n_docs);
             run_case(&f, &none, 0, threads, split, n_docs);
             run_case(&f, NULL, 50, threads, split, n_docs);
+            /* the search channel's depth: hundreds of notes kept, each
+             * found again by its note id as its chunks come */
+            run_case(&f, &none, 300, threads, split, n_docs);
+            run_case(&f, &none, 699, threads, split, n_docs);
+            run_case(&f, &none, 1000, threads, split, n_docs);
         }
     }
     vec_force_portable(1);
     run_case(&f, &none, 10, 1, 1, n_docs);
     vec_force_portable(0);
+    /* Ties everywhere: every vector alike, so seven scores in all (one per
+     * scale); the note id, then the chunk id, decide. */
+    memset(f.data, 3, f.n * (size_t)f.dim);
+    for (int threads = 1; threads <= 4; threads += 3)
+        for (size_t k = 1; k <= 1000; k = k * 5 + 3)
+            run_case(&f, &none, k, threads, 1, n_docs);
     fixture_free(&f);
 }
 

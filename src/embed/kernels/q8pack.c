@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "embed/kernels/quant.h"
 #include "util/mem.h"
@@ -45,28 +44,8 @@ struct q8pack {
     int64_t n_in, n_out, nb; /* nb: 32-element blocks per row */
     size_t gsz;              /* bytes per group of 16 rows */
     uint8_t *data;           /* n_out / 16 groups of gsz bytes */
-    bool mapped;             /* data from pack_map (munmap), else xmalloc */
+    bool mapped;             /* data from mem_huge_map, else xmalloc */
 };
-
-/* Large packs in anonymous memory advised to huge pages: filling 100 MB
- * of 4 KB pages faulted a third of the packing time here (26k faults);
- * 2 MB pages take a few dozen. NULL when mmap fails (then xmalloc). */
-#define PACK_HUGE ((size_t)2 << 20)
-static void *pack_map(size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    if (n < PACK_HUGE)
-        return NULL;
-    void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    (void)madvise(m, n, MADV_HUGEPAGE); /* advice only: fine if refused */
-    return m;
-#else
-    (void)n;
-    return NULL;
-#endif
-}
 
 bool q8pack_type_ok(int type)
 {
@@ -87,7 +66,9 @@ q8pack *q8pack_alloc(int type, int64_t n_in, int64_t n_out)
     p->nb = n_in / 32;
     p->gsz = (size_t)p->nb * kind_gb(kind);
     size_t n = p->gsz * (size_t)(n_out / Q8PACK_NR);
-    p->data = pack_map(n);
+    /* huge pages: filling 100 MB of 4 KB pages faulted a third of the
+     * packing time here (26k faults); 2 MB pages take a few dozen */
+    p->data = mem_huge_map(n);
     p->mapped = p->data != NULL;
     if (!p->mapped)
         p->data = xmalloc(n);
@@ -223,7 +204,7 @@ void q8pack_free(q8pack *p)
     if (!p)
         return;
     if (p->mapped)
-        munmap(p->data, q8pack_size(p));
+        mem_huge_unmap(p->data, q8pack_size(p));
     else
         free(p->data);
     free(p);
