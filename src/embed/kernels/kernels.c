@@ -637,8 +637,7 @@ static void linear_task_pack(void *ctx, int task, int tid)
     (void)tid;
     int64_t o0 = (int64_t)task * KERN_NB;
     int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
-    q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->Y, j->ldy);
-    linear_bias(j, o0, nb);
+    q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->bias, j->Y, j->ldy);
 }
 
 static void linear_task_quant(void *ctx, int task, int tid)

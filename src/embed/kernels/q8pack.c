@@ -640,8 +640,18 @@ AVX2_KIND(group_avx2_q4k, K_Q4K)
 AVX2_KIND(group_avx2_q5, K_Q5)
 #endif /* Q8P_X86 */
 
+/* y[k * ldo + o] += b[o] for a tile's r rows of Q8PACK_NR columns (a
+ * separate pass over the product's output, after it, missed the caches:
+ * 3% of a Q8_0 MiniLM pass on AVX2). */
+static void add_bias(float *y, int64_t ldo, int r, const float *b)
+{
+    for (int k = 0; k < r; k++)
+        for (int o = 0; o < Q8PACK_NR; o++)
+            y[k * ldo + o] += b[o];
+}
+
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
-                   float *out, int64_t ldo)
+                   const float *bias, float *out, int64_t ldo)
 {
     typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
                              int64_t ldo);
@@ -674,6 +684,8 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
                     fn(g, nb, at, r, ot, ldo);
                 else
                     group_c(p->kind, g, nb, at, r, ot, ldo);
+                if (bias)
+                    add_bias(ot, ldo, r, bias + o);
             }
         }
     }
