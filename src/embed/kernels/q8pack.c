@@ -548,9 +548,15 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
         const uint8_t *gb = g + (size_t)b * gbs, *ab = a + (size_t)b * AB;
         __m256i is[4];
         if (kind == K_Q4K) {
+            /* The nibbles' pair products (at most 2 * 15 * 128 = 3,840)
+             * are summed in int16 over the whole block, 8 of them (30,720:
+             * no overflow, so the same integers), and widened once:
+             * vpmaddwd, like vpmaddubsw, runs on one pipe of Zen 1 as two
+             * halves, and one per pair sum was half the kernel's work. */
+            __m256i ps[4];
             _Pragma("GCC unroll 4")
             for (int k = 0; k < r; k++)
-                is[k] = _mm256_setzero_si256();
+                ps[k] = _mm256_setzero_si256();
             _Pragma("GCC unroll 4")
             for (int v = 0; v < 4; v++) {
                 __m256i x = _mm256_loadu_si256((const __m256i *)(gb + 64 * v + 32 * h));
@@ -560,10 +566,13 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 for (int k = 0; k < r; k++) {
                     __m256i xl = _mm256_set1_epi32(ld32(ab + AQ + 32 * v + 4 * k));
                     __m256i xh = _mm256_set1_epi32(ld32(ab + AQ + 32 * (v + 4) + 4 * k));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wl, wl, xl, true));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wh, wh, xh, true));
+                    ps[k] = _mm256_add_epi16(ps[k], _mm256_maddubs_epi16(wl, xl));
+                    ps[k] = _mm256_add_epi16(ps[k], _mm256_maddubs_epi16(wh, xh));
                 }
             }
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                is[k] = _mm256_madd_epi16(ps[k], _mm256_set1_epi16(1));
             __m256 dw = _mm256_loadu_ps((const float *)(gb + 256 + 32 * h));
             __m256 mw = _mm256_loadu_ps((const float *)(gb + 320 + 32 * h));
             _Pragma("GCC unroll 4")
