@@ -23,7 +23,8 @@ a query and 20 documents of 256 tokens, `trove model rerank --timing
 --doc-tokens 256` and llama.cpp on the ids `trove model tokenize --pair`
 gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
 (tests/tools/qwen3_gguf.py --reranker, --bench for the 0.6B shape) on
---qwen3-docs pages of the Obsidian help vault cut to 256 tokens: trove
+--qwen3-docs pages of the Obsidian help vault (../shared/corpora, or
+$TROVE_SHARED_DIR/corpora from a worktree) cut to 256 tokens: trove
 `model rerank --doc-tokens 256` with and without its prefix cache,
 llama.cpp on the same ids (rank pooling: P(yes)), alternating run by run;
 llama.cpp both packed (2048-token batches) and one sequence per decode
@@ -217,7 +218,10 @@ def bench_rerank(a, exe, lib, names, tmp):
 def obsidian_docs(n, min_chars=2500):
     """n pages of the Obsidian help vault long enough for 256 Qwen3 tokens
     (front matter dropped; a leading '-' would read as an option)."""
-    src = os.path.join(ROOT, "..", "shared", "corpora", "obsidian-help", "en")
+    # the corpora: ../shared beside the checkout, or TROVE_SHARED_DIR (as
+    # the tests take it: a worktree has no ../shared)
+    shared = os.environ.get("TROVE_SHARED_DIR") or os.path.join(ROOT, "..", "shared")
+    src = os.path.join(shared, "corpora", "obsidian-help", "en")
     texts = []
     for d, _, fs in sorted(os.walk(src)):
         for f in sorted(fs):

@@ -97,9 +97,10 @@ static void check_linear(ggml_type type, int64_t T, int64_t n_in, int64_t n_out,
     free(W), free(X), free(b), free(q), free(Wd), free(want), free(y1), free(y3);
 }
 
-/* The AVX-512 float kernel sums every element in one order whatever the
- * product's size: a row's result is the same bits in a 20-row product
- * (column blocks) and in a 600-row one (row blocks), and with sgemm
+/* The float kernel (AVX-512 or AVX2 + FMA) sums every element in one order
+ * whatever the product's size: a row's result is the same bits in a 20-row
+ * product (column blocks) and in a 600-row one (row blocks), the bits of
+ * one fmaf chain over k (so AVX2 and AVX-512 CPUs agree), and with sgemm
  * forced it still agrees to rounding. */
 static void test_linear_rows_independent(void **state)
 {
@@ -113,8 +114,19 @@ static void test_linear_rows_independent(void **state)
     kpool *p = kpool_new(2);
     kern_linear(p, &m, NULL, X, n_in, T, ya, n_out);
     kern_linear(p, &m, NULL, X, n_in, T1, yb, n_out);
-    if (cpu_simd() & CPU_AVX512F)
+    unsigned simd = cpu_simd();
+    if (simd & CPU_AVX512F || (simd & (CPU_AVX2 | CPU_FMA)) == (CPU_AVX2 | CPU_FMA)) {
         assert_memory_equal(ya, yb, (size_t)(T1 * n_out) * sizeof *ya);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t o = 0; o < n_out; o++) {
+                float a = 0.0f;
+                for (int64_t k = 0; k < n_in; k++)
+                    a = fmaf(X[t * n_in + k], W[o * n_in + k], a);
+                if (memcmp(&a, &ya[t * n_out + o], sizeof a) != 0)
+                    fail_msg("row %lld column %lld: %.9g, the fmaf chain %.9g", (long long)t,
+                             (long long)o, (double)ya[t * n_out + o], (double)a);
+            }
+    }
     kern_set_gemm_blas(1);
     kern_linear(p, &m, NULL, X, n_in, T, yb, n_out);
     kern_set_gemm_blas(0);
@@ -132,7 +144,7 @@ static void test_linear(void **state)
     check_linear(GGML_TYPE_F32, 1100, 32, 70, 1e-5); /* 256-row blocks */
     check_linear(GGML_TYPE_F16, 7, 64, 130, 1e-5);
     check_linear(GGML_TYPE_BF16, 600, 64, 40, 1e-5);
-    /* float weights, 16+ rows: the AVX-512 kernel where the CPU has it
+    /* float weights, 16+ rows: the float kernel where the CPU has AVX-512 or AVX2 + FMA
      * (edge tiles: rows not a multiple of 8, columns of 32; n_in past one
      * 256-step block), else sgemm; then sgemm forced */
     check_linear(GGML_TYPE_F32, 37, 300, 45, 1e-5);  /* column blocks */
@@ -298,7 +310,7 @@ static void test_rope_and_attention(void **state)
 }
 
 /* Bidirectional attention of BERT's shape (several 128-row query blocks,
- * edge tiles): the AVX-512 float kernel's products agree with sgemm's
+ * edge tiles): the float kernel (AVX-512 or AVX2)'s products agree with sgemm's
  * (kern_set_attn_sgemm forces those) to rounding, and 1 and 2 threads give
  * the same bits. */
 static void test_attention_long(void **state)

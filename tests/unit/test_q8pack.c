@@ -104,7 +104,7 @@ static void run(quant_impl impl, const q8pack *p, const float *x, int64_t T, int
     if (T > half)
         q8pack_quantize_act(x + half * n, n, half, T - half, n, act);
     for (int64_t o = 0; o < n_out; o += split)
-        q8pack_matmul(p, o, split < n_out - o ? split : n_out - o, act, T, out, ldo);
+        q8pack_matmul(p, o, split < n_out - o ? split : n_out - o, act, T, NULL, out, ldo);
     quant_set_impl(QUANT_IMPL_AUTO);
 }
 

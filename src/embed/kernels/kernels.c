@@ -260,7 +260,7 @@ typedef struct linear_job {
     const uint8_t *act; /* prepared activations (int8 path) */
     float *wf;          /* the weights as f32 (row-block path: non-f32 types
                            row-major for sgemm; every float type packed for gm) */
-    int gm;             /* float weights through gm_gemm (AVX-512) */
+    int gm;             /* float weights through gm_gemm (AVX-512/AVX2) */
     size_t act_row;
     size_t w_row;
 } linear_job;
@@ -278,7 +278,7 @@ KERN_BODY void linear_bias_body(const linear_job *j, int64_t o0, int64_t nb)
 KERN_CLONES(static, linear_bias, (const linear_job *j, int64_t o0, int64_t nb), (j, o0, nb))
 
 /* ------------------------------------------------------------------ */
-/* float products on AVX-512: trove's own kernel                       */
+/* float products on AVX-512 or AVX2: trove's own kernel              */
 
 static atomic_int gemm_blas_only;
 
@@ -288,7 +288,7 @@ void kern_set_gemm_blas(int on)
 }
 
 /* Products of float weights (F32, F16, BF16) with many rows run here on
- * CPUs with AVX-512 instead of sgemm: OpenBLAS's speed there depends on
+ * CPUs with AVX-512 or AVX2 + FMA instead of sgemm: OpenBLAS's speed depends on
  * which kernels it picked (by CPU model when it loaded, or by
  * OPENBLAS_CORETYPE: its Haswell kernels run at half the rate of its
  * AVX-512 ones on the development EPYC), and F16/BF16 weights had to be
@@ -297,14 +297,15 @@ void kern_set_gemm_blas(int on)
  * The weights are packed per product into panels of GM_C = 32 output
  * columns, k-major (panel p, element k: 32 consecutive floats, zero past
  * n_out), converted from F16/BF16 on the way; the product runs in blocks
- * of GM_KC k-steps, and per block and panel over tiles of GM_R = 8 rows:
- * 16 zmm accumulators, each output element one fixed sequence of fused
+ * of GM_KC k-steps, and per block and panel over tiles of GM_R = 8 rows
+ * (AVX-512: 16 zmm accumulators; AVX2: 6 rows x 16 columns, 12 ymm), each
+ * output element one fixed sequence of fused
  * multiply-adds over k = 0 .. n_in - 1 (a k-block continues the sums of the
  * one before it), so the result depends only on the shape, never on the
  * thread count or the blocking. Memory: the packed matrix (n_in x n_out
  * rounded up to 32, as f32) in the calling thread's scratch, per product. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define KERN_GEMM512 1
+#define KERN_GEMM 1
 #include <immintrin.h>
 
 #define GM_R 8
@@ -314,8 +315,14 @@ void kern_set_gemm_blas(int on)
  * column block costs as much as 1/T of its product. */
 #define KERN_GM_MIN_ROWS 16
 
-/* y rows r < 8 (stride ldy), 32 columns: (first ? 0 : y) + sum over k < kc
- * of x[r * ldx + k] * P[k * 32 + c]. */
+/* A tile function: y rows r < R (stride ldy), columns c < C of the panel
+ * at P (stride GM_C per k): (first ? 0 : y) + sum over k < kc of
+ * x[r * ldx + k] * P[k * GM_C + c], each sum one chain of fused
+ * multiply-adds in k order. */
+typedef void gm_tile_fn(const float *x, int64_t ldx, const float *P, int64_t kc, float *y,
+                        int64_t ldy, int first);
+
+/* AVX-512: 8 rows x 32 columns (16 zmm accumulators). */
 __attribute__((target("avx512f"))) static void gm_tile(const float *x, int64_t ldx,
                                                          const float *P, int64_t kc, float *y,
                                                          int64_t ldy, int first)
@@ -339,39 +346,86 @@ __attribute__((target("avx512f"))) static void gm_tile(const float *x, int64_t l
     }
 }
 
+/* AVX2 + FMA: 6 rows x 16 columns (half a panel; 12 ymm accumulators, two
+ * panel loads and six broadcasts per k-step, the register file's 16). The
+ * same chains as gm_tile, so the same bits: an AVX2 and an AVX-512 CPU
+ * give identical products. */
+#define GM_R2 6
+#define GM_C2 16
+/* Half a panel's k-block uses every other 64-byte line (panels are 128
+ * bytes per k-step), so 256 k-steps of it fill half the sets of a 32 KB
+ * 8-way L1 (Zen 1's) completely, and the x rows evict it; 128 leave room. */
+#define GM_KC2 128
+__attribute__((target("avx2,fma"))) static void gm_tile_avx2(const float *x, int64_t ldx,
+                                                               const float *P, int64_t kc,
+                                                               float *y, int64_t ldy, int first)
+{
+    __m256 a0[GM_R2], a1[GM_R2];
+    _Pragma("GCC unroll 6") for (int r = 0; r < GM_R2; r++) {
+        a0[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r * ldy);
+        a1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r * ldy + 8);
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 w0 = _mm256_load_ps(P + k * GM_C), w1 = _mm256_load_ps(P + k * GM_C + 8);
+        _Pragma("GCC unroll 6") for (int r = 0; r < GM_R2; r++) {
+            __m256 xv = _mm256_broadcast_ss(x + r * ldx + k);
+            a0[r] = _mm256_fmadd_ps(xv, w0, a0[r]);
+            a1[r] = _mm256_fmadd_ps(xv, w1, a1[r]);
+        }
+    }
+    _Pragma("GCC unroll 6") for (int r = 0; r < GM_R2; r++) {
+        _mm256_storeu_ps(y + r * ldy, a0[r]);
+        _mm256_storeu_ps(y + r * ldy + 8, a1[r]);
+    }
+}
+
+/* The tile this CPU runs (NULL: none, sgemm) and its shape. */
+typedef struct gm_kind {
+    gm_tile_fn *tile;
+    int rows, cols;
+    int kc; /* k-steps per block (<= GM_KC): the blocking never changes a
+               sum (each block continues the chains of the one before) */
+} gm_kind;
+
 /* Y[t, c0 + c] = sum_k X[t, k] * W[c0 + c, k] for t < T, c < nc, from the
- * packed panels Wp (panel 0 = columns c0 .. c0 + 31, K = n_in). Edge tiles
- * (fewer than 8 rows or 32 columns) go through a local 8 x 32 block with
- * zero rows: the same sums for the real elements. */
-__attribute__((target("avx512f"))) static void gm_gemm(const float *X, int64_t ldx, int64_t T,
-                                                         const float *Wp, int64_t K, int64_t nc,
-                                                         float *Y, int64_t ldy)
+ * packed panels Wp (panel 0 = columns c0 .. c0 + 31, K = n_in), in tiles
+ * of g->rows x g->cols. Edge tiles (fewer rows or columns) go through a
+ * local block with zero rows: the same sums for the real elements. */
+static void gm_gemm_with(const gm_kind *g, const float *X, int64_t ldx, int64_t T,
+                         const float *Wp, int64_t K, int64_t nc, float *Y, int64_t ldy)
 {
     float xb[GM_R * GM_KC] __attribute__((aligned(64)));
     float yb[GM_R * GM_C] __attribute__((aligned(64)));
-    for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
-        int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
+    int64_t R = g->rows, C = g->cols, KC = g->kc;
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        int64_t kc = K - k0 < KC ? K - k0 : KC;
         int first = k0 == 0;
-        for (int64_t c0 = 0; c0 < nc; c0 += GM_C) {
-            const float *P = Wp + c0 * K + k0 * GM_C;
-            int64_t ncc = nc - c0 < GM_C ? nc - c0 : GM_C;
-            for (int64_t t0 = 0; t0 < T; t0 += GM_R) {
-                int64_t nr = T - t0 < GM_R ? T - t0 : GM_R;
+        for (int64_t c0 = 0; c0 < nc; c0 += C) {
+            /* column c0 is column c0 % GM_C of panel c0 / GM_C */
+            const float *P = Wp + (c0 - c0 % GM_C) * K + k0 * GM_C + c0 % GM_C;
+            int64_t ncc = nc - c0 < C ? nc - c0 : C;
+            for (int64_t t0 = 0; t0 < T; t0 += R) {
+                int64_t nr = T - t0 < R ? T - t0 : R;
                 float *y = Y + t0 * ldy + c0;
-                if (nr == GM_R && ncc == GM_C) {
-                    gm_tile(X + t0 * ldx + k0, ldx, P, kc, y, ldy, first);
+                if (nr == R && ncc == C) {
+                    g->tile(X + t0 * ldx + k0, ldx, P, kc, y, ldy, first);
                     continue;
                 }
-                memset(xb, 0, sizeof xb);
-                memset(yb, 0, sizeof yb);
+                /* only what the tile reads: the rows past nr as zeros
+                 * (clearing all 9 KB per edge tile was 2% of a MiniLM pass
+                 * on AVX2: attention's products are one short k-block
+                 * of mostly edge tiles) */
+                memset(xb + nr * kc, 0, (size_t)((R - nr) * kc) * sizeof(float));
+                if (!first)
+                    memset(yb, 0, (size_t)(R * C) * sizeof(float));
                 for (int64_t r = 0; r < nr; r++) {
                     memcpy(xb + r * kc, X + (t0 + r) * ldx + k0, (size_t)kc * sizeof(float));
                     if (!first)
-                        memcpy(yb + r * GM_C, y + r * ldy, (size_t)ncc * sizeof(float));
+                        memcpy(yb + r * C, y + r * ldy, (size_t)ncc * sizeof(float));
                 }
-                gm_tile(xb, kc, P, kc, yb, GM_C, first);
+                g->tile(xb, kc, P, kc, yb, C, first);
                 for (int64_t r = 0; r < nr; r++)
-                    memcpy(y + r * ldy, yb + r * GM_C, (size_t)ncc * sizeof(float));
+                    memcpy(y + r * ldy, yb + r * C, (size_t)ncc * sizeof(float));
             }
         }
     }
@@ -427,15 +481,33 @@ static void gm_pack_cols(const float *B, int64_t ldb, int64_t K, int64_t n_out, 
     }
 }
 
+/* The float kernel's tile on this CPU: AVX-512's, else AVX2 + FMA's, else
+ * none (sgemm). */
+static const gm_kind *gm_pick(void)
+{
+    static const gm_kind k512 = {gm_tile, GM_R, GM_C, GM_KC},
+                         k2 = {gm_tile_avx2, GM_R2, GM_C2, GM_KC2}, none = {NULL, 0, 0, 0};
+    static const gm_kind *_Atomic pick;
+    const gm_kind *g = atomic_load_explicit(&pick, memory_order_relaxed);
+    if (!g) {
+        unsigned simd = cpu_simd();
+        g = simd & CPU_AVX512F                      ? &k512
+            : (simd & (CPU_AVX2 | CPU_FMA)) == (CPU_AVX2 | CPU_FMA) ? &k2
+                                                    : &none;
+        atomic_store_explicit(&pick, g, memory_order_relaxed);
+    }
+    return g;
+}
+
 static int gm_cpu(void)
 {
-    static atomic_int cpu = -1;
-    int c = atomic_load(&cpu);
-    if (c < 0) {
-        c = cpu_simd() & CPU_AVX512F ? 1 : 0;
-        atomic_store(&cpu, c);
-    }
-    return c && !atomic_load(&gemm_blas_only);
+    return gm_pick()->tile && !atomic_load(&gemm_blas_only);
+}
+
+static void gm_gemm(const float *X, int64_t ldx, int64_t T, const float *Wp, int64_t K,
+                    int64_t nc, float *Y, int64_t ldy)
+{
+    gm_gemm_with(gm_pick(), X, ldx, T, Wp, K, nc, Y, ldy);
 }
 
 static int gm_ok(const kmat *w)
@@ -459,7 +531,7 @@ static void linear_task_float(void *ctx, int task, int tid)
     const kmat *w = j->w;
     int64_t o0 = (int64_t)task * KERN_NB;
     int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
     if (j->gm) {
         float *P = kpool_scratch(j->p, tid, (size_t)(KERN_NB * w->n_in) * sizeof(float));
         for (int64_t c = 0; c < nb; c += GM_C)
@@ -523,7 +595,7 @@ static void linear_task_rows(void *ctx, int task, int tid)
     int64_t nt = j->T - t0 < mb ? j->T - t0 : mb;
     (void)tid;
     float *Y = j->Y + t0 * j->ldy;
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
     if (j->gm)
         gm_gemm(j->X + t0 * j->ldx, j->ldx, nt, j->wf, w->n_in, w->n_out, Y, j->ldy);
     else
@@ -565,8 +637,7 @@ static void linear_task_pack(void *ctx, int task, int tid)
     (void)tid;
     int64_t o0 = (int64_t)task * KERN_NB;
     int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
-    q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->Y, j->ldy);
-    linear_bias(j, o0, nb);
+    q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->bias, j->Y, j->ldy);
 }
 
 static void linear_task_quant(void *ctx, int task, int tid)
@@ -629,7 +700,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
              * the row blocks (each used to convert the whole matrix:
              * T / mb times the work, a fifth of an F16 MiniLM pass). The
              * buffer is the caller's scratch: row tasks use none. */
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
             j.gm = gm_ok(w);
             if (j.gm) {
                 int64_t np = (w->n_out + GM_C - 1) / GM_C;
@@ -643,7 +714,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
             }
             kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
         } else {
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
             j.gm = T >= KERN_GM_MIN_ROWS && gm_ok(w);
 #endif
             kpool_run(p, n_tasks, linear_task_float, &j);
@@ -1205,11 +1276,11 @@ static void attn_task(void *ctx, int task, int tid)
     qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
     qb = T < qb ? T : qb;
     int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
-    /* Without a prefix the two products run on the AVX-512 float kernel
+    /* Without a prefix the two products run on the AVX-512/AVX2 float kernel
      * where there is one: keys and values packed into its panels once per
      * task (all blocks share them unless a window moves the keys). */
     int gm = 0;
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
     gm = P == 0 && gm_cpu() && !atomic_load(&attn_sgemm_only);
 #endif
     int64_t T32 = (T + 31) / 32 * 32, d32 = (d + 31) / 32 * 32;
@@ -1244,7 +1315,7 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)mr, (blasint)P,
                        (blasint)d, a->scale, qa, (blasint)ldqa, pk, (blasint)a->ldp, 0.0f, S,
                        (blasint)ld);
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
         if (gm) {
             if (c0 != packed_c0 || nc != packed_nc) {
                 gm_pack_rows(k + c0 * j->ldkv, j->ldkv, nc, d, PK);
@@ -1281,7 +1352,7 @@ static void attn_task(void *ctx, int task, int tid)
             blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)mr, (blasint)d,
                        (blasint)P, 1.0f, S, (blasint)ld, pv, (blasint)a->ldp, 0.0f, oa,
                        (blasint)ldoa);
-#ifdef KERN_GEMM512
+#ifdef KERN_GEMM
         if (gm)
             gm_gemm(S, ld, mr, PV, nc, d, oa, ldoa);
         else

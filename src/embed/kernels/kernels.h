@@ -1,5 +1,5 @@
 /* kernels — numeric building blocks of the embedding engine: a small thread
- * pool, matrix products (an AVX-512 kernel of its own or OpenBLAS sgemm for
+ * pool, matrix products (an AVX-512/AVX2 kernel of its own or OpenBLAS sgemm for
  * float weights, int8 dot kernels from quant.h and q8pack.h for quantised
  * ones), normalisations, activations, softmax,
  * RoPE and fused per-head attention.
@@ -68,7 +68,7 @@ typedef struct kmat {
 
 /* Y[t, o] = sum_i X[t, i] * W[o, i] (+ bias[o]) for t < T, o < n_out.
  * X has row stride ldx >= n_in, Y row stride ldy >= n_out. Float weights
- * go through the AVX-512 kernel (16+ rows, kern_set_gemm_blas) or sgemm
+ * go through the AVX-512/AVX2 kernel (16+ rows, kern_set_gemm_blas) or sgemm
  * (F16/BF16 converted into pool scratch), quantised weights through the
  * packed int8 kernels (q8pack), quant_matmul, or dequantised + sgemm. */
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
@@ -98,9 +98,9 @@ typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEM
 void kern_set_quant_path(kern_quant_path path);
 
 /* Float weights (F32, F16, BF16) in products of at least 16 rows run on
- * trove's own AVX-512 kernel where the CPU has it (weights packed per
- * product, converted on the way; sums in a fixed order over n_in), else
- * on sgemm; on = 1 forces sgemm (tests, bench). Process-wide. */
+ * trove's own kernel where the CPU has AVX-512 or AVX2 + FMA (weights
+ * packed per product, converted on the way; each sum one chain of fused
+ * multiply-adds over n_in, the same bits on either), else on sgemm; on = 1 forces sgemm (tests, bench). Process-wide. */
 void kern_set_gemm_blas(int on);
 
 /* ---- row-wise operations (rows of n floats, row stride ld) ---- */
@@ -175,7 +175,7 @@ void kern_attention(kpool *p, const kattn *a, const float *Q, int64_t ldq, const
 /* Causal attention with head sizes that are multiples of 64 runs on
  * AVX-512 micro-kernels where the CPU has them (scores only up to each
  * row tile's last visible key), other attention without a prefix on the
- * AVX-512 float kernel of kern_linear (keys and values packed per task);
+ * AVX-512/AVX2 float kernel of kern_linear (keys and values packed per task);
  * on = 1 forces the sgemm path everywhere (tests, bench). Process-wide. */
 void kern_set_attn_sgemm(int on);
 

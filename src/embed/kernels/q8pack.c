@@ -501,20 +501,14 @@ VNNI_KIND(group_vnni_q4k, K_Q4K)
 VNNI_KIND(group_vnni_q5, K_Q5)
 
 /* The signed products of 32 bytes of weights w (Q8_0, Q6_K: stored
- * unsigned with +128) and activations x, summed per 4 into int32. AVX2
- * has no unsigned-by-signed 4-way dot without int16 saturation for
- * unsigned bytes up to 255, so it multiplies |w| by x with w's sign (pair
- * sums within 2 * 128 * 127) and needs no offset correction: the same
- * exact integers. Q4_K's nibbles (at most 15) multiply directly. */
-__attribute__((target("avx2,fma"))) static KINL __m256i dot4_avx2(__m256i ws, __m256i wa,
-                                                                  __m256i x, bool nib)
-{
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i p = nib ? _mm256_maddubs_epi16(ws, x) : _mm256_maddubs_epi16(wa, _mm256_sign_epi8(x, ws));
-    return _mm256_madd_epi16(p, ones);
-}
-
-/* 8 weight rows (half h of the group) x r activation rows (r <= 4). */
+ * unsigned with +128) and activations x: AVX2 has no unsigned-by-signed
+ * 4-way dot without int16 saturation for unsigned bytes up to 255, so
+ * vpmaddubsw multiplies |w| by x with w's sign (pair sums within 2 * 128 *
+ * 127) and needs no offset correction: the same exact integers; Q4_K's
+ * nibbles and Q5_1/Q5_K's bytes (below 32) multiply directly. vpmaddwd
+ * by ones widens the pair sums to int32 per 4 elements.
+ *
+ * 8 weight rows (half h of the group) x r activation rows (r <= 4). */
 __attribute__((target("avx2,fma"))) static KINL void
 half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h, float *out,
             int64_t ldo)
@@ -529,9 +523,15 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
         const uint8_t *gb = g + (size_t)b * gbs, *ab = a + (size_t)b * AB;
         __m256i is[4];
         if (kind == K_Q4K) {
+            /* The nibbles' pair products (at most 2 * 15 * 128 = 3,840)
+             * are summed in int16 over the whole block, 8 of them (30,720:
+             * no overflow, so the same integers), and widened once:
+             * vpmaddwd, like vpmaddubsw, runs on one pipe of Zen 1 as two
+             * halves, and one per pair sum was half the kernel's work. */
+            __m256i ps[4];
             _Pragma("GCC unroll 4")
             for (int k = 0; k < r; k++)
-                is[k] = _mm256_setzero_si256();
+                ps[k] = _mm256_setzero_si256();
             _Pragma("GCC unroll 4")
             for (int v = 0; v < 4; v++) {
                 __m256i x = _mm256_loadu_si256((const __m256i *)(gb + 64 * v + 32 * h));
@@ -541,10 +541,13 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 for (int k = 0; k < r; k++) {
                     __m256i xl = _mm256_set1_epi32(ld32(ab + AQ + 32 * v + 4 * k));
                     __m256i xh = _mm256_set1_epi32(ld32(ab + AQ + 32 * (v + 4) + 4 * k));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wl, wl, xl, true));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(wh, wh, xh, true));
+                    ps[k] = _mm256_add_epi16(ps[k], _mm256_maddubs_epi16(wl, xl));
+                    ps[k] = _mm256_add_epi16(ps[k], _mm256_maddubs_epi16(wh, xh));
                 }
             }
+            _Pragma("GCC unroll 4")
+            for (int k = 0; k < r; k++)
+                is[k] = _mm256_madd_epi16(ps[k], _mm256_set1_epi16(1));
             __m256 dw = _mm256_loadu_ps((const float *)(gb + 256 + 32 * h));
             __m256 mw = _mm256_loadu_ps((const float *)(gb + 320 + 32 * h));
             _Pragma("GCC unroll 4")
@@ -559,23 +562,42 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
         /* Q8_0, Q5_0, Q5_1, Q5_K: one sum over the block; Q6_K: one per
          * half block */
         int parts = kind == K_Q6K ? 2 : 1;
+        /* Pair products summed in int16 over G sub-blocks before one
+         * vpmaddwd widens them (as Q4_K above): Q5_1/Q5_K's bytes are
+         * below 32, 4 * 2 * 31 * 128 = 31,744; Q6_K's |q - 32| <= 32 with
+         * activations clamped to +-127, 4 * 2 * 32 * 127 = 32,512; no
+         * overflow, the same integers. Q8_0/Q5_0 (|w| up to 128) widen
+         * each. */
+        const int G = kind == K_Q8 ? 1 : 4;
         for (int part = 0; part < parts; part++) {
             int s0 = part * 8 / parts, s1 = (part + 1) * 8 / parts;
             _Pragma("GCC unroll 4")
             for (int k = 0; k < r; k++)
                 is[k] = _mm256_setzero_si256();
             _Pragma("GCC unroll 8")
-            for (int s = s0; s < s1; s++) {
-                __m256i w = _mm256_loadu_si256((const __m256i *)(gb + 64 * s + 32 * h));
-                bool u = kind == K_Q5; /* unsigned bytes below 32: multiply directly */
-                if (!u)
-                    w = _mm256_xor_si256(w, flip);
-                __m256i wa = u ? w : _mm256_abs_epi8(w);
+            for (int s = s0; s < s1; s += G) {
+                __m256i ps[4];
                 _Pragma("GCC unroll 4")
-                for (int k = 0; k < r; k++) {
-                    __m256i x = _mm256_set1_epi32(ld32(ab + AQ + 32 * s + 4 * k));
-                    is[k] = _mm256_add_epi32(is[k], dot4_avx2(w, wa, x, u));
+                for (int k = 0; k < r; k++)
+                    ps[k] = _mm256_setzero_si256();
+                _Pragma("GCC unroll 4")
+                for (int j = s; j < s + G; j++) {
+                    __m256i w = _mm256_loadu_si256((const __m256i *)(gb + 64 * j + 32 * h));
+                    bool u = kind == K_Q5; /* unsigned bytes below 32: multiply directly */
+                    if (!u)
+                        w = _mm256_xor_si256(w, flip);
+                    __m256i wa = u ? w : _mm256_abs_epi8(w);
+                    _Pragma("GCC unroll 4")
+                    for (int k = 0; k < r; k++) {
+                        __m256i x = _mm256_set1_epi32(ld32(ab + AQ + 32 * j + 4 * k));
+                        __m256i pp = u ? _mm256_maddubs_epi16(w, x)
+                                       : _mm256_maddubs_epi16(wa, _mm256_sign_epi8(x, w));
+                        ps[k] = G == 1 ? pp : _mm256_add_epi16(ps[k], pp);
+                    }
                 }
+                _Pragma("GCC unroll 4")
+                for (int k = 0; k < r; k++)
+                    is[k] = _mm256_add_epi32(is[k], _mm256_madd_epi16(ps[k], _mm256_set1_epi16(1)));
             }
             __m256 dw = _mm256_loadu_ps((const float *)(gb + 512 + 64 * part + 32 * h));
             _Pragma("GCC unroll 4")
@@ -621,8 +643,18 @@ AVX2_KIND(group_avx2_q4k, K_Q4K)
 AVX2_KIND(group_avx2_q5, K_Q5)
 #endif /* Q8P_X86 */
 
+/* y[k * ldo + o] += b[o] for a tile's r rows of Q8PACK_NR columns (a
+ * separate pass over the product's output, after it, missed the caches:
+ * 3% of a Q8_0 MiniLM pass on AVX2). */
+static void add_bias(float *y, int64_t ldo, int r, const float *b)
+{
+    for (int k = 0; k < r; k++)
+        for (int o = 0; o < Q8PACK_NR; o++)
+            y[k * ldo + o] += b[o];
+}
+
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
-                   float *out, int64_t ldo)
+                   const float *bias, float *out, int64_t ldo)
 {
     typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
                              int64_t ldo);
@@ -655,6 +687,8 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
                     fn(g, nb, at, r, ot, ldo);
                 else
                     group_c(p->kind, g, nb, at, r, ot, ldo);
+                if (bias)
+                    add_bias(ot, ldo, r, bias + o);
             }
         }
     }

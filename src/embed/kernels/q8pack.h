@@ -96,9 +96,11 @@ size_t q8pack_act_size(int64_t n_in, int64_t rows);
 void q8pack_quantize_act(const float *x, int64_t ldx, int64_t t0, int64_t rows, int64_t n_in,
                          void *dst);
 
-/* out[t * ldo + o] = dot(weight row o, activation row t) for t < T and
- * o0 <= o < o0 + no; o0 and no multiples of Q8PACK_NR. */
+/* out[t * ldo + o] = dot(weight row o, activation row t) (+ bias[o] when
+ * bias is not NULL: added to each tile while it is in L1, the same float
+ * add as a pass after the product) for t < T and o0 <= o < o0 + no; o0
+ * and no multiples of Q8PACK_NR. */
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
-                   float *out, int64_t ldo);
+                   const float *bias, float *out, int64_t ldo);
 
 #endif
