@@ -144,8 +144,12 @@ void store_beside_try(store *st)
     unlink_with_suffix(tmp, "-wal");
     unlink_with_suffix(tmp, "-shm");
     sqlite3 *live = st->db;
-    /* Out of WAL mode only when no other connection has the file open. */
-    if (ftruncate(fd, 0) != 0 || !journal_mode(live, "DELETE")) {
+    /* Out of WAL mode only when no other connection has the file open;
+     * asked without waiting (a reader open beside is no reason to). */
+    sqlite3_busy_timeout(live, 0);
+    int alone = ftruncate(fd, 0) == 0 && journal_mode(live, "DELETE");
+    sqlite3_busy_timeout(live, 5000);
+    if (!alone) {
         journal_mode(live, "WAL");
         goto undo_file;
     }
