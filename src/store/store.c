@@ -836,8 +836,14 @@ trove_err store_connect(store *st, const char *path, int flags_in, int fresh)
         /* before the first table: a file that can shrink (store_reclaim) */
         if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
             return rc;
-        if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
-            return rc;
+        if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK) {
+            /* Out of WAL mode and locked: another writer is building this
+             * empty index beside it (store_beside.c). Its lock is waited
+             * for at store_begin, which then finds the file moved. */
+            if (rc != TROVE_EBUSY)
+                return rc;
+            trove_errclear();
+        }
         store_exec(st, "PRAGMA synchronous=NORMAL");
     }
     store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
@@ -1084,11 +1090,10 @@ const char *store_path(const store *st)
     return st->path;
 }
 
-static int file_moved(store *st)
+int store_file_moved(sqlite3 *db)
 {
     int moved = 0;
-    return sqlite3_file_control(st->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
-           moved;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved;
 }
 
 trove_err store_begin(store *st)
@@ -1103,7 +1108,7 @@ trove_err store_begin(store *st)
      * back (256 MB: a 1M-note update, whose index outgrows any cache,
      * spills a part, not all of it). */
     trove_err rc = store_exec(st, "BEGIN IMMEDIATE");
-    if (rc == TROVE_OK && !st->beside && file_moved(st)) {
+    if (rc == TROVE_OK && !st->beside && store_file_moved(st->db)) {
         /* Another writer renamed a new file in (a build beside, a rebuild)
          * while this one waited for the old file's lock: write the new. */
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

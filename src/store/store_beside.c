@@ -144,6 +144,11 @@ void store_beside_try(store *st)
     unlink_with_suffix(tmp, "-wal");
     unlink_with_suffix(tmp, "-shm");
     sqlite3 *live = st->db;
+    /* Another writer's build renamed in since this connection opened its
+     * file (that writer let go of the build's lock after the rename): the
+     * update goes to the new file, in place (store_begin reopens it). */
+    if (store_file_moved(live))
+        goto undo_file;
     /* Out of WAL mode only when no other connection has the file open;
      * asked without waiting (a reader open beside is no reason to). */
     sqlite3_busy_timeout(live, 0);

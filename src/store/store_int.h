@@ -82,6 +82,9 @@ struct store {
 #define STORE_BESIDE 0x100
 trove_err store_connect(store *st, const char *path, int flags, int fresh);
 void store_stmt_clear(store *st);
+/* 1 when the connection's file is no longer the one its path names (another
+ * writer renamed a new index in) */
+int store_file_moved(sqlite3 *db);
 /* store_beside.c, called by store_begin, store_commit, store_rollback and
  * store_close. */
 void store_beside_try(store *st);
