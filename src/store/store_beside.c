@@ -71,20 +71,12 @@ static int journal_mode(sqlite3 *db, const char *mode)
     return ok;
 }
 
-static void unlink_with_suffix(const char *path, const char *suffix)
-{
-    tbuf b = {0};
-    tbuf_printf(&b, "%s%s", path, suffix);
-    unlink(b.data);
-    tbuf_free(&b);
-}
-
 static void unlink_build(const char *tmp)
 {
     unlink(tmp);
-    unlink_with_suffix(tmp, "-journal");
-    unlink_with_suffix(tmp, "-wal");
-    unlink_with_suffix(tmp, "-shm");
+    store_remove_with_suffix(tmp, "-journal");
+    store_remove_with_suffix(tmp, "-wal");
+    store_remove_with_suffix(tmp, "-shm");
 }
 
 /* The index holds no note, is small, and PATH names it directly (a
@@ -140,9 +132,9 @@ void store_beside_try(store *st)
         free(tmp);
         return;
     }
-    unlink_with_suffix(tmp, "-journal");   /* a crashed build's leftovers */
-    unlink_with_suffix(tmp, "-wal");
-    unlink_with_suffix(tmp, "-shm");
+    store_remove_with_suffix(tmp, "-journal");   /* a crashed build's leftovers */
+    store_remove_with_suffix(tmp, "-wal");
+    store_remove_with_suffix(tmp, "-shm");
     sqlite3 *live = st->db;
     /* Another writer's build renamed in since this connection opened its
      * file (that writer let go of the build's lock after the rename): the

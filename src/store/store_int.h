@@ -85,6 +85,8 @@ void store_stmt_clear(store *st);
 /* 1 when the connection's file is no longer the one its path names (another
  * writer renamed a new index in) */
 int store_file_moved(sqlite3 *db);
+/* unlink(PATH SUFFIX), errors ignored (store_check.c) */
+void store_remove_with_suffix(const char *path, const char *suffix);
 /* store_beside.c, called by store_begin, store_commit, store_rollback and
  * store_close. */
 void store_beside_try(store *st);
