@@ -807,6 +807,62 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)NULL, 0, 0);
 }
 
+/* Open st->db on `path` with trove's functions, tokenizer and pragmas:
+ * read-only (flags STORE_READONLY), or for writing in WAL mode (a `fresh`
+ * file first gets incremental auto-vacuum), or (flags STORE_BESIDE) for
+ * writing a file nobody else opens, without the WAL (store_beside.c). */
+trove_err store_connect(store *st, const char *path, int flags_in, int fresh)
+{
+    int readonly = flags_in & STORE_READONLY;
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    trove_err rc = TROVE_OK;
+    st->rank_ready = 0;   /* trove_rank() is registered per connection */
+    if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        return trove_fail(TROVE_EIO, "%s: cannot open index: %s", path,
+                          st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    sqlite3_extended_result_codes(st->db, 0);
+    if ((rc = tok_register_fts5(st->db)) != TROVE_OK)
+        return rc;
+    sqlite3_create_function(st->db, "trove_docid", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_docid, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_lang, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_tkey", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_tkey, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_lang_in", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_lang_in, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_hide_path", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            store_sql_hide_path, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_name_date", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                            sql_name_date, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_meta_retype", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                            NULL, sql_meta_retype, NULL, NULL);
+    sqlite3_create_function(st->db, "trove_note_ok", 1, SQLITE_UTF8, st, sql_note_ok, NULL, NULL);
+    if (!readonly && !(flags_in & STORE_BESIDE)) {
+        /* before the first table: a file that can shrink (store_reclaim) */
+        if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
+            return rc;
+        if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK) {
+            /* Out of WAL mode and locked: another writer is building this
+             * empty index beside it (store_beside.c). Its lock is waited
+             * for at store_begin, which then finds the file moved. */
+            if (rc != TROVE_EBUSY)
+                return rc;
+            trove_errclear();
+        }
+        store_exec(st, "PRAGMA synchronous=NORMAL");
+    }
+    store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
+    /* Readers map the file: vector segments (megabytes per search) are then
+     * copied straight from the page cache instead of through read() calls. */
+    if (readonly)
+        store_exec(st, "PRAGMA mmap_size=1073741824");
+    store_exec(st, "PRAGMA temp_store=MEMORY");
+    return TROVE_OK;
+}
+
 trove_err store_open(const char *path, int flags_in, store **out)
 {
     static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -825,46 +881,9 @@ trove_err store_open(const char *path, int flags_in, store **out)
     st->path = xstrdup(path);
     st->snap_ret = STORE_RETENTION_DEFAULT;
     strcpy(st->snap_kind, "update");
-    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    trove_err rc = TROVE_OK;
-    if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = trove_fail(TROVE_EIO, "%s: cannot open index: %s", path,
-                        st->db ? sqlite3_errmsg(st->db) : "out of memory");
+    trove_err rc = store_connect(st, path, readonly ? STORE_READONLY : 0, fresh);
+    if (rc)
         goto fail;
-    }
-    sqlite3_busy_timeout(st->db, 5000);
-    sqlite3_extended_result_codes(st->db, 0);
-    if ((rc = tok_register_fts5(st->db)) != TROVE_OK)
-        goto fail;
-    sqlite3_create_function(st->db, "trove_docid", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            sql_docid, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_lang", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            sql_lang, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_tkey", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            sql_tkey, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_lang_in", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            sql_lang_in, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_hide_path", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            store_sql_hide_path, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_name_date", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                            sql_name_date, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_meta_retype", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                            NULL, sql_meta_retype, NULL, NULL);
-    sqlite3_create_function(st->db, "trove_note_ok", 1, SQLITE_UTF8, st, sql_note_ok, NULL, NULL);
-    if (!readonly) {
-        /* before the first table: a file that can shrink (store_reclaim) */
-        if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
-            goto fail;
-        if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK)
-            goto fail;
-        store_exec(st, "PRAGMA synchronous=NORMAL");
-    }
-    store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
-    /* Readers map the file: vector segments (megabytes per search) are then
-     * copied straight from the page cache instead of through read() calls. */
-    if (readonly)
-        store_exec(st, "PRAGMA mmap_size=1073741824");
-    store_exec(st, "PRAGMA temp_store=MEMORY");
     if (!(flags_in & STORE_NOVERIFY) && (rc = verify(st)) != TROVE_OK)
         goto fail;
     if (!readonly && (rc = create_schema(st)) != TROVE_OK)
@@ -876,6 +895,7 @@ trove_err store_open(const char *path, int flags_in, store **out)
     if (st->checked)
         stamp_write(path, &st->checked_sb, NULL);
     st->stamp_on_close = !readonly;
+    st->beside_ok = !readonly && store_beside_allowed();
     *out = st;
     return TROVE_OK;
 fail:
@@ -1034,14 +1054,23 @@ static void wal_truncate(sqlite3 *db)
     sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 }
 
-void store_close(store *st)
+/* Every cached statement finalized (before db is closed or replaced). */
+void store_stmt_clear(store *st)
 {
-    if (!st)
-        return;
     for (size_t i = 0; i < st->n_cached; i++) {
         sqlite3_finalize(st->cached[i].s);
         free(st->cached[i].sql);
     }
+    st->n_cached = 0;
+}
+
+void store_close(store *st)
+{
+    if (!st)
+        return;
+    if (st->beside)
+        store_beside_discard(st);   /* a build never committed */
+    store_stmt_clear(st);
     free(st->dead);
     store_nmap_forget(st);
     free(st->snap_note);
@@ -1069,8 +1098,16 @@ const char *store_path(const store *st)
     return st->path;
 }
 
+int store_file_moved(sqlite3 *db)
+{
+    int moved = 0;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved;
+}
+
 trove_err store_begin(store *st)
 {
+    if (st->beside_ok)
+        store_beside_try(st);
     st->changes_at_begin = sqlite3_total_changes64(st->db);
     /* A write transaction's pages stay in the cache until the commit:
      * spilled to the WAL early, they are written, read back and written
@@ -1079,6 +1116,18 @@ trove_err store_begin(store *st)
      * back (256 MB: a 1M-note update, whose index outgrows any cache,
      * spills a part, not all of it). */
     trove_err rc = store_exec(st, "BEGIN IMMEDIATE");
+    if (rc == TROVE_OK && !st->beside && store_file_moved(st->db)) {
+        /* Another writer renamed a new file in (a build beside, a rebuild)
+         * while this one waited for the old file's lock: write the new. */
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        store_stmt_clear(st);
+        sqlite3_close_v2(st->db);
+        st->db = NULL;
+        rc = store_connect(st, st->path, 0, 0);
+        if (rc == TROVE_OK)
+            rc = store_exec(st, "BEGIN IMMEDIATE");
+        st->changes_at_begin = sqlite3_total_changes64(st->db);
+    }
     if (rc == TROVE_OK)
         store_exec(st, "PRAGMA cache_size=" STORE_WRITE_CACHE);
     return rc;
@@ -1093,6 +1142,8 @@ trove_err store_commit(store *st)
         rc = store_nmap_flush(st);
     if (rc == TROVE_OK)
         rc = store_exec(st, "COMMIT");
+    if (rc == TROVE_OK && st->beside)
+        rc = store_beside_finish(st);
     if (rc == TROVE_OK) {
         st->snap_committed = st->snap_id;
         st->tok_pending = 0;
@@ -1117,6 +1168,8 @@ void store_rollback(store *st)
     st->tok_pending = 0;
     st->noop_update[0] = '\0';
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    if (st->beside)
+        store_beside_discard(st);
     sqlite3_exec(st->db, "PRAGMA cache_size=" STORE_READ_CACHE, NULL, NULL, NULL);
 }
 

@@ -58,7 +58,10 @@ enum {
  * (TROVE_ECORRUPT, asking for `trove update`) when read-only. */
 trove_err store_open(const char *path, int flags, store **out);
 void store_close(store *st);
-/* The raw connection: for search/ (its own SQL) and tests only. */
+/* The raw connection: for search/ (its own SQL) and tests only. A writer's
+ * may be another after store_begin(), store_commit() or store_rollback()
+ * (a fresh index is written beside its file, store_beside.c): fetch it
+ * again rather than keep it. */
 struct sqlite3 *store_db(store *st);
 /* Statements: the one way store/ and search/ run SQL. A per-connection
  * cache keyed by the SQL text: store_stmt_get() checks a statement out

@@ -190,7 +190,7 @@ void store_problems_free(char **problems, size_t n)
 
 /* ---- rebuild ---- */
 
-static void remove_with_suffix(const char *path, const char *suffix)
+void store_remove_with_suffix(const char *path, const char *suffix)
 {
     tbuf b = {0};
     tbuf_printf(&b, "%s%s", path, suffix);
@@ -246,8 +246,8 @@ trove_err store_rebuild_begin(const char *path, char **tmp_path)
 trove_err store_rebuild_finish(const char *tmp_path, const char *path)
 {
     /* A stale WAL beside the new file would be replayed into it. */
-    remove_with_suffix(path, "-wal");
-    remove_with_suffix(path, "-shm");
+    store_remove_with_suffix(path, "-wal");
+    store_remove_with_suffix(path, "-shm");
     if (rename(tmp_path, path) != 0) {
         int e = errno;
         store_rebuild_abort(tmp_path);
@@ -270,9 +270,9 @@ trove_err store_rebuild_finish(const char *tmp_path, const char *path)
 void store_rebuild_abort(const char *tmp_path)
 {
     unlink(tmp_path);
-    remove_with_suffix(tmp_path, "-wal");
-    remove_with_suffix(tmp_path, "-shm");
-    remove_with_suffix(tmp_path, "-journal");
-    remove_with_suffix(tmp_path, "-verified");
+    store_remove_with_suffix(tmp_path, "-wal");
+    store_remove_with_suffix(tmp_path, "-shm");
+    store_remove_with_suffix(tmp_path, "-journal");
+    store_remove_with_suffix(tmp_path, "-verified");
     store_vside_drop(tmp_path);
 }

@@ -65,10 +65,35 @@ struct store {
     uint8_t *nmap_marks;
     size_t nmap_marks_len;
     int nmap_all;
+    /* A fresh index built beside the file (store_beside.c): allowed for
+     * every writer (store_beside_allowed); while building, db is the file `beside`
+     * (locked by beside_fd) and `live` the connection to path, holding
+     * its write lock. */
+    int beside_ok;
+    char *beside;
+    int beside_fd;
+    sqlite3 *live;
     /* trove_rank() registered on db (store_rank.c), at its first use */
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */
 };
+
+/* store_connect's flag for a file nobody else opens (no WAL) */
+#define STORE_BESIDE 0x100
+trove_err store_connect(store *st, const char *path, int flags, int fresh);
+void store_stmt_clear(store *st);
+/* 1 when the connection's file is no longer the one its path names (another
+ * writer renamed a new index in) */
+int store_file_moved(sqlite3 *db);
+/* unlink(PATH SUFFIX), errors ignored (store_check.c) */
+void store_remove_with_suffix(const char *path, const char *suffix);
+/* store_beside.c, called by store_begin, store_commit, store_rollback and
+ * store_close. */
+void store_beside_try(store *st);
+trove_err store_beside_finish(store *st);
+void store_beside_discard(store *st);
+/* 0 when TROVE_INDEX_BESIDE=0 (benchmarks and tests of the WAL path) */
+int store_beside_allowed(void);
 
 /* Vector segments (store_vec.c) as their sidecars (store_vside.c) need
  * them: a segment's blob is a STORE_SEG_HEADER-byte header then arrays,

@@ -353,6 +353,61 @@ def test_interrupted_update_loses_nothing(indexed, signame, delay):
     assert len([ln for ln in r.out.splitlines() if ln.strip()]) == N_GENERATED
 
 
+@pytest.mark.parametrize("delay", [0.05, 0.3, 0.8])
+def test_first_update_killed_leaves_the_empty_index(trove, tmp_path, delay):
+    """The first update of an index writes it beside the file (store_beside.c)
+    and renames it in: killed at any moment, the index is the empty one or
+    the complete one, it passes `trove check`, and the next update completes
+    it and leaves no build file behind."""
+    import signal
+    vault = tmp_path / "v"
+    vault.mkdir()
+    # The index made (schema, no note) before the update that is killed:
+    # one killed while it creates the file itself leaves an empty file.
+    trove.ok("collection", "add", vault, "--name", "v")
+    trove.ok("update")
+    for i in range(N_GENERATED):
+        (vault / ("note%04d.md" % i)).write_text(
+            "# Note %d\n\nThe word florbnix, filler number %d.\n" % (i, i))
+    _interrupt_update(trove, signal.SIGKILL, delay)
+    trove.ok("check")
+    r = trove.ok("search", "florbnix", "--all", "--files")
+    assert len([ln for ln in r.out.splitlines() if ln.strip()]) in (0, N_GENERATED)
+    trove.ok("update")
+    trove.ok("check")
+    r = trove.ok("search", "florbnix", "--all", "--files")
+    assert len([ln for ln in r.out.splitlines() if ln.strip()]) == N_GENERATED
+    assert not os.path.exists(str(trove.index) + ".build")
+
+
+def test_two_first_updates_at_once_index_once(trove, tmp_path):
+    """Two `trove update`s of an empty index started together: one builds
+    it beside the file, the other waits for it and finds every note
+    indexed; `trove check` ok."""
+    import subprocess
+    vault = tmp_path / "v"
+    vault.mkdir()
+    trove.ok("collection", "add", vault, "--name", "v")
+    trove.ok("update")
+    for i in range(N_GENERATED // 2):
+        (vault / ("note%04d.md" % i)).write_text("# Note %d\n\nflorbnix %d\n" % (i, i))
+    procs = []
+    for _ in range(2):
+        procs.append(subprocess.Popen([str(trove_bin()), "update"], env=trove.env,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        time.sleep(0.1)
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    trove.ok("check")
+    r = trove.ok("search", "florbnix", "--all", "--files")
+    assert len([ln for ln in r.out.splitlines() if ln.strip()]) == N_GENERATED // 2
+    # one of them indexed the notes, the other found them indexed
+    said = "".join(o + e for o, e in outs)
+    assert said.count("%d new" % (N_GENERATED // 2)) == 1, outs
+    assert not os.path.exists(str(trove.index) + ".build")
+
+
 # In-degree of every note of the fixture, counted by hand from its links:
 # wikilinks by file name, by path and by alias (case-insensitive), with
 # #heading / #^block fragments and |display text, embeds, and markdown links

@@ -244,6 +244,7 @@ static void test_private_and_shrinking(void **state)
                                     "FROM n WHERE i < 2000) INSERT INTO filler SELECT "
                                     "randomblob(3000) FROM n"), TROVE_OK);
     assert_int_equal(store_commit(s2), TROVE_OK);
+    db = store_db(s2);   /* the first transaction's file was written beside it */
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     int64_t full = sqlite3_column_int64(q, 0);
@@ -504,6 +505,93 @@ static void test_plain_note_rows_match_their_sql(void **state)
     assert_checks_clean();
 }
 
+
+static ino_t inode_of(const char *path)
+{
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    return sb.st_ino;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+/* One transaction on an index (store_beside.c): `note` added, or (roll)
+ * added and rolled back; returns how many notes the file holds after. */
+static int64_t fresh_transaction(const char *path, const char *note, int roll)
+{
+    store *s;
+    int64_t c, n = -1;
+    assert_int_equal(store_open(path, 0, &s), TROVE_OK);
+    assert_int_equal(store_collection_ensure(s, "f", "/vault/f", &c), TROVE_OK);
+    assert_int_equal(store_begin(s), TROVE_OK);
+    chunk_opts co = CHUNK_OPTS_DEFAULT;
+    tu_index_note(s, c, "f", note, "# Fresh\n\nA fresh note about sourdough.\n", &co);
+    if (roll)
+        store_rollback(s);
+    else
+        assert_int_equal(store_commit(s), TROVE_OK);
+    /* the store goes on with the file at path, whichever way it went */
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT count(*) FROM docs", -1, &q, NULL),
+                     SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    store_close(s);
+    return n;
+}
+
+static void test_fresh_index_written_beside(void **state)
+{
+    (void)state;
+    char path[128], build[160], wal[160];
+    snprintf(path, sizeof path, "%s/fresh/index.db", dir);
+    snprintf(build, sizeof build, "%s.build", path);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    store *s;
+    assert_int_equal(store_open(path, 0, &s), TROVE_OK);
+    store_close(s);
+    /* rolled back: the file is the one it was, nothing left beside it */
+    ino_t ino = inode_of(path);
+    assert_int_equal(fresh_transaction(path, "n.md", 1), 0);
+    assert_true(inode_of(path) == ino);
+    assert_false(exists(build));
+    /* beside another open connection: written in place through the WAL */
+    sqlite3 *reader;
+    assert_int_equal(sqlite3_open_v2(path, &reader, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(reader, "SELECT count(*) FROM docs", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(fresh_transaction(path, "n.md", 0), 1);
+    assert_true(inode_of(path) == ino);
+    sqlite3_close(reader);
+    /* alone: written beside and renamed in, in WAL mode, no WAL left */
+    char path2[128];
+    snprintf(path2, sizeof path2, "%s/fresh2/index.db", dir);
+    snprintf(build, sizeof build, "%s.build", path2);
+    snprintf(wal, sizeof wal, "%s-wal", path2);
+    assert_int_equal(store_open(path2, 0, &s), TROVE_OK);
+    store_close(s);
+    ino = inode_of(path2);
+    assert_int_equal(fresh_transaction(path2, "n.md", 0), 1);
+    assert_true(inode_of(path2) != ino);
+    assert_false(exists(build));
+    assert_false(exists(wal));
+    FILE *f = fopen(path2, "rb");
+    unsigned char head[20];
+    assert_non_null(f);
+    assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    assert_int_equal(head[18], 2);   /* WAL mode */
+    assert_int_equal(head[19], 2);
+    /* a note in it now: the next update writes in place */
+    ino = inode_of(path2);
+    assert_int_equal(fresh_transaction(path2, "m.md", 0), 2);
+    assert_true(inode_of(path2) == ino);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_hide_globs),
         cmocka_unit_test(test_one_fts_flush_per_transaction),
         cmocka_unit_test(test_plain_note_rows_match_their_sql),
+        cmocka_unit_test(test_fresh_index_written_beside),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
