@@ -741,11 +741,22 @@ static void make_private(const char *path, const char *suffix)
     tbuf_free(&b);
 }
 
+static int is_dangling_link(const char *path)
+{
+    struct stat ls, ts;
+    return lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode) && stat(path, &ts) != 0 &&
+           errno == ENOENT;
+}
+
 /* Create the index file 0600 (SQLite would make it 0644 under the usual
  * umask), or close an existing one to others. 1 when it is new (empty). */
 static int prepare_file(const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && is_dangling_link(path))
+        /* O_EXCL refuses any symlink; the user's link to a file not made
+         * yet is followed, so that SQLite does not create it 0644 */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) {
         fchmod(fd, 0600);
         close(fd);

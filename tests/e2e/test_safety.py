@@ -236,6 +236,22 @@ def test_index_and_its_folder_are_private(trove, vault, tmp_path):
         os.umask(old)
 
 
+def test_an_index_made_through_a_symlink_is_private(trove, vault, tmp_path):
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / "real" / "index.db"
+        target.parent.mkdir()
+        link = tmp_path / "link.db"
+        link.symlink_to(target)  # dangling until the first update
+        env = {"TROVE_INDEX": str(link)}
+        trove.ok("collection", "add", vault, "--name", COLLECTION)
+        trove.ok("update", env=env)
+        assert link.is_symlink()
+        assert target.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+
+
 def test_socket_folder_parents_are_private(trove, vault):
     old = os.umask(0o022)
     try:
