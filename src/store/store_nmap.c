@@ -428,17 +428,27 @@ static const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *
     return x;
 }
 
+/* The `width` bytes of id's entry in its segment's row of `kind`; NULL
+ * when the id has none (negative, no row, a row too short) or on a read
+ * error (*rc set). */
+static const uint8_t *entry_of(store_nmap_reader *r, int64_t id, int kind, size_t width,
+                               trove_err *rc)
+{
+    if (id < 0)
+        return NULL;
+    const nmap_row *x = reader_row(r, row_of(id, kind), rc);
+    size_t at = (size_t)(id & (SEG - 1)) * width;
+    if (*rc || !x || at + width > x->len)
+        return NULL;
+    return x->data + at;
+}
+
 int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_id, trove_err *rc)
 {
-    if (chunk_id < 0)
-        return 0;
-    const nmap_row *x = reader_row(r, row_of(chunk_id, STORE_NMAP_CHUNK_NOTE), rc);
-    if (*rc)
-        return -1;
-    size_t at = (size_t)(chunk_id & (SEG - 1)) * 4;
-    if (!x || at + 4 > x->len)
-        return 0;
-    uint64_t v = get_le(x->data + at, 4);
+    const uint8_t *e = entry_of(r, chunk_id, STORE_NMAP_CHUNK_NOTE, 4, rc);
+    if (!e)
+        return *rc ? -1 : 0;
+    uint64_t v = get_le(e, 4);
     if (!v)
         return 0;
     *doc_id = (int64_t)v;
@@ -447,15 +457,10 @@ int store_nmap_chunk_note(store_nmap_reader *r, int64_t chunk_id, int64_t *doc_i
 
 int store_nmap_note_day(store_nmap_reader *r, int64_t doc_id, double *days, trove_err *rc)
 {
-    if (doc_id < 0)
-        return 0;
-    const nmap_row *x = reader_row(r, row_of(doc_id, STORE_NMAP_NOTE_DATE), rc);
-    if (*rc)
-        return -1;
-    size_t at = (size_t)(doc_id & (SEG - 1)) * 8;
-    if (!x || at + 8 > x->len)
-        return 0;
-    uint64_t v = get_le(x->data + at, 8);
+    const uint8_t *e = entry_of(r, doc_id, STORE_NMAP_NOTE_DATE, 8, rc);
+    if (!e)
+        return *rc ? -1 : 0;
+    uint64_t v = get_le(e, 8);
     memcpy(days, &v, sizeof *days);
     return !isnan(*days);
 }
@@ -551,15 +556,10 @@ int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
 
 int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, trove_err *rc)
 {
-    if (chunk_id < 0)
-        return 0;
-    const nmap_row *x = reader_row(r, row_of(chunk_id, STORE_NMAP_CHUNK_LEN), rc);
-    if (*rc)
-        return -1;
-    size_t at = (size_t)(chunk_id & (SEG - 1)) * 2;
-    if (!x || at + 2 > x->len)
-        return 0;
-    uint64_t v = get_le(x->data + at, 2);
+    const uint8_t *e = entry_of(r, chunk_id, STORE_NMAP_CHUNK_LEN, 2, rc);
+    if (!e)
+        return *rc ? -1 : 0;
+    uint64_t v = get_le(e, 2);
     if (!v)
         return 0;
     *len = (int64_t)v - 1;
@@ -569,20 +569,15 @@ int store_nmap_chunk_len(store_nmap_reader *r, int64_t chunk_id, int64_t *len, t
 int store_nmap_note_links(store_nmap_reader *r, int64_t doc_id, int *in_degree, char lang[3],
                           trove_err *rc)
 {
-    if (doc_id < 0)
-        return 0;
-    const nmap_row *x = reader_row(r, row_of(doc_id, STORE_NMAP_NOTE_LINKS), rc);
-    if (*rc)
-        return -1;
-    size_t at = (size_t)(doc_id & (SEG - 1)) * 4;
-    if (!x || at + 4 > x->len)
-        return 0;
-    uint64_t deg = get_le(x->data + at, 2);
+    const uint8_t *e = entry_of(r, doc_id, STORE_NMAP_NOTE_LINKS, 4, rc);
+    if (!e)
+        return *rc ? -1 : 0;
+    uint64_t deg = get_le(e, 2);
     if (!deg)
         return 0;
     *in_degree = (int)deg - 1;
-    lang[0] = (char)x->data[at + 2];
-    lang[1] = (char)x->data[at + 3];
+    lang[0] = (char)e[2];
+    lang[1] = (char)e[3];
     lang[2] = 0;
     return 1;
 }
