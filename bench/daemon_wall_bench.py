@@ -19,42 +19,12 @@ import argparse
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-QUERIES = ["extract a tar archive", "list open network ports", "resize an image"]
-
-
-def sh(*args, env=None, check=True):
-    p = subprocess.run(args, env=env, capture_output=True, text=True)
-    if check and p.returncode:
-        sys.exit("daemon_wall_bench: %s failed: %s" % (" ".join(args), p.stderr[-2000:]))
-    return p
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
-
-
-def cpu_ms(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
-def wait_idle(pid, limit_s=30):
-    """Until the daemon's start-up work (the watcher's first walk) is done:
-    no tick of CPU over a quarter second."""
-    last = cpu_ms(pid)
-    for _ in range(int(limit_s / 0.25)):
-        time.sleep(0.25)
-        now = cpu_ms(pid)
-        if now == last:
-            return
-        last = now
+from daemon_cpu_bench import install, wait_idle, work_env
+from default_model_bench import QUERIES, pct, sh
 
 
 def main():
@@ -74,19 +44,8 @@ def main():
     bins = {"new": a.bin, "base": a.base}
     envs, local = {}, {}
     for tag in ("new", "base"):
-        w = works[tag]
-        envs[tag] = dict(os.environ, TROVE_INDEX=os.path.join(w, "index.db"),
-                         TROVE_CONFIG_DIR=os.path.join(w, "config"),
-                         XDG_CONFIG_HOME=os.path.join(w, "xdg-config"),
-                         XDG_RUNTIME_DIR=os.path.join(w, "run"), TROVE_EMBED_MODEL=model,
-                         NO_COLOR="1", XDG_CACHE_HOME=os.path.join(w, "cache-" + tag))
-        local[tag] = os.path.join(w, "wall-" + tag, "trove")
-        os.makedirs(os.path.dirname(local[tag]), exist_ok=True)
-        shutil.copy(bins[tag], local[tag])
-        for d in ("trove-zh.dict", "trove-xl.dict"):
-            src = os.path.join(os.path.dirname(os.path.abspath(bins[tag])), d)
-            if os.path.exists(src):
-                shutil.copy(src, os.path.join(os.path.dirname(local[tag]), d))
+        envs[tag] = work_env(works[tag], tag, model)
+        local[tag] = install(bins[tag], os.path.join(works[tag], "wall-" + tag, "trove"))
     print("uptime before: %s" % sh("uptime").stdout.strip())
     pids = {}
     try:
