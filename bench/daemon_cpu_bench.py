@@ -87,6 +87,28 @@ def one_daemon(binary, env, requests, modes):
             time.sleep(0.05)
 
 
+def work_env(w, tag, model):
+    """The environment of a binary `tag` on work folder w (its own
+    tokenizer cache: the entry formats may differ between binaries)."""
+    return dict(os.environ, TROVE_INDEX=os.path.join(w, "index.db"),
+                TROVE_CONFIG_DIR=os.path.join(w, "config"),
+                XDG_CONFIG_HOME=os.path.join(w, "xdg-config"),
+                XDG_RUNTIME_DIR=os.path.join(w, "run"), TROVE_EMBED_MODEL=model,
+                NO_COLOR="1", XDG_CACHE_HOME=os.path.join(w, "cache-" + tag))
+
+
+def install(b, dst):
+    """Binary b copied to dst with the dictionaries beside it; dst."""
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if os.path.abspath(b) != os.path.abspath(dst):
+        shutil.copy(b, dst)
+        for d in ("trove-zh.dict", "trove-xl.dict"):
+            src = os.path.join(os.path.dirname(os.path.abspath(b)), d)
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(os.path.dirname(dst), d))
+    return dst
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "trove"))
@@ -106,20 +128,8 @@ def main():
     works = {"new": a.work, "base": a.base_work or a.work}
     envs, local = {}, {}
     for tag, b in bins:
-        w = works[tag]
-        envs[tag] = dict(os.environ, TROVE_INDEX=os.path.join(w, "index.db"),
-                         TROVE_CONFIG_DIR=os.path.join(w, "config"),
-                         XDG_CONFIG_HOME=os.path.join(w, "xdg-config"),
-                         XDG_RUNTIME_DIR=os.path.join(w, "run"), TROVE_EMBED_MODEL=model,
-                         NO_COLOR="1", XDG_CACHE_HOME=os.path.join(w, "cache-" + tag))
-        local[tag] = os.path.join(w, tag, "trove")
-        os.makedirs(os.path.dirname(local[tag]), exist_ok=True)
-        if os.path.abspath(b) != os.path.abspath(local[tag]):
-            shutil.copy(b, local[tag])
-            for d in ("trove-zh.dict", "trove-xl.dict"):
-                src = os.path.join(os.path.dirname(os.path.abspath(b)), d)
-                if os.path.exists(src):
-                    shutil.copy(src, os.path.join(os.path.dirname(local[tag]), d))
+        envs[tag] = work_env(works[tag], tag, model)
+        local[tag] = install(b, os.path.join(works[tag], tag, "trove"))
     modes = a.modes.split(",")
     print("uptime before: %s" % sh("uptime").stdout.strip())
     res = {tag: [] for tag, _ in bins}

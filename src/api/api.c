@@ -217,6 +217,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     }
     so.model_lock = api_em_lock(a);
     so.vec_cache = a->models ? apim_vcache(a->models) : NULL;
+    so.pool = a->models ? apim_pool(a->models) : NULL;
     if (so.vector_only && !so.model) {
         out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */
         return TROVE_OK;

@@ -270,6 +270,7 @@ trove_err api_similar(api *a, const api_similar_opts *o, search_results *out,
     so.bm25_weight = o->bm25_weight;
     so.vector_weight = o->vector_weight;
     so.vec_cache = a->models ? apim_vcache(a->models) : NULL;
+    so.pool = a->models ? apim_pool(a->models) : NULL;
     api_hide_search(a, &so.hide_globs, &so.hide_key);
     char *fingerprint = NULL;
     if (o->model) {

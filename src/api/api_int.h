@@ -37,6 +37,8 @@ trove_err apim_get(api_models *m, int kind, const char *path, int key_param, int
 void apim_release(api_models *m, api_model_slot **held);
 /* The vector segment cache every handle lent m shares. */
 struct vcache *apim_vcache(api_models *m);
+/* The workers every handle's searches share (util/pool.h). */
+struct pool *apim_pool(api_models *m);
 
 /* A model a handle opened for itself (no api_models lent): kept while the
  * same path and key are asked for. */

@@ -13,12 +13,14 @@
  * taken after `mu` is released (api_model_get's callers), never the other
  * way round. */
 #include <limits.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
 #include "api/api_int.h"
 #include "search/vcache.h"
+#include "util/pool.h"
 #include "util/mem.h"
 
 const char *const apim_kind_names[] = {[APIM_EMBED] = "embed", [APIM_RERANK] = "rerank",
@@ -30,6 +32,7 @@ struct api_models {
     api_model_slot *slots;
     long loads;
     vcache *vc;               /* vector segments, shared by every handle */
+    pool *workers;            /* the searches' side work (the vector scan), one per CPU */
 };
 
 /* The cache's bound: TROVE_VEC_CACHE_MB (0 keeps nothing), else 1 GiB. */
@@ -51,12 +54,19 @@ api_models *api_models_new(void)
     pthread_mutex_init(&m->mu, NULL);
     pthread_cond_init(&m->loaded, NULL);
     m->vc = vcache_new(vcache_bound());
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    m->workers = pool_new(cpus > 0 ? (int)cpus : 1);
     return m;
 }
 
 struct vcache *apim_vcache(api_models *m)
 {
     return m->vc;
+}
+
+struct pool *apim_pool(api_models *m)
+{
+    return m->workers;
 }
 
 static void slot_free(api_model_slot *s)
@@ -76,6 +86,7 @@ void api_models_free(api_models *m)
         next = s->next;
         slot_free(s);
     }
+    pool_free(m->workers);
     vcache_free(m->vc);
     pthread_cond_destroy(&m->loaded);
     pthread_mutex_destroy(&m->mu);

@@ -37,6 +37,35 @@ cand *search_cand_get(cand_set *cs, int64_t doc_id, int create)
     return c;
 }
 
+void search_cand_front(cand_set *cs, cand_set *front)
+{
+    cand_set all = {0};
+    for (size_t i = 0; i < front->n; i++) {
+        const cand *f = &front->items[i];
+        cand *c = search_cand_get(&all, f->doc_id, 1);
+        const cand *had = search_cand_get(cs, f->doc_id, 0);
+        if (had)
+            *c = *had;
+        for (int ch = 0; ch < SEARCH_N_CHANNELS; ch++)
+            if (f->ch[ch].rank)
+                c->ch[ch] = f->ch[ch];
+        if (f->vec_chunk_id)
+            c->vec_chunk_id = f->vec_chunk_id;
+    }
+    for (size_t i = 0; i < cs->n; i++) {
+        size_t before = all.n;
+        cand *c = search_cand_get(&all, cs->items[i].doc_id, 1);
+        if (all.n > before)
+            *c = cs->items[i];
+    }
+    free(cs->items);
+    free(cs->slots);
+    free(front->items);
+    free(front->slots);
+    *cs = all;
+    *front = (cand_set){0};
+}
+
 /* "a ranks below b": lower score, or equal score and later chunk. */
 static int scored_below(const scored *a, const scored *b)
 {

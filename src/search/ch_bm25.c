@@ -607,4 +607,4 @@ static trove_err bm25_run(search_ctx *c, cand_set *cs)
     return rc;
 }
 
-const search_channel search_ch_bm25 = {"bm25", bm25_wanted, NULL, bm25_run};
+const search_channel search_ch_bm25 = {.name = "bm25", .wanted = bm25_wanted, .run = bm25_run};

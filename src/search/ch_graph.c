@@ -85,4 +85,6 @@ static trove_err graph_run(search_ctx *c, cand_set *cs)
     return rc;
 }
 
-const search_channel search_ch_graph = {"graph", graph_wanted, NULL, graph_run};
+/* joins: it reads every candidate, the vector scan's too */
+const search_channel search_ch_graph = {.name = "graph", .wanted = graph_wanted, .run = graph_run,
+                                       .joins = 1};

@@ -347,4 +347,4 @@ static trove_err title_run(search_ctx *c, cand_set *cs)
     return channel_title(c->st, c->q, c->f, c->depth, cs);
 }
 
-const search_channel search_ch_title = {"title", title_wanted, NULL, title_run};
+const search_channel search_ch_title = {.name = "title", .wanted = title_wanted, .run = title_run};

@@ -102,36 +102,76 @@ static float vec_min_score(const search_opts *o, const search_results *out)
     return min;
 }
 
-/* Every segment in one scan (the threads start once): each sidecar read
- * through a small buffer, not mapped (store_vec_segment_stream). */
-static trove_err scan_streams(store *st, const int64_t *segs, size_t n_segs, int dim, vec_topk *t)
+/* A scan started by vec_start and finished by vec_run: what it reads is
+ * held until then. The scan itself reads no SQL (the segments are in
+ * memory or read by pread), so it runs on a pool's worker while the
+ * keyword channels read the index on the search's thread. */
+struct search_vec_scan {
+    vec_topk *t;
+    int8_t *qq;
+    uint8_t *allow, *chunks;
+    int64_t model_id;
+    int64_t seg_first, seg_last;   /* the model's segments, for a failed read's message */
+    vcache *cache;
+    vcache_taken *taken;       /* with a cache: the segments held */
+    store_vec_seg *seg;        /* without: each sidecar read through a small buffer */
+    const vec_block **blk;
+    size_t n_blk, n_seg;
+    pool *pool;
+    pool_job job;
+    int submitted;
+};
+
+static void scan_job(void *arg)
 {
-    store_vec_seg *seg = xcalloc(n_segs, sizeof *seg);
-    const vec_block **blk = xcalloc(n_segs, sizeof *blk);
-    size_t n = 0;
+    search_vec_scan *v = arg;
+    vec_topk_scan_all(v->t, v->blk, v->n_blk);
+}
+
+/* Without a cache: every segment opened as a stream (store_vec_segment_stream),
+ * scanned as one (the threads start once). */
+static trove_err open_streams(store *st, const int64_t *segs, size_t n_segs, int dim,
+                              search_vec_scan *v)
+{
+    v->seg = xcalloc(n_segs ? n_segs : 1, sizeof *v->seg);
+    v->blk = xcalloc(n_segs ? n_segs : 1, sizeof *v->blk);
     trove_err rc = TROVE_OK;
-    for (; rc == TROVE_OK && n < n_segs; n++) {
-        rc = store_vec_segment_stream(st, segs[n], dim, &seg[n]);
-        blk[n] = &seg[n].blk;
+    for (; rc == TROVE_OK && v->n_seg < n_segs; v->n_seg++) {
+        rc = store_vec_segment_stream(st, segs[v->n_seg], dim, &v->seg[v->n_seg]);
+        v->blk[v->n_seg] = &v->seg[v->n_seg].blk;
     }
-    if (rc == TROVE_OK) {
-        vec_topk_scan_all(t, blk, n);
-        if (vec_topk_failed(t))
-            rc = trove_fail(TROVE_EIO, "reading a vector segment from its sidecar file failed "
-                            "(segments %lld to %lld)", (long long)segs[0],
-                            (long long)segs[n_segs - 1]);
-    }
-    for (size_t i = 0; i < n; i++)
-        store_vec_segment_free(&seg[i]);
-    free(blk);
-    free(seg);
+    v->n_blk = rc == TROVE_OK ? v->n_seg : 0;
     return rc;
 }
 
-/* qf: the query's vector (embed_query), NULL when it has none. */
-static trove_err channel_vector(store *st, const search_opts *o, const float *qf, const search_filter *f,
-                                size_t depth, cand_set *cs, search_results *out)
+/* Waits for the scan when one was started, then frees what it held. */
+static void scan_free(search_vec_scan *v)
 {
+    if (!v)
+        return;
+    if (v->submitted)
+        pool_wait(v->pool, &v->job);
+    vcache_give(v->cache, v->taken);
+    for (size_t i = 0; i < v->n_seg; i++)
+        store_vec_segment_free(&v->seg[i]);
+    free(v->seg);
+    if (!v->taken)
+        free(v->blk);   /* a cache's blocks are its own */
+    vec_topk_free(v->t);
+    free(v->allow);
+    free(v->chunks);
+    free(v->qq);
+    free(v);
+}
+
+/* qf: the query's vector (embed_query), NULL when it has none. Reads
+ * what the scan needs and starts it (*started: NULL when there is none to
+ * run: no vector, no segment, a blank query). */
+static trove_err vector_start(store *st, const search_opts *o, const float *qf,
+                              const search_filter *f, size_t depth, search_results *out,
+                              search_vec_scan **started)
+{
+    *started = NULL;
     int64_t model_id = o->vec_model_id;
     int dim = o->vec_dim, want_dim = o->vec_dim;
     trove_err rc = TROVE_OK;
@@ -151,49 +191,72 @@ static trove_err channel_vector(store *st, const search_opts *o, const float *qf
         return rc;
     }
     out->vec_state = SEARCH_VEC_USED;
-    int8_t *qq = xmalloc((size_t)dim);
+    search_vec_scan *v = xcalloc(1, sizeof *v);
+    v->model_id = model_id;
+    v->seg_first = segs[0];
+    v->seg_last = segs[n_segs - 1];
+    v->qq = xmalloc((size_t)dim);
     float qs = 0;
-    vec_quantize(qf, dim, qq, &qs);
+    vec_quantize(qf, dim, v->qq, &qs);
     rc = store_vec_floor_get(st, model_id, &out->vec_floor, &(int64_t){0},
                              &out->vec_floor_known);
     /* A zero vector is as close to every note as to none: ranking by it
      * ranked the index in id order (every cosine 0). */
     if (rc == TROVE_OK && vec_blank(qf, dim)) {
         out->vec_state = SEARCH_VEC_BLANK;
-        free(qq);
+        scan_free(v);
         free(segs);
         return find_unembedded(st, o, model_id, out);
     }
-    uint8_t *allow = NULL, *chunks = NULL;
     int64_t n_allow = 0, n_chunks = 0;
     if (rc == TROVE_OK)
-        rc = search_filter_allowed(st, f, &allow, &n_allow);
+        rc = search_filter_allowed(st, f, &v->allow, &n_allow);
     if (rc == TROVE_OK)
-        rc = search_filter_chunks(st, f, &chunks, &n_chunks);
-    vec_filter vf = {allow, n_allow, vec_min_score(o, out), chunks, n_chunks};
-    vec_topk *t = rc == TROVE_OK ? vec_topk_new(depth, dim, qq, qs, &vf, o->vec_threads) : NULL;
-    if (rc == TROVE_OK && o->vec_cache)
-        rc = vcache_scan(o->vec_cache, st, model_id, dim, t);
-    if (rc == TROVE_OK && !o->vec_cache)
-        rc = scan_streams(st, segs, n_segs, dim, t);
+        rc = search_filter_chunks(st, f, &v->chunks, &n_chunks);
+    vec_filter vf = {v->allow, n_allow, vec_min_score(o, out), v->chunks, n_chunks};
     if (rc == TROVE_OK) {
-        size_t n;
-        const vec_hit *h = vec_topk_results(t, &n);
-        for (size_t i = 0; i < n; i++) {
-            cand *c = search_cand_get(cs, h[i].doc_id, 1);
-            c->ch[SEARCH_CH_VECTOR].rank = (int)i + 1;
-            c->ch[SEARCH_CH_VECTOR].score = h[i].score;
-            c->vec_chunk_id = h[i].chunk_id;
-        }
+        v->t = vec_topk_new(depth, dim, v->qq, qs, &vf, o->vec_threads);
+        vec_topk_use_pool(v->t, o->pool);
     }
-    if (rc == TROVE_OK)
-        rc = find_unembedded(st, o, model_id, out);
-    vec_topk_free(t);
-    free(allow);
-    free(chunks);
-    free(qq);
+    if (rc == TROVE_OK && o->vec_cache) {
+        v->cache = o->vec_cache;
+        rc = vcache_take(o->vec_cache, st, model_id, dim, v->t, &v->taken);
+        if (rc == TROVE_OK)
+            v->blk = (const vec_block **)vcache_taken_blocks(v->taken, &v->n_blk);
+    }
+    if (rc == TROVE_OK && !o->vec_cache)
+        rc = open_streams(st, segs, n_segs, dim, v);
     free(segs);
-    return rc;
+    if (rc) {
+        scan_free(v);
+        return rc;
+    }
+    v->pool = o->pool;
+    pool_submit(v->pool, &v->job, scan_job, v);
+    v->submitted = 1;
+    *started = v;
+    return TROVE_OK;
+}
+
+/* The started scan's notes into cs, then what the index lacks. */
+static trove_err vector_finish(store *st, const search_opts *o, search_vec_scan *v, cand_set *cs,
+                               search_results *out)
+{
+    pool_wait(v->pool, &v->job);
+    v->submitted = 0;
+    if (vec_topk_failed(v->t))
+        return trove_fail(TROVE_EIO, "reading a vector segment from its sidecar file failed "
+                          "(segments %lld to %lld)", (long long)v->seg_first,
+                          (long long)v->seg_last);
+    size_t n;
+    const vec_hit *h = vec_topk_results(v->t, &n);
+    for (size_t i = 0; i < n; i++) {
+        cand *c = search_cand_get(cs, h[i].doc_id, 1);
+        c->ch[SEARCH_CH_VECTOR].rank = (int)i + 1;
+        c->ch[SEARCH_CH_VECTOR].score = h[i].score;
+        c->vec_chunk_id = h[i].chunk_id;
+    }
+    return find_unembedded(st, o, v->model_id, out);
 }
 
 static int vec_wanted(const search_ctx *c)
@@ -206,9 +269,25 @@ static trove_err vec_before(search_ctx *c)
     return embed_query(c->st, c->o, &c->qvec);
 }
 
-static trove_err vec_run(search_ctx *c, cand_set *cs)
+static trove_err vec_start(search_ctx *c)
 {
-    return channel_vector(c->st, c->o, c->qvec, c->f, c->depth, cs, c->out);
+    return vector_start(c->st, c->o, c->qvec, c->f, c->depth, c->out, &c->vec_scan);
 }
 
-const search_channel search_ch_vector = {"vector", vec_wanted, vec_before, vec_run};
+static trove_err vec_run(search_ctx *c, cand_set *cs)
+{
+    trove_err rc = c->vec_scan ? vector_finish(c->st, c->o, c->vec_scan, cs, c->out) : TROVE_OK;
+    scan_free(c->vec_scan);
+    c->vec_scan = NULL;
+    return rc;
+}
+
+static void vec_end(search_ctx *c)
+{
+    scan_free(c->vec_scan);
+    c->vec_scan = NULL;
+}
+
+const search_channel search_ch_vector = {.name = "vector", .wanted = vec_wanted,
+                                         .before = vec_before, .run = vec_run,
+                                         .start = vec_start, .end = vec_end};

@@ -353,4 +353,5 @@ static trove_err xlate_run(search_ctx *c, cand_set *cs)
     return rc;
 }
 
-const search_channel search_ch_xlate = {"translation", xlate_wanted, NULL, xlate_run};
+const search_channel search_ch_xlate = {.name = "translation", .wanted = xlate_wanted,
+                                       .run = xlate_run};

@@ -523,8 +523,10 @@ static trove_err fill_result(const search_ctx *x, const config *cfg, const cand 
 }
 
 /* The channels, in the order they run (search_int.h: a new channel is a
- * file of its own and a row here). The vector channel comes first and the
- * graph last: it ranks bm25 over every candidate the others found. */
+ * file of its own and a row here). The vector channel comes first (its
+ * candidates first in the set; its scan goes on while the keyword channels
+ * run, run_channels) and the graph last: it ranks bm25 over every
+ * candidate the others found. */
 static const search_channel *const channels[] = {
     &search_ch_vector, &search_ch_bm25, &search_ch_title, &search_ch_xlate, &search_ch_graph,
 };
@@ -539,10 +541,33 @@ static size_t channel_depth(store *st, const search_opts *o)
     return depth;
 }
 
-/* Every wanted channel's candidates, in one read transaction. */
+/* The channels started earlier (start()), latest first: each one's
+ * candidates go in front of what the others found, so the first started
+ * ends first in the set, as had they run in the table's order. */
+static trove_err join_started(search_ctx *c, cand_set *cs, int *started)
+{
+    trove_err rc = TROVE_OK;
+    for (size_t i = N_CHANNELS; rc == TROVE_OK && i-- > 0;) {
+        if (!started[i])
+            continue;
+        started[i] = 0;
+        cand_set front = {0};
+        rc = channels[i]->run(c, &front);
+        if (rc == TROVE_OK && front.n)
+            search_cand_front(cs, &front);
+        free(front.items);
+        free(front.slots);
+    }
+    return rc;
+}
+
+/* Every wanted channel's candidates, in one read transaction. A channel
+ * with start() goes on meanwhile (the vector scan on a pool's worker
+ * while the keyword channels read the index): joined before a channel
+ * that reads every candidate (`joins`), and at the end. */
 static trove_err run_channels(search_ctx *c, cand_set *cs)
 {
-    int wanted[N_CHANNELS];
+    int wanted[N_CHANNELS], started[N_CHANNELS] = {0};
     trove_err rc = TROVE_OK;
     for (size_t i = 0; i < N_CHANNELS; i++)
         wanted[i] = channels[i]->wanted(c);
@@ -555,10 +580,30 @@ static trove_err run_channels(search_ctx *c, cand_set *cs)
         rc = store_read_begin(c->st);
     if (rc == TROVE_OK)
         c->depth = channel_depth(c->st, c->o);
-    for (size_t i = 0; rc == TROVE_OK && i < N_CHANNELS; i++)
-        if (wanted[i])
+    for (size_t i = 0; rc == TROVE_OK && i < N_CHANNELS; i++) {
+        if (!wanted[i])
+            continue;
+        if (channels[i]->start) {
+            rc = channels[i]->start(c);
+            started[i] = rc == TROVE_OK;
+            continue;
+        }
+        if (channels[i]->joins)
+            rc = join_started(c, cs, started);
+        if (rc == TROVE_OK)
             rc = channels[i]->run(c, cs);
+    }
+    if (rc == TROVE_OK)
+        rc = join_started(c, cs, started);
     return rc;
+}
+
+/* What a started channel left (start()), on every path. */
+static void end_channels(search_ctx *c)
+{
+    for (size_t i = 0; i < N_CHANNELS; i++)
+        if (channels[i]->end)
+            channels[i]->end(c);
 }
 
 /* The fused, collapsed candidates best first, into out->items (as many as
@@ -634,6 +679,7 @@ trove_err search_run(store *st, const config *cfg, const search_opts *o, search_
                     .now = now};
     if (rc == TROVE_OK)
         rc = run_channels(&c, &cs);
+    end_channels(&c);
     if (rc == TROVE_OK)
         rc = fuse_and_fill(&c, cfg, &cs);
     meta_filter_close(&mf);

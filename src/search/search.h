@@ -125,6 +125,10 @@ typedef struct search_opts {
     /* Segments kept across searches by a resident process (search/vcache.h,
      * lent by api_models); NULL: each search reads them (the CLI). */
     struct vcache *vec_cache;
+    /* Workers lent by a resident process (util/pool.h, api_models): the
+     * vector scan runs on them while the keyword channels read the index;
+     * NULL: one after the other, the scan's threads started per search. */
+    struct pool *pool;
 } search_opts;
 
 /* The filter fields of src (collections, folder, path_prefix, doc_refs,

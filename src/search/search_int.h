@@ -82,6 +82,12 @@ typedef struct cand_set {
  * Pointers into the set move when it grows. */
 cand *search_cand_get(cand_set *cs, int64_t doc_id, int create);
 
+/* front's candidates put before those of cs, in their order, front
+ * emptied: cs ends as had front's channel added them first. A note in
+ * both keeps what cs found and takes front's channel lists (ch[] entries
+ * front ranked) and vector chunk; front's channels must set no other field. */
+void search_cand_front(cand_set *cs, cand_set *front);
+
 /* Two channel scores are equal when they differ by rounding only. */
 static inline int same_score(double a, double b)
 {
@@ -257,7 +263,10 @@ typedef struct search_ctx {
     double now;                 /* days (text/date.h), for dates and recency */
     double xlate_share;         /* share of the query's content words that the
                                    translation carries (ch_xlate.c) */
+    struct search_vec_scan *vec_scan;   /* the vector scan under way (ch_vec.c), or NULL */
 } search_ctx;
+
+typedef struct search_vec_scan search_vec_scan;
 
 typedef struct search_channel {
     const char *name;
@@ -267,6 +276,18 @@ typedef struct search_channel {
     trove_err (*before)(search_ctx *c);
     /* Inside the read transaction: add to, or re-score, the candidates. */
     trove_err (*run)(search_ctx *c, cand_set *cs);
+    /* Optional (NULL: none), for a channel whose work can go on while the
+     * channels after it run (the vector scan, on a pool's worker): start()
+     * reads what it needs inside the read transaction and starts the work;
+     * its run() then comes after theirs, into a set of its own, which is
+     * put in front of theirs (search_cand_front): the candidates in the
+     * order, and with the fields, as had it run first. Only channels that
+     * add candidates and read none of them may run meanwhile: a channel
+     * with `joins` (the graph, over every candidate) waits for run().
+     * end() frees what start() left, on every path. */
+    trove_err (*start)(search_ctx *c);
+    void (*end)(search_ctx *c);
+    int joins;
 } search_channel;
 
 extern const search_channel search_ch_vector;   /* ch_vec.c */

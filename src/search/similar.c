@@ -385,6 +385,7 @@ trove_err similar_run(store *st, const config *cfg, const similar_opts *o, searc
             so.vec_dim = dim;
         }
         so.vec_cache = o->vec_cache;
+        so.pool = o->pool;
         so.vec_threads = o->vec_threads;
         so.hide_globs = o->hide_globs;
         so.hide_key = o->hide_key;

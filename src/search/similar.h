@@ -45,6 +45,7 @@ typedef struct similar_opts {
      * with the most vectors. */
     const char *vec_fingerprint;
     struct vcache *vec_cache;        /* as search_opts.vec_cache */
+    struct pool *pool;               /* as search_opts.pool */
     int vec_threads;
     int rrf_k;                       /* k of the fusion (the api's default) */
     const char *hide_globs, *hide_key;   /* the agent boundary, as search_opts' */

@@ -244,31 +244,38 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t)
+struct vcache_taken {
+    vc_entry **got;           /* n entries held (NULL: none) */
+    vec_block *blk;
+    const vec_block **held;   /* the n_held blocks to scan */
+    size_t n, n_held;
+    store_vec_seg_info *l;    /* the segment list (its dead bitmaps, in blk) */
+    char *index_id;
+};
+
+trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t,
+                      vcache_taken **out)
 {
-    char *index_id = NULL;
-    store_vec_seg_info *l = NULL;
-    size_t n = 0;
-    trove_err rc = store_index_id(st, &index_id);
+    vcache_taken *h = xcalloc(1, sizeof *h);
+    *out = h;
+    trove_err rc = store_index_id(st, &h->index_id);
     if (rc == TROVE_OK)
-        rc = store_vec_seg_list(st, model_id, &l, &n);
-    if (rc == TROVE_OK && !index_id)
-        rc = scan_uncached(st, model_id, dim, l, n, t);
-    if (rc || !index_id) {
-        store_vec_seg_list_free(l, n);
-        free(index_id);
-        return rc;
-    }
-    vc_entry **got = xcalloc(n ? n : 1, sizeof *got);
+        rc = store_vec_seg_list(st, model_id, &h->l, &h->n);
+    if (rc == TROVE_OK && !h->index_id)
+        rc = scan_uncached(st, model_id, dim, h->l, h->n, t);
+    if (rc || !h->index_id)
+        return rc;   /* nothing held: vcache_give frees the list */
+    size_t n = h->n;
+    const store_vec_seg_info *l = h->l;
+    vc_entry **got = h->got = xcalloc(n ? n : 1, sizeof *got);
     pthread_mutex_lock(&c->mu);
-    take_held(c, index_id, model_id, dim, l, n, got);
+    take_held(c, h->index_id, model_id, dim, l, n, got);
     pthread_mutex_unlock(&c->mu);
-    /* The held segments are scanned together at the end (the threads start
-     * once per search); one that did not fit in the cache is scanned and
-     * freed at once, so that no more than one such is held. */
-    vec_block *blk = xcalloc(n ? n : 1, sizeof *blk);
-    const vec_block **held = xcalloc(n ? n : 1, sizeof *held);
-    size_t n_held = 0;
+    /* The held segments are scanned together (the threads start once per
+     * search); one that did not fit in the cache is scanned and freed at
+     * once, so that no more than one such is held. */
+    vec_block *blk = h->blk = xcalloc(n ? n : 1, sizeof *blk);
+    h->held = xcalloc(n ? n : 1, sizeof *h->held);
     for (size_t i = 0; rc == TROVE_OK && i < n; i++) {
         int priv = 0;
         if (!got[i]) {
@@ -286,23 +293,49 @@ trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
         blk[i] = got[i]->seg.blk;
         blk[i].dead = l[i].dead;
         if (!priv) {
-            held[n_held++] = &blk[i];
+            h->held[h->n_held++] = &blk[i];
         } else {
             vec_topk_scan(t, &blk[i]);
             release(c, got[i]);   /* private to this scan */
             got[i] = NULL;
         }
     }
-    if (rc == TROVE_OK)
-        vec_topk_scan_all(t, held, n_held);
-    for (size_t i = 0; i < n; i++)
-        if (got[i])
-            release(c, got[i]);
-    free(held);
-    free(blk);
-    free(got);
-    store_vec_seg_list_free(l, n);
-    free(index_id);
+    if (rc)
+        h->n_held = 0;
+    return rc;
+}
+
+const vec_block *const *vcache_taken_blocks(const vcache_taken *h, size_t *n)
+{
+    *n = h->n_held;
+    return h->held;
+}
+
+void vcache_give(vcache *c, vcache_taken *h)
+{
+    if (!h)
+        return;
+    for (size_t i = 0; h->got && i < h->n; i++)
+        if (h->got[i])
+            release(c, h->got[i]);
+    free(h->held);
+    free(h->blk);
+    free(h->got);
+    store_vec_seg_list_free(h->l, h->n);
+    free(h->index_id);
+    free(h);
+}
+
+trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t)
+{
+    vcache_taken *h;
+    trove_err rc = vcache_take(c, st, model_id, dim, t, &h);
+    if (rc == TROVE_OK) {
+        size_t n;
+        const vec_block *const *b = vcache_taken_blocks(h, &n);
+        vec_topk_scan_all(t, b, n);
+    }
+    vcache_give(c, h);
     return rc;
 }
 

@@ -44,6 +44,18 @@ void vcache_free(vcache *c);
  * to t. dim is the model's width. */
 trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t);
 
+/* vcache_scan in halves, for a scan run on another thread while this one
+ * reads the index on: vcache_take does every read of the index (in st's
+ * read transaction) and holds the segments, scanning into t at once only
+ * one that does not fit in the cache; the blocks it lists are what is left
+ * to scan (vec_topk_scan_all), and stay valid until vcache_give, which
+ * lets them go (always called, on failure too; h may then hold nothing). */
+typedef struct vcache_taken vcache_taken;
+trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t,
+                      vcache_taken **h);
+const vec_block *const *vcache_taken_blocks(const vcache_taken *h, size_t *n);
+void vcache_give(vcache *c, vcache_taken *h);
+
 typedef struct vcache_stats {
     long loaded;        /* segments read from the index */
     long served;        /* segments scanned from memory without reading them */

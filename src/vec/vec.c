@@ -199,6 +199,8 @@ struct vec_topk {
     float qscale;
     vec_filter f;
     int threads;
+    pool *pool;               /* parts run on its workers (vec_topk_use_pool); NULL: threads
+                                 started per scan */
     dots_fn kern;
     part *parts;
     vec_hit *results;
@@ -474,6 +476,11 @@ static void *run_job(void *arg)
     return NULL;
 }
 
+static void run_pool_job(void *arg)
+{
+    run_job(arg);
+}
+
 /* What a part needs, allocated by the calling thread: a worker that calls
  * malloc gets an arena of its own (a 64 MiB reservation, trimmed, and
  * fresh pages) in every process that scans. */
@@ -525,6 +532,15 @@ void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
         jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to};
         part_ready(t, &t->parts[i], reads);
     }
+    if (t->pool) {
+        pool_job pj[16];
+        for (int i = 1; i < nt; i++)
+            pool_submit(t->pool, &pj[i], run_pool_job, &jobs[i]);
+        run_job(&jobs[0]);
+        for (int i = 1; i < nt; i++)
+            pool_wait(t->pool, &pj[i]);
+        return;
+    }
     for (int i = 1; i < nt; i++)
         started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
     run_job(&jobs[0]);
@@ -534,6 +550,11 @@ void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
         else
             run_job(&jobs[i]);  /* no thread to be had: do it here */
     }
+}
+
+void vec_topk_use_pool(vec_topk *t, pool *p)
+{
+    t->pool = p;
 }
 
 void vec_topk_scan(vec_topk *t, const vec_block *b)

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/pool.h"
+
 #define VEC_MAX_DIM 8192
 
 /* Quantise x[0..dim) into q with one scale. A zero vector gets scale 0. */
@@ -71,6 +73,10 @@ typedef struct vec_topk vec_topk;
 /* threads <= 0: every online CPU; 1: the calling thread only. */
 vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale,
                        const vec_filter *filter, int threads);
+/* The scan's shares run on p's workers (util/pool.h) instead of threads
+ * started per scan; NULL: started per scan. The results are the same
+ * either way (vec_topk_results). */
+void vec_topk_use_pool(vec_topk *t, pool *p);
 void vec_topk_scan(vec_topk *t, const vec_block *b);
 /* The blocks as one scan: their rows taken end to end and split into one
  * share per thread, so threads start once, not once per block. */

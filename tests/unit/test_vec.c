@@ -187,6 +187,7 @@ static void streamed(vec_block *b, rows_src *src)
 
 static int stream_mode;   /* run_case reads its blocks on demand */
 static int all_mode;      /* run_case scans its blocks as one (vec_topk_scan_all) */
+static pool *scan_pool;   /* run_case's shares run on its workers (NULL: threads started) */
 
 static void run_case(const fixture *f, const vec_filter *flt, size_t k, int threads, int split,
                      int64_t n_docs)
@@ -196,6 +197,7 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
     vec_hit *want = xmalloc((size_t)n_docs * sizeof *want + sizeof *want);
     size_t n_want = brute(f, q, 0.01f, flt, k, want, n_docs);
     vec_topk *t = vec_topk_new(k, f->dim, q, 0.01f, flt, threads);
+    vec_topk_use_pool(t, scan_pool);
     /* Several blocks, as segments arrive, must give the same answer. */
     size_t cut = split ? f->n / 3 : f->n;
     vec_block b1 = block_of(f, 0, cut), b2 = block_of(f, cut, f->n);
@@ -321,6 +323,23 @@ static void test_blocks_as_one_scan(void **state)
     all_mode = 0;
 }
 
+/* The shares on a pool's workers (the daemon's): the same answers, with
+ * workers to spare, fewer workers than shares, and none. */
+static void test_scan_on_a_pool(void **state)
+{
+    for (int workers = 0; workers <= 3; workers += 1) {
+        scan_pool = pool_new(workers);
+        all_mode = 1;
+        for (stream_mode = 0; stream_mode <= 2; stream_mode += 2)
+            test_topk_matches_brute_force(state);
+        stream_mode = 0;
+        all_mode = 0;
+        test_filters_before_topk(state);
+        pool_free(scan_pool);
+        scan_pool = NULL;
+    }
+}
+
 /* A read that fails stops the scan and says so; results then lack rows. */
 static void test_failed_read_is_reported(void **state)
 {
@@ -355,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_filters_before_topk),
         cmocka_unit_test(test_blocks_read_on_demand),
         cmocka_unit_test(test_blocks_as_one_scan),
+        cmocka_unit_test(test_scan_on_a_pool),
         cmocka_unit_test(test_failed_read_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
