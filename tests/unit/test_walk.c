@@ -510,6 +510,72 @@ static void test_long_names(void **state)
     rm_tree(dir);
 }
 
+/* Thousands of entries in one folder, names that share their first 8 bytes
+ * or more (the sort's integer key), files and folders named alike ("x.md",
+ * "x/", "x-y.md"), bytes above 0x7f: the reported paths must come out in
+ * strcmp order, each once. */
+static void test_sorted_order(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-sort-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *const stems[] = {"abcdefgh", "abcdefg", "abcdefghi", "abcdefgh-",
+                                        "abcdefgh.", "a", "ab", "\xc3\xa9t\xc3\xa9", "z z", "0"};
+    size_t want = 0;
+    char rel[256];
+    for (size_t s = 0; s < sizeof stems / sizeof *stems; s++) {
+        for (int k = 0; k < 230; k++) {
+            snprintf(rel, sizeof rel, "%s%d.md", stems[s], k);
+            put_in(dir, rel, "x");
+            want++;
+        }
+        snprintf(rel, sizeof rel, "%s.md", stems[s]);
+        put_in(dir, rel, "x");
+        snprintf(rel, sizeof rel, "%s/in.md", stems[s]);
+        put_in(dir, rel, "x");
+        snprintf(rel, sizeof rel, "%s/%s/in.md", stems[s], stems[s]);
+        put_in(dir, rel, "x");
+        want += 3;
+    }
+    collect c;
+    assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal((size_t)c.nfiles, want);
+    char *list = xstrdup(tbuf_cstr(&c.list)), *save = NULL;
+    const char *prev = NULL;
+    for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (prev && strcmp(prev, line) >= 0)
+            fail_msg("out of order: '%s' then '%s'", prev, line);
+        prev = line;
+    }
+    free(list);
+    collect_free(&c);
+    rm_tree(dir);
+}
+
+/* Rules that end in a wildcard, a class or a literal byte; a .gitignore
+ * whose rules can end in no note's last byte is skipped as a whole, and
+ * one rule that may end in any byte keeps its file in play. */
+static void test_gitignore_last_byte(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-gi-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    put_in(dir, ".gitignore", "*.log\nvenv\n");
+    put_in(dir, "q/.gitignore", "a.m?\nb.m[d]\nc.md\nsub\ne.m\\d\n");
+    put_in(dir, "r/.gitignore", "*\n!keep.md\n");
+    static const char *const files[] = {"top.md", "q/a.md", "q/b.md", "q/c.md", "q/d.md",
+                                        "q/e.md", "q/sub/e.md", "q/subx/f.md", "q/venv/g.md",
+                                        "r/keep.md", "r/drop.md"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        put_in(dir, files[i], "x");
+    collect c;
+    assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
+    assert_string_equal(tbuf_cstr(&c.list), "q/d.md\nq/subx/f.md\nr/keep.md\ntop.md\n");
+    collect_free(&c);
+    rm_tree(dir);
+}
+
 static int count_find(const char *dir)
 {
     char cmd[PATH_MAX + 128];
@@ -561,6 +627,8 @@ int main(void)
         cmocka_unit_test(test_root_errors),
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_long_names),
+        cmocka_unit_test(test_sorted_order),
+        cmocka_unit_test(test_gitignore_last_byte),
         cmocka_unit_test(test_obsidian_help),
     };
     return cmocka_run_group_tests(tests, setup_tree, teardown_tree);
