@@ -24,6 +24,7 @@
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
+#include "util/thread.h"
 
 /* A number from the environment, else dflt. */
 static long env_long(const char *name, long dflt)
@@ -768,8 +769,10 @@ static trove_err scan(run *r, int warn_nested)
         },
         .interrupted = r->opts->interrupted,
     };
+    /* the walk's own second thread for its stats, beside this one's SQLite */
+    j.wo.helpers = online_cpus() > 1;
     pthread_t walker;
-    int threaded = pthread_create(&walker, NULL, job_walk, &j) == 0;
+    int threaded = thread_start(&walker, job_walk, &j) == 0;
     trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
     if (rc == TROVE_OK)
         build_path_table(r);

@@ -107,6 +107,7 @@ static void on_warning(void *ctx, const char *msg)
 /* The order and loop tests walk through a linked folder outside the root
  * on purpose; test_stays_inside checks the default, which refuses it. */
 static int follow_outside = 1;
+static int walk_helpers;   /* walk_opts.helpers of every walk (main runs both) */
 static const char *const *skip_dirs;
 static size_t n_skip_dirs;
 
@@ -116,7 +117,7 @@ static trove_err walk_into(collect *c, const char *dir, const char *const *masks
     memset(c, 0, sizeof *c);
     walk_opts o = {.root = dir, .masks = masks, .n_masks = nm, .excludes = excl, .n_excludes = ne,
                    .follow_outside = follow_outside, .skip_dirs = skip_dirs,
-                   .n_skip_dirs = n_skip_dirs};
+                   .n_skip_dirs = n_skip_dirs, .helpers = walk_helpers};
     walk_callbacks cb = {.ctx = c, .on_file = on_file, .on_warning = on_warning};
     return walk_tree(&o, &cb);
 }
@@ -428,7 +429,7 @@ static void test_stop(void **state)
     collect c;
     memset(&c, 0, sizeof c);
     c.stop_after = 3;
-    walk_opts o = {.root = root};
+    walk_opts o = {.root = root, .helpers = walk_helpers};
     walk_callbacks cb = {.ctx = &c, .on_file = stop_cb};
     assert_int_equal(walk_tree(&o, &cb), TROVE_OK);
     assert_int_equal(c.nfiles, 3);
@@ -576,6 +577,50 @@ static void test_gitignore_last_byte(void **state)
     rm_tree(dir);
 }
 
+/* The walk with a helper thread for its stats reports the same files,
+ * warnings and order as without: the shared tree (links, loops, dangling
+ * links, .gitignore rules) and one of 1,200 folders holding 4,800 notes, a
+ * FIFO and files refused by a .gitignore among them. */
+static void test_helpers_agree(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-help-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char rel[256];
+    put_in(dir, ".gitignore", "*-2.md\nskip*/\n");
+    for (int a = 0; a < 12; a++)
+        for (int b = 0; b < 100; b++)
+            for (int f = 0; f < 4; f++) {
+                snprintf(rel, sizeof rel, "%s%02d/d%03d/note-%d.md", a % 5 ? "top" : "skip", a, b, f);
+                put_in(dir, rel, "x");
+            }
+    char fifo[PATH_MAX];
+    path_in(fifo, dir, "top01/d000/fifo.md");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    char p[PATH_MAX];
+    path_in(p, dir, "top01/d001/dangling.md");
+    assert_int_equal(symlink("nowhere.md", p), 0);
+    const char *roots[] = {root, dir};
+    for (size_t r = 0; r < 2; r++) {
+        collect one, two;
+        int saved = walk_helpers;
+        walk_helpers = 0;
+        assert_int_equal(walk_into(&one, roots[r], NULL, 0, NULL, 0), TROVE_OK);
+        walk_helpers = 1;
+        assert_int_equal(walk_into(&two, roots[r], NULL, 0, NULL, 0), TROVE_OK);
+        walk_helpers = saved;
+        assert_true(one.nfiles > 0);
+        assert_int_equal(one.nfiles, two.nfiles);
+        assert_string_equal(tbuf_cstr(&one.list), tbuf_cstr(&two.list));
+        assert_string_equal(tbuf_cstr(&one.warnings), tbuf_cstr(&two.warnings));
+        if (r == 1)
+            assert_int_equal(one.nfiles, 9 * 100 * 3);   /* top*, less each *-2.md */
+        collect_free(&one);
+        collect_free(&two);
+    }
+    rm_tree(dir);
+}
+
 static int count_find(const char *dir)
 {
     char cmd[PATH_MAX + 128];
@@ -629,7 +674,11 @@ int main(void)
         cmocka_unit_test(test_long_names),
         cmocka_unit_test(test_sorted_order),
         cmocka_unit_test(test_gitignore_last_byte),
+        cmocka_unit_test(test_helpers_agree),
         cmocka_unit_test(test_obsidian_help),
     };
-    return cmocka_run_group_tests(tests, setup_tree, teardown_tree);
+    /* Every test twice: the walk's own thread statting, then a helper. */
+    int failed = cmocka_run_group_tests(tests, setup_tree, teardown_tree);
+    walk_helpers = 1;
+    return failed + cmocka_run_group_tests(tests, setup_tree, teardown_tree);
 }
