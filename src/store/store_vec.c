@@ -1062,43 +1062,26 @@ void store_vec_todo_free(store_vec_todo *t, size_t n)
     free(t);
 }
 
-/* The chunk ids and the model's vec_map rows, both read in chunk id order
- * and merged: two table passes. The NOT EXISTS probe per chunk it replaces
- * cost 2.2k instructions a chunk (86M on the tldr pages, a third of a
- * no-op `update`'s CPU with a model configured). Both statements step in
- * one read transaction (autocommit shares it while either is active). */
+/* Every chunk less those with a vector of the model: (chunk_id, model_id)
+ * is vec_map's key, so each chunk is counted once, and a vector of a chunk
+ * that is gone not at all. One pass over vec_map with a rowid seek into
+ * chunks: 27M instructions on the tldr pages; the NOT EXISTS probe per
+ * chunk it replaces cost 86M (a third of a no-op `update`'s CPU with a
+ * model configured), a merge of two ordered scans stepped from C 44M. */
 trove_err store_vec_pending_count(store *st, int64_t model_id, int64_t *n)
 {
     *n = 0;
-    sqlite3_stmt *c, *m;
-    trove_err rc = prep(st, "SELECT id FROM chunks ORDER BY id", &c);
+    sqlite3_stmt *s;
+    trove_err rc = prep(st, "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM vec_map m"
+                            " JOIN chunks c ON c.id = m.chunk_id WHERE m.model_id = ?)", &s);
     if (rc)
         return rc;
-    if ((rc = prep(st, "SELECT chunk_id FROM vec_map WHERE model_id = ? ORDER BY chunk_id", &m))) {
-        store_stmt_put(st, c);
-        return rc;
-    }
-    sqlite3_bind_int64(m, 1, model_id);
-    int have = store_step(st, m, "counting chunks to embed", &rc);
-    int64_t vec = have > 0 ? sqlite3_column_int64(m, 0) : 0;
-    int64_t pending = 0;
-    while (rc == TROVE_OK && store_step(st, c, "counting chunks to embed", &rc) > 0) {
-        int64_t id = sqlite3_column_int64(c, 0);
-        while (have > 0 && vec < id) {   /* a vector of no chunk: not ours to count */
-            have = store_step(st, m, "counting chunks to embed", &rc);
-            vec = have > 0 ? sqlite3_column_int64(m, 0) : 0;
-        }
-        if (have > 0 && vec == id) {
-            have = store_step(st, m, "counting chunks to embed", &rc);
-            vec = have > 0 ? sqlite3_column_int64(m, 0) : 0;
-        } else {
-            pending++;
-        }
-    }
-    store_stmt_put(st, c);
-    store_stmt_put(st, m);
-    if (rc == TROVE_OK)
-        *n = pending;
+    sqlite3_bind_int64(s, 1, model_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    else
+        rc = store_fail(st, "counting chunks to embed");
+    store_stmt_put(st, s);
     return rc;
 }
 
