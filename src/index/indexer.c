@@ -568,21 +568,12 @@ static void pipe_start(pipe_t *q, run *r)
     pthread_cond_init(&q->room, NULL);
     q->threads = xcalloc(n, sizeof *q->threads);
     /* Ctrl-C and the like go to the writer's thread, which checks between
-     * files: the workers start with them blocked (faults stay unblocked,
-     * so a crash handler still runs). */
-    static const int async_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
-                                        SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH};
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t i = 0; i < sizeof async_signals / sizeof *async_signals; i++)
-        sigaddset(&block, async_signals[i]);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+     * files (thread_start). */
     for (size_t i = 0; i < n; i++) {
-        if (pthread_create(&q->threads[q->n_threads], NULL, pipe_worker, q) != 0)
+        if (thread_start(&q->threads[q->n_threads], pipe_worker, q) != 0)
             break;   /* fewer workers (none: the writer prepares) */
         q->n_threads++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* What prepare() made of file i. The writer prepares it itself (without
