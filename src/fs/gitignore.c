@@ -18,6 +18,13 @@ struct gi_frame {
     size_t prefix_len;
     gi_rule *rules;
     size_t n, cap;
+    /* The last bytes the rules' matches can end with (every byte when a
+     * rule's can end with any): a path ending in another byte is matched
+     * by no rule of this file. A note's ".md" ends in 'd', which the rules
+     * of a typical .gitignore (".DS_Store", "node_modules", "*.log") do
+     * not: one bit test instead of a match per rule (28M instructions of
+     * a no-op update of the tldr pages, 13 rules x 38,390 notes). */
+    uint8_t last[32];
 };
 
 /* Trailing spaces are dropped unless escaped; an escape is a backslash
@@ -55,6 +62,11 @@ static void add_line(gi_frame *f, const char *s, size_t len)
     if (!len)
         return;
     r.g = tglob_compile(s, len, GLOB_NOBRACE);
+    int last = tglob_last_byte(r.g);
+    if (last < 0)
+        memset(f->last, 0xff, sizeof f->last);
+    else
+        f->last[last >> 3] |= (uint8_t)(1u << (last & 7));
     xgrow(&f->rules, &f->cap, f->n + 1, sizeof *f->rules);
     f->rules[f->n++] = r;
 }
@@ -100,7 +112,10 @@ void gi_frame_unref(gi_frame *f)
 
 int gi_ignored(gi_frame *f, const char *rel, size_t len, size_t base, int is_dir)
 {
+    unsigned char end = len ? (unsigned char)rel[len - 1] : 0;
     for (; f; f = f->parent) {
+        if (len && !(f->last[end >> 3] >> (end & 7) & 1))
+            continue;
         for (size_t k = f->n; k-- > 0;) {
             const gi_rule *r = &f->rules[k];
             if (r->dir_only && !is_dir)

@@ -31,6 +31,7 @@ enum { FAST_NONE, FAST_LITERAL, FAST_STAR_SUFFIX, FAST_ANY_SUFFIX, FAST_ANY_TAIL
 
 struct tglob {
     int fast;
+    int last;        /* the byte every match ends with; -1: not one byte */
     char *lit;       /* the literal part of a FAST_ shape */
     size_t litlen;
     /* An NFA pattern's literal head (up to its first special byte): a path
@@ -288,9 +289,22 @@ static int match_fast(const tglob *g, const char *s, size_t len)
     }
 }
 
+/* A pattern that ends in a plain byte (not escaped, not special, not a
+ * class, brace or '/') matches only strings that end in it. */
+static int last_byte(const char *pat, size_t len)
+{
+    if (len == 0 || len > (size_t)INT32_MAX / 8)
+        return -1;
+    unsigned char c = (unsigned char)pat[len - 1];
+    if (c == '\0' || strchr("*?[]{}\\/,", c) || (len > 1 && pat[len - 2] == '\\'))
+        return -1;
+    return c;
+}
+
 tglob *tglob_compile(const char *pat, size_t len, int flags)
 {
     tglob *g = xcalloc(1, sizeof *g);
+    g->last = last_byte(pat, len);
     if (!(flags & GLOB_NOFAST))
         detect_fast(g, pat, len);
     while (g->headlen < len && !strchr("*?[{\\", pat[g->headlen]) && pat[g->headlen])
@@ -399,6 +413,11 @@ int tglob_match(tglob *g, const char *s, size_t len)
         if (g->code[cl[k]].op == OP_MATCH)
             return 1;
     return 0;
+}
+
+int tglob_last_byte(const tglob *g)
+{
+    return g->last;
 }
 
 int glob_match(const char *pattern, const char *path)

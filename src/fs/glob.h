@@ -30,5 +30,9 @@ typedef struct tglob tglob;
 tglob *tglob_compile(const char *pat, size_t len, int flags);
 int tglob_match(tglob *g, const char *s, size_t len);
 void tglob_free(tglob *g);
+/* The byte every string the pattern matches ends with, or -1 when that is
+ * not one byte (a wildcard, a class, a brace or an escape at the end): a
+ * caller with many patterns refuses a path by its last byte at once. */
+int tglob_last_byte(const tglob *g);
 
 #endif

@@ -17,7 +17,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@
 #include "util/buf.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
+#include "util/thread.h"
 
 #define GITIGNORE_MAX_BYTES (4u << 20)
 
@@ -44,9 +47,184 @@ typedef struct deferred {
 } deferred;
 
 typedef struct ent {
+    uint64_t key;          /* the first 8 bytes of the sort order (ent_key) */
     const char *name;
     unsigned char type;
+    int slot;              /* its stat in the folder's batch; SLOT_* when none */
 } ent;
+
+enum { SLOT_NONE = -1,     /* not batched: visit_file decides and stats */
+       SLOT_SKIP = -2 };   /* a file the masks, excludes or .gitignore refuse */
+
+/* ---- stats on a helper thread ----
+ *
+ * With opts->helpers, a folder's files that pass the masks, excludes and
+ * .gitignore are put in a batch before the folder's entries are visited;
+ * a helper thread stats them from the batch's end backwards while the
+ * walk's thread takes them from the front (statting one itself when the
+ * helper has not claimed it), so the two meet in the middle. The walk's
+ * thread still reports every file, warning and folder itself, in order: the
+ * results are those of a walk without a helper. A batch lives as long as
+ * its folder's visit (its fd and names too): batches form a stack (the
+ * folders being visited, the deepest on top), and the helper works on the
+ * top one first. */
+enum { ITEM_FREE, ITEM_CLAIMED, ITEM_DONE, ITEM_CANCELLED };
+
+typedef struct stat_item {
+    atomic_int state;      /* ITEM_* */
+    int err;               /* errno of fstatat, 0: st holds the result */
+    const char *name;
+    struct stat st;
+} stat_item;
+
+typedef struct batch {
+    struct batch *below;   /* the batch of the folder above (mu) */
+    int dfd;
+    stat_item *items;
+    size_t n;
+    size_t tail;           /* the helper claims items [0, tail) from the end (mu) */
+} batch;
+
+typedef struct helpers {
+    pthread_mutex_t mu;
+    pthread_cond_t work;   /* a batch was pushed, or the walk is over */
+    pthread_cond_t done;   /* an item the walk's thread waits for is done */
+    batch *top;            /* (mu) */
+    int over;              /* (mu) */
+    atomic_int waiting;    /* the walk's thread sleeps on `done` */
+    pthread_t thread;
+    int started;
+} helpers;
+
+static void item_stat(helpers *h, const batch *b, stat_item *it)
+{
+    it->err = fstatat(b->dfd, it->name, &it->st, 0) != 0 ? errno : 0;
+    atomic_store(&it->state, ITEM_DONE);
+    if (h && atomic_load(&h->waiting)) {
+        pthread_mutex_lock(&h->mu);
+        pthread_cond_broadcast(&h->done);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
+/* Claim up to 8 items from the end of the topmost batch that has any
+ * left; *from..*to (exclusive, descending) and the batch. 0 when none. */
+static batch *helper_claim(helpers *h, size_t *from, size_t *to)
+{
+    for (batch *b = h->top; b; b = b->below) {
+        size_t k = b->tail, got = 0;
+        while (k > 0 && got < 8) {
+            int fr = ITEM_FREE;
+            if (!atomic_compare_exchange_strong(&b->items[k - 1].state, &fr, ITEM_CLAIMED)) {
+                k = 0;   /* the walk's thread took it: it took all before it */
+                break;
+            }
+            k--;
+            got++;
+        }
+        *from = b->tail;
+        *to = b->tail - got;
+        b->tail = k;
+        if (got)
+            return b;
+    }
+    return NULL;
+}
+
+static void *helper_main(void *arg)
+{
+    helpers *h = arg;
+    pthread_mutex_lock(&h->mu);
+    while (!h->over) {
+        size_t from, to;
+        batch *b = helper_claim(h, &from, &to);
+        if (!b) {
+            pthread_cond_wait(&h->work, &h->mu);
+            continue;
+        }
+        /* The batch stays while it has a claimed item (batch_pop waits). */
+        pthread_mutex_unlock(&h->mu);
+        for (size_t k = from; k > to; k--)
+            item_stat(h, b, &b->items[k - 1]);
+        pthread_mutex_lock(&h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+static void helpers_start(helpers *h)
+{
+    memset(h, 0, sizeof *h);
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->work, NULL);
+    pthread_cond_init(&h->done, NULL);
+    atomic_init(&h->waiting, 0);
+    h->started = thread_start(&h->thread, helper_main, h) == 0;
+}
+
+static void helpers_stop(helpers *h)
+{
+    if (h->started) {
+        pthread_mutex_lock(&h->mu);
+        h->over = 1;
+        pthread_cond_broadcast(&h->work);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->thread, NULL);
+    }
+    pthread_cond_destroy(&h->done);
+    pthread_cond_destroy(&h->work);
+    pthread_mutex_destroy(&h->mu);
+}
+
+static void batch_push(helpers *h, batch *b)
+{
+    pthread_mutex_lock(&h->mu);
+    b->below = h->top;
+    h->top = b;
+    pthread_cond_signal(&h->work);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* The walk is done with the folder: items it never asked for (it stopped
+ * early) are cancelled, the helper's claimed ones waited for; then the
+ * batch goes. */
+static void batch_pop(helpers *h, batch *b)
+{
+    pthread_mutex_lock(&h->mu);
+    b->tail = 0;
+    for (size_t k = 0; k < b->n; k++) {
+        int fr = ITEM_FREE;
+        atomic_compare_exchange_strong(&b->items[k].state, &fr, ITEM_CANCELLED);
+    }
+    atomic_store(&h->waiting, 1);
+    for (size_t k = 0; k < b->n; k++)
+        while (atomic_load(&b->items[k].state) == ITEM_CLAIMED)
+            pthread_cond_wait(&h->done, &h->mu);
+    atomic_store(&h->waiting, 0);
+    h->top = b->below;
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* The stat of a batched file: claimed and done here if the helper has not
+ * claimed it, else waited for. */
+static stat_item *batch_get(helpers *h, batch *b, int slot)
+{
+    stat_item *it = &b->items[slot];
+    int fr = ITEM_FREE;
+    if (atomic_compare_exchange_strong(&it->state, &fr, ITEM_CLAIMED)) {
+        item_stat(NULL, b, it);
+        return it;
+    }
+    if (atomic_load(&it->state) != ITEM_DONE) {
+        pthread_mutex_lock(&h->mu);
+        atomic_store(&h->waiting, 1);
+        while (atomic_load(&it->state) != ITEM_DONE)
+            pthread_cond_wait(&h->done, &h->mu);
+        atomic_store(&h->waiting, 0);
+        pthread_mutex_unlock(&h->mu);
+    }
+    return it;
+}
 
 typedef struct walker {
     const walk_callbacks *cb;
@@ -60,6 +238,8 @@ typedef struct walker {
     int rootfd;
     int stop;
     const walk_opts *opts;
+    helpers *help;    /* NULL: the walk's thread stats every file */
+    batch *cur;       /* the batch of the folder being visited (help only) */
 } walker;
 
 static void warn(walker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,15 +322,72 @@ static int dir_excluded(walker *w)
 /* Byte order of the names, with an implicit '/' after directory names:
  * then the reported relative paths come out in strcmp order ("a.md"
  * before "a/x.md"), which lets callers merge them with a sorted list. */
-static int cmp_ent(const void *pa, const void *pb)
+static int cmp_ent(const ent *a, const ent *b)
 {
-    const ent *a = pa, *b = pb;
     const unsigned char *x = (const unsigned char *)a->name, *y = (const unsigned char *)b->name;
     while (*x && *x == *y)
         x++, y++;
     int cx = *x ? *x : a->type == DT_DIR ? '/' : 0;
     int cy = *y ? *y : b->type == DT_DIR ? '/' : 0;
     return cx - cy;
+}
+
+/* cmp_ent's order of the first 8 bytes, as one number: the name's bytes,
+ * then the implicit '/' of a directory (or 0), then zeros. Names hold no
+ * '/' or NUL, so two names differ by then unless they agree on all 8:
+ * most compares of a sort are one integer compare. */
+static uint64_t ent_key(const char *name, size_t len, unsigned char type)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; i++) {
+        unsigned c = i < len ? (unsigned char)name[i] : i == len && type == DT_DIR ? '/' : 0;
+        k = k << 8 | c;
+    }
+    return k;
+}
+
+static inline int ent_less(const ent *a, const ent *b)
+{
+    return a->key != b->key ? a->key < b->key : cmp_ent(a, b) < 0;
+}
+
+/* Merge sort of a folder's entries (qsort's calls through a pointer were
+ * half the walk's instructions): runs of 16 by insertion, then merges
+ * between a and tmp. */
+static void sort_ents(ent *a, size_t n)
+{
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            ent e = a[i];
+            size_t j = i;
+            for (; j > lo && ent_less(&e, &a[j - 1]); j--)
+                a[j] = a[j - 1];
+            a[j] = e;
+        }
+    }
+    if (n <= RUN)
+        return;
+    ent *tmp = xmalloc(n * sizeof *tmp), *src = a, *dst = tmp;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = ent_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        ent *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    free(tmp);
 }
 
 static gi_frame *read_gitignore(walker *w, int dfd, gi_frame *parent)
@@ -234,18 +471,34 @@ static int skipped_dir(walker *w)
     return 0;
 }
 
-static void visit_file(walker *w, int dfd, const char *name, size_t base,
-                       gi_frame *gi, const struct stat *lst)
+/* Would the masks, excludes and .gitignore take the file at the current
+ * path (last component at base)? */
+static int file_wanted(walker *w, size_t base, gi_frame *gi)
 {
     const char *rel = w->path.data;
     size_t len = w->path.len;
-    if (!any_match(w->masks, w->nmasks, rel, len) || any_match(w->excl, w->nexcl, rel, len) ||
-        gi_ignored(gi, rel, len, base, 0))
+    return any_match(w->masks, w->nmasks, rel, len) && !any_match(w->excl, w->nexcl, rel, len) &&
+           !gi_ignored(gi, rel, len, base, 0);
+}
+
+static void visit_file(walker *w, int dfd, const ent *e, size_t base,
+                       gi_frame *gi, const struct stat *lst)
+{
+    const char *rel = w->path.data;
+    if (e->slot == SLOT_SKIP || (e->slot == SLOT_NONE && !file_wanted(w, base, gi)))
         return;
     struct stat st;
     if (!lst) {
-        if (fstatat(dfd, name, &st, 0) != 0) {
-            warn(w, "%s: %s", rel, strerror(errno));
+        int err = 0;
+        if (e->slot >= 0) {
+            stat_item *it = batch_get(w->help, w->cur, e->slot);
+            err = it->err;
+            st = it->st;
+        } else if (fstatat(dfd, e->name, &st, 0) != 0) {
+            err = errno;
+        }
+        if (err) {
+            warn(w, "%s: %s", rel, strerror(err));
             return;
         }
         if (!S_ISREG(st.st_mode))
@@ -311,7 +564,7 @@ static void visit_entry(walker *w, int dfd, const ent *e, gi_frame *gi)
         }
         enter_dir(w, cfd, gi);
     } else if (type == DT_REG) {
-        visit_file(w, dfd, e->name, base, gi, is_link ? &st : NULL);
+        visit_file(w, dfd, e, base, gi, is_link ? &st : NULL);
     }
 out:
     path_truncate(w, base);
@@ -342,15 +595,47 @@ static ent *read_entries(walker *w, DIR *d, arena *names, size_t *n_out, int *ha
         if (type == DT_UNKNOWN && fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) == 0)
             type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR
                  : S_ISREG(st.st_mode) ? DT_REG : DT_FIFO;
+        size_t len = strlen(nm);
         xgrow(&ents, &cap, n + 1, sizeof *ents);
-        ents[n++] = (ent){arena_strndup(names, nm, strlen(nm)), type};
+        ents[n++] = (ent){ent_key(nm, len, type), arena_strndup(names, nm, len), type, SLOT_NONE};
     }
     if (errno != 0)
         warn(w, "%s: %s", w->path.len ? w->path.data : ".", strerror(errno));
-    if (n)
-        qsort(ents, n, sizeof *ents, cmp_ent);
+    sort_ents(ents, n);
     *n_out = n;
     return ents;
+}
+
+/* The folder's regular files that the masks, excludes and .gitignore
+ * take, in a batch for the helper (the others marked SLOT_SKIP). Fewer
+ * than two: not worth the helper's while. */
+static void batch_files(walker *w, batch *b, ent *ents, size_t n, gi_frame *gi)
+{
+    size_t base = w->path.len, want = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ents[i].type != DT_REG)
+            continue;
+        tbuf_puts(&w->path, ents[i].name);
+        ents[i].slot = file_wanted(w, base, gi) ? (int)want++ : SLOT_SKIP;
+        path_truncate(w, base);
+    }
+    if (want < 2) {
+        for (size_t i = 0; i < n; i++)
+            if (ents[i].slot >= 0)
+                ents[i].slot = SLOT_NONE;
+        return;
+    }
+    b->items = xmalloc(want * sizeof *b->items);
+    b->n = b->tail = want;
+    for (size_t i = 0; i < n; i++) {
+        if (ents[i].slot < 0)
+            continue;
+        stat_item *it = &b->items[ents[i].slot];
+        atomic_init(&it->state, ITEM_FREE);
+        it->err = 0;
+        it->name = ents[i].name;
+    }
+    batch_push(w->help, b);
 }
 
 /* Walk the directory open on fd; w->path holds its relative path with a
@@ -369,8 +654,17 @@ static void walk_dir(walker *w, int fd, gi_frame *gi)
     ent *ents = read_entries(w, d, &names, &n, &has_gi);
     int dfd = dirfd(d);
     gi_frame *here = has_gi ? read_gitignore(w, dfd, gi) : gi_frame_ref(gi);
+    batch b = {.dfd = dfd}, *outer = w->cur;
+    if (w->help)
+        batch_files(w, &b, ents, n, here);
+    w->cur = &b;
     for (size_t i = 0; i < n && !w->stop; i++)
         visit_entry(w, dfd, &ents[i], here);
+    if (b.n) {
+        batch_pop(w->help, &b);
+        free(b.items);
+    }
+    w->cur = outer;
     gi_frame_unref(here);
     free(ents);
     arena_free(&names);
@@ -447,9 +741,17 @@ trove_err walk_tree(const walk_opts *opts, const walk_callbacks *cb)
     w.nexcl = opts->excludes ? opts->n_excludes : 0;
     w.excl = compile_all(opts->excludes, w.nexcl);
     tbuf_puts(&w.path, "");
+    helpers help;
+    if (opts->helpers > 0) {
+        helpers_start(&help);
+        w.help = help.started ? &help : NULL;
+    }
 
     enter_dir(&w, fd, NULL);
     walk_deferred(&w);
+
+    if (opts->helpers > 0)
+        helpers_stop(&help);
 
     for (size_t i = 0; i < w.nmasks; i++)
         tglob_free(w.masks[i]);

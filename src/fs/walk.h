@@ -42,6 +42,12 @@ typedef struct walk_opts {
     int follow_outside;         /* follow symlinks that lead outside the root */
     const char *const *skip_dirs;   /* relative folders never entered */
     size_t n_skip_dirs;
+    /* 1: a second thread stats the files the walk takes (a stat per note
+     * is most of a walk's time), beside the one that walks; 0: the
+     * caller's thread does it all. The callbacks run on the caller's
+     * thread either way, with the same files and warnings in the same
+     * order. */
+    int helpers;
 } walk_opts;
 
 typedef struct walk_callbacks {

@@ -24,6 +24,7 @@
 #include "util/fsutil.h"
 #include "util/mem.h"
 #include "util/str.h"
+#include "util/thread.h"
 
 /* A number from the environment, else dflt. */
 static long env_long(const char *name, long dflt)
@@ -91,18 +92,12 @@ static void warnf(run *r, const char *fmt, ...)
         r->opts->warn(r->opts->warn_ctx, line);
 }
 
-static void on_walk_warning(void *ctx, const char *message)
-{
-    warnf(ctx, "%s", message);
-}
-
 static store_file *lookup_old(run *r, const char *path);
 
-static int on_walk_file(void *ctx, const char *relpath, const struct stat *sb)
+/* One walked file against the index's row of its path: an unchanged one
+ * is counted and its row marked, the others kept for a look. */
+static void compare_walked(run *r, const char *relpath, int64_t size, int64_t mtime_ns)
 {
-    run *r = ctx;
-    int64_t size = (int64_t)sb->st_size;
-    int64_t mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
     r->n_walked++;
     store_file *old = lookup_old(r, relpath);
     r->n_known += old != NULL;
@@ -116,7 +111,70 @@ static int on_walk_file(void *ctx, const char *relpath, const struct stat *sb)
         f->size = size;
         f->mtime_ns = mtime_ns;
     }
-    return r->opts->interrupted && *r->opts->interrupted;
+}
+
+/* ---- the walk on a thread of its own ----
+ *
+ * The walk (system calls: a stat per note) and the read of the indexed
+ * rows (SQLite) do not depend on each other, so the walk runs on a second
+ * thread while the caller's thread reads the rows; the walked files are
+ * compared once both are done. The walk's thread touches nothing of the
+ * run but the options: what it finds (files in walk order, warnings in
+ * order, its error) is kept and replayed on the caller's thread, so the
+ * results, warnings and their order are those of a walk on one thread. */
+typedef struct walked {
+    size_t path;            /* offset of its relative path in paths */
+    int64_t size, mtime_ns;
+} walked;
+
+typedef struct walk_job {
+    walk_opts wo;
+    volatile sig_atomic_t *interrupted;
+    walked *files;
+    size_t n_files, cap_files;
+    tbuf paths;             /* relative paths, each ending in '\0' */
+    char **warns;
+    size_t n_warns, cap_warns;
+    trove_err rc;
+    char *errmsg;           /* rc's message */
+} walk_job;
+
+static int job_file(void *ctx, const char *relpath, const struct stat *sb)
+{
+    walk_job *j = ctx;
+    xgrow(&j->files, &j->cap_files, j->n_files + 1, sizeof *j->files);
+    j->files[j->n_files++] = (walked){
+        j->paths.len, (int64_t)sb->st_size,
+        (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec};
+    tbuf_append(&j->paths, relpath, strlen(relpath) + 1);
+    return j->interrupted && *j->interrupted;
+}
+
+static void job_warning(void *ctx, const char *message)
+{
+    walk_job *j = ctx;
+    xgrow(&j->warns, &j->cap_warns, j->n_warns + 1, sizeof *j->warns);
+    j->warns[j->n_warns++] = xstrdup(message);
+}
+
+static void *job_walk(void *arg)
+{
+    walk_job *j = arg;
+    walk_callbacks cb = {.ctx = j, .on_file = job_file, .on_warning = job_warning};
+    j->rc = walk_tree(&j->wo, &cb);
+    if (j->rc)
+        j->errmsg = xstrdup(trove_errmsg());
+    return NULL;
+}
+
+static void job_free(walk_job *j)
+{
+    for (size_t i = 0; i < j->n_warns; i++)
+        free(j->warns[i]);
+    free(j->warns);
+    free(j->files);
+    tbuf_free(&j->paths);
+    free(j->errmsg);
 }
 
 static void build_path_table(run *r)
@@ -510,21 +568,12 @@ static void pipe_start(pipe_t *q, run *r)
     pthread_cond_init(&q->room, NULL);
     q->threads = xcalloc(n, sizeof *q->threads);
     /* Ctrl-C and the like go to the writer's thread, which checks between
-     * files: the workers start with them blocked (faults stay unblocked,
-     * so a crash handler still runs). */
-    static const int async_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM,
-                                        SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH};
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t i = 0; i < sizeof async_signals / sizeof *async_signals; i++)
-        sigaddset(&block, async_signals[i]);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+     * files (thread_start). */
     for (size_t i = 0; i < n; i++) {
-        if (pthread_create(&q->threads[q->n_threads], NULL, pipe_worker, q) != 0)
+        if (thread_start(&q->threads[q->n_threads], pipe_worker, q) != 0)
             break;   /* fewer workers (none: the writer prepares) */
         q->n_threads++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* What prepare() made of file i. The writer prepares it itself (without
@@ -689,31 +738,47 @@ static const char **nested_dirs(const run *r, size_t *n)
     return out;
 }
 
-/* Load the indexed files of the collection and walk the folder. */
+/* Load the indexed files of the collection and walk the folder, the two
+ * at once (above); then compare. */
 static trove_err scan(run *r, int warn_nested)
 {
-    trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
-    if (rc)
-        return rc;
-    build_path_table(r);
     const config_collection *coll = r->coll;
     size_t n_skip;
     const char **skip = nested_dirs(r, &n_skip);
     for (size_t i = 0; warn_nested && i < n_skip; i++)
         warnf(r, "collection '%s': folder %s/%s is a collection of its own; its notes are "
               "indexed there, not twice", coll->name, coll->path, skip[i]);
-    walk_opts wo = {
-        .root = coll->path,
-        .masks = (const char *const *)coll->masks,
-        .n_masks = coll->n_masks,
-        .excludes = (const char *const *)coll->excludes,
-        .n_excludes = coll->n_excludes,
-        .skip_dirs = skip,
-        .n_skip_dirs = n_skip,
+    walk_job j = {
+        .wo = {
+            .root = coll->path,
+            .masks = (const char *const *)coll->masks,
+            .n_masks = coll->n_masks,
+            .excludes = (const char *const *)coll->excludes,
+            .n_excludes = coll->n_excludes,
+            .skip_dirs = skip,
+            .n_skip_dirs = n_skip,
+        },
+        .interrupted = r->opts->interrupted,
     };
-    walk_callbacks cb = {.ctx = r, .on_file = on_walk_file, .on_warning = on_walk_warning};
-    rc = walk_tree(&wo, &cb);
+    /* the walk's own second thread for its stats, beside this one's SQLite */
+    j.wo.helpers = online_cpus() > 1;
+    pthread_t walker;
+    int threaded = thread_start(&walker, job_walk, &j) == 0;
+    trove_err rc = store_files(r->st, r->collection_id, &r->old, &r->n_old);
+    if (rc == TROVE_OK)
+        build_path_table(r);
+    if (threaded)
+        pthread_join(walker, NULL);
+    else
+        job_walk(&j);   /* no thread to be had: one after the other */
     free(skip);
+    for (size_t i = 0; rc == TROVE_OK && i < j.n_warns; i++)
+        warnf(r, "%s", j.warns[i]);
+    if (rc == TROVE_OK && j.rc)
+        rc = trove_fail(j.rc, "%s", j.errmsg);
+    for (size_t i = 0; rc == TROVE_OK && i < j.n_files; i++)
+        compare_walked(r, j.paths.data + j.files[i].path, j.files[i].size, j.files[i].mtime_ns);
+    job_free(&j);
     return rc;
 }
 

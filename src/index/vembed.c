@@ -458,7 +458,10 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
     int64_t total = 0;
     if (rc == TROVE_OK)
         rc = store_vec_pending_count(st, r.model_id, &total);
-    if (rc == TROVE_OK)
+    /* Nothing to embed (a no-op `update`): neither the stored vectors'
+     * hashes (a read of every segment and a sort) nor a pass over the
+     * chunks that would find none. */
+    if (rc == TROVE_OK && total > 0)
         rc = store_vec_locations(st, r.model_id, &r.locs, &r.n_locs);
     if (rc)
         return rc;
@@ -471,7 +474,7 @@ trove_err vembed_run(store *st, embed_model *m, const vembed_opts *opts, vembed_
     int64_t *ids = xmalloc(FETCH * sizeof *ids);
     uint64_t *hs = xmalloc(FETCH * sizeof *hs);
     report(&r, 0);
-    while (rc == TROVE_OK) {
+    while (rc == TROVE_OK && total > 0) {
         store_vec_todo *todo;
         size_t n;
         /* A read transaction per round: a concurrent `update` may commit

@@ -221,6 +221,29 @@ static void test_nobrace(void **state)
     tglob_free(g);
 }
 
+/* tglob_last_byte: the byte every match ends with, or -1; and every
+ * string the pattern matches does end with it. */
+static void test_last_byte(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *pat, *match;
+        int last;
+    } t[] = {
+        {"*.md", "a.md", 'd'},        {"**/*.md", "x/y.md", 'd'},   {"venv", "venv", 'v'},
+        {"a[bc]d", "abd", 'd'},       {"a[bc]", "ab", -1},          {"a?", "ab", -1},
+        {"a*", "abc", -1},            {"x/**", "x/y", -1},          {"a\\*", "a*", -1},
+        {"a\\d", "ad", -1},           {"{a,b}", "a", -1},           {"x{a,b}c", "xac", 'c'},
+        {"a/", "a/", -1},             {"\xc3\xa9", "\xc3\xa9", 0xa9},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        tglob *g = tglob_compile(t[i].pat, strlen(t[i].pat), 0);
+        assert_int_equal(tglob_last_byte(g), t[i].last);
+        assert_int_equal(tglob_match(g, t[i].match, strlen(t[i].match)), 1);
+        tglob_free(g);
+    }
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -285,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_braces),
         cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_nobrace),
+        cmocka_unit_test(test_last_byte),
         cmocka_unit_test(test_adversarial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -175,6 +175,43 @@ static void test_add_search_delete(void **state)
 }
 
 /* Vectors for a chunk deleted meanwhile are dropped, not stored. */
+/* The pending count is exact whatever vec_map holds beside the model's
+ * vectors of live chunks: another model's vectors, a row of a chunk that
+ * is gone (not counted), a chunk without one (counted); it agrees with the
+ * chunks store_vec_pending lists. */
+static void test_pending_count_exact(void **state)
+{
+    (void)state;
+    int64_t m1, m2, pending;
+    assert_int_equal(store_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_model_ensure(st, "fp-p1", DIM, "p1", &m1), TROVE_OK);
+    assert_int_equal(store_vec_model_ensure(st, "fp-p2", DIM, "p2", &m2), TROVE_OK);
+    add_note(coll_a, "p1.md", "# P1\n\nfirst\n\n## Two\n\nsecond\n");
+    add_note(coll_b, "p2.md", "# P2\n\nthird\n");
+    embed_pending(m1);
+    assert_int_equal(store_vec_pending_count(st, m1, &pending), TROVE_OK);
+    assert_int_equal(pending, 0);
+    int64_t chunks = one_int("SELECT count(*) FROM chunks WHERE ? > 0", 1);
+    assert_int_equal(store_vec_pending_count(st, m2, &pending), TROVE_OK);
+    assert_int_equal(pending, chunks);
+    int64_t gone = one_int("SELECT max(id) + 1000 FROM chunks WHERE ? > 0", 1);
+    int64_t c = one_int("SELECT max(id) FROM chunks WHERE ? > 0", 1);
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO vec_map VALUES(%lld, %lld, 1, 0);"
+             "DELETE FROM vec_map WHERE chunk_id = %lld AND model_id = %lld",
+             (long long)gone, (long long)m1, (long long)c, (long long)m1);
+    assert_int_equal(sqlite3_exec(store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(store_vec_pending_count(st, m1, &pending), TROVE_OK);
+    assert_int_equal(pending, 1);
+    store_vec_todo *todo;
+    size_t n;
+    assert_int_equal(store_vec_pending(st, m1, 0, 1000, &todo, &n), TROVE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(todo[0].chunk_id, c);
+    store_vec_todo_free(todo, n);
+    store_rollback(st);
+}
+
 static void test_add_skips_gone_chunks(void **state)
 {
     (void)state;
@@ -537,6 +574,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_search_delete),
         cmocka_unit_test(test_add_skips_gone_chunks),
+        cmocka_unit_test(test_pending_count_exact),
         cmocka_unit_test(test_merge_and_compaction),
         cmocka_unit_test(test_locations_and_read),
         cmocka_unit_test(test_counts_and_models),

@@ -107,6 +107,7 @@ static void on_warning(void *ctx, const char *msg)
 /* The order and loop tests walk through a linked folder outside the root
  * on purpose; test_stays_inside checks the default, which refuses it. */
 static int follow_outside = 1;
+static int walk_helpers;   /* walk_opts.helpers of every walk (main runs both) */
 static const char *const *skip_dirs;
 static size_t n_skip_dirs;
 
@@ -116,7 +117,7 @@ static trove_err walk_into(collect *c, const char *dir, const char *const *masks
     memset(c, 0, sizeof *c);
     walk_opts o = {.root = dir, .masks = masks, .n_masks = nm, .excludes = excl, .n_excludes = ne,
                    .follow_outside = follow_outside, .skip_dirs = skip_dirs,
-                   .n_skip_dirs = n_skip_dirs};
+                   .n_skip_dirs = n_skip_dirs, .helpers = walk_helpers};
     walk_callbacks cb = {.ctx = c, .on_file = on_file, .on_warning = on_warning};
     return walk_tree(&o, &cb);
 }
@@ -428,7 +429,7 @@ static void test_stop(void **state)
     collect c;
     memset(&c, 0, sizeof c);
     c.stop_after = 3;
-    walk_opts o = {.root = root};
+    walk_opts o = {.root = root, .helpers = walk_helpers};
     walk_callbacks cb = {.ctx = &c, .on_file = stop_cb};
     assert_int_equal(walk_tree(&o, &cb), TROVE_OK);
     assert_int_equal(c.nfiles, 3);
@@ -510,6 +511,116 @@ static void test_long_names(void **state)
     rm_tree(dir);
 }
 
+/* Thousands of entries in one folder, names that share their first 8 bytes
+ * or more (the sort's integer key), files and folders named alike ("x.md",
+ * "x/", "x-y.md"), bytes above 0x7f: the reported paths must come out in
+ * strcmp order, each once. */
+static void test_sorted_order(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-sort-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *const stems[] = {"abcdefgh", "abcdefg", "abcdefghi", "abcdefgh-",
+                                        "abcdefgh.", "a", "ab", "\xc3\xa9t\xc3\xa9", "z z", "0"};
+    size_t want = 0;
+    char rel[256];
+    for (size_t s = 0; s < sizeof stems / sizeof *stems; s++) {
+        for (int k = 0; k < 230; k++) {
+            snprintf(rel, sizeof rel, "%s%d.md", stems[s], k);
+            put_in(dir, rel, "x");
+            want++;
+        }
+        snprintf(rel, sizeof rel, "%s.md", stems[s]);
+        put_in(dir, rel, "x");
+        snprintf(rel, sizeof rel, "%s/in.md", stems[s]);
+        put_in(dir, rel, "x");
+        snprintf(rel, sizeof rel, "%s/%s/in.md", stems[s], stems[s]);
+        put_in(dir, rel, "x");
+        want += 3;
+    }
+    collect c;
+    assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
+    assert_int_equal(c.nwarn, 0);
+    assert_int_equal((size_t)c.nfiles, want);
+    char *list = xstrdup(tbuf_cstr(&c.list)), *save = NULL;
+    const char *prev = NULL;
+    for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (prev && strcmp(prev, line) >= 0)
+            fail_msg("out of order: '%s' then '%s'", prev, line);
+        prev = line;
+    }
+    free(list);
+    collect_free(&c);
+    rm_tree(dir);
+}
+
+/* Rules that end in a wildcard, a class or a literal byte; a .gitignore
+ * whose rules can end in no note's last byte is skipped as a whole, and
+ * one rule that may end in any byte keeps its file in play. */
+static void test_gitignore_last_byte(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-gi-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    put_in(dir, ".gitignore", "*.log\nvenv\n");
+    put_in(dir, "q/.gitignore", "a.m?\nb.m[d]\nc.md\nsub\ne.m\\d\n");
+    put_in(dir, "r/.gitignore", "*\n!keep.md\n");
+    static const char *const files[] = {"top.md", "q/a.md", "q/b.md", "q/c.md", "q/d.md",
+                                        "q/e.md", "q/sub/e.md", "q/subx/f.md", "q/venv/g.md",
+                                        "r/keep.md", "r/drop.md"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        put_in(dir, files[i], "x");
+    collect c;
+    assert_int_equal(walk_into(&c, dir, NULL, 0, NULL, 0), TROVE_OK);
+    assert_string_equal(tbuf_cstr(&c.list), "q/d.md\nq/subx/f.md\nr/keep.md\ntop.md\n");
+    collect_free(&c);
+    rm_tree(dir);
+}
+
+/* The walk with a helper thread for its stats reports the same files,
+ * warnings and order as without: the shared tree (links, loops, dangling
+ * links, .gitignore rules) and one of 1,200 folders holding 4,800 notes, a
+ * FIFO and files refused by a .gitignore among them. */
+static void test_helpers_agree(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX] = "/tmp/trove-walk-help-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char rel[256];
+    put_in(dir, ".gitignore", "*-2.md\nskip*/\n");
+    for (int a = 0; a < 12; a++)
+        for (int b = 0; b < 100; b++)
+            for (int f = 0; f < 4; f++) {
+                snprintf(rel, sizeof rel, "%s%02d/d%03d/note-%d.md", a % 5 ? "top" : "skip", a, b, f);
+                put_in(dir, rel, "x");
+            }
+    char fifo[PATH_MAX];
+    path_in(fifo, dir, "top01/d000/fifo.md");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    char p[PATH_MAX];
+    path_in(p, dir, "top01/d001/dangling.md");
+    assert_int_equal(symlink("nowhere.md", p), 0);
+    const char *roots[] = {root, dir};
+    for (size_t r = 0; r < 2; r++) {
+        collect one, two;
+        int saved = walk_helpers;
+        walk_helpers = 0;
+        assert_int_equal(walk_into(&one, roots[r], NULL, 0, NULL, 0), TROVE_OK);
+        walk_helpers = 1;
+        assert_int_equal(walk_into(&two, roots[r], NULL, 0, NULL, 0), TROVE_OK);
+        walk_helpers = saved;
+        assert_true(one.nfiles > 0);
+        assert_int_equal(one.nfiles, two.nfiles);
+        assert_string_equal(tbuf_cstr(&one.list), tbuf_cstr(&two.list));
+        assert_string_equal(tbuf_cstr(&one.warnings), tbuf_cstr(&two.warnings));
+        if (r == 1)
+            assert_int_equal(one.nfiles, 9 * 100 * 3);   /* top*, less each *-2.md */
+        collect_free(&one);
+        collect_free(&two);
+    }
+    rm_tree(dir);
+}
+
 static int count_find(const char *dir)
 {
     char cmd[PATH_MAX + 128];
@@ -561,7 +672,13 @@ int main(void)
         cmocka_unit_test(test_root_errors),
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_long_names),
+        cmocka_unit_test(test_sorted_order),
+        cmocka_unit_test(test_gitignore_last_byte),
+        cmocka_unit_test(test_helpers_agree),
         cmocka_unit_test(test_obsidian_help),
     };
-    return cmocka_run_group_tests(tests, setup_tree, teardown_tree);
+    /* Every test twice: the walk's own thread statting, then a helper. */
+    int failed = cmocka_run_group_tests(tests, setup_tree, teardown_tree);
+    walk_helpers = 1;
+    return failed + cmocka_run_group_tests(tests, setup_tree, teardown_tree);
 }
