@@ -93,6 +93,12 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
  * dequantisation is shared by many rows. The choice depends only on the
  * product's shape, never on the thread count. INT8 / SGEMM force a path
  * and ignore packs (tests, bench). Process-wide. */
+/* Whether AUTO multiplies matrices of this quantised type through the
+ * float kernel (dequantised per product, activations in f32) rather than
+ * int8 products: Q8_0 on a CPU with AVX2 but no VNNI, where that is
+ * faster. Such matrices need no q8pack (kern_linear ignores one). */
+bool kern_q8_float(ggml_type type);
+
 typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
 #define KERN_INT8_MAX_ROWS 8
 void kern_set_quant_path(kern_quant_path path);
