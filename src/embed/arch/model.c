@@ -118,8 +118,7 @@ trove_err emodel_mat(emodel *m, const char *name, int64_t n_in, int64_t n_out, b
      * token_embd or an LM head, read a row at a time).
      * Only reserved here: emodel_pack fills them on the pool's threads
      * when the first forward pass needs them (out->pack is set then). */
-    if (q8pack_type_ok(t->type) && !kern_q8_float(t->type) && strncmp(name, "blk.", 4) == 0 &&
-        pack_enabled()) {
+    if (q8pack_type_ok(t->type) && strncmp(name, "blk.", 4) == 0 && pack_enabled()) {
         q8pack *pk = q8pack_alloc(t->type, n_in, n_out);
         if (pk) {
             xgrow(&m->packs, &m->cap_packs, m->n_packs + 1, sizeof *m->packs);

@@ -518,7 +518,8 @@ static void gm_gemm(const float *X, int64_t ldx, int64_t T, const float *Wp, int
  * docs/performance.md, session 33), so Q8_0 weights are dequantised into
  * the float kernel's panels per product, like F16 (exact: d * q fits an
  * f32), and the activations stay f32: different numbers from the int8
- * path (closer to F32's), the same for every row count from 16. */
+ * path (closer to F32's), in products of KERN_Q8_FLOAT_MIN_ROWS rows or
+ * more (q8_float_rows; fewer rows keep the q8pack). */
 static bool gm_q8_float(ggml_type type)
 {
     return type == GGML_TYPE_Q8_0 && quant_impl_active() == QUANT_IMPL_AVX2 && gm_cpu();
@@ -539,12 +540,22 @@ static void gm_pack_task(void *ctx, int task, int tid)
 }
 #endif
 
-bool kern_q8_float(ggml_type type)
+/* Q8_0 products of at least this many rows go through the float kernel
+ * (gm_q8_float); smaller ones stay on the packed int8 kernels. Converting
+ * the whole matrix into panels costs about as much as the product of a
+ * few hundred rows saves (MiniLM-shaped Q8_0 at 16 rows: one 221-token
+ * passage took 221-268 ms CPU int8, 325-349 float, the pack built either
+ * way): so a text embedded alone and in a large batch no longer gets the
+ * same bits on such a CPU (cosine 0.9997). */
+#define KERN_Q8_FLOAT_MIN_ROWS 512
+
+static bool q8_float_rows(const kmat *w, int64_t T)
 {
 #ifdef KERN_GEMM
-    return gm_q8_float(type);
+    return T >= KERN_Q8_FLOAT_MIN_ROWS && gm_q8_float(w->type);
 #else
-    (void)type;
+    (void)w;
+    (void)T;
     return false;
 #endif
 }
@@ -719,7 +730,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     int path = atomic_load(&quant_path);
     bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
                     w->type == GGML_TYPE_BF16 ||
-                    (path == KERN_QUANT_AUTO && kern_q8_float(w->type));
+                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T));
     if (w->pack && path == KERN_QUANT_AUTO && !is_float) {
         /* KERN_NB is a multiple of Q8PACK_NR and n_out of both */
         /* KERN_RB (rows per quantisation task) is a multiple of 8 */
@@ -787,7 +798,7 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
     bool packed = n >= 1 && n <= KERN_LINEAR_N_MAX && T > 0 &&
                   atomic_load(&quant_path) == KERN_QUANT_AUTO;
     for (int i = 0; i < n && packed; i++)
-        packed = w[i]->pack && !kern_q8_float(w[i]->type) && w[i]->n_in == w[0]->n_in &&
+        packed = w[i]->pack && !q8_float_rows(w[i], T) && w[i]->n_in == w[0]->n_in &&
                  w[i]->n_out > 0;
     if (!packed) {
         for (int i = 0; i < n; i++)

@@ -85,7 +85,9 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
 
 /* How quantised weights are multiplied. AUTO (default): a matrix
  * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
- * any number of rows. Otherwise the int8 kernels
+ * any number of rows, except Q8_0 on a CPU with AVX2 but no VNNI in
+ * products of at least 512 rows: there the float kernel (weights
+ * dequantised per product, activations f32) is faster. Otherwise the int8 kernels
  * (activations quantised to 8 bits, integer dot products) for products of
  * at most KERN_INT8_MAX_ROWS activation rows, where reading the compact
  * weights directly wins; above that, weight blocks are dequantised into
@@ -93,12 +95,6 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
  * dequantisation is shared by many rows. The choice depends only on the
  * product's shape, never on the thread count. INT8 / SGEMM force a path
  * and ignore packs (tests, bench). Process-wide. */
-/* Whether AUTO multiplies matrices of this quantised type through the
- * float kernel (dequantised per product, activations in f32) rather than
- * int8 products: Q8_0 on a CPU with AVX2 but no VNNI, where that is
- * faster. Such matrices need no q8pack (kern_linear ignores one). */
-bool kern_q8_float(ggml_type type);
-
 typedef enum kern_quant_path { KERN_QUANT_AUTO, KERN_QUANT_INT8, KERN_QUANT_SGEMM } kern_quant_path;
 #define KERN_INT8_MAX_ROWS 8
 void kern_set_quant_path(kern_quant_path path);
