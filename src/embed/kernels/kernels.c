@@ -546,13 +546,14 @@ static void gm_pack_task(void *ctx, int task, int tid)
  * few hundred rows saves (MiniLM-shaped Q8_0 at 16 rows: one 221-token
  * passage took 221-268 ms CPU int8, 325-349 float, the pack built either
  * way): so a text embedded alone and in a large batch no longer gets the
- * same bits on such a CPU (cosine 0.9997). */
+ * same bits on such a CPU (cosine 0.9997), which only encoders allow
+ * (kmat.float_rows_ok: a decoder's prefix cache must match its whole pass). */
 #define KERN_Q8_FLOAT_MIN_ROWS 512
 
 static bool q8_float_rows(const kmat *w, int64_t T)
 {
 #ifdef KERN_GEMM
-    return T >= KERN_Q8_FLOAT_MIN_ROWS && gm_q8_float(w->type);
+    return w->float_rows_ok && T >= KERN_Q8_FLOAT_MIN_ROWS && gm_q8_float(w->type);
 #else
     (void)w;
     (void)T;
