@@ -522,7 +522,9 @@ static void gm_gemm(const float *X, int64_t ldx, int64_t T, const float *Wp, int
  * more (q8_float_rows; fewer rows keep the q8pack). */
 static bool gm_q8_float(ggml_type type)
 {
-    return type == GGML_TYPE_Q8_0 && quant_impl_active() == QUANT_IMPL_AVX2 && gm_cpu();
+    /* not on AVX-512 CPUs without VNNI: measured only on Zen 1 */
+    return type == GGML_TYPE_Q8_0 && quant_impl_active() == QUANT_IMPL_AVX2 &&
+           !(cpu_simd() & CPU_AVX512F) && gm_cpu();
 }
 
 static int gm_ok(const kmat *w)

@@ -89,7 +89,7 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
 
 /* How quantised weights are multiplied. AUTO (default): a matrix
  * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
- * any number of rows, except Q8_0 on a CPU with AVX2 but no VNNI in
+ * any number of rows, except Q8_0 on a CPU with AVX2 but neither VNNI nor AVX-512 in
  * products of at least 512 rows of a float_rows_ok matrix: there the float kernel (weights
  * dequantised per product, activations f32) is faster. Otherwise the int8 kernels
  * (activations quantised to 8 bits, integer dot products) for products of
