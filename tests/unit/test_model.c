@@ -136,6 +136,48 @@ static void test_linear_rows_independent(void **state)
     free(W), free(X), free(ya), free(yb);
 }
 
+/* Q8_0 in an encoder's large product (kmat.float_rows_ok, 512+ rows): on a
+ * CPU with AVX2 but no VNNI the float kernel, f32 activations, so the
+ * dequantised product to float rounding; elsewhere the packed int8
+ * kernels (also with AVX-512 and no VNNI: not measured there). Either way
+ * the same bits on 1 and 3 threads. */
+static void test_linear_q8_float(void **state)
+{
+    (void)state;
+    int64_t n_in = 384, n_out = 64, T = 600;
+    float *W = malloc((size_t)(n_in * n_out) * sizeof *W), *X = malloc((size_t)(T * n_in) * sizeof *X);
+    fill(W, (size_t)(n_in * n_out), 0.1f);
+    fill(X, (size_t)(T * n_in), 1.0f);
+    size_t row = quant_row_size(GGML_TYPE_Q8_0, n_in);
+    uint8_t *q = malloc(row * (size_t)n_out);
+    float *Wd = malloc((size_t)(n_in * n_out) * sizeof *Wd);
+    for (int64_t o = 0; o < n_out; o++) {
+        quant_quantize_row(GGML_TYPE_Q8_0, W + o * n_in, q + (size_t)o * row, n_in);
+        quant_dequantize_row(GGML_TYPE_Q8_0, q + (size_t)o * row, Wd + o * n_in, n_in);
+    }
+    double *want = malloc((size_t)(T * n_out) * sizeof *want);
+    naive_linear(X, T, Wd, n_in, n_out, NULL, want);
+    q8pack *pk = q8pack_new(GGML_TYPE_Q8_0, q, n_in, n_out);
+    kmat m = {.type = GGML_TYPE_Q8_0, .n_in = n_in, .n_out = n_out, .data = q, .name = "w",
+              .pack = pk, .float_rows_ok = true};
+    float *y1 = malloc((size_t)(T * n_out) * sizeof *y1), *y3 = malloc((size_t)(T * n_out) * sizeof *y3);
+    kpool *p1 = kpool_new(1), *p3 = kpool_new(3);
+    kern_linear(p1, &m, NULL, X, n_in, T, y1, n_out);
+    kern_linear(p3, &m, NULL, X, n_in, T, y3, n_out);
+    unsigned simd = cpu_simd();
+    bool float_path = quant_impl_active() == QUANT_IMPL_AVX2 && !(simd & CPU_AVX512F) &&
+                      (simd & (CPU_AVX2 | CPU_FMA)) == (CPU_AVX2 | CPU_FMA);
+    double tol = float_path ? 1e-5 : 2e-2;
+    for (int64_t i = 0; i < T * n_out; i++)
+        if (fabs(y1[i] - want[i]) > tol * (1 + fabs(want[i])))
+            fail_msg("element %lld: %g, want %g", (long long)i, (double)y1[i], want[i]);
+    assert_memory_equal(y1, y3, (size_t)(T * n_out) * sizeof *y1);
+    kpool_free(p1);
+    kpool_free(p3);
+    q8pack_free(pk);
+    free(W), free(X), free(q), free(Wd), free(want), free(y1), free(y3);
+}
+
 static void test_linear(void **state)
 {
     (void)state;
@@ -1073,6 +1115,7 @@ int main(void)
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_linear_rows_independent),
+        cmocka_unit_test(test_linear_q8_float),
         cmocka_unit_test(test_attention_long),
         cmocka_unit_test(test_rowops),
         cmocka_unit_test(test_rope_and_attention),

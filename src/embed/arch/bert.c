@@ -112,8 +112,18 @@ static trove_err bert_load(emodel *m, const gguf_file *f)
         (e = emodel_vec(m, "token_embd_norm.bias", hp->n_embd, false, &w->emb_ln_b)))
         return e;
     w->layers = xcalloc((size_t)hp->n_layer, sizeof *w->layers);
-    return emodel_load_layers(m, bert_tensors, sizeof bert_tensors / sizeof *bert_tensors,
-                                sizeof *w->layers, w->layers);
+    if ((e = emodel_load_layers(m, bert_tensors, sizeof bert_tensors / sizeof *bert_tensors,
+                                sizeof *w->layers, w->layers)))
+        return e;
+    /* an encoder has no prefix cache whose results must match the whole
+     * pass's: its large products may take the float kernel (kmat) */
+    for (int64_t il = 0; il < hp->n_layer; il++) {
+        bert_layer *L = &w->layers[il];
+        kmat *mats[] = {&L->qkv, &L->q, &L->k, &L->v, &L->o, &L->up, &L->down};
+        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++)
+            mats[i]->float_rows_ok = true;
+    }
+    return TROVE_OK;
 }
 
 static void bert_free(emodel *m)

@@ -445,10 +445,10 @@ static void gm_pack_panel(const kmat *w, size_t w_row, int64_t o0, float *P)
             continue;
         }
         const uint8_t *src = (const uint8_t *)w->data + (size_t)o * w_row;
-        size_t es = w->type == GGML_TYPE_F32 ? 4 : 2; /* float types only */
         for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
             int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
-            quant_dequantize_row(w->type, src + (size_t)k0 * es, buf, kc);
+            /* GM_KC is a multiple of Q8_0's 32-element blocks */
+            quant_dequantize_row(w->type, src + quant_row_size(w->type, k0), buf, kc);
             for (int64_t k = 0; k < kc; k++)
                 P[(k0 + k) * GM_C + c] = buf[k];
         }
@@ -510,10 +510,27 @@ static void gm_gemm(const float *X, int64_t ldx, int64_t T, const float *Wp, int
     gm_gemm_with(gm_pick(), X, ldx, T, Wp, K, nc, Y, ldy);
 }
 
+/* Q8_0 on a CPU with AVX2 and no VNNI (quant_impl_active() is AVX2):
+ * there the int8 products are bound by the one integer-multiply pipe
+ * (Zen 1: vpmaddubsw and the vpmaddwd that widens its pair sums both run
+ * on it, as two halves; 26-27 GFLOP per CPU-second against the float
+ * tile's 30-31, and no way found to widen off that pipe for less, see
+ * docs/performance.md, session 33), so Q8_0 weights are dequantised into
+ * the float kernel's panels per product, like F16 (exact: d * q fits an
+ * f32), and the activations stay f32: different numbers from the int8
+ * path (closer to F32's), in products of KERN_Q8_FLOAT_MIN_ROWS rows or
+ * more (q8_float_rows; fewer rows keep the q8pack). */
+static bool gm_q8_float(ggml_type type)
+{
+    /* not on AVX-512 CPUs without VNNI: measured only on Zen 1 */
+    return type == GGML_TYPE_Q8_0 && quant_impl_active() == QUANT_IMPL_AVX2 &&
+           !(cpu_simd() & CPU_AVX512F) && gm_cpu();
+}
+
 static int gm_ok(const kmat *w)
 {
-    return gm_cpu() &&
-           (w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 || w->type == GGML_TYPE_BF16);
+    return gm_cpu() && (w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                        w->type == GGML_TYPE_BF16 || gm_q8_float(w->type));
 }
 
 static void gm_pack_task(void *ctx, int task, int tid)
@@ -524,6 +541,27 @@ static void gm_pack_task(void *ctx, int task, int tid)
     gm_pack_panel(j->w, j->w_row, o0, j->wf + o0 * j->w->n_in);
 }
 #endif
+
+/* Q8_0 products of at least this many rows go through the float kernel
+ * (gm_q8_float); smaller ones stay on the packed int8 kernels. Converting
+ * the whole matrix into panels costs about as much as the product of a
+ * few hundred rows saves (MiniLM-shaped Q8_0 at 16 rows: one 221-token
+ * passage took 221-268 ms CPU int8, 325-349 float, the pack built either
+ * way): so a text embedded alone and in a large batch no longer gets the
+ * same bits on such a CPU (cosine 0.9997), which only encoders allow
+ * (kmat.float_rows_ok: a decoder's prefix cache must match its whole pass). */
+#define KERN_Q8_FLOAT_MIN_ROWS 512
+
+static bool q8_float_rows(const kmat *w, int64_t T)
+{
+#ifdef KERN_GEMM
+    return w->float_rows_ok && T >= KERN_Q8_FLOAT_MIN_ROWS && gm_q8_float(w->type);
+#else
+    (void)w;
+    (void)T;
+    return false;
+#endif
+}
 
 static void linear_task_float(void *ctx, int task, int tid)
 {
@@ -630,13 +668,24 @@ static void act_task_pack(void *ctx, int task, int tid)
     q8pack_quantize_act(j->X + t0 * j->ldx, j->ldx, t0, nt, j->w->n_in, (void *)j->act);
 }
 
+/* Output columns per task of a packed product. Each task streams every
+ * activation row through the cache once (q8pack_matmul keeps a tile of
+ * them while the task's weight groups pass): on one thread, one task for
+ * the whole product, so that happens once, not n_out / KERN_NB times
+ * (3-5% of a 384 -> 1536 Q8_0 product on Zen 1); the same sums either way. */
+static int64_t pack_task_cols(const kpool *p, const kmat *w)
+{
+    return kpool_threads(p) == 1 ? w->n_out : KERN_NB;
+}
+
 static void linear_task_pack(void *ctx, int task, int tid)
 {
     const linear_job *j = ctx;
     const kmat *w = j->w;
     (void)tid;
-    int64_t o0 = (int64_t)task * KERN_NB;
-    int64_t nb = w->n_out - o0 < KERN_NB ? w->n_out - o0 : KERN_NB;
+    int64_t cols = pack_task_cols(j->p, w);
+    int64_t o0 = (int64_t)task * cols;
+    int64_t nb = w->n_out - o0 < cols ? w->n_out - o0 : cols;
     q8pack_matmul(w->pack, o0, nb, j->act, j->T, j->bias, j->Y, j->ldy);
 }
 
@@ -681,15 +730,17 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
         .w_row = quant_row_size(w->type, w->n_in),
     };
     int n_tasks = (int)((w->n_out + KERN_NB - 1) / KERN_NB);
-    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
-                    w->type == GGML_TYPE_BF16;
     int path = atomic_load(&quant_path);
-    if (w->pack && path == KERN_QUANT_AUTO) {
+    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                    w->type == GGML_TYPE_BF16 ||
+                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T));
+    if (w->pack && path == KERN_QUANT_AUTO && !is_float) {
         /* KERN_NB is a multiple of Q8PACK_NR and n_out of both */
         /* KERN_RB (rows per quantisation task) is a multiple of 8 */
         j.act = kpool_scratch(p, 0, q8pack_act_size(w->n_in, T));
         kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &j);
-        kpool_run(p, n_tasks, linear_task_pack, &j);
+        int64_t cols = pack_task_cols(p, w);
+        kpool_run(p, (int)((w->n_out + cols - 1) / cols), linear_task_pack, &j);
         return;
     }
     bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
@@ -750,7 +801,8 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
     bool packed = n >= 1 && n <= KERN_LINEAR_N_MAX && T > 0 &&
                   atomic_load(&quant_path) == KERN_QUANT_AUTO;
     for (int i = 0; i < n && packed; i++)
-        packed = w[i]->pack && w[i]->n_in == w[0]->n_in && w[i]->n_out > 0;
+        packed = w[i]->pack && !q8_float_rows(w[i], T) && w[i]->n_in == w[0]->n_in &&
+                 w[i]->n_out > 0;
     if (!packed) {
         for (int i = 0; i < n; i++)
             kern_linear(p, w[i], bias ? bias[i] : NULL, X, ldx, T, Y[i], ldy[i]);
@@ -763,7 +815,8 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
     for (int i = 0; i < n; i++) {
         nj.j[i] = (linear_job){.w = w[i], .bias = bias ? bias[i] : NULL, .X = X, .ldx = ldx,
                                .T = T, .Y = Y[i], .ldy = ldy[i], .p = p, .act = act};
-        nj.first[i + 1] = nj.first[i] + (int)((w[i]->n_out + KERN_NB - 1) / KERN_NB);
+        int64_t cols = pack_task_cols(p, w[i]);
+        nj.first[i + 1] = nj.first[i] + (int)((w[i]->n_out + cols - 1) / cols);
         flop += 2.0 * (double)T * (double)w[i]->n_in * (double)w[i]->n_out;
     }
     kpool_run(p, (int)((T + KERN_RB - 1) / KERN_RB), act_task_pack, &nj.j[0]);

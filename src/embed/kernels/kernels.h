@@ -64,6 +64,10 @@ typedef struct kmat {
     /* q8pack types only (q8pack_type_ok), optional: the same matrix repacked for
      * many-row products (q8pack.h), owned by whoever loaded the matrix. */
     const q8pack *pack;
+    /* Set by an architecture whose results may depend on a product's row
+     * count (an encoder: no prefix cache to agree with): kern_linear may
+     * then multiply large Q8_0 products through the float kernel. */
+    bool float_rows_ok;
 } kmat;
 
 /* Y[t, o] = sum_i X[t, i] * W[o, i] (+ bias[o]) for t < T, o < n_out.
@@ -85,7 +89,9 @@ void kern_linear_n(kpool *p, int n, const kmat *const *w, const float *const *bi
 
 /* How quantised weights are multiplied. AUTO (default): a matrix
  * with a q8pack goes through the packed int8 kernels (q8pack_matmul) for
- * any number of rows. Otherwise the int8 kernels
+ * any number of rows, except Q8_0 on a CPU with AVX2 but neither VNNI nor AVX-512 in
+ * products of at least 512 rows of a float_rows_ok matrix: there the float kernel (weights
+ * dequantised per product, activations f32) is faster. Otherwise the int8 kernels
  * (activations quantised to 8 bits, integer dot products) for products of
  * at most KERN_INT8_MAX_ROWS activation rows, where reading the compact
  * weights directly wins; above that, weight blocks are dequantised into
