@@ -72,10 +72,6 @@ static const char doc_touch_sql[] = "UPDATE docs SET size = ?, mtime_ns = ? WHER
 /* Translation keys (schema version 5, text/transl.h): notes of one
  * collection sharing a key are candidate translations of each other. */
 #define TKEY_INDEX_SQL "CREATE INDEX IF NOT EXISTS docs_tkey ON docs(collection_id, tkey);"
-/* A note's in-degree: distinct other notes linking to docs.id (trove
- * check's invariant, store_check.c, says the same). */
-#define IN_DEGREE_OF_DOCS \
-    "(SELECT count(DISTINCT src_doc) FROM links WHERE dst_doc = docs.id AND src_doc != docs.id)"
 /* What search reads of the whole vault, kept at each update: how many
  * copies a translation key has on average (search widens its candidate
  * lists by as much, search/group.h) and how many notes each language has
@@ -1752,38 +1748,57 @@ trove_err store_doc_touch(store *st, int64_t doc_id, int64_t size, int64_t mtime
     return rc ? rc : store_nrec_write(st, doc_id);   /* the record holds the file time */
 }
 
+/* One pass of store_links_resolve(): every link still unresolved that
+ * CANDIDATES (a join of d, the candidate notes, and s, the linking note,
+ * for the link l) finds a note for gets the preferred one. The targets are
+ * found first, by one read of the unresolved links (MATERIALIZED), and only
+ * the links that found one are written: an UPDATE with the lookup as a
+ * correlated subquery rewrote every unresolved link, found or not, and
+ * evaluated the lookup inside the write (issue 20, docs/performance.md
+ * "1M notes on today's main"). Ties keep the candidate the lookup meets
+ * first, as before. */
+#define LINKS_PASS(CANDIDATES) \
+    "WITH r AS MATERIALIZED (SELECT lid, dst FROM (SELECT l.id AS lid, (SELECT d.id FROM " \
+    CANDIDATES " ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1) AS dst" \
+    " FROM links l WHERE l.dst_doc IS NULL) WHERE dst IS NOT NULL)" \
+    " UPDATE links SET dst_doc = r.dst FROM r WHERE links.id = r.lid"
+
 trove_err store_links_resolve(store *st)
 {
-    /* Each pass only touches links still unresolved, in order of preference.
-     * A candidate in the linking note's own collection wins, then the
-     * shortest path (Obsidian's "closest" rule, simplified). */
-    static const char sql[] =
-        "UPDATE links SET dst_doc = ("
-        "  SELECT d.id FROM docs d, docs s WHERE s.id = links.src_doc AND d.path_key = links.target_key"
-        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
-        " WHERE dst_doc IS NULL;"
-        "UPDATE links SET dst_doc = ("
-        "  SELECT d.id FROM docs d, docs s WHERE s.id = links.src_doc"
-        "   AND d.stem = replace(links.target_key, rtrim(links.target_key, replace(links.target_key, '/', '')), '')"
-        "   AND (instr(links.target_key, '/') = 0 OR d.path_key LIKE '%/' || links.target_key ESCAPE '\\')"
-        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
-        " WHERE dst_doc IS NULL;"
-        "UPDATE links SET dst_doc = ("
-        "  SELECT d.id FROM names n JOIN docs d ON d.id = n.doc_id, docs s"
-        "  WHERE s.id = links.src_doc AND n.name = links.target_key"
-        "  ORDER BY d.collection_id != s.collection_id, length(d.path) LIMIT 1)"
-        " WHERE dst_doc IS NULL;";
-    /* In-degrees: only the rows whose count changed are written (a
-     * blanket UPDATE rewrote every note's row at every update), and
-     * their note map rows marked (kind 3 holds the in-degrees). */
+    /* Each pass only touches links still unresolved, in order of preference:
+     * the exact path, then the file name (its last path segment: the key
+     * itself when it has no '/'), then a title or alias. A candidate in the
+     * linking note's own collection wins, then the shortest path
+     * (Obsidian's "closest" rule, simplified). */
+    static const char *const passes[] = {
+        LINKS_PASS("docs d, docs s WHERE s.id = l.src_doc AND d.path_key = l.target_key"),
+        LINKS_PASS("docs d, docs s WHERE s.id = l.src_doc"
+                   " AND d.stem = CASE WHEN instr(l.target_key, '/') = 0 THEN l.target_key"
+                   " ELSE replace(l.target_key, rtrim(l.target_key, replace(l.target_key, '/', '')),"
+                   " '') END"
+                   " AND (instr(l.target_key, '/') = 0 OR d.path_key LIKE '%/' || l.target_key"
+                   " ESCAPE '\\')"),
+        LINKS_PASS("names n JOIN docs d ON d.id = n.doc_id, docs s"
+                   " WHERE s.id = l.src_doc AND n.name = l.target_key"),
+    };
+    /* In-degrees, a note's distinct other notes linking to it (trove
+     * check's invariant, store_check.c, says the same): only the rows
+     * whose count changed are written (a blanket UPDATE rewrote every
+     * note's row at every update), and their note map rows marked (kind 3
+     * holds the in-degrees). The counts
+     * come from one sort of the (target, source) pairs: a count per note
+     * through links_dst fetched each link's row at random, twice. */
     static const char *const degrees[] = {
         "UPDATE docs SET in_degree = 0 WHERE in_degree != 0 AND id NOT IN"
         "  (SELECT dst_doc FROM links WHERE dst_doc IS NOT NULL AND src_doc != dst_doc)"
         " RETURNING id",
-        "UPDATE docs SET in_degree = " IN_DEGREE_OF_DOCS
-        " WHERE id IN (SELECT dst_doc FROM links WHERE src_doc != dst_doc)"
-        "  AND in_degree != " IN_DEGREE_OF_DOCS " RETURNING id"};
-    trove_err rc = store_exec(st, sql);
+        "UPDATE docs SET in_degree = c.n FROM (SELECT dst, count(*) AS n FROM"
+        "  (SELECT DISTINCT +dst_doc AS dst, src_doc FROM links"
+        "   WHERE dst_doc IS NOT NULL AND src_doc != dst_doc) GROUP BY dst) AS c"
+        " WHERE docs.id = c.dst AND docs.in_degree != c.n RETURNING docs.id"};
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; rc == TROVE_OK && i < sizeof passes / sizeof *passes; i++)
+        rc = store_exec(st, passes[i]);
     for (size_t i = 0; rc == TROVE_OK && i < sizeof degrees / sizeof *degrees; i++) {
         sqlite3_stmt *s = store_stmt_get(st, degrees[i]);
         if (!s)

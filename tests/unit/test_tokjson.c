@@ -215,6 +215,28 @@ static void test_unigram(void **state) {
     tokjson_free(t);
 }
 
+/* A word longer than 64 bytes goes through the prefix filter of the
+ * pieces (tokjson_model.c): the pieces whose prefixes run long ("abab",
+ * "abc") are still found, a short word gives the same pieces as before,
+ * and a character no piece starts with is still unk. */
+static void test_unigram_long_word(void **state) {
+    (void)state;
+    tokjson *t = load("{\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xE2\x96\x81\","
+                      "\"prepend_scheme\":\"always\",\"split\":false},"
+                      "\"model\":{\"type\":\"Unigram\",\"unk_id\":0,\"byte_fallback\":false,\"vocab\":["
+                      "[\"<unk>\",0.0],[\"\xE2\x96\x81\",-2.0],[\"a\",-2.0],[\"b\",-2.0],[\"ab\",-2.5],"
+                      "[\"abab\",-1.0],[\"abc\",-1.5],[\"c\",-3.0]]}}");
+    EXPECT(t, "ababab", 0, 1, 4, 5); /* a tie: the first path found */
+    /* 21 x "abab" then "abc": 90 bytes with the metaspace */
+    EXPECT(t, "abababababababababababababababababababababababababababababababababababababababababababc", 0, 1,
+           5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6);
+    /* 22 x "abab", an unknown "x", "ab" */
+    EXPECT(t, "ababababababababababababababababababababababababababababababababababababababababababababxab", 0, 1,
+           5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 0, 4);
+    EXPECT(t, "ababab", 0, 1, 4, 5); /* the same once the filter is built */
+    tokjson_free(t);
+}
+
 /* The facts model2vec needs: the unk id, the median token length in code
  * points over model and added tokens (each text once), numpy's rounding. */
 static void test_unk_and_median(void **state) {
@@ -958,6 +980,7 @@ int main(void) {
         cmocka_unit_test(test_bpe_options),
         cmocka_unit_test(test_bpe_merge_order),
         cmocka_unit_test(test_unigram),
+        cmocka_unit_test(test_unigram_long_word),
         cmocka_unit_test(test_normalizers),
         cmocka_unit_test(test_pretokenizers),
         cmocka_unit_test(test_metaspace),

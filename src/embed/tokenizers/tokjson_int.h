@@ -5,6 +5,7 @@
 #define TROVE_TOKJSON_INT_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 
 #include "embed/tokenizers/etok.h"
 #include "embed/tokenizers/tokjson.h"
@@ -186,6 +187,11 @@ typedef struct tj_model {
     /* Unigram */
     double *score;
     double min_score;
+    /* Unigram: a filter of every piece's prefixes (one bit per hash of a
+     * prefix; a collision only costs a lookup), built at the first long
+     * word (tokjson_model.c, prefix_filter) and owned here. */
+    _Atomic(uint64_t *) pfx;
+    _Atomic uint32_t pfx_shift;
     bool borrowed; /* mkey/mrank/mnew/score point into a mapped cache entry */
 } tj_model;
 

@@ -254,6 +254,7 @@ void tj_model_finish(tj_model *m) {
 }
 
 void tj_model_free(tj_model *m) {
+    free(atomic_load(&m->pfx));
     tj_strtab_free(&m->vocab);
     free(m->prefix);
     free(m->suffix);
@@ -494,6 +495,53 @@ static void unigram_emit(const tj_model *m, const tj_buf *w, size_t s, size_t t,
     else if (m->unk >= 0) tj_enc_push(e, m->unk, a, b);
 }
 
+/* The prefix filter of a Unigram model's pieces. A word is matched
+ * against the pieces at every byte, every length up to the longest piece
+ * (48 bytes in the default model, whose pre-tokenizer hands over a whole
+ * chunk as one word): 30k hash probes into a 500k-piece table for a
+ * 600-byte chunk, 80% of `embed` (issue 20). No piece has a prefix the
+ * filter lacks, so the lengths beyond it are skipped with the same result.
+ * Built once per model, at the first word longer than PFX_MIN_WORD (a
+ * query's words never pay the ~20 ms), by whichever thread gets there
+ * first; a thread that loses the race frees its copy. */
+#define PFX_MIN_WORD 64
+
+static inline uint32_t pfx_bit(uint32_t h, uint32_t shift) {
+    return (uint32_t)(((uint64_t)h * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+static const uint64_t *prefix_filter(const tj_model *mc) {
+    tj_model *m = (tj_model *)mc; /* the filter only: a cache, set once */
+    uint64_t *bits = atomic_load_explicit(&m->pfx, memory_order_acquire);
+    if (bits) return bits;
+    size_t total = 0, len;
+    for (uint32_t id = 0; id < m->vocab.n; id++)
+        if (tj_strtab_get(&m->vocab, (int32_t)id, &len)) total += len;
+    /* about 8 bits per prefix: a lookup the filter lets through in vain
+     * one time in ~10 */
+    uint32_t lg = 12;
+    while (lg < 32 && ((size_t)1 << lg) < 8 * total) lg++;
+    bits = xcalloc(((size_t)1 << lg) / 64, sizeof *bits);
+    uint32_t shift = 64 - lg;
+    for (uint32_t id = 0; id < m->vocab.n; id++) {
+        const char *p = tj_strtab_get(&m->vocab, (int32_t)id, &len);
+        uint32_t h = TJ_HASH_INIT;
+        for (size_t k = 0; p && k < len; k++) {
+            h = tj_hash_step(h, (uint8_t)p[k]);
+            uint32_t b = pfx_bit(h, shift);
+            bits[b >> 6] |= (uint64_t)1 << (b & 63);
+        }
+    }
+    atomic_store_explicit(&m->pfx_shift, shift, memory_order_relaxed);
+    uint64_t *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&m->pfx, &none, bits, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        free(bits);
+        return none;
+    }
+    return bits;
+}
+
 static void unigram(const tj_model *m, const tj_buf *w, size_t i, size_t j, tokjson_enc *e,
                     tokjson_scratch *sc) {
     size_t n = j - i;
@@ -504,6 +552,8 @@ static void unigram(const tj_model *m, const tj_buf *w, size_t i, size_t j, tokj
     for (size_t x = 0; x <= n; x++) bp[x] = (ubest){0, -1, -1};
     bp[0].start = 0;
     double unk_score = m->min_score - 10.0;
+    const uint64_t *pfx = n > PFX_MIN_WORD ? prefix_filter(m) : NULL;
+    uint32_t shift = atomic_load_explicit(&m->pfx_shift, memory_order_relaxed);
     for (size_t at = 0; at < n;) {
         double here = bp[at].score;
         size_t mb = tj_clen((uint8_t)s[at]);
@@ -513,6 +563,10 @@ static void unigram(const tj_model *m, const tj_buf *w, size_t i, size_t j, tokj
         uint32_t h = TJ_HASH_INIT;
         for (size_t k = 1; k <= lim; k++) {
             h = tj_hash_step(h, (uint8_t)s[at + k - 1]);
+            if (pfx) {
+                uint32_t b = pfx_bit(h, shift);
+                if (!(pfx[b >> 6] >> (b & 63) & 1)) break; /* no piece goes on so */
+            }
             int32_t id = tj_strtab_find_h(&m->vocab, s + at, k, h);
             if (id < 0) continue;
             double cand = m->score[id] + here;
