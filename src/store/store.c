@@ -1146,7 +1146,9 @@ trove_err store_begin(store *st)
 
 trove_err store_commit(store *st)
 {
-    trove_err rc = store_vec_fold(st);
+    trove_err rc = store_beside_indexes(st);
+    if (rc == TROVE_OK)
+        rc = store_vec_fold(st);
     if (rc == TROVE_OK)
         rc = snap_finish(st);
     if (rc == TROVE_OK)
@@ -1783,7 +1785,9 @@ trove_err store_links_resolve(store *st)
         "UPDATE docs SET in_degree = " IN_DEGREE_OF_DOCS
         " WHERE id IN (SELECT dst_doc FROM links WHERE src_doc != dst_doc)"
         "  AND in_degree != " IN_DEGREE_OF_DOCS " RETURNING id"};
-    trove_err rc = store_exec(st, sql);
+    trove_err rc = store_beside_indexes(st);
+    if (rc == TROVE_OK)
+        rc = store_exec(st, sql);
     for (size_t i = 0; rc == TROVE_OK && i < sizeof degrees / sizeof *degrees; i++) {
         sqlite3_stmt *s = store_stmt_get(st, degrees[i]);
         if (!s)

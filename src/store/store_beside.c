@@ -118,6 +118,56 @@ static int copy_into_build(store *st, sqlite3 *live)
            sqlite3_exec(st->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL) == SQLITE_OK;
 }
 
+/* Indexes that no statement of an update reads before its end-of-update
+ * passes (link resolution, in-degrees, the vault's statistics: they serve
+ * those and searches). A build drops them before its load and makes each
+ * once, from sorted keys, before those passes (store_beside_indexes)
+ * instead of inserting a random key per note. Each keeps its place among
+ * its table's indexes (an index listed here comes after those of its
+ * table that stay), so SQLite plans queries as before; only their order
+ * in sqlite_schema (what `.dump` lists last) changes. An index a note's
+ * insert reads (names_doc, tags_doc, fields_doc: store_nrec_write) stays. */
+static const char *const deferred[] = {"docs_tkey", "docs_path_key", "docs_stem", "links_dst",
+                                       "links_unresolved", "fields_key"};
+
+static void drop_indexes(store *st)
+{
+    static const char sql_of[] = "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, sql_of, -1, &q, NULL) != SQLITE_OK)
+        return;
+    tbuf create = {0}, drop = {0};
+    for (size_t i = 0; i < sizeof deferred / sizeof *deferred; i++) {
+        sqlite3_bind_text(q, 1, deferred[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0)) {
+            tbuf_printf(&create, "%s;", (const char *)sqlite3_column_text(q, 0));
+            tbuf_printf(&drop, "DROP INDEX \"%s\";", deferred[i]);
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    /* All or none (a build that fails later is dropped whole) */
+    if (drop.len && sqlite3_exec(st->db, "SAVEPOINT defer", NULL, NULL, NULL) == SQLITE_OK) {
+        if (sqlite3_exec(st->db, drop.data, NULL, NULL, NULL) == SQLITE_OK)
+            st->beside_indexes = tbuf_detach(&create);
+        else
+            sqlite3_exec(st->db, "ROLLBACK TO defer", NULL, NULL, NULL);
+        sqlite3_exec(st->db, "RELEASE defer", NULL, NULL, NULL);
+    }
+    tbuf_free(&create);
+    tbuf_free(&drop);
+}
+
+trove_err store_beside_indexes(store *st)
+{
+    if (!st->beside_indexes)
+        return TROVE_OK;
+    trove_err rc = store_exec(st, st->beside_indexes);
+    free(st->beside_indexes);
+    st->beside_indexes = NULL;
+    return rc;
+}
+
 void store_beside_try(store *st)
 {
     if (st->beside || !sqlite3_get_autocommit(st->db) || !eligible(st))
@@ -167,6 +217,7 @@ void store_beside_try(store *st)
         goto undo_file;
     }
     sqlite3_exec(st->db, "PRAGMA cache_size=-262144", NULL, NULL, NULL);
+    drop_indexes(st);
     st->live = live;
     st->beside = tmp;
     st->beside_fd = fd;
@@ -182,6 +233,8 @@ void store_beside_discard(store *st)
 {
     if (!st->beside)
         return;
+    free(st->beside_indexes);
+    st->beside_indexes = NULL;
     store_stmt_clear(st);
     sqlite3_close_v2(st->db);
     unlink_build(st->beside);
