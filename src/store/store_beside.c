@@ -13,7 +13,7 @@
  * When: store_begin() of a store opened for writing, when the index holds
  * no note, is small (BESIDE_MAX_PAGES: it is copied) and no other
  * connection, in this process or another, has it open — SQLite changes
- * the file out of WAL mode (PRAGMA journal_mode=DELETE) only then. While
+ * the file out of WAL mode (PRAGMA journal_mode=MEMORY) only then. While
  * the build runs, the connection to PATH holds its write lock, so other
  * writers wait as they would for any update; readers read the empty
  * index. The rename happens before that lock is let go, and a writer that
@@ -192,9 +192,13 @@ void store_beside_try(store *st)
     if (store_file_moved(live))
         goto undo_file;
     /* Out of WAL mode only when no other connection has the file open;
-     * asked without waiting (a reader open beside is no reason to). */
+     * asked without waiting (a reader open beside is no reason to). The
+     * switch rewrites the header page: journaled in memory, not in a
+     * PATH-journal that a kill would leave hot (a read-only `trove check`
+     * or search cannot roll it back, and failed on it). The page changes
+     * only in its first bytes, within one sector. */
     sqlite3_busy_timeout(live, 0);
-    int alone = ftruncate(fd, 0) == 0 && journal_mode(live, "DELETE");
+    int alone = ftruncate(fd, 0) == 0 && journal_mode(live, "MEMORY");
     sqlite3_busy_timeout(live, 5000);
     if (!alone) {
         journal_mode(live, "WAL");
