@@ -790,7 +790,7 @@ static int64_t pragma_int(store *st, const char *sql)
 }
 
 /* Free pages are given back to the file system once they are worth it: at
- * least STORE_RECLAIM_MIN_PAGES and a tenth of the file. An index made
+ * least 1 MiB (STORE_RECLAIM_MIN_PAGES of 4 KiB) and a tenth of the file. An index made
  * with incremental auto-vacuum (every index trove creates now) truncates them
  * in place; an older one is converted by one
  * VACUUM, which rewrites the whole file once. Best effort: a busy index
@@ -801,7 +801,9 @@ void store_reclaim(store *st, int force)
     int64_t pages = pragma_int(st, "PRAGMA page_count");
     if (free_pages <= 0 || pages <= 0)
         return;
-    if (!force && (free_pages < STORE_RECLAIM_MIN_PAGES || free_pages * 10 < pages))
+    int64_t page_size = pragma_int(st, "PRAGMA page_size");
+    int64_t min_pages = STORE_RECLAIM_MIN_PAGES * 4096 / (page_size >= 512 ? page_size : 4096);
+    if (!force && (free_pages < min_pages || free_pages * 10 < pages))
         return;
     if (pragma_int(st, "PRAGMA auto_vacuum") == 2) {
         sqlite3_exec(st->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);

@@ -11,7 +11,7 @@
  * the next such build replaces.
  *
  * When: store_begin() of a store opened for writing, when the index holds
- * no note, is small (BESIDE_MAX_PAGES: it is copied) and no other
+ * no note, is small (BESIDE_MAX_BYTES: it is copied) and no other
  * connection, in this process or another, has it open — SQLite changes
  * the file out of WAL mode (PRAGMA journal_mode=MEMORY) only then. While
  * the build runs, the connection to PATH holds its write lock, so other
@@ -39,8 +39,9 @@
 #include "util/err.h"
 #include "util/mem.h"
 
-/* An empty index is ~40 pages; a larger file is not copied for this. */
-#define BESIDE_MAX_PAGES 2048
+/* An empty index is ~60 pages (1 MiB of 16 KiB pages); a larger file is
+ * not copied for this. */
+#define BESIDE_MAX_BYTES (4 << 20)
 
 static int64_t query_int(sqlite3 *db, const char *sql)
 {
@@ -89,7 +90,8 @@ static int eligible(store *st)
     if (query_int(st->db, "SELECT EXISTS (SELECT 1 FROM docs)") != 0)
         return 0;
     int64_t pages = query_int(st->db, "PRAGMA page_count");
-    return pages > 0 && pages <= BESIDE_MAX_PAGES;
+    int64_t page_size = query_int(st->db, "PRAGMA page_size");
+    return pages > 0 && page_size > 0 && pages * page_size <= BESIDE_MAX_BYTES;
 }
 
 /* The live connection as it was: back in WAL mode, no transaction. */
