@@ -31,6 +31,14 @@
  * transaction (store_begin). */
 #define STORE_READ_CACHE "-32000"
 #define STORE_WRITE_CACHE "-262144"
+/* The page size of an index trove creates (an older one keeps its own;
+ * a build beside copies the empty index's). 16 KiB rather than SQLite's
+ * 4 KiB: a fresh tldr index has a quarter of the pages, so its writer
+ * splits and caches fewer and writes it in a quarter of the system calls,
+ * the file is 3% smaller (FTS5's 4 KB leaves and the rows pack tighter),
+ * and a cold keyword search, whose B-trees are a level lower, faults in
+ * fewer pages (docs/performance.md, session 33, w-idx4). */
+#define STORE_PAGE_SIZE "16384"
 
 /* The write path's statements (run through the statement cache). */
 static const char doc_insert_sql[] =
@@ -778,7 +786,7 @@ static int64_t pragma_int(store *st, const char *sql)
 }
 
 /* Free pages are given back to the file system once they are worth it: at
- * least STORE_RECLAIM_MIN_PAGES and a tenth of the file. An index made
+ * least 1 MiB (STORE_RECLAIM_MIN_PAGES of 4 KiB) and a tenth of the file. An index made
  * with incremental auto-vacuum (every index trove creates now) truncates them
  * in place; an older one is converted by one
  * VACUUM, which rewrites the whole file once. Best effort: a busy index
@@ -789,7 +797,9 @@ void store_reclaim(store *st, int force)
     int64_t pages = pragma_int(st, "PRAGMA page_count");
     if (free_pages <= 0 || pages <= 0)
         return;
-    if (!force && (free_pages < STORE_RECLAIM_MIN_PAGES || free_pages * 10 < pages))
+    int64_t page_size = pragma_int(st, "PRAGMA page_size");
+    int64_t min_pages = STORE_RECLAIM_MIN_PAGES * 4096 / (page_size >= 512 ? page_size : 4096);
+    if (!force && (free_pages < min_pages || free_pages * 10 < pages))
         return;
     if (pragma_int(st, "PRAGMA auto_vacuum") == 2) {
         sqlite3_exec(st->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
@@ -848,8 +858,10 @@ trove_err store_connect(store *st, const char *path, int flags_in, int fresh)
                             NULL, sql_meta_retype, NULL, NULL);
     sqlite3_create_function(st->db, "trove_note_ok", 1, SQLITE_UTF8, st, sql_note_ok, NULL, NULL);
     if (!readonly && !(flags_in & STORE_BESIDE)) {
-        /* before the first table: a file that can shrink (store_reclaim) */
-        if (fresh && (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK)
+        /* before the first table: a file that can shrink (store_reclaim),
+         * in pages of STORE_PAGE_SIZE */
+        if (fresh && ((rc = store_exec(st, "PRAGMA page_size=" STORE_PAGE_SIZE)) != TROVE_OK ||
+                      (rc = store_exec(st, "PRAGMA auto_vacuum=INCREMENTAL")) != TROVE_OK))
             return rc;
         if ((rc = store_exec(st, "PRAGMA journal_mode=WAL")) != TROVE_OK) {
             /* Out of WAL mode and locked: another writer is building this
@@ -1142,7 +1154,9 @@ trove_err store_begin(store *st)
 
 trove_err store_commit(store *st)
 {
-    trove_err rc = store_vec_fold(st);
+    trove_err rc = store_beside_indexes(st);
+    if (rc == TROVE_OK)
+        rc = store_vec_fold(st);
     if (rc == TROVE_OK)
         rc = snap_finish(st);
     if (rc == TROVE_OK)
@@ -1796,7 +1810,8 @@ trove_err store_links_resolve(store *st)
         "  (SELECT DISTINCT +dst_doc AS dst, src_doc FROM links"
         "   WHERE dst_doc IS NOT NULL AND src_doc != dst_doc) GROUP BY dst) AS c"
         " WHERE docs.id = c.dst AND docs.in_degree != c.n RETURNING docs.id"};
-    trove_err rc = TROVE_OK;
+    /* the indexes a fresh build deferred, made before the passes read them */
+    trove_err rc = store_beside_indexes(st);
     for (size_t i = 0; rc == TROVE_OK && i < sizeof passes / sizeof *passes; i++)
         rc = store_exec(st, passes[i]);
     for (size_t i = 0; rc == TROVE_OK && i < sizeof degrees / sizeof *degrees; i++) {

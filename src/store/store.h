@@ -110,7 +110,8 @@ void store_read_end(store *st);
 
 /* Run one SQL statement with no result rows; error detail names the SQL. */
 /* Give free pages back to the file system when they pass
- * STORE_RECLAIM_MIN_PAGES and a tenth of the file (always with force):
+ * STORE_RECLAIM_MIN_PAGES pages of 4 KiB (1 MiB, whatever the index's page
+ * size) and a tenth of the file (always with force):
  * incremental vacuum, or for an index made before it, one VACUUM that
  * converts it (see docs/schema.md). store_commit() calls it; best effort,
  * outside a transaction. */

@@ -11,9 +11,9 @@
  * the next such build replaces.
  *
  * When: store_begin() of a store opened for writing, when the index holds
- * no note, is small (BESIDE_MAX_PAGES: it is copied) and no other
+ * no note, is small (BESIDE_MAX_BYTES: it is copied) and no other
  * connection, in this process or another, has it open — SQLite changes
- * the file out of WAL mode (PRAGMA journal_mode=DELETE) only then. While
+ * the file out of WAL mode (PRAGMA journal_mode=MEMORY) only then. While
  * the build runs, the connection to PATH holds its write lock, so other
  * writers wait as they would for any update; readers read the empty
  * index. The rename happens before that lock is let go, and a writer that
@@ -39,8 +39,9 @@
 #include "util/err.h"
 #include "util/mem.h"
 
-/* An empty index is ~40 pages; a larger file is not copied for this. */
-#define BESIDE_MAX_PAGES 2048
+/* An empty index is ~60 pages (1 MiB of 16 KiB pages); a larger file is
+ * not copied for this. */
+#define BESIDE_MAX_BYTES (4 << 20)
 
 static int64_t query_int(sqlite3 *db, const char *sql)
 {
@@ -89,7 +90,8 @@ static int eligible(store *st)
     if (query_int(st->db, "SELECT EXISTS (SELECT 1 FROM docs)") != 0)
         return 0;
     int64_t pages = query_int(st->db, "PRAGMA page_count");
-    return pages > 0 && pages <= BESIDE_MAX_PAGES;
+    int64_t page_size = query_int(st->db, "PRAGMA page_size");
+    return pages > 0 && page_size > 0 && pages * page_size <= BESIDE_MAX_BYTES;
 }
 
 /* The live connection as it was: back in WAL mode, no transaction. */
@@ -118,6 +120,56 @@ static int copy_into_build(store *st, sqlite3 *live)
            sqlite3_exec(st->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL) == SQLITE_OK;
 }
 
+/* Indexes that no statement of an update reads before its end-of-update
+ * passes (link resolution, in-degrees, the vault's statistics: they serve
+ * those and searches). A build drops them before its load and makes each
+ * once, from sorted keys, before those passes (store_beside_indexes)
+ * instead of inserting a random key per note. Each keeps its place among
+ * its table's indexes (an index listed here comes after those of its
+ * table that stay), so SQLite plans queries as before; only their order
+ * in sqlite_schema (what `.dump` lists last) changes. An index a note's
+ * insert reads (names_doc, tags_doc, fields_doc: store_nrec_write) stays. */
+static const char *const deferred[] = {"docs_tkey", "docs_path_key", "docs_stem", "links_dst",
+                                       "links_unresolved", "fields_key"};
+
+static void drop_indexes(store *st)
+{
+    static const char sql_of[] = "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, sql_of, -1, &q, NULL) != SQLITE_OK)
+        return;
+    tbuf create = {0}, drop = {0};
+    for (size_t i = 0; i < sizeof deferred / sizeof *deferred; i++) {
+        sqlite3_bind_text(q, 1, deferred[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0)) {
+            tbuf_printf(&create, "%s;", (const char *)sqlite3_column_text(q, 0));
+            tbuf_printf(&drop, "DROP INDEX \"%s\";", deferred[i]);
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    /* All or none (a build that fails later is dropped whole) */
+    if (drop.len && sqlite3_exec(st->db, "SAVEPOINT defer", NULL, NULL, NULL) == SQLITE_OK) {
+        if (sqlite3_exec(st->db, drop.data, NULL, NULL, NULL) == SQLITE_OK)
+            st->beside_indexes = tbuf_detach(&create);
+        else
+            sqlite3_exec(st->db, "ROLLBACK TO defer", NULL, NULL, NULL);
+        sqlite3_exec(st->db, "RELEASE defer", NULL, NULL, NULL);
+    }
+    tbuf_free(&create);
+    tbuf_free(&drop);
+}
+
+trove_err store_beside_indexes(store *st)
+{
+    if (!st->beside_indexes)
+        return TROVE_OK;
+    trove_err rc = store_exec(st, st->beside_indexes);
+    free(st->beside_indexes);
+    st->beside_indexes = NULL;
+    return rc;
+}
+
 void store_beside_try(store *st)
 {
     if (st->beside || !sqlite3_get_autocommit(st->db) || !eligible(st))
@@ -142,9 +194,13 @@ void store_beside_try(store *st)
     if (store_file_moved(live))
         goto undo_file;
     /* Out of WAL mode only when no other connection has the file open;
-     * asked without waiting (a reader open beside is no reason to). */
+     * asked without waiting (a reader open beside is no reason to). The
+     * switch rewrites the header page: journaled in memory, not in a
+     * PATH-journal that a kill would leave hot (a read-only `trove check`
+     * or search cannot roll it back, and failed on it). The page changes
+     * only in its first bytes, within one sector. */
     sqlite3_busy_timeout(live, 0);
-    int alone = ftruncate(fd, 0) == 0 && journal_mode(live, "DELETE");
+    int alone = ftruncate(fd, 0) == 0 && journal_mode(live, "MEMORY");
     sqlite3_busy_timeout(live, 5000);
     if (!alone) {
         journal_mode(live, "WAL");
@@ -167,6 +223,7 @@ void store_beside_try(store *st)
         goto undo_file;
     }
     sqlite3_exec(st->db, "PRAGMA cache_size=-262144", NULL, NULL, NULL);
+    drop_indexes(st);
     st->live = live;
     st->beside = tmp;
     st->beside_fd = fd;
@@ -182,6 +239,8 @@ void store_beside_discard(store *st)
 {
     if (!st->beside)
         return;
+    free(st->beside_indexes);
+    st->beside_indexes = NULL;
     store_stmt_clear(st);
     sqlite3_close_v2(st->db);
     unlink_build(st->beside);

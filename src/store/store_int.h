@@ -73,6 +73,9 @@ struct store {
     char *beside;
     int beside_fd;
     sqlite3 *live;
+    /* The build's secondary indexes dropped for the load, their CREATE
+     * statements (store_beside_indexes makes them again) */
+    char *beside_indexes;
     /* trove_rank() registered on db (store_rank.c), at its first use */
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */
@@ -92,6 +95,8 @@ void store_remove_with_suffix(const char *path, const char *suffix);
 void store_beside_try(store *st);
 trove_err store_beside_finish(store *st);
 void store_beside_discard(store *st);
+/* Make the indexes a build dropped for its load; TROVE_OK when none were. */
+trove_err store_beside_indexes(store *st);
 /* 0 when TROVE_INDEX_BESIDE=0 (benchmarks and tests of the WAL path) */
 int store_beside_allowed(void);
 

@@ -545,6 +545,26 @@ static int64_t fresh_transaction(const char *path, const char *note, int roll)
     return n;
 }
 
+/* The indexes of the file at path: each table's in the order SQLite plans
+ * with (index_list), then every CREATE statement, sorted. */
+static char *indexes_of(const char *path)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+        "SELECT (SELECT group_concat(x, ' ') FROM (SELECT t.name || ':' || l.name AS x"
+        "  FROM sqlite_schema t, pragma_index_list(t.name) l WHERE t.type = 'table'"
+        "  ORDER BY t.name, l.seq)) || ' | ' ||"
+        " (SELECT group_concat(sql, ' ') FROM (SELECT sql FROM sqlite_schema"
+        "  WHERE type = 'index' AND sql IS NOT NULL ORDER BY sql))", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    char *out = xstrdup((const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return out;
+}
+
 static void test_fresh_index_written_beside(void **state)
 {
     (void)state;
@@ -579,6 +599,13 @@ static void test_fresh_index_written_beside(void **state)
     assert_true(inode_of(path2) != ino);
     assert_false(exists(build));
     assert_false(exists(wal));
+    /* the indexes the build dropped for its load are back, each in its
+     * place among its table's (an update in place wrote path) */
+    char *in_place = indexes_of(path), *built = indexes_of(path2);
+    assert_string_equal(built, in_place);
+    assert_non_null(strstr(built, "docs:docs_stem"));
+    free(in_place);
+    free(built);
     FILE *f = fopen(path2, "rb");
     unsigned char head[20];
     assert_non_null(f);
