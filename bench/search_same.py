@@ -86,7 +86,12 @@ def run_pass(pairs, nodaemon):
 
 
 def main():
-    ob, od, nb, nd = sys.argv[1:5]
+    args = [a for a in sys.argv[1:] if a != "--no-daemon-pass"]
+    unknown = [a for a in args if a.startswith("-")]
+    if len(args) != 4 or unknown:
+        sys.exit(__doc__.split("\n\n")[1].strip() if not unknown
+                 else "search_same: unknown option %s" % unknown[0])
+    ob, od, nb, nd = args
     pairs = [(os.path.abspath(ob), od), (os.path.abspath(nb), nd)]
     n = bad = 0
     for nodaemon in ([True] if "--no-daemon-pass" in sys.argv else [True, False]):
