@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "util/mem.h"
+#include "util/thread.h"
 
 #define POOL_MAX_WORKERS 64
 
@@ -85,7 +86,8 @@ pool *pool_new(int workers)
     if (workers > POOL_MAX_WORKERS)
         workers = POOL_MAX_WORKERS;
     for (int i = 0; i < workers; i++) {
-        if (pthread_create(&p->tid[p->n], NULL, worker_main, p) != 0)
+        /* Ctrl-C and the like stay with the threads that handle them */
+        if (thread_start(&p->tid[p->n], worker_main, p) != 0)
             break;   /* as many as could start: pool_wait runs what none takes */
         p->n++;
     }
