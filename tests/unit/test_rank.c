@@ -221,6 +221,18 @@ static void test_rank_is_bm25(void **state)
 /* The last n phrases scored: a restriction in front changes no score. */
 /* store_rank_rows: every row of an OR-shaped query, with trove_rank()'s
  * score to the bit, and the same statistics, from the phrases' walks. */
+/* Every wanted row among r's rows, with the same score bits. */
+static void assert_scores_are(const store_rank *r, const rows *want)
+{
+    for (size_t i = 0; i < want->n; i++) {
+        size_t k = 0;
+        while (k < r->n_rows && r->row_id[k] != want->id[i])
+            k++;
+        assert_true(k < r->n_rows);
+        assert_memory_equal(&r->row_score[k], &want->score[i], sizeof(double));
+    }
+}
+
 static void test_rank_rows_are_the_query(void **state)
 {
     (void)state;
@@ -244,13 +256,7 @@ static void test_rank_rows_are_the_query(void **state)
             }
             assert_true(want.n > 0);
             assert_int_equal(r.n_rows, want.n);
-            for (size_t i = 0; i < want.n; i++) {
-                size_t k = 0;
-                while (k < r.n_rows && r.row_id[k] != want.id[i])
-                    k++;
-                assert_true(k < r.n_rows);
-                assert_memory_equal(&r.row_score[k], &want.score[i], sizeof(double));
-            }
+            assert_scores_are(&r, &want);
             store_nmap_reader_free(want_r.nmap);
             store_rank_free(&want_r);
             store_rank_free(&r);
@@ -266,13 +272,7 @@ static void test_rank_rows_are_the_query(void **state)
         store_rank r = {.weight = {3.0, 2.0}};
         assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &r), TROVE_OK);
         assert_int_equal(r.n_rows, want.n);
-        for (size_t i = 0; i < want.n; i++) {
-            size_t k = 0;
-            while (k < r.n_rows && r.row_id[k] != want.id[i])
-                k++;
-            assert_true(k < r.n_rows);
-            assert_memory_equal(&r.row_score[k], &want.score[i], sizeof(double));
-        }
+        assert_scores_are(&r, &want);
         titled += want.n;
         store_rank_free(&r);
         rows_free(&want);
