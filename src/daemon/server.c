@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/mem.h"
+#include "util/thread.h"
 #include "util/version.h"
 
 #define CONN_IDLE_S 300.0      /* a connection without a request is closed */
@@ -58,7 +60,12 @@ typedef struct srv {
     pthread_cond_t cv;
     handle *h;
     int nh;
-    int conns;
+    int conns;                /* connections being served (under mu) */
+    /* Connection threads (under mu): started once and kept, each waiting
+     * in accept() between connections (conn_thread), so a request costs no
+     * thread start and its stack and heap pages are warm. */
+    int threads, waiting;     /* alive; of them, waiting for a connection */
+    int stopping;             /* the threads leave instead of accepting */
     double last_activity, started, idle;
     long requests;
     /* Lock order (docs/architecture.md): write_mu, then a pool handle
@@ -612,11 +619,6 @@ static void send_error(int fd, int code, const char *message)
     free(text);
 }
 
-typedef struct conn {
-    srv *s;
-    int fd;
-} conn;
-
 static void touch(srv *s, int request)
 {
     pthread_mutex_lock(&s->mu);
@@ -657,10 +659,10 @@ static void refuse_too_long(srv *s, int fd, int seen_nl, double deadline)
         ;
 }
 
-static void *conn_main(void *arg)
+/* One connection's requests, answered in order until it closes, idles
+ * out or the daemon stops. */
+static void serve_conn(srv *s, int fd)
 {
-    conn *c = arg;
-    srv *s = c->s;
     tbuf in = {0};
     double first_byte = 0;
     for (;;) {
@@ -670,12 +672,12 @@ static void *conn_main(void *arg)
             size_t n = (size_t)(nl - in.data);
             touch(s, 0);
             if (n > WIRE_MAX_REQUEST) {
-                refuse_too_long(s, c->fd, 1, 0);
+                refuse_too_long(s, fd, 1, 0);
                 closing = 1;
                 break;
             }
             tbuf out = answer(s, in.data, n);
-            int w = send_all(c->fd, out.data, out.len);
+            int w = send_all(fd, out.data, out.len);
             tbuf_free(&out);
             memmove(in.data, nl + 1, in.len - n - 1);
             in.len -= n + 1;
@@ -689,21 +691,21 @@ static void *conn_main(void *arg)
         if (closing)
             break;
         if (in.len > WIRE_MAX_REQUEST) {
-            refuse_too_long(s, c->fd, 0, first_byte + REQUEST_S);
+            refuse_too_long(s, fd, 0, first_byte + REQUEST_S);
             break;
         }
         double now = clock_seconds();
         double left = in.len ? first_byte + REQUEST_S - now : CONN_IDLE_S;
         if (left <= 0)
             break;
-        struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
         int pr = poll(p, 2, (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr <= 0 || (p[1].revents && !(p[0].revents & POLLIN)))
             break;
         char buf[65536];
-        ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
         if (r < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (r <= 0)
@@ -713,14 +715,12 @@ static void *conn_main(void *arg)
         tbuf_append(&in, buf, (size_t)r);
     }
     tbuf_free(&in);
-    close(c->fd);
+    close(fd);
     pthread_mutex_lock(&s->mu);
     s->conns--;
     s->last_activity = clock_seconds();
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    free(c);
-    return NULL;
 }
 
 /* ---- the watcher's updates ---- */
@@ -914,7 +914,8 @@ static trove_err bind_socket(srv *s)
         close(probe);
     if (unlink(s->sock_path) == 0)
         logf_("replaced the stale socket %s", s->sock_path);
-    s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    /* blocking: the connection threads wait in accept() (conn_thread) */
+    s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s->listen_fd < 0)
         return trove_fail(TROVE_EIO, "socket: %s", strerror(errno));
     mode_t old = umask(0177);
@@ -930,11 +931,10 @@ static trove_err bind_socket(srv *s)
 
 /* ---- main loop ---- */
 
-static void accept_one(srv *s)
+/* A connection accepted by a connection thread: 1 when it is to be
+ * served, 0 when it was refused (another user; too many) and closed. */
+static int admit(srv *s, int fd)
 {
-    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
-        return;
     struct timeval tv = {.tv_sec = SEND_TIMEOUT_S};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     /* The 0700 folder and the 0600 socket keep other users out; should
@@ -946,7 +946,7 @@ static void accept_one(srv *s)
         (cred.uid != geteuid() && cred.uid != 0)) {
         send_error(fd, TROVE_EACCES, "this daemon serves only its own user");
         close(fd);
-        return;
+        return 0;
     }
     pthread_mutex_lock(&s->mu);
     int full = s->conns >= DMN_MAX_CONNS;
@@ -957,24 +957,69 @@ static void accept_one(srv *s)
     if (full) {
         send_error(fd, TROVE_EBUSY, "too many connections; try again");
         close(fd);
-        return;
+        return 0;
     }
-    conn *c = xmalloc(sizeof *c);
-    c->s = s;
-    c->fd = fd;
+    return 1;
+}
+
+static void *conn_thread(void *arg);
+
+/* One more connection thread (under mu); 0 when none could start. */
+static int spawn_locked(srv *s)
+{
     pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 1u << 20);
-    if (pthread_create(&t, &at, conn_main, c) != 0) {
-        close(fd);
-        free(c);
+    if (thread_start(&t, conn_thread, s) != 0)
+        return 0;
+    pthread_detach(t);
+    s->threads++;
+    s->waiting++;
+    return 1;
+}
+
+/* Each connection thread waits in accept() on the listening socket, which
+ * wakes one waiter per connection, and serves what it accepted itself:
+ * no hand-off from a listening thread, no thread started per connection
+ * (a thread started and ended per connection cost its clone, ~70 page
+ * faults of its fresh stack and heap, and a wake-up more: ~0.35 ms of a
+ * search through the daemon; docs/performance.md, session 34). One that
+ * accepts the last waiting one's place starts another, so a connection
+ * always finds one waiting; up to DMN_MAX_CONNS + 1, the one past the
+ * limit there to answer EBUSY. shutdown_srv's shutdown() of the socket
+ * wakes the waiting ones with an error, and they leave. */
+static void *conn_thread(void *arg)
+{
+    srv *s = arg;
+    for (;;) {
         pthread_mutex_lock(&s->mu);
-        s->conns--;
+        int stopping = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        int fd = stopping ? -1 : accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0 && !stopping && (errno == EINTR || errno == ECONNABORTED))
+            continue;
+        pthread_mutex_lock(&s->mu);
+        stopping = s->stopping;
+        if (fd < 0 && !stopping) {
+            /* out of descriptors or memory: wait a little, as the listening
+             * loop did by polling again */
+            pthread_mutex_unlock(&s->mu);
+            usleep(10000);
+            continue;
+        }
+        s->waiting--;
+        if (fd < 0) {
+            s->threads--;
+            pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+        if (s->waiting == 0 && s->threads <= DMN_MAX_CONNS)
+            spawn_locked(s);
+        pthread_mutex_unlock(&s->mu);
+        if (admit(s, fd))
+            serve_conn(s, fd);
+        pthread_mutex_lock(&s->mu);
+        s->waiting++;
         pthread_mutex_unlock(&s->mu);
     }
-    pthread_attr_destroy(&at);
 }
 
 /* Watch the collections of the current config (again when it changed). */
@@ -1037,37 +1082,46 @@ static void serve(srv *s)
             logf_("idle for %.0f s; exiting", s->idle);
             break;
         }
-        struct pollfd p[2] = {{.fd = s->listen_fd, .events = POLLIN}, {.fd = s->stop[0], .events = POLLIN}};
-        int pr = poll(p, 2, 250);
+        pthread_mutex_lock(&s->mu);
+        if (s->threads == 0 && !spawn_locked(s))
+            logf_("cannot start a thread for connections; trying again");
+        pthread_mutex_unlock(&s->mu);
+        /* the connections are the connection threads' (conn_thread) */
+        struct pollfd p = {.fd = s->stop[0], .events = POLLIN};
+        int pr = poll(&p, 1, 250);
         if (pr < 0 && errno != EINTR)
             break;
-        if (pr > 0 && p[1].revents) {
+        if (pr > 0 && p.revents) {
             logf_("stopping");
             break;
         }
-        if (pr > 0 && (p[0].revents & POLLIN))
-            accept_one(s);
     }
 }
 
 static void shutdown_srv(srv *s)
 {
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_mutex_unlock(&s->mu);
     if (s->listen_fd >= 0) {
-        close(s->listen_fd);
         unlink(s->sock_path);
+        shutdown(s->listen_fd, SHUT_RDWR);   /* wakes the threads in accept() */
     }
     request_stop(s);
     watch_stop(s->w);
     /* Connection threads leave when their request is answered. */
     double until = clock_seconds() + 5;
     pthread_mutex_lock(&s->mu);
-    while (s->conns > 0 && clock_seconds() < until) {
+    while (s->threads > 0 && clock_seconds() < until) {
         pthread_mutex_unlock(&s->mu);
         usleep(10000);
         pthread_mutex_lock(&s->mu);
     }
-    int left = s->conns;
+    int left = s->threads;
     pthread_mutex_unlock(&s->mu);
+    /* closed once no thread may still be in accept() on it */
+    if (left == 0 && s->listen_fd >= 0)
+        close(s->listen_fd);
     if (left == 0) {
         for (int i = 0; i < s->nh; i++)
             api_close(s->h[i].a);
@@ -1121,6 +1175,14 @@ trove_err dmn_run(const dmn_opts *o)
         free(s.sock_path);
         return rc;
     }
+    /* A request's few hundred KiB of heap stay with its thread's arena for
+     * the next one: by default glibc gave them back (MADV_DONTNEED) at
+     * every other request and took them again page by page, ~15 page
+     * faults a request; and blocks up to 4 MiB come from the arena, not a
+     * fresh mmap each (setting the trim threshold stops glibc raising the
+     * mmap threshold by itself). */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
     pthread_mutex_init(&s.write_mu, NULL);
