@@ -12,6 +12,7 @@
 #include "cjk/seg.h"
 #include "fs/walk.h"
 #include "store/store_graph.h"
+#include "text/tokmemo.h"
 #include "text/transl.h"
 #include "util/buf.h"
 #include "util/fsutil.h"
@@ -44,11 +45,17 @@ trove_err api_open(const char *index_path, api **out)
     return api_open_config(index_path, &cfg, out);
 }
 
+/* A handle's memo of the title channel's terms (text/tokmemo.h): a note's
+ * opening is ~6 KiB there, so this keeps those of ~2,500 notes read by the
+ * title channel (a search of the tldr pages reads ~16, and ~80 names). */
+#define TOKMEMO_BYTES ((size_t)16 << 20)
+
 void api_close(api *a)
 {
     if (!a)
         return;
     store_close(a->rd);
+    tokmemo_free(a->tok_memo);
     apim_release(a->models, &a->em_slot);
     apim_release(a->models, &a->rm_slot);
     apim_release(a->models, &a->gm_slot);
@@ -218,6 +225,9 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     so.model_lock = api_em_lock(a);
     so.vec_cache = a->models ? apim_vcache(a->models) : NULL;
     so.pool = a->models ? apim_pool(a->models) : NULL;
+    if (a->models && !a->tok_memo)
+        a->tok_memo = tokmemo_new(TOKMEMO_BYTES);
+    so.tok_memo = a->tok_memo;
     if (so.vector_only && !so.model) {
         out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */
         return TROVE_OK;

@@ -64,6 +64,10 @@ struct api {
     api_own_model gm;   /* expansion model (api_expand.c), opened by api_query() */
     api_models *models; /* lent by api_use_models(), NULL: em/rm/gm above */
     api_model_slot *em_slot, *rm_slot, *gm_slot;   /* held in `models` */
+    /* The title channel's terms kept across searches (text/tokmemo.h),
+     * made on the first search of a handle lent `models` (a resident
+     * process); NULL otherwise. */
+    struct tokmemo *tok_memo;
     int boundary;       /* the agent boundary is on (api_set_boundary) */
     char *hide_text;    /* config `mcp: exclude:` one a line (api_hide.c) */
 };

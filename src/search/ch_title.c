@@ -5,6 +5,7 @@
 
 #include "search/search_int.h"
 #include "text/tok.h"
+#include "text/tokmemo.h"
 #include "util/mem.h"
 #include "util/str.h"
 
@@ -27,6 +28,8 @@ typedef struct token_set {
     int has_cjk;               /* the query's set: a token holds a CJK character */
     store *st;                 /* the query's set: where its notes are */
     trove_err rc;              /* ... and the first error reading them */
+    tokmemo *memo;             /* the query's set: the names' and notes' terms kept by a
+                                  resident process (search_opts.tok_memo); NULL: none */
 } token_set;
 
 static int token_set_has(const token_set *ts, const char *tok, size_t len)
@@ -64,26 +67,41 @@ static void tokenize_into(token_set *ts, const char *text, size_t len)
     tok_run(&opts, text, len, ts, collect_token);
 }
 
-/* A name's tokens and which query tokens it holds (is_hit); returns how
- * many. A query without CJK tokens cannot match the words of a name's CJK
- * text (every token cut from CJK text holds a CJK character), so those are
- * cut only for a name that matched otherwise, where their number counts
- * (precision). Segmenting them for every candidate name loaded the Chinese
- * dictionary at every cold English search of a multilingual vault. */
-static size_t name_tokens(const token_set *q, const char *name, size_t len, token_set *nt,
+/* Which query tokens a name holds (is_hit); returns how many, and in
+ * *n_name how many distinct tokens the name has. A query without CJK
+ * tokens cannot match the words of a name's CJK text (every token cut
+ * from CJK text holds a CJK character), so those are cut only for a name
+ * that matched otherwise, where their number counts (precision).
+ * Segmenting them for every candidate name loaded the Chinese dictionary
+ * at every cold English search of a multilingual vault. */
+static size_t name_tokens(const token_set *q, const char *name, size_t len, size_t *n_name,
                           unsigned char *is_hit)
 {
     int skip = !q->has_cjk && tok_has_cjk(name, len);
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = skip};
-    tok_run(&opts, name, len, nt, collect_token);
     size_t hit = 0;
+    if (q->memo) {
+        /* the same terms, from the memo (tokmemo.h) */
+        const tokmemo_set *ns = tokmemo_get(q->memo, skip, name, len);
+        for (size_t i = 0; i < q->n; i++)
+            if (tokmemo_has(ns, q->items[i], strlen(q->items[i])))
+                hit++, is_hit[i] = 1;
+        if (hit && skip)
+            ns = tokmemo_get(q->memo, 0, name, len);
+        *n_name = ns->n;
+        return hit;
+    }
+    token_set nt = {0};
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = skip};
+    tok_run(&opts, name, len, &nt, collect_token);
     for (size_t i = 0; i < q->n; i++)
-        if (token_set_has(nt, q->items[i], strlen(q->items[i])))
+        if (token_set_has(&nt, q->items[i], strlen(q->items[i])))
             hit++, is_hit[i] = 1;
     if (hit && skip) {
-        token_set_free(nt);
-        tokenize_into(nt, name, len);
+        token_set_free(&nt);
+        tokenize_into(&nt, name, len);
     }
+    *n_name = nt.n;
+    token_set_free(&nt);
     return hit;
 }
 
@@ -141,8 +159,17 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
     sqlite3_bind_int64(s, 1, doc_id);
     while (!r.found && step_row(q->st, s, "title search", &q->rc) > 0) {
         const char *body = (const char *)sqlite3_column_text(s, 0);
-        if (body)
-            tok_run(&opts, body, (size_t)sqlite3_column_bytes(s, 0), &r, rest_token);
+        size_t len = (size_t)sqlite3_column_bytes(s, 0);
+        if (body && q->memo) {
+            /* every term of the chunk, from the memo: the same answer, as
+             * stem_only and ascii_first only leave out terms that cannot
+             * be one of r's (tok.h) */
+            const tokmemo_set *bs = tokmemo_get(q->memo, opts.skip_cjk, body, len);
+            for (size_t i = 0; i < r.n && !r.found; i++)
+                r.found = tokmemo_has(bs, r.tok[i], r.len[i]);
+        } else if (body) {
+            tok_run(&opts, body, len, &r, rest_token);
+        }
     }
     store_stmt_put(q->st, s);
     free(r.tok);
@@ -193,13 +220,13 @@ static void rest_memo_free(rest_memo *m)
 static double name_score(token_set *q, const char *name, size_t len, const char *q_folded,
                          rest_memo *memo)
 {
-    token_set nt = {0};
+    size_t n_name = 0;
     unsigned char *is_hit = xcalloc(q->n ? q->n : 1, 1);
-    size_t hit = name_tokens(q, name, len, &nt, is_hit);
+    size_t hit = name_tokens(q, name, len, &n_name, is_hit);
     double score = 0;
-    if (hit && nt.n) {
+    if (hit && n_name) {
         double coverage = (double)hit / (double)q->n;
-        double precision = (double)hit / (double)nt.n;
+        double precision = (double)hit / (double)n_name;
         score = coverage * coverage * (0.5 + 0.5 * precision);
         /* A whole name inside the query ("tar" for "extract tar archive")
          * is good evidence even when it covers a third of the query only,
@@ -213,7 +240,6 @@ static double name_score(token_set *q, const char *name, size_t len, const char 
             score = 0.5 * coverage + 0.25;
     }
     free(is_hit);
-    token_set_free(&nt);
     if (score > 0) {
         char *n = xstrndup(name, len);
         char *folded = str_fold(n);
@@ -265,11 +291,11 @@ static int cmp_title_hit(const void *a, const void *b)
 }
 
 static trove_err channel_title(store *st, const query_parsed *q, const search_filter *f, size_t depth,
-                               cand_set *cs)
+                               tokmemo *memo, cand_set *cs)
 {
     /* Coverage counts the words that carry meaning: stopwords and Chinese
      * function words only when the query has nothing else ("The The"). */
-    token_set qt = {.st = st};
+    token_set qt = {.st = st, .memo = memo};
     for (int pass = 0; pass < 2 && qt.n == 0; pass++) {
         qt.skip_function_words = pass == 0;
         for (size_t i = 0; i < q->n_terms; i++)
@@ -344,7 +370,7 @@ static int title_wanted(const search_ctx *c)
 
 static trove_err title_run(search_ctx *c, cand_set *cs)
 {
-    return channel_title(c->st, c->q, c->f, c->depth, cs);
+    return channel_title(c->st, c->q, c->f, c->depth, c->o->tok_memo, cs);
 }
 
 const search_channel search_ch_title = {.name = "title", .wanted = title_wanted, .run = title_run};

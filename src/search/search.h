@@ -129,6 +129,10 @@ typedef struct search_opts {
      * vector scan runs on them while the keyword channels read the index;
      * NULL: one after the other, the scan's threads started per search. */
     struct pool *pool;
+    /* The terms of the texts the title channel reads (names, notes'
+     * openings), kept by a resident process (text/tokmemo.h, one per api
+     * handle); NULL: tokenized per search (the CLI). */
+    struct tokmemo *tok_memo;
 } search_opts;
 
 /* The filter fields of src (collections, folder, path_prefix, doc_refs,
