@@ -46,14 +46,16 @@ static trove_err load_doc_info(store *st, store_nmap_reader *nmap, cand_set *cs,
     return rc;
 }
 
-static int cmp_bm25_key(const void *a, const void *b)
+/* x before y: the higher bm25 score times prior, then the lower note id */
+static inline int bm25_key_before(const cand *x, const cand *y)
 {
-    const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
     double kx = bm25_key(x), ky = bm25_key(y);
     if (kx != ky)
-        return kx < ky ? 1 : -1;
-    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+        return kx > ky;
+    return x->doc_id < y->doc_id;
 }
+
+SEARCH_CAND_SORT(sort_by_bm25_key, bm25_key_before)
 
 static void rank_bm25(cand_set *cs)
 {
@@ -62,8 +64,11 @@ static void rank_bm25(cand_set *cs)
     for (size_t i = 0; i < cs->n; i++)
         if (cs->items[i].has_bm25)
             order[n++] = &cs->items[i];
-    if (n > 1)
-        qsort(order, n, sizeof *order, cmp_bm25_key);
+    if (n > 1) {
+        const cand **tmp = xmalloc((n / 2 + 1) * sizeof *tmp);
+        sort_by_bm25_key((const cand **)order, tmp, n);
+        free(tmp);
+    }
     int rank = 0;
     for (size_t i = 0; i < n; i++) {
         rank = shared_rank(i, rank, i > 0 && same_score(bm25_key(order[i]), bm25_key(order[i - 1])));

@@ -106,24 +106,47 @@ static double vector_strength(const cand_set *cs, const search_results *out)
     return s < 0 ? 0 : s > 1 ? 1 : s;
 }
 
-static int cmp_fused(const void *a, const void *b)
+/* x before y: the higher fused score, then the better bm25 rank, then
+ * the lower note id */
+static inline int fused_before(const cand *x, const cand *y)
 {
-    const cand *x = a, *y = b;
     if (x->fused != y->fused)
-        return x->fused < y->fused ? 1 : -1;
+        return x->fused > y->fused;
     int rx = x->ch[SEARCH_CH_BM25].rank ? x->ch[SEARCH_CH_BM25].rank : 1 << 30;
     int ry = y->ch[SEARCH_CH_BM25].rank ? y->ch[SEARCH_CH_BM25].rank : 1 << 30;
     if (rx != ry)
-        return rx < ry ? -1 : 1;
-    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+        return rx < ry;
+    return x->doc_id < y->doc_id;
 }
 
-static int cmp_fused_only(const void *a, const void *b)
+/* x before y: the higher fused score, then the lower note id */
+static inline int fused_only_before(const cand *x, const cand *y)
 {
-    const cand *x = *(const cand *const *)a, *y = *(const cand *const *)b;
     if (x->fused != y->fused)
-        return x->fused < y->fused ? 1 : -1;
-    return x->doc_id < y->doc_id ? -1 : x->doc_id > y->doc_id;
+        return x->fused > y->fused;
+    return x->doc_id < y->doc_id;
+}
+
+SEARCH_CAND_SORT(sort_by_fused, fused_before)
+SEARCH_CAND_SORT(sort_by_fused_only, fused_only_before)
+
+/* cs->items best first (fused_before), each candidate moved once. */
+static void sort_items(cand_set *cs)
+{
+    size_t n = cs->n;
+    if (n < 2)
+        return;
+    const cand **order = xmalloc(n * sizeof *order), **tmp = xmalloc((n / 2 + 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        order[i] = &cs->items[i];
+    sort_by_fused(order, tmp, n);
+    cand *sorted = xmalloc(n * sizeof *sorted);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = *order[i];
+    memcpy(cs->items, sorted, n * sizeof *sorted);
+    free(sorted);
+    free(tmp);
+    free(order);
 }
 
 /* The query's language (search/lang_pref.h), from the query and the
@@ -133,8 +156,11 @@ static int query_language(store *st, const cand_set *cs, const search_opts *o)
     const cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
     for (size_t i = 0; i < cs->n; i++)
         order[i] = &cs->items[i];
-    if (cs->n > 1)
-        qsort(order, cs->n, sizeof *order, cmp_fused_only);
+    if (cs->n > 1) {
+        const cand **tmp = xmalloc((cs->n / 2 + 1) * sizeof *tmp);
+        sort_by_fused_only(order, tmp, cs->n);
+        free(tmp);
+    }
     langpref_vote *v = xmalloc((cs->n ? cs->n : 1) * sizeof *v);
     for (size_t i = 0; i < cs->n; i++)
         v[i] = (langpref_vote){order[i]->fused, order[i]->lang,
@@ -187,8 +213,7 @@ static void fuse(store *st, const query_parsed *q, cand_set *cs, const search_op
         for (size_t i = 0; i < cs->n; i++)
             if (cs->items[i].lang != LANG_UND && cs->items[i].lang != qlang)
                 cs->items[i].fused /= 1.0 + o->lang_bonus;
-    if (cs->n > 1)
-        qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+    sort_items(cs);
 }
 
 /* The recency prior (search/meta.h): each candidate's fused score times
@@ -208,8 +233,8 @@ static trove_err apply_recency(const search_ctx *c, cand_set *cs)
         x->recency = meta_recency(c->now - date, half_life);
         x->fused *= x->recency;
     }
-    if (half_life > 0 && cs->n > 1)
-        qsort(cs->items, cs->n, sizeof *cs->items, cmp_fused);
+    if (half_life > 0)
+        sort_items(cs);
     return rc;
 }
 

@@ -447,8 +447,10 @@ int lang_from_code(const char *code)
 {
     if (!code || !*code)
         return LANG_UND;
+    /* the first byte first: the graph channel asks for each of a search's
+     * ~600 candidates (26 strcmp calls each were ~0.17 M instructions) */
     for (int l = 1; l < LANG_COUNT; l++)
-        if (strcmp(codes[l], code) == 0)
+        if (codes[l][0] == code[0] && strcmp(codes[l], code) == 0)
             return l;
     return LANG_UND;
 }
