@@ -8,7 +8,10 @@ Korean, with filters (collection, folder, language, -n, --all,
 --min-score, --passages, --explain), cold (--no-daemon) and through each
 binary's own daemon.
 
-    /usr/bin/python3 bench/vec_same.py --work DIR [--cold-only]
+    [TROVE_EMBED_MODEL=MODEL] /usr/bin/python3 bench/vec_same.py --work DIR [--cold-only]
+
+MODEL: the model DIR's index was embedded with (default: what
+scripts/big-m2v-model.sh names).
 
 Prints the cases that differ and "N of M identical"."""
 import argparse
@@ -35,9 +38,11 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--cold-only", action="store_true")
     a = ap.parse_args()
-    model = subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", "scripts",
-                                                 "big-m2v-model.sh")],
-                           capture_output=True, text=True).stdout.strip()
+    # TROVE_EMBED_MODEL: the model the work folder was embedded with (the
+    # script names another folder in a git worktree, where ../shared is absent)
+    model = os.environ.get("TROVE_EMBED_MODEL") or subprocess.run(
+        ["bash", os.path.join(os.path.dirname(__file__), "..", "scripts", "big-m2v-model.sh")],
+        capture_output=True, text=True).stdout.strip()
     w = a.work
     env = dict(os.environ, TROVE_INDEX=os.path.join(w, "index.db"),
                TROVE_CONFIG_DIR=os.path.join(w, "config"),

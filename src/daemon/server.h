@@ -4,7 +4,8 @@
  * the protocol of docs/daemon.md until SIGTERM/SIGINT, a `shutdown`
  * request, or `idle_secs` without a request; it removes its socket on the
  * way out. Each connection gets a thread (at most DMN_MAX_CONNS; beyond
- * that a client is answered EBUSY), and requests run on one of a fixed pool
+ * that a client is answered EBUSY; the threads are kept and wait in
+ * accept() between connections), and requests run on one of a fixed pool
  * of api handles, each with its own read connection, so a slow client
  * holds a thread, never a handle, and searches see the last committed
  * update. Updates (requests and the watcher's) take one writer lock.
