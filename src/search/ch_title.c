@@ -161,12 +161,11 @@ static int note_has_rest(token_set *q, const unsigned char *is_hit, int64_t doc_
         const char *body = (const char *)sqlite3_column_text(s, 0);
         size_t len = (size_t)sqlite3_column_bytes(s, 0);
         if (body && q->memo) {
-            /* every term of the chunk, from the memo: the same answer, as
-             * stem_only and ascii_first only leave out terms that cannot
-             * be one of r's (tok.h) */
-            const tokmemo_set *bs = tokmemo_get(q->memo, opts.skip_cjk, body, len);
-            for (size_t i = 0; i < r.n && !r.found; i++)
-                r.found = tokmemo_has(bs, r.tok[i], r.len[i]);
+            /* the chunk's terms from the memo (tokmemo_holds): the same
+             * answer, as stem_only and ascii_first only leave out terms
+             * that cannot be one of r's (tok.h) */
+            r.found = tokmemo_holds(q->memo, opts.skip_cjk, body, len,
+                                    (const char *const *)r.tok, r.len, r.n);
         } else if (body) {
             tok_run(&opts, body, len, &r, rest_token);
         }

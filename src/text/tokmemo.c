@@ -10,8 +10,10 @@
 
 typedef struct entry {
     tokmemo_set set;          /* first: what tokmemo_get hands out */
-    uint64_t hash;            /* of the text, the CJK switch mixed in */
+    uint64_t hash;            /* of the text, the CJK switch and kind mixed in */
     int skip_cjk;
+    int lazy;                 /* tokmemo_holds's: the terms of the first bytes in done */
+    uint64_t done[4];         /* lazy: the first bytes whose terms set holds */
     size_t text_len;
     char *text;               /* the bytes it was made of, compared in full */
     char **term;
@@ -75,6 +77,7 @@ int tokmemo_has(const tokmemo_set *s, const char *term, size_t len)
  * (a note's opening holds a few hundred distinct terms). */
 typedef struct building {
     entry *e;
+    const uint64_t *only;     /* NULL, or the first bytes of the terms kept */
     size_t cap;
     uint32_t *idx;            /* index + 1; 0: free */
     size_t idx_cap;           /* a power of two, >= 2 * terms */
@@ -109,6 +112,8 @@ static int collect(void *ctx, const char *t, size_t len, size_t start, size_t en
     (void)start, (void)end;
     building *b = ctx;
     entry *e = b->e;
+    if (b->only && (!len || !((b->only[(unsigned char)t[0] >> 6] >> ((unsigned char)t[0] & 63)) & 1)))
+        return 0;
     if (2 * (e->set.n + 1) > b->idx_cap)
         index_grow(b);
     size_t k = (size_t)term_hash(t, len) & (b->idx_cap - 1);
@@ -129,21 +134,30 @@ static int collect(void *ctx, const char *t, size_t len, size_t start, size_t en
     return 0;
 }
 
-static entry *entry_make(uint64_t hash, int skip_cjk, const char *text, size_t len)
+/* The terms of e's text into e: every one (only NULL), else those that
+ * start with a byte of only (a pass that stems only those words). */
+static void entry_fill(entry *e, const tok_first *only)
+{
+    building b = {.e = e, .only = only ? only->bits : NULL, .cap = e->set.n};
+    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = e->skip_cjk, .stem_only = only};
+    /* words that start with a non-ASCII character make no term asked for */
+    opts.ascii_first = only && tok_first_ascii(only);
+    tok_run(&opts, e->text, e->text_len, &b, collect);
+    free(b.idx);
+    e->set.term = (const char *const *)e->term;
+    e->set.len = e->len;
+}
+
+static entry *entry_new(uint64_t hash, int skip_cjk, int lazy, const char *text, size_t len)
 {
     entry *e = xcalloc(1, sizeof *e);
     e->hash = hash;
     e->skip_cjk = skip_cjk;
+    e->lazy = lazy;
     e->text_len = len;
     e->text = xmalloc(len ? len : 1);
     memcpy(e->text, text, len);
     e->bytes = sizeof *e + len;
-    building b = {.e = e};
-    tok_opts opts = {.stem = 1, .query = 1, .skip_cjk = skip_cjk};
-    tok_run(&opts, text, len, &b, collect);
-    free(b.idx);
-    e->set.term = (const char *const *)e->term;
-    e->set.len = e->len;
     return e;
 }
 
@@ -169,21 +183,26 @@ static void table_grow(tokmemo *m)
     m->cap = cap;
 }
 
-const tokmemo_set *tokmemo_get(tokmemo *m, int skip_cjk, const char *text, size_t len)
+/* The entry of (text, skip_cjk, lazy): found, else made (a full one
+ * filled) and kept. */
+static entry *lookup(tokmemo *m, int skip_cjk, int lazy, const char *text, size_t len)
 {
     skip_cjk = skip_cjk != 0;
-    uint64_t h = str_hash(text, len) ^ (skip_cjk ? 0x9e3779b97f4a7c15ull : 0);
+    uint64_t h = str_hash(text, len) ^ (skip_cjk ? 0x9e3779b97f4a7c15ull : 0) ^
+                 (lazy ? 0xc2b2ae3d27d4eb4full : 0);
     for (size_t k = m->cap ? (size_t)h & (m->cap - 1) : 0; m->cap && m->slot[k];
          k = (k + 1) & (m->cap - 1)) {
-        const entry *e = m->slot[k];
-        if (e->hash == h && e->skip_cjk == skip_cjk && e->text_len == len &&
+        entry *e = m->slot[k];
+        if (e->hash == h && e->skip_cjk == skip_cjk && e->lazy == lazy && e->text_len == len &&
             memcmp(e->text, text, len) == 0) {
             m->hits++;
-            return &e->set;
+            return e;
         }
     }
     m->misses++;
-    entry *e = entry_make(h, skip_cjk, text, len);
+    entry *e = entry_new(h, skip_cjk, lazy, text, len);
+    if (!lazy)
+        entry_fill(e, NULL);
     if (m->bytes + e->bytes > m->max_bytes)
         clear(m);   /* start again: what the next searches need comes back */
     if (2 * (m->n + 1) > m->cap)
@@ -191,7 +210,38 @@ const tokmemo_set *tokmemo_get(tokmemo *m, int skip_cjk, const char *text, size_
     table_put(m->slot, m->cap, e);
     m->n++;
     m->bytes += e->bytes;
-    return &e->set;
+    return e;
+}
+
+const tokmemo_set *tokmemo_get(tokmemo *m, int skip_cjk, const char *text, size_t len)
+{
+    return &lookup(m, skip_cjk, 0, text, len)->set;
+}
+
+int tokmemo_holds(tokmemo *m, int skip_cjk, const char *text, size_t len,
+                  const char *const *terms, const size_t *lens, size_t n)
+{
+    entry *e = lookup(m, skip_cjk, 1, text, len);
+    tok_first missing = {{0}};
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = lens[i] ? (unsigned char)terms[i][0] : 0;
+        if (lens[i] && ((e->done[c >> 6] >> (c & 63)) & 1))
+            continue;
+        tok_first_add(&missing, lens[i] ? terms[i] : "");
+        any = 1;
+    }
+    if (any) {
+        size_t before = e->bytes;
+        entry_fill(e, &missing);
+        for (int w = 0; w < 4; w++)
+            e->done[w] |= missing.bits[w];
+        m->bytes += e->bytes - before;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tokmemo_has(&e->set, terms[i], lens[i]))
+            return 1;
+    return 0;
 }
 
 void tokmemo_stats_get(const tokmemo *m, tokmemo_stats *out)

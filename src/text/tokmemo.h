@@ -44,6 +44,18 @@ const tokmemo_set *tokmemo_get(tokmemo *m, int skip_cjk, const char *text, size_
 /* Whether term (len bytes) is one of s's. */
 int tokmemo_has(const tokmemo_set *s, const char *term, size_t len);
 
+/* Whether one of terms[0..n) (len[i] bytes each) is among the terms
+ * tok_run({.stem = 1, .query = 1, .skip_cjk = skip_cjk}) makes of
+ * text[0..len). Kept apart from tokmemo_get's sets: such an entry holds
+ * only the terms that start with the first bytes asked so far, made by a
+ * pass that stems only those words (tok_opts.stem_only: the stemmer keeps
+ * a word's first letter, so a term starting with byte c comes from a word
+ * starting with c, and every such word is stemmed), so a text met once
+ * costs what tokenizing it for those terms costs (a note's opening holds
+ * a few hundred words, each stemmed at ~1,000 instructions). */
+int tokmemo_holds(tokmemo *m, int skip_cjk, const char *text, size_t len,
+                  const char *const *terms, const size_t *lens, size_t n);
+
 typedef struct tokmemo_stats {
     uint64_t hits, misses;
     size_t entries, bytes;

@@ -146,6 +146,47 @@ static void test_bound(void **state)
     tokmemo_free(m);
 }
 
+/* tokmemo_holds answers as tok_run's terms would, for terms asked in any
+ * order over several calls (each call stems the words of new first bytes
+ * only), CJK skipped or cut, empty terms included. */
+static void test_holds(void **state)
+{
+    (void)state;
+    static const char *const asks[] = {"extract", "archiv", "tar", "zip", "cafe", "caf",
+                                       "\xe5\x8e\x8b\xe7\xbc\xa9", "english", "word", "mix",
+                                       "file", "archive", "x", "port", "network", "", "utf",
+                                       "\xd0\xb0\xd1\x80\xd1\x85\xd0\xb8\xd0\xb2"};
+    size_t n_asks = sizeof asks / sizeof *asks;
+    tokmemo *m = tokmemo_new(1 << 20);
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+            for (int skip = 0; skip < 2; skip++) {
+                char *want = direct(skip, texts[i]);
+                /* one term, then pairs, in an order that differs by round */
+                for (size_t a = 0; a < n_asks; a++) {
+                    const char *t[2] = {asks[(a * (round + 1)) % n_asks],
+                                        asks[(a * 7 + round) % n_asks]};
+                    size_t l[2] = {strlen(t[0]), strlen(t[1])};
+                    size_t k = round == 0 ? 1 : 2;
+                    int expect = 0;
+                    for (size_t j = 0; j < k; j++) {
+                        /* in want's space-separated list */
+                        const char *p = want;
+                        while (*p && !expect) {
+                            const char *e = strchr(p, ' ');
+                            size_t len = e ? (size_t)(e - p) : strlen(p);
+                            expect = len == l[j] && memcmp(p, t[j], len) == 0;
+                            p = e ? e + 1 : p + len;
+                        }
+                    }
+                    assert_int_equal(tokmemo_holds(m, skip, texts[i], strlen(texts[i]), t, l, k),
+                                     expect);
+                }
+                free(want);
+            }
+    tokmemo_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_has),
         cmocka_unit_test(test_bytes_decide),
         cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_holds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
