@@ -758,9 +758,9 @@ static const wire_field search_args_rows[] = {
     WS(vec_threads, WIRE_INT),
     W(api_search_opts, model, WIRE_STR, .path = 1),
     W(api_search_opts, local, WIRE_INT),
-    /* the daemon's own: its languages from its config, its model, locks and cache */
+    /* the daemon's own: its languages from its config, its model, locks and caches */
     SLOCAL(prefer_langs), SLOCAL(n_prefer_langs), SLOCAL(model), SLOCAL(model_lock),
-    SLOCAL(vec_cache), SLOCAL(pool),
+    SLOCAL(vec_cache), SLOCAL(pool), SLOCAL(tok_memo),
     /* the agent boundary: the daemon's own config, when the request asks for it */
     SLOCAL(hide_globs), SLOCAL(hide_key),
     /* similar's own query vector (api_similar fills them) */
