@@ -13,13 +13,20 @@ binary in turn (base first in odd rounds), sends it 3 warm-up requests and
 then REQUESTS `trove search QUERY` per query (hybrid, then `--no-vector`),
 and reads its user + system time from /proc/PID/stat before and after:
 ms per request, averaged over the rounds (min over rounds beside it: the
-box is shared, the min is the least disturbed)."""
+box is shared, the min is the least disturbed).
+
+--distinct: instead, DISTINCT queries (tldr-style tasks none of which the
+six above repeat) each asked once of a fresh daemon, the daemon's CPU
+read by `perf stat -e task-clock -p PID` (exact, where /proc's ticks are
+10 ms): what a daemon costs before anything it keeps (the title channel's
+memo of terms, session 34) has seen the texts a search reads."""
 import argparse
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,7 +60,42 @@ def wait_idle(pid, limit_s=30):
         last = now
 
 
-def one_daemon(binary, env, requests, modes):
+DISTINCT = ["kill a process by name", "compress a folder", "docker run container", "ssh",
+            "copy files to a remote host", "find files by name", "zstd", "print the current date",
+            "change file permissions", "link", "search text in files", "network",
+            "python virtual environment", "convert video to gif", "mount a disk",
+            "download a file", "count lines in a file", "sort a file", "replace text in a file",
+            "list running services", "create a user", "check memory usage", "schedule a job",
+            "ping a host", "make a directory", "delete a directory", "rename files",
+            "archive with zip", "unzip a file", "encrypt a file", "generate a password",
+            "show calendar", "edit a file", "compare two files", "watch a command",
+            "set an environment variable", "install a package", "open a port",
+            "read a log file", "stop a service"]
+
+
+def distinct_ms(binary, env, pid, mode):
+    """The daemon's task-clock (ms) per query over DISTINCT, each asked once."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
+        extra = " --no-vector" if mode == "keyword" else ""
+        for q in DISTINCT:
+            f.write("%s search '%s'%s > /dev/null\n" % (binary, q, extra))
+        script = f.name
+    with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as f:
+        out = f.name
+    try:
+        sh("perf", "stat", "-e", "task-clock", "-x", ",", "-o", out, "-p", str(pid), "--",
+           "bash", script, env=env)
+        for line in open(out):
+            f = line.split(",")
+            if len(f) > 2 and f[2].startswith("task-clock"):
+                return float(f[0]) / len(DISTINCT)
+        sys.exit("daemon_cpu_bench: no task-clock in perf stat's output")
+    finally:
+        os.unlink(script)
+        os.unlink(out)
+
+
+def one_daemon(binary, env, requests, modes, distinct=False):
     pid = None
     sh(binary, "daemon", "--detach", "--idle", "600", env=env)
     try:
@@ -69,6 +111,10 @@ def one_daemon(binary, env, requests, modes):
         wait_idle(pid)
         out = {}
         devnull = subprocess.DEVNULL
+        if distinct:
+            for mode in modes:
+                out[(mode, "distinct")] = distinct_ms(binary, env, pid, mode)
+            return out
         for mode in modes:
             for q in QUERIES:
                 argv = [binary, "search", q] + (["--no-vector"] if mode == "keyword" else [])
@@ -119,6 +165,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--modes", default="hybrid,keyword")
+    ap.add_argument("--distinct", action="store_true",
+                    help="each of DISTINCT once per fresh daemon, CPU by perf stat")
     a = ap.parse_args()
     # TROVE_EMBED_MODEL: the model the work folder was embedded with (the
     # script names another folder in a git worktree, where ../shared is absent)
@@ -135,13 +183,18 @@ def main():
     res = {tag: [] for tag, _ in bins}
     for r in range(a.rounds):
         for tag, _ in (bins if r % 2 == 0 else bins[::-1]):
-            res[tag].append(one_daemon(local[tag], envs[tag], a.requests, modes))
-    print("daemon CPU ms per request (user + system, /proc/PID/stat), "
-          "mean (min) over %d rounds of %d requests" % (a.rounds, a.requests))
+            res[tag].append(one_daemon(local[tag], envs[tag], a.requests, modes, a.distinct))
+    queries = ["distinct"] if a.distinct else QUERIES
+    if a.distinct:
+        print("daemon CPU ms per query (perf stat task-clock), %d distinct queries each asked "
+              "once of a fresh daemon, mean (min) over %d rounds" % (len(DISTINCT), a.rounds))
+    else:
+        print("daemon CPU ms per request (user + system, /proc/PID/stat), "
+              "mean (min) over %d rounds of %d requests" % (a.rounds, a.requests))
     print("| mode | query | " + " | ".join(t for t, _ in bins) + " |")
     print("|---|---|" + "---|" * len(bins))
     for mode in modes:
-        for q in QUERIES:
+        for q in queries:
             cells = []
             for tag, _ in bins:
                 xs = [x[(mode, q)] for x in res[tag]]
