@@ -420,6 +420,89 @@ static void test_keep_best_caps(void **state)
     }
 }
 
+/* store_rank_rows with a cap (r.top): the best `top` rows of what it
+ * keeps are the best `top` of bm25()'s rows (score, then id: ties
+ * included), to the bit, for caps that prune and caps that keep all, on
+ * queries of 2-5 phrases drawn at random (words of every frequency, a
+ * prefix, a two-word phrase), over chunks and titles. */
+static const char *const prune_units[] = {"\"mango\"", "\"kiwi\"", "\"guava\"", "\"lychee\"",
+                                          "\"durian\"", "\"quince\"", "\"gua\" *",
+                                          "\"mango kiwi\"", "\"table\"", "\"river\""};
+
+static void assert_top_is(const store_rank *r, rows *all, size_t top)
+{
+    best *want = xcalloc(all->n ? all->n : 1, sizeof *want);
+    for (size_t i = 0; i < all->n; i++)
+        want[i] = (best){0, all->id[i], all->score[i]};
+    qsort(want, all->n, sizeof *want, cmp_row);
+    best *got = xcalloc(r->n_rows ? r->n_rows : 1, sizeof *got);
+    for (size_t i = 0; i < r->n_rows; i++)
+        got[i] = (best){0, r->row_id[i], r->row_score[i]};
+    qsort(got, r->n_rows, sizeof *got, cmp_row);
+    size_t n = all->n < top ? all->n : top;
+    assert_true(r->n_rows >= n);
+    assert_true(r->n_rows <= all->n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(got[i].chunk, want[i].chunk);
+        assert_memory_equal(&got[i].score, &want[i].score, sizeof(double));
+    }
+    if (!r->cut)
+        assert_int_equal(r->n_rows, all->n);
+    free(want);
+    free(got);
+}
+
+static void test_rank_rows_top(void **state)
+{
+    (void)state;
+    assert_int_equal(store_rank_ready(st), TROVE_OK);
+    const size_t tops[] = {1, 2, 3, 10, 64, 400, 100000};
+    tu_rng rng = {0x2545f4914f6cdd1dull};
+    tbuf fts = {0};
+    size_t cut = 0, tried = 0;
+    for (int round = 0; round < 24; round++) {
+        /* 2-5 distinct units, in a random order */
+        size_t n_units = sizeof prune_units / sizeof *prune_units, pick[5], n = 0;
+        size_t want_n = 2 + tu_rng_u32(&rng) % 4;
+        while (n < want_n) {
+            size_t u = tu_rng_u32(&rng) % n_units, k = 0;
+            while (k < n && pick[k] != u)
+                k++;
+            if (k == n)
+                pick[n++] = u;
+        }
+        tbuf_reset(&fts);
+        for (size_t k = 0; k < n; k++)
+            tbuf_printf(&fts, "%s%s", k ? " OR " : "", prune_units[pick[k]]);
+        for (int titles = 0; titles < 2; titles++) {
+            rows all = run_rows(titles ? "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM"
+                                         " titles_fts WHERE titles_fts MATCH ?1 ORDER BY rowid"
+                                       : bm25_sql, tbuf_cstr(&fts));
+            for (int mapped = 0; mapped < 2 - titles; mapped++)
+                for (size_t t = 0; t < sizeof tops / sizeof *tops; t++) {
+                    store_rank r = {.nmap = mapped ? store_nmap_reader_new(st) : NULL,
+                                    .weight = {titles ? 3.0 : 2.0, titles ? 2.0 : 1.0},
+                                    .top = tops[t]};
+                    assert_int_equal(store_rank_rows(st, titles ? STORE_RANK_TITLES
+                                                                : STORE_RANK_CHUNKS,
+                                                     tbuf_cstr(&fts), &r), TROVE_OK);
+                    assert_true(r.have);
+                    assert_int_equal(r.n_phrase, (int)n);
+                    assert_top_is(&r, &all, tops[t]);
+                    cut += r.cut;
+                    tried++;
+                    store_nmap_reader_free(r.nmap);
+                    store_rank_free(&r);
+                }
+            rows_free(&all);
+        }
+    }
+    tbuf_free(&fts);
+    /* the pruning did leave rows out, and not always */
+    assert_true(cut > tried / 4);
+    assert_true(cut < tried);
+}
+
 static void test_fts_phrases(void **state)
 {
     (void)state;
@@ -460,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_rank_restricted),
         cmocka_unit_test(test_list_leaves_out_no_note),
         cmocka_unit_test(test_keep_best_caps),
+        cmocka_unit_test(test_rank_rows_top),
         cmocka_unit_test(test_fts_phrases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
