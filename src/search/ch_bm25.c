@@ -459,13 +459,11 @@ static trove_err gram_query_build(store *st, const query_parsed *q, gram_query *
     }
     if (gq->n == 0)
         return TROVE_OK;
-    sqlite3_stmt *df = NULL, *n = NULL;
+    sqlite3_stmt *df = NULL;
     trove_err rc = prepare(st, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", &df);
+    double n_chunks = 0;   /* FTS5's totals, not a walk of every chunk */
     if (rc == TROVE_OK)
-        rc = prepare(st, "SELECT count(*) FROM chunks", &n);
-    double n_chunks = 0;
-    if (rc == TROVE_OK && step_row(st, n, "keyword search", &rc) > 0)
-        n_chunks = sqlite3_column_double(n, 0);
+        rc = store_rank_row_count(st, STORE_RANK_CHUNKS, &n_chunks);
     gq->word_w = xcalloc(gq->n_words ? gq->n_words : 1, sizeof *gq->word_w);
     for (size_t i = 0; rc == TROVE_OK && i < gq->n_words; i++)
         if (!query_zh_function_word(gq->words[i], strlen(gq->words[i])))
@@ -477,7 +475,6 @@ static trove_err gram_query_build(store *st, const query_parsed *q, gram_query *
                                         fmax(gq->word_w[u->wa], gq->word_w[u->wb]));
     }
     store_stmt_put(st, df);
-    store_stmt_put(st, n);
     return rc;
 }
 

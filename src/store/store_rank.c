@@ -484,6 +484,36 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
     return rc;
 }
 
+trove_err store_rank_row_count(store *st, store_rank_table table, double *n)
+{
+    /* FTS5's averages record (rowid 1 of its data table): a varint, the
+     * rows, then each column's tokens; xRowCount reads the same */
+    sqlite3_stmt *s = store_stmt_get(st, table == STORE_RANK_TITLES
+                                             ? "SELECT block FROM titles_fts_data WHERE id = 1"
+                                             : "SELECT block FROM chunks_fts_data WHERE id = 1");
+    if (!s)
+        return store_fail(st, "keyword search");
+    trove_err rc = TROVE_OK;
+    uint64_t v = 0;
+    if (store_step(st, s, "keyword search", &rc) > 0) {
+        const unsigned char *b = sqlite3_column_blob(s, 0);
+        int len = sqlite3_column_bytes(s, 0), i = 0;
+        /* SQLite's varint: 7 bits a byte, high bit set but in the 9th */
+        for (; b && i < len && i < 8; i++) {
+            v = (v << 7) | (b[i] & 0x7f);
+            if (!(b[i] & 0x80))
+                break;
+        }
+        if (b && i == 8 && i < len)
+            v = (v << 8) | b[i];
+        else if (!b || i == len)
+            rc = trove_fail(TROVE_ECORRUPT, "keyword search: FTS5 totals record cut short");
+    }
+    store_stmt_put(st, s);
+    *n = (double)v;
+    return rc;
+}
+
 trove_err store_rank_ready(store *st)
 {
     if (st->rank_ready)

@@ -82,6 +82,10 @@ void store_rank_free(store_rank *r);
  * bits of -bm25(titles_fts, 3.0, 2.0, 1.0), its third column weighing 1). */
 typedef enum { STORE_RANK_CHUNKS, STORE_RANK_TITLES } store_rank_table;
 trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r);
+/* The rows of the table (chunks or notes, one FTS5 row each: store_check
+ * holds them to it) as FTS5 counts them, read from its totals: the
+ * count(*) of chunks without a walk of a million-row table. */
+trove_err store_rank_row_count(store *st, store_rank_table table, double *n);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */

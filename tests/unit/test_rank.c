@@ -503,6 +503,24 @@ static void test_rank_rows_top(void **state)
     assert_true(cut < tried);
 }
 
+/* FTS5's totals count the rows count(*) counts. */
+static void test_row_count(void **state)
+{
+    (void)state;
+    const char *sql[] = {"SELECT count(*) FROM chunks", "SELECT count(*) FROM docs"};
+    for (int t = 0; t < 2; t++) {
+        sqlite3_stmt *s;
+        assert_int_equal(sqlite3_prepare_v2(store_db(st), sql[t], -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        double want = sqlite3_column_double(s, 0), got = -1;
+        sqlite3_finalize(s);
+        assert_int_equal(store_rank_row_count(st, t ? STORE_RANK_TITLES : STORE_RANK_CHUNKS, &got),
+                         TROVE_OK);
+        assert_true(want > N_NOTES - 1);
+        assert_true(got == want);
+    }
+}
+
 static void test_fts_phrases(void **state)
 {
     (void)state;
@@ -544,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_list_leaves_out_no_note),
         cmocka_unit_test(test_keep_best_caps),
         cmocka_unit_test(test_rank_rows_top),
+        cmocka_unit_test(test_row_count),
         cmocka_unit_test(test_fts_phrases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
