@@ -387,20 +387,30 @@ static size_t gram_slot(const gram_query *gq, const char *g, size_t len)
     return h;
 }
 
+static double search_idf(double n_chunks, double df)
+{
+    double idf = log((n_chunks - df + 0.5) / (df + 0.5));
+    return idf > 1e-6 ? idf : 1e-6;
+}
+
 /* A query word's IDF as FTS5's bm25() computes it (search_int.h). */
 double search_word_idf(store *st, sqlite3_stmt *df_stmt, double n_chunks, const char *w,
                        trove_err *rc)
 {
+    /* counted already where the keyword channel's query had it: a walk
+     * of a common word's rows saved (~10-18% of a cold search at 1M) */
+    int64_t hits;
+    double df = 0;
+    if (store_rank_hits(st, w, NULL, &hits))
+        return search_idf(n_chunks, (double)hits);
     tbuf phrase = {0};
     tbuf_printf(&phrase, "\"%s\"", w);   /* a token: no quote inside */
-    double df = 0;
     sqlite3_reset(df_stmt);
     sqlite3_bind_text(df_stmt, 1, tbuf_cstr(&phrase), -1, SQLITE_TRANSIENT);
     if (step_row(st, df_stmt, "keyword search", rc) > 0)
         df = sqlite3_column_double(df_stmt, 0);
     tbuf_free(&phrase);
-    double idf = log((n_chunks - df + 0.5) / (df + 0.5));
-    return idf > 1e-6 ? idf : 1e-6;
+    return search_idf(n_chunks, df);
 }
 
 /* The callbacks run inside the tokenizer, which must not be re-entered

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "text/query.h"
 #include "text/tok.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/mem.h"
 
@@ -458,6 +460,110 @@ static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
         sqlite3_result_int64(ctx, (sqlite3_int64)r->n_rows);
 }
 
+/* ---- rows per one-token phrase, for IDFs asked again ------------------ */
+
+/* A phrase of chunks_fts that is one token, and its rows. */
+typedef struct store_rank_df {
+    char *tok;
+    int64_t hits;
+} store_rank_df;
+
+typedef struct one_token {
+    tbuf tok;
+    int n, colocated;
+} one_token;
+
+static int take_token(void *ctx, const char *t, size_t len, size_t start, size_t end, int flags)
+{
+    (void)start, (void)end;
+    one_token *o = ctx;
+    if (o->n++ == 0)
+        tbuf_append(&o->tok, t, len);
+    o->colocated |= flags & TOK_COLOCATED;
+    return o->n > 1;
+}
+
+/* The token FTS5 looks up for a quoted phrase's text (its tokenizer's
+ * query mode, tok_fts5.c): 1 with it in o->tok when there is one alone. */
+static int phrase_token(const char *text, size_t len, one_token *o)
+{
+    static const tok_opts opts = {.stem = 1, .query = 1};
+    tbuf_reset(&o->tok);
+    o->n = o->colocated = 0;
+    tok_run_flags(&opts, text, len, o, take_token);
+    return o->n == 1 && !o->colocated;
+}
+
+/* The text inside a phrase `"..."` ("" for a quote), when the span is that
+ * alone (not a prefix `"..." *`). */
+static int phrase_text(const char *p, size_t len, tbuf *out)
+{
+    tbuf_reset(out);
+    if (len < 2 || p[0] != '"')
+        return 0;
+    size_t i = 1;
+    for (; i < len; i++) {
+        if (p[i] == '"') {
+            if (i + 1 < len && p[i + 1] == '"')
+                i++;
+            else
+                break;
+        }
+        tbuf_putc(out, p[i]);
+    }
+    return i == len - 1;
+}
+
+void store_rank_forget(store *st)
+{
+    for (size_t i = 0; i < st->n_df; i++)
+        free(st->df[i].tok);
+    st->n_df = 0;
+}
+
+/* The phrases of fts that are one token each, with their rows (r->hits),
+ * for store_rank_hits while the read transaction lasts. */
+static void remember_hits(store *st, const char *fts, const store_rank *r)
+{
+    query_span sp[128];
+    size_t n_neg;
+    size_t n = query_fts_phrases(fts, sp, sizeof sp / sizeof *sp, &n_neg);
+    if (sqlite3_get_autocommit(st->db) || n_neg || n != (size_t)r->n_phrase)
+        return;
+    one_token o = {0};
+    tbuf text = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t known;
+        if (!phrase_text(fts + sp[i].off, sp[i].len, &text) ||
+            !phrase_token(tbuf_cstr(&text), text.len, &o) ||
+            store_rank_hits(st, NULL, tbuf_cstr(&o.tok), &known))
+            continue;
+        xgrow(&st->df, &st->cap_df, st->n_df + 1, sizeof *st->df);
+        st->df[st->n_df++] = (store_rank_df){xstrdup(tbuf_cstr(&o.tok)), r->hits[i]};
+    }
+    tbuf_free(&text);
+    tbuf_free(&o.tok);
+}
+
+int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits)
+{
+    one_token o = {0};
+    if (word) {
+        int one = phrase_token(word, strlen(word), &o);
+        tok = tbuf_cstr(&o.tok);
+        if (!one)
+            tok = NULL;
+    }
+    int found = 0;
+    for (size_t i = 0; tok && i < st->n_df && !found; i++)
+        if (strcmp(st->df[i].tok, tok) == 0) {
+            *hits = st->df[i].hits;
+            found = 1;
+        }
+    tbuf_free(&o.tok);
+    return found;
+}
+
 trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r)
 {
     trove_err rc = store_rank_ready(st);
@@ -481,6 +587,8 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
         rc = r->rc;   /* the note map's error, under the statement's */
     if (rc)
         store_rank_free(r);
+    else if (table == STORE_RANK_CHUNKS && r->have)
+        remember_hits(st, fts, r);
     return rc;
 }
 

@@ -86,6 +86,11 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
  * holds them to it) as FTS5 counts them, read from its totals: the
  * count(*) of chunks without a walk of a million-row table. */
 trove_err store_rank_row_count(store *st, store_rank_table table, double *n);
+/* The chunks holding `word` (a word of a query, as `"word"` would
+ * match: the one token FTS5 makes of it; or with word NULL, the token
+ * `tok` itself), when a store_rank_rows of this read transaction counted
+ * a phrase of that one token: 1 with *hits, else 0 (count them). */
+int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */

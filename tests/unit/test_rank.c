@@ -521,6 +521,35 @@ static void test_row_count(void **state)
     }
 }
 
+/* The rows of one-token phrases, kept by store_rank_rows for the read
+ * transaction: what count(*) of `"word"` gives, for a word as typed and
+ * as its token; nothing for a prefix or a two-word phrase, nor after. */
+static void test_rank_hits(void **state)
+{
+    (void)state;
+    const char *fts = "\"Mangos\" OR \"kiwi\" OR \"gua\" * OR \"durian quince\"";
+    assert_int_equal(store_read_begin(st), TROVE_OK);
+    store_rank r = {.weight = {2.0, 1.0}, .top = 10};
+    assert_int_equal(store_rank_rows(st, STORE_RANK_CHUNKS, fts, &r), TROVE_OK);
+    const char *words[] = {"mango", "Mangos", "kiwi"};
+    for (size_t i = 0; i < 3; i++) {
+        char q[32];
+        snprintf(q, sizeof q, "\"%s\"", words[i]);
+        rows all = run_rows(bm25_sql, q);
+        int64_t hits = -1;
+        assert_true(store_rank_hits(st, words[i], NULL, &hits));
+        assert_int_equal(hits, all.n);
+        rows_free(&all);
+    }
+    int64_t hits;
+    assert_false(store_rank_hits(st, "gua", NULL, &hits));
+    assert_false(store_rank_hits(st, "durian", NULL, &hits));
+    assert_false(store_rank_hits(st, "lychee", NULL, &hits));
+    store_read_end(st);
+    assert_false(store_rank_hits(st, "kiwi", NULL, &hits));
+    store_rank_free(&r);
+}
+
 static void test_fts_phrases(void **state)
 {
     (void)state;
@@ -563,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_keep_best_caps),
         cmocka_unit_test(test_rank_rows_top),
         cmocka_unit_test(test_row_count),
+        cmocka_unit_test(test_rank_hits),
         cmocka_unit_test(test_fts_phrases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
