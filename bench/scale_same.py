@@ -6,7 +6,10 @@ in the caller's environment (an index others must not write to: source
 (`daemon --detach --no-watch`, stopped after): run it with the old and the
 new binary and compare the outputs (session 34, w-kw1m).
 
-    /usr/bin/python3 bench/scale_same.py BIN [QUERIES_FILE] [--daemon] > OUT
+    /usr/bin/python3 bench/scale_same.py BIN [QUERIES_FILE] [--daemon] [--file-only] > OUT
+
+--file-only: the file's queries alone (keyword and hybrid, -n 10 and 30),
+not search_same.py's cases (a pass at 1M takes ~30 min on a loaded box).
 """
 import hashlib
 import os
@@ -18,7 +21,7 @@ import search_same  # noqa: E402
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--daemon"]
+    args = [a for a in sys.argv[1:] if a not in ("--daemon", "--file-only")]
     if not 1 <= len(args) <= 2 or any(a.startswith("-") for a in args):
         sys.exit(__doc__.split("\n\n")[1].strip())
     b = os.path.abspath(args[0])
@@ -34,7 +37,7 @@ def main():
     else:
         env["TROVE_NO_DAEMON"] = "1"
     try:
-        cases = list(search_same.cases())
+        cases = [] if "--file-only" in sys.argv else list(search_same.cases())
         for q in extra:
             for mode in ([], ["--no-vector"]):
                 cases.append([q] + mode)
