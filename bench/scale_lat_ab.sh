@@ -17,10 +17,12 @@ for r in $(seq "${3:-3}"); do
         echo "  cold kw     $(nice -n 10 /usr/bin/python3 "$H" lat "$T" 1 "$Q" search --no-vector)"
         echo "  cold hybrid $(nice -n 10 /usr/bin/python3 "$H" lat "$T" 1 "$Q" search)"
         unset TROVE_NO_DAEMON
-        out=$("$T" daemon --detach --no-watch --idle 600)
+        # our own daemon or none: `daemon stop` would stop whoever's
+        # serves the index (another session's), so it is killed by pid
+        out=$("$T" daemon --detach --no-watch --idle 600) || { echo "  no daemon: $out"; continue; }
         dpid=$(sed -n 's/.*pid \([0-9]*\).*/\1/p' <<<"$out" | head -n 1)
         echo "  daemon kw     $(SCALE_DAEMON_PID=$dpid nice -n 10 /usr/bin/python3 "$H" lat "$T" 1 "$Q" search --no-vector)"
         echo "  daemon hybrid $(SCALE_DAEMON_PID=$dpid nice -n 10 /usr/bin/python3 "$H" lat "$T" 1 "$Q" search)"
-        "$T" daemon stop >/dev/null
+        [ -n "$dpid" ] && kill "$dpid" && while kill -0 "$dpid" 2>/dev/null; do sleep 0.2; done
     done
 done

@@ -13,8 +13,11 @@ not search_same.py's cases (a pass at 1M takes ~30 min on a loaded box).
 """
 import hashlib
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import search_same  # noqa: E402
@@ -30,10 +33,15 @@ def main():
         extra = [l.rstrip("\n") for l in open(args[1], encoding="utf-8") if l.strip()]
     env = dict(os.environ)
     daemon = "--daemon" in sys.argv
+    pid = 0
     if daemon:
         env.pop("TROVE_NO_DAEMON", None)
-        subprocess.run([b, "daemon", "--detach", "--no-watch", "--idle", "600"], env=env,
-                       capture_output=True, check=True)
+        r = subprocess.run([b, "daemon", "--detach", "--no-watch", "--idle", "600"], env=env,
+                           capture_output=True)
+        m = re.search(rb"pid (\d+)", r.stdout + r.stderr)
+        if r.returncode or not m:
+            sys.exit("scale_same: no daemon of our own: %s" % (r.stdout + r.stderr).decode())
+        pid = int(m.group(1))
     else:
         env["TROVE_NO_DAEMON"] = "1"
     try:
@@ -47,8 +55,12 @@ def main():
             h = hashlib.md5(r.stdout + b"|%d|" % r.returncode + r.stderr).hexdigest()
             print(h, " ".join(c))
     finally:
-        if daemon:
-            subprocess.run([b, "daemon", "stop"], env=env, capture_output=True)
+        # killed by pid: `daemon stop` stops whichever daemon serves the
+        # index, another session's too
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            while os.path.exists("/proc/%d" % pid):
+                time.sleep(0.1)
 
 
 if __name__ == "__main__":
