@@ -112,6 +112,11 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
  * kept (a margin far above a sum's rounding), and a row kept gets its
  * terms added in phrase order at the end, as rank_fn adds them. */
 #define RANK_PRUNE_MARGIN 1e-9
+/* The count first costs a walk of every phrase's rows more (+5-15% of a
+ * cold keyword search's instructions on the tldr pages' 39k chunks); it
+ * pays where common words hold hundreds of thousands of rows: a table of
+ * at least this many rows (docs/performance.md, session 34). */
+#define RANK_PRUNE_MIN_TABLE 200000
 
 /* The rows a phrase holds (row index, weighted frequency). */
 typedef struct phrase_rows {
@@ -119,6 +124,11 @@ typedef struct phrase_rows {
     double *freq;
     size_t n, cap;
 } phrase_rows;
+
+typedef struct id_row {
+    int64_t id;
+    size_t row;
+} id_row;
 
 /* The rows met, at their index for good (id, length, score so far, left
  * out), and the live ones by id (ord): the walk of a phrase, whose rows
@@ -131,8 +141,10 @@ typedef struct row_walk {
     double *len, *part;
     unsigned char *dead;
     size_t n, cap;
-    size_t *ord, n_ord, at;
-    size_t *fresh, n_fresh, cap_fresh;
+    id_row *ord, *spare;      /* spare: the merge's other buffer */
+    size_t n_ord, at, cap_ord, cap_spare;
+    id_row *fresh;
+    size_t n_fresh, cap_fresh;
     int64_t last_id;
     int unordered;            /* a phrase's rows came out of id order */
     phrase_rows *cur;         /* the phrase walked */
@@ -163,7 +175,7 @@ static size_t walk_add(row_walk *w, int64_t id, double len)
     w->part[w->n] = 0.0;
     w->dead[w->n] = 0;
     xgrow(&w->fresh, &w->cap_fresh, w->n_fresh + 1, sizeof *w->fresh);
-    w->fresh[w->n_fresh++] = w->n;
+    w->fresh[w->n_fresh++] = (id_row){id, w->n};
     return w->n++;
 }
 
@@ -179,12 +191,12 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
         w->at = 0;
     }
     w->last_id = id;
-    while (w->at < w->n_ord && w->id[w->ord[w->at]] < id)
+    while (w->at < w->n_ord && w->ord[w->at].id < id)
         w->at++;
     size_t row;
     int rc;
-    if (w->at < w->n_ord && w->id[w->ord[w->at]] == id) {
-        row = w->ord[w->at];
+    if (w->at < w->n_ord && w->ord[w->at].id == id) {
+        row = w->ord[w->at].row;
     } else {
         if (w->skip_new)
             return SQLITE_OK;
@@ -209,11 +221,6 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     return SQLITE_OK;
 }
 
-typedef struct id_row {
-    int64_t id;
-    size_t row;
-} id_row;
-
 static int cmp_id_row(const void *a, const void *b)
 {
     const id_row *x = a, *y = b;
@@ -223,24 +230,25 @@ static int cmp_id_row(const void *a, const void *b)
 /* The rows new in the phrase walked merged into ord, by id. */
 static void walk_merge(row_walk *w)
 {
-    if (w->unordered && w->n_fresh > 1) {
-        id_row *t = xmalloc(w->n_fresh * sizeof *t);
-        for (size_t i = 0; i < w->n_fresh; i++)
-            t[i] = (id_row){w->id[w->fresh[i]], w->fresh[i]};
-        qsort(t, w->n_fresh, sizeof *t, cmp_id_row);
-        for (size_t i = 0; i < w->n_fresh; i++)
-            w->fresh[i] = t[i].row;
-        free(t);
+    if (w->unordered && w->n_fresh > 1)
+        qsort(w->fresh, w->n_fresh, sizeof *w->fresh, cmp_id_row);
+    if (w->n_fresh) {
+        xgrow(&w->spare, &w->cap_spare, w->n_ord + w->n_fresh, sizeof *w->spare);
+        id_row *m = w->spare;
+        size_t a = 0, b = 0, n = 0;
+        while (a < w->n_ord && b < w->n_fresh)
+            m[n++] = w->ord[a].id < w->fresh[b].id ? w->ord[a++] : w->fresh[b++];
+        memcpy(m + n, w->ord + a, (w->n_ord - a) * sizeof *m);
+        n += w->n_ord - a;
+        memcpy(m + n, w->fresh + b, (w->n_fresh - b) * sizeof *m);
+        n += w->n_fresh - b;
+        w->spare = w->ord;
+        w->ord = m;
+        size_t c = w->cap_spare;
+        w->cap_spare = w->cap_ord;
+        w->cap_ord = c;
+        w->n_ord = n;
     }
-    size_t *m = xmalloc((w->n_ord + w->n_fresh + 1) * sizeof *m), a = 0, b = 0, n = 0;
-    while (a < w->n_ord || b < w->n_fresh)
-        if (b == w->n_fresh || (a < w->n_ord && w->id[w->ord[a]] < w->id[w->fresh[b]]))
-            m[n++] = w->ord[a++];
-        else
-            m[n++] = w->fresh[b++];
-    free(w->ord);
-    w->ord = m;
-    w->n_ord = n;
     w->n_fresh = 0;
     w->at = 0;
     w->unordered = 0;
@@ -288,15 +296,15 @@ static void walk_prune(row_walk *w, size_t top, double left, double *scratch)
     if (w->n_ord < top)
         return;
     for (size_t i = 0; i < w->n_ord; i++)
-        scratch[i] = w->part[w->ord[i]];
+        scratch[i] = w->part[w->ord[i].row];
     double t = kth_largest(scratch, w->n_ord, top);
     size_t n = 0;
     for (size_t i = 0; i < w->n_ord; i++) {
-        size_t row = w->ord[i];
+        size_t row = w->ord[i].row;
         if ((w->part[row] + left) * (1 + RANK_PRUNE_MARGIN) < t)
             w->dead[row] = 1;
         else
-            w->ord[n++] = row;
+            w->ord[n++] = w->ord[i];
     }
     if (n < w->n_ord)
         w->r->cut = 1;
@@ -335,7 +343,8 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     phrase_rows *pr = xcalloc(n ? (size_t)n : 1, sizeof *pr);
     size_t *order = xmalloc((n ? (size_t)n : 1) * sizeof *order);
     double *left = xcalloc((size_t)n + 1, sizeof *left);
-    int rc = SQLITE_OK, prune = r->top > 0 && n > 1;
+    int rc = SQLITE_OK;
+    int prune = r->top > 0 && n > 1 && (n_row >= RANK_PRUNE_MIN_TABLE || r->prune_small);
     r->cut = 0;
     for (int i = 0; prune && rc == SQLITE_OK && i < n; i++) {
         w.n_hit = 0;
@@ -369,7 +378,7 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
      * sum; a phrase absent from a row adds +0.0 there: the same bits) */
     if (rc == SQLITE_OK && r->rc == TROVE_OK) {
         for (size_t k = 0; k < w.n_ord; k++)
-            w.part[w.ord[k]] = 0.0;
+            w.part[w.ord[k].row] = 0.0;
         for (int i = 0; i < n; i++)
             for (size_t k = 0; k < pr[i].n; k++) {
                 size_t row = pr[i].row[k];
@@ -379,8 +388,8 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
         r->row_id = xmalloc((w.n_ord ? w.n_ord : 1) * sizeof *r->row_id);
         r->row_score = xmalloc((w.n_ord ? w.n_ord : 1) * sizeof *r->row_score);
         for (size_t k = 0; k < w.n_ord; k++) {
-            r->row_id[k] = w.id[w.ord[k]];
-            r->row_score[k] = w.part[w.ord[k]];
+            r->row_id[k] = w.ord[k].id;
+            r->row_score[k] = w.part[w.ord[k].row];
         }
         r->n_rows = w.n_ord;
     }
@@ -396,6 +405,7 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     free(w.part);
     free(w.dead);
     free(w.ord);
+    free(w.spare);
     free(w.fresh);
     return rc;
 }

@@ -41,6 +41,8 @@ typedef struct store_rank {
     int n_query;               /* the last phrases scored (0: all) */
     size_t top;                /* store_rank_rows: the best `top` rows are
                                   what matters (0: every row) */
+    int prune_small;           /* ... and rows are left out even of a small
+                                  table (tests) */
     /* Statistics, filled at the first row scored (have). */
     int have;
     int n_phrase;              /* phrases scored */

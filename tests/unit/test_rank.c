@@ -482,7 +482,7 @@ static void test_rank_rows_top(void **state)
                 for (size_t t = 0; t < sizeof tops / sizeof *tops; t++) {
                     store_rank r = {.nmap = mapped ? store_nmap_reader_new(st) : NULL,
                                     .weight = {titles ? 3.0 : 2.0, titles ? 2.0 : 1.0},
-                                    .top = tops[t]};
+                                    .top = tops[t], .prune_small = 1};
                     assert_int_equal(store_rank_rows(st, titles ? STORE_RANK_TITLES
                                                                 : STORE_RANK_CHUNKS,
                                                      tbuf_cstr(&fts), &r), TROVE_OK);
@@ -529,7 +529,7 @@ static void test_rank_hits(void **state)
     (void)state;
     const char *fts = "\"Mangos\" OR \"kiwi\" OR \"gua\" * OR \"durian quince\"";
     assert_int_equal(store_read_begin(st), TROVE_OK);
-    store_rank r = {.weight = {2.0, 1.0}, .top = 10};
+    store_rank r = {.weight = {2.0, 1.0}, .top = 10, .prune_small = 1};
     assert_int_equal(store_rank_rows(st, STORE_RANK_CHUNKS, fts, &r), TROVE_OK);
     const char *words[] = {"mango", "Mangos", "kiwi"};
     for (size_t i = 0; i < 3; i++) {
