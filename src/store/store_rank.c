@@ -255,36 +255,35 @@ static void walk_merge(row_walk *w)
     w->last_id = INT64_MIN;
 }
 
-/* The k-th largest of x[0..n) (0 < k <= n), x reordered. */
-static double kth_largest(double *x, size_t n, size_t k)
+/* The k-th largest score so far of the live rows (0 < k <= w->n_ord):
+ * the least of a min-heap of the k largest (heap: k slots). */
+static double kth_largest(const row_walk *w, size_t k, double *heap)
 {
-    size_t lo = 0, hi = n - 1, want = k - 1;
-    while (lo < hi) {
-        double p = x[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (x[i] > p)
-                i++;
-            while (x[j] < p)
-                j--;
-            if (i <= j) {
-                double t = x[i];
-                x[i] = x[j];
-                x[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
+    for (size_t i = 0; i < w->n_ord; i++) {
+        double v = w->part[w->ord[i].row];
+        size_t j;
+        if (i < k) {   /* sift up */
+            for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2)
+                heap[j] = heap[(j - 1) / 2];
+            heap[j] = v;
+            continue;
         }
-        if (want <= j && j < hi)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            break;   /* x[j + 1 .. i) equal p: want is among them */
+        if (v <= heap[0])
+            continue;
+        for (j = 0;;) {   /* the least replaced: sift down */
+            size_t c = 2 * j + 1;
+            if (c >= k)
+                break;
+            if (c + 1 < k && heap[c + 1] < heap[c])
+                c++;
+            if (heap[c] >= v)
+                break;
+            heap[j] = heap[c];
+            j = c;
+        }
+        heap[j] = v;
     }
-    return x[want];
+    return heap[0];
 }
 
 /* After a phrase of the pruned walk: t, the top-th best score so far (a
@@ -295,9 +294,7 @@ static void walk_prune(row_walk *w, size_t top, double left, double *scratch)
 {
     if (w->n_ord < top)
         return;
-    for (size_t i = 0; i < w->n_ord; i++)
-        scratch[i] = w->part[w->ord[i].row];
-    double t = kth_largest(scratch, w->n_ord, top);
+    double t = kth_largest(w, top, scratch);
     size_t n = 0;
     for (size_t i = 0; i < w->n_ord; i++) {
         size_t row = w->ord[i].row;
@@ -369,7 +366,8 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
             r->hits[i] = w.n_hit;
             r->idf[i] = phrase_idf(n_row, w.n_hit);
         } else if (rc == SQLITE_OK && j + 1 < n) {
-            scratch = xrealloc(scratch, (w.n_ord ? w.n_ord : 1) * sizeof *scratch);
+            if (!scratch && w.n_ord >= r->top)
+                scratch = xmalloc(r->top * sizeof *scratch);
             walk_prune(&w, r->top, left[j + 1], scratch);
         }
     }
