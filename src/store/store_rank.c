@@ -238,7 +238,8 @@ static void walk_merge(row_walk *w)
         size_t a = 0, b = 0, n = 0;
         while (a < w->n_ord && b < w->n_fresh)
             m[n++] = w->ord[a].id < w->fresh[b].id ? w->ord[a++] : w->fresh[b++];
-        memcpy(m + n, w->ord + a, (w->n_ord - a) * sizeof *m);
+        if (a < w->n_ord)   /* (ord is NULL before the first merge) */
+            memcpy(m + n, w->ord + a, (w->n_ord - a) * sizeof *m);
         n += w->n_ord - a;
         memcpy(m + n, w->fresh + b, (w->n_fresh - b) * sizeof *m);
         n += w->n_fresh - b;
