@@ -269,10 +269,11 @@ int search_keep_best_or(store *st, store_rank *rank, store_rank_table table, con
         return 0;
     top->n = top->sorted = 0;
     *matches = 0;
+    rank->top = top->cap;   /* rows that cannot reach the top left out */
     *rc = store_rank_rows(st, table, fts, rank);
     if (*rc == TROVE_OK) {
         search_topk_adopt(top, rank->row_id, rank->row_score, rank->n_rows);
-        *matches = rank->n_rows;
+        *matches = rank->cut ? SIZE_MAX : rank->n_rows;   /* SIZE_MAX: more than kept */
     }
     return 1;
 }

@@ -230,12 +230,14 @@ void search_topk_push(topk *t, int64_t chunk_id, double score);
  * gives (rows are in a total order, search_topk_get). */
 void search_topk_adopt(topk *t, const int64_t *ids, const double *scores, size_t n);
 /* The best rows of fts in `table` into top, when fts is phrases OR-ed
- * (query_fts_phrases, no negative one, at most SEARCH_OR_MAX), every row
- * scored by store_rank_rows with `rank` (its statistics kept there): the
- * rows and scores `SELECT rowid, trove_rank(..)` or the bm25() it equals
- * gives, without running the expression row by row. 1 when it answered
- * (*matches: the rows in all; *rc), 0 for another shape: the caller runs
- * its statement. No filters: the caller's to check. */
+ * (query_fts_phrases, no negative one, at most SEARCH_OR_MAX), scored by
+ * store_rank_rows with `rank` (its statistics kept there; with top->cap,
+ * the rows that cannot reach the top are left unscored): the rows and
+ * scores `SELECT rowid, trove_rank(..)` or the bm25() it equals gives,
+ * without running the expression row by row. 1 when it answered
+ * (*matches: the rows in all, or SIZE_MAX for "more than kept"; *rc), 0
+ * for another shape: the caller runs its statement. No filters: the
+ * caller's to check. */
 #define SEARCH_OR_MAX 128
 int search_keep_best_or(store *st, store_rank *rank, store_rank_table table, const char *fts,
                         topk *top, size_t *matches, trove_err *rc);

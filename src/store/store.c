@@ -1092,6 +1092,8 @@ void store_close(store *st)
     store_stmt_clear(st);
     free(st->dead);
     store_nmap_forget(st);
+    store_rank_forget(st);
+    free(st->df);
     free(st->snap_note);
     free(st->vside_id);
     if (st->stamp_on_close && !st->damaged)
@@ -1196,11 +1198,13 @@ void store_rollback(store *st)
 
 trove_err store_read_begin(store *st)
 {
+    store_rank_forget(st);
     return store_exec(st, "BEGIN");
 }
 
 void store_read_end(store *st)
 {
+    store_rank_forget(st);
     if (!sqlite3_get_autocommit(st->db))
         sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }

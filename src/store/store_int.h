@@ -79,11 +79,18 @@ struct store {
     /* trove_rank() registered on db (store_rank.c), at its first use */
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */
+    /* chunks_fts rows per one-token phrase, counted by store_rank_rows in
+     * the read transaction open now (store_rank_hits; emptied at its
+     * begin and end) */
+    struct store_rank_df *df;
+    size_t n_df, cap_df;
 };
 
 /* store_connect's flag for a file nobody else opens (no WAL) */
 #define STORE_BESIDE 0x100
 trove_err store_connect(store *st, const char *path, int flags, int fresh);
+/* store_rank_hits' counts dropped (a read transaction begins or ends) */
+void store_rank_forget(store *st);
 void store_stmt_clear(store *st);
 /* 1 when the connection's file is no longer the one its path names (another
  * writer renamed a new index in) */

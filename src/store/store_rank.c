@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "text/query.h"
 #include "text/tok.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/mem.h"
 
@@ -95,18 +97,59 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
     sqlite3_result_double(ctx, score);
 }
 
-/* ---- every row's score by walking each phrase's rows -------------------- */
+/* ---- the rows of OR-ed phrases, from a walk of each phrase's rows ------- */
 
-/* The rows met so far (r->row_id, r->row_score) by id: open addressing,
- * index + 1 per slot (0: empty), and each row's length; then the current
- * phrase's rows (index, frequency) until its IDF is known. */
+/* A row's score is a sum over the phrases it holds, and phrase i adds
+ * less than its bound b_i = IDF_i x (k1 + 1) (store_rank_bound). With a
+ * cap (r->top), every phrase's rows are first counted (the IDFs: a walk
+ * that reads no position and no length), then the phrases are walked
+ * again, rarest first (MaxScore): once `top` rows are known whose scores
+ * so far reach t, a row first met in the phrases still to walk, whose
+ * bounds sum below t, cannot be among the best `top` and is neither
+ * scored nor kept, nor is a row kept so far whose score and the bounds
+ * of the phrases left sum below t. A common word's rows are then only
+ * stepped over. Exact: a row left out scores strictly below `top` rows
+ * kept (a margin far above a sum's rounding), and a row kept gets its
+ * terms added in phrase order at the end, as rank_fn adds them. */
+#define RANK_PRUNE_MARGIN 1e-9
+/* The count first costs a walk of every phrase's rows more (+5-15% of a
+ * cold keyword search's instructions on the tldr pages' 39k chunks); it
+ * pays where common words hold hundreds of thousands of rows: a table of
+ * at least this many rows (docs/performance.md, session 34). */
+#define RANK_PRUNE_MIN_TABLE 200000
+
+/* The rows a phrase holds (row index, weighted frequency). */
+typedef struct phrase_rows {
+    size_t *row;
+    double *freq;
+    size_t n, cap;
+} phrase_rows;
+
+typedef struct id_row {
+    int64_t id;
+    size_t row;
+} id_row;
+
+/* The rows met, at their index for good (id, length, score so far, left
+ * out), and the live ones by id (ord): the walk of a phrase, whose rows
+ * come by id, steps along ord instead of a hash lookup per row (a cache
+ * miss each at 1M chunks); rows new in the phrase gather in `fresh`, by
+ * id too, and are merged into ord after it. */
 typedef struct row_walk {
     store_rank *r;
-    size_t *slots, n_slots, cap_rows;
-    double *len;
-    size_t *pend;
-    double *pend_freq;
-    size_t n_pend, cap_pend;
+    int64_t *id;
+    double *len, *part;
+    unsigned char *dead;
+    size_t n, cap;
+    id_row *ord, *spare;      /* spare: the merge's other buffer */
+    size_t n_ord, at, cap_ord, cap_spare;
+    id_row *fresh;
+    size_t n_fresh, cap_fresh;
+    int64_t last_id;
+    int unordered;            /* a phrase's rows came out of id order */
+    phrase_rows *cur;         /* the phrase walked */
+    double idf;               /* its IDF, or < 0 while unknown */
+    int skip_new;             /* rows first met here cannot reach the top */
     int64_t n_hit;
 } row_walk;
 
@@ -118,22 +161,22 @@ static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     return SQLITE_OK;
 }
 
-static size_t slot_of(const row_walk *w, int64_t id)
+static size_t walk_add(row_walk *w, int64_t id, double len)
 {
-    size_t h = (size_t)((uint64_t)id * 0x9E3779B97F4A7C15ull) & (w->n_slots - 1);
-    while (w->slots[h] && w->r->row_id[w->slots[h] - 1] != id)
-        h = (h + 1) & (w->n_slots - 1);
-    return h;
-}
-
-static void walk_grow(row_walk *w)
-{
-    size_t ns = w->n_slots ? w->n_slots * 2 : 1024;
-    free(w->slots);
-    w->slots = xcalloc(ns, sizeof *w->slots);
-    w->n_slots = ns;
-    for (size_t i = 0; i < w->r->n_rows; i++)
-        w->slots[slot_of(w, w->r->row_id[i])] = i + 1;
+    if (w->n == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 1024;
+        w->id = xrealloc(w->id, w->cap * sizeof *w->id);
+        w->len = xrealloc(w->len, w->cap * sizeof *w->len);
+        w->part = xrealloc(w->part, w->cap * sizeof *w->part);
+        w->dead = xrealloc(w->dead, w->cap * sizeof *w->dead);
+    }
+    w->id[w->n] = id;
+    w->len[w->n] = len;
+    w->part[w->n] = 0.0;
+    w->dead[w->n] = 0;
+    xgrow(&w->fresh, &w->cap_fresh, w->n_fresh + 1, sizeof *w->fresh);
+    w->fresh[w->n_fresh++] = (id_row){id, w->n};
+    return w->n++;
 }
 
 /* xQueryPhrase's callback: one row of the phrase walked (its only phrase,
@@ -141,49 +184,236 @@ static void walk_grow(row_walk *w)
 static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
 {
     row_walk *w = ctx;
-    store_rank *r = w->r;
     w->n_hit++;
-    if (2 * (r->n_rows + 1) > w->n_slots)
-        walk_grow(w);
     int64_t id = api->xRowid(fts);
-    size_t h = slot_of(w, id);
-    if (!w->slots[h]) {
+    if (id <= w->last_id && w->n_hit > 1) {
+        w->unordered = 1;   /* not by id after all: look from the start */
+        w->at = 0;
+    }
+    w->last_id = id;
+    while (w->at < w->n_ord && w->ord[w->at].id < id)
+        w->at++;
+    size_t row;
+    int rc;
+    if (w->at < w->n_ord && w->ord[w->at].id == id) {
+        row = w->ord[w->at].row;
+    } else {
+        if (w->skip_new)
+            return SQLITE_OK;
         double d = 0;
-        int rc = row_length(api, fts, r, &d);
-        if (rc != SQLITE_OK)
+        if ((rc = row_length(api, fts, w->r, &d)) != SQLITE_OK)
             return rc;
-        if (r->n_rows == w->cap_rows) {
-            w->cap_rows = w->cap_rows ? 2 * w->cap_rows : 1024;
-            r->row_id = xrealloc(r->row_id, w->cap_rows * sizeof *r->row_id);
-            r->row_score = xrealloc(r->row_score, w->cap_rows * sizeof *r->row_score);
-            w->len = xrealloc(w->len, w->cap_rows * sizeof *w->len);
-        }
-        r->row_id[r->n_rows] = id;
-        r->row_score[r->n_rows] = 0.0;
-        w->len[r->n_rows] = d;
-        w->slots[h] = ++r->n_rows;
+        row = walk_add(w, id, d);
     }
     double freq;
-    int rc = phrase_freq(api, fts, r, 0, &freq);
-    if (rc != SQLITE_OK)
+    if ((rc = phrase_freq(api, fts, w->r, 0, &freq)) != SQLITE_OK)
         return rc;
-    if (w->n_pend == w->cap_pend) {
-        w->cap_pend = w->cap_pend ? 2 * w->cap_pend : 1024;
-        w->pend = xrealloc(w->pend, w->cap_pend * sizeof *w->pend);
-        w->pend_freq = xrealloc(w->pend_freq, w->cap_pend * sizeof *w->pend_freq);
+    phrase_rows *p = w->cur;
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 1024;
+        p->row = xrealloc(p->row, p->cap * sizeof *p->row);
+        p->freq = xrealloc(p->freq, p->cap * sizeof *p->freq);
     }
-    w->pend[w->n_pend] = w->slots[h] - 1;
-    w->pend_freq[w->n_pend++] = freq;
+    p->row[p->n] = row;
+    p->freq[p->n++] = freq;
+    if (w->idf >= 0)
+        w->part[row] += term_score(w->idf, freq, w->len[row], w->r->avgdl);
     return SQLITE_OK;
+}
+
+static int cmp_id_row(const void *a, const void *b)
+{
+    const id_row *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The rows new in the phrase walked merged into ord, by id. */
+static void walk_merge(row_walk *w)
+{
+    if (w->unordered && w->n_fresh > 1)
+        qsort(w->fresh, w->n_fresh, sizeof *w->fresh, cmp_id_row);
+    if (w->n_fresh) {
+        xgrow(&w->spare, &w->cap_spare, w->n_ord + w->n_fresh, sizeof *w->spare);
+        id_row *m = w->spare;
+        size_t a = 0, b = 0, n = 0;
+        while (a < w->n_ord && b < w->n_fresh)
+            m[n++] = w->ord[a].id < w->fresh[b].id ? w->ord[a++] : w->fresh[b++];
+        if (a < w->n_ord)   /* (ord is NULL before the first merge) */
+            memcpy(m + n, w->ord + a, (w->n_ord - a) * sizeof *m);
+        n += w->n_ord - a;
+        memcpy(m + n, w->fresh + b, (w->n_fresh - b) * sizeof *m);
+        n += w->n_fresh - b;
+        w->spare = w->ord;
+        w->ord = m;
+        size_t c = w->cap_spare;
+        w->cap_spare = w->cap_ord;
+        w->cap_ord = c;
+        w->n_ord = n;
+    }
+    w->n_fresh = 0;
+    w->at = 0;
+    w->unordered = 0;
+    w->last_id = INT64_MIN;
+}
+
+/* The k-th largest score so far of the live rows (0 < k <= w->n_ord):
+ * the least of a min-heap of the k largest (heap: k slots). */
+static double kth_largest(const row_walk *w, size_t k, double *heap)
+{
+    for (size_t i = 0; i < w->n_ord; i++) {
+        double v = w->part[w->ord[i].row];
+        size_t j;
+        if (i < k) {   /* sift up */
+            for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2)
+                heap[j] = heap[(j - 1) / 2];
+            heap[j] = v;
+            continue;
+        }
+        if (v <= heap[0])
+            continue;
+        for (j = 0;;) {   /* the least replaced: sift down */
+            size_t c = 2 * j + 1;
+            if (c >= k)
+                break;
+            if (c + 1 < k && heap[c + 1] < heap[c])
+                c++;
+            if (heap[c] >= v)
+                break;
+            heap[j] = heap[c];
+            j = c;
+        }
+        heap[j] = v;
+    }
+    return heap[0];
+}
+
+/* After a phrase of the pruned walk: t, the top-th best score so far (a
+ * floor for the top-th best in the end), then the live rows that cannot
+ * reach it with the phrases left (their bounds sum to `left`) out of ord,
+ * and whether rows first met later can. */
+static void walk_prune(row_walk *w, size_t top, double left, double *scratch)
+{
+    if (w->n_ord < top)
+        return;
+    double t = kth_largest(w, top, scratch);
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_ord; i++) {
+        size_t row = w->ord[i].row;
+        if ((w->part[row] + left) * (1 + RANK_PRUNE_MARGIN) < t)
+            w->dead[row] = 1;
+        else
+            w->ord[n++] = w->ord[i];
+    }
+    if (n < w->n_ord)
+        w->r->cut = 1;
+    w->n_ord = n;
+    w->skip_new = left * (1 + RANK_PRUNE_MARGIN) < t;
+}
+
+/* One phrase walked (xQueryPhrase) into w, its rows into *p. */
+static int walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, row_walk *w, int phrase,
+                       phrase_rows *p, double idf)
+{
+    w->cur = p;
+    w->idf = idf;
+    w->n_hit = 0;
+    int rc = api->xQueryPhrase(fts, phrase, w, walk_row);
+    if (w->skip_new && w->n_hit > (int64_t)p->n)
+        w->r->cut = 1;   /* rows first met here left out (or already cut) */
+    walk_merge(w);
+    return rc;
+}
+
+/* The IDF of a phrase that `n_hit` of n_row rows hold: fts5Bm25GetData's. */
+static double phrase_idf(sqlite3_int64 n_row, int64_t n_hit)
+{
+    double idf = log((n_row - n_hit + 0.5) / (n_hit + 0.5));
+    return idf <= 0.0 ? 1e-6 : idf;
+}
+
+/* Every row of the n phrases OR-ed (or, with r->top, rows enough for the
+ * best r->top, above) with its score, into r; the statistics as
+ * rank_phrases computes them. */
+static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int n,
+                          sqlite3_int64 n_row)
+{
+    row_walk w = {.r = r, .last_id = INT64_MIN};
+    phrase_rows *pr = xcalloc(n ? (size_t)n : 1, sizeof *pr);
+    size_t *order = xmalloc((n ? (size_t)n : 1) * sizeof *order);
+    double *left = xcalloc((size_t)n + 1, sizeof *left);
+    int rc = SQLITE_OK;
+    int prune = r->top > 0 && n > 1 && (n_row >= RANK_PRUNE_MIN_TABLE || r->prune_small);
+    r->cut = 0;
+    for (int i = 0; prune && rc == SQLITE_OK && i < n; i++) {
+        w.n_hit = 0;
+        rc = api->xQueryPhrase(fts, i, &w, count_row);
+        r->hits[i] = w.n_hit;
+        r->idf[i] = phrase_idf(n_row, w.n_hit);
+    }
+    /* rarest first (the largest bounds), ties in query order */
+    for (int i = 0; i < n; i++) {
+        size_t j = (size_t)i;
+        for (; prune && j > 0 && r->hits[order[j - 1]] > r->hits[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = (size_t)i;
+    }
+    for (int j = n - 1; prune && j >= 0; j--)
+        left[j] = store_rank_bound(r, (int)order[j]) + left[j + 1];
+    double *scratch = NULL;
+    for (int j = 0; rc == SQLITE_OK && r->rc == TROVE_OK && j < n; j++) {
+        int i = (int)order[j];
+        rc = walk_phrase(api, fts, &w, i, &pr[i], prune ? r->idf[i] : -1.0);
+        if (!prune) {
+            r->hits[i] = w.n_hit;
+            r->idf[i] = phrase_idf(n_row, w.n_hit);
+        } else if (rc == SQLITE_OK && j + 1 < n) {
+            if (!scratch && w.n_ord >= r->top)
+                scratch = xmalloc(r->top * sizeof *scratch);
+            walk_prune(&w, r->top, left[j + 1], scratch);
+        }
+    }
+    free(scratch);
+    /* the rows kept, each one's terms added in phrase order (rank_fn's
+     * sum; a phrase absent from a row adds +0.0 there: the same bits) */
+    if (rc == SQLITE_OK && r->rc == TROVE_OK) {
+        for (size_t k = 0; k < w.n_ord; k++)
+            w.part[w.ord[k].row] = 0.0;
+        for (int i = 0; i < n; i++)
+            for (size_t k = 0; k < pr[i].n; k++) {
+                size_t row = pr[i].row[k];
+                if (!w.dead[row])
+                    w.part[row] += term_score(r->idf[i], pr[i].freq[k], w.len[row], r->avgdl);
+            }
+        r->row_id = xmalloc((w.n_ord ? w.n_ord : 1) * sizeof *r->row_id);
+        r->row_score = xmalloc((w.n_ord ? w.n_ord : 1) * sizeof *r->row_score);
+        for (size_t k = 0; k < w.n_ord; k++) {
+            r->row_id[k] = w.ord[k].id;
+            r->row_score[k] = w.part[w.ord[k].row];
+        }
+        r->n_rows = w.n_ord;
+    }
+    for (int i = 0; i < n; i++) {
+        free(pr[i].row);
+        free(pr[i].freq);
+    }
+    free(pr);
+    free(order);
+    free(left);
+    free(w.id);
+    free(w.len);
+    free(w.part);
+    free(w.dead);
+    free(w.ord);
+    free(w.spare);
+    free(w.fresh);
+    return rc;
 }
 
 /* The statistics of the n phrases from `first`, as fts5Bm25GetData
  * (fts5_aux.c) computes them, the same statements in the same order: the
  * rows of each phrase walked (xQueryPhrase) and counted. With `score`,
- * the same walk also gives every row met its score: each row's terms
- * added in phrase order as rank_fn adds them (a phrase absent from a row
- * adds +0.0 there: the same bits). The rows of an expression that is the
- * phrases OR-ed are exactly the rows met. */
+ * the walks also give the rows of the phrases OR-ed their scores
+ * (rank_rows_walk). */
 static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
                         int n, int score)
 {
@@ -203,26 +433,17 @@ static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_ran
     r->hits = xcalloc(n ? (size_t)n : 1, sizeof *r->hits);
     r->n_phrase = n;
     r->avgdl = (double)n_token / (double)n_row;
-    row_walk w = {.r = r};
-    for (int i = 0; rc == SQLITE_OK && i < n; i++) {
-        w.n_hit = 0;
-        w.n_pend = 0;
-        rc = api->xQueryPhrase(fts, first + i, &w, score ? walk_row : count_row);
-        if (rc != SQLITE_OK || r->rc != TROVE_OK)
-            break;
-        int64_t n_hit = w.n_hit;
-        double idf = log((n_row - n_hit + 0.5) / (n_hit + 0.5));
-        if (idf <= 0.0)
-            idf = 1e-6;
-        r->idf[i] = idf;
-        r->hits[i] = n_hit;
-        for (size_t k = 0; k < w.n_pend; k++)
-            r->row_score[w.pend[k]] += term_score(idf, w.pend_freq[k], w.len[w.pend[k]], r->avgdl);
+    if (score) {
+        rc = rank_rows_walk(api, fts, r, n, n_row);
+    } else {
+        row_walk w = {.r = r};
+        for (int i = 0; rc == SQLITE_OK && i < n; i++) {
+            w.n_hit = 0;
+            rc = api->xQueryPhrase(fts, first + i, &w, count_row);
+            r->hits[i] = w.n_hit;
+            r->idf[i] = phrase_idf(n_row, w.n_hit);
+        }
     }
-    free(w.slots);
-    free(w.len);
-    free(w.pend);
-    free(w.pend_freq);
     r->have = rc == SQLITE_OK && r->rc == TROVE_OK;
     return rc;
 }
@@ -248,6 +469,110 @@ static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
         sqlite3_result_int64(ctx, (sqlite3_int64)r->n_rows);
 }
 
+/* ---- rows per one-token phrase, for IDFs asked again ------------------ */
+
+/* A phrase of chunks_fts that is one token, and its rows. */
+typedef struct store_rank_df {
+    char *tok;
+    int64_t hits;
+} store_rank_df;
+
+typedef struct one_token {
+    tbuf tok;
+    int n, colocated;
+} one_token;
+
+static int take_token(void *ctx, const char *t, size_t len, size_t start, size_t end, int flags)
+{
+    (void)start, (void)end;
+    one_token *o = ctx;
+    if (o->n++ == 0)
+        tbuf_append(&o->tok, t, len);
+    o->colocated |= flags & TOK_COLOCATED;
+    return o->n > 1;
+}
+
+/* The token FTS5 looks up for a quoted phrase's text (its tokenizer's
+ * query mode, tok_fts5.c): 1 with it in o->tok when there is one alone. */
+static int phrase_token(const char *text, size_t len, one_token *o)
+{
+    static const tok_opts opts = {.stem = 1, .query = 1};
+    tbuf_reset(&o->tok);
+    o->n = o->colocated = 0;
+    tok_run_flags(&opts, text, len, o, take_token);
+    return o->n == 1 && !o->colocated;
+}
+
+/* The text inside a phrase `"..."` ("" for a quote), when the span is that
+ * alone (not a prefix `"..." *`). */
+static int phrase_text(const char *p, size_t len, tbuf *out)
+{
+    tbuf_reset(out);
+    if (len < 2 || p[0] != '"')
+        return 0;
+    size_t i = 1;
+    for (; i < len; i++) {
+        if (p[i] == '"') {
+            if (i + 1 < len && p[i + 1] == '"')
+                i++;
+            else
+                break;
+        }
+        tbuf_putc(out, p[i]);
+    }
+    return i == len - 1;
+}
+
+void store_rank_forget(store *st)
+{
+    for (size_t i = 0; i < st->n_df; i++)
+        free(st->df[i].tok);
+    st->n_df = 0;
+}
+
+/* The phrases of fts that are one token each, with their rows (r->hits),
+ * for store_rank_hits while the read transaction lasts. */
+static void remember_hits(store *st, const char *fts, const store_rank *r)
+{
+    query_span sp[128];
+    size_t n_neg;
+    size_t n = query_fts_phrases(fts, sp, sizeof sp / sizeof *sp, &n_neg);
+    if (sqlite3_get_autocommit(st->db) || n_neg || n != (size_t)r->n_phrase)
+        return;
+    one_token o = {0};
+    tbuf text = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t known;
+        if (!phrase_text(fts + sp[i].off, sp[i].len, &text) ||
+            !phrase_token(tbuf_cstr(&text), text.len, &o) ||
+            store_rank_hits(st, NULL, tbuf_cstr(&o.tok), &known))
+            continue;
+        xgrow(&st->df, &st->cap_df, st->n_df + 1, sizeof *st->df);
+        st->df[st->n_df++] = (store_rank_df){xstrdup(tbuf_cstr(&o.tok)), r->hits[i]};
+    }
+    tbuf_free(&text);
+    tbuf_free(&o.tok);
+}
+
+int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits)
+{
+    one_token o = {0};
+    if (word) {
+        int one = phrase_token(word, strlen(word), &o);
+        tok = tbuf_cstr(&o.tok);
+        if (!one)
+            tok = NULL;
+    }
+    int found = 0;
+    for (size_t i = 0; tok && i < st->n_df && !found; i++)
+        if (strcmp(st->df[i].tok, tok) == 0) {
+            *hits = st->df[i].hits;
+            found = 1;
+        }
+    tbuf_free(&o.tok);
+    return found;
+}
+
 trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r)
 {
     trove_err rc = store_rank_ready(st);
@@ -271,6 +596,38 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
         rc = r->rc;   /* the note map's error, under the statement's */
     if (rc)
         store_rank_free(r);
+    else if (table == STORE_RANK_CHUNKS && r->have)
+        remember_hits(st, fts, r);
+    return rc;
+}
+
+trove_err store_rank_row_count(store *st, store_rank_table table, double *n)
+{
+    /* FTS5's averages record (rowid 1 of its data table): a varint, the
+     * rows, then each column's tokens; xRowCount reads the same */
+    sqlite3_stmt *s = store_stmt_get(st, table == STORE_RANK_TITLES
+                                             ? "SELECT block FROM titles_fts_data WHERE id = 1"
+                                             : "SELECT block FROM chunks_fts_data WHERE id = 1");
+    if (!s)
+        return store_fail(st, "keyword search");
+    trove_err rc = TROVE_OK;
+    uint64_t v = 0;
+    if (store_step(st, s, "keyword search", &rc) > 0) {
+        const unsigned char *b = sqlite3_column_blob(s, 0);
+        int len = sqlite3_column_bytes(s, 0), i = 0;
+        /* SQLite's varint: 7 bits a byte, high bit set but in the 9th */
+        for (; b && i < len && i < 8; i++) {
+            v = (v << 7) | (b[i] & 0x7f);
+            if (!(b[i] & 0x80))
+                break;
+        }
+        if (b && i == 8 && i < len)
+            v = (v << 8) | b[i];
+        else if (!b || i == len)
+            rc = trove_fail(TROVE_ECORRUPT, "keyword search: FTS5 totals record cut short");
+    }
+    store_stmt_put(st, s);
+    *n = (double)v;
     return rc;
 }
 

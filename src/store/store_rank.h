@@ -39,6 +39,10 @@ typedef struct store_rank {
     store_nmap_reader *nmap;   /* lengths of chunks, or NULL: FTS5's */
     double weight[2];          /* heading, body */
     int n_query;               /* the last phrases scored (0: all) */
+    size_t top;                /* store_rank_rows: the best `top` rows are
+                                  what matters (0: every row) */
+    int prune_small;           /* ... and rows are left out even of a small
+                                  table (tests) */
     /* Statistics, filled at the first row scored (have). */
     int have;
     int n_phrase;              /* phrases scored */
@@ -46,10 +50,12 @@ typedef struct store_rank {
     double *idf;
     int64_t *hits;             /* rows per phrase */
     trove_err rc;              /* a note-map error met inside a row */
-    /* store_rank_rows: every matching row and its score, in no order */
+    /* store_rank_rows: every matching row and its score, by id (with
+     * top: rows enough, cut set where some were left out) */
     int64_t *row_id;
     double *row_score;
     size_t n_rows;
+    int cut;
 } store_rank;
 
 /* trove_rank() on the store's connection, once (before the first prepare
@@ -67,11 +73,26 @@ void store_rank_free(store_rank *r);
  * so the expression itself is never run row by row (2-3x fewer
  * instructions than SELECT ... trove_rank(), docs/performance.md,
  * session 32). The same rows and the same bits as that SELECT; for
- * another shape the rows would not be the expression's. The table:
+ * another shape the rows would not be the expression's. With r->top,
+ * only the rows that can be among the best r->top (by score, then id,
+ * ties included) are certain to be there, with the same bits: the
+ * phrases are counted first, then walked rarest first, and a row that
+ * cannot reach the top is neither scored nor kept (MaxScore: a common
+ * word's rows are stepped over; store_rank.c); r->cut then says whether
+ * any was left out. The table:
  * chunks_fts, or titles_fts (with r->nmap NULL and weights {3, 2}: the
  * bits of -bm25(titles_fts, 3.0, 2.0, 1.0), its third column weighing 1). */
 typedef enum { STORE_RANK_CHUNKS, STORE_RANK_TITLES } store_rank_table;
 trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, store_rank *r);
+/* The rows of the table (chunks or notes, one FTS5 row each: store_check
+ * holds them to it) as FTS5 counts them, read from its totals: the
+ * count(*) of chunks without a walk of a million-row table. */
+trove_err store_rank_row_count(store *st, store_rank_table table, double *n);
+/* The chunks holding `word` (a word of a query, as `"word"` would
+ * match: the one token FTS5 makes of it; or with word NULL, the token
+ * `tok` itself), when a store_rank_rows of this read transaction counted
+ * a phrase of that one token: 1 with *hits, else 0 (count them). */
+int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */

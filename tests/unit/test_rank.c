@@ -420,6 +420,136 @@ static void test_keep_best_caps(void **state)
     }
 }
 
+/* store_rank_rows with a cap (r.top): the best `top` rows of what it
+ * keeps are the best `top` of bm25()'s rows (score, then id: ties
+ * included), to the bit, for caps that prune and caps that keep all, on
+ * queries of 2-5 phrases drawn at random (words of every frequency, a
+ * prefix, a two-word phrase), over chunks and titles. */
+static const char *const prune_units[] = {"\"mango\"", "\"kiwi\"", "\"guava\"", "\"lychee\"",
+                                          "\"durian\"", "\"quince\"", "\"gua\" *",
+                                          "\"mango kiwi\"", "\"table\"", "\"river\""};
+
+static void assert_top_is(const store_rank *r, rows *all, size_t top)
+{
+    best *want = xcalloc(all->n ? all->n : 1, sizeof *want);
+    for (size_t i = 0; i < all->n; i++)
+        want[i] = (best){0, all->id[i], all->score[i]};
+    qsort(want, all->n, sizeof *want, cmp_row);
+    best *got = xcalloc(r->n_rows ? r->n_rows : 1, sizeof *got);
+    for (size_t i = 0; i < r->n_rows; i++)
+        got[i] = (best){0, r->row_id[i], r->row_score[i]};
+    qsort(got, r->n_rows, sizeof *got, cmp_row);
+    size_t n = all->n < top ? all->n : top;
+    assert_true(r->n_rows >= n);
+    assert_true(r->n_rows <= all->n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(got[i].chunk, want[i].chunk);
+        assert_memory_equal(&got[i].score, &want[i].score, sizeof(double));
+    }
+    if (!r->cut)
+        assert_int_equal(r->n_rows, all->n);
+    free(want);
+    free(got);
+}
+
+static void test_rank_rows_top(void **state)
+{
+    (void)state;
+    assert_int_equal(store_rank_ready(st), TROVE_OK);
+    const size_t tops[] = {1, 2, 3, 10, 64, 400, 100000};
+    tu_rng rng = {0x2545f4914f6cdd1dull};
+    tbuf fts = {0};
+    size_t cut = 0, tried = 0;
+    for (int round = 0; round < 24; round++) {
+        /* 2-5 distinct units, in a random order */
+        size_t n_units = sizeof prune_units / sizeof *prune_units, pick[5], n = 0;
+        size_t want_n = 2 + tu_rng_u32(&rng) % 4;
+        while (n < want_n) {
+            size_t u = tu_rng_u32(&rng) % n_units, k = 0;
+            while (k < n && pick[k] != u)
+                k++;
+            if (k == n)
+                pick[n++] = u;
+        }
+        tbuf_reset(&fts);
+        for (size_t k = 0; k < n; k++)
+            tbuf_printf(&fts, "%s%s", k ? " OR " : "", prune_units[pick[k]]);
+        for (int titles = 0; titles < 2; titles++) {
+            rows all = run_rows(titles ? "SELECT rowid, -bm25(titles_fts, 3.0, 2.0, 1.0) FROM"
+                                         " titles_fts WHERE titles_fts MATCH ?1 ORDER BY rowid"
+                                       : bm25_sql, tbuf_cstr(&fts));
+            for (int mapped = 0; mapped < 2 - titles; mapped++)
+                for (size_t t = 0; t < sizeof tops / sizeof *tops; t++) {
+                    store_rank r = {.nmap = mapped ? store_nmap_reader_new(st) : NULL,
+                                    .weight = {titles ? 3.0 : 2.0, titles ? 2.0 : 1.0},
+                                    .top = tops[t], .prune_small = 1};
+                    assert_int_equal(store_rank_rows(st, titles ? STORE_RANK_TITLES
+                                                                : STORE_RANK_CHUNKS,
+                                                     tbuf_cstr(&fts), &r), TROVE_OK);
+                    assert_true(r.have);
+                    assert_int_equal(r.n_phrase, (int)n);
+                    assert_top_is(&r, &all, tops[t]);
+                    cut += r.cut;
+                    tried++;
+                    store_nmap_reader_free(r.nmap);
+                    store_rank_free(&r);
+                }
+            rows_free(&all);
+        }
+    }
+    tbuf_free(&fts);
+    /* the pruning did leave rows out, and not always */
+    assert_true(cut > tried / 4);
+    assert_true(cut < tried);
+}
+
+/* FTS5's totals count the rows count(*) counts. */
+static void test_row_count(void **state)
+{
+    (void)state;
+    const char *sql[] = {"SELECT count(*) FROM chunks", "SELECT count(*) FROM docs"};
+    for (int t = 0; t < 2; t++) {
+        sqlite3_stmt *s;
+        assert_int_equal(sqlite3_prepare_v2(store_db(st), sql[t], -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        double want = sqlite3_column_double(s, 0), got = -1;
+        sqlite3_finalize(s);
+        assert_int_equal(store_rank_row_count(st, t ? STORE_RANK_TITLES : STORE_RANK_CHUNKS, &got),
+                         TROVE_OK);
+        assert_true(want > N_NOTES - 1);
+        assert_true(got == want);
+    }
+}
+
+/* The rows of one-token phrases, kept by store_rank_rows for the read
+ * transaction: what count(*) of `"word"` gives, for a word as typed and
+ * as its token; nothing for a prefix or a two-word phrase, nor after. */
+static void test_rank_hits(void **state)
+{
+    (void)state;
+    const char *fts = "\"Mangos\" OR \"kiwi\" OR \"gua\" * OR \"durian quince\"";
+    assert_int_equal(store_read_begin(st), TROVE_OK);
+    store_rank r = {.weight = {2.0, 1.0}, .top = 10, .prune_small = 1};
+    assert_int_equal(store_rank_rows(st, STORE_RANK_CHUNKS, fts, &r), TROVE_OK);
+    const char *words[] = {"mango", "Mangos", "kiwi"};
+    for (size_t i = 0; i < 3; i++) {
+        char q[32];
+        snprintf(q, sizeof q, "\"%s\"", words[i]);
+        rows all = run_rows(bm25_sql, q);
+        int64_t hits = -1;
+        assert_true(store_rank_hits(st, words[i], NULL, &hits));
+        assert_int_equal(hits, all.n);
+        rows_free(&all);
+    }
+    int64_t hits;
+    assert_false(store_rank_hits(st, "gua", NULL, &hits));
+    assert_false(store_rank_hits(st, "durian", NULL, &hits));
+    assert_false(store_rank_hits(st, "lychee", NULL, &hits));
+    store_read_end(st);
+    assert_false(store_rank_hits(st, "kiwi", NULL, &hits));
+    store_rank_free(&r);
+}
+
 static void test_fts_phrases(void **state)
 {
     (void)state;
@@ -460,6 +590,9 @@ int main(void)
         cmocka_unit_test(test_rank_restricted),
         cmocka_unit_test(test_list_leaves_out_no_note),
         cmocka_unit_test(test_keep_best_caps),
+        cmocka_unit_test(test_rank_rows_top),
+        cmocka_unit_test(test_row_count),
+        cmocka_unit_test(test_rank_hits),
         cmocka_unit_test(test_fts_phrases),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
