@@ -263,9 +263,9 @@ static const char *stemmer_run(stemmer *sb, const char *w, int len, int *out_len
  * and each page of a full-size cache it touched (100 KB, slots hashed all
  * over it) was a page fault, tens of µs on a VM, where a Snowball run costs
  * about one. Indexing reaches 2,048 slots within its first note or two,
- * and 16,384 (800 KB) after 4,096 runs: a vault in many languages (the
- * tldr pages) missed 2,048 slots on one word in ten, a Snowball run each
- * (~2,000 instructions). */
+ * and 16,384 (800 KB) after 4,096 runs: indexing the tldr pages (many
+ * languages) ran Snowball (~2,000 instructions a run) 225,117 times with
+ * 2,048 slots, 96,149 times with 16,384. */
 #define STEM_CACHE_SLOTS 2048        /* power of two */
 #define STEM_CACHE_MAX 16384         /* power of two */
 #define STEM_CACHE_FIRST 128         /* power of two: 6 KB */
