@@ -136,8 +136,8 @@ static const char *const deferred[] = {"docs_tkey", "docs_path_key", "docs_stem"
  * in memory (FTS5's "hashsize", 1 MiB of position lists by default) and
  * writes it out as a segment when it is full, then merges segments four at
  * a time ("automerge"), rewriting each term's list level by level. For
- * the build the hash is BULK_FTS_HASH: a fresh index of the tldr pages
- * (chunks_fts ~9.6 MB) is flushed 5 times instead of 19 and merged far
+ * the build the hash is BULK_FTS_HASH: in a fresh index of the tldr pages
+ * (chunks_fts ~9.6 MB) the two are flushed 5 times instead of 19, merged far
  * less (FTS5's load of those texts: 4.0 G instructions → 3.0 G at 4 MiB,
  * 2.8 G at 8 MiB, which costs more in cache misses than it saves:
  * docs/performance.md). The terms, lists and positions are the same;
