@@ -13,12 +13,23 @@
 # two meta rows that differ between any two indexes (index_id, random, and
 # tokenizer_stamp, which hashes the dictionaries' paths and inodes) are
 # left out of the comparison.
+# FTS_LOGICAL=1 compares the full-text tables by their contents instead of
+# their pages: the rows of chunks_fts_data/_idx and titles_fts_data/_idx
+# (FTS5's segments, whose layout depends on when its hash was flushed and
+# which segments were merged) are left out of the dump, and every (term,
+# row, column, offset) that fts5vocab's "instance" table lists of each
+# full-text table, and its averages record (the row and token counts bm25
+# reads), are compared in their place (session 34, w-idx5: a fresh
+# build writes with a larger hash).
 set -euo pipefail
 old=$1 new=$2 work=$3 v10k=${4:-}
 corpora=${CORPORA:-/work/shared/corpora}
 export TROVE_NOW=1764720000 NO_COLOR=1 TROVE_NO_DAEMON=1
 unset TROVE_EMBED_MODEL
 rm -rf "$work"; mkdir -p "$work"
+if [ "${FTS_LOGICAL:-0}" = 1 ]; then   # the shell opens the tables with a stand-in tokenizer
+  gcc -shared -fPIC -O2 -o "$work/fts_name_tok.so" "$(dirname "$0")/fts_name_tok.c"
+fi
 same=0 total=0
 env_for() {   # env_for TAG -> the environment of that binary's index
   echo "TROVE_INDEX=$work/$1/index.db TROVE_CONFIG_DIR=$work/$1/config XDG_CACHE_HOME=$work/$1/xdg XDG_CONFIG_HOME=$work/$1/xdgc XDG_RUNTIME_DIR=$work/$1/run"
@@ -30,7 +41,19 @@ both() {   # both ARGS...: run trove ARGS with each binary on its own index
     env $(env_for $tag) "$bin" "$@" >"$work/$tag/out.txt" 2>&1 || { cat "$work/$tag/out.txt"; return 1; }
   done
 }
-dump() { sqlite3 "$1" .dump | grep -v "^INSERT INTO meta VALUES('\(index_id\|tokenizer_stamp\)'" | md5sum | cut -c1-32; }
+dump() {
+  if [ "${FTS_LOGICAL:-0}" = 1 ]; then
+    { sqlite3 "$1" .dump | grep -v "^INSERT INTO meta VALUES('\(index_id\|tokenizer_stamp\)'" |
+        grep -v '^INSERT INTO \(chunks\|titles\)_fts_\(data\|idx\) '
+      for t in chunks_fts titles_fts; do
+        sqlite3 -cmd ".load $work/fts_name_tok" "$1" "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, '$t', 'instance');
+          SELECT '$t', term, doc, col, offset FROM temp.v;
+          SELECT '$t averages', hex(block) FROM ${t}_data WHERE id = 1;"
+      done; } | md5sum | cut -c1-32
+  else
+    sqlite3 "$1" .dump | grep -v "^INSERT INTO meta VALUES('\(index_id\|tokenizer_stamp\)'" | md5sum | cut -c1-32
+  fi
+}
 compare() {   # compare STEP
   total=$((total + 1))
   a=$(dump "$work/old/index.db") b=$(dump "$work/new/index.db")

@@ -128,22 +128,34 @@ static size_t est_step(est *e, const unsigned char *s, size_t n)
     return k;
 }
 
+/* An ASCII byte that is not white space: a letter of a word to units(). */
+static inline int ascii_word_byte(unsigned char c)
+{
+    return c < 0x80 && c != ' ' && (unsigned)(c - '\t') > '\r' - '\t';
+}
+
 static long units(const char *s, size_t n)
 {
     est e = {0, 0};
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        /* Inline ASCII path: this loop is the chunker's hot spot. */
+        /* This loop is the chunker's hot spot: a run of ASCII word bytes
+         * is counted at once, as est_step would byte by byte (the word's
+         * first byte 5, each byte past its eighth 1). */
         unsigned char c = u[i];
         if (c >= 0x80) {
             i += est_step(&e, u + i, n - i);
-        } else if (c == ' ' || c == '\n' || (c >= '\t' && c <= '\r')) {
+        } else if (!ascii_word_byte(c)) {
             e.wl = 0;
             i++;
         } else {
-            e.wl++;
-            e.q += e.wl == 1 ? 5 : e.wl > 8;
-            i++;
+            size_t j = i + 1;
+            while (j < n && ascii_word_byte(u[j]))
+                j++;
+            int wl = e.wl + (int)(j - i);
+            e.q += (e.wl == 0 ? 5 : 0) + (wl > 8 ? wl - (e.wl > 8 ? e.wl : 8) : 0);
+            e.wl = wl;
+            i = j;
         }
     }
     return e.q;
@@ -187,7 +199,9 @@ static int line_of(const ctx *c, size_t pos)
 
 /* ---- output ---- */
 
-static void emit(ctx *c, size_t start, size_t end, const hpath *p)
+/* A chunk of text [start, end); q: its units when the caller knows them,
+ * else -1. */
+static void emit(ctx *c, size_t start, size_t end, const hpath *p, long q)
 {
     if (end <= start)
         return;
@@ -199,7 +213,7 @@ static void emit(ctx *c, size_t start, size_t end, const hpath *p)
     ch->end_byte = end;
     ch->line_start = line_of(c, start);
     ch->line_end = line_of(c, end - 1);
-    ch->tokens = chunk_estimate_tokens(c->src + start, end - start);
+    ch->tokens = (int)(((q >= 0 ? q : units(c->src + start, end - start)) + 2) / 4);
     if (p->depth > 0) {
         ch->heading_path = xmalloc((size_t)p->depth * sizeof *ch->heading_path);
         for (int i = 0; i < p->depth; i++)
@@ -396,7 +410,7 @@ static void split_line(ctx *c, const blk *b, size_t *cur, long *acc, const hpath
         size_t cut = sent && at_sent >= c->target / 2 ? sent : word ? word : last;
         if (cut <= prev_cut) /* one character past the target: keep it */
             cut = i;
-        emit(c, pos, cut, *pp);
+        emit(c, pos, cut, *pp, -1);
         *pp = rest;
         /* The overlap stays inside this line: what preceded it may be a
          * code block. */
@@ -438,7 +452,7 @@ static void split_range(ctx *c, size_t b0, size_t b1, const hpath *first, const 
         }
         size_t cut = pcut ? pcut : j;
         size_t end = c->b[cut - 1].end;
-        emit(c, cur, end, pp);
+        emit(c, cur, end, pp, -1);
         pp = rest;
         /* The overlap may reach back over text lines of this piece, never
          * into a code block. */
@@ -461,7 +475,22 @@ static void split_range(ctx *c, size_t b0, size_t b1, const hpath *first, const 
         pcut = 0;
     }
     if (taken > 0)
-        emit(c, cur, c->b[b1 - 1].end, pp);
+        emit(c, cur, c->b[b1 - 1].end, pp, -1);
+}
+
+/* The units of the text from block b0's start to block b1-1's end: the
+ * sum of the blocks' when each block before the last ends a line (the
+ * count starts afresh after white space, and what lies between blocks is
+ * blank lines), else -1 (a code span may end inside a line). */
+static long blocks_units(const ctx *c, size_t b0, size_t b1)
+{
+    long q = 0;
+    for (size_t k = b0; k < b1; k++) {
+        if (k + 1 < b1 && c->src[c->b[k].end - 1] != '\n')
+            return -1;
+        q += c->b[k].units;
+    }
+    return q;
 }
 
 static void chunk_sections(ctx *c, section *s, size_t ns)
@@ -499,7 +528,8 @@ static void chunk_sections(ctx *c, section *s, size_t ns)
             i = k + 1;
             continue;
         }
-        emit(c, c->b[s[i].b0].start, c->b[last_b1 - 1].end, &g);
+        emit(c, c->b[s[i].b0].start, c->b[last_b1 - 1].end, &g,
+             blocks_units(c, s[i].b0, last_b1));
         i = k;
     }
 }

@@ -77,7 +77,6 @@ typedef struct run {
     uint64_t *new_hashes;   /* content hashes of notes added in this run */
     unsigned char *new_used; /* per new hash: already matched to a removed note */
     size_t n_new, cap_new;
-    tbuf msg;
 } run;
 
 static void warnf(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -401,13 +400,10 @@ static trove_err apply(run *r, const found *f, const prepared *p)
     /* (size, mtime) differ from the index's, or the file is new: the walk
      * counted the unchanged ones (on_walk_file) */
     store_file *old = lookup_old(r, f->path);
-    tbuf_reset(&r->msg);
-    tbuf_printf(&r->msg, "%s/%s", r->coll->path, f->path);
-    const char *full = r->msg.data;
     switch (p->kind) {
     case PREP_LARGE:
-        warnf(r, "%s: skipped, %lld bytes is over the %zu-byte limit", full, (long long)f->size,
-              r->opts->max_file_bytes);
+        warnf(r, "%s/%s: skipped, %lld bytes is over the %zu-byte limit", r->coll->path, f->path,
+              (long long)f->size, r->opts->max_file_bytes);
         r->stats->skipped++;
         return TROVE_OK;   /* an old version, if any, is removed as unseen */
     case PREP_UNREADABLE:
@@ -417,7 +413,7 @@ static trove_err apply(run *r, const found *f, const prepared *p)
             old->seen = 1;  /* keep the last good version rather than lose it */
         return TROVE_OK;
     case PREP_BINARY:
-        warnf(r, "%s: skipped, binary file", full);
+        warnf(r, "%s/%s: skipped, binary file", r->coll->path, f->path);
         r->stats->skipped++;
         return TROVE_OK;
     case PREP_SAME:
@@ -706,7 +702,6 @@ static void run_free(run *r)
     free(r->slots);
     free(r->new_hashes);
     free(r->new_used);
-    tbuf_free(&r->msg);
     if (r->root_fd >= 0)
         close(r->root_fd);
 }

@@ -76,6 +76,9 @@ struct store {
     /* The build's secondary indexes dropped for the load, their CREATE
      * statements (store_beside_indexes makes them again) */
     char *beside_indexes;
+    /* The build's full-text tables write with a larger hash until
+     * store_beside_indexes (store_beside.c, bulk_fts_begin) */
+    int beside_fts_bulk;
     /* trove_rank() registered on db (store_rank.c), at its first use */
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */

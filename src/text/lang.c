@@ -289,37 +289,51 @@ static void scan(const char *text, size_t len, tally *t)
             wlen = 0, too_long = 0, marked = 0;
             continue;
         }
-        if (!code_fence && text[i] == ':' && len - i >= 3 && text[i + 1] == '/' && text[i + 2] == '/') {
+        if (code_fence) {
+            /* Inside code only a backtick, or a line end of inline code,
+             * matters; neither is ever a byte of a longer character. */
+            while (i < len && text[i] != '`' && text[i] != '\n')
+                i++;
+            if (i < len && text[i] == '\n') {
+                i++;
+                if (code_fence < 3)
+                    code_fence = 0;   /* inline code never spans lines */
+            }
+            continue;
+        }
+        if (text[i] == ':' && len - i >= 3 && text[i + 1] == '/' && text[i + 2] == '/') {
             wlen = 0, too_long = 0, marked = 0;   /* the scheme is no word */
             i = skip_url(text, len, i);
             continue;
         }
-        if (!code_fence && wlen == 3 && memcmp(word, "www", 3) == 0 && text[i] == '.') {
+        if (wlen == 3 && memcmp(word, "www", 3) == 0 && text[i] == '.') {
             wlen = 0, too_long = 0, marked = 0;
             i = skip_url(text, len, i);
             continue;
         }
-        int cp = tok_utf8_next(text, len, &i);
-        if (code_fence) {
-            /* Inline code never spans lines: a stray backtick must not
-             * hide the rest of the note. */
-            if (cp == '\n' && code_fence < 3)
-                code_fence = 0;
-            continue;
-        }
-        if (cp >= 0 && cp < 0x80) {   /* the common case, without utf8proc */
-            if ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') {
-                t->letters[SC_LATIN]++;
-                if (wlen < LANG_MAX_WORD)
-                    word[wlen++] = (char)(cp | 0x20);
-                else
-                    too_long = 1;
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x80) {   /* the common case, without utf8proc */
+            i++;
+            if ((unsigned)((c | 0x20) - 'a') < 26) {
+                /* the rest of the ASCII letters at once: none of them
+                 * starts code, a URL or "www." */
+                for (;;) {
+                    t->letters[SC_LATIN]++;
+                    if (wlen < LANG_MAX_WORD)
+                        word[wlen++] = (char)(c | 0x20);
+                    else
+                        too_long = 1;
+                    if (i == len || (unsigned)(((unsigned char)text[i] | 0x20) - 'a') >= 26)
+                        break;
+                    c = (unsigned char)text[i++];
+                }
             } else {
                 end_word(t, word, wlen, too_long, marked);
                 wlen = 0, too_long = 0, marked = 0;
             }
             continue;
         }
+        int cp = tok_utf8_next(text, len, &i);
         int sc = cp < 0 ? SC_NONE : script_of(cp);
         if (sc == SC_HAN || sc == SC_KANA || sc == SC_HANGUL) {
             t->letters[sc]++;

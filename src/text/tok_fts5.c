@@ -66,8 +66,11 @@ static int tape_token(void *vctx, const char *token, size_t len, size_t start, s
                       int flags)
 {
     tok_tape *t = vctx;
-    xgrow(&t->toks, &t->cap_toks, t->n_toks + 1, sizeof *t->toks);
-    xgrow(&t->bytes, &t->cap_bytes, t->n_bytes + len, 1);
+    /* a call per token only when the arrays must grow */
+    if (t->n_toks == t->cap_toks)
+        xgrow(&t->toks, &t->cap_toks, t->n_toks + 1, sizeof *t->toks);
+    if (t->cap_bytes - t->n_bytes < len)
+        xgrow(&t->bytes, &t->cap_bytes, t->n_bytes + len, 1);
     memcpy(t->bytes + t->n_bytes, token, len);
     t->toks[t->n_toks++] = (tok_tape_tok){(uint32_t)t->n_bytes, (uint32_t)len, (uint32_t)start,
                                           (uint32_t)end, flags};

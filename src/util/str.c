@@ -1,6 +1,7 @@
 #include "util/str.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,11 @@ size_t str_utf8_invalid_at(const char *s, size_t len)
     size_t i = 0;
     while (i < len) {
         if (p[i] < 0x80) {
+            /* eight ASCII bytes at a time: a note is mostly ASCII */
             i++;
+            uint64_t w;
+            while (len - i >= 8 && (memcpy(&w, p + i, 8), (w & 0x8080808080808080u) == 0))
+                i += 8;
             continue;
         }
         utf8proc_int32_t cp;
