@@ -106,7 +106,7 @@ static void fixture_free(fixture *f)
 static vec_block block_of(const fixture *f, size_t from, size_t to)
 {
     return (vec_block){f->data + from * (size_t)f->dim, f->scale + from, f->chunk + from,
-                       f->doc + from, NULL, to - from, NULL, NULL};
+                       f->doc + from, NULL, to - from, NULL, NULL, NULL};
 }
 
 /* Reference: best (score, lowest chunk) per allowed note, sorted. */
