@@ -50,7 +50,7 @@ const api_opt api_search_opt_table[] = {
     /* --vector-scan / config `vector_scan:` (search.h SEARCH_VEC_SCAN_*): exact by default */
     OPT("vector_scan", API_OPT_INT, vec_scan, SEARCH_VEC_SCAN_EXACT, 0, 2, -1),
     /* two-stage: rows scored exactly per note of the channel's depth */
-    OPT("vector_candidates", API_OPT_INT, vec_candidates, 16, 1, 4096, -1),
+    OPT("vector_candidates", API_OPT_INT, vec_candidates, 128, 1, 4096, -1),
 };
 
 _Static_assert(SEARCH_VEC_SCAN_EXACT == 0 && SEARCH_VEC_SCAN_TWO_STAGE == 1 &&
