@@ -83,18 +83,27 @@ static void report(const char *what, size_t n, int dim, int threads, double *ms,
            dim, threads, vec_impl_name(), ms[0], ms[runs / 2]);
 }
 
+/* n random unit vectors, quantised; chunk i + 1 of note i / per_note + 1. */
+static void fill_random(int8_t *data, float *scale, int64_t *chunk, int64_t *doc, size_t n,
+                        int dim, size_t per_note)
+{
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        random_unit(x, dim);
+        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
+        chunk[i] = (int64_t)i + 1;
+        doc[i] = (int64_t)(i / per_note) + 1;
+    }
+    free(x);
+}
+
 static int bench_mem(size_t n, int dim, int threads, int runs)
 {
     int8_t *data = xmalloc(n * (size_t)dim);
     float *scale = xmalloc(n * sizeof *scale);
     int64_t *chunk = xmalloc(n * sizeof *chunk), *doc = xmalloc(n * sizeof *doc);
     float *x = xmalloc((size_t)dim * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-        random_unit(x, dim);
-        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
-        chunk[i] = (int64_t)i + 1;
-        doc[i] = (int64_t)(i / 3) + 1;   /* three chunks a note */
-    }
+    fill_random(data, scale, chunk, doc, n, dim, 3);   /* three chunks a note */
     double *ms = xmalloc((size_t)runs * sizeof *ms);
     int8_t *q = xmalloc((size_t)dim);
     for (int r = 0; r < runs; r++) {
@@ -367,12 +376,7 @@ static int bench_floor(size_t n, int dim, int runs, int mult)
     float *scale = xmalloc(n * sizeof *scale);
     int64_t *chunk = xmalloc(n * sizeof *chunk), *doc = xmalloc(n * sizeof *doc);
     float *x = xmalloc((size_t)dim * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-        random_unit(x, dim);
-        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
-        chunk[i] = (int64_t)i + 1;
-        doc[i] = (int64_t)i + 1;
-    }
+    fill_random(data, scale, chunk, doc, n, dim, 1);
     double t0 = now_ms();
     vec_sketch_rows(data, n, dim, sk);
     printf("floor %zu x %d (%.0f MB of vectors, %.0f MB of sketches), kernel %s; sketches "
