@@ -13,6 +13,14 @@
  *                                          blobs (sidecars removed)
  *   vec_bench make N DIM DIR               write that index to DIR/index.db
  *                                          and keep it
+ *   vec_bench floor N DIM [RUNS [MULT]]   the floor of a resident scan: N
+ *                                          random vectors in huge pages, read
+ *                                          once with no arithmetic (memory
+ *                                          bandwidth), the exact top-600 scan,
+ *                                          and the two-stage scan (sign
+ *                                          sketches, MULT x 600 candidates,
+ *                                          default 16), on 1 and 2 threads,
+ *                                          with GB/s of the vectors' bytes
  *   vec_bench once DIR DIM THREADS [map]   one top-10 query read the way a
  *                                          cold `trove vsearch` reads it
  *                                          (sidecars by pread; `map`: mapped
@@ -23,7 +31,9 @@
  * Prints best and median milliseconds (wall; and the median CPU time, user
  * + sys of the process) for one top-10 query over RUNS (default 20) random
  * queries, and the kernel in use. */
+#include <immintrin.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -73,18 +83,27 @@ static void report(const char *what, size_t n, int dim, int threads, double *ms,
            dim, threads, vec_impl_name(), ms[0], ms[runs / 2]);
 }
 
+/* n random unit vectors, quantised; chunk i + 1 of note i / per_note + 1. */
+static void fill_random(int8_t *data, float *scale, int64_t *chunk, int64_t *doc, size_t n,
+                        int dim, size_t per_note)
+{
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        random_unit(x, dim);
+        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
+        chunk[i] = (int64_t)i + 1;
+        doc[i] = (int64_t)(i / per_note) + 1;
+    }
+    free(x);
+}
+
 static int bench_mem(size_t n, int dim, int threads, int runs)
 {
     int8_t *data = xmalloc(n * (size_t)dim);
     float *scale = xmalloc(n * sizeof *scale);
     int64_t *chunk = xmalloc(n * sizeof *chunk), *doc = xmalloc(n * sizeof *doc);
     float *x = xmalloc((size_t)dim * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-        random_unit(x, dim);
-        vec_quantize(x, dim, data + i * (size_t)dim, &scale[i]);
-        chunk[i] = (int64_t)i + 1;
-        doc[i] = (int64_t)(i / 3) + 1;   /* three chunks a note */
-    }
+    fill_random(data, scale, chunk, doc, n, dim, 3);   /* three chunks a note */
     double *ms = xmalloc((size_t)runs * sizeof *ms);
     int8_t *q = xmalloc((size_t)dim);
     for (int r = 0; r < runs; r++) {
@@ -95,7 +114,7 @@ static int bench_mem(size_t n, int dim, int threads, int runs)
         vec_topk *t = vec_topk_new(10, dim, q, qs, NULL, threads);
         for (size_t off = 0; off < n; off += STORE_VEC_SEG_MAX) {
             size_t cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
-            vec_block b = {data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL, cnt, NULL, NULL};
+            vec_block b = {data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL, cnt, NULL, NULL, NULL};
             vec_topk_scan(t, &b);
         }
         size_t k;
@@ -301,8 +320,134 @@ static int bench_once(const char *dir, int dim, int threads)
     return rc;
 }
 
+
+/* ---- floor: what one pass over resident vectors costs ---- */
+
+typedef struct touch_job {
+    const uint8_t *p;
+    size_t len;
+    uint64_t sum;
+} touch_job;
+
+/* Every byte loaded once, summed with one cheap op (vpsadbw) so the loads
+ * cannot be dropped: the memory bandwidth a scan cannot beat. */
+__attribute__((target("avx2"))) static void *touch(void *arg)
+{
+    touch_job *j = arg;
+    __m256i acc = _mm256_setzero_si256(), z = acc;
+    for (size_t off = 0; off + 128 <= j->len; off += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(j->p + off));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(j->p + off + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(j->p + off + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(j->p + off + 96));
+        acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_xor_si256(_mm256_xor_si256(a, b),
+                                                                     _mm256_xor_si256(c, d)), z));
+    }
+    j->sum = (uint64_t)_mm256_extract_epi64(acc, 0) + (uint64_t)_mm256_extract_epi64(acc, 3);
+    return NULL;
+}
+
+static double touch_ms(const uint8_t *p, size_t len, int threads)
+{
+    touch_job j[2] = {{p, len / 2, 0}, {p + len / 2, len - len / 2, 0}};
+    double t0 = now_ms();
+    if (threads == 1) {
+        j[0].len = len;
+        touch(&j[0]);
+    } else {
+        pthread_t tid;
+        pthread_create(&tid, NULL, touch, &j[1]);
+        touch(&j[0]);
+        pthread_join(tid, NULL);
+    }
+    double ms = now_ms() - t0;
+    if (j[0].sum == 42)
+        printf(" ");   /* keep the sum alive */
+    return ms;
+}
+
+static int bench_floor(size_t n, int dim, int runs, int mult)
+{
+    size_t len = n * (size_t)dim, sk_len = n * vec_sketch_bytes(dim);
+    int8_t *data = mem_huge_map(len);
+    uint8_t *sk = mem_huge_map(sk_len);
+    if (!data || !sk)
+        return 1;
+    float *scale = xmalloc(n * sizeof *scale);
+    int64_t *chunk = xmalloc(n * sizeof *chunk), *doc = xmalloc(n * sizeof *doc);
+    float *x = xmalloc((size_t)dim * sizeof *x);
+    fill_random(data, scale, chunk, doc, n, dim, 1);
+    double t0 = now_ms();
+    vec_sketch_rows(data, n, dim, sk);
+    printf("floor %zu x %d (%.0f MB of vectors, %.0f MB of sketches), kernel %s; sketches "
+           "built in %.1f ms\n", n, dim, len / 1e6, sk_len / 1e6, vec_impl_name(), now_ms() - t0);
+    size_t nb = (n + STORE_VEC_SEG_MAX - 1) / STORE_VEC_SEG_MAX;
+    vec_block *blk = xcalloc(nb, sizeof *blk);
+    const vec_block **bp = xcalloc(nb, sizeof *bp);
+    for (size_t i = 0; i < nb; i++) {
+        size_t off = i * STORE_VEC_SEG_MAX, cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
+        blk[i] = (vec_block){data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL,
+                             cnt, NULL, NULL, sk + off * vec_sketch_bytes(dim)};
+        bp[i] = &blk[i];
+    }
+    double *ms = xmalloc((size_t)runs * sizeof *ms);
+    int8_t *q = xmalloc((size_t)dim);
+    for (int threads = 1; threads <= 2; threads++) {
+        for (int r = 0; r < runs; r++)
+            ms[r] = touch_ms((const uint8_t *)data, len, threads);
+        qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+        printf("  read only, %d thread(s): median %.2f ms, %.1f GB/s\n", threads, ms[runs / 2],
+               len / ms[runs / 2] / 1e6);
+        for (int two = 0; two <= 1; two++) {
+            size_t recall_hit = 0, recall_all = 0;
+            for (int r = 0; r < runs; r++) {
+                float qs;
+                random_unit(x, dim);
+                vec_quantize(x, dim, q, &qs);
+                double t1 = now_ms();
+                vec_topk *t = vec_topk_new(600, dim, q, qs, NULL, threads);
+                if (two)
+                    vec_topk_two_stage(t, (size_t)mult * 600, 0);
+                vec_topk_scan_all(t, bp, nb);
+                size_t k;
+                const vec_hit *h = vec_topk_results(t, &k);
+                ms[r] = now_ms() - t1;
+                if (two) {   /* the exact scan's top-600 among these? */
+                    vec_topk *e = vec_topk_new(600, dim, q, qs, NULL, threads);
+                    vec_topk_scan_all(e, bp, nb);
+                    size_t ke;
+                    const vec_hit *he = vec_topk_results(e, &ke);
+                    for (size_t a = 0; a < ke; a++)
+                        for (size_t b = 0; b < k; b++)
+                            if (h[b].doc_id == he[a].doc_id) {
+                                recall_hit++;
+                                break;
+                            }
+                    recall_all += ke;
+                    vec_topk_free(e);
+                }
+                vec_topk_free(t);
+            }
+            qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+            printf("  %s top-600, %d thread(s): median %.2f ms, %.1f GB/s of vectors", two ?
+                   "two-stage" : "exact", threads, ms[runs / 2], len / ms[runs / 2] / 1e6);
+            if (two)
+                printf(" (%d x 600 candidates; random vectors: recall of the exact top-600 %.3f)",
+                       mult, recall_all ? (double)recall_hit / (double)recall_all : 0);
+            printf("\n");
+        }
+    }
+    mem_huge_unmap(data, len);
+    mem_huge_unmap(sk, sk_len);
+    free(blk), free(bp), free(ms), free(q), free(x), free(scale), free(chunk), free(doc);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && strcmp(argv[1], "floor") == 0)
+        return bench_floor((size_t)strtoull(argv[2], NULL, 10), atoi(argv[3]),
+                           argc > 4 ? atoi(argv[4]) : 10, argc > 5 ? atoi(argv[5]) : 16);
     if (argc == 5 && strcmp(argv[1], "make") == 0) {
         char path[4096];
         int64_t model;
@@ -314,7 +459,8 @@ int main(int argc, char **argv)
         return bench_once(argv[2], atoi(argv[3]), atoi(argv[4]));
     }
     if (argc < 5) {
-        fprintf(stderr, "usage: vec_bench mem|store N DIM THREADS [RUNS] | make N DIM DIR | once DIR DIM THREADS [map]\n");
+        fprintf(stderr, "usage: vec_bench mem|store N DIM THREADS [RUNS] | floor N DIM [RUNS [MULT]] | make N DIM DIR | "
+                "once DIR DIM THREADS [map]\n");
         return 2;
     }
     size_t n = (size_t)strtoull(argv[2], NULL, 10);

@@ -47,7 +47,15 @@ const api_opt api_search_opt_table[] = {
     OPT("recency_days", API_OPT_REAL, recency_days, 0, 0, 1e6, -1),
     /* --no-translate / config `translate: false` / MCP translate (its opposite) */
     OPT("no_translate", API_OPT_INT, no_translate, 0, 0, 1, -1),
+    /* --vector-scan / config `vector_scan:` (search.h SEARCH_VEC_SCAN_*): exact by default */
+    OPT("vector_scan", API_OPT_INT, vec_scan, SEARCH_VEC_SCAN_EXACT, 0, 2, -1),
+    /* two-stage: rows scored exactly per note of the channel's depth */
+    OPT("vector_candidates", API_OPT_INT, vec_candidates, 128, 1, 4096, -1),
 };
+
+_Static_assert(SEARCH_VEC_SCAN_EXACT == 0 && SEARCH_VEC_SCAN_TWO_STAGE == 1 &&
+               SEARCH_VEC_SCAN_AUTO == 2 && CONFIG_N_VEC_SCANS == 3,
+               "config_vec_scan_names follows SEARCH_VEC_SCAN_*");
 
 const size_t api_search_n_opts = sizeof api_search_opt_table / sizeof *api_search_opt_table;
 
@@ -124,6 +132,8 @@ void api_search_opts_merge_config(api_search_opts *o, const config *cfg)
     if (isnan(s->recency_days) && (s->recent == 1 || (s->recent == API_UNSET_INT &&
                                                       cfg->recency_days > 0)))
         s->recency_days = cfg->recency_days > 0 ? cfg->recency_days : CONFIG_RECENCY_DAYS;
+    if (cfg->has_vector_scan && s->vec_scan == API_UNSET_INT)
+        s->vec_scan = cfg->vector_scan;
     if (cfg->no_translate && s->no_translate == API_UNSET_INT)
         s->no_translate = 1;   /* `translate: false`, unless the request said */
     if (!s->n_prefer_langs) {

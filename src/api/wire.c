@@ -756,6 +756,8 @@ static const wire_field search_args_rows[] = {
     WS(each_translation, WIRE_INT),
     WS(no_translate, WIRE_INT),
     WS(vec_threads, WIRE_INT),
+    WS(vec_scan, WIRE_INT),
+    WS(vec_candidates, WIRE_INT),
     W(api_search_opts, model, WIRE_STR, .path = 1),
     W(api_search_opts, local, WIRE_INT),
     /* the daemon's own: its languages from its config, its model, locks and caches */

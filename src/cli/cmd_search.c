@@ -48,6 +48,11 @@ static const char search_help[] =
     "  --graph-weight F      strength of the link in-degree prior (default {graph_weight})\n"
     "  --vector-weight F     weight of the vector channel (default {vector_weight})\n"
     "  --no-vector           keywords and titles only\n"
+    "  --vector-scan HOW     exact (default), two-stage or auto: how the daemon scans\n"
+    "                        its resident vectors (config vector_scan:); two-stage\n"
+    "                        ranks sign sketches first, an approximation\n"
+    "  --vector-candidates N two-stage: vectors scored exactly per note the vector\n"
+    "                        channel keeps (default {vector_candidates})\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"
     "  --remote URL          search the index `trove publish opensearch` made at\n"
     "                        URL/INDEX (http://host:9200/notes) instead of this one\n"
@@ -68,6 +73,7 @@ static const char vsearch_help[] =
     "  -n N, --all, -c NAME, --folder P, --tags T, --lang L, --where EXPR,\n"
     "  --since D, --until D, --recent, --heading T, --passages N as for `trove search`\n"
     "  --min-score F         drop notes less similar than F (cosine, -1..1)\n"
+    "  --vector-scan HOW     exact, two-stage or auto (`trove search --help`)\n"
     "  --remote URL          the published index at URL/INDEX (`trove search --help`)\n"
     "  --local               this index even when config.yaml sets `remote:`\n"
     "  --json | --csv | --md | --xml | --files, --full, --line-numbers, --explain\n";
@@ -257,6 +263,16 @@ static int parse_args(search_args *a, int argc, char **argv)
         } else if (cli_opt_value(argc, argv, &i, "--graph-weight", &v)) {
             if (!parse_double(v, &a->ao.search.graph_weight))
                 return cli_usage(cmd, "--graph-weight needs a number");
+        } else if (cli_opt_value(argc, argv, &i, "--vector-scan", &v)) {
+            int scan = config_vec_scan_parse(v);
+            if (scan < 0)
+                return cli_usage(cmd, "--vector-scan needs exact, two-stage or auto");
+            a->ao.search.vec_scan = scan;
+        } else if (cli_opt_value(argc, argv, &i, "--vector-candidates", &v)) {
+            long n;
+            if (!v || !str_to_long(v, 1, 4096, &n))
+                return cli_usage(cmd, "--vector-candidates needs a number from 1 to 4096");
+            a->ao.search.vec_candidates = (int)n;
         } else if (!a->vector_only && cli_opt_value(argc, argv, &i, "--vector-weight", &v)) {
             if (!parse_double(v, &a->ao.search.weights[SEARCH_CH_VECTOR]))
                 return cli_usage(cmd, "--vector-weight needs a number");

@@ -23,6 +23,16 @@ char *config_dir(void)
     return fs_xdg_path("TROVE_CONFIG_DIR", "XDG_CONFIG_HOME", ".config", "trove");
 }
 
+const char *const config_vec_scan_names[CONFIG_N_VEC_SCANS] = {"exact", "two-stage", "auto"};
+
+int config_vec_scan_parse(const char *name)
+{
+    for (int i = 0; name && i < CONFIG_N_VEC_SCANS; i++)
+        if (strcmp(name, config_vec_scan_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* ---- reading --------------------------------------------------------- */
 
 /* Strings that are not UTF-8 (a Latin-1 folder name) cannot be YAML text;
@@ -239,6 +249,16 @@ static trove_err load_daemon(config *cfg, yaml_document_t *doc, yaml_node_t *roo
                               cfg->file, v ? v : "?");
         cfg->no_translate = strcmp(v, "false") == 0;
         cfg->has_translate = 1;
+    }
+    yaml_node_t *vs = map_get(doc, root, "vector_scan");
+    if (!is_empty(doc, vs)) {
+        const char *v = scalar(doc, vs);
+        int scan = config_vec_scan_parse(v);
+        if (scan < 0)
+            return trove_fail(TROVE_EPARSE, "%s: 'vector_scan' must be exact, two-stage or auto, "
+                              "not '%s'", cfg->file, v ? v : "?");
+        cfg->vector_scan = scan;
+        cfg->has_vector_scan = 1;
     }
     if (!is_empty(doc, idle)) {
         const char *v = scalar(doc, idle);
@@ -704,6 +724,8 @@ trove_err config_save(const config *cfg)
                     cfg->snapshots, cfg->snap_minutes, cfg->snap_hourly, cfg->snap_daily);
     if (cfg->has_translate)
         tbuf_printf(&b, "translate: %s\n", cfg->no_translate ? "false" : "true");
+    if (cfg->has_vector_scan)
+        tbuf_printf(&b, "vector_scan: %s\n", config_vec_scan_names[cfg->vector_scan]);
     if (cfg->n_languages) {
         tbuf_puts(&b, "languages: ");
         put_list(&b, cfg->languages, cfg->n_languages);

@@ -95,6 +95,10 @@ typedef struct config {
     /* `translate: false`: search without the Chinese-English dictionary
      * channel (search.h); has_translate: the key was written. */
     int no_translate, has_translate;
+    /* `vector_scan: exact|two-stage|auto`: how a resident process (the
+     * daemon) scans the vectors (search.h, SEARCH_VEC_SCAN_*); has_: the
+     * key was written. */
+    int vector_scan, has_vector_scan;   /* an index into config_vec_scan_names */
     /* `dates: {keys: [date, created]}`: the frontmatter keys that give a
      * note its date, first found wins (none: date, created; search/meta.h). */
     char **date_keys;
@@ -118,6 +122,13 @@ typedef struct config {
 #define CONFIG_SNAP_MINUTES 60
 #define CONFIG_SNAP_HOURLY 24
 #define CONFIG_SNAP_DAILY 30
+
+/* The values of `vector_scan:` (and of --vector-scan), in the order of
+ * search.h's SEARCH_VEC_SCAN_*. */
+#define CONFIG_N_VEC_SCANS 3
+extern const char *const config_vec_scan_names[CONFIG_N_VEC_SCANS];
+/* name's index in config_vec_scan_names, -1 when it is none of them. */
+int config_vec_scan_parse(const char *name);
 
 /* Directory holding config.yaml (caller frees). */
 char *config_dir(void);

@@ -102,6 +102,19 @@ static float vec_min_score(const search_opts *o, const search_results *out)
     return min;
 }
 
+/* The two-stage scan where asked for (search.h, vec_scan): only resident
+ * vectors carry sketches (search/vcache.h makes them), so a cold search
+ * stays exact whatever the setting; at depth 0 (every note) it is exact. */
+static void two_stage(const search_opts *o, size_t depth, vec_topk *t)
+{
+    if (!o->vec_cache || !depth || o->vec_candidates <= 0)
+        return;
+    if (o->vec_scan == SEARCH_VEC_SCAN_TWO_STAGE)
+        vec_topk_two_stage(t, depth * (size_t)o->vec_candidates, 0);
+    else if (o->vec_scan == SEARCH_VEC_SCAN_AUTO)
+        vec_topk_two_stage(t, depth * (size_t)o->vec_candidates, SEARCH_VEC_SCAN_AUTO_ROWS);
+}
+
 /* A scan started by vec_start and finished by vec_run: what it reads is
  * held until then. The scan itself reads no SQL (the segments are in
  * memory or read by pread), so it runs on a pool's worker while the
@@ -217,6 +230,7 @@ static trove_err vector_start(store *st, const search_opts *o, const float *qf,
     if (rc == TROVE_OK) {
         v->t = vec_topk_new(depth, dim, v->qq, qs, &vf, o->vec_threads);
         vec_topk_use_pool(v->t, o->pool);
+        two_stage(o, depth, v->t);
     }
     if (rc == TROVE_OK && o->vec_cache) {
         v->cache = o->vec_cache;

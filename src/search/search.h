@@ -66,6 +66,10 @@ extern const char *const search_channel_names[SEARCH_N_CHANNELS];
 /* Why a SEARCH_VEC_BLANK query had no vector channel, for the front ends. */
 extern const char search_vec_blank_why[];
 
+enum { SEARCH_VEC_SCAN_EXACT, SEARCH_VEC_SCAN_TWO_STAGE, SEARCH_VEC_SCAN_AUTO };
+/* (named as config `vector_scan:` and --vector-scan take them: config.h) */
+#define SEARCH_VEC_SCAN_AUTO_ROWS 250000
+
 typedef struct search_opts {
     const char *query;
     const char *const *collections;  /* restrict to these names (OR) */
@@ -122,6 +126,14 @@ typedef struct search_opts {
     int no_translate;                /* no translation channel (--no-translate, config
                                         `translate: false`) */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
+    /* How the vector channel scans resident vectors (vec_cache set; a cold
+     * search always scans exactly): SEARCH_VEC_SCAN_EXACT every vector;
+     * _TWO_STAGE sign sketches first, then vec_candidates x the channel's
+     * depth nearest of them exactly (vec.h, vec_topk_two_stage: an
+     * approximation); _AUTO two-stage from SEARCH_VEC_SCAN_AUTO_ROWS
+     * vectors of the model up. */
+    int vec_scan;
+    int vec_candidates;
     /* Segments kept across searches by a resident process (search/vcache.h,
      * lent by api_models); NULL: each search reads them (the CLI). */
     struct vcache *vec_cache;

@@ -17,6 +17,8 @@ typedef struct vc_entry {
     store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
     int8_t *rows;          /* the vectors copied to huge pages (mem_huge_map), or NULL */
     size_t rows_len;
+    uint8_t *sketch;       /* sign sketches (vec_sketch_rows), made on a two-stage scan's
+                              first use; set once, under the cache's lock */
     int refs;              /* scans holding it (under the cache's lock) */
     int linked;            /* in the cache's table */
     uint64_t used;         /* tick of the last use, for eviction */
@@ -43,6 +45,7 @@ vcache *vcache_new(size_t max_bytes)
 static void entry_free(vc_entry *e)
 {
     mem_huge_unmap(e->rows, e->rows_len);
+    free(e->sketch);
     store_vec_segment_free(&e->seg);
     free(e);
 }
@@ -244,6 +247,34 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
+/* A held entry's sign sketches, made on first use (outside the lock: a
+ * 65,536-row segment takes some ms; a scan that made them at the same time
+ * as another frees its own). They count towards the cache's bytes. */
+static const uint8_t *sketch_of(vcache *c, vc_entry *e)
+{
+    pthread_mutex_lock(&c->mu);
+    const uint8_t *have = e->sketch;
+    pthread_mutex_unlock(&c->mu);
+    if (have || !e->seg.blk.data)
+        return have;
+    size_t len = e->seg.blk.n * vec_sketch_bytes(e->dim);
+    uint8_t *sk = xmalloc(len ? len : 1);
+    vec_sketch_rows(e->seg.blk.data, e->seg.blk.n, e->dim, sk);
+    pthread_mutex_lock(&c->mu);
+    if (!e->sketch) {
+        e->sketch = sk;
+        sk = NULL;
+        if (e->linked) {
+            c->bytes += len;
+            e->bytes += len;
+        }
+    }
+    have = e->sketch;
+    pthread_mutex_unlock(&c->mu);
+    free(sk);
+    return have;
+}
+
 struct vcache_taken {
     vc_entry **got;           /* n entries held (NULL: none) */
     vec_block *blk;
@@ -267,6 +298,10 @@ trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
         return rc;   /* nothing held: vcache_give frees the list */
     size_t n = h->n;
     const store_vec_seg_info *l = h->l;
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++)
+        rows += l[i].n;
+    int sketches = rows >= vec_topk_two_stage_rows(t);   /* made only where used */
     vc_entry **got = h->got = xcalloc(n ? n : 1, sizeof *got);
     pthread_mutex_lock(&c->mu);
     take_held(c, h->index_id, model_id, dim, l, n, got);
@@ -292,6 +327,8 @@ trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
             break;
         blk[i] = got[i]->seg.blk;
         blk[i].dead = l[i].dead;
+        if (!priv && sketches)
+            blk[i].sketch = sketch_of(c, got[i]);
         if (!priv) {
             h->held[h->n_held++] = &blk[i];
         } else {

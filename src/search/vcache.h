@@ -12,8 +12,13 @@
  * are no longer listed (merged, rewritten, dropped) are let go. Correctness
  * therefore never depends on when the cache was filled.
  *
- * Sharing: one vcache serves every thread. Entries are immutable and
- * reference counted; the cache's lock is held only to look up, insert and
+ * Two-stage scans (vec_topk_two_stage, search.h vector_scan): a scan that
+ * asks for them and is large enough gets each held segment's sign
+ * sketches (vec.h), made on the segment's first such scan and kept with it
+ * (counted in its bytes; 1/8 of its vectors); exact scans never make them.
+ *
+ * Sharing: one vcache serves every thread. Entries are immutable (but for
+ * the sketches, set once under the lock) and reference counted; the cache's lock is held only to look up, insert and
  * unlink entries, never while a segment is read from SQLite or scanned.
  *
  * Memory: at most max_bytes of segment data are kept (least recently used

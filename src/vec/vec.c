@@ -162,6 +162,154 @@ int32_t vec_dot_i8(const int8_t *a, const int8_t *b, int dim)
     return out;
 }
 
+/* ---- sign sketches ----------------------------------------------------- */
+
+size_t vec_sketch_bytes(int dim)
+{
+    return ((size_t)dim + 63) / 64 * 8;
+}
+
+static void sketch_portable(const int8_t *v, int dim, uint64_t *w)
+{
+    for (int i = 0; i < dim; i += 64) {
+        uint64_t x = 0;
+        for (int j = 0; j < 64 && i + j < dim; j++)
+            x |= (uint64_t)(v[i + j] > 0) << j;
+        w[i / 64] = x;
+    }
+}
+
+#ifdef VEC_X86
+/* movemask of (v > 0): 32 sign bits a load, the same bits as the loop. */
+__attribute__((target("avx2"))) static void sketch_avx2(const int8_t *v, int dim, uint64_t *w)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    int i = 0;
+    for (; i + 64 <= dim; i += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(v + i + 32));
+        uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(a, zero));
+        uint32_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(b, zero));
+        w[i / 64] = (uint64_t)lo | (uint64_t)hi << 32;
+    }
+    if (i < dim)
+        sketch_portable(v + i, dim - i, w + i / 64);
+}
+#endif
+
+void vec_sketch_rows(const int8_t *rows, size_t n, int dim, uint8_t *out)
+{
+    size_t words = vec_sketch_bytes(dim) / 8;
+    uint64_t w[VEC_MAX_DIM / 64];
+    void (*fn)(const int8_t *, int, uint64_t *) = sketch_portable;
+#ifdef VEC_X86
+    if (!force_portable && (cpu_simd() & CPU_AVX2))
+        fn = sketch_avx2;
+#endif
+    for (size_t r = 0; r < n; r++) {
+        fn(rows + r * (size_t)dim, dim, w);
+        memcpy(out + r * words * 8, w, words * 8);   /* sketches need no alignment */
+    }
+}
+
+static inline uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+/* Stage one's estimate of a row's dot product with the query, from the
+ * row's sign bits x_i and the query's components rounded to QBITS bits
+ * (q'_i in [-C, C], C = 2^(QBITS-1) - 1): sum q'_i * (2 x_i - 1), which
+ * tracks the true dot product far better than the Hamming distance of two
+ * sign sketches (the query keeps its magnitudes). With u_i = q'_i + C
+ * (0..2C) held as QBITS bit planes P_b, sum u_i x_i = sum_b 2^b
+ * popcount(P_b & x), so
+ *     estimate = 2 sum u_i x_i - sum u_i - C (2 popcount(x) - dim)
+ * in integers, and the scan stores C * dim - estimate (0 best), clamped
+ * to fit 16 bits. */
+#define QBITS 4
+#define QC ((1 << (QBITS - 1)) - 1)
+
+typedef struct qplanes {
+    uint64_t p[QBITS][VEC_MAX_DIM / 64];
+    size_t words;
+    int dim;
+    int32_t sum_u;
+} qplanes;
+
+static void qplanes_make(qplanes *qp, const int8_t *q, int dim)
+{
+    memset(qp, 0, sizeof *qp);
+    qp->words = vec_sketch_bytes(dim) / 8;
+    qp->dim = dim;
+    int amax = 1;
+    for (int i = 0; i < dim; i++)
+        amax = abs(q[i]) > amax ? abs(q[i]) : amax;
+    for (int i = 0; i < dim; i++) {
+        int u = (int)lrintf((float)q[i] * QC / (float)amax) + QC;   /* 0..2C */
+        qp->sum_u += u;
+        for (int b = 0; b < QBITS; b++)
+            qp->p[b][i / 64] |= (uint64_t)(u >> b & 1) << (i % 64);
+    }
+}
+
+static inline uint16_t qplanes_dist(const qplanes *qp, int32_t sum_ux, int32_t pop_x)
+{
+    int32_t est = 2 * sum_ux - qp->sum_u - QC * (2 * pop_x - qp->dim);
+    int32_t d = QC * qp->dim - est;   /* 0..2 C dim */
+    return (uint16_t)(d < UINT16_MAX - 1 ? d : UINT16_MAX - 1);
+}
+
+/* out[r] = that distance for sketch r of sk. The body is inlined into
+ * each caller, so the popcounts compile to the instruction where the
+ * target allows it, and the 256-dimension case (four words) unrolls. */
+static inline __attribute__((always_inline)) void
+estimate_body(const qplanes *qp, const uint8_t *sk, size_t n, size_t words, uint16_t *out)
+{
+    for (size_t r = 0; r < n; r++) {
+        const uint8_t *s = sk + r * words * 8;
+        int32_t pop = 0, sum = 0;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t x = load_u64(s + w * 8);
+            pop += __builtin_popcountll(x);
+            for (int b = 0; b < QBITS; b++)
+                sum += __builtin_popcountll(x & qp->p[b][w]) << b;
+        }
+        out[r] = qplanes_dist(qp, sum, pop);
+    }
+}
+
+static void estimate_portable(const qplanes *qp, const uint8_t *sk, size_t n, uint16_t *out)
+{
+    estimate_body(qp, sk, n, qp->words, out);
+}
+
+#ifdef VEC_X86
+/* The same with the POPCNT instruction (every AVX2 CPU has it). */
+__attribute__((target("popcnt"))) static void estimate_popcnt(const qplanes *qp,
+                                                              const uint8_t *sk, size_t n,
+                                                              uint16_t *out)
+{
+    if (qp->words == 4)
+        estimate_body(qp, sk, n, 4, out);
+    else
+        estimate_body(qp, sk, n, qp->words, out);
+}
+#endif
+
+typedef void (*estimate_fn)(const qplanes *qp, const uint8_t *sk, size_t n, uint16_t *out);
+
+static estimate_fn pick_estimate(void)
+{
+#ifdef VEC_X86
+    if (!force_portable && (cpu_simd() & CPU_AVX2))
+        return estimate_popcnt;
+#endif
+    return estimate_portable;
+}
+
 /* ---- top-k by note ----------------------------------------------------- */
 
 /* "a ranks below b": lower score, then higher note id. */
@@ -189,6 +337,7 @@ typedef struct part {
     int32_t *dots;        /* scratch for one run of dot products */
     float *scores;        /* and their scores */
     int8_t *rows;         /* a window of a block read on demand */
+    uint32_t *hist;       /* two-stage: rows at each Hamming distance (dim + 1) */
 } part;
 
 struct vec_topk {
@@ -205,6 +354,13 @@ struct vec_topk {
     part *parts;
     vec_hit *results;
     _Atomic int failed;   /* a block's read failed */
+    /* two-stage (vec_topk_two_stage): the candidates wanted, the query's
+     * sketch, and per scan the Hamming distance of every sketched row */
+    size_t n_cand, min_rows;
+    qplanes *qp;
+    estimate_fn est;
+    uint16_t *dist;
+    size_t dist_cap;
 };
 
 #define DOTS_RUN 256
@@ -452,14 +608,19 @@ vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale
     return t;
 }
 
-/* A share of a scan: rows [from, to) of the blocks taken end to end. */
-typedef struct job {
+/* A share of a scan: rows [from, to) of the blocks taken end to end, each
+ * block's part of it handed to `each` (lo, hi: rows of that block; base:
+ * the block's first row in the whole). */
+typedef struct job job;
+struct job {
     vec_topk *t;
     part *p;
     const vec_block *const *b;
     size_t nb;
     size_t from, to;
-} job;
+    void (*each)(job *j, const vec_block *b, size_t base, size_t lo, size_t hi);
+    unsigned bar;         /* two-stage: rows whose sketch is at most this far are scored */
+};
 
 static void *run_job(void *arg)
 {
@@ -470,7 +631,7 @@ static void *run_job(void *arg)
         size_t lo = j->from > base ? j->from - base : 0;
         size_t hi = j->to - base < n ? j->to - base : n;
         if (lo < hi)
-            scan_range(j->t, j->p, j->b[i], lo, hi);
+            j->each(j, j->b[i], base, lo, hi);
         base += n;
     }
     return NULL;
@@ -479,6 +640,42 @@ static void *run_job(void *arg)
 static void run_pool_job(void *arg)
 {
     run_job(arg);
+}
+
+/* Run jobs[0..nt): the first on this thread, the others on the pool's
+ * workers or threads started for them. */
+static void run_jobs(vec_topk *t, job *jobs, int nt)
+{
+    if (nt <= 1) {
+        run_job(&jobs[0]);
+        return;
+    }
+    if (t->pool) {
+        pool_job pj[16];
+        for (int i = 1; i < nt; i++)
+            pool_submit(t->pool, &pj[i], run_pool_job, &jobs[i]);
+        run_job(&jobs[0]);
+        for (int i = 1; i < nt; i++)
+            pool_wait(t->pool, &pj[i]);
+        return;
+    }
+    pthread_t tid[16];
+    int started[16] = {0};
+    for (int i = 1; i < nt; i++)
+        started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
+    run_job(&jobs[0]);
+    for (int i = 1; i < nt; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            run_job(&jobs[i]);  /* no thread to be had: do it here */
+    }
+}
+
+static void exact_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
+{
+    (void)base;
+    scan_range(j->t, j->p, b, lo, hi);
 }
 
 /* What a part needs, allocated by the calling thread: a worker that calls
@@ -506,7 +703,27 @@ static void part_ready(vec_topk *t, part *p, int reads)
  * starting a thread costs about as much as scanning ~100 KiB. */
 #define PARALLEL_MIN_BYTES (1u << 20)
 
-void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
+/* Split rows [0, rows) of b into one job per thread (as many as `bytes`
+ * of work warrant), each with `each`; returns how many. */
+static int plan_jobs(vec_topk *t, const vec_block *const *b, size_t nb, size_t rows,
+                     size_t bytes, int reads,
+                     void (*each)(job *, const vec_block *, size_t, size_t, size_t), job *jobs)
+{
+    int nt = t->threads;
+    if (nt > 1 && bytes / (size_t)nt < PARALLEL_MIN_BYTES / 2)
+        nt = (int)(bytes / (PARALLEL_MIN_BYTES / 2));
+    if (nt < 1)
+        nt = 1;
+    size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
+    for (int i = 0; i < nt; i++) {
+        size_t from = (size_t)i * per, to = from + per > rows ? rows : from + per;
+        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to, each, 0};
+        part_ready(t, &t->parts[i], reads);
+    }
+    return nt;
+}
+
+static void scan_exact(vec_topk *t, const vec_block *const *b, size_t nb)
 {
     size_t rows = 0;
     int reads = 0;
@@ -514,42 +731,133 @@ void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
         rows += b[i]->n;
         reads |= !b[i]->data;
     }
-    size_t bytes = rows * (size_t)t->dim;
-    int nt = t->threads;
-    if (nt > 1 && bytes / (size_t)nt < PARALLEL_MIN_BYTES / 2)
-        nt = (int)(bytes / (PARALLEL_MIN_BYTES / 2));
-    if (nt <= 1) {
-        part_ready(t, &t->parts[0], reads);
-        run_job(&(job){t, &t->parts[0], b, nb, 0, rows});
-        return;
-    }
     job jobs[16];
-    pthread_t tid[16];
-    int started[16] = {0};
-    size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
-    for (int i = 0; i < nt; i++) {
-        size_t from = (size_t)i * per, to = from + per > rows ? rows : from + per;
-        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to};
-        part_ready(t, &t->parts[i], reads);
+    int nt = plan_jobs(t, b, nb, rows, rows * (size_t)t->dim, reads, exact_each, jobs);
+    run_jobs(t, jobs, nt);
+}
+
+/* Stage one: the estimated distance of every row of [lo, hi) from the
+ * query (qplanes_dist; UINT16_MAX for a row the filters or the dead bitmap
+ * leave out), and how many rows lie at each distance. */
+static void sketch_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
+{
+    vec_topk *t = j->t;
+    uint16_t *d = t->dist + base;
+    t->est(t->qp, b->sketch + lo * t->qp->words * 8, hi - lo, d + lo);
+    int filtered = b->dead || t->f.doc_allow || t->f.chunk_allow;
+    uint32_t *hist = j->p->hist;
+    for (size_t i = lo; i < hi; i++) {
+        if (filtered && !entry_allowed(t, b, i))
+            d[i] = UINT16_MAX;
+        else
+            hist[d[i]]++;
     }
-    if (t->pool) {
-        pool_job pj[16];
-        for (int i = 1; i < nt; i++)
-            pool_submit(t->pool, &pj[i], run_pool_job, &jobs[i]);
-        run_job(&jobs[0]);
-        for (int i = 1; i < nt; i++)
-            pool_wait(t->pool, &pj[i]);
+}
+
+/* Stage two: rows of [lo, hi) within the bar scored exactly. */
+static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
+{
+    vec_topk *t = j->t;
+    part *p = j->p;
+    const uint16_t *d = t->dist + base;
+    for (size_t i = lo; i < hi; i++) {
+        if (d[i] > j->bar)
+            continue;
+        int32_t dot;
+        t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, 1, t->dim, &dot);
+        float score = (float)dot * t->qscale * b->scale[i];
+        if (!(score >= t->f.min_score) || (p->has_bar && score < p->bar.score))
+            continue;
+        vec_hit x = {b->doc_id[i], b->chunk_id[i], score};
+        buffer_offer(p, t->k, &x);
+    }
+}
+
+/* The two stages over blocks that all carry sketches and data. */
+static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < nb; i++)
+        rows += b[i]->n;
+    if (rows <= t->n_cand || rows < t->min_rows) {   /* small: every row scored */
+        scan_exact(t, b, nb);
         return;
     }
-    for (int i = 1; i < nt; i++)
-        started[i] = pthread_create(&tid[i], NULL, run_job, &jobs[i]) == 0;
-    run_job(&jobs[0]);
-    for (int i = 1; i < nt; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            run_job(&jobs[i]);  /* no thread to be had: do it here */
+    if (rows > t->dist_cap) {
+        free(t->dist);
+        t->dist = xmalloc(rows * sizeof *t->dist);
+        t->dist_cap = rows;
     }
+    size_t span = 2 * (size_t)QC * (size_t)t->dim;
+    size_t nh = (span < UINT16_MAX - 1 ? span : UINT16_MAX - 1) + 1;   /* distances 0..nh-1 */
+    job jobs[16];
+    int nt = plan_jobs(t, b, nb, rows, rows * t->qp->words * 8 * 4, 0, sketch_each, jobs);
+    for (int i = 0; i < nt; i++) {
+        if (!t->parts[i].hist)
+            t->parts[i].hist = xmalloc(nh * sizeof *t->parts[i].hist);
+        memset(t->parts[i].hist, 0, nh * sizeof *t->parts[i].hist);
+    }
+    run_jobs(t, jobs, nt);
+    /* the bar: the least distance with n_cand rows at most that far */
+    size_t seen = 0;
+    unsigned bar = (unsigned)(nh - 1);
+    for (size_t d = 0; d < nh; d++) {
+        for (int i = 0; i < nt; i++)
+            seen += t->parts[i].hist[d];
+        if (seen >= t->n_cand) {
+            bar = (unsigned)d;
+            break;
+        }
+    }
+    for (int i = 0; i < nt; i++) {
+        jobs[i].each = rescore_each;
+        jobs[i].bar = bar;
+    }
+    run_jobs(t, jobs, nt);
+}
+
+void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
+{
+    size_t n_sk = 0;
+    if (t->n_cand && t->k)
+        for (size_t i = 0; i < nb; i++)
+            n_sk += b[i]->sketch && b[i]->data;
+    if (n_sk == 0) {
+        scan_exact(t, b, nb);
+        return;
+    }
+    /* the sketched blocks in two stages, the others exactly */
+    const vec_block **sk = xmalloc(nb * sizeof *sk), **ex = xmalloc(nb * sizeof *ex);
+    size_t n_ex = 0;
+    n_sk = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (b[i]->sketch && b[i]->data)
+            sk[n_sk++] = b[i];
+        else
+            ex[n_ex++] = b[i];
+    }
+    if (n_ex)
+        scan_exact(t, ex, n_ex);
+    scan_two_stage(t, sk, n_sk);
+    free(sk);
+    free(ex);
+}
+
+size_t vec_topk_two_stage_rows(const vec_topk *t)
+{
+    return t->n_cand && t->k ? t->min_rows : SIZE_MAX;
+}
+
+void vec_topk_two_stage(vec_topk *t, size_t n_cand, size_t min_rows)
+{
+    t->n_cand = n_cand;
+    t->min_rows = min_rows;
+    if (!n_cand)
+        return;
+    if (!t->qp)
+        t->qp = xmalloc(sizeof *t->qp);
+    qplanes_make(t->qp, t->q, t->dim);
+    t->est = pick_estimate();
 }
 
 void vec_topk_use_pool(vec_topk *t, pool *p)
@@ -639,7 +947,10 @@ void vec_topk_free(vec_topk *t)
         free(t->parts[i].dots);
         free(t->parts[i].scores);
         free(t->parts[i].rows);
+        free(t->parts[i].hist);
     }
+    free(t->dist);
+    free(t->qp);
     free(t->parts);
     free(t->results);
     free(t->q);

@@ -137,3 +137,38 @@ def test_daemon_vec_cache_bound(indexed):
     finally:
         trove.both_ways = False
         trove.stop_daemon()
+
+
+def test_two_stage_scan_setting(indexed):
+    """--vector-scan two-stage and config `vector_scan:` through the daemon:
+    with every row a candidate the answers are the exact ones (the cold
+    twin's: a cold search always scans exactly); an unknown value is an
+    error, from the flag and from config.yaml."""
+    trove, vault = indexed
+    env = {"TROVE_EMBED_MODEL": glove_model()}
+    cold = dict(env, TROVE_NO_DAEMON="1")
+    trove.ok("embed", env=cold, both=False)
+    trove.start_daemon("--no-watch", "--idle", "300", env=env)
+    trove.both_ways = True
+    try:
+        for how in ("two-stage", "auto", "exact"):
+            for a in ASKS:
+                r = trove(*a, "--vector-scan", how, "--vector-candidates", "4096", env=env)
+                assert r.rc == 0 and r.out, r
+        r = trove("vsearch", "pasta", "--vector-scan", "fast", env=env, both=False)
+        assert r.rc == 2 and "--vector-scan needs exact, two-stage or auto" in r.err, r
+        r = trove("search", "pasta", "--vector-candidates", "0", env=env, both=False)
+        assert r.rc == 2 and "--vector-candidates" in r.err, r
+        cfg = trove.config / "config.yaml"
+        text = cfg.read_text() if cfg.exists() else ""
+        cfg.write_text(text + "vector_scan: two-stage\n")
+        for a in ASKS:
+            r = trove(*a, env=env)
+            assert r.rc == 0 and r.out, r
+        cfg.write_text(text + "vector_scan: sometimes\n")
+        r = trove("vsearch", "pasta", env=cold, both=False)
+        assert r.rc != 0 and "'vector_scan' must be exact, two-stage or auto" in r.err, r
+        cfg.write_text(text)
+    finally:
+        trove.both_ways = False
+        trove.stop_daemon()

@@ -106,7 +106,7 @@ static void fixture_free(fixture *f)
 static vec_block block_of(const fixture *f, size_t from, size_t to)
 {
     return (vec_block){f->data + from * (size_t)f->dim, f->scale + from, f->chunk + from,
-                       f->doc + from, NULL, to - from, NULL, NULL};
+                       f->doc + from, NULL, to - from, NULL, NULL, NULL};
 }
 
 /* Reference: best (score, lowest chunk) per allowed note, sorted. */
@@ -186,6 +186,8 @@ static void streamed(vec_block *b, rows_src *src)
 }
 
 static int stream_mode;   /* run_case reads its blocks on demand */
+static int sketch_mode;   /* run_case's blocks carry sketches, scanned in two stages with
+                             every live row a candidate (the fixtures kill every 5th) */
 static int all_mode;      /* run_case scans its blocks as one (vec_topk_scan_all) */
 static pool *scan_pool;   /* run_case's shares run on its workers (NULL: threads started) */
 
@@ -198,6 +200,12 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
     size_t n_want = brute(f, q, 0.01f, flt, k, want, n_docs);
     vec_topk *t = vec_topk_new(k, f->dim, q, 0.01f, flt, threads);
     vec_topk_use_pool(t, scan_pool);
+    uint8_t *sk = NULL;
+    if (sketch_mode) {
+        sk = xmalloc(f->n * vec_sketch_bytes(f->dim));
+        vec_sketch_rows(f->data, f->n, f->dim, sk);
+        vec_topk_two_stage(t, f->n - f->n / 5, 0);
+    }
     /* Several blocks, as segments arrive, must give the same answer. */
     size_t cut = split ? f->n / 3 : f->n;
     vec_block b1 = block_of(f, 0, cut), b2 = block_of(f, cut, f->n);
@@ -207,6 +215,10 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
         if (f->dead[i >> 3] >> (i & 7) & 1)
             dead2[(i - cut) >> 3] |= (uint8_t)(1u << ((i - cut) & 7));
     b2.dead = dead2;
+    if (sk) {
+        b1.sketch = sk;
+        b2.sketch = sk + cut * vec_sketch_bytes(f->dim);
+    }
     rows_src s1 = {f, 0, SIZE_MAX, 0}, s2 = {f, cut, SIZE_MAX, 0};
     if (stream_mode) {
         streamed(&b1, &s1);
@@ -229,6 +241,7 @@ static void run_case(const fixture *f, const vec_filter *flt, size_t k, int thre
     const vec_hit *got = vec_topk_results(t, &n_got);
     check_same(got, n_got, want, n_want);
     vec_topk_free(t);
+    free(sk);
     free(dead2);
     free(want);
 }
@@ -340,6 +353,105 @@ static void test_scan_on_a_pool(void **state)
     }
 }
 
+/* Sketches: the AVX2 and the portable loop make the same bits, bit i set
+ * where component i is positive. */
+static void test_sketches(void **state)
+{
+    (void)state;
+    int8_t v[520];
+    uint8_t a[72], b[72];
+    for (int dim = 1; dim <= 520; dim += (dim < 200 ? 1 : 37)) {
+        random_i8(v, (size_t)dim);
+        v[0] = 0;   /* zero is not positive */
+        memset(a, 0xAA, sizeof a);
+        memset(b, 0x55, sizeof b);
+        vec_force_portable(1);
+        vec_sketch_rows(v, 1, dim, a);
+        vec_force_portable(0);
+        vec_sketch_rows(v, 1, dim, b);
+        size_t len = vec_sketch_bytes(dim);
+        assert_int_equal(len % 8, 0);
+        assert_memory_equal(a, b, len);
+        for (int i = 0; i < (int)len * 8; i++)
+            assert_int_equal(a[i / 8] >> (i % 8) & 1, i < dim && v[i] > 0);
+    }
+}
+
+/* Two stages with every live row a candidate: the exact answers (the
+ * brute-force reference), on one thread and several, blocks scanned one
+ * by one and as one, on a pool. */
+static void test_two_stage_all_candidates(void **state)
+{
+    sketch_mode = 1;
+    test_topk_matches_brute_force(state);
+    all_mode = 1;
+    test_topk_matches_brute_force(state);
+    scan_pool = pool_new(2);
+    test_topk_matches_brute_force(state);
+    pool_free(scan_pool);
+    scan_pool = NULL;
+    all_mode = 0;
+    sketch_mode = 0;
+}
+
+/* Two stages with few candidates: k notes come back, each with its exact
+ * score (that of its best chunk among the rows scored), best first; the
+ * same whichever kernels, threads or blocks; and a query equal to a row
+ * finds that row's note (its estimate is the highest there is). */
+static void test_two_stage_few_candidates(void **state)
+{
+    (void)state;
+    fixture f;
+    int64_t n_docs = 3000;
+    fixture_make(&f, 20000, 96, n_docs);
+    uint8_t *sk = xmalloc(f.n * vec_sketch_bytes(f.dim));
+    vec_sketch_rows(f.data, f.n, f.dim, sk);
+    int8_t q[96];
+    memcpy(q, f.data + 777 * (size_t)f.dim, (size_t)f.dim);
+    for (int i = 0; i < f.dim; i++)   /* no zero: the row's sign bits are the query's */
+        if (q[i] == 0)
+            q[i] = f.data[777 * (size_t)f.dim + (size_t)i] = 1;
+    vec_sketch_rows(f.data + 777 * (size_t)f.dim, 1, f.dim, sk + 777 * vec_sketch_bytes(f.dim));
+    const vec_hit *first = NULL;
+    vec_hit keep[20];
+    for (int run = 0; run < 4; run++) {
+        vec_force_portable(run == 3);
+        vec_topk *t = vec_topk_new(20, f.dim, q, 0.01f, NULL, run == 0 ? 1 : 3);
+        vec_topk_two_stage(t, 200, 0);
+        size_t cut = run == 2 ? 5000 : f.n;
+        vec_block b1 = block_of(&f, 0, cut), b2 = block_of(&f, cut, f.n);
+        b1.sketch = sk;
+        b2.sketch = sk + cut * vec_sketch_bytes(f.dim);
+        const vec_block *both[] = {&b1, &b2};
+        vec_topk_scan_all(t, both, b2.n ? 2 : 1);
+        size_t n;
+        const vec_hit *h = vec_topk_results(t, &n);
+        assert_int_equal(n, 20);
+        for (size_t i = 0; i < n; i++) {
+            size_t r = (size_t)(h[i].chunk_id - 1);
+            assert_int_equal(f.doc[r], h[i].doc_id);
+            float want = (float)vec_dot_i8(q, f.data + r * (size_t)f.dim, f.dim) * 0.01f * f.scale[r];
+            assert_true(h[i].score == want);
+            if (i)
+                assert_true(h[i].score <= h[i - 1].score);
+        }
+        int found = 0;
+        for (size_t i = 0; i < n; i++)
+            found |= h[i].doc_id == f.doc[777];
+        assert_true(found);
+        if (!first) {
+            memcpy(keep, h, sizeof keep);
+            first = keep;
+        } else {
+            assert_memory_equal(first, h, sizeof keep);
+        }
+        vec_topk_free(t);
+    }
+    vec_force_portable(0);
+    free(sk);
+    fixture_free(&f);
+}
+
 /* A read that fails stops the scan and says so; results then lack rows. */
 static void test_failed_read_is_reported(void **state)
 {
@@ -376,6 +488,9 @@ int main(void)
         cmocka_unit_test(test_blocks_as_one_scan),
         cmocka_unit_test(test_scan_on_a_pool),
         cmocka_unit_test(test_failed_read_is_reported),
+        cmocka_unit_test(test_sketches),
+        cmocka_unit_test(test_two_stage_all_candidates),
+        cmocka_unit_test(test_two_stage_few_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
