@@ -78,6 +78,13 @@ typedef struct kmat {
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
+/* kern_linear on T rows taken out of a product of T_path rows (an
+ * encoder's last layer run on the rows its pooling reads): the path
+ * (packed int8, float kernel, sgemm) is the one T_path rows would take, so
+ * each row gets the bits it would have had in the whole product. */
+void kern_linear_like(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                      int64_t T, float *Y, int64_t ldy, int64_t T_path);
+
 /* Y[i] = X W[i]^T (+ bias[i]) for n <= KERN_LINEAR_N_MAX products of the
  * same input X (Q, K and V; gate and up): when every W[i] has a q8pack of
  * the same n_in, X is quantised once and the products share one pool
