@@ -364,7 +364,7 @@ static int wq(int kind, const uint8_t *gb, int o, int e)
  * kernels, one (row, activation) pair at a time. fmaf is exact-rounded
  * like vfmadd. */
 static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r,
-                    float *out, int64_t ldo)
+                    const float *bias, float *out, int64_t ldo)
 {
     size_t gbs = kind_gb(kind);
     for (int k = 0; k < r; k++) {
@@ -388,7 +388,7 @@ static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, in
                     acc = fmaf(ldf(gb + mo + 4 * o), ldf(ab + 96 + 4 * k), acc);
                 }
             }
-            out[k * ldo + o] = acc;
+            out[k * ldo + o] = bias ? acc + bias[o] : acc;
         }
     }
 }
@@ -402,8 +402,8 @@ static void group_c(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, in
  * starting them at a quarter of it; Q4_K's nibbles and Q5_1/Q5_K's bytes
  * carry none. */
 __attribute__((target("avx512f,avx512vnni,fma"))) static KINL void
-group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
-             int64_t ldo)
+group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r,
+             const float *bias, float *out, int64_t ldo)
 {
     size_t gbs = kind_gb(kind);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
@@ -479,22 +479,24 @@ group_vnni_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, fl
     }
     _Pragma("GCC unroll 8")
     for (int k = 0; k < r; k++)
-        _mm512_storeu_ps(out + k * ldo, acc[k]);
+        _mm512_storeu_ps(out + k * ldo, bias ? _mm512_add_ps(acc[k], _mm512_loadu_ps(bias))
+                                             : acc[k]);
 }
 
 #define VNNI_KIND(NAME, KIND)                                                                 \
     __attribute__((target("avx512f,avx512vnni,fma"))) static void NAME(                      \
-        const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)      \
+        const uint8_t *g, int64_t nb, const uint8_t *a, int r, const float *bias, float *out, \
+        int64_t ldo)                                                                          \
     {                                                                                         \
         switch (r) {                                                                          \
-        case 8: group_vnni_r(KIND, g, nb, a, 8, out, ldo); break;                             \
-        case 7: group_vnni_r(KIND, g, nb, a, 7, out, ldo); break;                             \
-        case 6: group_vnni_r(KIND, g, nb, a, 6, out, ldo); break;                             \
-        case 5: group_vnni_r(KIND, g, nb, a, 5, out, ldo); break;                             \
-        case 4: group_vnni_r(KIND, g, nb, a, 4, out, ldo); break;                             \
-        case 3: group_vnni_r(KIND, g, nb, a, 3, out, ldo); break;                             \
-        case 2: group_vnni_r(KIND, g, nb, a, 2, out, ldo); break;                             \
-        default: group_vnni_r(KIND, g, nb, a, 1, out, ldo); break;                            \
+        case 8: group_vnni_r(KIND, g, nb, a, 8, bias, out, ldo); break;                         \
+        case 7: group_vnni_r(KIND, g, nb, a, 7, bias, out, ldo); break;                         \
+        case 6: group_vnni_r(KIND, g, nb, a, 6, bias, out, ldo); break;                         \
+        case 5: group_vnni_r(KIND, g, nb, a, 5, bias, out, ldo); break;                         \
+        case 4: group_vnni_r(KIND, g, nb, a, 4, bias, out, ldo); break;                         \
+        case 3: group_vnni_r(KIND, g, nb, a, 3, bias, out, ldo); break;                         \
+        case 2: group_vnni_r(KIND, g, nb, a, 2, bias, out, ldo); break;                         \
+        default: group_vnni_r(KIND, g, nb, a, 1, bias, out, ldo); break;                         \
         }                                                                                     \
     }
 VNNI_KIND(group_vnni_q8, K_Q8)
@@ -513,8 +515,8 @@ VNNI_KIND(group_vnni_q5, K_Q5)
  *
  * 8 weight rows (half h of the group) x r activation rows (r <= 4). */
 __attribute__((target("avx2,fma"))) static KINL void
-half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h, float *out,
-            int64_t ldo)
+half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int h,
+            const float *bias, float *out, int64_t ldo)
 {
     size_t gbs = kind_gb(kind);
     __m256 acc[4];
@@ -644,14 +646,18 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 acc[k] = _mm256_fmadd_ps(mw, _mm256_set1_ps(ldf(ab + 96 + 4 * k)), acc[k]);
         }
     }
+    /* the bias (when given) added as the tile is stored: the same float
+     * add as a pass after the product, without reading the output back */
     _Pragma("GCC unroll 4")
     for (int k = 0; k < r; k++)
-        _mm256_storeu_ps(out + k * ldo + 8 * h, acc[k]);
+        _mm256_storeu_ps(out + k * ldo + 8 * h,
+                         bias ? _mm256_add_ps(acc[k], _mm256_loadu_ps(bias + 8 * h)) : acc[k]);
 }
 
 #define AVX2_KIND(NAME, KIND)                                                                 \
     __attribute__((target("avx2,fma"))) static void NAME(                                     \
-        const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out, int64_t ldo)      \
+        const uint8_t *g, int64_t nb, const uint8_t *a, int r, const float *bias, float *out, \
+        int64_t ldo)                                                                          \
     {                                                                                         \
         /* rows k0.. of the tile: their bytes sit 4 * k0 further in each block */             \
         for (int k0 = 0; k0 < r; k0 += 4) {                                                   \
@@ -660,10 +666,10 @@ half_avx2_r(int kind, const uint8_t *g, int64_t nb, const uint8_t *a, int r, int
                 const uint8_t *ak = a + 4 * k0;                                               \
                 float *ok = out + k0 * ldo;                                                   \
                 switch (rr) {                                                                 \
-                case 4: half_avx2_r(KIND, g, nb, ak, 4, h, ok, ldo); break;                   \
-                case 3: half_avx2_r(KIND, g, nb, ak, 3, h, ok, ldo); break;                   \
-                case 2: half_avx2_r(KIND, g, nb, ak, 2, h, ok, ldo); break;                   \
-                default: half_avx2_r(KIND, g, nb, ak, 1, h, ok, ldo); break;                  \
+                case 4: half_avx2_r(KIND, g, nb, ak, 4, h, bias, ok, ldo); break;                \
+                case 3: half_avx2_r(KIND, g, nb, ak, 3, h, bias, ok, ldo); break;                \
+                case 2: half_avx2_r(KIND, g, nb, ak, 2, h, bias, ok, ldo); break;                \
+                default: half_avx2_r(KIND, g, nb, ak, 1, h, bias, ok, ldo); break;                \
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
@@ -674,21 +680,11 @@ AVX2_KIND(group_avx2_q4k, K_Q4K)
 AVX2_KIND(group_avx2_q5, K_Q5)
 #endif /* Q8P_X86 */
 
-/* y[k * ldo + o] += b[o] for a tile's r rows of Q8PACK_NR columns (a
- * separate pass over the product's output, after it, missed the caches:
- * 3% of a Q8_0 MiniLM pass on AVX2). */
-static void add_bias(float *y, int64_t ldo, int r, const float *b)
-{
-    for (int k = 0; k < r; k++)
-        for (int o = 0; o < Q8PACK_NR; o++)
-            y[k * ldo + o] += b[o];
-}
-
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
                    const float *bias, float *out, int64_t ldo)
 {
-    typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r, float *out,
-                             int64_t ldo);
+    typedef void (*group_fn)(const uint8_t *g, int64_t nb, const uint8_t *a, int r,
+                             const float *bias, float *out, int64_t ldo);
     group_fn fn = NULL;
 #ifdef Q8P_X86
     static const group_fn vnni[4] = {group_vnni_q8, group_vnni_q6k, group_vnni_q4k,
@@ -714,12 +710,11 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
                 int r = t1 - t < AR ? (int)(t1 - t) : AR;
                 const uint8_t *at = ap + (size_t)(t / AR) * tsz;
                 float *ot = out + t * ldo + o;
+                const float *bo = bias ? bias + o : NULL;
                 if (fn)
-                    fn(g, nb, at, r, ot, ldo);
+                    fn(g, nb, at, r, bo, ot, ldo);
                 else
-                    group_c(p->kind, g, nb, at, r, ot, ldo);
-                if (bias)
-                    add_bias(ot, ldo, r, bias + o);
+                    group_c(p->kind, g, nb, at, r, bo, ot, ldo);
             }
         }
     }
