@@ -171,7 +171,8 @@ static void bert_input(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns,
  * read (emodel_ws.first_only: CLS or rank pooling): output projection,
  * residuals, norms and the FFN, 5/6 of a layer's products, for those ns
  * rows instead of all T, each product on the path all T rows would take
- * (kern_linear_like), so the pooled rows get the same bits as before. The
+ * (kern_linear_like), and only where that path computes rows on their own
+ * (kern_linear_rows_exact), so the pooled rows get the same bits. The
  * rows go to a compact ns-row matrix and back to their places in x; the
  * other rows of x keep the previous layer's values. */
 static void bert_first_rows(emodel *m, kpool *p, const bert_layer *L, int64_t ns, int64_t T,
@@ -228,7 +229,8 @@ static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0,
         }
         kern_attention(p, &a, qkv, 3 * H, qkv + H, qkv + 2 * H, 3 * H, att, H, m->ws.lstart,
                        m->ws.llen, ns);
-        if (il == hp->n_layer - 1 && m->ws.first_only) {
+        if (il == hp->n_layer - 1 && m->ws.first_only && kern_linear_rows_exact(&L->o, T) &&
+            kern_linear_rows_exact(&L->up, T) && kern_linear_rows_exact(&L->down, T)) {
             bert_first_rows(m, p, L, ns, T, att, x);
             break;
         }

@@ -726,9 +726,26 @@ void kern_linear_like(kpool *p, const kmat *w, const float *bias, const float *X
     kprof_add(KPROF_LINEAR, kprof_now_ms() - t0, 2.0 * (double)T * (double)w->n_in * (double)w->n_out);
 }
 
-/* T_path: the row count that picks the path (kern_linear_like). Every path
- * below computes each output row on its own, so only the path decides a
- * row's bits. */
+bool kern_linear_rows_exact(const kmat *w, int64_t T_path)
+{
+    int path = atomic_load(&quant_path);
+    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                    w->type == GGML_TYPE_BF16 ||
+                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T_path));
+    if (w->pack && path == KERN_QUANT_AUTO && !is_float)
+        return true; /* q8pack: exact int32 sums, one float chain per row */
+    if (is_float) {
+#ifdef KERN_GEMM
+        return T_path >= KERN_GM_MIN_ROWS && gm_ok(w); /* one fma chain per output */
+#else
+        return false;
+#endif
+    }
+    /* int8 row by row, or dequantised + sgemm (blocking by the row count) */
+    return path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T_path <= KERN_INT8_MAX_ROWS);
+}
+
+/* T_path: the row count that picks the path (kern_linear_like). */
 static void linear_run(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                        int64_t T, float *Y, int64_t ldy, int64_t T_path)
 {
