@@ -1043,32 +1043,56 @@ static void test_qwen3_api(void **state)
     embed_close(m);
 }
 
-static void test_pool_none(void **state)
+/* CLS pooling runs the last layer after attention on each sequence's
+ * first row only (bert.c, emodel_ws.first_only): those rows must get the
+ * bits of the whole pass (POOL_NONE), for float and packed int8 weights. */
+static void check_cls_rows(const char *name)
 {
-    (void)state;
     gguf_file *f;
-    assert_int_equal(gguf_open(mpath("bert_fused_cls", ".gguf"), &f), TROVE_OK);
+    assert_int_equal(gguf_open(mpath(name, ".gguf"), &f), TROVE_OK);
     emodel *m;
     assert_int_equal(emodel_load(f, &m), TROVE_OK);
-    int32_t ids[] = {2, 7, 8, 9, 3, 2, 10, 3};
-    int64_t start[] = {0, 5}, len[] = {5, 3};
+    int32_t ids[40];
+    for (int i = 0; i < 40; i++)
+        ids[i] = 4 + (i * 7) % 9;
+    ids[0] = ids[17] = 2;
+    int64_t start[] = {0, 17}, len[] = {17, 23};
     emodel_batch b = {.ids = ids, .start = start, .len = len, .n_seq = 2};
     int64_t H = emodel_hp(m)->n_embd;
-    float *all = calloc((size_t)(8 * H), sizeof *all), *cls = calloc((size_t)(2 * H), sizeof *cls);
+    float *all = calloc((size_t)(40 * H), sizeof *all), *cls = calloc((size_t)(2 * H), sizeof *cls);
     kpool *p = kpool_new(2);
     assert_int_equal(emodel_forward(m, p, &b, EMODEL_POOL_NONE, all), TROVE_OK);
     assert_int_equal(emodel_forward(m, p, &b, EMODEL_POOL_CLS, cls), TROVE_OK);
     assert_memory_equal(all, cls, (size_t)H * sizeof *all);
-    assert_memory_equal(all + 5 * H, cls + H, (size_t)H * sizeof *all);
+    assert_memory_equal(all + 17 * H, cls + H, (size_t)H * sizeof *all);
+    kpool_free(p);
+    free(all), free(cls);
+    emodel_free(m);
+    gguf_close(f);
+}
+
+static void test_pool_none(void **state)
+{
+    (void)state;
+    const char *names[] = {"bert_fused_cls", "bert_f32", "bert_q8", "bert256_q4_k",
+                           "bert256_q6_k"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        check_cls_rows(names[i]);
     /* bad input */
+    gguf_file *f;
+    assert_int_equal(gguf_open(mpath("bert_fused_cls", ".gguf"), &f), TROVE_OK);
+    emodel *m;
+    assert_int_equal(emodel_load(f, &m), TROVE_OK);
+    float *out = calloc((size_t)emodel_hp(m)->n_embd, sizeof *out);
+    kpool *p = kpool_new(2);
     int32_t bad[] = {2, 100000, 3};
     int64_t bs[] = {0}, bl[] = {3}, zero[] = {0};
     emodel_batch bb = {.ids = bad, .start = bs, .len = bl, .n_seq = 1};
-    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, cls), TROVE_EINVAL);
+    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, out), TROVE_EINVAL);
     bb.len = zero;
-    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, cls), TROVE_EINVAL);
+    assert_int_equal(emodel_forward(m, p, &bb, EMODEL_POOL_MEAN, out), TROVE_EINVAL);
     kpool_free(p);
-    free(all), free(cls);
+    free(out);
     emodel_free(m);
     gguf_close(f);
 }

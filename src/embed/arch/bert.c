@@ -167,6 +167,40 @@ static void bert_input(emodel *m, const emodel_batch *b, int64_t s0, int64_t ns,
     }
 }
 
+/* The last layer after attention when only each sequence's first row is
+ * read (emodel_ws.first_only: CLS or rank pooling): output projection,
+ * residuals, norms and the FFN, 5/6 of a layer's products, for those ns
+ * rows instead of all T, each product on the path all T rows would take
+ * (kern_linear_like), and only where that path computes rows on their own
+ * (kern_linear_rows_exact), so the pooled rows get the same bits. The
+ * rows go to a compact ns-row matrix and back to their places in x; the
+ * other rows of x keep the previous layer's values. */
+static void bert_first_rows(emodel *m, kpool *p, const bert_layer *L, int64_t ns, int64_t T,
+                            float *att, float *x)
+{
+    const emodel_hparams *hp = &m->hp;
+    int64_t H = hp->n_embd, F = hp->n_ff;
+    const int64_t *st = m->ws.lstart;
+    float *xs = emodel_buf(m, 6, (size_t)(ns * H));
+    float *tmp = emodel_buf(m, 3, (size_t)(ns * H));
+    float *ff = emodel_buf(m, 4, (size_t)(ns * F));
+    /* row st[s] >= s, increasing: moving row by row upwards is safe */
+    for (int64_t s = 0; s < ns; s++) {
+        memmove(att + s * H, att + st[s] * H, (size_t)H * sizeof(float));
+        memcpy(xs + s * H, x + st[s] * H, (size_t)H * sizeof(float));
+    }
+    kern_linear_like(p, &L->o, L->o_b, att, H, ns, tmp, H, T);
+    kern_add(p, tmp, H, xs, H, ns, H);
+    kern_layernorm(p, tmp, ns, H, H, L->ln1_w, L->ln1_b, hp->eps);
+    kern_linear_like(p, &L->up, L->up_b, tmp, H, ns, ff, F, T);
+    kern_gelu_erf(p, ff, ns, F, F);
+    kern_linear_like(p, &L->down, L->down_b, ff, F, ns, xs, H, T);
+    kern_add(p, xs, H, tmp, H, ns, H);
+    kern_layernorm(p, xs, ns, H, H, L->ln2_w, L->ln2_b, hp->eps);
+    for (int64_t s = 0; s < ns; s++)
+        memcpy(x + st[s] * H, xs + s * H, (size_t)H * sizeof(float));
+}
+
 static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                          int64_t T, float *x)
 {
@@ -195,6 +229,11 @@ static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0,
         }
         kern_attention(p, &a, qkv, 3 * H, qkv + H, qkv + 2 * H, 3 * H, att, H, m->ws.lstart,
                        m->ws.llen, ns);
+        if (il == hp->n_layer - 1 && m->ws.first_only && kern_linear_rows_exact(&L->o, T) &&
+            kern_linear_rows_exact(&L->up, T) && kern_linear_rows_exact(&L->down, T)) {
+            bert_first_rows(m, p, L, ns, T, att, x);
+            break;
+        }
         kern_linear(p, &L->o, L->o_b, att, H, T, tmp, H);
         kern_add(p, tmp, H, x, H, T, H);
         kern_layernorm(p, tmp, T, H, H, L->ln1_w, L->ln1_b, hp->eps);

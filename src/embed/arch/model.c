@@ -610,6 +610,7 @@ static trove_err forward_run(emodel *m, kpool *p, const emodel_batch *b, emodel_
     int64_t n = hp->n_embd;
     int64_t s0 = 0;
     m->ws.last_only = hp->causal && (pool == EMODEL_POOL_LAST || pool == EMODEL_POOL_RANK);
+    m->ws.first_only = !hp->causal && (pool == EMODEL_POOL_CLS || pool == EMODEL_POOL_RANK);
     while (s0 < b->n_seq) {
         int64_t ns = 0, T = 0;
         while (s0 + ns < b->n_seq && (ns == 0 || T + b->len[s0 + ns] <= EMODEL_CHUNK))

@@ -164,6 +164,10 @@ typedef struct emodel_ws {
      * architecture may run its last layer after attention on those rows
      * alone and leave the others stale. */
     bool last_only;
+    /* Set by emodel_forward: only each sequence's first row is read (CLS
+     * or rank pooling of an encoder), so an architecture may run its last
+     * layer after attention on those rows alone, the same way. */
+    bool first_only;
 } emodel_ws;
 
 struct emodel;

@@ -706,22 +706,48 @@ static void linear_task_quant(void *ctx, int task, int tid)
  * calling thread's scratch (tid 0 is the caller; int8 tasks use no other
  * scratch). */
 static void linear_run(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
-                       int64_t T, float *Y, int64_t ldy);
+                       int64_t T, float *Y, int64_t ldy, int64_t T_path);
 
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy)
 {
+    kern_linear_like(p, w, bias, X, ldx, T, Y, ldy, T);
+}
+
+void kern_linear_like(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                      int64_t T, float *Y, int64_t ldy, int64_t T_path)
+{
     if (!kprof_on()) {
-        linear_run(p, w, bias, X, ldx, T, Y, ldy);
+        linear_run(p, w, bias, X, ldx, T, Y, ldy, T_path);
         return;
     }
     double t0 = kprof_now_ms();
-    linear_run(p, w, bias, X, ldx, T, Y, ldy);
+    linear_run(p, w, bias, X, ldx, T, Y, ldy, T_path);
     kprof_add(KPROF_LINEAR, kprof_now_ms() - t0, 2.0 * (double)T * (double)w->n_in * (double)w->n_out);
 }
 
+bool kern_linear_rows_exact(const kmat *w, int64_t T_path)
+{
+    int path = atomic_load(&quant_path);
+    bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
+                    w->type == GGML_TYPE_BF16 ||
+                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T_path));
+    if (w->pack && path == KERN_QUANT_AUTO && !is_float)
+        return true; /* q8pack: exact int32 sums, one float chain per row */
+    if (is_float) {
+#ifdef KERN_GEMM
+        return T_path >= KERN_GM_MIN_ROWS && gm_ok(w); /* one fma chain per output */
+#else
+        return false;
+#endif
+    }
+    /* int8 row by row, or dequantised + sgemm (blocking by the row count) */
+    return path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T_path <= KERN_INT8_MAX_ROWS);
+}
+
+/* T_path: the row count that picks the path (kern_linear_like). */
 static void linear_run(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
-                       int64_t T, float *Y, int64_t ldy)
+                       int64_t T, float *Y, int64_t ldy, int64_t T_path)
 {
     if (T <= 0 || w->n_out <= 0)
         return;
@@ -733,7 +759,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
     int path = atomic_load(&quant_path);
     bool is_float = w->type == GGML_TYPE_F32 || w->type == GGML_TYPE_F16 ||
                     w->type == GGML_TYPE_BF16 ||
-                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T));
+                    (path == KERN_QUANT_AUTO && q8_float_rows(w, T_path));
     if (w->pack && path == KERN_QUANT_AUTO && !is_float) {
         /* KERN_NB is a multiple of Q8PACK_NR and n_out of both */
         /* KERN_RB (rows per quantisation task) is a multiple of 8 */
@@ -743,7 +769,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
         kpool_run(p, (int)((w->n_out + cols - 1) / cols), linear_task_pack, &j);
         return;
     }
-    bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T <= KERN_INT8_MAX_ROWS);
+    bool int8 = path == KERN_QUANT_INT8 || (path == KERN_QUANT_AUTO && T_path <= KERN_INT8_MAX_ROWS);
     if (is_float || !int8) {
         int64_t mb = row_block(T, w);
         if (T >= 2 * mb) {
@@ -766,7 +792,7 @@ static void linear_run(kpool *p, const kmat *w, const float *bias, const float *
             kpool_run(p, (int)((T + mb - 1) / mb), linear_task_rows, &j);
         } else {
 #ifdef KERN_GEMM
-            j.gm = T >= KERN_GM_MIN_ROWS && gm_ok(w);
+            j.gm = T_path >= KERN_GM_MIN_ROWS && gm_ok(w);
 #endif
             kpool_run(p, n_tasks, linear_task_float, &j);
         }

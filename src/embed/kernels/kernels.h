@@ -78,6 +78,19 @@ typedef struct kmat {
 void kern_linear(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
                  int64_t T, float *Y, int64_t ldy);
 
+/* kern_linear on T rows taken out of a product of T_path rows (an
+ * encoder's last layer run on the rows its pooling reads): the path
+ * (packed int8, float kernel, sgemm) is the one T_path rows would take.
+ * Where kern_linear_rows_exact(w, T_path) each row then gets the bits it
+ * would have had in the whole product; elsewhere (sgemm, whose blocking
+ * follows the row count) only the same value up to float rounding. */
+void kern_linear_like(kpool *p, const kmat *w, const float *bias, const float *X, int64_t ldx,
+                      int64_t T, float *Y, int64_t ldy, int64_t T_path);
+/* True when the path a product of T_path rows of w takes computes each
+ * output row on its own (the q8pack and int8 kernels, the AVX-512/AVX2
+ * float kernel), so any subset of the rows gets the same bits. */
+bool kern_linear_rows_exact(const kmat *w, int64_t T_path);
+
 /* Y[i] = X W[i]^T (+ bias[i]) for n <= KERN_LINEAR_N_MAX products of the
  * same input X (Q, K and V; gate and up): when every W[i] has a q8pack of
  * the same n_in, X is quantised once and the products share one pool

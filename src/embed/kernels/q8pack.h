@@ -21,8 +21,8 @@
  * scales as f32. By weight type:
  *   Q8_0: one unsigned byte per element (q + 128), then d      (576 B)
  *   Q5_0: the same, the byte being the file's q - 16 + 128     (576 B)
- *   Q6_K: one unsigned byte per element (q + 96, i.e. the file's q - 32
- *         offset by 128), then the scales of elements 0..15 and 16..31
+ *   Q6_K: one unsigned byte per element (the file's q, 0..63, for q - 32:
+ *         the kernels subtract 32 * sum(x)), then the scales of elements 0..15 and 16..31
  *         (d * sc, two per row: the K-quant's sub-blocks are 16 long)  (640 B)
  *   Q4_K: nibbles, 64 * v + 4 * row + e % 4 holding step v in its low and
  *         step v + 4 in its high nibble (v < 4), then d * sc and the
