@@ -98,7 +98,11 @@ static void index_put(uint32_t *idx, size_t cap, const building *b, uint32_t i)
 
 static void index_grow(building *b)
 {
+    /* a lazy entry's second pass starts with the terms of its first
+     * already in the set: room for all of them at half load */
     size_t cap = b->idx_cap ? b->idx_cap * 2 : 64;
+    while (cap < 2 * (b->e->set.n + 1))
+        cap *= 2;
     uint32_t *idx = xcalloc(cap, sizeof *idx);
     for (size_t i = 0; i < b->e->set.n; i++)
         index_put(idx, cap, b, (uint32_t)i);

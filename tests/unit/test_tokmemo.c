@@ -187,6 +187,37 @@ static void test_holds(void **state)
     tokmemo_free(m);
 }
 
+/* A text whose first tokmemo_holds pass keeps many terms (200 words that
+ * start with 'a'), asked again for terms of other first bytes: the second
+ * pass starts with those 200 in the set (its index once held 64 slots, and
+ * the pass never ended). */
+static void test_holds_second_pass_of_many_terms(void **state)
+{
+    (void)state;
+    tbuf text = {0};
+    for (int i = 0; i < 200; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "alpha%03dq bravo%03dq ", i, i);
+        tbuf_append(&text, w, strlen(w));
+    }
+    tokmemo *m = tokmemo_new(1 << 20);
+    const char *t[1] = {"alpha007q"};
+    size_t l[1] = {strlen(t[0])};
+    assert_int_equal(tokmemo_holds(m, 0, text.data, text.len, t, l, 1), 1);
+    t[0] = "bravo199q", l[0] = strlen(t[0]);
+    assert_int_equal(tokmemo_holds(m, 0, text.data, text.len, t, l, 1), 1);
+    t[0] = "charlie", l[0] = strlen(t[0]);
+    assert_int_equal(tokmemo_holds(m, 0, text.data, text.len, t, l, 1), 0);
+    char *want = direct(0, text.data);
+    const tokmemo_set *all = tokmemo_get(m, 0, text.data, text.len);
+    char *got = joined(all);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    tokmemo_free(m);
+    free(text.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_bytes_decide),
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_holds),
+        cmocka_unit_test(test_holds_second_pass_of_many_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
