@@ -64,11 +64,7 @@ static void rank_bm25(cand_set *cs)
     for (size_t i = 0; i < cs->n; i++)
         if (cs->items[i].has_bm25)
             order[n++] = &cs->items[i];
-    if (n > 1) {
-        const cand **tmp = xmalloc((n / 2 + 1) * sizeof *tmp);
-        sort_by_bm25_key((const cand **)order, tmp, n);
-        free(tmp);
-    }
+    sort_by_bm25_key((const cand **)order, n);
     int rank = 0;
     for (size_t i = 0; i < n; i++) {
         rank = shared_rank(i, rank, i > 0 && same_score(bm25_key(order[i]), bm25_key(order[i - 1])));

@@ -136,16 +136,15 @@ static void sort_items(cand_set *cs)
     size_t n = cs->n;
     if (n < 2)
         return;
-    const cand **order = xmalloc(n * sizeof *order), **tmp = xmalloc((n / 2 + 1) * sizeof *tmp);
+    const cand **order = xmalloc(n * sizeof *order);
     for (size_t i = 0; i < n; i++)
         order[i] = &cs->items[i];
-    sort_by_fused(order, tmp, n);
+    sort_by_fused(order, n);
     cand *sorted = xmalloc(n * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         sorted[i] = *order[i];
     memcpy(cs->items, sorted, n * sizeof *sorted);
     free(sorted);
-    free(tmp);
     free(order);
 }
 
@@ -156,11 +155,7 @@ static int query_language(store *st, const cand_set *cs, const search_opts *o)
     const cand **order = xmalloc((cs->n ? cs->n : 1) * sizeof *order);
     for (size_t i = 0; i < cs->n; i++)
         order[i] = &cs->items[i];
-    if (cs->n > 1) {
-        const cand **tmp = xmalloc((cs->n / 2 + 1) * sizeof *tmp);
-        sort_by_fused_only(order, tmp, cs->n);
-        free(tmp);
-    }
+    sort_by_fused_only(order, cs->n);
     langpref_vote *v = xmalloc((cs->n ? cs->n : 1) * sizeof *v);
     for (size_t i = 0; i < cs->n; i++)
         v[i] = (langpref_vote){order[i]->fused, order[i]->lang,

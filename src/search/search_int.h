@@ -112,12 +112,13 @@ static inline double bm25_key(const cand *c)
 
 /* A merge sort of candidate pointers, a[0] first, by before(x, y) (a
  * strict total order: the callers break ties by note id, so any sort gives
- * the one order qsort gave), tmp n / 2 + 1 pointers of scratch. The
- * comparison is inlined where qsort called a function per comparison and
- * moved whole candidates: ~0.4 M instructions of a daemon's search of
- * ~600 candidates (docs/performance.md, session 34). */
+ * the one order qsort gave): name(a, n) sorts, with name##_with(a, tmp, n)
+ * the recursion over tmp, n / 2 + 1 pointers of scratch. The comparison is
+ * inlined where qsort called a function per comparison and moved whole
+ * candidates: ~0.4 M instructions of a daemon's search of ~600 candidates
+ * (docs/performance.md, session 34). */
 #define SEARCH_CAND_SORT(name, before)                                              \
-    static void name(const cand **a, const cand **tmp, size_t n)                    \
+    static void name##_with(const cand **a, const cand **tmp, size_t n)             \
     {                                                                               \
         if (n <= 16) {                                                              \
             for (size_t i = 1; i < n; i++) {                                        \
@@ -130,14 +131,22 @@ static inline double bm25_key(const cand *c)
             return;                                                                 \
         }                                                                           \
         size_t half = n / 2;                                                        \
-        name(a, tmp, half);                                                         \
-        name(a + half, tmp, n - half);                                              \
+        name##_with(a, tmp, half);                                                  \
+        name##_with(a + half, tmp, n - half);                                       \
         memcpy(tmp, a, half * sizeof *a);                                           \
         size_t i = 0, j = half, o = 0;                                              \
         while (i < half && j < n)                                                   \
             a[o++] = before(a[j], tmp[i]) ? a[j++] : tmp[i++];                      \
         while (i < half)                                                            \
             a[o++] = tmp[i++];                                                      \
+    }                                                                               \
+    static void name(const cand **a, size_t n)                                      \
+    {                                                                               \
+        if (n < 2)                                                                  \
+            return;                                                                 \
+        const cand **tmp = xmalloc((n / 2 + 1) * sizeof *tmp);                      \
+        name##_with(a, tmp, n);                                                     \
+        free(tmp);                                                                  \
     }
 
 /* ---- statements ------------------------------------------------------- */
