@@ -43,7 +43,7 @@ void index_opts_init(index_opts *o)
     o->max_file_bytes = INDEX_DEFAULT_MAX_FILE_BYTES;
     o->chunk = CHUNK_OPTS_DEFAULT;
     o->workers = (int)env_long("TROVE_INDEX_WORKERS", -1);
-    o->queue = (size_t)env_long("TROVE_INDEX_QUEUE", 64);
+    o->queue = (size_t)env_long("TROVE_INDEX_QUEUE", INDEX_DEFAULT_QUEUE);
 }
 
 /* One file found by the walk. */
@@ -254,6 +254,11 @@ static trove_err read_note(const run *r, const found *f, char **text, size_t *le
             got = read(fd, buf + n, cap - n);
             if (got > 0)
                 n += (size_t)got;
+            /* A regular file that gave fewer bytes than asked for, as many
+             * as fstat counted, is at its end: the read that would say so
+             * (one system call per note) is not made. */
+            if (got > 0 && n < cap && n == (size_t)sb.st_size)
+                got = 0;
         } while (got > 0 || (got < 0 && errno == EINTR));
         close(fd);
         if (got == 0) {
@@ -575,23 +580,41 @@ static void pipe_start(pipe_t *q, run *r)
 /* What prepare() made of file i. The writer prepares it itself (without
  * tokens: FTS5 tokenizes as it inserts) when there are no workers, or when
  * no worker has taken it yet: rather than sleep, it does the work the
- * workers are behind on (a loaded machine, a slow disk). */
+ * workers are behind on (a loaded machine, a slow disk). When a worker has
+ * taken file i but not finished it, the writer prepares the next file no
+ * worker has taken (while the ring has room for it) instead of waiting:
+ * a worker claims files PIPE_BATCH at a time, so the writer used to find
+ * file i taken and sleep whenever the worker was a little behind, one core
+ * idle. It sleeps only when there is nothing left to take. */
 static prepared *pipe_get(pipe_t *q, size_t i)
 {
     prepared *p = &q->slots[i % q->depth];
     int mine = q->n_threads == 0;
     atomic_int *full = &q->full[i % q->depth];
-    if (!mine && !atomic_load(full)) {
+    while (!mine && !atomic_load(full)) {
         pthread_mutex_lock(&q->mu);
-        if (q->next == i) {
+        size_t j = q->next;
+        int64_t size = j < q->r->n_files ? claim_size(q->r, &q->r->files[j]) : 0;
+        if (j == i) {
             mine = 1;
+        } else if (j < q->r->n_files && pipe_room(q, j, size)) {
             q->next++;
-            q->claimed += claim_size(q->r, &q->r->files[i]);
+            q->claimed += size;
+            pthread_mutex_unlock(&q->mu);
+            prepared *pj = &q->slots[j % q->depth];
+            prepared_free(pj);   /* what the writer took from this slot before */
+            prepare(q->r, &q->r->files[j], 0, pj);
+            atomic_store(&q->full[j % q->depth], 1);
+            continue;
         } else {
             atomic_store(&q->writer_waits, 1);
             while (!atomic_load(full))
                 pthread_cond_wait(&q->ready, &q->mu);
             atomic_store(&q->writer_waits, 0);
+        }
+        if (mine) {
+            q->next++;
+            q->claimed += size;
         }
         pthread_mutex_unlock(&q->mu);
     }
