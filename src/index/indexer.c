@@ -580,41 +580,23 @@ static void pipe_start(pipe_t *q, run *r)
 /* What prepare() made of file i. The writer prepares it itself (without
  * tokens: FTS5 tokenizes as it inserts) when there are no workers, or when
  * no worker has taken it yet: rather than sleep, it does the work the
- * workers are behind on (a loaded machine, a slow disk). When a worker has
- * taken file i but not finished it, the writer prepares the next file no
- * worker has taken (while the ring has room for it) instead of waiting:
- * a worker claims files PIPE_BATCH at a time, so the writer used to find
- * file i taken and sleep whenever the worker was a little behind, one core
- * idle. It sleeps only when there is nothing left to take. */
+ * workers are behind on (a loaded machine, a slow disk). */
 static prepared *pipe_get(pipe_t *q, size_t i)
 {
     prepared *p = &q->slots[i % q->depth];
     int mine = q->n_threads == 0;
     atomic_int *full = &q->full[i % q->depth];
-    while (!mine && !atomic_load(full)) {
+    if (!mine && !atomic_load(full)) {
         pthread_mutex_lock(&q->mu);
-        size_t j = q->next;
-        int64_t size = j < q->r->n_files ? claim_size(q->r, &q->r->files[j]) : 0;
-        if (j == i) {
+        if (q->next == i) {
             mine = 1;
-        } else if (j < q->r->n_files && pipe_room(q, j, size)) {
             q->next++;
-            q->claimed += size;
-            pthread_mutex_unlock(&q->mu);
-            prepared *pj = &q->slots[j % q->depth];
-            prepared_free(pj);   /* what the writer took from this slot before */
-            prepare(q->r, &q->r->files[j], 0, pj);
-            atomic_store(&q->full[j % q->depth], 1);
-            continue;
+            q->claimed += claim_size(q->r, &q->r->files[i]);
         } else {
             atomic_store(&q->writer_waits, 1);
             while (!atomic_load(full))
                 pthread_cond_wait(&q->ready, &q->mu);
             atomic_store(&q->writer_waits, 0);
-        }
-        if (mine) {
-            q->next++;
-            q->claimed += size;
         }
         pthread_mutex_unlock(&q->mu);
     }
