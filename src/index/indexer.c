@@ -43,7 +43,7 @@ void index_opts_init(index_opts *o)
     o->max_file_bytes = INDEX_DEFAULT_MAX_FILE_BYTES;
     o->chunk = CHUNK_OPTS_DEFAULT;
     o->workers = (int)env_long("TROVE_INDEX_WORKERS", -1);
-    o->queue = (size_t)env_long("TROVE_INDEX_QUEUE", 64);
+    o->queue = (size_t)env_long("TROVE_INDEX_QUEUE", INDEX_DEFAULT_QUEUE);
 }
 
 /* One file found by the walk. */
@@ -254,6 +254,11 @@ static trove_err read_note(const run *r, const found *f, char **text, size_t *le
             got = read(fd, buf + n, cap - n);
             if (got > 0)
                 n += (size_t)got;
+            /* A regular file that gave fewer bytes than asked for, as many
+             * as fstat counted, is at its end: the read that would say so
+             * (one system call per note) is not made. */
+            if (got > 0 && n < cap && n == (size_t)sb.st_size)
+                got = 0;
         } while (got > 0 || (got < 0 && errno == EINTR));
         close(fd);
         if (got == 0) {

@@ -38,9 +38,18 @@ typedef struct index_opts {
 } index_opts;
 
 /* Defaults: 16 MiB file cap, default chunking, no callbacks, workers -1,
- * a queue of 64 files; the environment's TROVE_INDEX_WORKERS and
- * TROVE_INDEX_QUEUE (numbers) override the last two (tests, benchmarks). */
+ * a queue of INDEX_DEFAULT_QUEUE files; the environment's TROVE_INDEX_WORKERS
+ * and TROVE_INDEX_QUEUE (numbers, at most 1024) override the last two
+ * (tests, benchmarks). */
 void index_opts_init(index_opts *o);
+
+/* Files a worker may prepare ahead of the writer. The writer stops for
+ * whole milliseconds now and then (FTS5 writing out its hash of new terms:
+ * ~25 ms each time on the tldr pages); a ring of 64 files (~3 ms of a
+ * worker's work) filled up at each and left the worker asleep. 1,024 files
+ * hold ~40 ms of it; the claimed files' bytes stay capped (indexer.c,
+ * PIPE_BYTES). */
+#define INDEX_DEFAULT_QUEUE 1024
 
 #define INDEX_DEFAULT_MAX_FILE_BYTES (16u << 20)
 
