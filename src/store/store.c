@@ -1092,6 +1092,7 @@ void store_close(store *st)
     store_stmt_clear(st);
     free(st->dead);
     store_nmap_forget(st);
+    store_nmap_kept_free(st);
     store_rank_forget(st);
     free(st->df);
     free(st->snap_note);
