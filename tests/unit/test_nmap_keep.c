@@ -1,7 +1,8 @@
-/* The note map's rows kept by a resident reader (store_nmap_keep): a
- * read-only store answers as a fresh reader would, before and after
- * another connection's commits changed the rows, and a store that writes
- * keeps nothing it could answer stale from. */
+/* What a resident reader's store keeps across read transactions: the note
+ * map's rows (store_nmap_keep) and titles_fts rows' lengths
+ * (store_lens_keep). A read-only store answers as a fresh reader would,
+ * before and after another connection's commits changed them, and a
+ * store that writes keeps nothing it could answer stale from. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,9 @@
 
 #include "chunk/chunk.h"
 #include "md/md.h"
+#include "store/store_lens.h"
 #include "store/store_nmap.h"
+#include "store/store_rank.h"
 #include "text/lang.h"
 #include "util/str.h"
 #include "testutil.h"
@@ -42,19 +45,25 @@ static int teardown(void **state)
     return tu_rm_rf(dir);
 }
 
-/* Notes first..first+n, committed; their ids into ids[]. */
-static void add_notes(int first, int n, int64_t *ids)
+/* Notes first..first+n, committed; their ids into ids[]. `longer`: their
+ * titles have more words. */
+static void add_notes_titled(int first, int n, int64_t *ids, int longer)
 {
     chunk_opts co = CHUNK_OPTS_DEFAULT;
     assert_int_equal(store_begin(wr), TROVE_OK);
     for (int i = 0; i < n; i++) {
         char name[32], text[200];
         snprintf(name, sizeof name, "n%04d.md", first + i);
-        snprintf(text, sizeof text, "# Note %d\n\nmango kiwi %d\n\n## More\n\nguava %d lychee\n",
-                 first + i, first + i, first + i);
+        snprintf(text, sizeof text, "# Note mango %d%s\n\nmango kiwi %d\n\n## More\n\nguava %d lychee\n",
+                 first + i, longer ? " kiwi guava lychee quince" : "", first + i, first + i);
         ids[i] = tu_index_note(wr, coll, "v", name, text, &co);
     }
     assert_int_equal(store_commit(wr), TROVE_OK);
+}
+
+static void add_notes(int first, int n, int64_t *ids)
+{
+    add_notes_titled(first, n, ids, 0);
 }
 
 /* Every chunk id up to the largest one (and past it) answered by a reader
@@ -121,6 +130,58 @@ static void test_kept_rows_follow_commits(void **state)
     store_close(rd);
 }
 
+/* The title channel's ranking (store_rank_rows over titles_fts) with the
+ * lengths a keeping store lends, in one read transaction of st, against
+ * FTS5's own lengths: the same rows, the same bits. */
+static void assert_titles_ranked_as_fts5(store *st)
+{
+    static const char *const queries[] = {"\"mango\"", "\"note\" OR \"kiwi\"", "\"quince\""};
+    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+        assert_int_equal(store_read_begin(st), TROVE_OK);
+        store_rank kept = {.weight = {3.0, 2.0}, .lens = store_lens_current(st)};
+        store_rank fts5 = {.weight = {3.0, 2.0}};
+        assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &kept), TROVE_OK);
+        assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &fts5), TROVE_OK);
+        store_read_end(st);
+        assert_int_equal(kept.n_rows, fts5.n_rows);
+        for (size_t i = 0; i < kept.n_rows; i++) {
+            assert_int_equal(kept.row_id[i], fts5.row_id[i]);
+            assert_memory_equal(&kept.row_score[i], &fts5.row_score[i], sizeof(double));
+        }
+        store_rank_free(&kept);
+        store_rank_free(&fts5);
+    }
+}
+
+static void test_kept_title_lengths_follow_commits(void **state)
+{
+    (void)state;
+    int64_t ids[20];
+    add_notes_titled(300, 20, ids, 0);
+    store *rd;
+    assert_int_equal(store_open(path, STORE_READONLY, &rd), TROVE_OK);
+    store_lens_keep(rd);
+    assert_non_null(store_lens_current(rd));
+    assert_titles_ranked_as_fts5(rd);
+    assert_titles_ranked_as_fts5(rd);   /* from the kept lengths */
+    /* the last note (the largest id) again with a longer title: SQLite
+     * gives the new row the id the old one had, so a length kept for
+     * that id would be stale */
+    for (int longer = 1; longer >= 0; longer--) {
+        int64_t last = ids[19];
+        assert_int_equal(store_begin(wr), TROVE_OK);
+        assert_int_equal(store_doc_delete(wr, last), TROVE_OK);
+        assert_int_equal(store_commit(wr), TROVE_OK);
+        add_notes_titled(319, 1, &ids[19], longer);
+        assert_int_equal(ids[19], last);
+        assert_titles_ranked_as_fts5(rd);
+        assert_titles_ranked_as_fts5(rd);
+    }
+    store_close(rd);
+    store_lens_keep(wr);   /* a writer: keeps none */
+    assert_null(store_lens_current(wr));
+}
+
 /* A writer asked to keep rows keeps none: its own commits leave its
  * data_version as it was. */
 static void test_writer_keeps_nothing(void **state)
@@ -141,6 +202,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept_rows_follow_commits),
         cmocka_unit_test(test_writer_keeps_nothing),
+        cmocka_unit_test(test_kept_title_lengths_follow_commits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
