@@ -12,6 +12,8 @@
 #include "cjk/seg.h"
 #include "fs/walk.h"
 #include "store/store_graph.h"
+#include "store/store_lens.h"
+#include "store/store_nmap.h"
 #include "text/tokmemo.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -227,6 +229,10 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     so.pool = a->models ? apim_pool(a->models) : NULL;
     if (a->models && !a->tok_memo)
         a->tok_memo = tokmemo_new(TOKMEMO_BYTES);
+    if (a->models) {   /* kept while the index is unchanged */
+        store_nmap_keep(st);
+        store_lens_keep(st);
+    }
     so.tok_memo = a->tok_memo;
     if (so.vector_only && !so.model) {
         out->vec_state = SEARCH_VEC_NONE;   /* nothing to search */

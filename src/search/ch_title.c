@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "search/search_int.h"
+#include "store/store_lens.h"
 #include "text/tok.h"
 #include "text/tokmemo.h"
 #include "util/mem.h"
@@ -311,7 +312,7 @@ static trove_err channel_title(store *st, const query_parsed *q, const search_fi
     topk top = {.cap = TITLE_CANDIDATES};
     /* -bm25(titles_fts, 3.0, 2.0, 1.0): trove_rank's bits with these
      * weights and FTS5's lengths (store_rank.h) */
-    store_rank names = {.weight = {3.0, 2.0}};
+    store_rank names = {.weight = {3.0, 2.0}, .lens = store_lens_current(st)};
     trove_err rc = TROVE_OK;
     size_t matches;
     if (f->sql.len || !search_keep_best_or(st, &names, STORE_RANK_TITLES, q->fts, &top, &matches,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "store/store_int.h"
+#include "store/store_lens.h"
 #include "store/store_nmap.h"
 #include "store/store_nrec.h"
 #include "store/store_vside.h"
@@ -1092,6 +1093,8 @@ void store_close(store *st)
     store_stmt_clear(st);
     free(st->dead);
     store_nmap_forget(st);
+    store_nmap_kept_free(st);
+    store_lens_free(st);
     store_rank_forget(st);
     free(st->df);
     free(st->snap_note);

@@ -65,6 +65,10 @@ struct store {
     uint8_t *nmap_marks;
     size_t nmap_marks_len;
     int nmap_all;
+    /* note_map rows kept across read transactions (store_nmap_keep) */
+    struct store_nmap_kept *nmap_kept;
+    /* titles_fts rows' lengths kept across read transactions (store_lens.h) */
+    struct store_lens *title_lens;
     /* A fresh index built beside the file (store_beside.c): allowed for
      * every writer (store_beside_allowed); while building, db is the file `beside`
      * (locked by beside_fd) and `live` the connection to path, holding

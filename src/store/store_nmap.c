@@ -343,10 +343,46 @@ typedef struct fseg {
     fcol *cols;          /* one per wanted key */
 } fseg;
 
+/* Rows a resident reader's store keeps across read transactions
+ * (store_nmap_keep): read at data_version `version` of its connection. */
+struct store_nmap_kept {
+    nmap_row *rows;
+    size_t n_rows;
+    int64_t version;
+};
+
+static void rows_free(nmap_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].data);
+    free(rows);
+}
+
+void store_nmap_keep(store *st)
+{
+    if (!st->nmap_kept && sqlite3_db_readonly(st->db, "main") == 1) {
+        st->nmap_kept = xcalloc(1, sizeof *st->nmap_kept);
+        st->nmap_kept->version = -1;
+    }
+}
+
+void store_nmap_kept_free(store *st)
+{
+    if (st->nmap_kept) {
+        rows_free(st->nmap_kept->rows, st->nmap_kept->n_rows);
+        free(st->nmap_kept);
+        st->nmap_kept = NULL;
+    }
+}
+
 struct store_nmap_reader {
     store *st;
     nmap_row *rows;
     size_t n_rows;
+    /* the store's kept rows, once reader_rows found them current (NULL:
+     * not looked yet, or none kept: rows above) */
+    struct store_nmap_kept *kept;
+    int looked;
     int absent;      /* no note_map table (an index not upgraded yet) */
     char **keys;     /* the keys whose columns are read */
     size_t n_keys;
@@ -375,9 +411,7 @@ void store_nmap_reader_free(store_nmap_reader *r)
     if (!r)
         return;
     store_nmap_reader_close(r);
-    for (size_t i = 0; i < r->n_rows; i++)
-        free(r->rows[i].data);
-    free(r->rows);
+    rows_free(r->rows, r->n_rows);
     for (size_t i = 0; i < r->n_segs; i++) {
         for (size_t k = 0; r->segs[i].cols && k < r->n_keys; k++)
             nmapcol_col_free(&r->segs[i].cols[k].col);
@@ -402,15 +436,37 @@ void store_nmap_reader_want(store_nmap_reader *r, const char *const *keys, size_
     r->n_keys = n;
 }
 
-/* Row `row`, read once: NULL when it is not there (or no table). */
-static const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *rc)
+/* The store's kept rows when it keeps them (store_nmap_keep), emptied
+ * first when the index changed since they were read: asked once per
+ * reader, in its read transaction (data_version is its snapshot's: the
+ * connection is read-only, so only other connections' commits change it). */
+static struct store_nmap_kept *kept_rows(store_nmap_reader *r)
 {
-    if (r->absent || row < 0)
+    if (r->looked)
+        return r->kept;
+    r->looked = 1;
+    struct store_nmap_kept *k = r->st->nmap_kept;
+    int64_t version;
+    if (!k || store_data_version(r->st, &version) != TROVE_OK) {
+        trove_errclear();   /* the reader's own rows, as without a keeper */
         return NULL;
-    xgrow_zero(&r->rows, &r->n_rows, (size_t)row + 1, sizeof *r->rows);
-    nmap_row *x = &r->rows[row];
-    if (x->loaded)
-        return x;
+    }
+    if (version != k->version) {
+        rows_free(k->rows, k->n_rows);
+        k->rows = NULL;
+        k->n_rows = 0;
+        k->version = version;
+    }
+    return r->kept = k;
+}
+
+/* Row `row` of *rows (capacity *n_rows) read into its slot: NULL when it is
+ * not there (or no table). */
+static const nmap_row *row_load(store_nmap_reader *r, nmap_row **rows, size_t *n_rows,
+                                int64_t row, trove_err *rc)
+{
+    xgrow_zero(rows, n_rows, (size_t)row + 1, sizeof **rows);
+    nmap_row *x = &(*rows)[row];
     sqlite3_stmt *s = store_stmt_get(r->st, "SELECT data FROM note_map WHERE id = ?1");
     if (!s) {
         r->absent = 1;   /* the caller asks the tables */
@@ -426,6 +482,21 @@ static const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *
     store_stmt_put(r->st, s);
     x->loaded = *rc == TROVE_OK;
     return x;
+}
+
+/* Row `row`, read once (per reader, or while the store keeps it): NULL
+ * when it is not there (or no table). A search asks ~4,000 times, for
+ * ~20 rows: a row read before is found without a call. */
+static inline const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *rc)
+{
+    if (r->absent || row < 0)
+        return NULL;
+    struct store_nmap_kept *k = r->looked ? r->kept : kept_rows(r);
+    nmap_row **rows = k ? &k->rows : &r->rows;
+    size_t *n_rows = k ? &k->n_rows : &r->n_rows;
+    if ((size_t)row < *n_rows && (*rows)[row].loaded)
+        return &(*rows)[row];
+    return row_load(r, rows, n_rows, row, rc);
 }
 
 /* The `width` bytes of id's entry in its segment's row of `kind`; NULL

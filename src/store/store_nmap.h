@@ -31,7 +31,8 @@
  * A reader (store_nmap_reader) copies the rows it needs once, lazily (kinds
  * 0, 1 by statement; of kind 2 only the directory and the columns of the
  * keys it wants, by blob reads), and lives as long as one read transaction
- * (a search); it never answers from another's data. Close it
+ * (a search); it never answers from another's data, except the rows a
+ * keeping store (store_nmap_keep) read at the same data_version. Close it
  * (store_nmap_reader_close: its blob handle) before that transaction ends. */
 #ifndef TROVE_STORE_NMAP_H
 #define TROVE_STORE_NMAP_H
@@ -72,6 +73,14 @@ trove_err store_nmap_flush(store *st);
 void store_nmap_forget(store *st);
 /* `trove check`: add(ctx, line) for rows that differ from a rebuild. */
 trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), void *ctx);
+
+/* A resident process's read-only store keeps the rows its readers read
+ * (kinds 0, 1, 3 and 7) across read transactions, while the connection's
+ * data_version says no other connection committed since (a daemon's
+ * searches then read no row of an unchanged index twice); nothing on a
+ * store that can write. store_nmap_kept_free: at store_close. */
+void store_nmap_keep(store *st);
+void store_nmap_kept_free(store *st);
 
 typedef struct store_nmap_reader store_nmap_reader;
 store_nmap_reader *store_nmap_reader_new(store *st);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "store/store_lens.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -25,6 +26,8 @@ static int row_length(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank 
     }
     if (r->rc != TROVE_OK)
         return SQLITE_ERROR;
+    if (r->lens)
+        return store_lens_get(r->lens, api, fts, d);
     int n_tok = 0;
     int rc = api->xColumnSize(fts, -1, &n_tok);
     *d = (double)n_tok;

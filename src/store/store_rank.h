@@ -37,6 +37,8 @@
 
 typedef struct store_rank {
     store_nmap_reader *nmap;   /* lengths of chunks, or NULL: FTS5's */
+    struct store_lens *lens;   /* titles: lengths kept across searches (store_lens.h), or
+                                  NULL: FTS5's */
     double weight[2];          /* heading, body */
     int n_query;               /* the last phrases scored (0: all) */
     size_t top;                /* store_rank_rows: the best `top` rows are

@@ -35,6 +35,9 @@ char *transl_key(const char *path, const char *permalink);
  * "zh-TW", "de"), into out (at least 16 bytes); returns its length, 0 (and
  * out = "") when the path has no marker. */
 size_t transl_path_lang(const char *path, char *out, size_t cap);
+/* 1 when the table the code lookups use holds exactly the ISO 639-1 list
+ * (tests). */
+int transl_iso639_1_check(void);
 
 /* Whether `code` is a language code as --lang and `languages:` accept
  * (ISO 639-1, optional region or script: "de", "pt-BR", "zh_TW"), and its

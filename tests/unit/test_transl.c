@@ -62,6 +62,13 @@ static void test_path_lang(void **state)
     assert_int_equal(transl_path_lang("a/b.md", out, 8), 0);   /* too small a buffer */
 }
 
+/* The codes' bit table is the list, every byte pair asked. */
+static void test_code_table(void **state)
+{
+    (void)state;
+    assert_true(transl_iso639_1_check());
+}
+
 static void test_codes(void **state)
 {
     (void)state;
@@ -91,6 +98,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_path_lang),
         cmocka_unit_test(test_codes),
+        cmocka_unit_test(test_code_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
