@@ -21,7 +21,9 @@ with `trove model embed --ids --timing`, llama.cpp packs them into 2048-
 token batches as its llama-embedding does (--llama-batch). Cross-encoder:
 a query and 20 documents of 256 tokens, `trove model rerank --timing
 --doc-tokens 256` and llama.cpp on the ids `trove model tokenize --pair`
-gives for each pair (the same tokens). --qwen3 FILE: a Qwen3 reranker
+gives for each pair (the same tokens), llama.cpp both packed (2048-token
+batches) and one pair per decode (--rerank-llama-seqs), its best compared.
+--qwen3 FILE: a Qwen3 reranker
 (tests/tools/qwen3_gguf.py --reranker, --bench for the 0.6B shape) on
 --qwen3-docs pages of the Obsidian help vault (../shared/corpora, or
 $TROVE_SHARED_DIR/corpora from a worktree) cut to 256 tokens: trove
@@ -204,15 +206,24 @@ def bench_rerank(a, exe, lib, names, tmp):
             for s in ids:
                 f.write(",".join(map(str, s)) + "\n")
         ntok = sum(len(s) for s in ids)
-        tr, lr = [], []
+        tr, lr = [], {k: [] for k in a.rerank_llama_seqs}
         for _ in range(a.iters):
             out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
                                  "--timing", "--doc-tokens", "256", QUERY] + docs))
             tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
-            lr.append(run_llama(a, exe, lib, m, ids_file, a.llama_batch))
-        t, l = best(tr), best(lr)
+            for k in a.rerank_llama_seqs:
+                lr[k].append(run_llama(a, exe, lib, m, ids_file, a.llama_batch, k))
+        # llama.cpp's best batching by CPU time: packed, its 2048-token
+        # ubatch attends over every packed pair's keys (masked); one pair
+        # per decode does not (session 35: 4% less CPU for 5 pairs)
+        t = best(tr)
+        l = best([best(v) for v in lr.values()])
+        lk = next(k for k in a.rerank_llama_seqs if best(lr[k]) is l)
         d = np.abs(t[2] - l[2][:, 0]).max()
-        print(row(n, ntok, t, l, "%.3g" % d), flush=True)
+        print(row(n + " (llama.cpp --seqs %d)" % lk, ntok, t, l, "%.3g" % d), flush=True)
+        if len(lr) > 1:
+            print("|  llama.cpp CPU ms by --seqs: %s |||||||||" % ", ".join(
+                "%d: %.0f" % (k, best(v)[1]) for k, v in lr.items()), flush=True)
 
 
 def obsidian_docs(n, min_chars=2500):
@@ -326,7 +337,11 @@ def main():
                    help="llama.cpp's sequences per batch for --qwen3 (comma-separated: each "
                         "is run, the best by CPU time compared; 1 = one causal sequence per "
                         "decode, no attention across the packed batch's masked keys)")
+    p.add_argument("--rerank-llama-seqs", default="64,1",
+                   help="llama.cpp's pairs per batch for the cross-encoder rows (comma-"
+                        "separated; each is run, the best by CPU time compared)")
     a = p.parse_args()
+    a.rerank_llama_seqs = [int(x) for x in a.rerank_llama_seqs.split(",")]
     if not os.access(a.trove, os.X_OK):
         sys.exit("llama_cpp_bench: no trove binary at %s (bash scripts/build.sh build)" % a.trove)
     lib, src = llama_paths()

@@ -231,6 +231,12 @@ static void test_kquants(void **state)
             check_shape(types[i], 256, 32, T);
         check_shape(types[i], 768, 48, 70);
     }
+    /* Q4_K on AVX2 unpacks a group for tiles of 16 rows or more: the
+     * smallest such tile, one with a remainder of 3 rows, and a second
+     * tile that is unpacked after a first one */
+    int64_t q4_rows[3] = {16, 19, 83};
+    for (int i = 0; i < 3; i++)
+        check_shape(GGML_TYPE_Q4_K, 512, 32, q4_rows[i]);
 }
 
 static void test_unpackable(void **state)

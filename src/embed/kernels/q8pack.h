@@ -30,7 +30,10 @@
  *   Q5_1, Q5_K: one unsigned byte per element (q, below 32), then the
  *         scale (Q5_1: d; Q5_K: d * sc) and the min to subtract (Q5_1:
  *         the file's -m; Q5_K: dmin * m)                        (640 B)
- * so 1.125 bytes per weight for Q8_0 and Q5_0, 1.25 for Q6_K, Q5_1 and
+ * (The AVX2 kernel unpacks a Q4_K group's nibbles to Q5_1's byte layout
+ * once per tile of activation rows, into a buffer of the call; the pack
+ * itself stays nibbles.)
+ * So 1.125 bytes per weight for Q8_0 and Q5_0, 1.25 for Q6_K, Q5_1 and
  * Q5_K, 0.75 for Q4_K (the files: 1.0625, 0.6875, 0.82, 0.75, 0.6875,
  * 0.5625). Activation rows are quantised per 32-element block like
  * quant_quantize_act does for Q8_0 (scale max|x| / 127, round to nearest
