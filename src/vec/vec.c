@@ -1,6 +1,7 @@
 /* vec — see vec.h. */
 #include "vec/vec.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -423,8 +424,6 @@ typedef struct part {
     int32_t *dots;        /* scratch for one run of dot products */
     float *scores;        /* and their scores */
     int8_t *rows;         /* a window of a block read on demand */
-    uint32_t *hist;       /* two-stage: rows in each bin of estimates (EST_BINS) */
-    float est_lo, est_hi; /* two-stage: the least and greatest estimate of its rows */
 } part;
 
 struct vec_topk {
@@ -448,7 +447,7 @@ struct vec_topk {
     block_sums_fn sums;
     float *est_of;        /* stage one's estimate of every row */
     size_t est_cap;
-    float bin_lo, bin_inv;   /* the estimates' bins (est_bin) */
+    float bar;               /* stage two scores the rows whose estimate reaches it */
 };
 
 #define DOTS_RUN 256
@@ -707,7 +706,6 @@ struct job {
     size_t nb;
     size_t from, to;
     void (*each)(job *j, const vec_block *b, size_t base, size_t lo, size_t hi);
-    unsigned bar;         /* two-stage: rows whose estimate's bin is at least this are scored */
 };
 
 static void *run_job(void *arg)
@@ -805,7 +803,7 @@ static int plan_jobs(vec_topk *t, const vec_block *const *b, size_t nb, size_t r
     size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
     for (int i = 0; i < nt; i++) {
         size_t from = (size_t)i * per, to = from + per > rows ? rows : from + per;
-        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to, each, 0};
+        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to, each};
         part_ready(t, &t->parts[i], reads);
     }
     return nt;
@@ -825,54 +823,27 @@ static void scan_exact(vec_topk *t, const vec_block *const *b, size_t nb)
 }
 
 /* Stage one: the estimate of every row of [lo, hi) (vec_sketch_rows; -inf
- * for a row the filters or the dead bitmap leave out), and the least and
- * greatest of the others. */
+ * for a row the filters or the dead bitmap leave out). */
 static void sketch_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
 {
     vec_topk *t = j->t;
-    part *p = j->p;
     float *e = t->est_of + base;
     estimate_rows(&t->ql, t->sums, b->sketch, lo, hi, e);
-    int filtered = b->dead || t->f.doc_allow || t->f.chunk_allow;
-    for (size_t i = lo; i < hi; i++) {
-        if (filtered && !entry_allowed(t, b, i)) {
-            e[i] = -INFINITY;
-            continue;
-        }
-        p->est_lo = e[i] < p->est_lo ? e[i] : p->est_lo;
-        p->est_hi = e[i] > p->est_hi ? e[i] : p->est_hi;
-    }
+    if (b->dead || t->f.doc_allow || t->f.chunk_allow)
+        for (size_t i = lo; i < hi; i++)
+            if (!entry_allowed(t, b, i))
+                e[i] = -INFINITY;
 }
 
-/* Stage one's histogram bins: EST_BINS between the least and greatest
- * estimate of the whole scan, so a row's bin does not depend on how the
- * rows were split over threads. */
-#define EST_BINS 65536
-
-static inline unsigned est_bin(const vec_topk *t, float e)
-{
-    float x = (e - t->bin_lo) * t->bin_inv;
-    return x <= 0 ? 0 : x >= EST_BINS - 1 ? EST_BINS - 1 : (unsigned)x;
-}
-
-static void hist_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
-{
-    (void)b;
-    const float *e = j->t->est_of + base;
-    uint32_t *hist = j->p->hist;
-    for (size_t i = lo; i < hi; i++)
-        if (e[i] != -INFINITY)
-            hist[est_bin(j->t, e[i])]++;
-}
-
-/* Stage two: rows of [lo, hi) in the bar's bin or above scored exactly. */
+/* Stage two: rows of [lo, hi) whose estimate reaches the bar scored
+ * exactly. */
 static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
 {
     vec_topk *t = j->t;
     part *p = j->p;
     const float *e = t->est_of + base;
     for (size_t i = lo; i < hi; i++) {
-        if (e[i] == -INFINITY || est_bin(t, e[i]) < j->bar)
+        if (!(e[i] >= t->bar))
             continue;
         int32_t dot;
         t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, 1, t->dim, &dot);
@@ -884,9 +855,47 @@ static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, siz
     }
 }
 
-/* The two stages over blocks that all carry sketches and data: estimates,
- * their histogram, then the rows of the least bin from the top that holds
- * n_cand of them (and every row tied in it) scored exactly. */
+/* The bar of stage two: an estimate that about n_cand of the rows' reach,
+ * from a sample of them (every stride-th row, so that ~1,000 sampled rows
+ * lie above it; the same rows however the scan was split), binned
+ * between the sample's least and greatest estimate, with 1/8 more rows
+ * than n_cand asked for against the sample's error. */
+#define EST_BINS 4096
+
+static float stage_two_bar(const float *e, size_t rows, size_t n_cand)
+{
+    size_t stride = n_cand / 1024 ? n_cand / 1024 : 1;
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < rows; i += stride)
+        if (e[i] != -INFINITY) {
+            lo = e[i] < lo ? e[i] : lo;
+            hi = e[i] > hi ? e[i] : hi;
+        }
+    if (!(lo < hi))
+        return -FLT_MAX;   /* every row the filters allow */
+    float inv = (float)EST_BINS / (hi - lo);
+    uint32_t *hist = xcalloc(EST_BINS, sizeof *hist);
+    for (size_t i = 0; i < rows; i += stride)
+        if (e[i] != -INFINITY) {
+            float x = (e[i] - lo) * inv;
+            hist[x >= EST_BINS - 1 ? EST_BINS - 1 : (unsigned)x]++;
+        }
+    size_t want = (n_cand + n_cand / 8 + stride - 1) / stride, seen = 0;
+    float bar = -FLT_MAX;   /* the sample short of want: every row */
+    for (size_t d = EST_BINS; d-- > 1;) {
+        seen += hist[d];
+        if (seen >= want) {
+            bar = lo + (float)d / inv;
+            break;
+        }
+    }
+    free(hist);
+    return bar;
+}
+
+/* The two stages over blocks that all carry sketches and data: every
+ * row's estimate, then the rows that reach the bar (stage_two_bar)
+ * scored exactly. */
 static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
 {
     size_t rows = 0;
@@ -903,42 +912,10 @@ static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
     }
     job jobs[16];
     int nt = plan_jobs(t, b, nb, rows, rows * (size_t)t->ql.groups, 0, sketch_each, jobs);
-    for (int i = 0; i < nt; i++) {
-        t->parts[i].est_lo = INFINITY;
-        t->parts[i].est_hi = -INFINITY;
-    }
     run_jobs(t, jobs, nt);
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < nt; i++) {
-        lo = t->parts[i].est_lo < lo ? t->parts[i].est_lo : lo;
-        hi = t->parts[i].est_hi > hi ? t->parts[i].est_hi : hi;
-    }
-    if (!(lo <= hi))
-        return;   /* every row filtered out */
-    t->bin_lo = lo;
-    t->bin_inv = hi > lo ? (float)(EST_BINS - 1) / (hi - lo) : 0;
-    for (int i = 0; i < nt; i++) {
-        if (!t->parts[i].hist)
-            t->parts[i].hist = xmalloc(EST_BINS * sizeof *t->parts[i].hist);
-        memset(t->parts[i].hist, 0, EST_BINS * sizeof *t->parts[i].hist);
-        jobs[i].each = hist_each;
-    }
-    run_jobs(t, jobs, nt);
-    /* the bar: the lowest bin from the top with n_cand rows in it or above */
-    size_t seen = 0;
-    unsigned bar = 0;
-    for (size_t d = EST_BINS; d-- > 0;) {
-        for (int i = 0; i < nt; i++)
-            seen += t->parts[i].hist[d];
-        if (seen >= t->n_cand) {
-            bar = (unsigned)d;
-            break;
-        }
-    }
-    for (int i = 0; i < nt; i++) {
+    t->bar = stage_two_bar(t->est_of, rows, t->n_cand);
+    for (int i = 0; i < nt; i++)
         jobs[i].each = rescore_each;
-        jobs[i].bar = bar;
-    }
     run_jobs(t, jobs, nt);
 }
 
@@ -1071,7 +1048,6 @@ void vec_topk_free(vec_topk *t)
         free(t->parts[i].dots);
         free(t->parts[i].scores);
         free(t->parts[i].rows);
-        free(t->parts[i].hist);
     }
     free(t->est_of);
     free(t->ql.lut);

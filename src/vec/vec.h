@@ -95,8 +95,8 @@ void vec_topk_use_pool(vec_topk *t, pool *p);
 /* Two-stage scan (n_cand > 0, k > 0), for a scan (vec_topk_scan_all) of
  * at least min_rows rows: the rows of blocks that carry sketches are
  * ranked by their sketch's estimate of the dot product with the query,
- * and only the n_cand best (with every row in the same bin of estimates
- * as the last of them: a few more) are scored exactly; blocks without
+ * and only about the n_cand best (a bar taken from a sample of the
+ * estimates, with 1/8 more rows for its error) are scored exactly; blocks without
  * sketches are scanned exactly. The results are the exact top-k of the
  * rows scored, which is the exact scan's top-k whenever each of its
  * notes' best chunks is among them: an approximation, off by default
