@@ -368,7 +368,7 @@ static double touch_ms(const uint8_t *p, size_t len, int threads)
 
 static int bench_floor(size_t n, int dim, int runs, int mult)
 {
-    size_t len = n * (size_t)dim, sk_len = n * vec_sketch_bytes(dim);
+    size_t len = n * (size_t)dim, sk_len = vec_sketch_size(n, dim);
     int8_t *data = mem_huge_map(len);
     uint8_t *sk = mem_huge_map(sk_len);
     if (!data || !sk)
@@ -378,7 +378,7 @@ static int bench_floor(size_t n, int dim, int runs, int mult)
     float *x = xmalloc((size_t)dim * sizeof *x);
     fill_random(data, scale, chunk, doc, n, dim, 1);
     double t0 = now_ms();
-    vec_sketch_rows(data, n, dim, sk);
+    vec_sketch_rows(data, scale, n, dim, sk);
     printf("floor %zu x %d (%.0f MB of vectors, %.0f MB of sketches), kernel %s; sketches "
            "built in %.1f ms\n", n, dim, len / 1e6, sk_len / 1e6, vec_impl_name(), now_ms() - t0);
     size_t nb = (n + STORE_VEC_SEG_MAX - 1) / STORE_VEC_SEG_MAX;
@@ -387,7 +387,7 @@ static int bench_floor(size_t n, int dim, int runs, int mult)
     for (size_t i = 0; i < nb; i++) {
         size_t off = i * STORE_VEC_SEG_MAX, cnt = n - off < STORE_VEC_SEG_MAX ? n - off : STORE_VEC_SEG_MAX;
         blk[i] = (vec_block){data + off * (size_t)dim, scale + off, chunk + off, doc + off, NULL,
-                             cnt, NULL, NULL, sk + off * vec_sketch_bytes(dim)};
+                             cnt, NULL, NULL, sk + vec_sketch_size(off, dim)};
         bp[i] = &blk[i];
     }
     double *ms = xmalloc((size_t)runs * sizeof *ms);

@@ -50,7 +50,7 @@ static const char search_help[] =
     "  --no-vector           keywords and titles only\n"
     "  --vector-scan HOW     exact (default), two-stage or auto: how the daemon scans\n"
     "                        its resident vectors (config vector_scan:); two-stage\n"
-    "                        ranks sign sketches first, an approximation\n"
+    "                        ranks 2-bit sketches first, an approximation\n"
     "  --vector-candidates N two-stage: vectors scored exactly per note the vector\n"
     "                        channel keeps (default {vector_candidates})\n"
     "  --model PATH          embedding model (GGUF file or model2vec folder)\n"

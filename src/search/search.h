@@ -128,7 +128,7 @@ typedef struct search_opts {
     int vec_threads;                 /* scan threads; <= 0: every CPU */
     /* How the vector channel scans resident vectors (vec_cache set; a cold
      * search always scans exactly): SEARCH_VEC_SCAN_EXACT every vector;
-     * _TWO_STAGE sign sketches first, then vec_candidates x the channel's
+     * _TWO_STAGE 2-bit sketches first, then vec_candidates x the channel's
      * depth nearest of them exactly (vec.h, vec_topk_two_stage: an
      * approximation); _AUTO two-stage from SEARCH_VEC_SCAN_AUTO_ROWS
      * vectors of the model up. */

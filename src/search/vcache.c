@@ -17,7 +17,7 @@ typedef struct vc_entry {
     store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
     int8_t *rows;          /* the vectors copied to huge pages (mem_huge_map), or NULL */
     size_t rows_len;
-    uint8_t *sketch;       /* sign sketches (vec_sketch_rows), made on a two-stage scan's
+    uint8_t *sketch;       /* sketches (vec_sketch_rows), made on a two-stage scan's
                               first use; set once, under the cache's lock */
     int refs;              /* scans holding it (under the cache's lock) */
     int linked;            /* in the cache's table */
@@ -247,7 +247,7 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-/* A held entry's sign sketches, made on first use (outside the lock: a
+/* A held entry's sketches, made on first use (outside the lock: a
  * 65,536-row segment takes some ms; a scan that made them at the same time
  * as another frees its own). They count towards the cache's bytes. */
 static const uint8_t *sketch_of(vcache *c, vc_entry *e)
@@ -257,9 +257,9 @@ static const uint8_t *sketch_of(vcache *c, vc_entry *e)
     pthread_mutex_unlock(&c->mu);
     if (have || !e->seg.blk.data)
         return have;
-    size_t len = e->seg.blk.n * vec_sketch_bytes(e->dim);
+    size_t len = vec_sketch_size(e->seg.blk.n, e->dim);
     uint8_t *sk = xmalloc(len ? len : 1);
-    vec_sketch_rows(e->seg.blk.data, e->seg.blk.n, e->dim, sk);
+    vec_sketch_rows(e->seg.blk.data, e->seg.blk.scale, e->seg.blk.n, e->dim, sk);
     pthread_mutex_lock(&c->mu);
     if (!e->sketch) {
         e->sketch = sk;

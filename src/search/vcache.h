@@ -13,9 +13,9 @@
  * therefore never depends on when the cache was filled.
  *
  * Two-stage scans (vec_topk_two_stage, search.h vector_scan): a scan that
- * asks for them and is large enough gets each held segment's sign
+ * asks for them and is large enough gets each held segment's
  * sketches (vec.h), made on the segment's first such scan and kept with it
- * (counted in its bytes; 1/8 of its vectors); exact scans never make them.
+ * (counted in its bytes; 68 bytes a vector at 256-d); exact scans never make them.
  *
  * Sharing: one vcache serves every thread. Entries are immutable (but for
  * the sketches, set once under the lock) and reference counted; the cache's lock is held only to look up, insert and

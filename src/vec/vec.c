@@ -1,6 +1,7 @@
 /* vec — see vec.h. */
 #include "vec/vec.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -162,152 +163,238 @@ int32_t vec_dot_i8(const int8_t *a, const int8_t *b, int dim)
     return out;
 }
 
-/* ---- sign sketches ----------------------------------------------------- */
+/* ---- sketches ---------------------------------------------------------- */
 
-size_t vec_sketch_bytes(int dim)
+/* A sketch codes a vector in two bits a component after a fixed random
+ * rotation (random signs, then a Walsh-Hadamard transform over the next
+ * power of two P >= dim, at least 64, zeros padded): the rotation spreads
+ * every component's weight over all P, so two bits a component lose about
+ * the same everywhere (the default model's vectors share a large mean
+ * direction: sign bits of the raw components kept 0.97 of the exact top
+ * 10 at 1M, two bits after the rotation 1.0; docs/performance.md, session
+ * 35). Component i of the rotated row y is coded c_i = s_i (1 + 2 m_i):
+ * s_i = +1 when y_i > 0 else -1, m_i = 1 when |y_i| >= 0.98 sigma (sigma:
+ * y's root mean square; the 2-bit Lloyd-Max bound of a Gaussian), so c_i
+ * is one of -3, -1, 1, 3. With the row's factor
+ *     f = scale * |row|^2 / <y, c>
+ * (RaBitQ's correction: the code's length and angle to y undone) the dot
+ * product of the dequantised row with a query rotated the same way (z) is
+ * about f <z, c> / P; the query's own positive constant ranks rows alike
+ * and is left out.
+ *
+ * Layout, for a first stage that looks codes up 32 rows at a time
+ * (FastScan): rows in blocks of SK_ROWS; components in pairs ("groups",
+ * G = P / 2 of them), a group's two codes one nibble (bit 0 s, bit 1 m of
+ * the first component, bits 2-3 the second's). A block is G / 2 runs of 32
+ * bytes, run v byte j holding row j's nibble of group 2v (low) and of
+ * group 2v + 1 (high), then the 32 rows' factors (float). A block past
+ * the last row is padded with zero codes and factors. */
+#define SK_ROWS 32
+
+static int sketch_pad(int dim)
 {
-    return ((size_t)dim + 63) / 64 * 8;
+    int p = 64;
+    while (p < dim)
+        p *= 2;
+    return p;
 }
 
-static void sketch_portable(const int8_t *v, int dim, uint64_t *w)
+static size_t sketch_block_bytes(int dim)
 {
-    for (int i = 0; i < dim; i += 64) {
-        uint64_t x = 0;
-        for (int j = 0; j < 64 && i + j < dim; j++)
-            x |= (uint64_t)(v[i + j] > 0) << j;
-        w[i / 64] = x;
+    return (size_t)sketch_pad(dim) / 4 * SK_ROWS + SK_ROWS * sizeof(float);
+}
+
+size_t vec_sketch_size(size_t n, int dim)
+{
+    return (n + SK_ROWS - 1) / SK_ROWS * sketch_block_bytes(dim);
+}
+
+/* The rotation's fixed signs (a hash of the component), made once. */
+static float rot_signs[VEC_MAX_DIM];
+static pthread_once_t rot_once = PTHREAD_ONCE_INIT;
+
+static void rot_signs_make(void)
+{
+    for (int i = 0; i < VEC_MAX_DIM; i++) {
+        uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + 0x7F4A7C159E3779B9ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        rot_signs[i] = (z ^ (z >> 31)) & 1 ? -1.0f : 1.0f;
     }
 }
 
-#ifdef VEC_X86
-/* movemask of (v > 0): 32 sign bits a load, the same bits as the loop. */
-__attribute__((target("avx2"))) static void sketch_avx2(const int8_t *v, int dim, uint64_t *w)
+/* y[0..p) = H D x (unnormalised: |y|^2 = p |x|^2). Exact in float (sums
+ * of at most 8192 integers of at most 127), so the same on every CPU. */
+static void rotate(const int8_t *x, int dim, float *y, int p)
 {
-    const __m256i zero = _mm256_setzero_si256();
-    int i = 0;
-    for (; i + 64 <= dim; i += 64) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(v + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(v + i + 32));
-        uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(a, zero));
-        uint32_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(b, zero));
-        w[i / 64] = (uint64_t)lo | (uint64_t)hi << 32;
-    }
-    if (i < dim)
-        sketch_portable(v + i, dim - i, w + i / 64);
-}
-#endif
-
-void vec_sketch_rows(const int8_t *rows, size_t n, int dim, uint8_t *out)
-{
-    size_t words = vec_sketch_bytes(dim) / 8;
-    uint64_t w[VEC_MAX_DIM / 64];
-    void (*fn)(const int8_t *, int, uint64_t *) = sketch_portable;
-#ifdef VEC_X86
-    if (!force_portable && (cpu_simd() & CPU_AVX2))
-        fn = sketch_avx2;
-#endif
-    for (size_t r = 0; r < n; r++) {
-        fn(rows + r * (size_t)dim, dim, w);
-        memcpy(out + r * words * 8, w, words * 8);   /* sketches need no alignment */
-    }
+    pthread_once(&rot_once, rot_signs_make);
+    for (int i = 0; i < p; i++)
+        y[i] = i < dim ? (float)x[i] * rot_signs[i] : 0.0f;
+    for (int h = 1; h < p; h *= 2)
+        for (int i = 0; i < p; i += 2 * h)
+            for (int j = i; j < i + h; j++) {
+                float a = y[j], b = y[j + h];
+                y[j] = a + b;
+                y[j + h] = a - b;
+            }
 }
 
-static inline uint64_t load_u64(const uint8_t *p)
+/* Row j of a block: its codes and factor. */
+static void sketch_one(const int8_t *x, float scale, int dim, float *y, int p, uint8_t *blk,
+                       size_t j)
 {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
-}
-
-/* Stage one's estimate of a row's dot product with the query, from the
- * row's sign bits x_i and the query's components rounded to QBITS bits
- * (q'_i in [-C, C], C = 2^(QBITS-1) - 1): sum q'_i * (2 x_i - 1), which
- * tracks the true dot product far better than the Hamming distance of two
- * sign sketches (the query keeps its magnitudes). With u_i = q'_i + C
- * (0..2C) held as QBITS bit planes P_b, sum u_i x_i = sum_b 2^b
- * popcount(P_b & x), so
- *     estimate = 2 sum u_i x_i - sum u_i - C (2 popcount(x) - dim)
- * in integers, and the scan stores C * dim - estimate (0 best), clamped
- * to fit 16 bits. */
-#define QBITS 4
-#define QC ((1 << (QBITS - 1)) - 1)
-
-typedef struct qplanes {
-    uint64_t p[QBITS][VEC_MAX_DIM / 64];
-    size_t words;
-    int dim;
-    int32_t sum_u;
-} qplanes;
-
-static void qplanes_make(qplanes *qp, const int8_t *q, int dim)
-{
-    memset(qp, 0, sizeof *qp);
-    qp->words = vec_sketch_bytes(dim) / 8;
-    qp->dim = dim;
-    int amax = 1;
+    rotate(x, dim, y, p);
+    float sq = 0;
+    int64_t norm = 0;
+    for (int i = 0; i < p; i++)
+        sq += y[i] * y[i];
     for (int i = 0; i < dim; i++)
-        amax = abs(q[i]) > amax ? abs(q[i]) : amax;
-    for (int i = 0; i < dim; i++) {
-        int u = (int)lrintf((float)q[i] * QC / (float)amax) + QC;   /* 0..2C */
-        qp->sum_u += u;
-        for (int b = 0; b < QBITS; b++)
-            qp->p[b][i / 64] |= (uint64_t)(u >> b & 1) << (i % 64);
-    }
-}
-
-static inline uint16_t qplanes_dist(const qplanes *qp, int32_t sum_ux, int32_t pop_x)
-{
-    int32_t est = 2 * sum_ux - qp->sum_u - QC * (2 * pop_x - qp->dim);
-    int32_t d = QC * qp->dim - est;   /* 0..2 C dim */
-    return (uint16_t)(d < UINT16_MAX - 1 ? d : UINT16_MAX - 1);
-}
-
-/* out[r] = that distance for sketch r of sk. The body is inlined into
- * each caller, so the popcounts compile to the instruction where the
- * target allows it, and the 256-dimension case (four words) unrolls. */
-static inline __attribute__((always_inline)) void
-estimate_body(const qplanes *qp, const uint8_t *sk, size_t n, size_t words, uint16_t *out)
-{
-    for (size_t r = 0; r < n; r++) {
-        const uint8_t *s = sk + r * words * 8;
-        int32_t pop = 0, sum = 0;
-        for (size_t w = 0; w < words; w++) {
-            uint64_t x = load_u64(s + w * 8);
-            pop += __builtin_popcountll(x);
-            for (int b = 0; b < QBITS; b++)
-                sum += __builtin_popcountll(x & qp->p[b][w]) << b;
+        norm += (int64_t)x[i] * x[i];
+    float bar = 0.98f * sqrtf(sq / (float)p), dot = 0;
+    for (int v = 0; v < p / 4; v++) {   /* a run's byte: four components */
+        unsigned byte = 0;
+        for (int c = 0; c < 4; c++) {
+            float a = y[4 * v + c], mag = fabsf(a);
+            unsigned m = mag >= bar;
+            byte |= ((unsigned)(a > 0) | m << 1) << (2 * c);
+            dot += m ? 3.0f * mag : mag;   /* y_i c_i */
         }
-        out[r] = qplanes_dist(qp, sum, pop);
+        blk[(size_t)v * SK_ROWS + j] = (uint8_t)byte;
     }
+    float f = dot > 0 ? (float)norm / dot * scale : 0.0f;
+    memcpy(blk + (size_t)p / 4 * SK_ROWS + j * sizeof f, &f, sizeof f);
 }
 
-static void estimate_portable(const qplanes *qp, const uint8_t *sk, size_t n, uint16_t *out)
+void vec_sketch_rows(const int8_t *rows, const float *scale, size_t n, int dim, uint8_t *out)
 {
-    estimate_body(qp, sk, n, qp->words, out);
+    int p = sketch_pad(dim);
+    size_t bb = sketch_block_bytes(dim);
+    memset(out, 0, vec_sketch_size(n, dim));
+    float *y = xmalloc((size_t)p * sizeof *y);
+    for (size_t r = 0; r < n; r++)
+        sketch_one(rows + r * (size_t)dim, scale ? scale[r] : 1.0f, dim, y, p,
+                   out + r / SK_ROWS * bb, r % SK_ROWS);
+    free(y);
+}
+
+/* The query rotated (z = H D q) and rounded to 4 bits, z'_i in [-QC, QC],
+ * and for each group a table of its 16 codes' <z', c> over its two
+ * components plus SK_BIAS (0..2 SK_BIAS: a byte), each table twice (both
+ * halves of a 256-bit register). A row's <z', c> is then the sum of its
+ * groups' entries less G SK_BIAS, in integers. */
+#define QC 7
+#define SK_BIAS (2 * 3 * QC)
+
+typedef struct qlut {
+    uint8_t *lut;       /* G x 32 bytes */
+    int groups;         /* G */
+    size_t block;       /* sketch_block_bytes */
+} qlut;
+
+static void qlut_make(qlut *ql, const int8_t *q, int dim)
+{
+    int p = sketch_pad(dim);
+    ql->groups = p / 2;
+    ql->block = sketch_block_bytes(dim);
+    free(ql->lut);
+    ql->lut = xmalloc((size_t)ql->groups * 32);
+    float *z = xmalloc((size_t)p * sizeof *z);
+    rotate(q, dim, z, p);
+    float amax = 0;
+    for (int i = 0; i < p; i++)
+        amax = fabsf(z[i]) > amax ? fabsf(z[i]) : amax;
+    for (int g = 0; g < ql->groups; g++) {
+        int z0 = amax > 0 ? (int)lrintf(z[2 * g] * QC / amax) : 0;
+        int z1 = amax > 0 ? (int)lrintf(z[2 * g + 1] * QC / amax) : 0;
+        for (int code = 0; code < 16; code++) {
+            int c0 = ((code & 1) ? 1 : -1) * ((code & 2) ? 3 : 1);
+            int c1 = ((code & 4) ? 1 : -1) * ((code & 8) ? 3 : 1);
+            uint8_t v = (uint8_t)(z0 * c0 + z1 * c1 + SK_BIAS);
+            ql->lut[(size_t)g * 32 + code] = ql->lut[(size_t)g * 32 + 16 + code] = v;
+        }
+    }
+    free(z);
+}
+
+/* sum[j] = the table sums of the 32 rows of one block. */
+static void block_sums_portable(const qlut *ql, const uint8_t *blk, uint32_t *sum)
+{
+    for (int j = 0; j < SK_ROWS; j++) {
+        uint32_t s = 0;
+        for (int v = 0; v < ql->groups / 2; v++) {
+            uint8_t x = blk[(size_t)v * SK_ROWS + (size_t)j];
+            s += ql->lut[(size_t)(2 * v) * 32 + (x & 15)] + ql->lut[(size_t)(2 * v + 1) * 32 + (x >> 4)];
+        }
+        sum[j] = s;
+    }
 }
 
 #ifdef VEC_X86
-/* The same with the POPCNT instruction (every AVX2 CPU has it). */
-__attribute__((target("popcnt"))) static void estimate_popcnt(const qplanes *qp,
-                                                              const uint8_t *sk, size_t n,
-                                                              uint16_t *out)
+/* The same 32 rows at once: one shuffle looks up a group's entries for
+ * every row. Two groups' entries (<= 2 SK_BIAS each) add in bytes, then
+ * go to 16-bit sums (even rows in the low bytes, odd in the high), which
+ * are folded into 32 bits every 256 runs (256 x 168 < 65,536). */
+__attribute__((target("avx2"))) static void block_sums_avx2(const qlut *ql, const uint8_t *blk,
+                                                            uint32_t *sum)
 {
-    if (qp->words == 4)
-        estimate_body(qp, sk, n, 4, out);
-    else
-        estimate_body(qp, sk, n, qp->words, out);
+    const __m256i nib = _mm256_set1_epi8(0x0f), low = _mm256_set1_epi16(0x00ff);
+    int runs = ql->groups / 2;
+    for (int j = 0; j < SK_ROWS; j++)
+        sum[j] = 0;
+    for (int v0 = 0; v0 < runs; v0 += 256) {
+        int v1 = v0 + 256 < runs ? v0 + 256 : runs;
+        __m256i even = _mm256_setzero_si256(), odd = even;
+        for (int v = v0; v < v1; v++) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(blk + (size_t)v * SK_ROWS));
+            __m256i lo = _mm256_and_si256(x, nib);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
+            __m256i t0 = _mm256_loadu_si256((const __m256i *)(ql->lut + (size_t)(2 * v) * 32));
+            __m256i t1 = _mm256_loadu_si256((const __m256i *)(ql->lut + (size_t)(2 * v + 1) * 32));
+            __m256i r = _mm256_add_epi8(_mm256_shuffle_epi8(t0, lo), _mm256_shuffle_epi8(t1, hi));
+            even = _mm256_add_epi16(even, _mm256_and_si256(r, low));
+            odd = _mm256_add_epi16(odd, _mm256_srli_epi16(r, 8));
+        }
+        uint16_t e[16], o[16];
+        _mm256_storeu_si256((__m256i *)e, even);
+        _mm256_storeu_si256((__m256i *)o, odd);
+        for (int w = 0; w < 16; w++) {
+            sum[2 * w] += e[w];
+            sum[2 * w + 1] += o[w];
+        }
+    }
 }
 #endif
 
-typedef void (*estimate_fn)(const qplanes *qp, const uint8_t *sk, size_t n, uint16_t *out);
+typedef void (*block_sums_fn)(const qlut *ql, const uint8_t *blk, uint32_t *sum);
 
-static estimate_fn pick_estimate(void)
+static block_sums_fn pick_block_sums(void)
 {
 #ifdef VEC_X86
     if (!force_portable && (cpu_simd() & CPU_AVX2))
-        return estimate_popcnt;
+        return block_sums_avx2;
 #endif
-    return estimate_portable;
+    return block_sums_portable;
+}
+
+/* out[i] = the estimate of row i of a block's sketch sk, for i in [lo, hi):
+ * f (G SK_BIAS less the row's sum negated: <z', c>). */
+static void estimate_rows(const qlut *ql, block_sums_fn fn, const uint8_t *sk, size_t lo,
+                          size_t hi, float *out)
+{
+    uint32_t sum[SK_ROWS];
+    int32_t bias = ql->groups * SK_BIAS;
+    for (size_t k = lo / SK_ROWS; k * SK_ROWS < hi; k++) {
+        const uint8_t *blk = sk + k * ql->block;
+        fn(ql, blk, sum);
+        const uint8_t *fs = blk + (size_t)ql->groups / 2 * SK_ROWS;
+        size_t a = k * SK_ROWS < lo ? lo : k * SK_ROWS;
+        size_t b = (k + 1) * SK_ROWS < hi ? (k + 1) * SK_ROWS : hi;
+        for (size_t i = a; i < b; i++) {
+            float f;
+            memcpy(&f, fs + (i % SK_ROWS) * sizeof f, sizeof f);
+            out[i] = f * (float)((int32_t)sum[i % SK_ROWS] - bias);
+        }
+    }
 }
 
 /* ---- top-k by note ----------------------------------------------------- */
@@ -337,7 +424,6 @@ typedef struct part {
     int32_t *dots;        /* scratch for one run of dot products */
     float *scores;        /* and their scores */
     int8_t *rows;         /* a window of a block read on demand */
-    uint32_t *hist;       /* two-stage: rows at each Hamming distance (dim + 1) */
 } part;
 
 struct vec_topk {
@@ -355,12 +441,13 @@ struct vec_topk {
     vec_hit *results;
     _Atomic int failed;   /* a block's read failed */
     /* two-stage (vec_topk_two_stage): the candidates wanted, the query's
-     * sketch, and per scan the Hamming distance of every sketched row */
+     * planes, and per scan stage one's estimate of every sketched row */
     size_t n_cand, min_rows;
-    qplanes *qp;
-    estimate_fn est;
-    uint16_t *dist;
-    size_t dist_cap;
+    qlut ql;
+    block_sums_fn sums;
+    float *est_of;        /* stage one's estimate of every row */
+    size_t est_cap;
+    float bar;               /* stage two scores the rows whose estimate reaches it */
 };
 
 #define DOTS_RUN 256
@@ -619,7 +706,6 @@ struct job {
     size_t nb;
     size_t from, to;
     void (*each)(job *j, const vec_block *b, size_t base, size_t lo, size_t hi);
-    unsigned bar;         /* two-stage: rows whose sketch is at most this far are scored */
 };
 
 static void *run_job(void *arg)
@@ -717,7 +803,7 @@ static int plan_jobs(vec_topk *t, const vec_block *const *b, size_t nb, size_t r
     size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
     for (int i = 0; i < nt; i++) {
         size_t from = (size_t)i * per, to = from + per > rows ? rows : from + per;
-        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to, each, 0};
+        jobs[i] = (job){t, &t->parts[i], b, nb, from < rows ? from : rows, to, each};
         part_ready(t, &t->parts[i], reads);
     }
     return nt;
@@ -736,32 +822,28 @@ static void scan_exact(vec_topk *t, const vec_block *const *b, size_t nb)
     run_jobs(t, jobs, nt);
 }
 
-/* Stage one: the estimated distance of every row of [lo, hi) from the
- * query (qplanes_dist; UINT16_MAX for a row the filters or the dead bitmap
- * leave out), and how many rows lie at each distance. */
+/* Stage one: the estimate of every row of [lo, hi) (vec_sketch_rows; -inf
+ * for a row the filters or the dead bitmap leave out). */
 static void sketch_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
 {
     vec_topk *t = j->t;
-    uint16_t *d = t->dist + base;
-    t->est(t->qp, b->sketch + lo * t->qp->words * 8, hi - lo, d + lo);
-    int filtered = b->dead || t->f.doc_allow || t->f.chunk_allow;
-    uint32_t *hist = j->p->hist;
-    for (size_t i = lo; i < hi; i++) {
-        if (filtered && !entry_allowed(t, b, i))
-            d[i] = UINT16_MAX;
-        else
-            hist[d[i]]++;
-    }
+    float *e = t->est_of + base;
+    estimate_rows(&t->ql, t->sums, b->sketch, lo, hi, e);
+    if (b->dead || t->f.doc_allow || t->f.chunk_allow)
+        for (size_t i = lo; i < hi; i++)
+            if (!entry_allowed(t, b, i))
+                e[i] = -INFINITY;
 }
 
-/* Stage two: rows of [lo, hi) within the bar scored exactly. */
+/* Stage two: rows of [lo, hi) whose estimate reaches the bar scored
+ * exactly. */
 static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
 {
     vec_topk *t = j->t;
     part *p = j->p;
-    const uint16_t *d = t->dist + base;
+    const float *e = t->est_of + base;
     for (size_t i = lo; i < hi; i++) {
-        if (d[i] > j->bar)
+        if (!(e[i] >= t->bar))
             continue;
         int32_t dot;
         t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, 1, t->dim, &dot);
@@ -773,7 +855,47 @@ static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, siz
     }
 }
 
-/* The two stages over blocks that all carry sketches and data. */
+/* The bar of stage two: an estimate that about n_cand of the rows' reach,
+ * from a sample of them (every stride-th row, so that ~1,000 sampled rows
+ * lie above it; the same rows however the scan was split), binned
+ * between the sample's least and greatest estimate, with 1/8 more rows
+ * than n_cand asked for against the sample's error. */
+#define EST_BINS 4096
+
+static float stage_two_bar(const float *e, size_t rows, size_t n_cand)
+{
+    size_t stride = n_cand / 1024 ? n_cand / 1024 : 1;
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < rows; i += stride)
+        if (e[i] != -INFINITY) {
+            lo = e[i] < lo ? e[i] : lo;
+            hi = e[i] > hi ? e[i] : hi;
+        }
+    if (!(lo < hi))
+        return -FLT_MAX;   /* every row the filters allow */
+    float inv = (float)EST_BINS / (hi - lo);
+    uint32_t *hist = xcalloc(EST_BINS, sizeof *hist);
+    for (size_t i = 0; i < rows; i += stride)
+        if (e[i] != -INFINITY) {
+            float x = (e[i] - lo) * inv;
+            hist[x >= EST_BINS - 1 ? EST_BINS - 1 : (unsigned)x]++;
+        }
+    size_t want = (n_cand + n_cand / 8 + stride - 1) / stride, seen = 0;
+    float bar = -FLT_MAX;   /* the sample short of want: every row */
+    for (size_t d = EST_BINS; d-- > 1;) {
+        seen += hist[d];
+        if (seen >= want) {
+            bar = lo + (float)d / inv;
+            break;
+        }
+    }
+    free(hist);
+    return bar;
+}
+
+/* The two stages over blocks that all carry sketches and data: every
+ * row's estimate, then the rows that reach the bar (stage_two_bar)
+ * scored exactly. */
 static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
 {
     size_t rows = 0;
@@ -783,36 +905,17 @@ static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
         scan_exact(t, b, nb);
         return;
     }
-    if (rows > t->dist_cap) {
-        free(t->dist);
-        t->dist = xmalloc(rows * sizeof *t->dist);
-        t->dist_cap = rows;
+    if (rows > t->est_cap) {
+        free(t->est_of);
+        t->est_of = xmalloc(rows * sizeof *t->est_of);
+        t->est_cap = rows;
     }
-    size_t span = 2 * (size_t)QC * (size_t)t->dim;
-    size_t nh = (span < UINT16_MAX - 1 ? span : UINT16_MAX - 1) + 1;   /* distances 0..nh-1 */
     job jobs[16];
-    int nt = plan_jobs(t, b, nb, rows, rows * t->qp->words * 8 * 4, 0, sketch_each, jobs);
-    for (int i = 0; i < nt; i++) {
-        if (!t->parts[i].hist)
-            t->parts[i].hist = xmalloc(nh * sizeof *t->parts[i].hist);
-        memset(t->parts[i].hist, 0, nh * sizeof *t->parts[i].hist);
-    }
+    int nt = plan_jobs(t, b, nb, rows, rows * (size_t)t->ql.groups, 0, sketch_each, jobs);
     run_jobs(t, jobs, nt);
-    /* the bar: the least distance with n_cand rows at most that far */
-    size_t seen = 0;
-    unsigned bar = (unsigned)(nh - 1);
-    for (size_t d = 0; d < nh; d++) {
-        for (int i = 0; i < nt; i++)
-            seen += t->parts[i].hist[d];
-        if (seen >= t->n_cand) {
-            bar = (unsigned)d;
-            break;
-        }
-    }
-    for (int i = 0; i < nt; i++) {
+    t->bar = stage_two_bar(t->est_of, rows, t->n_cand);
+    for (int i = 0; i < nt; i++)
         jobs[i].each = rescore_each;
-        jobs[i].bar = bar;
-    }
     run_jobs(t, jobs, nt);
 }
 
@@ -854,10 +957,8 @@ void vec_topk_two_stage(vec_topk *t, size_t n_cand, size_t min_rows)
     t->min_rows = min_rows;
     if (!n_cand)
         return;
-    if (!t->qp)
-        t->qp = xmalloc(sizeof *t->qp);
-    qplanes_make(t->qp, t->q, t->dim);
-    t->est = pick_estimate();
+    qlut_make(&t->ql, t->q, t->dim);
+    t->sums = pick_block_sums();
 }
 
 void vec_topk_use_pool(vec_topk *t, pool *p)
@@ -947,10 +1048,9 @@ void vec_topk_free(vec_topk *t)
         free(t->parts[i].dots);
         free(t->parts[i].scores);
         free(t->parts[i].rows);
-        free(t->parts[i].hist);
     }
-    free(t->dist);
-    free(t->qp);
+    free(t->est_of);
+    free(t->ql.lut);
     free(t->parts);
     free(t->results);
     free(t->q);

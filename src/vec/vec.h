@@ -52,18 +52,22 @@ typedef struct vec_block {
     size_t n;
     int (*read)(void *read_ctx, size_t from, size_t n, int8_t *dst);
     void *read_ctx;
-    /* n sign sketches of vec_sketch_bytes(dim) each (vec_sketch_rows), for
+    /* the sketch of rows [0, n) (vec_sketch_rows of exactly them), for
      * a two-stage scan (vec_topk_two_stage); NULL: none. Only a block with
      * data in memory uses them. */
     const uint8_t *sketch;
 } vec_block;
 
-/* Sign sketches: bit i of a vector's sketch is set when component i is
- * positive, in 64-bit little-endian words, (dim + 63) / 64 of them. The
- * Hamming distance of two sketches estimates the angle between the
- * vectors: a pass over them reads 1/8 of what the exact scan reads. */
-size_t vec_sketch_bytes(int dim);
-void vec_sketch_rows(const int8_t *rows, size_t n, int dim, uint8_t *out);
+/* Sketches, for the two-stage scan's first stage: each vector coded in
+ * two bits a component after a fixed random rotation, with one float that
+ * corrects the code's length (vec.c "sketches" says how and in which
+ * layout: rows in blocks of 32), vec_sketch_size(n, dim) bytes for n rows
+ * (68 a row at 256 dimensions: a pass over them reads ~1/4 of what the
+ * exact scan reads). scale: the rows' scales (NULL: 1), folded into the
+ * sketches so the first stage reads nothing else. The same bytes on every
+ * CPU. */
+size_t vec_sketch_size(size_t n, int dim);
+void vec_sketch_rows(const int8_t *rows, const float *scale, size_t n, int dim, uint8_t *out);
 
 typedef struct vec_hit {
     int64_t doc_id, chunk_id;
@@ -89,13 +93,14 @@ vec_topk *vec_topk_new(size_t k, int dim, const int8_t *query, float query_scale
  * either way (vec_topk_results). */
 void vec_topk_use_pool(vec_topk *t, pool *p);
 /* Two-stage scan (n_cand > 0, k > 0), for a scan (vec_topk_scan_all) of
- * at least min_rows rows: the rows of blocks that carry sign sketches are
- * ranked by the Hamming distance of their sketch to the query's, and only
- * the n_cand nearest (with every row tied with the last of them) are
- * scored exactly; blocks without sketches are scanned exactly. The results
- * are the exact top-k of the rows scored, which is the exact scan's top-k
- * whenever each of its notes' best chunks is among them: an approximation,
- * off by default (n_cand 0: every row scored). */
+ * at least min_rows rows: the rows of blocks that carry sketches are
+ * ranked by their sketch's estimate of the dot product with the query,
+ * and only about the n_cand best (a bar taken from a sample of the
+ * estimates, with 1/8 more rows for its error) are scored exactly; blocks without
+ * sketches are scanned exactly. The results are the exact top-k of the
+ * rows scored, which is the exact scan's top-k whenever each of its
+ * notes' best chunks is among them: an approximation, off by default
+ * (n_cand 0: every row scored). */
 void vec_topk_two_stage(vec_topk *t, size_t n_cand, size_t min_rows);
 /* The least rows a scan of t takes in two stages; SIZE_MAX when t is
  * exact. A caller makes sketches only for scans at least this large. */
