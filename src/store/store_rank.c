@@ -441,7 +441,12 @@ static trove_err walk_prune(row_walk *w, size_t top, double left, int last,
         size_t row = w->ord[i].row;
         if (w->len[row] >= 0)
             top_push(heap, &n_heap, top, w->part[row]);
-        else
+    }
+    /* the rows still unknown that can reach t as the known ones set it */
+    for (size_t i = 0; i < w->n_ord; i++) {
+        size_t row = w->ord[i].row;
+        if (w->len[row] < 0 &&
+            (n_heap < top || w->part[row] * (1 + RANK_PRUNE_MARGIN) >= heap[0]))
             bounds[n_b++] = row;
     }
     for (size_t j = n_b / 2; j-- > 0;)
