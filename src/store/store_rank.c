@@ -41,19 +41,27 @@ static double term_score(double idf, double freq, double d, double avgdl)
 }
 
 /* Phrase `phrase`'s weighted frequency in the cursor's row: its column's
- * weight per instance, small integers: exact in any order; *inst, its
- * instances (each at its own position: the row has at least as many
- * tokens). */
+ * weight per instance, small integers: exact in any order; *len_floor, a
+ * floor for the row's length that its instances set: a column holding
+ * an instance at offset o has more than o tokens (FTS5's offsets count
+ * the tokens its sizes count), summed over the first PHRASE_FLOOR_COLS
+ * columns. */
+#define PHRASE_FLOOR_COLS 4
 static int phrase_freq(const Fts5ExtensionApi *api, Fts5Context *fts, const store_rank *r,
-                       int phrase, double *freq, int *inst)
+                       int phrase, double *freq, double *len_floor)
 {
     Fts5PhraseIter it;
-    int col, off, rc, n = 0;
+    int col, off, rc, last[PHRASE_FLOOR_COLS] = {-1, -1, -1, -1};
     *freq = 0.0;
     for (rc = api->xPhraseFirst(fts, phrase, &it, &col, &off); rc == SQLITE_OK && col >= 0;
-         api->xPhraseNext(fts, &it, &col, &off), n++)
+         api->xPhraseNext(fts, &it, &col, &off)) {
         *freq += col < 2 ? r->weight[col] : 1.0;
-    *inst = n;
+        if (col < PHRASE_FLOOR_COLS && off > last[col])
+            last[col] = off;
+    }
+    *len_floor = 0.0;
+    for (int c = 0; c < PHRASE_FLOOR_COLS; c++)
+        *len_floor += last[c] + 1;
     return rc;
 }
 
@@ -90,9 +98,8 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
      * xInst's order (phrase_freq). */
     double score = 0.0;
     for (int i = 0; i < r->n_phrase; i++) {
-        double freq;
-        int inst;
-        if ((rc = phrase_freq(api, fts, r, first + i, &freq, &inst)) != SQLITE_OK) {
+        double freq, len_floor;
+        if ((rc = phrase_freq(api, fts, r, first + i, &freq, &len_floor)) != SQLITE_OK) {
             sqlite3_result_error_code(ctx, rc);
             return;
         }
@@ -137,10 +144,9 @@ static int store_rank_varint(const unsigned char *b, size_t n, size_t *i, uint64
  * Lengths are read late (a seek in titles_fts_docsize per row: most of
  * the title channel at 1M, docs/performance.md session 35): a row met
  * gets, while its length is unknown, a bound for each phrase's part from
- * its frequency and the floor its instances set to its length (a
- * phrase's instances lie at distinct positions, so the row has at least
- * as many tokens; a part falls as the length grows). After a phrase, the
- * rows whose bounds are highest get their lengths (resolve_best: at
+ * its frequency and the floor its instances' offsets set to its length
+ * (phrase_freq; a part falls as the length grows). After a phrase, the
+ * rows whose bounds are highest get their lengths (walk_prune: at
  * most RANK_RESOLVE_PER_TOP x top of them), t comes from rows whose
  * lengths are known, and a row is left out when its bound plus the
  * phrases left is below t. After the last phrase, rows are resolved,
@@ -259,12 +265,11 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
             return rc;
         row = walk_add(w, id, d);
     }
-    double freq;
-    int inst;
-    if ((rc = phrase_freq(api, fts, w->r, 0, &freq, &inst)) != SQLITE_OK)
+    double freq, len_floor;
+    if ((rc = phrase_freq(api, fts, w->r, 0, &freq, &len_floor)) != SQLITE_OK)
         return rc;
-    if (inst > w->lo[row])
-        w->lo[row] = inst;
+    if (len_floor > w->lo[row])
+        w->lo[row] = len_floor;
     phrase_rows *p = w->cur;
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 1024;
