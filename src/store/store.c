@@ -876,9 +876,13 @@ trove_err store_connect(store *st, const char *path, int flags_in, int fresh)
     }
     store_exec(st, "PRAGMA cache_size=" STORE_READ_CACHE);
     /* Readers map the file: vector segments (megabytes per search) are then
-     * copied straight from the page cache instead of through read() calls. */
+     * copied straight from the page cache instead of through read() calls.
+     * As much as SQLite maps (its compile-time cap clamps this: 2 GiB less
+     * 64 KiB on Linux): a 1M-note index is 2.1 GB, and a page past the map
+     * costs a pread and a page-cache copy (-8-10% of a cold keyword
+     * search's CPU at 1M, docs/performance.md session 35). */
     if (readonly)
-        store_exec(st, "PRAGMA mmap_size=1073741824");
+        store_exec(st, "PRAGMA mmap_size=4294967296");
     store_exec(st, "PRAGMA temp_store=MEMORY");
     return TROVE_OK;
 }

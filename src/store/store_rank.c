@@ -44,16 +44,27 @@ static double term_score(double idf, double freq, double d, double avgdl)
 }
 
 /* Phrase `phrase`'s weighted frequency in the cursor's row: its column's
- * weight per instance, small integers: exact in any order. */
+ * weight per instance, small integers: exact in any order; *len_floor, a
+ * floor for the row's length that its instances set: a column holding
+ * an instance at offset o has more than o tokens (FTS5's offsets count
+ * the tokens its sizes count), summed over the first PHRASE_FLOOR_COLS
+ * columns. */
+#define PHRASE_FLOOR_COLS 4
 static int phrase_freq(const Fts5ExtensionApi *api, Fts5Context *fts, const store_rank *r,
-                       int phrase, double *freq)
+                       int phrase, double *freq, double *len_floor)
 {
     Fts5PhraseIter it;
-    int col, off, rc;
+    int col, off, rc, last[PHRASE_FLOOR_COLS] = {-1, -1, -1, -1};
     *freq = 0.0;
     for (rc = api->xPhraseFirst(fts, phrase, &it, &col, &off); rc == SQLITE_OK && col >= 0;
-         api->xPhraseNext(fts, &it, &col, &off))
+         api->xPhraseNext(fts, &it, &col, &off)) {
         *freq += col < 2 ? r->weight[col] : 1.0;
+        if (col < PHRASE_FLOOR_COLS && off > last[col])
+            last[col] = off;
+    }
+    *len_floor = 0.0;
+    for (int c = 0; c < PHRASE_FLOOR_COLS; c++)
+        *len_floor += last[c] + 1;
     return rc;
 }
 
@@ -90,14 +101,32 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
      * xInst's order (phrase_freq). */
     double score = 0.0;
     for (int i = 0; i < r->n_phrase; i++) {
-        double freq;
-        if ((rc = phrase_freq(api, fts, r, first + i, &freq)) != SQLITE_OK) {
+        double freq, len_floor;
+        if ((rc = phrase_freq(api, fts, r, first + i, &freq, &len_floor)) != SQLITE_OK) {
             sqlite3_result_error_code(ctx, rc);
             return;
         }
         score += term_score(r->idf[i], freq, d, r->avgdl);
     }
     sqlite3_result_double(ctx, score);
+}
+
+/* SQLite's varint (FTS5's records), b[*i..n): 7 bits a byte, high bit set
+ * but in the 9th, which gives 8; 0 where it is cut short. */
+static int store_rank_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v)
+{
+    *v = 0;
+    for (size_t k = 0; b && *i < n; k++) {
+        unsigned char c = b[(*i)++];
+        if (k == 8) {
+            *v = (*v << 8) | c;
+            return 1;
+        }
+        *v = (*v << 7) | (c & 0x7f);
+        if (!(c & 0x80))
+            return 1;
+    }
+    return 0;
 }
 
 /* ---- the rows of OR-ed phrases, from a walk of each phrase's rows ------- */
@@ -113,19 +142,35 @@ static void rank_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
  * of the phrases left sum below t. A common word's rows are then only
  * stepped over. Exact: a row left out scores strictly below `top` rows
  * kept (a margin far above a sum's rounding), and a row kept gets its
- * terms added in phrase order at the end, as rank_fn adds them. */
+ * terms added in phrase order at the end, as rank_fn adds them.
+ *
+ * Lengths are read late (a seek in titles_fts_docsize per row: most of
+ * the title channel at 1M, docs/performance.md session 35): a row met
+ * gets, while its length is unknown, a bound for each phrase's part from
+ * its frequency and the floor its instances' offsets set to its length
+ * (phrase_freq; a part falls as the length grows). After a phrase, the
+ * rows whose bounds are highest get their lengths (walk_prune: at
+ * most RANK_RESOLVE_PER_TOP x top of them), t comes from rows whose
+ * lengths are known, and a row is left out when its bound plus the
+ * phrases left is below t. After the last phrase, rows are resolved,
+ * highest bound first, until the next one's bound is below t; the rest
+ * are left out unread. The same rows among the best `top`, the same
+ * bits. */
 #define RANK_PRUNE_MARGIN 1e-9
 /* The count first costs a walk of every phrase's rows more (+5-15% of a
  * cold keyword search's instructions on the tldr pages' 39k chunks); it
  * pays where common words hold hundreds of thousands of rows: a table of
  * at least this many rows (docs/performance.md, session 34). */
 #define RANK_PRUNE_MIN_TABLE 200000
+#define RANK_RESOLVE_PER_TOP 4
 
-/* The rows a phrase holds (row index, weighted frequency). */
+/* The rows a phrase holds (row index, weighted frequency), by id unless
+ * unordered. */
 typedef struct phrase_rows {
     size_t *row;
     double *freq;
     size_t n, cap;
+    int unordered;
 } phrase_rows;
 
 typedef struct id_row {
@@ -133,15 +178,18 @@ typedef struct id_row {
     size_t row;
 } id_row;
 
-/* The rows met, at their index for good (id, length, score so far, left
- * out), and the live ones by id (ord): the walk of a phrase, whose rows
- * come by id, steps along ord instead of a hash lookup per row (a cache
- * miss each at 1M chunks); rows new in the phrase gather in `fresh`, by
- * id too, and are merged into ord after it. */
+/* The rows met, at their index for good (id, length or < 0 while
+ * unknown, the floor of the length its instances set, score so far or
+ * while the length is unknown a bound for it, left out), and the live
+ * ones by id (ord): the walk of a phrase, whose rows come by id, steps
+ * along ord instead of a hash lookup per row (a cache miss each at 1M
+ * chunks); rows new in the phrase gather in `fresh`, by id too, and are
+ * merged into ord after it. */
 typedef struct row_walk {
     store_rank *r;
+    store *st;
     int64_t *id;
-    double *len, *part;
+    double *len, *lo, *part;
     unsigned char *dead;
     size_t n, cap;
     id_row *ord, *spare;      /* spare: the merge's other buffer */
@@ -150,6 +198,7 @@ typedef struct row_walk {
     size_t n_fresh, cap_fresh;
     int64_t last_id;
     int unordered;            /* a phrase's rows came out of id order */
+    int late;                 /* lengths read late (above) */
     phrase_rows *cur;         /* the phrase walked */
     double idf;               /* its IDF, or < 0 while unknown */
     int skip_new;             /* rows first met here cannot reach the top */
@@ -170,16 +219,27 @@ static size_t walk_add(row_walk *w, int64_t id, double len)
         w->cap = w->cap ? 2 * w->cap : 1024;
         w->id = xrealloc(w->id, w->cap * sizeof *w->id);
         w->len = xrealloc(w->len, w->cap * sizeof *w->len);
+        w->lo = xrealloc(w->lo, w->cap * sizeof *w->lo);
         w->part = xrealloc(w->part, w->cap * sizeof *w->part);
         w->dead = xrealloc(w->dead, w->cap * sizeof *w->dead);
     }
     w->id[w->n] = id;
     w->len[w->n] = len;
+    w->lo[w->n] = 0.0;
     w->part[w->n] = 0.0;
     w->dead[w->n] = 0;
     xgrow(&w->fresh, &w->cap_fresh, w->n_fresh + 1, sizeof *w->fresh);
     w->fresh[w->n_fresh++] = (id_row){id, w->n};
     return w->n++;
+}
+
+/* A row's part for a phrase: exact once its length is known, else the
+ * bound its length's floor gives (term_score falls as d grows, and each
+ * rounded operation keeps that order). */
+static double row_part(const row_walk *w, size_t row, double idf, double freq)
+{
+    double d = w->len[row] >= 0 ? w->len[row] : w->lo[row];
+    return term_score(idf, freq, d, w->r->avgdl);
 }
 
 /* xQueryPhrase's callback: one row of the phrase walked (its only phrase,
@@ -203,14 +263,16 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     } else {
         if (w->skip_new)
             return SQLITE_OK;
-        double d = 0;
-        if ((rc = row_length(api, fts, w->r, &d)) != SQLITE_OK)
+        double d = -1.0;
+        if (!w->late && (rc = row_length(api, fts, w->r, &d)) != SQLITE_OK)
             return rc;
         row = walk_add(w, id, d);
     }
-    double freq;
-    if ((rc = phrase_freq(api, fts, w->r, 0, &freq)) != SQLITE_OK)
+    double freq, len_floor;
+    if ((rc = phrase_freq(api, fts, w->r, 0, &freq, &len_floor)) != SQLITE_OK)
         return rc;
+    if (len_floor > w->lo[row])
+        w->lo[row] = len_floor;
     phrase_rows *p = w->cur;
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 1024;
@@ -220,7 +282,7 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     p->row[p->n] = row;
     p->freq[p->n++] = freq;
     if (w->idf >= 0)
-        w->part[row] += term_score(w->idf, freq, w->len[row], w->r->avgdl);
+        w->part[row] += row_part(w, row, w->idf, freq);
     return SQLITE_OK;
 }
 
@@ -259,50 +321,177 @@ static void walk_merge(row_walk *w)
     w->last_id = INT64_MIN;
 }
 
-/* The k-th largest score so far of the live rows (0 < k <= w->n_ord):
- * the least of a min-heap of the k largest (heap: k slots). */
-static double kth_largest(const row_walk *w, size_t k, double *heap)
+/* v into a min-heap of the k largest values pushed (*n held, k slots). */
+static void top_push(double *heap, size_t *n, size_t k, double v)
 {
-    for (size_t i = 0; i < w->n_ord; i++) {
-        double v = w->part[w->ord[i].row];
-        size_t j;
-        if (i < k) {   /* sift up */
-            for (j = i; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2)
-                heap[j] = heap[(j - 1) / 2];
-            heap[j] = v;
-            continue;
-        }
-        if (v <= heap[0])
-            continue;
-        for (j = 0;;) {   /* the least replaced: sift down */
-            size_t c = 2 * j + 1;
-            if (c >= k)
-                break;
-            if (c + 1 < k && heap[c + 1] < heap[c])
-                c++;
-            if (heap[c] >= v)
-                break;
-            heap[j] = heap[c];
-            j = c;
-        }
+    size_t j;
+    if (*n < k) {   /* sift up */
+        for (j = (*n)++; j > 0 && heap[(j - 1) / 2] > v; j = (j - 1) / 2)
+            heap[j] = heap[(j - 1) / 2];
         heap[j] = v;
+        return;
     }
-    return heap[0];
+    if (v <= heap[0])
+        return;
+    for (j = 0;;) {   /* the least replaced: sift down */
+        size_t c = 2 * j + 1;
+        if (c >= k)
+            break;
+        if (c + 1 < k && heap[c + 1] < heap[c])
+            c++;
+        if (heap[c] >= v)
+            break;
+        heap[j] = heap[c];
+        j = c;
+    }
+    heap[j] = v;
 }
 
-/* After a phrase of the pruned walk: t, the top-th best score so far (a
- * floor for the top-th best in the end), then the live rows that cannot
- * reach it with the phrases left (their bounds sum to `left`) out of ord,
- * and whether rows first met later can. */
-static void walk_prune(row_walk *w, size_t top, double left, double *scratch)
+/* Row indexes as a max-heap by their bound (part): h[j] sifted down. */
+static void bound_sift(size_t *h, size_t n, size_t j, const double *part)
 {
-    if (w->n_ord < top)
-        return;
-    double t = kth_largest(w, top, scratch);
+    size_t v = h[j];
+    for (;;) {
+        size_t c = 2 * j + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && part[h[c + 1]] > part[h[c]])
+            c++;
+        if (part[h[c]] <= part[v])
+            break;
+        h[j] = h[c];
+        j = c;
+    }
+    h[j] = v;
+}
+
+/* A row's length from its id alone, after its phrase's walk: the note
+ * map's, else FTS5's docsize record (a varint per column, what
+ * xColumnSize(-1) sums). */
+static trove_err length_by_id(row_walk *w, int64_t id, double *d)
+{
+    store_rank *r = w->r;
+    int64_t len;
+    trove_err rc = TROVE_OK;
+    if (r->nmap && store_nmap_chunk_len(r->nmap, id, &len, &rc) > 0) {
+        *d = (double)len;
+        return TROVE_OK;
+    }
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = store_stmt_get(w->st, r->table == STORE_RANK_TITLES
+                                                ? "SELECT sz FROM titles_fts_docsize WHERE id = ?1"
+                                                : "SELECT sz FROM chunks_fts_docsize WHERE id = ?1");
+    if (!s)
+        return store_fail(w->st, "keyword search");
+    sqlite3_bind_int64(s, 1, id);
+    int got = store_step(w->st, s, "keyword search", &rc);
+    if (got > 0) {
+        const unsigned char *b = sqlite3_column_blob(s, 0);
+        size_t n = (size_t)sqlite3_column_bytes(s, 0), i = 0;
+        uint64_t sum = 0, v;
+        while (rc == TROVE_OK && i < n)
+            if (store_rank_varint(b, n, &i, &v))
+                sum += v;
+            else
+                rc = trove_fail(TROVE_ECORRUPT, "keyword search: docsize record of row %lld",
+                                (long long)id);
+        *d = (double)sum;
+    } else if (got == 0) {
+        rc = trove_fail(TROVE_ECORRUPT, "keyword search: no docsize record for row %lld",
+                        (long long)id);
+    }
+    store_stmt_put(w->st, s);
+    return rc;
+}
+
+/* The k rows pick[] get their lengths, and their scores so far made
+ * exact: their parts in the phrases walked (order[0..walked)), from one
+ * pass over those phrases' rows (marked 2 in dead meanwhile). */
+static trove_err resolve_rows(row_walk *w, const size_t *pick, size_t k, const phrase_rows *pr,
+                              const size_t *order, int walked)
+{
+    trove_err rc = TROVE_OK;
+    for (size_t i = 0; i < k && rc == TROVE_OK; i++) {
+        size_t row = pick[i];
+        rc = length_by_id(w, w->id[row], &w->len[row]);
+        w->part[row] = 0.0;
+        w->dead[row] = 2;
+    }
+    for (int j = 0; j < walked && rc == TROVE_OK; j++) {
+        const phrase_rows *p = &pr[order[j]];
+        double idf = w->r->idf[order[j]];
+        for (size_t i = 0; i < p->n; i++)
+            if (w->dead[p->row[i]] == 2)
+                w->part[p->row[i]] += row_part(w, p->row[i], idf, p->freq[i]);
+    }
+    for (size_t i = 0; i < k; i++)
+        w->dead[pick[i]] = 0;
+    return rc;
+}
+
+/* After `walked` phrases of the pruned walk (their bounds left: `left`;
+ * last: none): rows whose lengths are unknown resolved, highest bound
+ * first, while one can still reach t, the top-th best exact score so far
+ * (a floor for the top-th best in the end; at most RANK_RESOLVE_PER_TOP
+ * x top of them but after the last phrase), then the live rows that
+ * cannot reach t with the phrases left out of ord (after the last one,
+ * every row still unknown), and whether rows first met later can. */
+static trove_err walk_prune(row_walk *w, size_t top, double left, int last,
+                            const phrase_rows *pr, const size_t *order, int walked)
+{
+    if (w->n_ord < top && !last)
+        return TROVE_OK;
+    double *heap = xmalloc(top * sizeof *heap);
+    size_t *bounds = xmalloc((w->n_ord ? w->n_ord : 1) * sizeof *bounds);
+    size_t n_heap = 0, n_b = 0;
+    for (size_t i = 0; i < w->n_ord; i++) {
+        size_t row = w->ord[i].row;
+        if (w->len[row] >= 0)
+            top_push(heap, &n_heap, top, w->part[row]);
+    }
+    /* the rows still unknown that can reach t as the known ones set it */
+    for (size_t i = 0; i < w->n_ord; i++) {
+        size_t row = w->ord[i].row;
+        if (w->len[row] < 0 &&
+            (n_heap < top || w->part[row] * (1 + RANK_PRUNE_MARGIN) >= heap[0]))
+            bounds[n_b++] = row;
+    }
+    for (size_t j = n_b / 2; j-- > 0;)
+        bound_sift(bounds, n_b, j, w->part);
+    /* in batches (a pass over the phrases' rows each), highest bound
+     * first: those that can reach t as it stands, twice as many a batch
+     * after the last phrase, the budget in one batch before */
+    size_t budget = last ? SIZE_MAX : RANK_RESOLVE_PER_TOP * top, batch = last ? top : budget;
+    size_t *pick = xmalloc((n_b ? n_b : 1) * sizeof *pick);
+    trove_err rc = TROVE_OK;
+    while (n_b && budget && rc == TROVE_OK) {
+        size_t k = 0;
+        while (n_b && k < batch && k < budget &&
+               !(n_heap == top && w->part[bounds[0]] * (1 + RANK_PRUNE_MARGIN) < heap[0])) {
+            pick[k++] = bounds[0];
+            bounds[0] = bounds[--n_b];
+            bound_sift(bounds, n_b, 0, w->part);
+        }
+        if (!k)
+            break;   /* none still unknown can reach t */
+        rc = resolve_rows(w, pick, k, pr, order, walked);
+        for (size_t i = 0; i < k; i++)
+            top_push(heap, &n_heap, top, w->part[pick[i]]);
+        budget -= k;
+        batch *= 2;
+    }
+    double t = n_heap == top ? heap[0] : -INFINITY;
+    free(pick);
+    free(heap);
+    free(bounds);
+    if (rc)
+        return rc;
     size_t n = 0;
     for (size_t i = 0; i < w->n_ord; i++) {
         size_t row = w->ord[i].row;
-        if ((w->part[row] + left) * (1 + RANK_PRUNE_MARGIN) < t)
+        int known = w->len[row] >= 0;
+        if (last ? !known : (w->part[row] + left) * (1 + RANK_PRUNE_MARGIN) < t)
             w->dead[row] = 1;
         else
             w->ord[n++] = w->ord[i];
@@ -311,6 +500,7 @@ static void walk_prune(row_walk *w, size_t top, double left, double *scratch)
         w->r->cut = 1;
     w->n_ord = n;
     w->skip_new = left * (1 + RANK_PRUNE_MARGIN) < t;
+    return TROVE_OK;
 }
 
 /* One phrase walked (xQueryPhrase) into w, its rows into *p. */
@@ -323,6 +513,7 @@ static int walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, row_walk *
     int rc = api->xQueryPhrase(fts, phrase, w, walk_row);
     if (w->skip_new && w->n_hit > (int64_t)p->n)
         w->r->cut = 1;   /* rows first met here left out (or already cut) */
+    p->unordered = w->unordered;
     walk_merge(w);
     return rc;
 }
@@ -340,12 +531,16 @@ static double phrase_idf(sqlite3_int64 n_row, int64_t n_hit)
 static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int n,
                           sqlite3_int64 n_row)
 {
-    row_walk w = {.r = r, .last_id = INT64_MIN};
+    row_walk w = {.r = r, .st = api->xUserData(fts), .last_id = INT64_MIN};
     phrase_rows *pr = xcalloc(n ? (size_t)n : 1, sizeof *pr);
     size_t *order = xmalloc((n ? (size_t)n : 1) * sizeof *order);
     double *left = xcalloc((size_t)n + 1, sizeof *left);
     int rc = SQLITE_OK;
-    int prune = r->top > 0 && n > 1 && (n_row >= RANK_PRUNE_MIN_TABLE || r->prune_small);
+    /* lengths read late with a cap; the count and the prunes between
+     * phrases need more than one (one phrase's IDF is known after its
+     * walk, its bounds computed then) */
+    w.late = r->top > 0 && n >= 1 && (n_row >= RANK_PRUNE_MIN_TABLE || r->prune_small);
+    int prune = w.late && n > 1;
     r->cut = 0;
     for (int i = 0; prune && rc == SQLITE_OK && i < n; i++) {
         w.n_hit = 0;
@@ -362,20 +557,21 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     }
     for (int j = n - 1; prune && j >= 0; j--)
         left[j] = store_rank_bound(r, (int)order[j]) + left[j + 1];
-    double *scratch = NULL;
-    for (int j = 0; rc == SQLITE_OK && r->rc == TROVE_OK && j < n; j++) {
+    trove_err err = TROVE_OK;
+    for (int j = 0; rc == SQLITE_OK && r->rc == TROVE_OK && !err && j < n; j++) {
         int i = (int)order[j];
         rc = walk_phrase(api, fts, &w, i, &pr[i], prune ? r->idf[i] : -1.0);
         if (!prune) {
             r->hits[i] = w.n_hit;
             r->idf[i] = phrase_idf(n_row, w.n_hit);
-        } else if (rc == SQLITE_OK && j + 1 < n) {
-            if (!scratch && w.n_ord >= r->top)
-                scratch = xmalloc(r->top * sizeof *scratch);
-            walk_prune(&w, r->top, left[j + 1], scratch);
+            for (size_t k = 0; w.late && k < pr[i].n; k++)   /* (one phrase) */
+                w.part[pr[i].row[k]] = row_part(&w, pr[i].row[k], r->idf[i], pr[i].freq[k]);
         }
+        if (rc == SQLITE_OK && ((prune && j + 1 < n) || (w.late && j + 1 == n)))
+            err = walk_prune(&w, r->top, left[j + 1], j + 1 == n, pr, order, j + 1);
     }
-    free(scratch);
+    if (err && r->rc == TROVE_OK)
+        r->rc = err;
     /* the rows kept, each one's terms added in phrase order (rank_fn's
      * sum; a phrase absent from a row adds +0.0 there: the same bits) */
     if (rc == SQLITE_OK && r->rc == TROVE_OK) {
@@ -404,6 +600,7 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     free(left);
     free(w.id);
     free(w.len);
+    free(w.lo);
     free(w.part);
     free(w.dead);
     free(w.ord);
@@ -411,7 +608,6 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     free(w.fresh);
     return rc;
 }
-
 /* The statistics of the n phrases from `first`, as fts5Bm25GetData
  * (fts5_aux.c) computes them, the same statements in the same order: the
  * rows of each phrase walked (xQueryPhrase) and counted. With `score`,
@@ -590,6 +786,7 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
         return store_fail(st, "keyword search");
     store_rank *was = st->rank;
     st->rank = r;
+    r->table = (int)table;
     store_rank_free(r);
     sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
     store_step(st, s, "keyword search", &rc);
@@ -616,17 +813,9 @@ trove_err store_rank_row_count(store *st, store_rank_table table, double *n)
     trove_err rc = TROVE_OK;
     uint64_t v = 0;
     if (store_step(st, s, "keyword search", &rc) > 0) {
-        const unsigned char *b = sqlite3_column_blob(s, 0);
-        int len = sqlite3_column_bytes(s, 0), i = 0;
-        /* SQLite's varint: 7 bits a byte, high bit set but in the 9th */
-        for (; b && i < len && i < 8; i++) {
-            v = (v << 7) | (b[i] & 0x7f);
-            if (!(b[i] & 0x80))
-                break;
-        }
-        if (b && i == 8 && i < len)
-            v = (v << 8) | b[i];
-        else if (!b || i == len)
+        size_t i = 0;
+        if (!store_rank_varint(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0),
+                               &i, &v))
             rc = trove_fail(TROVE_ECORRUPT, "keyword search: FTS5 totals record cut short");
     }
     store_stmt_put(st, s);

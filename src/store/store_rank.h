@@ -45,6 +45,7 @@ typedef struct store_rank {
                                   what matters (0: every row) */
     int prune_small;           /* ... and rows are left out even of a small
                                   table (tests) */
+    int table;                 /* store_rank_rows's (store_rank_table) */
     /* Statistics, filled at the first row scored (have). */
     int have;
     int n_phrase;              /* phrases scored */
