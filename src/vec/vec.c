@@ -210,7 +210,7 @@ size_t vec_sketch_size(size_t n, int dim)
 }
 
 /* The rotation's fixed signs (a hash of the component), made once. */
-static float rot_signs[VEC_MAX_DIM];
+static int8_t rot_signs[VEC_MAX_DIM];
 static pthread_once_t rot_once = PTHREAD_ONCE_INIT;
 
 static void rot_signs_make(void)
@@ -219,49 +219,51 @@ static void rot_signs_make(void)
         uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + 0x7F4A7C159E3779B9ull;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        rot_signs[i] = (z ^ (z >> 31)) & 1 ? -1.0f : 1.0f;
+        rot_signs[i] = (z ^ (z >> 31)) & 1 ? -1 : 1;
     }
 }
 
-/* y[0..p) = H D x (unnormalised: |y|^2 = p |x|^2). Exact in float (sums
- * of at most 8192 integers of at most 127), so the same on every CPU. */
-static void rotate(const int8_t *x, int dim, float *y, int p)
+/* y[0..p) = H D x (unnormalised: |y|^2 = p |x|^2), in integers (|y_i| <=
+ * p 127), so exact and the same on every CPU; the butterflies of one
+ * stage are independent, so the compiler runs them in vector lanes. */
+static void rotate(const int8_t *x, int dim, int32_t *y, int p)
 {
     pthread_once(&rot_once, rot_signs_make);
     for (int i = 0; i < p; i++)
-        y[i] = i < dim ? (float)x[i] * rot_signs[i] : 0.0f;
+        y[i] = i < dim ? (int32_t)x[i] * rot_signs[i] : 0;
     for (int h = 1; h < p; h *= 2)
         for (int i = 0; i < p; i += 2 * h)
             for (int j = i; j < i + h; j++) {
-                float a = y[j], b = y[j + h];
+                int32_t a = y[j], b = y[j + h];
                 y[j] = a + b;
                 y[j + h] = a - b;
             }
 }
 
-/* Row j of a block: its codes and factor. */
-static void sketch_one(const int8_t *x, float scale, int dim, float *y, int p, uint8_t *blk,
+/* Row j of a block: its codes and factor. sigma^2 = |y|^2 / p = |x|^2
+ * exactly (the rotation keeps lengths up to p), so the bar needs no pass
+ * over y; every sum is of integers, exact. */
+static void sketch_one(const int8_t *x, float scale, int dim, int32_t *y, int p, uint8_t *blk,
                        size_t j)
 {
     rotate(x, dim, y, p);
-    float sq = 0;
-    int64_t norm = 0;
-    for (int i = 0; i < p; i++)
-        sq += y[i] * y[i];
+    int64_t norm = 0, dot = 0;
     for (int i = 0; i < dim; i++)
         norm += (int64_t)x[i] * x[i];
-    float bar = 0.98f * sqrtf(sq / (float)p), dot = 0;
+    /* |y_i| >= 0.98 sigma, |y_i| an integer: the same as |y_i| >= bar */
+    int64_t bar = (int64_t)ceil(0.98 * sqrt((double)norm));
     for (int v = 0; v < p / 4; v++) {   /* a run's byte: four components */
         unsigned byte = 0;
         for (int c = 0; c < 4; c++) {
-            float a = y[4 * v + c], mag = fabsf(a);
+            int32_t a = y[4 * v + c];
+            int64_t mag = a < 0 ? -(int64_t)a : a;
             unsigned m = mag >= bar;
             byte |= ((unsigned)(a > 0) | m << 1) << (2 * c);
-            dot += m ? 3.0f * mag : mag;   /* y_i c_i */
+            dot += m ? 3 * mag : mag;   /* y_i c_i */
         }
         blk[(size_t)v * SK_ROWS + j] = (uint8_t)byte;
     }
-    float f = dot > 0 ? (float)norm / dot * scale : 0.0f;
+    float f = dot > 0 ? (float)((double)norm / (double)dot * scale) : 0.0f;
     memcpy(blk + (size_t)p / 4 * SK_ROWS + j * sizeof f, &f, sizeof f);
 }
 
@@ -270,7 +272,7 @@ void vec_sketch_rows(const int8_t *rows, const float *scale, size_t n, int dim, 
     int p = sketch_pad(dim);
     size_t bb = sketch_block_bytes(dim);
     memset(out, 0, vec_sketch_size(n, dim));
-    float *y = xmalloc((size_t)p * sizeof *y);
+    int32_t *y = xmalloc((size_t)p * sizeof *y);
     for (size_t r = 0; r < n; r++)
         sketch_one(rows + r * (size_t)dim, scale ? scale[r] : 1.0f, dim, y, p,
                    out + r / SK_ROWS * bb, r % SK_ROWS);
@@ -298,14 +300,14 @@ static void qlut_make(qlut *ql, const int8_t *q, int dim)
     ql->block = sketch_block_bytes(dim);
     free(ql->lut);
     ql->lut = xmalloc((size_t)ql->groups * 32);
-    float *z = xmalloc((size_t)p * sizeof *z);
+    int32_t *z = xmalloc((size_t)p * sizeof *z);
     rotate(q, dim, z, p);
     float amax = 0;
     for (int i = 0; i < p; i++)
-        amax = fabsf(z[i]) > amax ? fabsf(z[i]) : amax;
+        amax = fabsf((float)z[i]) > amax ? fabsf((float)z[i]) : amax;
     for (int g = 0; g < ql->groups; g++) {
-        int z0 = amax > 0 ? (int)lrintf(z[2 * g] * QC / amax) : 0;
-        int z1 = amax > 0 ? (int)lrintf(z[2 * g + 1] * QC / amax) : 0;
+        int z0 = amax > 0 ? (int)lrintf((float)z[2 * g] * QC / amax) : 0;
+        int z1 = amax > 0 ? (int)lrintf((float)z[2 * g + 1] * QC / amax) : 0;
         for (int code = 0; code < 16; code++) {
             int c0 = ((code & 1) ? 1 : -1) * ((code & 2) ? 3 : 1);
             int c1 = ((code & 4) ? 1 : -1) * ((code & 8) ? 3 : 1);
