@@ -250,8 +250,11 @@ static void sketch_one(const int8_t *x, float scale, int dim, int32_t *y, int p,
     int64_t norm = 0, dot = 0;
     for (int i = 0; i < dim; i++)
         norm += (int64_t)x[i] * x[i];
-    /* |y_i| >= 0.98 sigma, |y_i| an integer: the same as |y_i| >= bar */
-    int64_t bar = (int64_t)ceil(0.98 * sqrt((double)norm));
+    /* |y_i| >= 0.98 sigma, |y_i| an integer: the same as |y_i| >= bar,
+     * bar = 0.98 sigma rounded up (by hand: ceil would bind libm at start) */
+    double sigma98 = 0.98 * sqrt((double)norm);
+    int64_t bar = (int64_t)sigma98;
+    bar += (double)bar < sigma98;
     for (int v = 0; v < p / 4; v++) {   /* a run's byte: four components */
         unsigned byte = 0;
         for (int c = 0; c < 4; c++) {
