@@ -1,6 +1,7 @@
 /* transl — see transl.h. */
 #include "text/transl.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "util/buf.h"
@@ -17,18 +18,22 @@ static const char iso639_1[] =
     "yo za zh zu";
 
 /* The same codes by first letter: bit (second - 'a') of iso639_1_bits[first
- * - 'a'] (test_transl checks it against the list). A search asks per path
- * component of ~100 notes: the list's scan was ~500 instructions a miss. */
-static const unsigned iso639_1_bits[26] = {
-    0x3263433, 0x00671d1, 0x1364091, 0x2200011, 0x01c6810, 0x1024321, 0x0302809,
-    0x31a4111, 0x01c4559, 0x0200001, 0x1767f41, 0x0386143, 0x10e2dc0, 0x122685b,
-    0x0061204, 0x00c0901, 0x0100000, 0x0507000, 0x07f7d5d, 0x14e6dd1, 0x2020440,
-    0x0004110, 0x0004001, 0x0000080, 0x0004100, 0x0100081};
+ * - 'a'], made from the list once. A search asks per path component of
+ * ~100 notes: the list's scan was ~500 instructions a miss. */
+static unsigned iso639_1_bits[26];
+static pthread_once_t iso639_1_once = PTHREAD_ONCE_INIT;
+
+static void iso639_1_bits_make(void)
+{
+    for (size_t i = 0; i + 2 < sizeof iso639_1; i += 3)
+        iso639_1_bits[iso639_1[i] - 'a'] |= 1u << (iso639_1[i + 1] - 'a');
+}
 
 static int is_iso639_1(char a, char b)
 {
     if (a < 'a' || a > 'z' || b < 'a' || b > 'z')
         return 0;
+    pthread_once(&iso639_1_once, iso639_1_bits_make);
     return iso639_1_bits[a - 'a'] >> (b - 'a') & 1;
 }
 
