@@ -152,6 +152,10 @@ typedef struct entry {
 
 static entry table[TABLE_SLOTS];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+/* Bit `len` of first_len[b]: some function word starts with byte b and is
+ * len bytes long. Most words of a text ("command", "files") are no such
+ * pair and skip the hash and the probe. */
+static uint32_t first_len[256];
 
 static size_t word_hash(const char *w, size_t len)
 {
@@ -176,6 +180,7 @@ static void table_build(void)
             size_t len = strcspn(w, " ");
             if (len > 0 && len <= LANG_MAX_WORD) {
                 entry *e = table_slot(w, len);
+                first_len[(unsigned char)w[0]] |= (uint32_t)1 << len;
                 if (!e->len) {
                     e->word = w;
                     e->len = (unsigned char)len;
@@ -191,6 +196,8 @@ static void table_build(void)
 
 static lang_set table_lookup(const char *w, size_t len)
 {
+    if (!(first_len[(unsigned char)w[0]] & ((uint32_t)1 << len)))
+        return 0;
     const entry *e = table_slot(w, len);
     return e->len ? e->langs : 0;
 }
