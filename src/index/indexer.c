@@ -295,6 +295,8 @@ typedef struct prepared {
     int have_prep;
 } prepared;
 
+static void prepare_note(const run *r, const found *f, tok_tape *tape, prepared *p);
+
 static void prepared_warn(prepared *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void prepared_warn(prepared *p, const char *fmt, ...)
 {
@@ -348,11 +350,19 @@ static store_note note_of(const run *r, const found *f, const prepared *p)
 }
 
 /* Read, hash, parse, chunk, detect the language and prepare the insert
- * (with the full-text tokens when `tokens`) of one walked file. Reads the
- * run but writes nothing of it: the writer's thread may be using it. */
-static void prepare(const run *r, const found *f, int tokens, prepared *p)
+ * (with the full-text tokens, on *tape's arrays, when tape is not NULL;
+ * *tape is taken over or freed) of one walked file. Reads the run but
+ * writes nothing of it: the writer's thread may be using it. */
+static void prepare(const run *r, const found *f, tok_tape *tape, prepared *p)
 {
     memset(p, 0, sizeof *p);
+    prepare_note(r, f, tape, p);
+    if (tape)
+        tok_tape_free(tape);   /* not a note: nothing to record */
+}
+
+static void prepare_note(const run *r, const found *f, tok_tape *tape, prepared *p)
+{
     if ((size_t)f->size > r->opts->max_file_bytes) {
         p->kind = PREP_LARGE;
         return;
@@ -394,7 +404,7 @@ static void prepare(const run *r, const found *f, int tokens, prepared *p)
     p->lang = lang_code(lang_detect(p->text + p->md.body_start, p->len - p->md.body_start));
     p->kind = PREP_NOTE;
     store_note note = note_of(r, f, p);
-    store_note_prepare(&note, tokens, &p->prep);
+    store_note_prepare(&note, tape, &p->prep);
     p->have_prep = 1;
 }
 
@@ -497,6 +507,10 @@ static int pipe_room(pipe_t *q, size_t i, int64_t size)
     return i < taken + q->depth && (i == taken || bytes + size <= PIPE_BYTES);
 }
 
+/* A slot's tape keeps its arrays for the next file up to this size (a
+ * tldr page's: ~10 KB); a large note's are freed with it. */
+#define TAPE_KEEP ((size_t)64 << 10)
+
 /* A worker claims up to this many files at a time (fewer lock round trips). */
 #define PIPE_BATCH 8
 
@@ -524,8 +538,16 @@ static void *pipe_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         for (size_t i = first; i < first + n; i++) {
             prepared *p = &q->slots[i % q->depth];
-            prepared_free(p);   /* what the writer took from this slot before */
-            prepare(q->r, &q->r->files[i], 1, p);
+            /* what the writer took from this slot before, but for its
+             * tape's arrays: the next note's tokens go there */
+            tok_tape tape = {0};
+            if (p->have_prep) {
+                tape = p->prep.tape;
+                memset(&p->prep.tape, 0, sizeof p->prep.tape);
+                tok_tape_recycle(&tape, TAPE_KEEP);
+            }
+            prepared_free(p);
+            prepare(q->r, &q->r->files[i], &tape, p);
             atomic_store(&q->full[i % q->depth], 1);
             if (atomic_load(&q->writer_waits)) {
                 pthread_mutex_lock(&q->mu);
@@ -602,7 +624,7 @@ static prepared *pipe_get(pipe_t *q, size_t i)
     }
     if (mine) {
         prepared_free(p);
-        prepare(q->r, &q->r->files[i], 0, p);
+        prepare(q->r, &q->r->files[i], NULL, p);
     }
     return p;
 }

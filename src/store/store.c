@@ -1662,7 +1662,7 @@ trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id)
     store_prep own;
     const store_prep *p = note->prep;
     if (!p) {
-        store_note_prepare(note, 0, &own);
+        store_note_prepare(note, NULL, &own);
         p = &own;
     }
     trove_err rc = tokenizer_ready(st);

@@ -206,7 +206,10 @@ typedef struct store_prep {
     char *tkey;            /* ... docs.tkey, transl_key(path, NULL) (NULL: SQL NULL) */
 } store_prep;
 
-void store_note_prepare(const store_note *note, int tokens, store_prep *out);
+/* tape: NULL, no tokens; else an empty tape (zeroed, or emptied by
+ * tok_tape_recycle: its arrays are reused) that becomes out->tape, *tape
+ * zeroed. */
+void store_note_prepare(const store_note *note, tok_tape *tape, store_prep *out);
 void store_prep_free(store_prep *p);
 
 trove_err store_doc_insert(store *st, const store_note *note, int64_t *doc_id);

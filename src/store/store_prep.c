@@ -87,7 +87,7 @@ static char *link_key(const char *src_path, const md_link *l)
     return key;
 }
 
-void store_note_prepare(const store_note *note, int tokens, store_prep *p)
+void store_note_prepare(const store_note *note, tok_tape *tape, store_prep *p)
 {
     memset(p, 0, sizeof *p);
     const md_doc *md = note->md;
@@ -141,8 +141,10 @@ void store_note_prepare(const store_note *note, int tokens, store_prep *p)
         if (md->links[i].target[0])
             p->link_keys[i] = link_key(note->path, &md->links[i]);
 
-    if (!tokens)
+    if (!tape)
         return;
+    p->tape = *tape;
+    memset(tape, 0, sizeof *tape);
     /* in the order store_doc_insert writes them: FTS5 asks in that order */
     for (size_t i = 0; i < cl->n; i++) {
         tok_tape_record(&p->tape, p->fts_heads[i], p->fts_head_lens[i]);

@@ -9,6 +9,7 @@
 #include "text/lang.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <utf8proc.h>
 
@@ -151,6 +152,10 @@ typedef struct entry {
 
 static entry table[TABLE_SLOTS];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+/* Bit `len` of first_len[b]: some function word starts with byte b and is
+ * len bytes long. Most words of a text ("command", "files") are no such
+ * pair and skip the hash and the probe. */
+static uint32_t first_len[256];
 
 static size_t word_hash(const char *w, size_t len)
 {
@@ -175,6 +180,7 @@ static void table_build(void)
             size_t len = strcspn(w, " ");
             if (len > 0 && len <= LANG_MAX_WORD) {
                 entry *e = table_slot(w, len);
+                first_len[(unsigned char)w[0]] |= (uint32_t)1 << len;
                 if (!e->len) {
                     e->word = w;
                     e->len = (unsigned char)len;
@@ -190,6 +196,8 @@ static void table_build(void)
 
 static lang_set table_lookup(const char *w, size_t len)
 {
+    if (!(first_len[(unsigned char)w[0]] & ((uint32_t)1 << len)))
+        return 0;
     const entry *e = table_slot(w, len);
     return e->len ? e->langs : 0;
 }
@@ -240,6 +248,56 @@ static int word_char(int cp)
     utf8proc_category_t c = utf8proc_category(cp);
     return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO) ||
            (c >= UTF8PROC_CATEGORY_MN && c <= UTF8PROC_CATEGORY_ME);
+}
+
+/* ---- what scan() asks of a non-ASCII letter, kept per code point ------
+ *
+ * Below U+1000 (Latin, Greek, Cyrillic, Hebrew, Arabic, the Indic scripts,
+ * Thai: every alphabetic script of the profiles) a code point's script,
+ * whether it is part of a word, its lower case and its marker languages
+ * are looked up once and kept: utf8proc's category and case tables and
+ * the marker list cost ~100 instructions a letter, and a note in Russian
+ * or Hindi is thousands of letters. Each entry is made from the very
+ * functions scan() called before, on first use (a search's query touches
+ * a few); 0 = not made yet. Two threads making one entry store the same
+ * value; relaxed atomics, as nothing else is published through it. */
+#define CP_CACHED 0x1000
+#define CPI_MADE 0x80000000u
+#define CPI_WORD 0x40000000u
+#define CPI_SLOW 0x20000000u   /* scan() asks utf8proc */
+
+static _Atomic uint32_t cp_info_cache[CP_CACHED];
+
+/* bits 0-3 script, 4-9 marker index + 1 (0: none), 16-28 lower case
+ * (below U+1000 lower cases stay below U+2000: else CPI_SLOW), CPI_WORD,
+ * CPI_MADE */
+static uint32_t cp_info_make(int cp)
+{
+    uint32_t v = CPI_MADE | (uint32_t)script_of(cp);
+    if (word_char(cp)) {
+        v |= CPI_WORD;
+        int lower = utf8proc_tolower(cp);
+        if (lower < 0x500)   /* every marker letter is below U+0500 */
+            for (size_t i = 0; i < sizeof markers / sizeof *markers; i++)
+                if (markers[i].cp == lower) {
+                    v |= (uint32_t)(i + 1) << 4;
+                    break;
+                }
+        if (lower < 0 || lower >= 0x2000)
+            return CPI_MADE | CPI_SLOW;   /* none does (utf8proc 2.8) */
+        v |= (uint32_t)lower << 16;
+    }
+    return v;
+}
+
+static uint32_t cp_info(int cp)
+{
+    uint32_t v = atomic_load_explicit(&cp_info_cache[cp], memory_order_relaxed);
+    if (!v) {
+        v = cp_info_make(cp);
+        atomic_store_explicit(&cp_info_cache[cp], v, memory_order_relaxed);
+    }
+    return v;
 }
 
 /* A word ends: its function-word languages and its marker languages each
@@ -334,6 +392,35 @@ static void scan(const char *text, size_t len, tally *t)
             continue;
         }
         int cp = tok_utf8_next(text, len, &i);
+        uint32_t info = cp >= 0 && cp < CP_CACHED ? cp_info(cp) : CPI_SLOW;
+        if (!(info & CPI_SLOW)) {
+            if (!(info & CPI_WORD)) {   /* no Han, kana or Hangul down here */
+                end_word(t, word, wlen, too_long, marked);
+                wlen = 0, too_long = 0, marked = 0;
+                continue;
+            }
+            t->letters[info & 0xF]++;
+            unsigned m = (info >> 4) & 0x3F;
+            if (m)
+                marked |= markers[m - 1].langs;
+            unsigned lower = (info >> 16) & 0x1FFF;
+            size_t n = lower < 0x80 ? 1 : lower < 0x800 ? 2 : 3;
+            if (wlen + n > LANG_MAX_WORD) {
+                too_long = 1;
+                continue;
+            }
+            if (n == 1) {
+                word[wlen++] = (char)lower;
+            } else if (n == 2) {
+                word[wlen++] = (char)(0xC0 | (lower >> 6));
+                word[wlen++] = (char)(0x80 | (lower & 0x3F));
+            } else {
+                word[wlen++] = (char)(0xE0 | (lower >> 12));
+                word[wlen++] = (char)(0x80 | ((lower >> 6) & 0x3F));
+                word[wlen++] = (char)(0x80 | (lower & 0x3F));
+            }
+            continue;
+        }
         int sc = cp < 0 ? SC_NONE : script_of(cp);
         if (sc == SC_HAN || sc == SC_KANA || sc == SC_HANGUL) {
             t->letters[sc]++;

@@ -166,6 +166,10 @@ typedef struct tok_tape {
  * tokenizer's, whatever thread calls it). */
 void tok_tape_record(tok_tape *t, const char *text, size_t len);
 void tok_tape_free(tok_tape *t);
+/* Empty t for the next text, keeping its arrays when they hold at most
+ * keep_bytes in all (a tape made per note then grows once, not at every
+ * note); larger ones are freed. */
+void tok_tape_recycle(tok_tape *t, size_t keep_bytes);
 /* Offer t to the FTS5 tokenizer on the calling thread until the next call
  * (NULL: none). */
 void tok_tape_offer(const tok_tape *t);

@@ -99,6 +99,16 @@ void tok_tape_free(tok_tape *t)
     memset(t, 0, sizeof *t);
 }
 
+void tok_tape_recycle(tok_tape *t, size_t keep_bytes)
+{
+    size_t held = t->cap_texts * sizeof *t->texts + t->cap_toks * sizeof *t->toks + t->cap_bytes;
+    if (held > keep_bytes) {
+        tok_tape_free(t);
+        return;
+    }
+    t->n_texts = t->n_toks = t->n_bytes = 0;
+}
+
 void tok_tape_offer(const tok_tape *t)
 {
     tl_tape = t;

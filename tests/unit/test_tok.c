@@ -293,6 +293,34 @@ static void test_fts5_tape_replay(void **state)
     sqlite3_close(db);
 }
 
+/* A recycled tape records the next text as a fresh one would, on its old
+ * arrays when they are small enough, else on new ones. */
+static void test_tape_recycle(void **state)
+{
+    (void)state;
+    tok_tape fresh = {0}, t = {0};
+    tok_tape_record(&fresh, "zebras run fast", 15);
+    tok_tape_record(&t, "Running dogs and many other words", 33);
+    tok_tape_tok *toks = t.toks;
+    tok_tape_recycle(&t, 64 << 10);
+    assert_int_equal(t.n_texts + t.n_toks + t.n_bytes, 0);
+    assert_ptr_equal(t.toks, toks);   /* kept */
+    tok_tape_record(&t, "zebras run fast", 15);
+    assert_int_equal(t.n_texts, 1);
+    assert_int_equal(t.n_toks, fresh.n_toks);
+    assert_int_equal(t.n_bytes, fresh.n_bytes);
+    assert_memory_equal(t.bytes, fresh.bytes, fresh.n_bytes);
+    assert_memory_equal(t.toks, fresh.toks, fresh.n_toks * sizeof *t.toks);
+    tok_tape_recycle(&t, 0);   /* too large to keep: freed */
+    assert_null(t.toks);
+    assert_null(t.bytes);
+    assert_null(t.texts);
+    tok_tape_record(&t, "zebras run fast", 15);
+    assert_int_equal(t.n_toks, fresh.n_toks);
+    tok_tape_free(&t);
+    tok_tape_free(&fresh);
+}
+
 static void test_fts5_offsets(void **state)
 {
     (void)state;
@@ -608,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_stem_only),
         cmocka_unit_test(test_ascii_first),
         cmocka_unit_test(test_fts5_tape_replay),
+        cmocka_unit_test(test_tape_recycle),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
