@@ -32,7 +32,7 @@ store_lens *store_lens_current(store *st)
     int64_t version;
     if (!k)
         return NULL;
-    if (store_data_version(st, &version) != TROVE_OK) {
+    if (store_kept_version(st, &version) != TROVE_OK) {
         trove_errclear();   /* FTS5's lengths, as without a keeper */
         return NULL;
     }

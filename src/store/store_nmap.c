@@ -447,7 +447,7 @@ static struct store_nmap_kept *kept_rows(store_nmap_reader *r)
     r->looked = 1;
     struct store_nmap_kept *k = r->st->nmap_kept;
     int64_t version;
-    if (!k || store_data_version(r->st, &version) != TROVE_OK) {
+    if (!k || store_kept_version(r->st, &version) != TROVE_OK) {
         trove_errclear();   /* the reader's own rows, as without a keeper */
         return NULL;
     }
