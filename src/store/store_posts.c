@@ -25,6 +25,10 @@ struct store_posts {
     size_t cap, used;
     size_t bytes;        /* rows and texts held */
     int64_t version;     /* data_version they were read at (-1: none yet) */
+    struct {
+        int have;
+        int64_t n_row, n_token;
+    } totals[2];         /* by table (store_rank_table) */
 };
 
 void store_posts_keep(store *st)
@@ -58,6 +62,7 @@ store_posts *store_posts_current(store *st)
     }
     if (version != k->version) {
         posts_empty(k);
+        memset(k->totals, 0, sizeof k->totals);
         k->version = version;
     }
     return k;
@@ -136,6 +141,24 @@ void store_posts_put(store_posts *k, int table, const double w[2], const char *t
     *e = (post_entry){h, table, {w[0], w[1]}, copy, len, rows, n};
     k->used++;
     k->bytes += bytes;
+}
+
+int store_posts_totals(store_posts *k, int table, int64_t *n_row, int64_t *n_token)
+{
+    if (table < 0 || table > 1 || !k->totals[table].have)
+        return 0;
+    *n_row = k->totals[table].n_row;
+    *n_token = k->totals[table].n_token;
+    return 1;
+}
+
+void store_posts_set_totals(store_posts *k, int table, int64_t n_row, int64_t n_token)
+{
+    if (table >= 0 && table <= 1) {
+        k->totals[table].have = 1;
+        k->totals[table].n_row = n_row;
+        k->totals[table].n_token = n_token;
+    }
 }
 
 void store_posts_free(store *st)

@@ -58,6 +58,10 @@ int store_posts_find(store_posts *k, int table, const double w[2], const char *t
  * phrase. */
 void store_posts_put(store_posts *k, int table, const double w[2], const char *text,
                      size_t len, store_post *rows, size_t n);
+/* The table's FTS5 totals (xRowCount, xColumnTotalSize of every column)
+ * at the kept walks' data_version: 1 with them once set, else 0. */
+int store_posts_totals(store_posts *k, int table, int64_t *n_row, int64_t *n_token);
+void store_posts_set_totals(store_posts *k, int table, int64_t n_row, int64_t n_token);
 void store_posts_free(store *st);
 
 #endif

@@ -609,10 +609,10 @@ static double phrase_idf(sqlite3_int64 n_row, int64_t n_hit)
 /* Every row of the n phrases OR-ed (or, with r->top, rows enough for the
  * best r->top, above) with its score, into r; the statistics as
  * rank_phrases computes them. */
-static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int n,
-                          sqlite3_int64 n_row)
+static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store *st, store_rank *r,
+                          int n, sqlite3_int64 n_row)
 {
-    row_walk w = {.r = r, .st = api->xUserData(fts), .last_id = INT64_MIN};
+    row_walk w = {.r = r, .st = st, .last_id = INT64_MIN};
     const rank_keep *keep = w.st->rank_keep;
     if (keep && keep->n != (size_t)n)
         keep = NULL;   /* the phrases are not the spans (not expected) */
@@ -702,17 +702,13 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
  * rows of each phrase walked (xQueryPhrase) and counted. With `score`,
  * the walks also give the rows of the phrases OR-ed their scores
  * (rank_rows_walk). */
-static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
-                        int n, int score)
+static int rank_phrases_of(const Fts5ExtensionApi *api, Fts5Context *fts, store *st,
+                           store_rank *r, int first, int n, int score, sqlite3_int64 n_row,
+                           sqlite3_int64 n_token)
 {
-    sqlite3_int64 n_row = 0, n_token = 0;
-    int rc = api->xRowCount(fts, &n_row);
+    int rc = SQLITE_OK;
     if (n_row <= 0)
         n_row = 1;
-    if (rc == SQLITE_OK)
-        rc = api->xColumnTotalSize(fts, -1, &n_token);
-    if (rc != SQLITE_OK)
-        return rc;
     if (score)
         store_rank_free(r);
     free(r->idf);
@@ -722,7 +718,7 @@ static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_ran
     r->n_phrase = n;
     r->avgdl = (double)n_token / (double)n_row;
     if (score) {
-        rc = rank_rows_walk(api, fts, r, n, n_row);
+        rc = rank_rows_walk(api, fts, st, r, n, n_row);
     } else {
         row_walk w = {.r = r};
         for (int i = 0; rc == SQLITE_OK && i < n; i++) {
@@ -734,6 +730,46 @@ static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_ran
     }
     r->have = rc == SQLITE_OK && r->rc == TROVE_OK;
     return rc;
+}
+
+static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
+                        int n, int score)
+{
+    sqlite3_int64 n_row = 0, n_token = 0;
+    int rc = api->xRowCount(fts, &n_row);
+    if (rc == SQLITE_OK)
+        rc = api->xColumnTotalSize(fts, -1, &n_token);
+    if (rc != SQLITE_OK)
+        return rc;
+    store *st = api->xUserData(fts);
+    if (score && st->rank_keep)   /* the table's totals, for walks kept whole */
+        store_posts_set_totals(st->rank_keep->k, r->table, n_row, n_token);
+    return rank_phrases_of(api, fts, st, r, first, n, score, n_row, n_token);
+}
+
+/* store_rank_rows without its statement, where every phrase's walk and
+ * the table's totals are kept: what the statement's one call of
+ * trove_rank_rows would do, from the kept walks alone (rank_rows_walk
+ * asks FTS5 nothing then). None of the phrases holding a row, the
+ * statement would match none and call nothing: r stays as it is. 1 when
+ * done so (*rc its error), 0 when the statement must run. */
+static int rank_rows_kept(store *st, const rank_keep *keep, store_rank *r, trove_err *rc)
+{
+    int64_t n_row, n_token;
+    size_t rows = 0;
+    if (!store_posts_totals(keep->k, r->table, &n_row, &n_token))
+        return 0;
+    for (size_t i = 0; i < keep->n; i++) {
+        const store_post *p;
+        size_t n;
+        if (!kept_walk(keep, r, (int)i, &p, &n))
+            return 0;
+        rows += n;
+    }
+    if (rows && rank_phrases_of(NULL, NULL, st, r, 0, (int)keep->n, 1, n_row, n_token) !=
+                    SQLITE_OK && r->rc == TROVE_OK)
+        *rc = trove_fail(TROVE_ESQL, "keyword search: ranking kept rows failed");
+    return 1;
 }
 
 /* trove_rank_rows(TABLE), called once (LIMIT 1): rank_phrases, scoring,
@@ -882,8 +918,10 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
     if (keep.k)
         keep.n = query_fts_phrases(fts, keep.sp, RANK_KEEP_MAX, &n_neg);
     st->rank_keep = keep.n && !n_neg ? &keep : NULL;
-    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
-    store_step(st, s, "keyword search", &rc);
+    if (!st->rank_keep || !rank_rows_kept(st, &keep, r, &rc)) {
+        sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+        store_step(st, s, "keyword search", &rc);
+    }
     store_stmt_put(st, s);
     st->rank_keep = NULL;
     st->rank = was;
