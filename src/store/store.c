@@ -717,6 +717,19 @@ trove_err store_kept_version(store *st, int64_t *v)
     return rc;
 }
 
+int store_kept_stale(store *st, int64_t *at)
+{
+    int64_t version;
+    if (store_kept_version(st, &version) != TROVE_OK) {
+        trove_errclear();
+        return -1;
+    }
+    if (version == *at)
+        return 0;
+    *at = version;
+    return 1;
+}
+
 static trove_err verify(store *st)
 {
     if (stamp_matches(st->path))

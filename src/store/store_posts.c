@@ -53,17 +53,12 @@ static void posts_empty(store_posts *k)
 store_posts *store_posts_current(store *st)
 {
     store_posts *k = st->posts;
-    int64_t version;
-    if (!k)
-        return NULL;
-    if (store_kept_version(st, &version) != TROVE_OK) {
-        trove_errclear();   /* FTS5's walks, as without a keeper */
-        return NULL;
-    }
-    if (version != k->version) {
+    int stale = k ? store_kept_stale(st, &k->version) : -1;
+    if (stale < 0)
+        return NULL;   /* FTS5's walks, as without a keeper */
+    if (stale) {
         posts_empty(k);
         memset(k->totals, 0, sizeof k->totals);
-        k->version = version;
     }
     return k;
 }
