@@ -7,6 +7,11 @@ Korean, phrases, prefixes, exclusions, --lang/--folder/--tags/--where/
 (--no-daemon) and through a daemon of each binary (session 32, w-kw2).
 
     /usr/bin/python3 bench/search_same.py OLD_BIN OLD_DIR NEW_BIN NEW_DIR [--no-daemon-pass]
+        [--repeat N]
+
+--repeat N: the daemon pass asks every case N times over (default 1), so
+that the later rounds meet what a daemon keeps between searches (the note
+map's rows, titles' lengths, keyword phrases' walks: store_posts.h)
 
 DIR: a work folder with index.db, config/ (bench/default_model_bench.py's
 layout; TROVE_EMBED_MODEL from the environment). Prints the cases that
@@ -62,7 +67,7 @@ def digest(b, d, args, nodaemon):
     return hashlib.md5(r.stdout + b"|%d|" % r.returncode + r.stderr).hexdigest()
 
 
-def run_pass(pairs, nodaemon):
+def run_pass(pairs, nodaemon, repeat=1):
     daemons = []
     try:
         if not nodaemon:
@@ -73,7 +78,7 @@ def run_pass(pairs, nodaemon):
                 daemons.append((b, d))
             time.sleep(0.5)
         n = bad = 0
-        for args in cases():
+        for args in [a for _ in range(1 if nodaemon else repeat) for a in cases()]:
             outs = [digest(b, d, args, nodaemon) for b, d in pairs]
             n += 1
             if outs[0] != outs[1]:
@@ -86,7 +91,13 @@ def run_pass(pairs, nodaemon):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--no-daemon-pass"]
+    argv = sys.argv[1:]
+    repeat = 1
+    if "--repeat" in argv:
+        k = argv.index("--repeat")
+        repeat = int(argv[k + 1])
+        del argv[k:k + 2]
+    args = [a for a in argv if a != "--no-daemon-pass"]
     unknown = [a for a in args if a.startswith("-")]
     if len(args) != 4 or unknown:
         sys.exit(__doc__.split("\n\n")[1].strip() if not unknown
@@ -95,7 +106,7 @@ def main():
     pairs = [(os.path.abspath(ob), od), (os.path.abspath(nb), nd)]
     n = bad = 0
     for nodaemon in ([True] if "--no-daemon-pass" in sys.argv else [True, False]):
-        a, b = run_pass(pairs, nodaemon)
+        a, b = run_pass(pairs, nodaemon, repeat)
         n += a
         bad += b
     print("%d of %d identical" % (n - bad, n))

@@ -13,6 +13,7 @@
 #include "fs/walk.h"
 #include "store/store_graph.h"
 #include "store/store_lens.h"
+#include "store/store_posts.h"
 #include "store/store_nmap.h"
 #include "text/tokmemo.h"
 #include "text/transl.h"
@@ -232,6 +233,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     if (a->models) {   /* kept while the index is unchanged */
         store_nmap_keep(st);
         store_lens_keep(st);
+        store_posts_keep(st);
     }
     so.tok_memo = a->tok_memo;
     if (so.vector_only && !so.model) {

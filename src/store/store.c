@@ -13,6 +13,7 @@
 
 #include "store/store_int.h"
 #include "store/store_lens.h"
+#include "store/store_posts.h"
 #include "store/store_nmap.h"
 #include "store/store_nrec.h"
 #include "store/store_vside.h"
@@ -701,6 +702,34 @@ trove_err store_data_version(store *st, int64_t *v)
     return rc;
 }
 
+trove_err store_kept_version(store *st, int64_t *v)
+{
+    int in_read = st->read_serial & 1 && !sqlite3_get_autocommit(st->db);
+    if (in_read && st->kept_dv_serial == st->read_serial) {
+        *v = st->kept_dv;
+        return TROVE_OK;
+    }
+    trove_err rc = store_data_version(st, v);
+    if (rc == TROVE_OK && in_read) {
+        st->kept_dv = *v;
+        st->kept_dv_serial = st->read_serial;
+    }
+    return rc;
+}
+
+int store_kept_stale(store *st, int64_t *at)
+{
+    int64_t version;
+    if (store_kept_version(st, &version) != TROVE_OK) {
+        trove_errclear();
+        return -1;
+    }
+    if (version == *at)
+        return 0;
+    *at = version;
+    return 1;
+}
+
 static trove_err verify(store *st)
 {
     if (stamp_matches(st->path))
@@ -1099,6 +1128,7 @@ void store_close(store *st)
     store_nmap_forget(st);
     store_nmap_kept_free(st);
     store_lens_free(st);
+    store_posts_free(st);
     store_rank_forget(st);
     free(st->df);
     free(st->snap_note);
@@ -1206,12 +1236,15 @@ void store_rollback(store *st)
 trove_err store_read_begin(store *st)
 {
     store_rank_forget(st);
+    st->read_serial |= 1;   /* odd: in a read transaction ... */
+    st->read_serial += 2;   /* ... a new one */
     return store_exec(st, "BEGIN");
 }
 
 void store_read_end(store *st)
 {
     store_rank_forget(st);
+    st->read_serial += st->read_serial & 1;   /* even: none */
     if (!sqlite3_get_autocommit(st->db))
         sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }

@@ -336,6 +336,18 @@ trove_err store_note_noop_update(store *st);
 /* SQLite's data_version of this connection: it changes whenever another
  * connection, of this process or another, commits to the index. */
 trove_err store_data_version(store *st, int64_t *v);
+/* store_data_version for what a resident reader keeps per data_version
+ * (store_nmap_keep, store_lens.h, store_posts.h): inside a
+ * store_read_begin/store_read_end transaction it is read once and given
+ * again (the transaction's snapshot cannot change), outside one asked
+ * each time. */
+trove_err store_kept_version(store *st, int64_t *v);
+/* For a keeper whose contents were read at data_version *at: 0 when they
+ * still hold, 1 when another connection committed since (*at is then the
+ * version now: the keeper empties itself and keeps on), -1 when the
+ * version cannot be read (the error cleared: the caller reads the index
+ * as without a keeper). */
+int store_kept_stale(store *st, int64_t *at);
 
 /* ---- whole-index operations ---- */
 

@@ -69,6 +69,13 @@ struct store {
     struct store_nmap_kept *nmap_kept;
     /* titles_fts rows' lengths kept across read transactions (store_lens.h) */
     struct store_lens *title_lens;
+    /* keyword phrases' walks kept across read transactions (store_posts.h) */
+    struct store_posts *posts;
+    /* store_kept_version's data_version, read once per read transaction:
+     * valid while kept_dv_serial is read_serial (counted up by every
+     * store_read_begin and store_read_end) */
+    int64_t kept_dv;
+    uint64_t read_serial, kept_dv_serial;
     /* A fresh index built beside the file (store_beside.c): allowed for
      * every writer (store_beside_allowed); while building, db is the file `beside`
      * (locked by beside_fd) and `live` the connection to path, holding
@@ -86,6 +93,7 @@ struct store {
     /* trove_rank() registered on db (store_rank.c), at its first use */
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */
+    struct rank_keep *rank_keep;   /* store_rank_rows's kept walks (store_rank.c) */
     /* chunks_fts rows per one-token phrase, counted by store_rank_rows in
      * the read transaction open now (store_rank_hits; emptied at its
      * begin and end) */

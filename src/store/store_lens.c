@@ -29,18 +29,13 @@ void store_lens_keep(store *st)
 store_lens *store_lens_current(store *st)
 {
     store_lens *k = st->title_lens;
-    int64_t version;
-    if (!k)
-        return NULL;
-    if (store_data_version(st, &version) != TROVE_OK) {
-        trove_errclear();   /* FTS5's lengths, as without a keeper */
-        return NULL;
-    }
-    if (version != k->version) {
+    int stale = k ? store_kept_stale(st, &k->version) : -1;
+    if (stale < 0)
+        return NULL;   /* FTS5's lengths, as without a keeper */
+    if (stale) {
         free(k->len);
         k->len = NULL;
         k->cap = 0;
-        k->version = version;
     }
     return k;
 }

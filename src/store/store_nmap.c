@@ -446,16 +446,13 @@ static struct store_nmap_kept *kept_rows(store_nmap_reader *r)
         return r->kept;
     r->looked = 1;
     struct store_nmap_kept *k = r->st->nmap_kept;
-    int64_t version;
-    if (!k || store_data_version(r->st, &version) != TROVE_OK) {
-        trove_errclear();   /* the reader's own rows, as without a keeper */
-        return NULL;
-    }
-    if (version != k->version) {
+    int stale = k ? store_kept_stale(r->st, &k->version) : -1;
+    if (stale < 0)
+        return NULL;   /* the reader's own rows, as without a keeper */
+    if (stale) {
         rows_free(k->rows, k->n_rows);
         k->rows = NULL;
         k->n_rows = 0;
-        k->version = version;
     }
     return r->kept = k;
 }

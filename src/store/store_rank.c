@@ -7,6 +7,7 @@
 
 #include "store/store_int.h"
 #include "store/store_lens.h"
+#include "store/store_posts.h"
 #include "text/query.h"
 #include "text/tok.h"
 #include "util/buf.h"
@@ -203,7 +204,19 @@ typedef struct row_walk {
     double idf;               /* its IDF, or < 0 while unknown */
     int skip_new;             /* rows first met here cannot reach the top */
     int64_t n_hit;
+    store_post *rec;          /* the phrase's walk recorded for keeping, or NULL */
+    size_t n_rec, cap_rec;
 } row_walk;
+
+/* store_rank_rows's kept walks (store_posts.h): the expression's phrases
+ * as they stand in it, phrase i at sp[i]. */
+#define RANK_KEEP_MAX 128
+typedef struct rank_keep {
+    store_posts *k;
+    const char *fts;
+    query_span sp[RANK_KEEP_MAX];
+    size_t n;
+} rank_keep;
 
 /* xQueryPhrase's callback for the statistics alone. */
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
@@ -242,13 +255,11 @@ static double row_part(const row_walk *w, size_t row, double idf, double freq)
     return term_score(idf, freq, d, w->r->avgdl);
 }
 
-/* xQueryPhrase's callback: one row of the phrase walked (its only phrase,
- * 0, in the cursor fts). */
-static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
+/* The walk's row of id, as the phrase's rows come (by id, else looked
+ * for from the start): its index, or SIZE_MAX when the row is new. */
+static size_t walk_find(row_walk *w, int64_t id)
 {
-    row_walk *w = ctx;
     w->n_hit++;
-    int64_t id = api->xRowid(fts);
     if (id <= w->last_id && w->n_hit > 1) {
         w->unordered = 1;   /* not by id after all: look from the start */
         w->at = 0;
@@ -256,21 +267,12 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     w->last_id = id;
     while (w->at < w->n_ord && w->ord[w->at].id < id)
         w->at++;
-    size_t row;
-    int rc;
-    if (w->at < w->n_ord && w->ord[w->at].id == id) {
-        row = w->ord[w->at].row;
-    } else {
-        if (w->skip_new)
-            return SQLITE_OK;
-        double d = -1.0;
-        if (!w->late && (rc = row_length(api, fts, w->r, &d)) != SQLITE_OK)
-            return rc;
-        row = walk_add(w, id, d);
-    }
-    double freq, len_floor;
-    if ((rc = phrase_freq(api, fts, w->r, 0, &freq, &len_floor)) != SQLITE_OK)
-        return rc;
+    return w->at < w->n_ord && w->ord[w->at].id == id ? w->ord[w->at].row : SIZE_MAX;
+}
+
+/* The phrase's weighted frequency and length floor in the walk's row. */
+static void walk_take(row_walk *w, size_t row, double freq, double len_floor)
+{
     if (len_floor > w->lo[row])
         w->lo[row] = len_floor;
     phrase_rows *p = w->cur;
@@ -283,6 +285,32 @@ static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
     p->freq[p->n++] = freq;
     if (w->idf >= 0)
         w->part[row] += row_part(w, row, w->idf, freq);
+}
+
+/* xQueryPhrase's callback: one row of the phrase walked (its only phrase,
+ * 0, in the cursor fts). */
+static int walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ctx)
+{
+    row_walk *w = ctx;
+    int64_t id = api->xRowid(fts);
+    size_t row = walk_find(w, id);
+    int rc;
+    if (row == SIZE_MAX) {
+        if (w->skip_new)
+            return SQLITE_OK;
+        double d = -1.0;
+        if (!w->late && (rc = row_length(api, fts, w->r, &d)) != SQLITE_OK)
+            return rc;
+        row = walk_add(w, id, d);
+    }
+    double freq, len_floor;
+    if ((rc = phrase_freq(api, fts, w->r, 0, &freq, &len_floor)) != SQLITE_OK)
+        return rc;
+    if (w->rec) {   /* every row of the phrase (skip_new is 0 while recording) */
+        xgrow(&w->rec, &w->cap_rec, w->n_rec + 1, sizeof *w->rec);
+        w->rec[w->n_rec++] = (store_post){id, freq, len_floor, w->len[row]};
+    }
+    walk_take(w, row, freq, len_floor);
     return SQLITE_OK;
 }
 
@@ -503,14 +531,67 @@ static trove_err walk_prune(row_walk *w, size_t top, double left, int last,
     return TROVE_OK;
 }
 
-/* One phrase walked (xQueryPhrase) into w, its rows into *p. */
+/* A kept walk of the phrase (store_posts.h) taken as walk_row takes
+ * FTS5's: the same rows in the same order, the same frequencies; a new
+ * row's length, where walk_row reads it, is the one kept (else asked by
+ * id: the same number). */
+static trove_err walk_kept(row_walk *w, const store_post *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t row = walk_find(w, p[i].id);
+        if (row == SIZE_MAX) {
+            if (w->skip_new)
+                continue;
+            double d = -1.0;
+            if (!w->late) {
+                d = p[i].len;
+                trove_err rc;
+                if (d < 0 && (rc = length_by_id(w, p[i].id, &d)) != TROVE_OK)
+                    return rc;
+            }
+            row = walk_add(w, p[i].id, d);
+        }
+        walk_take(w, row, p[i].freq, p[i].lo);
+    }
+    return TROVE_OK;
+}
+
+/* Phrase i's kept walk: 1 with *rows, *n, else 0. */
+static int kept_walk(const rank_keep *keep, const store_rank *r, int i, const store_post **rows,
+                     size_t *n)
+{
+    return keep && store_posts_find(keep->k, r->table, r->weight, keep->fts + keep->sp[i].off,
+                                    keep->sp[i].len, rows, n);
+}
+
+/* One phrase walked (xQueryPhrase, or its kept walk) into w, its rows into
+ * *p; a walk of every row of it (no row skipped) kept when keep is set. */
 static int walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, row_walk *w, int phrase,
-                       phrase_rows *p, double idf)
+                       phrase_rows *p, double idf, const rank_keep *keep)
 {
     w->cur = p;
     w->idf = idf;
     w->n_hit = 0;
-    int rc = api->xQueryPhrase(fts, phrase, w, walk_row);
+    const store_post *kept;
+    size_t n_kept;
+    int rc = SQLITE_OK;
+    if (kept_walk(keep, w->r, phrase, &kept, &n_kept)) {
+        trove_err err = walk_kept(w, kept, n_kept);
+        if (err && w->r->rc == TROVE_OK)
+            w->r->rc = err;
+        rc = err ? SQLITE_ERROR : SQLITE_OK;
+    } else {
+        int record = keep && !w->skip_new;
+        w->n_rec = w->cap_rec = 0;
+        w->rec = record ? xmalloc((w->cap_rec = 64) * sizeof *w->rec) : NULL;
+        rc = api->xQueryPhrase(fts, phrase, w, walk_row);
+        if (record && rc == SQLITE_OK && w->r->rc == TROVE_OK)
+            store_posts_put(keep->k, w->r->table, w->r->weight, keep->fts + keep->sp[phrase].off,
+                            keep->sp[phrase].len, w->rec, w->n_rec);   /* taken */
+        else
+            free(w->rec);
+        w->rec = NULL;
+    }
     if (w->skip_new && w->n_hit > (int64_t)p->n)
         w->r->cut = 1;   /* rows first met here left out (or already cut) */
     p->unordered = w->unordered;
@@ -528,10 +609,13 @@ static double phrase_idf(sqlite3_int64 n_row, int64_t n_hit)
 /* Every row of the n phrases OR-ed (or, with r->top, rows enough for the
  * best r->top, above) with its score, into r; the statistics as
  * rank_phrases computes them. */
-static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int n,
-                          sqlite3_int64 n_row)
+static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store *st, store_rank *r,
+                          int n, sqlite3_int64 n_row)
 {
-    row_walk w = {.r = r, .st = api->xUserData(fts), .last_id = INT64_MIN};
+    row_walk w = {.r = r, .st = st, .last_id = INT64_MIN};
+    const rank_keep *keep = w.st->rank_keep;
+    if (keep && keep->n != (size_t)n)
+        keep = NULL;   /* the phrases are not the spans (not expected) */
     phrase_rows *pr = xcalloc(n ? (size_t)n : 1, sizeof *pr);
     size_t *order = xmalloc((n ? (size_t)n : 1) * sizeof *order);
     double *left = xcalloc((size_t)n + 1, sizeof *left);
@@ -543,8 +627,13 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     int prune = w.late && n > 1;
     r->cut = 0;
     for (int i = 0; prune && rc == SQLITE_OK && i < n; i++) {
+        const store_post *kept;
+        size_t n_kept;
         w.n_hit = 0;
-        rc = api->xQueryPhrase(fts, i, &w, count_row);
+        if (kept_walk(keep, r, i, &kept, &n_kept))
+            w.n_hit = (int64_t)n_kept;   /* every row of the phrase */
+        else
+            rc = api->xQueryPhrase(fts, i, &w, count_row);
         r->hits[i] = w.n_hit;
         r->idf[i] = phrase_idf(n_row, w.n_hit);
     }
@@ -560,7 +649,7 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
     trove_err err = TROVE_OK;
     for (int j = 0; rc == SQLITE_OK && r->rc == TROVE_OK && !err && j < n; j++) {
         int i = (int)order[j];
-        rc = walk_phrase(api, fts, &w, i, &pr[i], prune ? r->idf[i] : -1.0);
+        rc = walk_phrase(api, fts, &w, i, &pr[i], prune ? r->idf[i] : -1.0, keep);
         if (!prune) {
             r->hits[i] = w.n_hit;
             r->idf[i] = phrase_idf(n_row, w.n_hit);
@@ -613,17 +702,13 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store_r
  * rows of each phrase walked (xQueryPhrase) and counted. With `score`,
  * the walks also give the rows of the phrases OR-ed their scores
  * (rank_rows_walk). */
-static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
-                        int n, int score)
+static int rank_phrases_of(const Fts5ExtensionApi *api, Fts5Context *fts, store *st,
+                           store_rank *r, int first, int n, int score, sqlite3_int64 n_row,
+                           sqlite3_int64 n_token)
 {
-    sqlite3_int64 n_row = 0, n_token = 0;
-    int rc = api->xRowCount(fts, &n_row);
+    int rc = SQLITE_OK;
     if (n_row <= 0)
         n_row = 1;
-    if (rc == SQLITE_OK)
-        rc = api->xColumnTotalSize(fts, -1, &n_token);
-    if (rc != SQLITE_OK)
-        return rc;
     if (score)
         store_rank_free(r);
     free(r->idf);
@@ -633,7 +718,7 @@ static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_ran
     r->n_phrase = n;
     r->avgdl = (double)n_token / (double)n_row;
     if (score) {
-        rc = rank_rows_walk(api, fts, r, n, n_row);
+        rc = rank_rows_walk(api, fts, st, r, n, n_row);
     } else {
         row_walk w = {.r = r};
         for (int i = 0; rc == SQLITE_OK && i < n; i++) {
@@ -645,6 +730,46 @@ static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_ran
     }
     r->have = rc == SQLITE_OK && r->rc == TROVE_OK;
     return rc;
+}
+
+static int rank_phrases(const Fts5ExtensionApi *api, Fts5Context *fts, store_rank *r, int first,
+                        int n, int score)
+{
+    sqlite3_int64 n_row = 0, n_token = 0;
+    int rc = api->xRowCount(fts, &n_row);
+    if (rc == SQLITE_OK)
+        rc = api->xColumnTotalSize(fts, -1, &n_token);
+    if (rc != SQLITE_OK)
+        return rc;
+    store *st = api->xUserData(fts);
+    if (score && st->rank_keep)   /* the table's totals, for walks kept whole */
+        store_posts_set_totals(st->rank_keep->k, r->table, n_row, n_token);
+    return rank_phrases_of(api, fts, st, r, first, n, score, n_row, n_token);
+}
+
+/* store_rank_rows without its statement, where every phrase's walk and
+ * the table's totals are kept: what the statement's one call of
+ * trove_rank_rows would do, from the kept walks alone (rank_rows_walk
+ * asks FTS5 nothing then). None of the phrases holding a row, the
+ * statement would match none and call nothing: r stays as it is. 1 when
+ * done so (*rc its error), 0 when the statement must run. */
+static int rank_rows_kept(store *st, const rank_keep *keep, store_rank *r, trove_err *rc)
+{
+    int64_t n_row, n_token;
+    size_t rows = 0;
+    if (!store_posts_totals(keep->k, r->table, &n_row, &n_token))
+        return 0;
+    for (size_t i = 0; i < keep->n; i++) {
+        const store_post *p;
+        size_t n;
+        if (!kept_walk(keep, r, (int)i, &p, &n))
+            return 0;
+        rows += n;
+    }
+    if (rows && rank_phrases_of(NULL, NULL, st, r, 0, (int)keep->n, 1, n_row, n_token) !=
+                    SQLITE_OK && r->rc == TROVE_OK)
+        *rc = trove_fail(TROVE_ESQL, "keyword search: ranking kept rows failed");
+    return 1;
 }
 
 /* trove_rank_rows(TABLE), called once (LIMIT 1): rank_phrases, scoring,
@@ -788,9 +913,17 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
     st->rank = r;
     r->table = (int)table;
     store_rank_free(r);
-    sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
-    store_step(st, s, "keyword search", &rc);
+    rank_keep keep = {.k = store_posts_current(st), .fts = fts};
+    size_t n_neg = 0;
+    if (keep.k)
+        keep.n = query_fts_phrases(fts, keep.sp, RANK_KEEP_MAX, &n_neg);
+    st->rank_keep = keep.n && !n_neg ? &keep : NULL;
+    if (!st->rank_keep || !rank_rows_kept(st, &keep, r, &rc)) {
+        sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
+        store_step(st, s, "keyword search", &rc);
+    }
     store_stmt_put(st, s);
+    st->rank_keep = NULL;
     st->rank = was;
     if (r->rc)
         rc = r->rc;   /* the note map's error, under the statement's */

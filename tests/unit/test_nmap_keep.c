@@ -1,6 +1,6 @@
 /* What a resident reader's store keeps across read transactions: the note
- * map's rows (store_nmap_keep) and titles_fts rows' lengths
- * (store_lens_keep). A read-only store answers as a fresh reader would,
+ * map's rows (store_nmap_keep), titles_fts rows' lengths
+ * (store_lens_keep) and keyword phrases' walks (store_posts_keep). A read-only store answers as a fresh reader would,
  * before and after another connection's commits changed them, and a
  * store that writes keeps nothing it could answer stale from. */
 #include <setjmp.h>
@@ -17,6 +17,7 @@
 #include "md/md.h"
 #include "store/store_lens.h"
 #include "store/store_nmap.h"
+#include "store/store_posts.h"
 #include "store/store_rank.h"
 #include "text/lang.h"
 #include "util/str.h"
@@ -182,6 +183,83 @@ static void test_kept_title_lengths_follow_commits(void **state)
     assert_null(store_lens_current(wr));
 }
 
+/* store_rank_rows on st (keeping walks) and on a reader keeping nothing,
+ * each in its own read transaction: the same rows, the same bits, for
+ * chunks and titles, every row and with a cap (pruned, lengths read
+ * late). `kept`: st's walks of the queries are kept after the first. */
+static void assert_walks_ranked_as_fts5(store *st, store *plain, int kept)
+{
+    static const char *const queries[] = {"\"mango\"", "\"note\" OR \"kiwi\"",
+                                          "\"quince\" OR \"guava\" OR \"lychee\"",
+                                          "\"lych\" * OR \"mango kiwi\"", "\"nothing\""};
+    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++)
+        for (int table = 0; table < 2; table++)
+            for (size_t top = 0; top <= 4; top += 4) {
+                store_rank r[2] = {{.top = top, .prune_small = 1}, {.top = top, .prune_small = 1}};
+                store *on[2] = {st, plain};
+                for (int k = 0; k < 2; k++) {
+                    r[k].weight[0] = table ? 3.0 : 5.0;
+                    r[k].weight[1] = table ? 2.0 : 1.0;
+                    assert_int_equal(store_read_begin(on[k]), TROVE_OK);
+                    assert_int_equal(store_rank_rows(on[k], table, queries[q], &r[k]), TROVE_OK);
+                    if (k == 0) {
+                        store_posts *p = store_posts_current(st);
+                        const store_post *rows;
+                        size_t n;
+                        assert_non_null(p);
+                        assert_int_equal(store_posts_find(p, table, r[0].weight,
+                                                          queries[q] + 1, 1, &rows, &n), 0);
+                        if (kept && !top && r[0].n_rows && !strchr(queries[q], '*'))
+                            assert_int_equal(store_posts_find(p, table, r[0].weight,
+                                                              queries[q], strcspn(queries[q] + 1, "\"") + 2,
+                                                              &rows, &n), 1);
+                    }
+                    store_read_end(on[k]);
+                }
+                assert_int_equal(r[0].n_rows, r[1].n_rows);
+                assert_int_equal(r[0].cut, r[1].cut);
+                for (size_t i = 0; i < r[0].n_rows; i++) {
+                    assert_int_equal(r[0].row_id[i], r[1].row_id[i]);
+                    assert_memory_equal(&r[0].row_score[i], &r[1].row_score[i], sizeof(double));
+                }
+                store_rank_free(&r[0]);
+                store_rank_free(&r[1]);
+            }
+}
+
+static void test_kept_walks_follow_commits(void **state)
+{
+    (void)state;
+    int64_t ids[20];
+    add_notes_titled(400, 20, ids, 0);
+    store *rd, *plain;
+    assert_int_equal(store_open(path, STORE_READONLY, &rd), TROVE_OK);
+    assert_int_equal(store_open(path, STORE_READONLY, &plain), TROVE_OK);
+    store_posts_keep(rd);
+    assert_walks_ranked_as_fts5(rd, plain, 0);
+    assert_walks_ranked_as_fts5(rd, plain, 1);   /* from the kept walks */
+    /* notes deleted, one again with more words under the same row ids,
+     * others added: the kept walks' rows, frequencies and lengths stale */
+    for (int longer = 1; longer >= 0; longer--) {
+        int64_t last = ids[19];
+        assert_int_equal(store_begin(wr), TROVE_OK);
+        for (int i = 0; i < 20; i += 7)
+            assert_int_equal(store_doc_delete(wr, ids[i]), TROVE_OK);
+        assert_int_equal(store_doc_delete(wr, last), TROVE_OK);
+        assert_int_equal(store_commit(wr), TROVE_OK);
+        add_notes_titled(419, 1, &ids[19], longer);
+        assert_walks_ranked_as_fts5(rd, plain, 0);
+        assert_walks_ranked_as_fts5(rd, plain, 1);
+        add_notes_titled(500 + 10 * longer, 5, ids, longer);
+        assert_walks_ranked_as_fts5(rd, plain, 0);
+        assert_walks_ranked_as_fts5(rd, plain, 1);
+    }
+    store_close(plain);
+    store_close(rd);
+    store_posts_keep(wr);   /* a writer: keeps none */
+    assert_null(store_posts_current(wr));
+}
+
 /* A writer asked to keep rows keeps none: its own commits leave its
  * data_version as it was. */
 static void test_writer_keeps_nothing(void **state)
@@ -203,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_kept_rows_follow_commits),
         cmocka_unit_test(test_writer_keeps_nothing),
         cmocka_unit_test(test_kept_title_lengths_follow_commits),
+        cmocka_unit_test(test_kept_walks_follow_commits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
