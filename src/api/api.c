@@ -14,6 +14,7 @@
 #include "store/store_graph.h"
 #include "store/store_lens.h"
 #include "store/store_nmap.h"
+#include "store/store_rank.h"
 #include "text/tokmemo.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -232,6 +233,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
     if (a->models) {   /* kept while the index is unchanged */
         store_nmap_keep(st);
         store_lens_keep(st);
+        store_rank_keep(st);
     }
     so.tok_memo = a->tok_memo;
     if (so.vector_only && !so.model) {
