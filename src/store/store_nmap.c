@@ -392,7 +392,6 @@ struct store_nmap_reader {
      * not looked yet, or none kept: rows above) */
     struct store_nmap_kept *kept;
     int looked;
-    int absent;      /* no note_map table (an index not upgraded yet) */
     char **keys;     /* the keys whose columns are read */
     size_t n_keys;
     fseg *segs;
@@ -500,7 +499,7 @@ static nmap_row *row_open(store_nmap_reader *r, nmap_row **rows, size_t *n_rows,
 static const nmap_row *row_bytes(store_nmap_reader *r, int64_t row, size_t at, size_t width,
                                  trove_err *rc)
 {
-    if (r->absent || row < 0)
+    if (row < 0)
         return NULL;
     struct store_nmap_kept *k = r->looked ? r->kept : kept_rows(r);
     nmap_row **rows = k ? &k->rows : &r->rows;
@@ -509,14 +508,13 @@ static const nmap_row *row_bytes(store_nmap_reader *r, int64_t row, size_t at, s
                                                               : row_open(r, rows, n_rows, row, rc);
     if (!x || at + width > x->len)
         return NULL;
-    size_t first = at / NMAP_SLICE, last = (at + width - 1) / NMAP_SLICE;
-    if (x->len > (size_t)NMAP_MAX_SLICES * NMAP_SLICE)
-        first = 0, last = (x->len - 1) / NMAP_SLICE;   /* read whole, once */
-    uint32_t want = 0;
-    for (size_t i = first; i <= last && i < NMAP_MAX_SLICES; i++)
+    /* a row longer than `have` can say is read whole, once (bit 0) */
+    int whole = x->len > (size_t)NMAP_MAX_SLICES * NMAP_SLICE;
+    size_t first = whole ? 0 : at / NMAP_SLICE;
+    size_t last = (whole ? x->len - 1 : at + width - 1) / NMAP_SLICE;
+    uint32_t want = whole ? 1 : 0;
+    for (size_t i = first; !whole && i <= last; i++)
         want |= (uint32_t)1 << i;
-    if (x->len > (size_t)NMAP_MAX_SLICES * NMAP_SLICE)
-        want = x->have ? 0 : 1;
     if ((x->have & want) == want)
         return x;
     size_t off = first * NMAP_SLICE, end = (last + 1) * NMAP_SLICE;
@@ -637,7 +635,7 @@ int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
                           const nmapcol_col **col, size_t *col_id, uint32_t *code,
                           trove_err *rc)
 {
-    if (doc_id < 0 || key >= r->n_keys || r->absent)
+    if (doc_id < 0 || key >= r->n_keys)
         return 0;
     size_t seg = (size_t)(doc_id >> STORE_NMAP_SEG_BITS);
     xgrow_zero(&r->segs, &r->n_segs, seg + 1, sizeof *r->segs);
