@@ -132,6 +132,18 @@ static void test_kept_rows_follow_commits(void **state)
     store_close(rd);
 }
 
+/* Two store_rank_rows answers: the same rows, the same bits (both freed). */
+static void assert_same_rows(store_rank *a, store_rank *b)
+{
+    assert_int_equal(a->n_rows, b->n_rows);
+    for (size_t i = 0; i < a->n_rows; i++) {
+        assert_int_equal(a->row_id[i], b->row_id[i]);
+        assert_memory_equal(&a->row_score[i], &b->row_score[i], sizeof(double));
+    }
+    store_rank_free(a);
+    store_rank_free(b);
+}
+
 /* The title channel's ranking (store_rank_rows over titles_fts) with the
  * lengths a keeping store lends, in one read transaction of st, against
  * FTS5's own lengths: the same rows, the same bits. */
@@ -145,13 +157,7 @@ static void assert_titles_ranked_as_fts5(store *st)
         assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &kept), TROVE_OK);
         assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &fts5), TROVE_OK);
         store_read_end(st);
-        assert_int_equal(kept.n_rows, fts5.n_rows);
-        for (size_t i = 0; i < kept.n_rows; i++) {
-            assert_int_equal(kept.row_id[i], fts5.row_id[i]);
-            assert_memory_equal(&kept.row_score[i], &fts5.row_score[i], sizeof(double));
-        }
-        store_rank_free(&kept);
-        store_rank_free(&fts5);
+        assert_same_rows(&kept, &fts5);
     }
 }
 
@@ -239,13 +245,7 @@ static void assert_counts_current(store *st, int kept)
             assert_int_equal(store_read_begin(wr), TROVE_OK);
             assert_int_equal(store_rank_rows(wr, table, queries[q], &b), TROVE_OK);
             store_read_end(wr);
-            assert_int_equal(a.n_rows, b.n_rows);
-            for (size_t i = 0; i < a.n_rows; i++) {
-                assert_int_equal(a.row_id[i], b.row_id[i]);
-                assert_memory_equal(&a.row_score[i], &b.row_score[i], sizeof(double));
-            }
-            store_rank_free(&a);
-            store_rank_free(&b);
+            assert_same_rows(&a, &b);
         }
     }
 }
