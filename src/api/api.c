@@ -15,6 +15,7 @@
 #include "store/store_lens.h"
 #include "store/store_posts.h"
 #include "store/store_nmap.h"
+#include "store/store_rank.h"
 #include "text/tokmemo.h"
 #include "text/transl.h"
 #include "util/buf.h"
@@ -234,6 +235,7 @@ static trove_err search_local(api *a, const api_search_opts *o, search_results *
         store_nmap_keep(st);
         store_lens_keep(st);
         store_posts_keep(st);
+        store_rank_keep(st);
     }
     so.tok_memo = a->tok_memo;
     if (so.vector_only && !so.model) {

@@ -1129,7 +1129,7 @@ void store_close(store *st)
     store_nmap_kept_free(st);
     store_lens_free(st);
     store_posts_free(st);
-    store_rank_forget(st);
+    store_rank_forget_all(st);
     free(st->df);
     free(st->snap_note);
     free(st->vside_id);

@@ -94,18 +94,25 @@ struct store {
     int rank_ready;
     struct store_rank *rank;   /* its state (store_rank_use) */
     struct rank_keep *rank_keep;   /* store_rank_rows's kept walks (store_rank.c) */
-    /* chunks_fts rows per one-token phrase, counted by store_rank_rows in
-     * the read transaction open now (store_rank_hits; emptied at its
-     * begin and end) */
+    /* rows per phrase counted by store_rank_rows (its count walk skipped
+     * for a phrase counted before; store_rank_hits), in the read
+     * transaction open now (emptied at its begin and end), or with
+     * df_keep (store_rank_keep) while data_version stays df_version
+     * (store_kept_stale) */
     struct store_rank_df *df;
     size_t n_df, cap_df;
+    int df_keep;
+    int64_t df_version;
 };
 
 /* store_connect's flag for a file nobody else opens (no WAL) */
 #define STORE_BESIDE 0x100
 trove_err store_connect(store *st, const char *path, int flags, int fresh);
-/* store_rank_hits' counts dropped (a read transaction begins or ends) */
+/* A read transaction begins or ends: store_rank_hits' counts dropped, or
+ * looked at again before their next use when kept (store_rank_keep). */
 void store_rank_forget(store *st);
+/* store_rank_hits' counts dropped, kept or not (the store's close). */
+void store_rank_forget_all(store *st);
 void store_stmt_clear(store *st);
 /* 1 when the connection's file is no longer the one its path names (another
  * writer renamed a new index in) */

@@ -321,10 +321,19 @@ trove_err store_nmap_check(store *st, void (*add)(void *ctx, const char *line), 
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* A row of a fixed-width kind, read a slice at a time: a search asks
+ * for ~100-300 entries of kinds 0 and 3, one or two a row, so reading
+ * whole rows (16 KiB each, ~250 a kind at 1M notes) copied and faulted
+ * in ~10 MB per cold search for ~1 KiB used (docs/performance.md,
+ * session 36). `data` is allocated at the row's length and filled where
+ * `have` says (the rest is never touched, so never faulted in). */
+#define NMAP_SLICE 4096
+#define NMAP_MAX_SLICES 32   /* bits of `have`; a longer row is read whole */
 typedef struct nmap_row {
     uint8_t *data;
     size_t len;
-    int loaded;
+    uint32_t have;   /* slices of data read (bit k: bytes [k, k+1) x NMAP_SLICE) */
+    int loaded;      /* len known (0: no such row) */
 } nmap_row;
 
 /* A wanted key's column in one segment. */
@@ -383,18 +392,19 @@ struct store_nmap_reader {
      * not looked yet, or none kept: rows above) */
     struct store_nmap_kept *kept;
     int looked;
-    int absent;      /* no note_map table (an index not upgraded yet) */
     char **keys;     /* the keys whose columns are read */
     size_t n_keys;
     fseg *segs;
     size_t n_segs;
-    sqlite3_blob *blob;   /* on the last fields row read (closed by _close) */
+    sqlite3_blob *blob;   /* on the last row read (closed by _close) */
+    int64_t at_row;       /* the row r->blob is on, when a fixed-width kind's; else -1 */
 };
 
 store_nmap_reader *store_nmap_reader_new(store *st)
 {
     store_nmap_reader *r = xcalloc(1, sizeof *r);
     r->st = st;
+    r->at_row = -1;
     return r;
 }
 
@@ -404,6 +414,8 @@ void store_nmap_reader_close(store_nmap_reader *r)
         sqlite3_blob_close(r->blob);
         r->blob = NULL;
     }
+    if (r)
+        r->at_row = -1;
 }
 
 void store_nmap_reader_free(store_nmap_reader *r)
@@ -457,43 +469,68 @@ static struct store_nmap_kept *kept_rows(store_nmap_reader *r)
     return r->kept = k;
 }
 
-/* Row `row` of *rows (capacity *n_rows) read into its slot: NULL when it is
- * not there (or no table). */
-static const nmap_row *row_load(store_nmap_reader *r, nmap_row **rows, size_t *n_rows,
-                                int64_t row, trove_err *rc)
+/* Row `row` of *rows (capacity *n_rows), its length known (its blob
+ * opened on r->blob): NULL when it is not there (or no table). */
+static nmap_row *row_open(store_nmap_reader *r, nmap_row **rows, size_t *n_rows, int64_t row,
+                          trove_err *rc)
 {
     xgrow_zero(rows, n_rows, (size_t)row + 1, sizeof **rows);
     nmap_row *x = &(*rows)[row];
-    sqlite3_stmt *s = store_stmt_get(r->st, "SELECT data FROM note_map WHERE id = ?1");
-    if (!s) {
-        r->absent = 1;   /* the caller asks the tables */
+    if (x->loaded)
+        return x;
+    int got = store_blob_at(r->st, &r->blob, "note_map", "data", row, "reading the note map", rc);
+    r->at_row = got > 0 ? row : -1;
+    if (got < 0)
         return NULL;
-    }
-    sqlite3_bind_int64(s, 1, row);
-    if (store_step(r->st, s, "reading the note map", rc) > 0) {
-        x->len = (size_t)sqlite3_column_bytes(s, 0);
-        x->data = xmalloc(x->len ? x->len : 1);
-        if (x->len)
-            memcpy(x->data, sqlite3_column_blob(s, 0), x->len);
-    }
-    store_stmt_put(r->st, s);
-    x->loaded = *rc == TROVE_OK;
+    x->len = got ? (size_t)sqlite3_blob_bytes(r->blob) : 0;
+    x->data = xmalloc(x->len ? x->len : 1);
+    x->have = 0;
+    x->loaded = 1;
     return x;
 }
 
-/* Row `row`, read once (per reader, or while the store keeps it): NULL
- * when it is not there (or no table). A search asks ~4,000 times, for
- * ~20 rows: a row read before is found without a call. */
-static inline const nmap_row *reader_row(store_nmap_reader *r, int64_t row, trove_err *rc)
+/* Bytes [at, at + width) of row `row` read (the slices holding them):
+ * the row, or NULL when it is not there or too short (or on a read
+ * error, *rc set). A search asks ~4,000 times, for ~20 rows and a few
+ * hundred slices: a slice read before is found without a call. */
+static const nmap_row *row_bytes(store_nmap_reader *r, int64_t row, size_t at, size_t width,
+                                 trove_err *rc)
 {
-    if (r->absent || row < 0)
+    if (row < 0)
         return NULL;
     struct store_nmap_kept *k = r->looked ? r->kept : kept_rows(r);
     nmap_row **rows = k ? &k->rows : &r->rows;
     size_t *n_rows = k ? &k->n_rows : &r->n_rows;
-    if ((size_t)row < *n_rows && (*rows)[row].loaded)
-        return &(*rows)[row];
-    return row_load(r, rows, n_rows, row, rc);
+    nmap_row *x = (size_t)row < *n_rows && (*rows)[row].loaded ? &(*rows)[row]
+                                                              : row_open(r, rows, n_rows, row, rc);
+    if (!x || at + width > x->len)
+        return NULL;
+    /* a row longer than `have` can say is read whole, once (bit 0) */
+    int whole = x->len > (size_t)NMAP_MAX_SLICES * NMAP_SLICE;
+    size_t first = whole ? 0 : at / NMAP_SLICE;
+    size_t last = (whole ? x->len - 1 : at + width - 1) / NMAP_SLICE;
+    uint32_t want = whole ? 1 : 0;
+    for (size_t i = first; !whole && i <= last; i++)
+        want |= (uint32_t)1 << i;
+    if ((x->have & want) == want)
+        return x;
+    size_t off = first * NMAP_SLICE, end = (last + 1) * NMAP_SLICE;
+    if (end > x->len)
+        end = x->len;
+    if (r->at_row != row &&
+        store_blob_at(r->st, &r->blob, "note_map", "data", row, "reading the note map", rc) <= 0) {
+        r->at_row = -1;
+        if (*rc == TROVE_OK)   /* gone meanwhile: not this transaction's row */
+            *rc = trove_fail(TROVE_ECORRUPT, "note map row %lld vanished", (long long)row);
+        return NULL;
+    }
+    r->at_row = row;
+    if (sqlite3_blob_read(r->blob, x->data + off, (int)(end - off), (int)off) != SQLITE_OK) {
+        *rc = store_fail(r->st, "reading the note map");
+        return NULL;
+    }
+    x->have |= want;
+    return x;
 }
 
 /* The `width` bytes of id's entry in its segment's row of `kind`; NULL
@@ -504,9 +541,9 @@ static const uint8_t *entry_of(store_nmap_reader *r, int64_t id, int kind, size_
 {
     if (id < 0)
         return NULL;
-    const nmap_row *x = reader_row(r, row_of(id, kind), rc);
     size_t at = (size_t)(id & (SEG - 1)) * width;
-    if (*rc || !x || at + width > x->len)
+    const nmap_row *x = row_bytes(r, row_of(id, kind), at, width, rc);
+    if (*rc || !x)
         return NULL;
     return x->data + at;
 }
@@ -555,6 +592,7 @@ static void load_fields(store_nmap_reader *r, fseg *g, int64_t seg, trove_err *r
 {
     g->loaded = 1;
     g->cols = xcalloc(r->n_keys ? r->n_keys : 1, sizeof *g->cols);
+    r->at_row = -1;
     if (store_blob_at(r->st, &r->blob, "note_map", "data",
                       seg * STORE_NMAP_KINDS + STORE_NMAP_FIELDS, "reading the note map", rc) <= 0)
         return;
@@ -594,7 +632,7 @@ int store_nmap_note_field(store_nmap_reader *r, int64_t doc_id, size_t key,
                           const nmapcol_col **col, size_t *col_id, uint32_t *code,
                           trove_err *rc)
 {
-    if (doc_id < 0 || key >= r->n_keys || r->absent)
+    if (doc_id < 0 || key >= r->n_keys)
         return 0;
     size_t seg = (size_t)(doc_id >> STORE_NMAP_SEG_BITS);
     xgrow_zero(&r->segs, &r->n_segs, seg + 1, sizeof *r->segs);

@@ -28,9 +28,10 @@
  * whole at an upgrade and after a rollback; `trove check`
  * compares every row with a rebuild.
  *
- * A reader (store_nmap_reader) copies the rows it needs once, lazily (kinds
- * 0, 1 by statement; of kind 2 only the directory and the columns of the
- * keys it wants, by blob reads), and lives as long as one read transaction
+ * A reader (store_nmap_reader) copies what it needs once, lazily, by blob
+ * reads (of kinds 0, 1, 3 and 7 the 4 KiB slices of a row that hold the
+ * entries asked; of kind 2 only the directory and the columns of the
+ * keys it wants), and lives as long as one read transaction
  * (a search); it never answers from another's data, except the rows a
  * keeping store (store_nmap_keep) read at the same data_version. Close it
  * (store_nmap_reader_close: its blob handle) before that transaction ends. */

@@ -626,12 +626,15 @@ static int rank_rows_walk(const Fts5ExtensionApi *api, Fts5Context *fts, store *
     w.late = r->top > 0 && n >= 1 && (n_row >= RANK_PRUNE_MIN_TABLE || r->prune_small);
     int prune = w.late && n > 1;
     r->cut = 0;
+    int known = r->known && r->n_known == (size_t)n;
     for (int i = 0; prune && rc == SQLITE_OK && i < n; i++) {
         const store_post *kept;
         size_t n_kept;
         w.n_hit = 0;
         if (kept_walk(keep, r, i, &kept, &n_kept))
             w.n_hit = (int64_t)n_kept;   /* every row of the phrase */
+        else if (known && r->known[i] >= 0)
+            w.n_hit = r->known[i];   /* counted before (store_rank_keep) */
         else
             rc = api->xQueryPhrase(fts, i, &w, count_row);
         r->hits[i] = w.n_hit;
@@ -793,13 +796,19 @@ static void rank_rows_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_
         sqlite3_result_int64(ctx, (sqlite3_int64)r->n_rows);
 }
 
-/* ---- rows per one-token phrase, for IDFs asked again ------------------ */
+/* ---- rows per phrase, for counts asked again --------------------------- */
 
-/* A phrase of chunks_fts that is one token, and its rows. */
+/* A phrase's rows, by key: the table's letter ('c' chunks_fts, 't'
+ * titles_fts) and the phrase as the expression spells it ("tar", "ta" *),
+ * or 'w' and the one token of a chunks_fts phrase (store_rank_hits). */
 typedef struct store_rank_df {
-    char *tok;
+    char *key;
     int64_t hits;
 } store_rank_df;
+
+/* Counts kept at most (a daemon's: dropped all at once past it; a key
+ * is looked for by a linear search, ~5 ns an entry). */
+#define RANK_DF_MAX 1024
 
 typedef struct one_token {
     tbuf tok;
@@ -847,34 +856,123 @@ static int phrase_text(const char *p, size_t len, tbuf *out)
     return i == len - 1;
 }
 
-void store_rank_forget(store *st)
+static void df_clear(store *st)
 {
     for (size_t i = 0; i < st->n_df; i++)
-        free(st->df[i].tok);
+        free(st->df[i].key);
     st->n_df = 0;
 }
 
-/* The phrases of fts that are one token each, with their rows (r->hits),
- * for store_rank_hits while the read transaction lasts. */
-static void remember_hits(store *st, const char *fts, const store_rank *r)
+void store_rank_forget(store *st)
 {
-    query_span sp[128];
+    if (!st->df_keep)
+        df_clear(st);   /* a keeper's are looked at again by df_usable */
+}
+
+void store_rank_forget_all(store *st)
+{
+    df_clear(st);
+}
+
+void store_rank_keep(store *st)
+{
+    if (!st->df_keep && sqlite3_db_readonly(st->db, "main") == 1) {
+        df_clear(st);
+        st->df_keep = 1;
+        st->df_version = -1;
+    }
+}
+
+/* Whether the counts can be used and added to now: inside a read
+ * transaction (one snapshot), and when kept, emptied first if another
+ * connection committed since they were counted. */
+static int df_usable(store *st)
+{
+    if (sqlite3_get_autocommit(st->db))
+        return 0;
+    if (!st->df_keep)
+        return 1;
+    int stale = store_kept_stale(st, &st->df_version);
+    if (stale)
+        df_clear(st);   /* -1, unknown: counted again, as without a keeper */
+    if (stale < 0)
+        st->df_version = -1;
+    return 1;
+}
+
+static int df_find(const store *st, const char *key, int64_t *hits)
+{
+    for (size_t i = 0; i < st->n_df; i++)
+        if (strcmp(st->df[i].key, key) == 0) {
+            *hits = st->df[i].hits;
+            return 1;
+        }
+    return 0;
+}
+
+static void df_put(store *st, const char *key, int64_t hits)
+{
+    int64_t known;
+    if (df_find(st, key, &known))
+        return;
+    if (st->n_df == RANK_DF_MAX)
+        df_clear(st);
+    xgrow(&st->df, &st->cap_df, st->n_df + 1, sizeof *st->df);
+    st->df[st->n_df++] = (store_rank_df){xstrdup(key), hits};
+}
+
+/* The key of phrase `sp` of fts in table's counts (df_find). */
+static const char *phrase_key(store_rank_table table, const char *fts, query_span sp, tbuf *key)
+{
+    tbuf_reset(key);
+    tbuf_putc(key, table == STORE_RANK_TITLES ? 't' : 'c');
+    tbuf_append(key, fts + sp.off, sp.len);
+    return tbuf_cstr(key);
+}
+
+#define RANK_MAX_SPANS 128
+
+/* r->known: the rows of fts's phrases counted before, when fts has the
+ * shape store_rank_rows scores (-1 for a phrase not counted yet). */
+static void known_hits(store *st, store_rank_table table, const char *fts, store_rank *r)
+{
+    query_span sp[RANK_MAX_SPANS];
+    size_t n_neg, n = query_fts_phrases(fts, sp, RANK_MAX_SPANS, &n_neg);
+    if (!n || n_neg || !df_usable(st))
+        return;
+    tbuf key = {0};
+    r->known = xmalloc(n * sizeof *r->known);
+    r->n_known = n;
+    for (size_t i = 0; i < n; i++)
+        if (!df_find(st, phrase_key(table, fts, sp[i], &key), &r->known[i]))
+            r->known[i] = -1;
+    tbuf_free(&key);
+}
+
+/* The phrases of fts with their rows (r->hits) into the counts, and for
+ * chunks_fts those that are one token each by their token
+ * (store_rank_hits). */
+static void remember_hits(store *st, store_rank_table table, const char *fts, const store_rank *r)
+{
+    query_span sp[RANK_MAX_SPANS];
     size_t n_neg;
-    size_t n = query_fts_phrases(fts, sp, sizeof sp / sizeof *sp, &n_neg);
-    if (sqlite3_get_autocommit(st->db) || n_neg || n != (size_t)r->n_phrase)
+    size_t n = query_fts_phrases(fts, sp, RANK_MAX_SPANS, &n_neg);
+    if (n_neg || n != (size_t)r->n_phrase || !df_usable(st))
         return;
     one_token o = {0};
-    tbuf text = {0};
+    tbuf text = {0}, key = {0};
     for (size_t i = 0; i < n; i++) {
-        int64_t known;
-        if (!phrase_text(fts + sp[i].off, sp[i].len, &text) ||
-            !phrase_token(tbuf_cstr(&text), text.len, &o) ||
-            store_rank_hits(st, NULL, tbuf_cstr(&o.tok), &known))
+        df_put(st, phrase_key(table, fts, sp[i], &key), r->hits[i]);
+        if (table != STORE_RANK_CHUNKS || !phrase_text(fts + sp[i].off, sp[i].len, &text) ||
+            !phrase_token(tbuf_cstr(&text), text.len, &o))
             continue;
-        xgrow(&st->df, &st->cap_df, st->n_df + 1, sizeof *st->df);
-        st->df[st->n_df++] = (store_rank_df){xstrdup(tbuf_cstr(&o.tok)), r->hits[i]};
+        tbuf_reset(&key);
+        tbuf_putc(&key, 'w');
+        tbuf_append(&key, o.tok.data, o.tok.len);
+        df_put(st, tbuf_cstr(&key), r->hits[i]);
     }
     tbuf_free(&text);
+    tbuf_free(&key);
     tbuf_free(&o.tok);
 }
 
@@ -888,11 +986,13 @@ int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits)
             tok = NULL;
     }
     int found = 0;
-    for (size_t i = 0; tok && i < st->n_df && !found; i++)
-        if (strcmp(st->df[i].tok, tok) == 0) {
-            *hits = st->df[i].hits;
-            found = 1;
-        }
+    if (tok && df_usable(st)) {
+        tbuf key = {0};
+        tbuf_putc(&key, 'w');
+        tbuf_append(&key, tok, strlen(tok));
+        found = df_find(st, tbuf_cstr(&key), hits);
+        tbuf_free(&key);
+    }
     tbuf_free(&o.tok);
     return found;
 }
@@ -919,18 +1019,22 @@ trove_err store_rank_rows(store *st, store_rank_table table, const char *fts, st
         keep.n = query_fts_phrases(fts, keep.sp, RANK_KEEP_MAX, &n_neg);
     st->rank_keep = keep.n && !n_neg ? &keep : NULL;
     if (!st->rank_keep || !rank_rows_kept(st, &keep, r, &rc)) {
+        known_hits(st, table, fts, r);
         sqlite3_bind_text(s, 1, fts, -1, SQLITE_STATIC);
         store_step(st, s, "keyword search", &rc);
     }
     store_stmt_put(st, s);
     st->rank_keep = NULL;
     st->rank = was;
+    free(r->known);
+    r->known = NULL;
+    r->n_known = 0;
     if (r->rc)
         rc = r->rc;   /* the note map's error, under the statement's */
     if (rc)
         store_rank_free(r);
-    else if (table == STORE_RANK_CHUNKS && r->have)
-        remember_hits(st, fts, r);
+    else if (r->have)
+        remember_hits(st, table, fts, r);
     return rc;
 }
 

@@ -52,6 +52,9 @@ typedef struct store_rank {
     double avgdl;
     double *idf;
     int64_t *hits;             /* rows per phrase */
+    int64_t *known;            /* store_rank_rows: rows per phrase counted
+                                  before (-1: not), n_known of them */
+    size_t n_known;
     trove_err rc;              /* a note-map error met inside a row */
     /* store_rank_rows: every matching row and its score, by id (with
      * top: rows enough, cut set where some were left out) */
@@ -96,6 +99,15 @@ trove_err store_rank_row_count(store *st, store_rank_table table, double *n);
  * `tok` itself), when a store_rank_rows of this read transaction counted
  * a phrase of that one token: 1 with *hits, else 0 (count them). */
 int store_rank_hits(store *st, const char *word, const char *tok, int64_t *hits);
+/* Keep the rows per phrase that store_rank_rows counts (its count walk, a
+ * walk of every phrase's rows before the scoring one: ~20% of a keyword
+ * search's instructions through the daemon at 1M, docs/performance.md
+ * session 36) across read transactions, while the connection's
+ * data_version stays the one they were counted at (a read-only store's:
+ * it changes exactly when another connection commits, and a phrase's
+ * rows are a function of the index). A phrase counted before is then
+ * not walked to be counted; nothing on a store that can write. */
+void store_rank_keep(store *st);
 /* The most phrase i (0: the first scored) can add to a row's score: IDF x (k1 + 1),
  * as a row's frequency-and-length factor is below k1 + 1 whatever they
  * are. Needs r->have. */

@@ -1,6 +1,8 @@
 /* What a resident reader's store keeps across read transactions: the note
  * map's rows (store_nmap_keep), titles_fts rows' lengths
- * (store_lens_keep) and keyword phrases' walks (store_posts_keep). A read-only store answers as a fresh reader would,
+ * (store_lens_keep), keyword phrases' walks (store_posts_keep) and the
+ * rows per phrase store_rank_rows counted (store_rank_keep). A read-only
+ * store answers as a fresh reader would,
  * before and after another connection's commits changed them, and a
  * store that writes keeps nothing it could answer stale from. */
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include "store/store_posts.h"
 #include "store/store_rank.h"
 #include "text/lang.h"
+#include "text/query.h"
 #include "util/str.h"
 #include "testutil.h"
 
@@ -131,6 +134,18 @@ static void test_kept_rows_follow_commits(void **state)
     store_close(rd);
 }
 
+/* Two store_rank_rows answers: the same rows, the same bits (both freed). */
+static void assert_same_rows(store_rank *a, store_rank *b)
+{
+    assert_int_equal(a->n_rows, b->n_rows);
+    for (size_t i = 0; i < a->n_rows; i++) {
+        assert_int_equal(a->row_id[i], b->row_id[i]);
+        assert_memory_equal(&a->row_score[i], &b->row_score[i], sizeof(double));
+    }
+    store_rank_free(a);
+    store_rank_free(b);
+}
+
 /* The title channel's ranking (store_rank_rows over titles_fts) with the
  * lengths a keeping store lends, in one read transaction of st, against
  * FTS5's own lengths: the same rows, the same bits. */
@@ -144,13 +159,7 @@ static void assert_titles_ranked_as_fts5(store *st)
         assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &kept), TROVE_OK);
         assert_int_equal(store_rank_rows(st, STORE_RANK_TITLES, queries[q], &fts5), TROVE_OK);
         store_read_end(st);
-        assert_int_equal(kept.n_rows, fts5.n_rows);
-        for (size_t i = 0; i < kept.n_rows; i++) {
-            assert_int_equal(kept.row_id[i], fts5.row_id[i]);
-            assert_memory_equal(&kept.row_score[i], &fts5.row_score[i], sizeof(double));
-        }
-        store_rank_free(&kept);
-        store_rank_free(&fts5);
+        assert_same_rows(&kept, &fts5);
     }
 }
 
@@ -275,6 +284,77 @@ static void test_writer_keeps_nothing(void **state)
     assert_map_is_tables(wr);
 }
 
+/* store_rank_rows of st (keeping its counts or not), with a cap and
+ * pruning, against the writer's (a connection that keeps nothing) in a
+ * read transaction each: the same rows and bits, and each phrase's rows
+ * as count(*) of its MATCH on st now. With `kept`, st's first read
+ * transaction already knows the rows of "mango" (counted in an earlier
+ * one, data_version unchanged since). */
+static void assert_counts_current(store *st, int kept)
+{
+    static const char *const queries[] = {"\"mango\" OR \"kiwi\"", "\"guava\" OR \"mango\"",
+                                          "\"lychee\" OR \"note\" OR \"more\""};
+    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+        for (int t = 0; t < 2; t++) {
+            store_rank_table table = t ? STORE_RANK_TITLES : STORE_RANK_CHUNKS;
+            store_rank a = {.weight = {2.0, 1.0}, .top = 3, .prune_small = 1};
+            store_rank b = a;
+            assert_int_equal(store_read_begin(st), TROVE_OK);
+            int64_t hits;
+            if (q == 0 && t == 0)
+                assert_int_equal(store_rank_hits(st, "mango", NULL, &hits), kept);
+            assert_int_equal(store_rank_rows(st, table, queries[q], &a), TROVE_OK);
+            sqlite3_stmt *s;
+            assert_int_equal(sqlite3_prepare_v2(store_db(st), t ? "SELECT count(*) FROM titles_fts"
+                                                                  " WHERE titles_fts MATCH ?1"
+                                                                : "SELECT count(*) FROM chunks_fts"
+                                                                  " WHERE chunks_fts MATCH ?1",
+                                                -1, &s, NULL), SQLITE_OK);
+            query_span sp[4];
+            size_t n_neg, n = query_fts_phrases(queries[q], sp, 4, &n_neg);
+            assert_int_equal(a.n_phrase, (int)n);
+            for (size_t i = 0; i < n; i++) {
+                sqlite3_bind_text(s, 1, queries[q] + sp[i].off, (int)sp[i].len, SQLITE_STATIC);
+                assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+                assert_int_equal(a.hits[i], sqlite3_column_int64(s, 0));
+                sqlite3_reset(s);
+            }
+            sqlite3_finalize(s);
+            store_read_end(st);
+            assert_int_equal(store_read_begin(wr), TROVE_OK);
+            assert_int_equal(store_rank_rows(wr, table, queries[q], &b), TROVE_OK);
+            store_read_end(wr);
+            assert_same_rows(&a, &b);
+        }
+    }
+}
+
+static void test_kept_phrase_counts_follow_commits(void **state)
+{
+    (void)state;
+    int64_t ids[20];
+    add_notes(600, 20, ids);
+    store *rd;
+    assert_int_equal(store_open(path, STORE_READONLY, &rd), TROVE_OK);
+    store_rank_keep(rd);
+    assert_counts_current(rd, 0);
+    assert_counts_current(rd, 1);   /* from the kept counts */
+    /* another connection deletes notes, then adds more: every count changes */
+    assert_int_equal(store_begin(wr), TROVE_OK);
+    for (int i = 0; i < 20; i += 2)
+        assert_int_equal(store_doc_delete(wr, ids[i]), TROVE_OK);
+    assert_int_equal(store_commit(wr), TROVE_OK);
+    assert_counts_current(rd, 0);
+    assert_counts_current(rd, 1);
+    add_notes(700, 7, ids);
+    assert_counts_current(rd, 0);
+    store_close(rd);
+    /* a writer keeps none past its read transaction */
+    store_rank_keep(wr);
+    assert_counts_current(wr, 0);
+    assert_counts_current(wr, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_writer_keeps_nothing),
         cmocka_unit_test(test_kept_title_lengths_follow_commits),
         cmocka_unit_test(test_kept_walks_follow_commits),
+        cmocka_unit_test(test_kept_phrase_counts_follow_commits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
