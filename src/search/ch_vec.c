@@ -102,12 +102,15 @@ static float vec_min_score(const search_opts *o, const search_results *out)
     return min;
 }
 
-/* The two-stage scan where asked for (search.h, vec_scan): only resident
- * vectors carry sketches (search/vcache.h makes them), so a cold search
- * stays exact whatever the setting; at depth 0 (every note) it is exact. */
+/* The two-stage scan where asked for (search.h, vec_scan): on the
+ * segments that carry sketches, which a resident process's are
+ * (search/vcache.h: the sidecars', else made there) and a cold search's
+ * are when their sidecars have them (store_vside.h: written with the
+ * segments); the others are scanned exactly. At depth 0 (every note) it
+ * is exact. */
 static void two_stage(const search_opts *o, size_t depth, vec_topk *t)
 {
-    if (!o->vec_cache || !depth || o->vec_candidates <= 0)
+    if (!depth || o->vec_candidates <= 0)
         return;
     if (o->vec_scan == SEARCH_VEC_SCAN_TWO_STAGE)
         vec_topk_two_stage(t, depth * (size_t)o->vec_candidates, 0);

@@ -17,8 +17,13 @@ typedef struct vc_entry {
     store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
     int8_t *rows;          /* the vectors copied to huge pages (mem_huge_map), or NULL */
     size_t rows_len;
-    uint8_t *sketch;       /* sketches (vec_sketch_rows), made on a two-stage scan's
-                              first use; set once, under the cache's lock */
+    uint8_t *sk_huge;      /* the sidecar's sketches copied likewise, or NULL */
+    size_t sk_len;
+    const uint8_t *sketch; /* sketches (vec_sketch_rows): the sidecar's (seg.blk.sketch
+                              or sk_huge) from the load, else made on a two-stage
+                              scan's first use (then owned); set once, under the
+                              cache's lock */
+    int sketch_made;       /* sketch is this entry's malloc'd one */
     int refs;              /* scans holding it (under the cache's lock) */
     int linked;            /* in the cache's table */
     uint64_t used;         /* tick of the last use, for eviction */
@@ -45,7 +50,9 @@ vcache *vcache_new(size_t max_bytes)
 static void entry_free(vc_entry *e)
 {
     mem_huge_unmap(e->rows, e->rows_len);
-    free(e->sketch);
+    mem_huge_unmap(e->sk_huge, e->sk_len);
+    if (e->sketch_made)
+        free((void *)e->sketch);
     store_vec_segment_free(&e->seg);
     free(e);
 }
@@ -198,6 +205,16 @@ static void to_huge_pages(vc_entry *e, int dim)
     b->data = rows;
     e->rows = rows;
     e->rows_len = len;
+    /* the sidecar's sketches, which stage one reads end to end: likewise */
+    size_t sk_len = b->sketch ? vec_sketch_size(b->n, dim) : 0;
+    uint8_t *sk = sk_len ? mem_huge_map(sk_len) : NULL;
+    if (!sk)
+        return;
+    memcpy(sk, b->sketch, sk_len);
+    store_vec_segment_drop_sketch(&e->seg, dim);
+    b->sketch = sk;
+    e->sk_huge = sk;
+    e->sk_len = sk_len;
 }
 
 static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_info *info,
@@ -219,8 +236,12 @@ static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_
     e->model_id = model_id;
     e->dim = dim;
     e->refs = 1;
-    /* what the block's arrays take: vectors, scale, chunk, doc, hash */
+    /* what the block's arrays take: vectors, scale, chunk, doc, hash;
+     * and the sidecar's sketches when it had them */
     e->bytes = info->n * ((size_t)dim + sizeof(float) + 3 * sizeof(int64_t)) + sizeof *e;
+    e->sketch = e->seg.blk.sketch;
+    if (e->sketch)
+        e->bytes += vec_sketch_size(info->n, dim);
     *out = e;
     return TROVE_OK;
 }
@@ -229,6 +250,7 @@ static void scan_one(vec_topk *t, const vc_entry *e, const store_vec_seg_info *i
 {
     vec_block b = e->seg.blk;
     b.dead = info->dead;
+    b.sketch = NULL;   /* one segment at a time: exactly */
     vec_topk_scan(t, &b);
 }
 
@@ -247,9 +269,11 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-/* A held entry's sketches, made on first use (outside the lock: a
- * 65,536-row segment takes some ms; a scan that made them at the same time
- * as another frees its own). They count towards the cache's bytes. */
+/* A held entry's sketches: its sidecar's (store_vside.h: made by the
+ * writer), else made on first use (an index whose sidecars predate them,
+ * or that has none: outside the lock, a 65,536-row segment takes ~0.1 s; a
+ * scan that made them at the same time as another frees its own). They
+ * count towards the cache's bytes. */
 static const uint8_t *sketch_of(vcache *c, vc_entry *e)
 {
     pthread_mutex_lock(&c->mu);
@@ -263,6 +287,7 @@ static const uint8_t *sketch_of(vcache *c, vc_entry *e)
     pthread_mutex_lock(&c->mu);
     if (!e->sketch) {
         e->sketch = sk;
+        e->sketch_made = 1;
         sk = NULL;
         if (e->linked) {
             c->bytes += len;
@@ -327,6 +352,7 @@ trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
             break;
         blk[i] = got[i]->seg.blk;
         blk[i].dead = l[i].dead;
+        blk[i].sketch = NULL;
         if (!priv && sketches)
             blk[i].sketch = sketch_of(c, got[i]);
         if (!priv) {
