@@ -136,6 +136,7 @@ def main():
         for name, (coll, qrels, queries) in sets.items():
             res = {}
             same = {"search": 0, "vsearch": 0}
+            other = {"search": [0, 0], "vsearch": [0, 0]}   # of the exact top 10
             rec_sum, rec_n = 0.0, 0
             for qid, text in queries:
                 for cmd in ("search", "vsearch"):
@@ -147,6 +148,9 @@ def main():
                             ranked_docs(r, coll)
                     h = [hashlib.md5(raw[s][0].encode()).hexdigest()
                          for s in ("exact", "two-stage")]
+                    other[cmd][0] += sum(r["collection"] != coll
+                                         for r in raw["exact"][1])
+                    other[cmd][1] += len(raw["exact"][1])
                     same[cmd] += h[0] == h[1]
                     if cmd == "vsearch":
                         ex, ts = raw["exact"][1], raw["two-stage"][1]
@@ -170,8 +174,10 @@ def main():
                     print("  %-8s %-9s nDCG@10 %.4f  Recall@10 %.4f  "
                           "MRR@10 %.4f" % (cmd, scan, tot[0] / n, tot[1] / n,
                                            tot[2] / n))
-                print("  %-8s identical answers (md5 of --json): %d / %d" %
-                      (cmd, same[cmd], n))
+                print("  %-8s identical answers (md5 of --json): %d / %d; "
+                      "results of other collections in the exact top 10: "
+                      "%d of %d" % (cmd, same[cmd], n, other[cmd][0],
+                                    other[cmd][1]))
             print("  vsearch recall of the exact top 10 (tie-aware): %.4f "
                   "over %d queries" % (rec_sum / max(rec_n, 1), rec_n))
             sys.stdout.flush()

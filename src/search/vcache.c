@@ -17,13 +17,16 @@ typedef struct vc_entry {
     store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
     int8_t *rows;          /* the vectors copied to huge pages (mem_huge_map), or NULL */
     size_t rows_len;
-    uint8_t *sk_huge;      /* the sidecar's sketches copied likewise, or NULL */
+    const uint8_t *sk_map; /* the sidecar's sketches (store_vside.h), in its mapping
+                              (their pages let go until a two-stage scan wants
+                              them), or NULL: it has none */
+    const uint8_t *sketch; /* sketches (vec_sketch_rows) for two-stage scans, from
+                              their first: the sidecar's (copied to huge pages,
+                              sk_huge, or read in the mapping), else made here
+                              (sketch_made: malloc'd); set once, under the lock */
+    uint8_t *sk_huge;
     size_t sk_len;
-    const uint8_t *sketch; /* sketches (vec_sketch_rows): the sidecar's (seg.blk.sketch
-                              or sk_huge) from the load, else made on a two-stage
-                              scan's first use (then owned); set once, under the
-                              cache's lock */
-    int sketch_made;       /* sketch is this entry's malloc'd one */
+    int sketch_made;
     int refs;              /* scans holding it (under the cache's lock) */
     int linked;            /* in the cache's table */
     uint64_t used;         /* tick of the last use, for eviction */
@@ -205,16 +208,6 @@ static void to_huge_pages(vc_entry *e, int dim)
     b->data = rows;
     e->rows = rows;
     e->rows_len = len;
-    /* the sidecar's sketches, which stage one reads end to end: likewise */
-    size_t sk_len = b->sketch ? vec_sketch_size(b->n, dim) : 0;
-    uint8_t *sk = sk_len ? mem_huge_map(sk_len) : NULL;
-    if (!sk)
-        return;
-    memcpy(sk, b->sketch, sk_len);
-    store_vec_segment_drop_sketch(&e->seg, dim);
-    b->sketch = sk;
-    e->sk_huge = sk;
-    e->sk_len = sk_len;
 }
 
 static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_info *info,
@@ -232,16 +225,18 @@ static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_
         return rc;
     }
     to_huge_pages(e, dim);
+    /* the sidecar's sketches are taken up by the first two-stage scan
+     * (sketch_of): an exact daemon never holds them */
+    e->sk_map = e->seg.blk.sketch;
+    if (e->rows)
+        store_vec_segment_drop_sketch(&e->seg, dim);
+    e->seg.blk.sketch = NULL;
     e->seg_id = info->id;
     e->model_id = model_id;
     e->dim = dim;
     e->refs = 1;
-    /* what the block's arrays take: vectors, scale, chunk, doc, hash;
-     * and the sidecar's sketches when it had them */
+    /* what the block's arrays take: vectors, scale, chunk, doc, hash */
     e->bytes = info->n * ((size_t)dim + sizeof(float) + 3 * sizeof(int64_t)) + sizeof *e;
-    e->sketch = e->seg.blk.sketch;
-    if (e->sketch)
-        e->bytes += vec_sketch_size(info->n, dim);
     *out = e;
     return TROVE_OK;
 }
@@ -269,26 +264,39 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-/* A held entry's sketches: its sidecar's (store_vside.h: made by the
- * writer), else made on first use (an index whose sidecars predate them,
- * or that has none: outside the lock, a 65,536-row segment takes ~0.1 s; a
- * scan that made them at the same time as another frees its own). They
- * count towards the cache's bytes. */
+/* A held entry's sketches, taken up on a two-stage scan's first use
+ * (outside the lock; a scan that did so at the same time as another lets
+ * its own go): its sidecar's (store_vside.h: made by the writer), copied
+ * to huge pages as the vectors are (stage one reads them end to end;
+ * ~70 MB at 1M), or read in the mapping where that fails; else, for an
+ * index whose sidecars predate them or that has none, made here (a
+ * 65,536-row segment takes ~0.1 s). They count towards the cache's
+ * bytes. */
 static const uint8_t *sketch_of(vcache *c, vc_entry *e)
 {
     pthread_mutex_lock(&c->mu);
     const uint8_t *have = e->sketch;
     pthread_mutex_unlock(&c->mu);
-    if (have || !e->seg.blk.data)
+    if (have || (!e->seg.blk.data && !e->sk_map))
         return have;
     size_t len = vec_sketch_size(e->seg.blk.n, e->dim);
-    uint8_t *sk = xmalloc(len ? len : 1);
-    vec_sketch_rows(e->seg.blk.data, e->seg.blk.scale, e->seg.blk.n, e->dim, sk);
+    uint8_t *huge = e->sk_map && len ? mem_huge_map(len) : NULL, *made = NULL;
+    const uint8_t *sk = huge;
+    if (huge)
+        memcpy(huge, e->sk_map, len);
+    else if (e->sk_map)
+        sk = e->sk_map;
+    else {
+        sk = made = xmalloc(len ? len : 1);
+        vec_sketch_rows(e->seg.blk.data, e->seg.blk.scale, e->seg.blk.n, e->dim, made);
+    }
     pthread_mutex_lock(&c->mu);
     if (!e->sketch) {
         e->sketch = sk;
-        e->sketch_made = 1;
-        sk = NULL;
+        e->sk_huge = huge;
+        e->sk_len = huge ? len : 0;
+        e->sketch_made = made != NULL;
+        huge = made = NULL;
         if (e->linked) {
             c->bytes += len;
             e->bytes += len;
@@ -296,7 +304,8 @@ static const uint8_t *sketch_of(vcache *c, vc_entry *e)
     }
     have = e->sketch;
     pthread_mutex_unlock(&c->mu);
-    free(sk);
+    mem_huge_unmap(huge, len);
+    free(made);
     return have;
 }
 

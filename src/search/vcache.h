@@ -13,9 +13,11 @@
  * therefore never depends on when the cache was filled.
  *
  * Two-stage scans (vec_topk_two_stage, search.h vector_scan): a scan that
- * asks for them and is large enough gets each held segment's
- * sketches (vec.h), made on the segment's first such scan and kept with it
- * (counted in its bytes; 68 bytes a vector at 256-d); exact scans never make them.
+ * asks for them and is large enough gets each held segment's sketches
+ * (vec.h), taken up on the segment's first such scan and kept with it
+ * (counted in its bytes; 68 bytes a vector at 256-d): its sidecar's
+ * (store_vside.h, made by the writer), else made then (an index whose
+ * sidecars predate them); exact scans never hold them.
  *
  * Sharing: one vcache serves every thread. Entries are immutable (but for
  * the sketches, set once under the lock) and reference counted; the cache's lock is held only to look up, insert and
