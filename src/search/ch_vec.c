@@ -237,7 +237,10 @@ static trove_err vector_start(store *st, const search_opts *o, const float *qf,
     }
     if (rc == TROVE_OK && o->vec_cache) {
         v->cache = o->vec_cache;
-        rc = vcache_take(o->vec_cache, st, model_id, dim, v->t, &v->taken);
+        /* auto: the stored sketches alone, as a cold search has them, so
+         * the daemon's answer is the cold one's and no search makes any */
+        rc = vcache_take(o->vec_cache, st, model_id, dim, v->t,
+                         o->vec_scan == SEARCH_VEC_SCAN_TWO_STAGE, &v->taken);
         if (rc == TROVE_OK)
             v->blk = (const vec_block **)vcache_taken_blocks(v->taken, &v->n_blk);
     }

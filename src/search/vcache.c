@@ -264,7 +264,7 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-/* A held entry's sketches, taken up on a two-stage scan's first use
+/* A held entry's sketches (make 0: only stored ones), taken up on a two-stage scan's first use
  * (outside the lock; a scan that did so at the same time as another lets
  * its own go): its sidecar's (store_vside.h: made by the writer), copied
  * to huge pages as the vectors are (stage one reads them end to end;
@@ -272,12 +272,12 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
  * index whose sidecars predate them or that has none, made here (a
  * 65,536-row segment takes ~0.1 s). They count towards the cache's
  * bytes. */
-static const uint8_t *sketch_of(vcache *c, vc_entry *e)
+static const uint8_t *sketch_of(vcache *c, vc_entry *e, int make)
 {
     pthread_mutex_lock(&c->mu);
     const uint8_t *have = e->sketch;
     pthread_mutex_unlock(&c->mu);
-    if (have || (!e->seg.blk.data && !e->sk_map))
+    if (have || (!e->seg.blk.data && !e->sk_map) || (!e->sk_map && !make))
         return have;
     size_t len = vec_sketch_size(e->seg.blk.n, e->dim);
     uint8_t *huge = e->sk_map && len ? mem_huge_map(len) : NULL, *made = NULL;
@@ -318,7 +318,7 @@ struct vcache_taken {
     char *index_id;
 };
 
-trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t,
+trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t, int make,
                       vcache_taken **out)
 {
     vcache_taken *h = xcalloc(1, sizeof *h);
@@ -363,7 +363,7 @@ trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
         blk[i].dead = l[i].dead;
         blk[i].sketch = NULL;
         if (!priv && sketches)
-            blk[i].sketch = sketch_of(c, got[i]);
+            blk[i].sketch = sketch_of(c, got[i], make);
         if (!priv) {
             h->held[h->n_held++] = &blk[i];
         } else {
@@ -401,7 +401,7 @@ void vcache_give(vcache *c, vcache_taken *h)
 trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t)
 {
     vcache_taken *h;
-    trove_err rc = vcache_take(c, st, model_id, dim, t, &h);
+    trove_err rc = vcache_take(c, st, model_id, dim, t, 1, &h);
     if (rc == TROVE_OK) {
         size_t n;
         const vec_block *const *b = vcache_taken_blocks(h, &n);

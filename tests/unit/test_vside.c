@@ -406,8 +406,9 @@ static void assert_sketches(int want)
 
 /* The top K in two stages (few candidates) over every segment: read as a
  * cold search reads them (stream 1) or mapped whole (0), or through a
- * resident process's cache (vc). */
-static hits two_stage_in(int stream, vcache *vc)
+ * resident process's cache (vc; make: it makes sketches the sidecars lack,
+ * vcache_take). */
+static hits two_stage_in(int stream, vcache *vc, int make)
 {
     hits out = {0};
     int8_t q[DIM];
@@ -421,7 +422,12 @@ static hits two_stage_in(int stream, vcache *vc)
     store_vec_seg *seg = xcalloc(n_ids, sizeof *seg);
     const vec_block **b = xcalloc(n_ids, sizeof *b);
     if (vc) {
-        assert_int_equal(vcache_scan(vc, st, model, DIM, t), TROVE_OK);
+        vcache_taken *h;
+        assert_int_equal(vcache_take(vc, st, model, DIM, t, make, &h), TROVE_OK);
+        size_t nb;
+        const vec_block *const *held = vcache_taken_blocks(h, &nb);
+        vec_topk_scan_all(t, held, nb);
+        vcache_give(vc, h);
     } else {
         for (size_t i = 0; i < n_ids; i++) {
             assert_int_equal((stream ? store_vec_segment_stream : store_vec_segment_load)(
@@ -514,11 +520,11 @@ static void test_sketches_stored(void **state)
 {
     (void)state;
     assert_sketches(1);
-    hits whole = two_stage_in(0, NULL), cold = two_stage_in(1, NULL);
+    hits whole = two_stage_in(0, NULL, 0), cold = two_stage_in(1, NULL, 0);
     assert_true(whole.n == K);
     assert_same(&whole, &cold);
     vcache *vc = vcache_new(64 << 20);
-    hits res = two_stage_in(0, vc);
+    hits res = two_stage_in(0, vc, 0);
     assert_same(&whole, &res);
     vcache_free(vc);
 
@@ -533,15 +539,19 @@ static void test_sketches_stored(void **state)
     assert_int_equal(old.mapped, old.segs);   /* still read in place */
     assert_same(&exact, &old);
     assert_sketches(0);
-    cold = two_stage_in(1, NULL);   /* no sketches: exact */
+    cold = two_stage_in(1, NULL, 0);   /* no sketches: exact */
     assert_same(&exact, &cold);
     vc = vcache_new(64 << 20);
-    res = two_stage_in(0, vc);      /* made by the cache */
+    res = two_stage_in(0, vc, 0);   /* auto: the stored ones alone, as cold */
+    assert_same(&exact, &res);
+    res = two_stage_in(0, vc, 1);   /* two-stage: made by the cache */
+    assert_same(&whole, &res);
+    res = two_stage_in(0, vc, 0);   /* and kept */
     assert_same(&whole, &res);
     vcache_free(vc);
     empty_commit();
     assert_sketches(1);
-    cold = two_stage_in(1, NULL);
+    cold = two_stage_in(1, NULL, 0);
     assert_same(&whole, &cold);
 }
 
