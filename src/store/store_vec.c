@@ -586,16 +586,23 @@ static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store
     return TROVE_OK;
 }
 
+/* Let go of the pages wholly inside [p, p + len) of a private file
+ * mapping (advice: they come back from the file on use). */
+static void drop_pages(const void *p, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t from = ((uintptr_t)p + ps - 1) & ~(ps - 1);
+    uintptr_t to = ((uintptr_t)p + len) & ~(ps - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 void store_vec_segment_drop_rows(store_vec_seg *s, int dim)
 {
     if (!s->map || !s->blk.data)
         return;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
-    uintptr_t from = ((uintptr_t)s->blk.data + ps - 1) & ~(ps - 1);
-    uintptr_t to = ((uintptr_t)s->blk.data + s->blk.n * (size_t)dim) & ~(ps - 1);
-    if (to > from)
-        (void)madvise((void *)from, to - from, MADV_DONTNEED); /* advice: the pages come back on use */
+    drop_pages(s->blk.data, s->blk.n * (size_t)dim);
     s->blk.data = NULL;
 }
 
@@ -603,12 +610,7 @@ void store_vec_segment_drop_sketch(store_vec_seg *s, int dim)
 {
     if (!s->map || !s->blk.sketch)
         return;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
-    uintptr_t from = ((uintptr_t)s->blk.sketch + ps - 1) & ~(ps - 1);
-    uintptr_t to = ((uintptr_t)s->blk.sketch + vec_sketch_size(s->blk.n, dim)) & ~(ps - 1);
-    if (to > from)
-        (void)madvise((void *)from, to - from, MADV_DONTNEED);
+    drop_pages(s->blk.sketch, vec_sketch_size(s->blk.n, dim));
     s->blk.sketch = NULL;
 }
 
