@@ -5,7 +5,8 @@
  * (segment id, width, count, identity), then pairs of (offset, xor) bytes
  * change it before it is parsed, so that mutations reach past the
  * checksum. Checks: nothing reads out of bounds; a header built from fields
- * in range and left unchanged parses back to the same fields; whatever
+ * in range and left unchanged parses back to the same fields (with or
+ * without sketches, version 2; version 1 files parse too); whatever
  * parses is built again byte for byte; a parsed header's payload size is the
  * one a segment of its width and count takes. */
 #include <stdint.h>
@@ -39,6 +40,7 @@ static void from_fields(const uint8_t *d, size_t size)
     for (int i = 0; i < 8; i++)
         id = id << 8 | d[i];
     h.seg_id = (int64_t)(id >> 1);
+    h.sketch = id & 1 ? VEC_SKETCH_VERSION : 0;   /* version 2 carries sketches or not */
     h.dim = (uint32_t)(d[8] | d[9] << 8) % (VEC_MAX_DIM + 2);
     h.n = (uint32_t)(d[10] | d[11] << 8);
     h.elem = VSIDE_ELEM_INT8;
@@ -63,6 +65,8 @@ static void from_fields(const uint8_t *d, size_t size)
     if (!changed && ok != in_range)
         abort();
     if (ok && !changed && (got.seg_id != h.seg_id || got.dim != h.dim || got.n != h.n ||
+                           got.sketch != h.sketch || vside_sketch_len(&got) != (h.sketch ?
+                           vec_sketch_size(h.n, (int)h.dim) : 0) ||
                            strcmp(got.index_id, h.index_id) != 0))
         abort();
     if (ok)

@@ -102,12 +102,15 @@ static float vec_min_score(const search_opts *o, const search_results *out)
     return min;
 }
 
-/* The two-stage scan where asked for (search.h, vec_scan): only resident
- * vectors carry sketches (search/vcache.h makes them), so a cold search
- * stays exact whatever the setting; at depth 0 (every note) it is exact. */
+/* The two-stage scan where asked for (search.h, vec_scan): on the
+ * segments that carry sketches, which a resident process's are
+ * (search/vcache.h: the sidecars', else made there) and a cold search's
+ * are when their sidecars have them (store_vside.h: written with the
+ * segments); the others are scanned exactly. At depth 0 (every note) it
+ * is exact. */
 static void two_stage(const search_opts *o, size_t depth, vec_topk *t)
 {
-    if (!o->vec_cache || !depth || o->vec_candidates <= 0)
+    if (!depth || o->vec_candidates <= 0)
         return;
     if (o->vec_scan == SEARCH_VEC_SCAN_TWO_STAGE)
         vec_topk_two_stage(t, depth * (size_t)o->vec_candidates, 0);
@@ -234,7 +237,10 @@ static trove_err vector_start(store *st, const search_opts *o, const float *qf,
     }
     if (rc == TROVE_OK && o->vec_cache) {
         v->cache = o->vec_cache;
-        rc = vcache_take(o->vec_cache, st, model_id, dim, v->t, &v->taken);
+        /* auto: the stored sketches alone, as a cold search has them, so
+         * the daemon's answer is the cold one's and no search makes any */
+        rc = vcache_take(o->vec_cache, st, model_id, dim, v->t,
+                         o->vec_scan == SEARCH_VEC_SCAN_TWO_STAGE, &v->taken);
         if (rc == TROVE_OK)
             v->blk = (const vec_block **)vcache_taken_blocks(v->taken, &v->n_blk);
     }

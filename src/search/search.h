@@ -126,12 +126,13 @@ typedef struct search_opts {
     int no_translate;                /* no translation channel (--no-translate, config
                                         `translate: false`) */
     int vec_threads;                 /* scan threads; <= 0: every CPU */
-    /* How the vector channel scans resident vectors (vec_cache set; a cold
-     * search always scans exactly): SEARCH_VEC_SCAN_EXACT every vector;
+    /* How the vector channel scans: SEARCH_VEC_SCAN_EXACT every vector;
      * _TWO_STAGE 2-bit sketches first, then vec_candidates x the channel's
      * depth nearest of them exactly (vec.h, vec_topk_two_stage: an
-     * approximation); _AUTO two-stage from SEARCH_VEC_SCAN_AUTO_ROWS
-     * vectors of the model up. */
+     * approximation), on the segments that have sketches (a resident
+     * process's all: search/vcache.h; a cold search's those whose sidecar
+     * carries them, store_vside.h); _AUTO two-stage from
+     * SEARCH_VEC_SCAN_AUTO_ROWS vectors of the model up. */
     int vec_scan;
     int vec_candidates;
     /* Segments kept across searches by a resident process (search/vcache.h,

@@ -17,8 +17,16 @@ typedef struct vc_entry {
     store_vec_seg seg;     /* seg.dead unused: the bitmap comes with each listing */
     int8_t *rows;          /* the vectors copied to huge pages (mem_huge_map), or NULL */
     size_t rows_len;
-    uint8_t *sketch;       /* sketches (vec_sketch_rows), made on a two-stage scan's
-                              first use; set once, under the cache's lock */
+    const uint8_t *sk_map; /* the sidecar's sketches (store_vside.h), in its mapping
+                              (their pages let go until a two-stage scan wants
+                              them), or NULL: it has none */
+    const uint8_t *sketch; /* sketches (vec_sketch_rows) for two-stage scans, from
+                              their first: the sidecar's (copied to huge pages,
+                              sk_huge, or read in the mapping), else made here
+                              (sketch_made: malloc'd); set once, under the lock */
+    uint8_t *sk_huge;
+    size_t sk_len;
+    int sketch_made;
     int refs;              /* scans holding it (under the cache's lock) */
     int linked;            /* in the cache's table */
     uint64_t used;         /* tick of the last use, for eviction */
@@ -45,7 +53,9 @@ vcache *vcache_new(size_t max_bytes)
 static void entry_free(vc_entry *e)
 {
     mem_huge_unmap(e->rows, e->rows_len);
-    free(e->sketch);
+    mem_huge_unmap(e->sk_huge, e->sk_len);
+    if (e->sketch_made)
+        free((void *)e->sketch);
     store_vec_segment_free(&e->seg);
     free(e);
 }
@@ -215,6 +225,12 @@ static trove_err load(store *st, int64_t model_id, int dim, const store_vec_seg_
         return rc;
     }
     to_huge_pages(e, dim);
+    /* the sidecar's sketches are taken up by the first two-stage scan
+     * (sketch_of): an exact daemon never holds them */
+    e->sk_map = e->seg.blk.sketch;
+    if (e->rows)
+        store_vec_segment_drop_sketch(&e->seg, dim);
+    e->seg.blk.sketch = NULL;
     e->seg_id = info->id;
     e->model_id = model_id;
     e->dim = dim;
@@ -229,6 +245,7 @@ static void scan_one(vec_topk *t, const vc_entry *e, const store_vec_seg_info *i
 {
     vec_block b = e->seg.blk;
     b.dead = info->dead;
+    b.sketch = NULL;   /* one segment at a time: exactly */
     vec_topk_scan(t, &b);
 }
 
@@ -247,23 +264,39 @@ static trove_err scan_uncached(store *st, int64_t model_id, int dim, const store
     return rc;
 }
 
-/* A held entry's sketches, made on first use (outside the lock: a
- * 65,536-row segment takes some ms; a scan that made them at the same time
- * as another frees its own). They count towards the cache's bytes. */
-static const uint8_t *sketch_of(vcache *c, vc_entry *e)
+/* A held entry's sketches (make 0: only stored ones), taken up on a two-stage scan's first use
+ * (outside the lock; a scan that did so at the same time as another lets
+ * its own go): its sidecar's (store_vside.h: made by the writer), copied
+ * to huge pages as the vectors are (stage one reads them end to end;
+ * ~70 MB at 1M), or read in the mapping where that fails; else, for an
+ * index whose sidecars predate them or that has none, made here (a
+ * 65,536-row segment takes ~0.1 s). They count towards the cache's
+ * bytes. */
+static const uint8_t *sketch_of(vcache *c, vc_entry *e, int make)
 {
     pthread_mutex_lock(&c->mu);
     const uint8_t *have = e->sketch;
     pthread_mutex_unlock(&c->mu);
-    if (have || !e->seg.blk.data)
+    if (have || (!e->seg.blk.data && !e->sk_map) || (!e->sk_map && !make))
         return have;
     size_t len = vec_sketch_size(e->seg.blk.n, e->dim);
-    uint8_t *sk = xmalloc(len ? len : 1);
-    vec_sketch_rows(e->seg.blk.data, e->seg.blk.scale, e->seg.blk.n, e->dim, sk);
+    uint8_t *huge = e->sk_map && len ? mem_huge_map(len) : NULL, *made = NULL;
+    const uint8_t *sk = huge;
+    if (huge)
+        memcpy(huge, e->sk_map, len);
+    else if (e->sk_map)
+        sk = e->sk_map;
+    else {
+        sk = made = xmalloc(len ? len : 1);
+        vec_sketch_rows(e->seg.blk.data, e->seg.blk.scale, e->seg.blk.n, e->dim, made);
+    }
     pthread_mutex_lock(&c->mu);
     if (!e->sketch) {
         e->sketch = sk;
-        sk = NULL;
+        e->sk_huge = huge;
+        e->sk_len = huge ? len : 0;
+        e->sketch_made = made != NULL;
+        huge = made = NULL;
         if (e->linked) {
             c->bytes += len;
             e->bytes += len;
@@ -271,7 +304,8 @@ static const uint8_t *sketch_of(vcache *c, vc_entry *e)
     }
     have = e->sketch;
     pthread_mutex_unlock(&c->mu);
-    free(sk);
+    mem_huge_unmap(huge, len);
+    free(made);
     return have;
 }
 
@@ -284,7 +318,7 @@ struct vcache_taken {
     char *index_id;
 };
 
-trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t,
+trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t, int make,
                       vcache_taken **out)
 {
     vcache_taken *h = xcalloc(1, sizeof *h);
@@ -327,8 +361,9 @@ trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
             break;
         blk[i] = got[i]->seg.blk;
         blk[i].dead = l[i].dead;
+        blk[i].sketch = NULL;
         if (!priv && sketches)
-            blk[i].sketch = sketch_of(c, got[i]);
+            blk[i].sketch = sketch_of(c, got[i], make);
         if (!priv) {
             h->held[h->n_held++] = &blk[i];
         } else {
@@ -366,7 +401,7 @@ void vcache_give(vcache *c, vcache_taken *h)
 trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t)
 {
     vcache_taken *h;
-    trove_err rc = vcache_take(c, st, model_id, dim, t, &h);
+    trove_err rc = vcache_take(c, st, model_id, dim, t, 1, &h);
     if (rc == TROVE_OK) {
         size_t n;
         const vec_block *const *b = vcache_taken_blocks(h, &n);

@@ -13,9 +13,12 @@
  * therefore never depends on when the cache was filled.
  *
  * Two-stage scans (vec_topk_two_stage, search.h vector_scan): a scan that
- * asks for them and is large enough gets each held segment's
- * sketches (vec.h), made on the segment's first such scan and kept with it
- * (counted in its bytes; 68 bytes a vector at 256-d); exact scans never make them.
+ * asks for them and is large enough gets each held segment's sketches
+ * (vec.h), taken up on the segment's first such scan and kept with it
+ * (counted in its bytes; 68 bytes a vector at 256-d): its sidecar's
+ * (store_vside.h, made by the writer), else, where the scan allows it,
+ * made then (an index whose sidecars predate them); exact scans never
+ * hold them.
  *
  * Sharing: one vcache serves every thread. Entries are immutable (but for
  * the sketches, set once under the lock) and reference counted; the cache's lock is held only to look up, insert and
@@ -46,7 +49,8 @@ vcache *vcache_new(size_t max_bytes);
 void vcache_free(vcache *c);
 
 /* Feed every segment of the model, as st's open read transaction sees it,
- * to t. dim is the model's width. */
+ * to t. dim is the model's width. A two-stage t gets every segment's
+ * sketches (made where the sidecar has none). */
 trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t);
 
 /* vcache_scan in halves, for a scan run on another thread while this one
@@ -54,9 +58,12 @@ trove_err vcache_scan(vcache *c, store *st, int64_t model_id, int dim, vec_topk 
  * read transaction) and holds the segments, scanning into t at once only
  * one that does not fit in the cache; the blocks it lists are what is left
  * to scan (vec_topk_scan_all), and stay valid until vcache_give, which
- * lets them go (always called, on failure too; h may then hold nothing). */
+ * lets them go (always called, on failure too; h may then hold nothing).
+ * A two-stage t gets the sketches stored with the segments, and with make
+ * those made here for segments stored without (make 0: those are scanned
+ * exactly, as a cold search scans them). */
 typedef struct vcache_taken vcache_taken;
-trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t,
+trove_err vcache_take(vcache *c, store *st, int64_t model_id, int dim, vec_topk *t, int make,
                       vcache_taken **h);
 const vec_block *const *vcache_taken_blocks(const vcache_taken *h, size_t *n);
 void vcache_give(vcache *c, vcache_taken *h);

@@ -138,6 +138,9 @@ int store_beside_allowed(void);
 #define STORE_SEG_HEADER 32
 trove_err store_vec_blob_open(store *st, int64_t seg_id, int dim, sqlite3_blob **b,
                               uint8_t *head, size_t *total);
+/* The sketches (vec_sketch_rows, vec_sketch_size(n, dim) bytes into out)
+ * of the n rows of a segment whose blob bytes are `blob`. */
+void store_vec_seg_sketch(const uint8_t *blob, size_t n, int dim, uint8_t *out);
 
 /* Hooks of store.c into store_snap.c: save the before-image of a note or a
  * collection at its first change in the open snapshot ("created" when it

@@ -54,6 +54,14 @@ size_t store_vec_seg_size(size_t n, int dim)
     return l.total;
 }
 
+void store_vec_seg_sketch(const uint8_t *blob, size_t n, int dim, uint8_t *out)
+{
+    seg_layout l;
+    layout(n, dim, &l);
+    vec_sketch_rows((const int8_t *)(blob + l.data), (const float *)(const void *)(blob + l.scale),
+                    n, dim, out);
+}
+
 static void put_u32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
@@ -536,7 +544,7 @@ static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store
     size_t n;
     seg_layout l;
     uint8_t head[SEG_HEADER];
-    vside_map map;
+    vside_map map = {0};
     const uint8_t *m = NULL;
     trove_err rc = blob_open_head(st, seg_id, dim, &b, &n, &l, head);
     /* The sidecar, read in place when it is this segment's; else one copy
@@ -568,6 +576,7 @@ static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store
         .doc_id = (const int64_t *)(const void *)(m + l.doc),
         .dead = NULL,
         .n = n,
+        .sketch = map.sketch,   /* the sidecar's, when it has them */
     };
     if (out->stream) {
         out->blk.data = NULL;
@@ -577,23 +586,38 @@ static trove_err segment_data(store *st, int64_t seg_id, int dim, int how, store
     return TROVE_OK;
 }
 
+/* Let go of the pages wholly inside [p, p + len) of a private file
+ * mapping (advice: they come back from the file on use). */
+static void drop_pages(const void *p, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t from = ((uintptr_t)p + ps - 1) & ~(ps - 1);
+    uintptr_t to = ((uintptr_t)p + len) & ~(ps - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 void store_vec_segment_drop_rows(store_vec_seg *s, int dim)
 {
     if (!s->map || !s->blk.data)
         return;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = pg > 0 ? (uintptr_t)pg : 4096;
-    uintptr_t from = ((uintptr_t)s->blk.data + ps - 1) & ~(ps - 1);
-    uintptr_t to = ((uintptr_t)s->blk.data + s->blk.n * (size_t)dim) & ~(ps - 1);
-    if (to > from)
-        (void)madvise((void *)from, to - from, MADV_DONTNEED); /* advice: the pages come back on use */
+    drop_pages(s->blk.data, s->blk.n * (size_t)dim);
     s->blk.data = NULL;
+}
+
+void store_vec_segment_drop_sketch(store_vec_seg *s, int dim)
+{
+    if (!s->map || !s->blk.sketch)
+        return;
+    drop_pages(s->blk.sketch, vec_sketch_size(s->blk.n, dim));
+    s->blk.sketch = NULL;
 }
 
 void store_vec_segment_free(store_vec_seg *s)
 {
     seg_stream *ss = s->stream;
-    vside_map m = {s->map, s->map_len, NULL, ss ? ss->fd : -1, ss != NULL};
+    vside_map m = {s->map, s->map_len, NULL, NULL, ss ? ss->fd : -1, ss != NULL};
     store_vside_close(&m);
     free(ss);
     free(s->mem);

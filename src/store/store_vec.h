@@ -112,7 +112,8 @@ typedef struct store_vec_seg {
     vec_block blk;
 } store_vec_seg;
 /* The bytes a segment of n vectors of dim components takes (its blob, and
- * its sidecar's payload). */
+ * its sidecar's payload). A segment read from a sidecar that carries
+ * sketches (store_vside.h) has them in blk.sketch (else NULL). */
 size_t store_vec_seg_size(size_t n, int dim);
 /* Load one segment: its sidecar mapped in place when it has a valid one,
  * else with one blob read; checks its layout. */
@@ -146,6 +147,8 @@ trove_err store_vec_segment_data(store *st, int64_t seg_id, int dim, store_vec_s
  * of the vectors are let go, and s->blk.data set NULL for the caller to
  * point at its copy. Nothing happens for a segment not mapped. */
 void store_vec_segment_drop_rows(store_vec_seg *s, int dim);
+/* The same for the sidecar's sketches (blk.sketch), copied elsewhere. */
+void store_vec_segment_drop_sketch(store_vec_seg *s, int dim);
 
 /* The index's random identity (meta 'index_id', set when a writer first
  * opens it); *id NULL when it has none yet (an index no writer opened since

@@ -22,13 +22,15 @@
 
 /* ---- header --------------------------------------------------------------
  * Little-endian, 128 bytes:
- *   0 "TVSC"  4 u32 version(1)  8 i64 seg_id  16 char index_id[32]
- *  48 u32 dim  52 u32 n  56 u32 elem(1: int8)  60 u32 0
+ *   0 "TVSC"  4 u32 version(2)  8 i64 seg_id  16 char index_id[32]
+ *  48 u32 dim  52 u32 n  56 u32 elem(1: int8)
+ *  60 u32 sketch: VEC_SKETCH_VERSION when vec_sketch_size(n, dim) bytes of
+ *     sketches follow the payload, 0 when none do (always 0 in version 1)
  *  64 u64 payload_len  72 u64 payload_hash  80 u64 str_hash(bytes 0..79)
  *  88 zero to 128 */
 
 #define VSIDE_MAGIC "TVSC"
-#define VSIDE_VERSION 1
+#define VSIDE_VERSION 2
 #define VSIDE_SUM_AT 80
 
 static void put32(uint8_t *p, uint32_t v)
@@ -63,12 +65,13 @@ void vside_header_build(const vside_header *h, uint8_t out[VSIDE_HEADER])
 {
     memset(out, 0, VSIDE_HEADER);
     memcpy(out, VSIDE_MAGIC, 4);
-    put32(out + 4, VSIDE_VERSION);
+    put32(out + 4, h->version ? h->version : VSIDE_VERSION);
     put64(out + 8, (uint64_t)h->seg_id);
     memcpy(out + 16, h->index_id, strnlen(h->index_id, 32));
     put32(out + 48, h->dim);
     put32(out + 52, h->n);
     put32(out + 56, h->elem);
+    put32(out + 60, h->sketch);
     put64(out + 64, h->payload_len);
     put64(out + 72, h->payload_hash);
     put64(out + VSIDE_SUM_AT, str_hash(out, VSIDE_SUM_AT));
@@ -77,7 +80,8 @@ void vside_header_build(const vside_header *h, uint8_t out[VSIDE_HEADER])
 int vside_header_parse(const uint8_t *p, size_t len, vside_header *h)
 {
     memset(h, 0, sizeof *h);
-    if (len < VSIDE_HEADER || memcmp(p, VSIDE_MAGIC, 4) != 0 || get32(p + 4) != VSIDE_VERSION)
+    if (len < VSIDE_HEADER || memcmp(p, VSIDE_MAGIC, 4) != 0 || get32(p + 4) < 1 ||
+        get32(p + 4) > VSIDE_VERSION)
         return 0;
     if (get64(p + VSIDE_SUM_AT) != str_hash(p, VSIDE_SUM_AT))
         return 0;
@@ -97,10 +101,18 @@ int vside_header_parse(const uint8_t *p, size_t len, vside_header *h)
     h->elem = get32(p + 56);
     h->payload_len = get64(p + 64);
     h->payload_hash = get64(p + 72);
-    if (h->seg_id <= 0 || id_len == 0 || get32(p + 60) != 0 || h->elem != VSIDE_ELEM_INT8 ||
+    h->version = get32(p + 4);
+    h->sketch = get32(p + 60);
+    int sketch_ok = h->sketch == 0 || (h->version >= 2 && h->sketch == VEC_SKETCH_VERSION);
+    if (h->seg_id <= 0 || id_len == 0 || !sketch_ok || h->elem != VSIDE_ELEM_INT8 ||
         h->dim == 0 || h->dim > VEC_MAX_DIM || h->n > STORE_VEC_SEG_MAX)
         return 0;
     return h->payload_len == store_vec_seg_size(h->n, (int)h->dim);
+}
+
+size_t vside_sketch_len(const vside_header *h)
+{
+    return h->sketch ? vec_sketch_size(h->n, (int)h->dim) : 0;
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -183,21 +195,20 @@ static int header_fits(const vside_header *h, const char *id, int64_t seg_id,
            h->dim == get32(blob_head + 8) && h->n == get32(blob_head + 12);
 }
 
-/* Open the sidecar and check its header and length; the fd (>= 0) when it
- * fits, else -1. */
+/* Open the sidecar and check its header (into *h) and length (header,
+ * payload, sketches); the fd (>= 0) when it fits, else -1. */
 static int open_checked(const char *path, const char *id, int64_t seg_id, const uint8_t *blob_head,
-                        size_t payload_len)
+                        size_t payload_len, vside_header *h)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     uint8_t raw[VSIDE_HEADER];
     struct stat sb;
-    vside_header h;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_size != (uint64_t)VSIDE_HEADER + payload_len ||
-        pread(fd, raw, sizeof raw, 0) != (ssize_t)sizeof raw || !vside_header_parse(raw, sizeof raw, &h) ||
-        !header_fits(&h, id, seg_id, blob_head, payload_len)) {
+        pread(fd, raw, sizeof raw, 0) != (ssize_t)sizeof raw || !vside_header_parse(raw, sizeof raw, h) ||
+        !header_fits(h, id, seg_id, blob_head, payload_len) ||
+        (uint64_t)sb.st_size != (uint64_t)VSIDE_HEADER + payload_len + vside_sketch_len(h)) {
         close(fd);
         return -1;
     }
@@ -221,12 +232,13 @@ int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t
         return 0;
     char *dir = store_vside_dir(st->path);
     char *path = seg_path(dir, seg_id);
-    int fd = open_checked(path, id, seg_id, blob_head, payload_len);
+    vside_header h;
+    int fd = open_checked(path, id, seg_id, blob_head, payload_len, &h);
     free(path);
     free(dir);
     if (fd < 0)
         return 0;
-    size_t len = VSIDE_HEADER + payload_len;
+    size_t len = VSIDE_HEADER + payload_len + vside_sketch_len(&h);
     int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
     if (how != VSIDE_STREAM)
@@ -239,7 +251,8 @@ int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t
         close(fd);
         return 0;
     }
-    *m = (vside_map){addr, len, (const uint8_t *)addr + VSIDE_HEADER, -1, 0};
+    const uint8_t *base = (const uint8_t *)addr + VSIDE_HEADER;
+    *m = (vside_map){addr, len, base, h.sketch ? base + payload_len : NULL, -1, 0};
     if (how == VSIDE_STREAM) {
         m->fd = fd;
         m->has_fd = 1;
@@ -261,15 +274,18 @@ void store_vside_close(vside_map *m)
 /* ---- writing -------------------------------------------------------------- */
 
 
-/* Write segment seg_id's sidecar from its blob bytes: a temporary file,
- * fsync'd, renamed over the name (readers see the old file or the new one,
- * never half of one). */
+/* Write segment seg_id's sidecar from its blob bytes, with the sketches
+ * made from them: a temporary file, fsync'd, renamed over the name (readers
+ * see the old file or the new one, never half of one). */
 static void write_sidecar(const char *dir, const char *id, int64_t seg_id, const uint8_t *payload,
                           size_t len)
 {
     vside_header h = {.seg_id = seg_id, .dim = get32(payload + 8), .n = get32(payload + 12),
                       .elem = VSIDE_ELEM_INT8, .payload_len = len,
-                      .payload_hash = str_hash(payload, len)};
+                      .payload_hash = str_hash(payload, len), .sketch = VEC_SKETCH_VERSION};
+    size_t sk_len = vside_sketch_len(&h);
+    uint8_t *sk = xmalloc(sk_len ? sk_len : 1);
+    store_vec_seg_sketch(payload, h.n, (int)h.dim, sk);
     snprintf(h.index_id, sizeof h.index_id, "%s", id);
     uint8_t raw[VSIDE_HEADER];
     vside_header_build(&h, raw);
@@ -278,13 +294,14 @@ static void write_sidecar(const char *dir, const char *id, int64_t seg_id, const
     tbuf_printf(&tmp, "%s/.%" PRId64 ".%ld.tmp", dir, seg_id, (long)getpid());
     int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int ok = fd >= 0 && fs_write_all(fd, raw, sizeof raw) == 0 && fs_write_all(fd, payload, len) == 0 &&
-             fsync(fd) == 0;
+             fs_write_all(fd, sk, sk_len) == 0 && fsync(fd) == 0;
     if (fd >= 0)
         ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp.data, path) != 0)
         unlink(tmp.data);
     tbuf_free(&tmp);
     free(path);
+    free(sk);
 }
 
 /* The index's segments: id and width, in id order. */
@@ -406,9 +423,11 @@ void store_vside_sync(store *st)
         size_t total;
         if (store_vec_blob_open(st, l[i].id, l[i].dim, &b, head, &total) == TROVE_OK) {
             char *path = seg_path(dir, l[i].id);
-            int fd = open_checked(path, id, l[i].id, head, total);
+            vside_header h;
+            int fd = open_checked(path, id, l[i].id, head, total, &h);
             uint8_t got[STORE_SEG_HEADER];
-            int fits = fd >= 0 && pread(fd, got, sizeof got, VSIDE_HEADER) == (ssize_t)sizeof got &&
+            /* one without sketches (version 1) is written again with them */
+            int fits = fd >= 0 && h.sketch && pread(fd, got, sizeof got, VSIDE_HEADER) == (ssize_t)sizeof got &&
                        head_matches(got, head);
             if (fd >= 0)
                 close(fd);
@@ -429,6 +448,19 @@ void store_vside_sync(store *st)
 }
 
 /* ---- checking ------------------------------------------------------------- */
+
+/* Are a sidecar's sketches (none: yes) those its segment's blob makes? */
+static int sketches_match(const vside_header *h, const uint8_t *blob, const uint8_t *sketch)
+{
+    size_t len = vside_sketch_len(h);
+    if (!len || !sketch)
+        return 1;
+    uint8_t *want = xmalloc(len);
+    store_vec_seg_sketch(blob, h->n, (int)h->dim, want);
+    int same = memcmp(want, sketch, len) == 0;
+    free(want);
+    return same;
+}
 
 void store_vside_check(store *st, void (*report)(void *ctx, const char *line), void *ctx)
 {
@@ -453,7 +485,8 @@ void store_vside_check(store *st, void (*report)(void *ctx, const char *line), v
             all = blob_all(b, total);
             vside_header h;
             vside_header_parse(m.addr, VSIDE_HEADER, &h);
-            if (all && (memcmp(all, m.base, total) != 0 || h.payload_hash != str_hash(all, total))) {
+            if (all && (memcmp(all, m.base, total) != 0 || h.payload_hash != str_hash(all, total) ||
+                        !sketches_match(&h, all, m.sketch))) {
                 char *path = seg_path(dir, l[i].id);
                 snprintf(line, sizeof line, "vector sidecar %s differs from its segment; removed "
                          "(searches read the index meanwhile, the next update writes it again)",

@@ -17,6 +17,14 @@
  * finds (it compares every sidecar with its blob, and removes one that
  * differs); SQLite does not checksum its pages either.
  *
+ * A sidecar (version 2) also carries the segment's sketches (vec.h
+ * vec_sketch_rows, for the two-stage scan) after the payload, made by the
+ * writer from the blob when it writes the file: readers, the cold process
+ * and the daemon alike, find them ready instead of making them per search
+ * or per process. They are derived bytes like the rest of the file; `trove
+ * check` makes them again from the blob and compares. A version 1 sidecar
+ * (none) is still read, and the next commit rewrites it with them.
+ *
  * Writers make sidecars after each commit (store_vside_sync: written to a
  * temporary file, fsync'd, renamed), and remove those of segments the index
  * no longer holds. A crash between the commit and the rename leaves a
@@ -40,20 +48,29 @@ typedef struct vside_header {
     uint32_t dim, n, elem;
     uint64_t payload_len;     /* bytes after the header: the segment's blob */
     uint64_t payload_hash;    /* str_hash of them */
+    uint32_t version;         /* 1 or 2; 0 when building: the current one (2) */
+    uint32_t sketch;          /* version 2: VEC_SKETCH_VERSION when the sketches
+                                 follow the payload, 0 when they do not */
 } vside_header;
 
 /* Parse the header at p[0..len): 1 and *h when it is well formed (magic,
- * version, its own checksum, element type, dim and n in range, payload_len
- * the size a segment of n x dim takes), else 0. Reads no byte past len. */
+ * version 1 or 2, its own checksum, element type, dim and n in range,
+ * payload_len the size a segment of n x dim takes, sketch 0 or this
+ * build's VEC_SKETCH_VERSION), else 0. Reads no byte past len. */
 int vside_header_parse(const uint8_t *p, size_t len, vside_header *h);
 /* Write h as VSIDE_HEADER bytes (with its checksum) into out. */
 void vside_header_build(const vside_header *h, uint8_t out[VSIDE_HEADER]);
 
-/* A mapped sidecar: base points at the segment's bytes (8-byte aligned). */
+/* The bytes of sketches a sidecar with header h carries after its payload. */
+size_t vside_sketch_len(const vside_header *h);
+
+/* A mapped sidecar: base points at the segment's bytes (8-byte aligned),
+ * sketch at its sketches (vec_sketch_rows of its rows; NULL: it has none). */
 typedef struct vside_map {
     void *addr;
     size_t len;
     const uint8_t *base;
+    const uint8_t *sketch;
     int fd;                   /* VSIDE_STREAM: the file, open; closed by store_vside_close */
     int has_fd;
 } vside_map;
@@ -74,14 +91,16 @@ int store_vside_open(store *st, int64_t seg_id, const uint8_t *blob_head, size_t
                      int how, vside_map *m);
 void store_vside_close(vside_map *m);
 
-/* After a commit: write the sidecars the index's segments lack, remove
- * those of segments it no longer holds. Failures cost only speed (readers
- * fall back to the blobs), so nothing is returned. */
+/* After a commit: write the sidecars the index's segments lack (or that
+ * lack sketches), remove those of segments it no longer holds. Failures
+ * cost only speed (readers fall back to the blobs), so nothing is
+ * returned. */
 void store_vside_sync(store *st);
 
-/* For `trove check`: compare every sidecar with its blob, byte for byte;
- * report(ctx, line) for each that differs behind a valid header, and
- * remove it (the next commit writes it again). */
+/* For `trove check`: compare every sidecar with its blob, byte for byte,
+ * and its sketches with those made from the blob; report(ctx, line) for
+ * each that differs behind a valid header, and remove it (the next commit
+ * writes it again). */
 void store_vside_check(store *st, void (*report)(void *ctx, const char *line), void *ctx);
 
 /* The folder of an index's sidecars (caller frees). */

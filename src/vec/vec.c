@@ -841,17 +841,23 @@ static void sketch_each(job *j, const vec_block *b, size_t base, size_t lo, size
 }
 
 /* Stage two: rows of [lo, hi) whose estimate reaches the bar scored
- * exactly. */
+ * exactly; a block read on demand (a cold search's sidecar) gives each
+ * such row by one read. */
 static void rescore_each(job *j, const vec_block *b, size_t base, size_t lo, size_t hi)
 {
     vec_topk *t = j->t;
     part *p = j->p;
     const float *e = t->est_of + base;
-    for (size_t i = lo; i < hi; i++) {
+    for (size_t i = lo; i < hi && !t->failed; i++) {
         if (!(e[i] >= t->bar))
             continue;
+        const int8_t *row = b->data ? b->data + i * (size_t)t->dim : p->rows;
+        if (!b->data && (!b->read || b->read(b->read_ctx, i, 1, p->rows) != 0)) {
+            t->failed = 1;
+            return;
+        }
         int32_t dot;
-        t->kern(t->q, t->qabs, b->data + i * (size_t)t->dim, 1, t->dim, &dot);
+        t->kern(t->q, t->qabs, row, 1, t->dim, &dot);
         float score = (float)dot * t->qscale * b->scale[i];
         if (!(score >= t->f.min_score) || (p->has_bar && score < p->bar.score))
             continue;
@@ -898,14 +904,17 @@ static float stage_two_bar(const float *e, size_t rows, size_t n_cand)
     return bar;
 }
 
-/* The two stages over blocks that all carry sketches and data: every
- * row's estimate, then the rows that reach the bar (stage_two_bar)
- * scored exactly. */
+/* The two stages over blocks that all carry sketches: every row's
+ * estimate, then the rows that reach the bar (stage_two_bar) scored
+ * exactly. */
 static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
 {
     size_t rows = 0;
-    for (size_t i = 0; i < nb; i++)
+    int reads = 0;
+    for (size_t i = 0; i < nb; i++) {
         rows += b[i]->n;
+        reads |= !b[i]->data;
+    }
     if (rows <= t->n_cand || rows < t->min_rows) {   /* small: every row scored */
         scan_exact(t, b, nb);
         return;
@@ -916,7 +925,7 @@ static void scan_two_stage(vec_topk *t, const vec_block *const *b, size_t nb)
         t->est_cap = rows;
     }
     job jobs[16];
-    int nt = plan_jobs(t, b, nb, rows, rows * (size_t)t->ql.groups, 0, sketch_each, jobs);
+    int nt = plan_jobs(t, b, nb, rows, rows * (size_t)t->ql.groups, reads, sketch_each, jobs);
     run_jobs(t, jobs, nt);
     t->bar = stage_two_bar(t->est_of, rows, t->n_cand);
     for (int i = 0; i < nt; i++)
@@ -929,7 +938,7 @@ void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
     size_t n_sk = 0;
     if (t->n_cand && t->k)
         for (size_t i = 0; i < nb; i++)
-            n_sk += b[i]->sketch && b[i]->data;
+            n_sk += b[i]->sketch != NULL;
     if (n_sk == 0) {
         scan_exact(t, b, nb);
         return;
@@ -939,7 +948,7 @@ void vec_topk_scan_all(vec_topk *t, const vec_block *const *b, size_t nb)
     size_t n_ex = 0;
     n_sk = 0;
     for (size_t i = 0; i < nb; i++) {
-        if (b[i]->sketch && b[i]->data)
+        if (b[i]->sketch)
             sk[n_sk++] = b[i];
         else
             ex[n_ex++] = b[i];

@@ -53,8 +53,8 @@ typedef struct vec_block {
     int (*read)(void *read_ctx, size_t from, size_t n, int8_t *dst);
     void *read_ctx;
     /* the sketch of rows [0, n) (vec_sketch_rows of exactly them), for
-     * a two-stage scan (vec_topk_two_stage); NULL: none. Only a block with
-     * data in memory uses them. */
+     * a two-stage scan (vec_topk_two_stage); NULL: none. A block read on
+     * demand (data NULL) gives stage two each of its rows by one read. */
     const uint8_t *sketch;
 } vec_block;
 
@@ -67,6 +67,11 @@ typedef struct vec_block {
  * sketches so the first stage reads nothing else. The same bytes on every
  * CPU. */
 size_t vec_sketch_size(size_t n, int dim);
+/* The sketches' format (coding, rotation, layout): bytes made by another
+ * version are never read as these (stored sketches carry it:
+ * store/store_vside.h). Change it with any change of vec_sketch_rows'
+ * output. */
+#define VEC_SKETCH_VERSION 1
 void vec_sketch_rows(const int8_t *rows, const float *scale, size_t n, int dim, uint8_t *out);
 
 typedef struct vec_hit {

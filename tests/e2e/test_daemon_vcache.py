@@ -141,9 +141,9 @@ def test_daemon_vec_cache_bound(indexed):
 
 def test_two_stage_scan_setting(indexed):
     """--vector-scan two-stage and config `vector_scan:` through the daemon:
-    with every row a candidate the answers are the exact ones (the cold
-    twin's: a cold search always scans exactly); an unknown value is an
-    error, from the flag and from config.yaml."""
+    with every row a candidate the answers are the exact ones (and the
+    cold twin's, which reads the same stored sketches); an unknown value is
+    an error, from the flag and from config.yaml."""
     trove, vault = indexed
     env = {"TROVE_EMBED_MODEL": glove_model()}
     cold = dict(env, TROVE_NO_DAEMON="1")

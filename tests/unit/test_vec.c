@@ -415,11 +415,17 @@ static void test_sketches(void **state)
 
 /* Two stages with every live row a candidate: the exact answers (the
  * brute-force reference), on one thread and several, blocks scanned one
- * by one and as one, on a pool. */
+ * by one and as one, on a pool, in memory and read on demand (a cold
+ * search's sidecars: stage two reads each candidate row). */
 static void test_two_stage_all_candidates(void **state)
 {
     sketch_mode = 1;
     test_topk_matches_brute_force(state);
+    stream_mode = 1;
+    test_topk_matches_brute_force(state);
+    stream_mode = 2;
+    test_topk_matches_brute_force(state);
+    stream_mode = 0;
     all_mode = 1;
     test_topk_matches_brute_force(state);
     scan_pool = pool_new(2);
@@ -452,7 +458,7 @@ static void test_two_stage_few_candidates(void **state)
     vec_sketch_rows(f.data + 5000 * (size_t)f.dim, f.scale + 5000, f.n - 5000, f.dim, sk2);
     const vec_hit *first = NULL;
     vec_hit keep[20];
-    for (int run = 0; run < 4; run++) {
+    for (int run = 0; run < 5; run++) {
         vec_force_portable(run == 3);
         vec_topk *t = vec_topk_new(20, f.dim, q, 0.01f, NULL, run == 0 ? 1 : 3);
         vec_topk_two_stage(t, 200, 0);
@@ -460,8 +466,12 @@ static void test_two_stage_few_candidates(void **state)
         vec_block b1 = block_of(&f, 0, cut), b2 = block_of(&f, cut, f.n);
         b1.sketch = cut == f.n ? sk : sk1;   /* each block its own sketch */
         b2.sketch = sk2;
+        rows_src src = {&f, 0, SIZE_MAX, 0};
+        if (run == 4)   /* read on demand, as a cold search reads a sidecar */
+            streamed(&b1, &src);
         const vec_block *both[] = {&b1, &b2};
         vec_topk_scan_all(t, both, b2.n ? 2 : 1);
+        assert_false(vec_topk_failed(t));
         size_t n;
         const vec_hit *h = vec_topk_results(t, &n);
         assert_int_equal(n, 20);

@@ -301,6 +301,32 @@ static void test_header_parse(void **state)
     h.payload_len++;
     vside_header_build(&h, raw);
     assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 0);
+    h.payload_len--;
+
+    /* version 2 (the current one) with sketches, version 1 without */
+    h.sketch = VEC_SKETCH_VERSION;
+    vside_header_build(&h, raw);
+    assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 1);
+    assert_int_equal(got.version, 2);
+    assert_int_equal(got.sketch, VEC_SKETCH_VERSION);
+    assert_int_equal(vside_sketch_len(&got), vec_sketch_size(1000, 384));
+    h.version = 1;
+    vside_header_build(&h, raw);   /* version 1 had none */
+    assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 0);
+    h.sketch = 0;
+    vside_header_build(&h, raw);
+    assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 1);
+    assert_int_equal(got.version, 1);
+    assert_int_equal(vside_sketch_len(&got), 0);
+    /* sketches of another format, and a later version, are not read */
+    h.version = 2;
+    h.sketch = VEC_SKETCH_VERSION + 1;
+    vside_header_build(&h, raw);
+    assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 0);
+    h.version = 3;
+    h.sketch = 0;
+    vside_header_build(&h, raw);
+    assert_int_equal(vside_header_parse(raw, sizeof raw, &got), 0);
 }
 
 static void test_sidecar_used(void **state)
@@ -348,6 +374,82 @@ static void test_sidecar_used(void **state)
     assert_int_equal(count_files(&others), a.segs);
 }
 
+/* Every segment's sidecar carries sketches (want 1: those its blob makes,
+ * read both ways) or none (0). */
+static void assert_sketches(int want)
+{
+    int64_t *ids;
+    size_t n_ids;
+    assert_int_equal(store_read_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_segments(st, model, &ids, &n_ids), TROVE_OK);
+    for (size_t i = 0; i < n_ids; i++) {
+        store_vec_seg seg, sseg;
+        assert_int_equal(store_vec_segment_load(st, ids[i], DIM, &seg), TROVE_OK);
+        assert_int_equal(store_vec_segment_stream(st, ids[i], DIM, &sseg), TROVE_OK);
+        assert_non_null(seg.map);
+        assert_int_equal(seg.blk.sketch != NULL, want);
+        assert_int_equal(sseg.blk.sketch != NULL, want);
+        if (want) {
+            size_t len = vec_sketch_size(seg.blk.n, DIM);
+            uint8_t *sk = xmalloc(len);
+            vec_sketch_rows(seg.blk.data, seg.blk.scale, seg.blk.n, DIM, sk);
+            assert_memory_equal(sk, seg.blk.sketch, len);
+            assert_memory_equal(sk, sseg.blk.sketch, len);
+            free(sk);
+        }
+        store_vec_segment_free(&sseg);
+        store_vec_segment_free(&seg);
+    }
+    store_read_end(st);
+    free(ids);
+}
+
+/* The top K in two stages (few candidates) over every segment: read as a
+ * cold search reads them (stream 1) or mapped whole (0), or through a
+ * resident process's cache (vc; make: it makes sketches the sidecars lack,
+ * vcache_take). */
+static hits two_stage_in(int stream, vcache *vc, int make)
+{
+    hits out = {0};
+    int8_t q[DIM];
+    vec_of(7, q);
+    int64_t *ids;
+    size_t n_ids;
+    assert_int_equal(store_read_begin(st), TROVE_OK);
+    assert_int_equal(store_vec_segments(st, model, &ids, &n_ids), TROVE_OK);
+    vec_topk *t = vec_topk_new(K, DIM, q, 0.01f, NULL, 2);
+    vec_topk_two_stage(t, 2 * K, 0);
+    store_vec_seg *seg = xcalloc(n_ids, sizeof *seg);
+    const vec_block **b = xcalloc(n_ids, sizeof *b);
+    if (vc) {
+        vcache_taken *h;
+        assert_int_equal(vcache_take(vc, st, model, DIM, t, make, &h), TROVE_OK);
+        size_t nb;
+        const vec_block *const *held = vcache_taken_blocks(h, &nb);
+        vec_topk_scan_all(t, held, nb);
+        vcache_give(vc, h);
+    } else {
+        for (size_t i = 0; i < n_ids; i++) {
+            assert_int_equal((stream ? store_vec_segment_stream : store_vec_segment_load)(
+                                 st, ids[i], DIM, &seg[i]), TROVE_OK);
+            b[i] = &seg[i].blk;
+        }
+        vec_topk_scan_all(t, b, n_ids);
+    }
+    store_read_end(st);
+    assert_false(vec_topk_failed(t));
+    const vec_hit *h = vec_topk_results(t, &out.n);
+    memcpy(out.h, h, out.n * sizeof *h);
+    out.segs = n_ids;
+    vec_topk_free(t);
+    for (size_t i = 0; i < n_ids && !vc; i++)
+        store_vec_segment_free(&seg[i]);
+    free(seg);
+    free(b);
+    free(ids);
+    return out;
+}
+
 /* Rewrite a sidecar file with fn applied to its bytes. */
 static void mangle(int64_t seg, void (*fn)(uint8_t *buf, size_t *len))
 {
@@ -393,6 +495,94 @@ static void other_content(uint8_t *b, size_t *len)
     (void)len;
     b[VSIDE_HEADER + 16] ^= 0xff;
     b[VSIDE_HEADER + 32] ^= 0x7f;
+}
+
+/* A sidecar of before sketches (version 1): its header says so, its
+ * payload ends the file. */
+static void to_version1(uint8_t *b, size_t *len)
+{
+    vside_header h;
+    assert_int_equal(vside_header_parse(b, VSIDE_HEADER, &h), 1);
+    assert_int_equal(h.sketch, VEC_SKETCH_VERSION);
+    h.version = 1;
+    h.sketch = 0;
+    vside_header_build(&h, b);
+    *len = VSIDE_HEADER + h.payload_len;
+}
+
+/* The writer stores each segment's sketches in its sidecar; a cold
+ * reader's two stages (stage two reading rows by pread) find what a
+ * mapped reader's and a resident cache's do. An index whose sidecars
+ * predate sketches (version 1) is still read in place, its sketches made
+ * by the cache on first use (the same bytes: the same results), and the
+ * next commit writes them in. */
+static void test_sketches_stored(void **state)
+{
+    (void)state;
+    assert_sketches(1);
+    hits whole = two_stage_in(0, NULL, 0), cold = two_stage_in(1, NULL, 0);
+    assert_true(whole.n == K);
+    assert_same(&whole, &cold);
+    vcache *vc = vcache_new(64 << 20);
+    hits res = two_stage_in(0, vc, 0);
+    assert_same(&whole, &res);
+    vcache_free(vc);
+
+    hits exact = search(7);
+    int64_t *ids;
+    size_t n_ids;
+    assert_int_equal(store_vec_segments(st, model, &ids, &n_ids), TROVE_OK);
+    for (size_t i = 0; i < n_ids; i++)
+        mangle(ids[i], to_version1);
+    free(ids);
+    hits old = search(7);
+    assert_int_equal(old.mapped, old.segs);   /* still read in place */
+    assert_same(&exact, &old);
+    assert_sketches(0);
+    cold = two_stage_in(1, NULL, 0);   /* no sketches: exact */
+    assert_same(&exact, &cold);
+    vc = vcache_new(64 << 20);
+    res = two_stage_in(0, vc, 0);   /* auto: the stored ones alone, as cold */
+    assert_same(&exact, &res);
+    res = two_stage_in(0, vc, 1);   /* two-stage: made by the cache */
+    assert_same(&whole, &res);
+    res = two_stage_in(0, vc, 0);   /* and kept */
+    assert_same(&whole, &res);
+    vcache_free(vc);
+    empty_commit();
+    assert_sketches(1);
+    cold = two_stage_in(1, NULL, 0);
+    assert_same(&whole, &cold);
+}
+
+/* Damaged sketches behind a good header: `trove check` makes them again
+ * from the blob, reports the sidecar and removes it. */
+static void test_check_finds_sketch_damage(void **state)
+{
+    (void)state;
+    int64_t seg = first_seg();
+    char *p = side_path(seg);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    int fd = open(p, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t byte;
+    off_t at = sb.st_size - 200;   /* in the sketches */
+    assert_int_equal(pread(fd, &byte, 1, at), 1);
+    byte ^= 0x11;
+    assert_int_equal(pwrite(fd, &byte, 1, at), 1);
+    close(fd);
+    char **problems;
+    size_t n;
+    assert_int_equal(store_check(st, &problems, &n), TROVE_OK);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(problems[0], "vector sidecar"));
+    store_problems_free(problems, n);
+    assert_int_not_equal(stat(p, &sb), 0);
+    empty_commit();
+    assert_int_equal(stat(p, &sb), 0);
+    free(p);
+    assert_sketches(1);
 }
 
 static void test_bad_sidecars_ignored(void **state)
@@ -658,6 +848,8 @@ int main(void)
         cmocka_unit_test_setup(test_sidecar_used, each),
         cmocka_unit_test_setup(test_bad_sidecars_ignored, each),
         cmocka_unit_test_setup(test_check_finds_payload_damage, each),
+        cmocka_unit_test_setup(test_sketches_stored, each),
+        cmocka_unit_test_setup(test_check_finds_sketch_damage, each),
         cmocka_unit_test_setup(test_orphans_removed, each),
         cmocka_unit_test_setup(test_rollback, each),
         cmocka_unit_test_setup(test_crash_after_commit, each),
