@@ -14,7 +14,8 @@
 #include <immintrin.h>
 #endif
 
-#define TILE_T 64 /* activation rows per cache tile (a multiple of AR) */
+#define TILE_T 64 /* activation rows per cache tile of 3,072-element rows (a multiple
+                     of AR; narrower rows take more: q8pack_tile_rows) */
 
 /* Kinds of packed block (the kernels' compile-time switch): signed bytes
  * stored +128 with one scale (Q8_0, Q5_0) or two (Q6_K), nibbles with a
