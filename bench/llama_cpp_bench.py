@@ -4,7 +4,7 @@ the same token ids and the same thread count; printed as Markdown tables.
 
   /usr/bin/python3 bench/llama_cpp_bench.py [--trove BIN] [--models DIR]
         [--threads N] [--iters K] [--passages N] [--only NAME,...]
-        [--rerank-only] [--no-rerank]
+        [--rerank-only] [--no-rerank] [--trove-base BIN]
 
 llama.cpp: the prebuilt CPU libraries of npm @node-llama-cpp/linux-x64
 (libllama + libggml, which pick their CPU variant -- AVX2, AVX-512, zen4
@@ -206,11 +206,13 @@ def bench_rerank(a, exe, lib, names, tmp):
             for s in ids:
                 f.write(",".join(map(str, s)) + "\n")
         ntok = sum(len(s) for s in ids)
-        tr, lr = [], {k: [] for k in a.rerank_llama_seqs}
+        tr, br, lr = [], [], {k: [] for k in a.rerank_llama_seqs}
         for _ in range(a.iters):
-            out = json.loads(sh([a.trove, "model", "rerank", m, "--threads", str(a.threads),
-                                 "--timing", "--doc-tokens", "256", QUERY] + docs))
-            tr.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
+            # --trove-base: the other trove alternated with this one, same load
+            for exe_t, out_t in [(a.trove, tr)] + ([(a.trove_base, br)] if a.trove_base else []):
+                out = json.loads(sh([exe_t, "model", "rerank", m, "--threads", str(a.threads),
+                                     "--timing", "--doc-tokens", "256", QUERY] + docs))
+                out_t.append((out["rerank_ms"], out["cpu_ms"], np.array(out["scores"])))
             for k in a.rerank_llama_seqs:
                 lr[k].append(run_llama(a, exe, lib, m, ids_file, a.llama_batch, k))
         # llama.cpp's best batching by CPU time: packed, its 2048-token
@@ -221,6 +223,10 @@ def bench_rerank(a, exe, lib, names, tmp):
         lk = next(k for k in a.rerank_llama_seqs if best(lr[k]) is l)
         d = np.abs(t[2] - l[2][:, 0]).max()
         print(row(n + " (llama.cpp --seqs %d)" % lk, ntok, t, l, "%.3g" % d), flush=True)
+        if br:
+            b = best(br)
+            print(row(n + " (--trove-base)", ntok, b, l, "%.3g" % np.abs(b[2] - l[2][:, 0]).max()),
+                  flush=True)
         if len(lr) > 1:
             print("|  llama.cpp CPU ms by --seqs: %s |||||||||" % ", ".join(
                 "%d: %.0f" % (k, best(v)[1]) for k, v in lr.items()), flush=True)
@@ -322,7 +328,7 @@ def main():
     p.add_argument("--trove", default=os.path.join(ROOT, "build", "trove"))
     p.add_argument("--models", default=None, help="model folder (kept; default temporary)")
     p.add_argument("--trove-base", default=None,
-                   help="a second trove binary (e.g. main's) run alternately, embedding only")
+                   help="a second trove binary (e.g. main's) run alternately (embedding and cross-encoder rows)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--iters", type=int, default=2)
     p.add_argument("--passages", type=int, default=200)

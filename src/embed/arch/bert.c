@@ -201,6 +201,40 @@ static void bert_first_rows(emodel *m, kpool *p, const bert_layer *L, int64_t ns
         memcpy(x + st[s] * H, xs + s * H, (size_t)H * sizeof(float));
 }
 
+/* Separate q, k, v (the first n of them) of x's T rows into their columns
+ * of qkv (stride 3H): one quantisation of x for all of them (kern_linear_n;
+ * the same bits as three kern_linear calls). */
+static void bert_qkv(kpool *p, const bert_layer *L, const float *x, int64_t T, float *qkv,
+                     int n)
+{
+    int64_t H = L->q.n_in;
+    const kmat *wm[3] = {&L->q, &L->k, &L->v};
+    const float *bs[3] = {L->q_b, L->k_b, L->v_b};
+    float *ys[3] = {qkv, qkv + H, qkv + 2 * H};
+    int64_t lds[3] = {3 * H, 3 * H, 3 * H};
+    kern_linear_n(p, n, wm + 3 - n, bs + 3 - n, x, H, T, ys + 3 - n, lds);
+}
+
+/* The last layer's q, k and v when only each sequence's first row
+ * attends (kattn.first_only): keys and values of all T rows, queries of
+ * the ns first rows alone, each on the path all T rows would take
+ * (kern_linear_like; the caller checked kern_linear_rows_exact), so they
+ * get the same bits; written to those rows' places in qkv. */
+static void bert_qkv_first(emodel *m, kpool *p, const bert_layer *L, int64_t ns, int64_t T,
+                           const float *x, float *qkv)
+{
+    int64_t H = m->hp.n_embd;
+    const int64_t *st = m->ws.lstart;
+    float *xs = emodel_buf(m, 6, (size_t)(ns * H));
+    float *qs = emodel_buf(m, 3, (size_t)(ns * H));
+    bert_qkv(p, L, x, T, qkv, 2);
+    for (int64_t s = 0; s < ns; s++)
+        memcpy(xs + s * H, x + st[s] * H, (size_t)H * sizeof(float));
+    kern_linear_like(p, &L->q, L->q_b, xs, H, ns, qs, H, T);
+    for (int64_t s = 0; s < ns; s++)
+        memcpy(qkv + st[s] * 3 * H, qs + s * H, (size_t)H * sizeof(float));
+}
+
 static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0, int64_t ns,
                          int64_t T, float *x)
 {
@@ -220,17 +254,20 @@ static void bert_forward(emodel *m, kpool *p, const emodel_batch *b, int64_t s0,
                .scale = 1.0f / sqrtf((float)hp->head_dim), .window = 0};
     for (int64_t il = 0; il < hp->n_layer; il++) {
         const bert_layer *L = &w->layers[il];
-        if (L->fused) {
+        bool first = il == hp->n_layer - 1 && m->ws.first_only &&
+                     kern_linear_rows_exact(&L->o, T) && kern_linear_rows_exact(&L->up, T) &&
+                     kern_linear_rows_exact(&L->down, T);
+        if (L->fused)
             kern_linear(p, &L->qkv, L->qkv_b, x, H, T, qkv, 3 * H);
-        } else {
-            kern_linear(p, &L->q, L->q_b, x, H, T, qkv, 3 * H);
-            kern_linear(p, &L->k, L->k_b, x, H, T, qkv + H, 3 * H);
-            kern_linear(p, &L->v, L->v_b, x, H, T, qkv + 2 * H, 3 * H);
-        }
+        else if (first && kern_linear_rows_exact(&L->q, T))
+            bert_qkv_first(m, p, L, ns, T, x, qkv);
+        else
+            bert_qkv(p, L, x, T, qkv, 3);
+        /* the last layer pooled from its first rows: only they attend */
+        a.first_only = first;
         kern_attention(p, &a, qkv, 3 * H, qkv + H, qkv + 2 * H, 3 * H, att, H, m->ws.lstart,
                        m->ws.llen, ns);
-        if (il == hp->n_layer - 1 && m->ws.first_only && kern_linear_rows_exact(&L->o, T) &&
-            kern_linear_rows_exact(&L->up, T) && kern_linear_rows_exact(&L->down, T)) {
+        if (first) {
             bert_first_rows(m, p, L, ns, T, att, x);
             break;
         }

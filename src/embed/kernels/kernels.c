@@ -1271,7 +1271,7 @@ static int at_fast_ok(const kattn *a)
         c = cpu_simd() & CPU_AVX512F ? 1 : 0;
         atomic_store(&cpu, c);
     }
-    return c && a->causal && a->window == 0 && a->head_dim % 64 == 0 &&
+    return c && a->causal && a->window == 0 && !a->first_only && a->head_dim % 64 == 0 &&
            !atomic_load(&attn_sgemm_only);
 }
 
@@ -1338,6 +1338,8 @@ static void attn_task(void *ctx, int task, int tid)
     int64_t T = j->len[s], d = a->head_dim;
     if (T <= 0)
         return;
+    /* query rows: all T, or the first alone (keys and values: all T) */
+    int64_t Tq = a->first_only ? 1 : T;
 #ifdef KERN_ATTN_FAST
     if (at_fast_ok(a)) {
         attn_task_fast(j, s, kvh, tid);
@@ -1353,7 +1355,7 @@ static void attn_task(void *ctx, int task, int tid)
     int64_t half = a->window > 0 ? a->window / 2 : T;
     int64_t qb = KERN_QB / g;
     qb = qb < KERN_QB_MIN ? KERN_QB_MIN : qb;
-    qb = T < qb ? T : qb;
+    qb = Tq < qb ? Tq : qb;
     int64_t M = g * qb; /* stacked rows: head hh's row i is row hh * nr + i */
     /* Without a prefix the two products run on the AVX-512/AVX2 float kernel
      * where there is one: keys and values packed into its panels once per
@@ -1372,8 +1374,8 @@ static void attn_task(void *ctx, int task, int tid)
     float *PK = S + sq, *PV = PK + T32 * d;
     int64_t packed_c0 = -1, packed_nc = -1;
 
-    for (int64_t r0 = 0; r0 < T; r0 += qb) {
-        int64_t nr = T - r0 < qb ? T - r0 : qb, mr = g * nr;
+    for (int64_t r0 = 0; r0 < Tq; r0 += qb) {
+        int64_t nr = Tq - r0 < qb ? Tq - r0 : qb, mr = g * nr;
         /* keys any row of the block can see */
         int64_t c0 = r0 - half < 0 ? 0 : r0 - half;
         int64_t c1 = r0 + nr - 1 + half >= T ? T - 1 : r0 + nr - 1 + half;

@@ -177,6 +177,13 @@ typedef struct kattn {
      * before its own sequence's keys. n_prefix 0: none. */
     const float *pk, *pv;
     int64_t n_prefix, ldp;
+    /* Nonzero (bidirectional attention without a window or prefix only):
+     * only each sequence's first row attends (an encoder's last layer
+     * when only that row is pooled); the other rows of Q are not read and
+     * those of O not written. Row 0's output has the same bits as in a
+     * whole pass (each output is one fixed chain of fused multiply-adds
+     * over the keys, whatever the row count). */
+    int first_only;
 } kattn;
 
 /* Attention for n_seq packed sequences: sequence s occupies rows

@@ -14,7 +14,8 @@
 #include <immintrin.h>
 #endif
 
-#define TILE_T 64 /* activation rows per cache tile (a multiple of AR) */
+#define TILE_T 64 /* activation rows per cache tile of 3,072-element rows (a multiple
+                     of AR; narrower rows take more: q8pack_tile_rows) */
 
 /* Kinds of packed block (the kernels' compile-time switch): signed bytes
  * stored +128 with one scale (Q8_0, Q5_0) or two (Q6_K), nibbles with a
@@ -713,6 +714,19 @@ __attribute__((target("avx2"))) static void q4k_unpack_avx2(const uint8_t *g, in
 #define Q4U_MIN_ROWS 16
 #endif /* Q8P_X86 */
 
+/* Activation rows per tile for rows of nb blocks: TILE_T rows of 3,072
+ * elements (96 blocks: 288 KB of prepared activations, within Zen 1's
+ * 512 KB L2) and as many more for narrower rows as fit the same bytes, up
+ * to 4 times as many: each weight group then streams from L2/L3 (and, for
+ * AVX2 Q4_K, is unpacked to bytes) once per tile. The tiling only orders
+ * the work: every output is the same chain whatever the tile. */
+static int64_t q8pack_tile_rows(int64_t nb)
+{
+    int64_t t = TILE_T * 96 / (nb > 0 ? nb : 1);
+    t = t < TILE_T ? TILE_T : t > 4 * TILE_T ? 4 * TILE_T : t;
+    return t / AR * AR;
+}
+
 void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int64_t T,
                    const float *bias, float *out, int64_t ldo)
 {
@@ -740,8 +754,9 @@ void q8pack_matmul(const q8pack *p, int64_t o0, int64_t no, const void *act, int
 #endif
     /* A tile of activation rows stays in L1/L2 while the task's weight
      * groups (at most 4 x 60 KB for 3072-wide rows) stream from L2. */
-    for (int64_t t0 = 0; t0 < T; t0 += TILE_T) {
-        int64_t t1 = t0 + TILE_T < T ? t0 + TILE_T : T;
+    int64_t tile = q8pack_tile_rows(nb);
+    for (int64_t t0 = 0; t0 < T; t0 += tile) {
+        int64_t t1 = t0 + tile < T ? t0 + tile : T;
         for (int64_t o = o0; o < o0 + no; o += Q8PACK_NR) {
             const uint8_t *g = p->data + (size_t)(o / Q8PACK_NR) * p->gsz;
             group_fn gf = fn;
