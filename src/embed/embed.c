@@ -254,26 +254,44 @@ static trove_err setup_decoder(embed_model *em, const embed_opts *o)
 #define GPT2_CACHE_KIND "gguf-gpt2"
 #define GPT2_CACHE_VERSION (0x20000u | TOKJSON_BIN_VERSION)
 
-static trove_err gpt2_tokenizer(const gguf_file *f, const char *path, tokjson **out)
+/* The compiled cache's entry for path when valid: its tables used in
+ * place from the mapped file. */
+static bool gpt2_from_cache(const char *path, tokjson **out)
 {
     const void *payload;
     size_t len;
     tokcache *c = tokcache_load(path, GPT2_CACHE_KIND, GPT2_CACHE_VERSION, &payload, &len);
-    if (c) {
-        /* the tables stay in the mapped entry, which *out releases */
-        trove_err e = tokjson_borrow(payload, len, tokcache_release_cb, c, out);
-        if (e == TROVE_OK)
-            return TROVE_OK;
-        tokcache_release(c);
-        *out = NULL;
-    }
-    trove_err e = tokjson_from_gguf(f, out);
+    if (!c)
+        return false;
+    /* the tables stay in the mapped entry, which *out releases */
+    if (tokjson_borrow(payload, len, tokcache_release_cb, c, out) == TROVE_OK)
+        return true;
+    tokcache_release(c);
+    *out = NULL;
+    return false;
+}
+
+/* Rebuilt from the GGUF when there is no valid entry, then stored and the
+ * stored entry used in its place (shared page cache rather than tens of
+ * MB of heap a daemon would hold: m2v.c's load_tokenizer says more). */
+static trove_err gpt2_tokenizer(const gguf_file *f, const char *path, tokjson **out)
+{
+    if (gpt2_from_cache(path, out))
+        return TROVE_OK;
+    tokjson *built;
+    trove_err e = tokjson_from_gguf(f, &built);
     if (e)
         return e;
     size_t blen;
-    void *bin = tokjson_serialize(*out, &blen);
+    void *bin = tokjson_serialize(built, &blen);
     tokcache_store(path, GPT2_CACHE_KIND, GPT2_CACHE_VERSION, bin, blen);
     free(bin);
+    if (gpt2_from_cache(path, out)) {
+        tokjson_free(built);
+        mem_give_back();
+    } else {
+        *out = built; /* no entry (read-only home, full disk) */
+    }
     return TROVE_OK;
 }
 

@@ -32,7 +32,7 @@
 #include "store/store.h"
 
 #define STORE_POSTS_MAX_ROWS ((size_t)1 << 18)
-#define STORE_POSTS_MAX_BYTES ((size_t)48 << 20)
+#define STORE_POSTS_MAX_BYTES ((size_t)16 << 20)
 
 /* One row of a phrase's walk. */
 typedef struct store_post {

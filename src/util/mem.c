@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 static void die_oom(size_t n)
 {
@@ -102,4 +105,11 @@ void mem_huge_unmap(void *p, size_t n)
 {
     if (p)
         munmap(p, n);
+}
+
+void mem_give_back(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -29,4 +29,10 @@ void xgrow_zero(void *items_ptr, size_t *cap, size_t need, size_t size);
 void *mem_huge_map(size_t n);
 void mem_huge_unmap(void *p, size_t n);
 
+/* Hand the allocator's free memory back to the system now (glibc:
+ * malloc_trim), after a one-off peak such as parsing a large tokenizer:
+ * a daemon's arenas otherwise keep it (daemon/server.c raises the trim
+ * threshold). Does nothing elsewhere. */
+void mem_give_back(void);
+
 #endif
